@@ -1,0 +1,48 @@
+"""ament_python package definition; works with colcon and with pip."""
+from pathlib import Path
+
+from setuptools import find_packages, setup
+
+PACKAGE = 'triton_perception'
+HERE = Path(__file__).resolve().parent
+NODE_EXECUTABLES = ('detection_node', 'lane_node', 'overlay_node')
+NOT_SHIPPED_SUFFIXES = ('.onnx', '.plan', '.engine', '.pyc')
+
+
+def tree_data_files(directory: str) -> list[tuple[str, list[str]]]:
+    """Install a directory tree under share/<package>/, leaving out weights and caches."""
+    entries: dict[str, list[str]] = {}
+    for path in sorted((HERE / directory).rglob('*')):
+        if path.is_dir() or path.suffix in NOT_SHIPPED_SUFFIXES or '__pycache__' in path.parts:
+            continue
+        relative = path.relative_to(HERE)
+        entries.setdefault(f'share/{PACKAGE}/{relative.parent}', []).append(str(relative))
+    return sorted(entries.items())
+
+
+setup(
+    name=PACKAGE,
+    version='0.1.0',
+    packages=find_packages(exclude=['test']),
+    data_files=[
+        ('share/ament_index/resource_index/packages', [f'resource/{PACKAGE}']),
+        (f'share/{PACKAGE}', ['package.xml']),
+        # ros2 run looks in lib/<package>/; console scripts land in bin/, so ship launchers.
+        (f'lib/{PACKAGE}', [f'scripts/{name}' for name in NODE_EXECUTABLES]),
+        *tree_data_files('launch'),
+        *tree_data_files('config'),
+        *tree_data_files('model_repository'),
+    ],
+    install_requires=['setuptools'],
+    zip_safe=True,
+    maintainer='triton_perception maintainers',
+    maintainer_email='maintainers@triton-perception.invalid',
+    description='ROS 2 lane and object detection through a local Triton Inference Server',
+    license='Apache-2.0',
+    entry_points={
+        'console_scripts': [
+            'triton-perception = triton_perception.cli:main',
+            *[f'{name} = triton_perception.nodes.{name}:main' for name in NODE_EXECUTABLES],
+        ],
+    },
+)

@@ -1,0 +1,59 @@
+"""Session-wide test environment: isolated ROS graph, temporary ROS home, one real tritonserver."""
+from __future__ import annotations
+
+import os
+import socket
+import tempfile
+from pathlib import Path
+from typing import Iterator
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+SHARED = REPO.parent / 'shared'
+
+# Before anything imports rclpy: keep ROS traffic on this host, in a domain of our own (other
+# test runs may share the machine), and logs out of the home directory.
+_ros_home = tempfile.mkdtemp(prefix='triton_perception-ros-')
+os.environ.setdefault('ROS_DOMAIN_ID', str(100 + os.getpid() % 100))
+os.environ['ROS_AUTOMATIC_DISCOVERY_RANGE'] = 'LOCALHOST'
+os.environ['ROS_HOME'] = _ros_home
+os.environ['ROS_LOG_DIR'] = os.path.join(_ros_home, 'log')
+os.environ['FASTRTPS_DEFAULT_PROFILES_FILE'] = str(REPO / 'config' / 'fastdds_profile.xml')
+
+
+def free_ports(count: int) -> list[int]:
+    sockets = []
+    for _ in range(count):
+        probe = socket.socket()
+        probe.bind(('127.0.0.1', 0))
+        sockets.append(probe)
+    ports = [probe.getsockname()[1] for probe in sockets]
+    for probe in sockets:
+        probe.close()
+    return ports
+
+
+@pytest.fixture(scope='session')
+def shared() -> Path:
+    if not SHARED.is_dir():
+        pytest.fail(f'{SHARED} is missing: tests need the shared models and data beside the '
+                    'repository (see README, "Tests")')
+    return SHARED
+
+
+@pytest.fixture(scope='session')
+def triton_server(shared: Path) -> Iterator['TritonServer']:
+    """One real tritonserver (CPU profile) for the whole session: starting one costs seconds."""
+    from triton_perception.models import install_models
+    from triton_perception.triton.server import ServerConfig, TritonServer
+
+    repository = REPO / 'model_repository'
+    install_models(repository, shared / 'models', log=lambda _line: None)
+    http_port, grpc_port, metrics_port = free_ports(3)
+    server = TritonServer(
+        ServerConfig(model_repository=repository, profile='cpu', http_port=http_port,
+                     grpc_port=grpc_port, metrics_port=metrics_port, ready_timeout_s=300),
+        log=lambda _line: None, show_server_log=False)
+    with server:
+        yield server

@@ -1,0 +1,1 @@
+"""ROS 2 perception nodes that run detection through Triton Inference Server on Jetson."""

@@ -1,0 +1,107 @@
+"""`triton-perception`: one entry point for the server, models, the pipeline, bags and benchmarks."""
+from __future__ import annotations
+
+import argparse
+import signal
+import sys
+import time
+from pathlib import Path
+from typing import Callable, Sequence
+
+from triton_perception.models import ModelInstallError, default_models_directory, install_models
+from triton_perception.paths import default_model_repository
+from triton_perception.triton.server import PROFILES, ServerConfig, ServerError, TritonServer
+
+
+class Interrupted(Exception):
+    """SIGINT or SIGTERM arrived; unwind and stop child processes."""
+
+
+def raise_on_termination() -> None:
+    """Turn SIGTERM (and SIGINT) into an exception so cleanup code runs on both."""
+    def handler(signum: int, _frame: object) -> None:
+        raise Interrupted(signal.Signals(signum).name)
+    signal.signal(signal.SIGTERM, handler)
+    signal.signal(signal.SIGINT, handler)
+
+
+def add_server_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument('--model-repository', type=Path, default=None,
+                        help='Triton model repository (default: the package\'s)')
+    parser.add_argument('--profile', choices=PROFILES, default='auto',
+                        help='tensorrt (Orin engines), cpu (ONNX via the Python backend), or auto: '
+                             'tensorrt when engines exist (default)')
+    parser.add_argument('--tritonserver', default=None, help='path of the tritonserver binary')
+    parser.add_argument('--address', default='127.0.0.1',
+                        help='address to bind HTTP, gRPC and metrics to (default loopback only)')
+    parser.add_argument('--http-port', type=int, default=8000)
+    parser.add_argument('--grpc-port', type=int, default=8001)
+    parser.add_argument('--metrics-port', type=int, default=8002)
+    parser.add_argument('--ready-timeout', type=float, default=600.0,
+                        help='seconds to wait for the models to load (engine loads can be slow)')
+
+
+def server_config_from(arguments: argparse.Namespace) -> ServerConfig:
+    return ServerConfig(
+        model_repository=arguments.model_repository or default_model_repository(),
+        profile=arguments.profile, tritonserver=arguments.tritonserver,
+        address=arguments.address, http_port=arguments.http_port,
+        grpc_port=arguments.grpc_port, metrics_port=arguments.metrics_port,
+        ready_timeout_s=arguments.ready_timeout)
+
+
+def command_server(arguments: argparse.Namespace) -> int:
+    server = TritonServer(server_config_from(arguments))
+    raise_on_termination()
+    try:
+        server.start()
+        server.wait_until_ready()
+        print(f'serving; stop with Ctrl-C (gRPC {server.grpc_url})', file=sys.stderr, flush=True)
+        while server.poll() is None:
+            time.sleep(0.5)
+        print(f'tritonserver exited with code {server.poll()}', file=sys.stderr)
+        return 1
+    except Interrupted:
+        return 0
+    finally:
+        server.stop()
+
+
+def command_models(arguments: argparse.Namespace) -> int:
+    repository = arguments.model_repository or default_model_repository()
+    source = arguments.source or default_models_directory()
+    install_models(repository, source, log=lambda line: print(f'models: {line}', flush=True))
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog='triton-perception', description=__doc__)
+    commands = parser.add_subparsers(dest='command', required=True)
+
+    server = commands.add_parser('server', help='run tritonserver for the model repository')
+    add_server_arguments(server)
+    server.set_defaults(run=command_server)
+
+    models = commands.add_parser('models', help='install ONNX weights into the model repository')
+    models.add_argument('action', choices=['install'])
+    models.add_argument('--from', dest='source', type=Path, default=None,
+                        help='directory holding yolov5n/yolov5n.onnx and twinlitenet/'
+                             'twinlitenet.onnx (default ../shared/models or '
+                             '$TRITON_PERCEPTION_MODELS_DIR)')
+    models.add_argument('--model-repository', type=Path, default=None)
+    models.set_defaults(run=command_models)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    arguments = build_parser().parse_args(argv)
+    run: Callable[[argparse.Namespace], int] = arguments.run
+    try:
+        return run(arguments)
+    except (ServerError, ModelInstallError) as error:
+        print(f'triton-perception: error: {error}', file=sys.stderr)
+        return 2
+
+
+if __name__ == '__main__':
+    sys.exit(main())

@@ -1,0 +1,30 @@
+"""Where the package's own files are, in a source checkout and when installed."""
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+PACKAGE = 'triton_perception'
+SOURCE_ROOT = Path(__file__).resolve().parent.parent
+MODEL_REPOSITORY_ENV = 'TRITON_PERCEPTION_MODEL_REPOSITORY'
+
+
+def share_directory() -> Path:
+    """The checkout in development (editable install), else share/triton_perception."""
+    if (SOURCE_ROOT / 'package.xml').is_file() and (SOURCE_ROOT / 'config').is_dir():
+        return SOURCE_ROOT
+    try:
+        from ament_index_python.packages import get_package_share_directory  # noqa: PLC0415
+        return Path(get_package_share_directory(PACKAGE))
+    except (ImportError, LookupError, OSError):  # no ament index (a venv without AMENT_PREFIX_PATH)
+        return Path(sys.prefix) / 'share' / PACKAGE
+
+
+def config_file(name: str) -> Path:
+    return share_directory() / 'config' / name
+
+
+def default_model_repository() -> Path:
+    override = os.environ.get(MODEL_REPOSITORY_ENV)
+    return Path(override) if override else share_directory() / 'model_repository'

@@ -1,0 +1,349 @@
+"""Find, start, watch and stop a local tritonserver.
+
+Used by `triton-perception server`, the pipeline runner, the launch files and the tests, so
+that all of them start Triton the same way: bound to loopback, no model control over the
+network, with the environment its Python backend needs, and never left behind as an orphan.
+"""
+from __future__ import annotations
+
+import collections
+import ctypes
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+import urllib.error
+import urllib.request
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+from triton_perception.paths import default_model_repository
+
+PROFILES = ('auto', 'tensorrt', 'cpu')
+ENSEMBLES = ('yolov5', 'lane_detection')
+# Model steps whose TensorRT engines must exist for the tensorrt profile.
+ENGINE_STEPS = ('yolov5_model', 'lane_model')
+SYSTEM_TRITON_DIR = Path('/opt/tritonserver')
+# Harmless on a machine without a GPU; hidden so that real problems stand out.
+NOISE = ('Failed to initialize NVML', 'DCGM', 'Unable to find GPU', 'CUDA driver version')
+
+
+class ServerError(RuntimeError):
+    """tritonserver could not be found, started or made ready; the message says what to do."""
+
+
+@dataclass(frozen=True)
+class TritonInstallation:
+    binary: Path
+    backend_directory: Path
+    library_path: tuple[Path, ...] = ()
+
+
+@dataclass(frozen=True)
+class ServerConfig:
+    model_repository: Path = field(default_factory=default_model_repository)
+    profile: str = 'auto'
+    tritonserver: str | None = None
+    address: str = '127.0.0.1'
+    http_port: int = 8000
+    grpc_port: int = 8001
+    metrics_port: int = 8002
+    models: tuple[str, ...] = ENSEMBLES
+    ready_timeout_s: float = 600.0
+    log_verbose: int = 0
+
+    def __post_init__(self) -> None:
+        if self.profile not in PROFILES:
+            raise ServerError(f"profile '{self.profile}' is not one of {', '.join(PROFILES)}")
+        for name in ('http_port', 'grpc_port', 'metrics_port'):
+            port = getattr(self, name)
+            if not 0 < port < 65536:
+                raise ServerError(f'{name} {port} is not a TCP port (1-65535)')
+        if len({self.http_port, self.grpc_port, self.metrics_port}) != 3:
+            raise ServerError('http_port, grpc_port and metrics_port must differ')
+        if not Path(self.model_repository).is_dir():
+            raise ServerError(f'model repository {self.model_repository} does not exist; pass '
+                              'the directory that holds yolov5/ and lane_detection/')
+
+    @property
+    def grpc_url(self) -> str:
+        return f'{client_host(self.address)}:{self.grpc_port}'
+
+    @property
+    def http_url(self) -> str:
+        return f'http://{client_host(self.address)}:{self.http_port}'
+
+
+def client_host(bind_address: str) -> str:
+    """The address a local client uses to reach a server bound to `bind_address`."""
+    return '127.0.0.1' if bind_address in ('0.0.0.0', '') else bind_address
+
+
+def resolve_profile(profile: str, model_repository: Path) -> str:
+    """'auto' means TensorRT where engines were built for this device, else the CPU profile."""
+    if profile != 'auto':
+        return profile
+    engines = [Path(model_repository) / step / '1' / 'model.plan' for step in ENGINE_STEPS]
+    return 'tensorrt' if all(engine.is_file() for engine in engines) else 'cpu'
+
+
+def find_tritonserver(explicit: str | None = None) -> TritonInstallation:
+    """Explicit path > `tritonserver` on PATH > /opt/tritonserver > the nvidia-pytriton wheel."""
+    if explicit:
+        binary = Path(explicit).expanduser()
+        if not (binary.is_file() and os.access(binary, os.X_OK)):
+            raise ServerError(f"tritonserver '{explicit}' is not an executable file")
+        return _installation_around(binary)
+    on_path = shutil.which('tritonserver')
+    if on_path:
+        return _installation_around(Path(on_path).resolve())
+    system_binary = SYSTEM_TRITON_DIR / 'bin' / 'tritonserver'
+    if system_binary.is_file():
+        return _installation_around(system_binary)
+    wheel = _pytriton_installation()
+    if wheel:
+        return wheel
+    raise ServerError(
+        'no tritonserver found: pass its path (--tritonserver / tritonserver:=PATH), put it on '
+        'PATH, install the JetPack Triton release in /opt/tritonserver (Jetson), or run '
+        "'make setup' (installs the nvidia-pytriton wheel's server on x86_64)")
+
+
+def _installation_around(binary: Path) -> TritonInstallation:
+    """A release tree keeps its backends next to bin/."""
+    backends = binary.parent.parent / 'backends'
+    if not backends.is_dir():
+        raise ServerError(f'{binary} has no backends directory at {backends}; '
+                          'pass a tritonserver from a complete Triton release')
+    return TritonInstallation(binary=binary, backend_directory=backends,
+                              library_path=(binary.parent.parent / 'lib',))
+
+
+def _pytriton_installation() -> TritonInstallation | None:
+    """Use the server inside the nvidia-pytriton wheel, giving it a Python backend directory."""
+    try:
+        import pytriton  # noqa: PLC0415 (optional dependency)
+    except ImportError:
+        return None
+    root = Path(pytriton.__file__).resolve().parent / 'tritonserver'
+    libs = root.parent.parent / 'nvidia_pytriton.libs'
+    version = f'{sys.version_info.major}.{sys.version_info.minor}'
+    stub = root / 'python_backend_stubs' / version / 'triton_python_backend_stub'
+    backend_files = [root / 'backends' / 'python' / 'libtriton_python.so',
+                     root / 'backends' / 'python' / 'triton_python_backend_utils.py', stub]
+    missing = [str(path) for path in backend_files if not path.is_file()]
+    if missing:
+        raise ServerError(f'the nvidia-pytriton wheel lacks {", ".join(missing)}; '
+                          f'reinstall it for Python {version}')
+    backends = _cache_directory() / f'backends-py{version}'
+    python_backend = backends / 'python'
+    python_backend.mkdir(parents=True, exist_ok=True)
+    for source in backend_files:
+        link = python_backend / source.name
+        if not (link.is_symlink() and link.resolve() == source):
+            link.unlink(missing_ok=True)
+            link.symlink_to(source)
+    return TritonInstallation(binary=root / 'bin' / 'tritonserver', backend_directory=backends,
+                              library_path=(libs,))
+
+
+def _cache_directory() -> Path:
+    base = os.environ.get('XDG_CACHE_HOME') or Path.home() / '.cache'
+    return Path(base) / 'triton_perception'
+
+
+def server_command(config: ServerConfig, installation: TritonInstallation) -> list[str]:
+    profile = resolve_profile(config.profile, config.model_repository)
+    command = [
+        str(installation.binary),
+        f'--model-repository={Path(config.model_repository).resolve()}',
+        f'--backend-directory={installation.backend_directory}',
+        # No loading or unloading of models over the network.
+        '--model-control-mode=none',
+        '--strict-readiness=true',
+        '--exit-on-error=true',
+        f'--http-address={config.address}', f'--http-port={config.http_port}',
+        f'--grpc-address={config.address}', f'--grpc-port={config.grpc_port}',
+        f'--metrics-address={config.address}', f'--metrics-port={config.metrics_port}',
+        f'--log-verbose={config.log_verbose}',
+    ]
+    if profile != 'tensorrt':
+        command.append(f'--model-config-name={profile}')
+    return command
+
+
+def server_environment(installation: TritonInstallation) -> dict[str, str]:
+    """The Python backend's models import numpy/OpenCV/onnxruntime from this interpreter."""
+    environment = dict(os.environ)
+    library_path = [str(path) for path in installation.library_path if path.is_dir()]
+    if environment.get('LD_LIBRARY_PATH'):
+        library_path.append(environment['LD_LIBRARY_PATH'])
+    environment['LD_LIBRARY_PATH'] = os.pathsep.join(library_path)
+    python_path = [path for path in sys.path if path.endswith(('site-packages', 'dist-packages'))]
+    if environment.get('PYTHONPATH'):
+        python_path.append(environment['PYTHONPATH'])
+    environment['PYTHONPATH'] = os.pathsep.join(python_path)
+    return environment
+
+
+def check_ports_free(config: ServerConfig) -> None:
+    for name in ('http_port', 'grpc_port', 'metrics_port'):
+        port = getattr(config, name)
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+            try:
+                probe.bind((config.address, port))
+            except OSError as error:
+                raise ServerError(
+                    f'{config.address}:{port} ({name}) is in use ({error.strerror}): another '
+                    f'tritonserver may be running; stop it or choose another {name}') from None
+
+
+def _die_with_parent() -> None:
+    """Linux: SIGTERM tritonserver when the process that started it dies, even by SIGKILL."""
+    libc = ctypes.CDLL('libc.so.6', use_errno=True)
+    pr_set_pdeathsig = 1
+    libc.prctl(pr_set_pdeathsig, signal.SIGTERM)
+
+
+class TritonServer:
+    """One tritonserver process: start, readiness gate, log capture, clean stop."""
+
+    def __init__(self, config: ServerConfig, log: Callable[[str], None] | None = None,
+                 show_server_log: bool = True) -> None:
+        self.config = config
+        self.profile = resolve_profile(config.profile, config.model_repository)
+        self._log = log or (lambda line: print(line, file=sys.stderr, flush=True))
+        self._show_server_log = show_server_log
+        self._process: subprocess.Popen[str] | None = None
+        self._recent_lines: collections.deque[str] = collections.deque(maxlen=200)
+        self._reader: threading.Thread | None = None
+
+    @property
+    def grpc_url(self) -> str:
+        return self.config.grpc_url
+
+    @property
+    def http_url(self) -> str:
+        return self.config.http_url
+
+    @property
+    def pid(self) -> int | None:
+        return self._process.pid if self._process else None
+
+    def start(self) -> None:
+        check_ports_free(self.config)
+        installation = find_tritonserver(self.config.tritonserver)
+        command = server_command(self.config, installation)
+        self._log(f'starting tritonserver ({self.profile} profile, models from '
+                  f'{self.config.model_repository}, gRPC {self.grpc_url})')
+        self._process = subprocess.Popen(
+            command, env=server_environment(installation), stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, bufsize=1,
+            preexec_fn=_die_with_parent)
+        self._reader = threading.Thread(target=self._read_output, name='tritonserver-log',
+                                        daemon=True)
+        self._reader.start()
+
+    def _read_output(self) -> None:
+        assert self._process and self._process.stdout
+        for raw_line in self._process.stdout:
+            line = raw_line.rstrip()
+            self._recent_lines.append(line)
+            if self._show_server_log and line and not any(text in line for text in NOISE):
+                self._log(f'[tritonserver] {line}')
+
+    def poll(self) -> int | None:
+        """The exit code once the server has stopped, else None."""
+        return self._process.poll() if self._process else None
+
+    def wait_until_ready(self, timeout_s: float | None = None) -> None:
+        """Block until every configured model is ready; raise with Triton's reasons if not."""
+        deadline = time.monotonic() + (timeout_s or self.config.ready_timeout_s)
+        next_progress = time.monotonic() + 10.0
+        while time.monotonic() < deadline:
+            exit_code = self.poll()
+            if exit_code is not None:
+                if self._reader:
+                    self._reader.join(timeout=2.0)
+                raise ServerError(f'tritonserver exited with code {exit_code} before it was '
+                                  f'ready.\n{self.failure_report()}')
+            if self._http_ok('/v2/health/ready') and all(
+                    self._http_ok(f'/v2/models/{model}/ready') for model in self.config.models):
+                self._log(f'tritonserver ready: {", ".join(self.config.models) or "no models"} '
+                          f'at {self.grpc_url} (gRPC), {self.http_url} (HTTP)')
+                return
+            if time.monotonic() >= next_progress:
+                self._log(f'waiting for models to load: {self._loading_summary()}')
+                next_progress = time.monotonic() + 10.0
+            time.sleep(0.2)
+        raise ServerError(f'tritonserver was not ready within '
+                          f'{timeout_s or self.config.ready_timeout_s:.0f} s.\n'
+                          f'{self.failure_report()}')
+
+    def _http_ok(self, path: str) -> bool:
+        try:
+            with urllib.request.urlopen(f'{self.http_url}{path}', timeout=2.0) as response:
+                return response.status == 200
+        except (urllib.error.URLError, OSError):
+            return False
+
+    def repository_index(self) -> list[dict]:
+        """Every model Triton knows with its state and, for failures, the reason."""
+        request = urllib.request.Request(f'{self.http_url}/v2/repository/index', data=b'{}',
+                                         method='POST')
+        try:
+            with urllib.request.urlopen(request, timeout=2.0) as response:
+                return json.loads(response.read())
+        except (urllib.error.URLError, OSError, ValueError):
+            return []
+
+    def _loading_summary(self) -> str:
+        index = self.repository_index()
+        if not index:
+            return 'server starting'
+        return ', '.join(f"{entry['name']} {entry.get('state', '?')}" for entry in index)
+
+    def failure_report(self) -> str:
+        failed = [entry for entry in self.repository_index()
+                  if entry.get('state') not in ('READY', None)]
+        lines = [f"  {entry['name']}: {entry.get('state')}: {entry.get('reason', '')}"
+                 for entry in failed]
+        if not lines:
+            lines = [f'  {line}' for line in self._recent_lines
+                     if line and not any(text in line for text in NOISE)][-25:]
+        return 'models not ready:\n' + '\n'.join(lines) if failed else (
+            'last tritonserver output:\n' + '\n'.join(lines))
+
+    def stop(self, timeout_s: float = 10.0) -> int | None:
+        """SIGTERM, then SIGKILL after `timeout_s`; returns the exit code."""
+        if not self._process:
+            return None
+        if self._process.poll() is None:
+            self._process.send_signal(signal.SIGTERM)
+            try:
+                self._process.wait(timeout=timeout_s)
+            except subprocess.TimeoutExpired:
+                self._log(f'tritonserver did not stop within {timeout_s:.0f} s; killing it')
+                self._process.kill()
+                self._process.wait()
+        if self._reader:
+            self._reader.join(timeout=2.0)
+        return self._process.returncode
+
+    def __enter__(self) -> 'TritonServer':
+        self.start()
+        try:
+            self.wait_until_ready()
+        except BaseException:
+            self.stop()
+            raise
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.stop()
