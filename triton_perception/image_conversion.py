@@ -15,6 +15,8 @@ from typing import Any, NamedTuple, Protocol
 import cv2
 import numpy as np
 
+from triton_perception.accounting import FrameRejected
+
 
 class ImageLike(Protocol):
     """The sensor_msgs/Image fields read here (``is_bigendian`` is ignored: all are 8-bit)."""
@@ -33,17 +35,13 @@ class CompressedImageLike(Protocol):
     data: Any
 
 
-class ImageRejected(ValueError):
+class ImageRejected(FrameRejected):
     """An incoming image cannot be converted.
 
     ``reason`` is a stable code for counters and logs: unsupported_encoding,
     unsupported_format, empty, too_large, bad_step, odd_width, truncated, bad_data,
     undecodable. The message names the offending values for humans.
     """
-
-    def __init__(self, reason: str, message: str) -> None:
-        super().__init__(message)
-        self.reason = reason
 
 
 class _Encoding(NamedTuple):

@@ -1,0 +1,133 @@
+"""Test-side ROS plumbing: a probe node in its own context, and node processes to test."""
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any, Callable, Iterable
+
+import rclpy
+from rclpy.context import Context
+from rclpy.executors import SingleThreadedExecutor
+from rclpy.qos import QoSProfile, ReliabilityPolicy, DurabilityPolicy, HistoryPolicy
+
+REPO = Path(__file__).resolve().parents[1]
+RELIABLE = QoSProfile(history=HistoryPolicy.KEEP_LAST, depth=100,
+                      reliability=ReliabilityPolicy.RELIABLE)
+LATCHED = QoSProfile(history=HistoryPolicy.KEEP_LAST, depth=1,
+                     reliability=ReliabilityPolicy.RELIABLE,
+                     durability=DurabilityPolicy.TRANSIENT_LOCAL)
+BEST_EFFORT = QoSProfile(history=HistoryPolicy.KEEP_LAST, depth=10,
+                         reliability=ReliabilityPolicy.BEST_EFFORT)
+
+
+def wait_until(condition: Callable[[], Any], timeout_s: float, what: str) -> Any:
+    """Poll a condition (never a fixed sleep); fail with `what` when it does not come true."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        result = condition()
+        if result:
+            return result
+        time.sleep(0.02)
+    raise AssertionError(f'timed out after {timeout_s:g} s waiting for {what}')
+
+
+class Probe:
+    """A test node spinning in a background thread, with recorders for topics."""
+
+    def __init__(self, name: str = 'probe') -> None:
+        self.context = Context()
+        rclpy.init(context=self.context)
+        self.node = rclpy.create_node(name, context=self.context)
+        self.executor = SingleThreadedExecutor(context=self.context)
+        self.executor.add_node(self.node)
+        self._thread = threading.Thread(target=self._spin, daemon=True)
+        self._thread.start()
+        self.received: dict[str, list[Any]] = {}
+        self._lock = threading.Lock()
+
+    def _spin(self) -> None:
+        try:
+            self.executor.spin()
+        except Exception:  # noqa: BLE001 (the context was shut down under the executor)
+            pass
+
+    def publisher(self, message_type: type, topic: str, qos: QoSProfile = RELIABLE) -> Any:
+        return self.node.create_publisher(message_type, topic, qos)
+
+    def record(self, message_type: type, topic: str, qos: QoSProfile = RELIABLE) -> list[Any]:
+        messages: list[Any] = []
+        self.received[topic] = messages
+
+        def store(message: Any) -> None:
+            with self._lock:
+                messages.append(message)
+        self.node.create_subscription(message_type, topic, store, qos)
+        return messages
+
+    def wait_for_subscribers(self, publisher: Any, count: int = 1, timeout_s: float = 20.0) -> None:
+        wait_until(lambda: publisher.get_subscription_count() >= count, timeout_s,
+                   f'{count} subscriber(s) on {publisher.topic_name}')
+
+    def wait_for_publishers(self, topic: str, count: int = 1, timeout_s: float = 20.0) -> None:
+        wait_until(lambda: self.node.count_publishers(topic) >= count, timeout_s,
+                   f'{count} publisher(s) on {topic}')
+
+    def close(self) -> None:
+        self.executor.shutdown(timeout_sec=1.0)
+        self.node.destroy_node()
+        rclpy.try_shutdown(context=self.context)
+        self._thread.join(timeout=2.0)
+
+
+def ros_arguments(parameters: dict[str, Any], remappings: dict[str, str],
+                  namespace: str = '') -> list[str]:
+    arguments = ['--ros-args']
+    for name, value in parameters.items():
+        text = str(value).lower() if isinstance(value, bool) else str(value)
+        arguments += ['-p', f'{name}:={text}']
+    for source, target in remappings.items():
+        arguments += ['-r', f'{source}:={target}']
+    if namespace:
+        arguments += ['-r', f'__ns:={namespace}']
+    return arguments
+
+
+class NodeProcess:
+    """A node executable from .venv/bin in its own process, its output kept for failures."""
+
+    def __init__(self, executable: str, log_directory: Path, parameters: dict[str, Any],
+                 remappings: dict[str, str], namespace: str = '') -> None:
+        self.log_path = log_directory / f'{executable}-{os.getpid()}-{time.monotonic_ns()}.log'
+        binary = Path(sys.executable).parent / executable
+        self._log = open(self.log_path, 'w', encoding='utf-8')  # noqa: SIM115 (closed in stop)
+        self.process = subprocess.Popen(
+            [str(binary), *ros_arguments(parameters, remappings, namespace)],
+            stdout=self._log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+
+    def output(self) -> str:
+        self._log.flush()
+        return self.log_path.read_text(encoding='utf-8', errors='replace')
+
+    def alive(self) -> bool:
+        return self.process.poll() is None
+
+    def stop(self, sig: int = signal.SIGINT, timeout_s: float = 10.0) -> int:
+        if self.process.poll() is None:
+            self.process.send_signal(sig)
+            try:
+                self.process.wait(timeout=timeout_s)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+        self._log.close()
+        return self.process.returncode
+
+
+def stop_all(processes: Iterable[NodeProcess]) -> None:
+    for process in processes:
+        process.stop()

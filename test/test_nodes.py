@@ -1,0 +1,247 @@
+"""detection_node and lane_node as separate processes: real Fast DDS, real tritonserver, real weights."""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Iterator
+
+import cv2
+import numpy as np
+import pytest
+from diagnostic_msgs.msg import DiagnosticArray
+from sensor_msgs.msg import CompressedImage, Image, PointCloud2
+from std_msgs.msg import Header
+from vision_msgs.msg import Detection2DArray, LabelInfo
+
+from ros_helpers import BEST_EFFORT, LATCHED, NodeProcess, Probe, wait_until
+from triton_perception.image_conversion import encode_rgb
+from triton_perception.messages import read_lane_points
+
+pytestmark = [pytest.mark.ros, pytest.mark.server]
+
+# ../shared/models/README.md, bus.jpg at conf 0.25, IoU 0.45: (class, score, x1, y1, x2, y2)
+BUS_REFERENCE = [('person', 0.823, 219, 408, 349, 863), ('person', 0.816, 52, 399, 207, 895),
+                 ('person', 0.676, 681, 377, 810, 870), ('bus', 0.526, 49, 237, 810, 772)]
+
+
+@pytest.fixture(scope='module')
+def probe() -> Iterator[Probe]:
+    probe = Probe('test_nodes_probe')
+    yield probe
+    probe.close()
+
+
+@pytest.fixture(scope='module')
+def bus_rgb(shared: Path) -> np.ndarray:
+    return cv2.cvtColor(cv2.imread(str(shared / 'data' / 'images' / 'bus.jpg')), cv2.COLOR_BGR2RGB)
+
+
+@pytest.fixture(scope='module')
+def road_rgb(shared: Path) -> np.ndarray:
+    capture = cv2.VideoCapture(str(shared / 'data' / 'videos' / 'solidWhiteRight.mp4'))
+    capture.set(cv2.CAP_PROP_POS_FRAMES, 100)
+    ok, bgr = capture.read()
+    capture.release()
+    assert ok
+    return cv2.cvtColor(bgr, cv2.COLOR_BGR2RGB)
+
+
+def start_node(executable: str, namespace: str, triton_server: Any, tmp_path_factory: Any,
+               **parameters: Any) -> NodeProcess:
+    return NodeProcess(executable, tmp_path_factory.mktemp(executable),
+                       {'triton_url': triton_server.grpc_url, **parameters}, {},
+                       namespace=namespace)
+
+
+@pytest.fixture(scope='module')
+def detection_node(triton_server: Any, tmp_path_factory: Any) -> Iterator[NodeProcess]:
+    node = start_node('detection_node', '/det', triton_server, tmp_path_factory,
+                      qos_reliability='reliable', qos_depth=10, diagnostics_period_s=0.2)
+    yield node
+    assert node.stop() == 0, node.output()
+
+
+@pytest.fixture(scope='module')
+def compressed_detection_node(triton_server: Any, tmp_path_factory: Any) -> Iterator[NodeProcess]:
+    node = start_node('detection_node', '/det_jpeg', triton_server, tmp_path_factory,
+                      input_transport='compressed')
+    yield node
+    assert node.stop() == 0, node.output()
+
+
+@pytest.fixture(scope='module')
+def lane_node(triton_server: Any, tmp_path_factory: Any) -> Iterator[NodeProcess]:
+    node = start_node('lane_node', '/lanes', triton_server, tmp_path_factory)
+    yield node
+    assert node.stop() == 0, node.output()
+
+
+def image_message(rgb: np.ndarray, encoding: str, frame_id: str, stamp_s: int,
+                  padding: int = 0) -> Image:
+    data, step = encode_rgb(rgb, encoding)
+    height = rgb.shape[0]
+    if padding:
+        rows = np.frombuffer(data, dtype=np.uint8).reshape(height, step)
+        data = np.pad(rows, ((0, 0), (0, padding)), constant_values=7).tobytes()
+        step += padding
+    message = Image(height=height, width=rgb.shape[1], encoding=encoding, is_bigendian=0,
+                    step=step, data=data)
+    message.header.frame_id = frame_id
+    message.header.stamp.sec = stamp_s
+    message.header.stamp.nanosec = 123456789
+    return message
+
+
+def send_and_receive(probe: Probe, topic_in: str, message: Any, topic_out: str,
+                     output_type: type, received: list[Any], timeout_s: float = 30.0) -> Any:
+    """Publish one frame and return the result whose header matches it."""
+    publisher = probe.publisher(type(message), topic_in)
+    probe.wait_for_subscribers(publisher)
+    probe.wait_for_publishers(topic_out)
+    publisher.publish(message)
+    return wait_until(
+        lambda: next((result for result in list(received) if result.header == message.header),
+                     None), timeout_s, f'a result on {topic_out} for stamp {message.header.stamp}')
+
+
+def assert_matches_bus_reference(detections: Detection2DArray) -> None:
+    found = []
+    for detection in detections.detections:
+        box = detection.bbox
+        hypothesis = detection.results[0].hypothesis
+        found.append((hypothesis.class_id, hypothesis.score,
+                      box.center.position.x - box.size_x / 2, box.center.position.y - box.size_y / 2,
+                      box.center.position.x + box.size_x / 2, box.center.position.y + box.size_y / 2))
+    assert len(found) == len(BUS_REFERENCE), found
+    for expected in BUS_REFERENCE:
+        match = [item for item in found if item[0] == expected[0]
+                 and all(abs(a - b) <= 3 for a, b in zip(item[2:], expected[2:]))]
+        assert match, f'{expected} not in {found}'
+        assert abs(match[0][1] - expected[1]) <= 0.01
+
+
+def latest_diagnostics(records: list[DiagnosticArray], node_name: str) -> dict[str, str] | None:
+    for array in reversed(list(records)):
+        for status in array.status:
+            if status.name.endswith(node_name):
+                return {item.key: item.value for item in status.values}
+    return None
+
+
+@pytest.mark.parametrize('encoding,padding', [('rgb8', 0), ('bgr8', 13), ('rgba8', 0),
+                                              ('mono8', 0), ('yuv422', 0), ('bayer_rggb8', 0)])
+def test_detections_of_bus_match_the_reference(probe: Probe, detection_node: NodeProcess,
+                                               bus_rgb: np.ndarray, encoding: str,
+                                               padding: int) -> None:
+    received = probe.received.get('/det/detections') or probe.record(
+        Detection2DArray, '/det/detections')
+    message = image_message(bus_rgb, encoding, 'camera_optical', 1000 + len(received), padding)
+    result = send_and_receive(probe, '/det/image', message, '/det/detections', Detection2DArray,
+                              received)
+    assert result.header.frame_id == 'camera_optical'
+    if encoding in ('rgb8', 'bgr8', 'rgba8'):
+        assert_matches_bus_reference(result)
+    else:  # grey and demosaiced frames lose colour: the people and the bus must still be there
+        classes = sorted(d.results[0].hypothesis.class_id for d in result.detections)
+        assert classes.count('person') >= 3 and 'bus' in classes, classes
+
+
+def test_compressed_input(probe: Probe, compressed_detection_node: NodeProcess,
+                          bus_rgb: np.ndarray) -> None:
+    received = probe.record(Detection2DArray, '/det_jpeg/detections')
+    ok, jpeg = cv2.imencode('.jpg', cv2.cvtColor(bus_rgb, cv2.COLOR_RGB2BGR),
+                            [cv2.IMWRITE_JPEG_QUALITY, 95])
+    message = CompressedImage(format='jpeg', data=jpeg.tobytes())
+    message.header = Header(frame_id='jpeg_camera')
+    message.header.stamp.sec = 77
+    result = send_and_receive(probe, '/det_jpeg/image/compressed', message,
+                              '/det_jpeg/detections', Detection2DArray, received)
+    classes = sorted(d.results[0].hypothesis.class_id for d in result.detections)
+    assert classes == ['bus', 'person', 'person', 'person'], classes
+
+
+def test_label_info_reaches_a_late_subscriber(probe: Probe, detection_node: NodeProcess) -> None:
+    probe.wait_for_publishers('/det/label_info')
+    labels = probe.record(LabelInfo, '/det/label_info', LATCHED)
+    info = wait_until(lambda: labels[-1] if labels else None, 20.0, 'latched LabelInfo')
+    names = {item.class_id: item.class_name for item in info.class_map}
+    assert len(names) == 80 and names[0] == 'person' and names[5] == 'bus'
+
+
+BAD_FRAMES = {
+    'unsupported_encoding': dict(encoding='32FC1', width=4, height=4, step=16, data=bytes(64)),
+    'truncated': dict(encoding='rgb8', width=640, height=480, step=1920, data=bytes(1000)),
+    'empty': dict(encoding='rgb8', width=0, height=0, step=0, data=b''),
+    'too_large': dict(encoding='rgb8', width=100_000, height=100_000, step=300_000, data=bytes(10)),
+    'bad_step': dict(encoding='rgb8', width=10, height=10, step=5, data=bytes(50)),
+}
+
+
+def test_bad_frames_are_rejected_and_counted(probe: Probe, detection_node: NodeProcess,
+                                             bus_rgb: np.ndarray) -> None:
+    diagnostics = probe.received.get('/diagnostics') or probe.record(DiagnosticArray,
+                                                                     '/diagnostics')
+    detections = probe.received.get('/det/detections') or probe.record(
+        Detection2DArray, '/det/detections')
+    publisher = probe.publisher(Image, '/det/image')
+    probe.wait_for_subscribers(publisher)
+    before = wait_until(lambda: latest_diagnostics(diagnostics, 'detection_node'), 20.0,
+                        'diagnostics of detection_node')
+    for reason, fields in BAD_FRAMES.items():
+        message = Image(**fields)
+        message.header.frame_id = reason
+        publisher.publish(message)
+    good = image_message(bus_rgb, 'rgb8', 'after_bad_frames', 5000)
+    publisher.publish(good)
+    wait_until(lambda: any(d.header == good.header for d in list(detections)), 30.0,
+               'the good frame after the bad ones')
+
+    def rejected_all() -> dict[str, str] | None:
+        values = latest_diagnostics(diagnostics, 'detection_node')
+        delta = int(values['rejected']) - int(before['rejected'])
+        return values if delta == len(BAD_FRAMES) else None
+    after = wait_until(rejected_all, 10.0, f'{len(BAD_FRAMES)} rejections in diagnostics')
+    for reason in BAD_FRAMES:
+        assert int(after.get(f'count rejected: {reason}', 0)) >= 1, (reason, after)
+    assert detection_node.alive()
+
+
+def test_burst_is_bounded_and_accounted(probe: Probe, detection_node: NodeProcess,
+                                        bus_rgb: np.ndarray) -> None:
+    diagnostics = probe.received.get('/diagnostics') or probe.record(DiagnosticArray,
+                                                                     '/diagnostics')
+    publisher = probe.publisher(Image, '/det/image')
+    probe.wait_for_subscribers(publisher)
+    before = wait_until(lambda: latest_diagnostics(diagnostics, 'detection_node'), 20.0,
+                        'diagnostics of detection_node')
+    counted = ('received', 'published', 'dropped', 'rejected', 'failed')
+    for index in range(50):
+        publisher.publish(image_message(bus_rgb, 'rgb8', 'burst', 9000 + index))
+        wait_until(lambda: True, 0.01, 'pacing')  # 100 Hz publishing for 0.5 s
+
+    def settled() -> dict[str, int] | None:
+        values = latest_diagnostics(diagnostics, 'detection_node')
+        delta = {key: int(values[key]) - int(before[key]) for key in counted}
+        return delta if delta['received'] == 50 and int(values['pending']) == 0 else None
+    delta = wait_until(settled, 60.0, '50 frames received and settled')
+    assert delta['published'] + delta['dropped'] == 50, delta
+    assert delta['dropped'] > 0 and delta['rejected'] == delta['failed'] == 0, delta
+
+
+def test_lanes_of_a_highway_frame(probe: Probe, lane_node: NodeProcess,
+                                  road_rgb: np.ndarray) -> None:
+    clouds = probe.record(PointCloud2, '/lanes/lanes')
+    masks = probe.record(Image, '/lanes/drivable_area')
+    message = image_message(road_rgb, 'bgr8', 'front_camera', 321)
+    cloud = send_and_receive(probe, '/lanes/image', message, '/lanes/lanes', PointCloud2, clouds)
+    points = read_lane_points(cloud)
+    sides = set(points['side'].tolist())
+    assert {-1, 1} <= sides, sides
+    ego_left = points[points['side'] == -1]
+    ego_right = points[points['side'] == 1]
+    assert 100 <= ego_left['u'][np.argmax(ego_left['v'])] <= 280
+    assert 780 <= ego_right['u'][np.argmax(ego_right['v'])] <= 930
+    mask = wait_until(lambda: next((m for m in list(masks) if m.header == message.header), None),
+                      20.0, 'drivable_area for the frame')
+    assert (mask.width, mask.height, mask.encoding) == (960, 540, 'mono8')
+    overlay_subscription = probe.record(Image, '/lanes/lanes/overlay', BEST_EFFORT)
+    assert overlay_subscription == []

@@ -1,0 +1,119 @@
+"""Per-frame fate and latency: every received frame ends as exactly one outcome.
+
+Feeds /diagnostics and replay reports. The identity `received == published + dropped +
+rejected + failed + pending` holds at every moment, where pending frames are waiting in the
+slot or in flight.
+"""
+from __future__ import annotations
+
+import collections
+import enum
+import threading
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+
+
+class FrameRejected(ValueError):
+    """The frame itself is unusable (encoding, size, corrupt data); `reason` is a short code."""
+
+    def __init__(self, reason: str, message: str) -> None:
+        super().__init__(message)
+        self.reason = reason
+
+
+class Fate(enum.Enum):
+    PUBLISHED = 'published'
+    DROPPED = 'dropped'      # replaced by a newer frame, or Triton was not ready
+    REJECTED = 'rejected'    # the input itself was unusable (encoding, size, corrupt data)
+    FAILED = 'failed'        # inference or publishing failed (timeout, server error)
+
+
+@dataclass
+class AccountingSnapshot:
+    received: int
+    pending: int
+    counts: dict[str, int]
+    reasons: dict[str, int]
+    latency_ms: dict[str, float]
+    input_rate_hz: float
+    output_rate_hz: float
+    last_error: str
+
+    @property
+    def balanced(self) -> bool:
+        return self.received == self.pending + sum(self.counts.values())
+
+
+@dataclass
+class FrameAccounting:
+    """Thread-safe counters; the ROS callback and inference workers both report here."""
+
+    latency_window: int = 1000
+    rate_window_s: float = 5.0
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+    _received: int = 0
+    _counts: collections.Counter = field(default_factory=collections.Counter)
+    _reasons: collections.Counter = field(default_factory=collections.Counter)
+    _latencies_ms: collections.deque = field(init=False)
+    _received_times: collections.deque = field(default_factory=collections.deque)
+    _published_times: collections.deque = field(default_factory=collections.deque)
+    _last_error: str = ''
+
+    def __post_init__(self) -> None:
+        self._latencies_ms = collections.deque(maxlen=self.latency_window)
+
+    def received(self) -> float:
+        """Count a frame in; returns its receive time for the latency of its fate."""
+        now = time.monotonic()
+        with self._lock:
+            self._received += 1
+            self._received_times.append(now)
+        return now
+
+    def settle(self, fate: Fate, received_at: float, reason: str = '') -> None:
+        now = time.monotonic()
+        with self._lock:
+            self._counts[fate.value] += 1
+            if reason:
+                self._reasons[f'{fate.value}: {reason}'] += 1
+            if fate is Fate.PUBLISHED:
+                self._latencies_ms.append((now - received_at) * 1000.0)
+                self._published_times.append(now)
+            elif fate in (Fate.FAILED, Fate.REJECTED) and reason:
+                self._last_error = reason
+
+    def count(self, fate: Fate) -> int:
+        with self._lock:
+            return self._counts[fate.value]
+
+    def note_error(self, message: str) -> None:
+        with self._lock:
+            self._last_error = message
+
+    def snapshot(self) -> AccountingSnapshot:
+        now = time.monotonic()
+        with self._lock:
+            for times in (self._received_times, self._published_times):
+                while times and now - times[0] > self.rate_window_s:
+                    times.popleft()
+            latencies = np.array(self._latencies_ms, dtype=np.float64)
+            counts = {fate.value: self._counts[fate.value] for fate in Fate}
+            return AccountingSnapshot(
+                received=self._received,
+                pending=self._received - sum(counts.values()),
+                counts=counts,
+                reasons=dict(self._reasons),
+                latency_ms=latency_summary(latencies),
+                input_rate_hz=len(self._received_times) / self.rate_window_s,
+                output_rate_hz=len(self._published_times) / self.rate_window_s,
+                last_error=self._last_error)
+
+
+def latency_summary(latencies_ms: np.ndarray) -> dict[str, float]:
+    if latencies_ms.size == 0:
+        return {}
+    return {'p50': float(np.percentile(latencies_ms, 50)),
+            'p95': float(np.percentile(latencies_ms, 95)),
+            'max': float(latencies_ms.max())}

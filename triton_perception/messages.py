@@ -1,0 +1,108 @@
+"""Inference results -> standard ROS messages (vision_msgs, sensor_msgs); no rclpy needed.
+
+Every output message carries the input frame's header unchanged, so consumers can match
+results to frames by stamp and place them in the camera's frame.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+from sensor_msgs.msg import Image, PointCloud2, PointField
+from std_msgs.msg import Header
+from vision_msgs.msg import (BoundingBox2D, Detection2D, Detection2DArray, LabelInfo,
+                             ObjectHypothesisWithPose, VisionClass)
+
+from triton_perception.paths import config_file
+
+# One lane polyline sample per point; offsets are part of the published contract (README).
+LANE_POINT_DTYPE = np.dtype({
+    'names': ['u', 'v', 'lane_id', 'side', 'score'],
+    'formats': ['<f4', '<f4', '<u2', 'i1', '<f4'],
+    'offsets': [0, 4, 8, 10, 12],
+    'itemsize': 16,
+})
+LANE_POINT_FIELDS = (
+    PointField(name='u', offset=0, datatype=PointField.FLOAT32, count=1),
+    PointField(name='v', offset=4, datatype=PointField.FLOAT32, count=1),
+    PointField(name='lane_id', offset=8, datatype=PointField.UINT16, count=1),
+    PointField(name='side', offset=10, datatype=PointField.INT8, count=1),
+    PointField(name='score', offset=12, datatype=PointField.FLOAT32, count=1),
+)
+
+
+def load_labels(labels_file: str = '') -> list[str]:
+    """Class names by id: one per line; the COCO names when no file is given."""
+    path = Path(labels_file).expanduser() if labels_file else config_file('coco_labels.txt')
+    labels = [line.strip() for line in path.read_text(encoding='utf-8').splitlines()]
+    return [label for label in labels if label]
+
+
+def label_info_message(labels: list[str], header: Header, threshold: float) -> LabelInfo:
+    return LabelInfo(header=header, threshold=float(threshold),
+                     class_map=[VisionClass(class_id=index, class_name=name)
+                                for index, name in enumerate(labels)])
+
+
+def class_name(labels: list[str], class_id: int) -> str:
+    """The label, or the id as text for a model with more classes than the labels file."""
+    return labels[class_id] if 0 <= class_id < len(labels) else str(class_id)
+
+
+def detection_array_message(detections: np.ndarray, header: Header,
+                            labels: list[str]) -> Detection2DArray:
+    """DETECTIONS rows (x1, y1, x2, y2, score, class_id) in image pixels -> Detection2DArray."""
+    message = Detection2DArray(header=header)
+    for x1, y1, x2, y2, score, class_id in detections.tolist():
+        detection = Detection2D(header=header)
+        hypothesis = ObjectHypothesisWithPose()
+        hypothesis.hypothesis.class_id = class_name(labels, int(class_id))
+        hypothesis.hypothesis.score = float(score)
+        detection.results.append(hypothesis)
+        box = BoundingBox2D()
+        box.center.position.x = (x1 + x2) / 2.0
+        box.center.position.y = (y1 + y2) / 2.0
+        box.size_x = x2 - x1
+        box.size_y = y2 - y1
+        detection.bbox = box
+        message.detections.append(detection)
+    return message
+
+
+def lane_points(lanes: np.ndarray, scores: np.ndarray, sides: np.ndarray) -> np.ndarray:
+    """LANES [L, P, 2] -> structured points, lane_id numbering lanes left to right."""
+    count, points_per_lane = lanes.shape[0], lanes.shape[1] if lanes.ndim == 3 else 0
+    points = np.zeros(count * points_per_lane, dtype=LANE_POINT_DTYPE)
+    if count == 0:
+        return points
+    bottom_u = lanes[:, 0, 0]
+    lane_ids = np.empty(count, dtype=np.uint16)
+    lane_ids[np.argsort(bottom_u, kind='stable')] = np.arange(count, dtype=np.uint16)
+    points['u'] = lanes[:, :, 0].reshape(-1)
+    points['v'] = lanes[:, :, 1].reshape(-1)
+    points['lane_id'] = np.repeat(lane_ids, points_per_lane)
+    points['side'] = np.repeat(sides.astype(np.int8), points_per_lane)
+    points['score'] = np.repeat(scores.astype(np.float32), points_per_lane)
+    return points
+
+
+def lanes_cloud_message(lanes: np.ndarray, scores: np.ndarray, sides: np.ndarray,
+                        header: Header) -> PointCloud2:
+    points = lane_points(lanes, scores, sides)
+    return PointCloud2(header=header, height=1, width=len(points), fields=list(LANE_POINT_FIELDS),
+                       is_bigendian=False, point_step=LANE_POINT_DTYPE.itemsize,
+                       row_step=LANE_POINT_DTYPE.itemsize * len(points), data=points.tobytes(),
+                       is_dense=True)
+
+
+def read_lane_points(cloud: PointCloud2) -> np.ndarray:
+    """The inverse of lanes_cloud_message, as documented in the README."""
+    return np.frombuffer(bytes(cloud.data), dtype=LANE_POINT_DTYPE, count=cloud.width)
+
+
+def image_message(pixels: np.ndarray, header: Header, encoding: str) -> Image:
+    """An rgb8 [H, W, 3] or mono8 [H, W] array -> sensor_msgs/Image (one copy)."""
+    channels = 1 if pixels.ndim == 2 else pixels.shape[2]
+    return Image(header=header, height=pixels.shape[0], width=pixels.shape[1], encoding=encoding,
+                 is_bigendian=0, step=pixels.shape[1] * channels,
+                 data=np.ascontiguousarray(pixels).tobytes())

@@ -1,0 +1,238 @@
+"""What both inference nodes share: parameters, image subscription, Triton worker, diagnostics.
+
+A node's callbacks only hand frames to the InferenceWorker and return; conversion, inference
+and publishing happen on the worker's threads, so a slow Triton never blocks the executor.
+"""
+from __future__ import annotations
+
+import os
+import signal
+import sys
+from pathlib import Path
+from typing import Any, Callable
+
+import rclpy
+from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
+from rcl_interfaces.msg import ParameterDescriptor, SetParametersResult
+from rclpy.executors import ExternalShutdownException, MultiThreadedExecutor
+from rclpy.node import Node
+from rclpy.parameter import Parameter
+from rclpy.qos import (DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy,
+                       qos_profile_sensor_data)
+from sensor_msgs.msg import CompressedImage, Image
+from std_msgs.msg import Header
+
+from triton_perception.accounting import AccountingSnapshot, FrameAccounting
+from triton_perception.image_conversion import compressed_to_rgb, image_to_rgb
+from triton_perception.parameters import ParameterError, ParameterSpec, ParameterValue
+from triton_perception.paths import config_file
+from triton_perception.triton.client import ClientSettings, Frame, InferenceWorker, Tensors, \
+    TlsOptions
+
+FASTDDS_PROFILE_VARIABLES = ('FASTRTPS_DEFAULT_PROFILES_FILE', 'FASTDDS_DEFAULT_PROFILES_FILE')
+FRAME_PROBLEM_THROTTLE_S = 5.0
+
+
+def image_qos(reliability: str, depth: int) -> QoSProfile:
+    return QoSProfile(
+        history=HistoryPolicy.KEEP_LAST, depth=depth,
+        reliability=(ReliabilityPolicy.RELIABLE if reliability == 'reliable'
+                     else ReliabilityPolicy.BEST_EFFORT),
+        durability=DurabilityPolicy.VOLATILE)
+
+
+RESULT_QOS = QoSProfile(history=HistoryPolicy.KEEP_LAST, depth=10,
+                        reliability=ReliabilityPolicy.RELIABLE)
+LATCHED_QOS = QoSProfile(history=HistoryPolicy.KEEP_LAST, depth=1,
+                         reliability=ReliabilityPolicy.RELIABLE,
+                         durability=DurabilityPolicy.TRANSIENT_LOCAL)
+# Overlays are for people watching: like camera images, never worth a retransmission.
+OVERLAY_QOS = qos_profile_sensor_data
+
+
+class RosLog:
+    """The worker's Log on top of a ROS logger; per-frame problems are throttled."""
+
+    def __init__(self, node: Node) -> None:
+        self._logger = node.get_logger()
+
+    def info(self, message: str) -> None:
+        self._logger.info(message)
+
+    def warning(self, message: str) -> None:
+        self._logger.warning(message)
+
+    def frame_problem(self, message: str) -> None:
+        self._logger.warning(message, throttle_duration_sec=FRAME_PROBLEM_THROTTLE_S)
+
+
+def read_text_file(path: str) -> str | None:
+    return Path(path).expanduser().read_text(encoding='utf-8') if path else None
+
+
+class PerceptionNode(Node):
+    """Base of detection_node and lane_node; subclasses say what to send and what to publish."""
+
+    def __init__(self, node_name: str, specs: tuple[ParameterSpec, ...],
+                 outputs: tuple[str, ...], **node_options: Any) -> None:
+        super().__init__(node_name, **node_options)
+        self._specs = {spec.name: spec for spec in specs}
+        self.settings = self._declare_parameters(specs)
+        self.accounting = FrameAccounting()
+        self._previous_snapshot: AccountingSnapshot | None = None
+        self.worker = InferenceWorker(
+            ClientSettings(
+                url=self.settings['triton_url'], model=self.settings['model_name'],
+                outputs=outputs, max_in_flight=self.settings['max_in_flight'],
+                timeout_s=self.settings['request_timeout_s'],
+                tls=TlsOptions(read_text_file(self.settings['tls_root_certificates']),
+                               read_text_file(self.settings['tls_private_key']),
+                               read_text_file(self.settings['tls_certificate_chain']))),
+            self.accounting, self._prepare, self._deliver, RosLog(self))
+        qos = image_qos(self.settings['qos_reliability'], self.settings['qos_depth'])
+        if self.settings['input_transport'] == 'compressed':
+            self._image_subscription = self.create_subscription(
+                CompressedImage, 'image/compressed', self._on_frame, qos)
+        else:
+            self._image_subscription = self.create_subscription(
+                Image, 'image', self._on_frame, qos)
+        self._diagnostics = self.create_publisher(DiagnosticArray, '/diagnostics', 10)
+        self.create_timer(self.settings['diagnostics_period_s'], self._publish_diagnostics)
+        self.add_on_set_parameters_callback(self._on_set_parameters)
+
+    def start(self) -> None:
+        """Begin inference; subclasses create their publishers before calling this."""
+        self.worker.start()
+        self.get_logger().info(
+            f"subscribed to {self._image_subscription.topic_name} "
+            f"({self.settings['input_transport']}, {self.settings['qos_reliability']}); "
+            f"model {self.settings['model_name']} at {self.settings['triton_url']}")
+
+    def _declare_parameters(self, specs: tuple[ParameterSpec, ...]) -> dict[str, ParameterValue]:
+        problems, values = [], {}
+        for spec in specs:
+            descriptor = ParameterDescriptor(
+                description=f'{spec.description} ({spec.accepted})', dynamic_typing=True,
+                read_only=not spec.dynamic)
+            value = self.declare_parameter(spec.name, spec.default, descriptor).value
+            try:
+                values[spec.name] = spec.validate(value)
+            except ParameterError as error:
+                problems.append(str(error))
+        if problems:
+            raise ParameterError('; '.join(problems))
+        return values
+
+    def _on_set_parameters(self, parameters: list[Parameter]) -> SetParametersResult:
+        updates = {}
+        for parameter in parameters:
+            spec = self._specs.get(parameter.name)
+            if spec is None:
+                continue
+            try:
+                updates[spec.name] = spec.validate(parameter.value)
+                self.check_dynamic_parameter(spec.name, updates[spec.name])
+            except ParameterError as error:
+                return SetParametersResult(successful=False, reason=str(error))
+        self.settings.update(updates)
+        return SetParametersResult(successful=True)
+
+    def check_dynamic_parameter(self, name: str, value: ParameterValue) -> None:
+        """Subclasses reject values that pass the spec but not the node's state."""
+
+    def _on_frame(self, message: Image | CompressedImage) -> None:
+        self.worker.submit(Frame(message, self.accounting.received()))
+
+    def frame_rgb(self, frame: Frame) -> Any:
+        """The frame as RGB uint8 [H, W, 3]; raises FrameRejected (counted) for bad input."""
+        if isinstance(frame.message, CompressedImage):
+            return compressed_to_rgb(frame.message, self.settings['max_image_pixels'])
+        return image_to_rgb(frame.message, self.settings['max_image_pixels'])
+
+    def _prepare(self, frame: Frame) -> Tensors:
+        raise NotImplementedError
+
+    def _deliver(self, frame: Frame, inputs: Tensors, outputs: Tensors) -> None:
+        raise NotImplementedError
+
+    def overlay_wanted(self, publisher: Any) -> bool:
+        return self.settings['overlay'] and publisher.get_subscription_count() > 0
+
+    def _publish_diagnostics(self) -> None:
+        snapshot = self.accounting.snapshot()
+        previous, self._previous_snapshot = self._previous_snapshot, snapshot
+        new_failures = snapshot.counts['failed'] - (previous.counts['failed'] if previous else 0)
+        new_rejections = snapshot.counts['rejected'] - (
+            previous.counts['rejected'] if previous else 0)
+        if not self.worker.ready:
+            level, summary = DiagnosticStatus.ERROR, f'Triton not ready: {self.worker.status}'
+        elif new_failures or new_rejections:
+            level = DiagnosticStatus.WARN
+            summary = f'{new_failures} failed, {new_rejections} rejected since the last report'
+        else:
+            level, summary = DiagnosticStatus.OK, 'ok'
+        values = {
+            'model': self.settings['model_name'], 'triton_url': self.settings['triton_url'],
+            'triton_ready': str(self.worker.ready).lower(), 'received': snapshot.received,
+            **snapshot.counts, 'pending': snapshot.pending,
+            'input_rate_hz': f'{snapshot.input_rate_hz:.1f}',
+            'output_rate_hz': f'{snapshot.output_rate_hz:.1f}',
+            **{f'latency_{key}_ms': f'{value:.1f}' for key, value in snapshot.latency_ms.items()},
+            'last_error': snapshot.last_error,
+            **{f'count {reason}': count for reason, count in sorted(snapshot.reasons.items())},
+        }
+        status = DiagnosticStatus(
+            level=level, name=f'triton_perception: {self.get_fully_qualified_name()}',
+            message=summary, hardware_id=self.settings['triton_url'],
+            values=[KeyValue(key=key, value=str(value)) for key, value in values.items()])
+        self._diagnostics.publish(
+            DiagnosticArray(header=self._stamped_header(), status=[status]))
+
+    def _stamped_header(self) -> Header:
+        return Header(stamp=self.get_clock().now().to_msg())
+
+    def destroy_node(self) -> None:
+        self.worker.stop()
+        super().destroy_node()
+
+
+def use_package_dds_profile() -> None:
+    """Large camera frames need the shared-memory profile unless the user chose their own."""
+    rmw = os.environ.get('RMW_IMPLEMENTATION', 'rmw_fastrtps_cpp')
+    if rmw.startswith('rmw_fastrtps') and not any(
+            os.environ.get(variable) for variable in FASTDDS_PROFILE_VARIABLES):
+        os.environ['FASTRTPS_DEFAULT_PROFILES_FILE'] = str(config_file('fastdds_profile.xml'))
+
+
+def _raise_keyboard_interrupt(_signum: int, _frame: object) -> None:
+    raise KeyboardInterrupt
+
+
+def run_nodes(factories: list[Callable[[], Node]], args: list[str] | None = None) -> int:
+    """Start the nodes in one process; exit 2 with the reason on bad parameters."""
+    use_package_dds_profile()
+    rclpy.init(args=args)
+    # Humble's rclpy only handles SIGINT; stop the same clean way on SIGTERM.
+    signal.signal(signal.SIGTERM, _raise_keyboard_interrupt)
+    nodes: list[Node] = []
+    try:
+        for factory in factories:
+            nodes.append(factory())
+    except ParameterError as error:
+        print(f'invalid parameters: {error}', file=sys.stderr)
+        for node in nodes:
+            node.destroy_node()
+        rclpy.try_shutdown()
+        return 2
+    executor = MultiThreadedExecutor(num_threads=max(2, len(nodes)))
+    for node in nodes:
+        executor.add_node(node)
+    try:
+        executor.spin()
+    except (KeyboardInterrupt, ExternalShutdownException):
+        pass
+    finally:
+        for node in nodes:
+            node.destroy_node()
+        rclpy.try_shutdown()
+    return 0

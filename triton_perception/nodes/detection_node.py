@@ -1,0 +1,63 @@
+"""detection_node: camera frames -> Triton `yolov5` ensemble -> vision_msgs/Detection2DArray."""
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+import numpy as np
+from sensor_msgs.msg import Image
+from vision_msgs.msg import Detection2DArray, LabelInfo
+
+from triton_perception.messages import (detection_array_message, image_message,
+                                        label_info_message, load_labels)
+from triton_perception.nodes.base import LATCHED_QOS, OVERLAY_QOS, RESULT_QOS, PerceptionNode, \
+    run_nodes
+from triton_perception.overlay import draw_detections
+from triton_perception.parameters import DETECTION, ParameterValue, parse_class_filter
+from triton_perception.triton.client import Frame, Tensors
+
+
+class DetectionNode(PerceptionNode):
+    """Publishes `detections`, latched `label_info`, and `detections/overlay` while watched."""
+
+    def __init__(self, **node_options: Any) -> None:
+        super().__init__('detection_node', DETECTION, ('DETECTIONS',), **node_options)
+        self.labels = load_labels(self.settings['labels_file'])
+        self._class_filter = parse_class_filter(self.settings['class_filter'], self.labels)
+        self._detections = self.create_publisher(Detection2DArray, 'detections', RESULT_QOS)
+        self._overlay = self.create_publisher(Image, 'detections/overlay', OVERLAY_QOS)
+        self._label_info = self.create_publisher(LabelInfo, 'label_info', LATCHED_QOS)
+        self._label_info.publish(label_info_message(
+            self.labels, self._stamped_header(), self.settings['score_threshold']))
+        self.start()
+
+    def check_dynamic_parameter(self, name: str, value: ParameterValue) -> None:
+        if name == 'class_filter':
+            self._class_filter = parse_class_filter(str(value), self.labels)
+
+    def _prepare(self, frame: Frame) -> Tensors:
+        return {
+            'IMAGE': self.frame_rgb(frame),
+            'SCORE_THRESHOLD': np.array([self.settings['score_threshold']], dtype=np.float32),
+            'IOU_THRESHOLD': np.array([self.settings['iou_threshold']], dtype=np.float32),
+            'MAX_DETECTIONS': np.array([self.settings['max_detections']], dtype=np.int32),
+        }
+
+    def _deliver(self, frame: Frame, inputs: Tensors, outputs: Tensors) -> None:
+        detections = outputs['DETECTIONS']
+        if self._class_filter is not None:
+            keep = np.isin(detections[:, 5].astype(np.int64), list(self._class_filter))
+            detections = detections[keep]
+        header = frame.message.header
+        self._detections.publish(detection_array_message(detections, header, self.labels))
+        if self.overlay_wanted(self._overlay):
+            canvas = draw_detections(inputs['IMAGE'].copy(), detections, self.labels)
+            self._overlay.publish(image_message(canvas, header, 'rgb8'))
+
+
+def main(args: list[str] | None = None) -> None:
+    sys.exit(run_nodes([DetectionNode], args))
+
+
+if __name__ == '__main__':
+    main()

@@ -1,0 +1,157 @@
+"""Every node parameter in one table: default, unit, accepted values, whether it can change live.
+
+Nodes declare their parameters from these specs and validate start-up and run-time values
+with `validate`, so the messages (naming the parameter and the accepted values), the
+defaults in config/params.yaml and the README table all come from one place.
+"""
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+from typing import Any, Callable
+
+ParameterValue = bool | int | float | str
+
+
+class ParameterError(ValueError):
+    """A parameter value is outside its accepted values; the message names both."""
+
+
+@dataclass(frozen=True)
+class ParameterSpec:
+    name: str
+    default: ParameterValue
+    description: str
+    accepted: str
+    check: Callable[[Any], bool]
+    dynamic: bool = False
+
+    def validate(self, value: Any) -> ParameterValue:
+        if isinstance(self.default, float) and isinstance(value, int) and not isinstance(
+                value, bool):
+            value = float(value)
+        if type(value) is not type(self.default) or not self.check(value):
+            raise ParameterError(f"parameter '{self.name}': {value!r} is not accepted; "
+                                 f'expected {self.accepted}')
+        return value
+
+
+def choice(name: str, default: str, options: tuple[str, ...], description: str,
+           dynamic: bool = False) -> ParameterSpec:
+    return ParameterSpec(name, default, description, 'one of ' + ', '.join(options),
+                         lambda value: value in options, dynamic)
+
+
+def number(name: str, default: int | float, low: float, high: float, description: str,
+           dynamic: bool = False) -> ParameterSpec:
+    kind = 'an integer' if isinstance(default, int) else 'a number'
+    return ParameterSpec(name, default, description, f'{kind} in [{low:g}, {high:g}]',
+                         lambda value: low <= value <= high, dynamic)
+
+
+def text(name: str, default: str, description: str, accepted: str,
+         check: Callable[[str], bool] = lambda _value: True) -> ParameterSpec:
+    return ParameterSpec(name, default, description, accepted, check)
+
+
+def flag(name: str, default: bool, description: str, dynamic: bool = False) -> ParameterSpec:
+    return ParameterSpec(name, default, description, 'true or false', lambda _value: True,
+                         dynamic)
+
+
+def _is_host_port(value: str) -> bool:
+    return re.fullmatch(r'[A-Za-z0-9.\-_\[\]:]+:\d{1,5}', value) is not None
+
+
+def _is_file_or_empty(value: str) -> bool:
+    return value == '' or os.path.isfile(os.path.expanduser(value))
+
+
+COMMON = (
+    text('triton_url', '127.0.0.1:8001', 'Triton gRPC endpoint', 'HOST:PORT, e.g. 127.0.0.1:8001',
+         _is_host_port),
+    choice('input_transport', 'raw', ('raw', 'compressed'),
+           'raw: subscribe to image (sensor_msgs/Image); compressed: image/compressed '
+           '(sensor_msgs/CompressedImage, jpeg or png)'),
+    choice('qos_reliability', 'best_effort', ('best_effort', 'reliable'),
+           'reliability of the image subscription; best_effort matches every camera driver and '
+           'bag player, reliable only reliable publishers'),
+    number('qos_depth', 1, 1, 100, 'history depth of the image subscription (frames)'),
+    number('max_in_flight', 1, 1, 8, 'Triton requests in flight at once for this node'),
+    number('request_timeout_s', 5.0, 0.05, 120.0,
+           'seconds before a Triton request counts as failed (s)'),
+    number('max_image_pixels', 3840 * 2160, 1, 100_000_000,
+           'frames with more pixels (width x height) are rejected before decoding'),
+    number('diagnostics_period_s', 1.0, 0.1, 60.0, 'period of /diagnostics messages (s)'),
+    flag('overlay', True, 'publish the annotated image while someone subscribes to it'),
+    text('tls_root_certificates', '', 'PEM file of the CA for a TLS gRPC connection to a remote '
+         'Triton (empty: plain gRPC)', 'an existing file path or empty', _is_file_or_empty),
+    text('tls_private_key', '', 'PEM client key for mutual TLS (empty: none)',
+         'an existing file path or empty', _is_file_or_empty),
+    text('tls_certificate_chain', '', 'PEM client certificate chain for mutual TLS',
+         'an existing file path or empty', _is_file_or_empty),
+)
+
+DETECTION = COMMON + (
+    text('model_name', 'yolov5', 'Triton ensemble that takes IMAGE and returns DETECTIONS',
+         'a model name served by Triton', lambda value: bool(value.strip())),
+    number('score_threshold', 0.25, 0.0, 1.0, 'minimum objectness x class score', dynamic=True),
+    number('iou_threshold', 0.45, 0.0, 1.0, 'IoU above which NMS suppresses a box of the same '
+           'class', dynamic=True),
+    number('max_detections', 100, 1, 1000, 'most boxes per frame', dynamic=True),
+    ParameterSpec('class_filter', '', 'comma-separated class names to keep (empty: all), '
+                  'e.g. "person,car,bus"', 'comma-separated names from the labels, or empty',
+                  lambda _value: True, dynamic=True),
+    text('labels_file', '', 'text file with one class name per line, line n = class id n '
+         '(empty: the 80 COCO names)', 'an existing file path or empty', _is_file_or_empty),
+)
+
+LANES = COMMON + (
+    text('model_name', 'lane_detection', 'Triton ensemble that takes IMAGE and returns LANES, '
+         'LANE_SCORES, LANE_SIDES, DRIVABLE_AREA', 'a model name served by Triton',
+         lambda value: bool(value.strip())),
+    number('min_lane_length', 0.1, 0.0, 1.0, 'shortest lane kept, as a fraction of the image '
+           'height', dynamic=True),
+    flag('publish_drivable_area', True, 'publish the drivable-area mask'),
+)
+
+OVERLAY = (
+    number('cache_size', 30, 1, 1000, 'frames kept while waiting for matching results'),
+    number('max_wait_s', 1.0, 0.0, 30.0, 'how long a frame waits for the results of both '
+           'nodes before it is drawn with what arrived (s)'),
+    choice('qos_reliability', 'best_effort', ('best_effort', 'reliable'),
+           'reliability of the image subscription'),
+    number('max_image_pixels', 3840 * 2160, 1, 100_000_000,
+           'frames with more pixels (width x height) are ignored'),
+)
+
+
+def specs_by_name(specs: tuple[ParameterSpec, ...]) -> dict[str, ParameterSpec]:
+    return {spec.name: spec for spec in specs}
+
+
+def validate_all(specs: tuple[ParameterSpec, ...],
+                 values: dict[str, Any]) -> dict[str, ParameterValue]:
+    """Validate every value; one error message lists every bad parameter."""
+    problems, valid = [], {}
+    for spec in specs:
+        try:
+            valid[spec.name] = spec.validate(values.get(spec.name, spec.default))
+        except ParameterError as error:
+            problems.append(str(error))
+    if problems:
+        raise ParameterError('; '.join(problems))
+    return valid
+
+
+def parse_class_filter(value: str, labels: list[str]) -> frozenset[int] | None:
+    """Class ids to keep, or None for all; unknown names are an error naming the valid ones."""
+    names = [name.strip() for name in value.split(',') if name.strip()]
+    if not names:
+        return None
+    unknown = [name for name in names if name not in labels]
+    if unknown:
+        raise ParameterError(f"parameter 'class_filter': unknown class names {unknown}; "
+                             f'known: {", ".join(labels)}')
+    return frozenset(labels.index(name) for name in names)

@@ -1,0 +1,244 @@
+"""Asynchronous inference against Triton for a stream of frames; knows nothing of ROS.
+
+One latest-frame slot and at most `max_in_flight` requests: a ROS callback hands a frame over
+and returns at once; a newer frame replaces a waiting one (the old one is counted as dropped),
+so nothing queues without bound and results stay fresh. When Triton is unreachable the worker
+waits with backoff and resumes by itself.
+"""
+from __future__ import annotations
+
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable, Protocol
+
+import numpy as np
+import tritonclient.grpc as grpcclient
+from tritonclient.utils import InferenceServerException, np_to_triton_dtype
+
+from triton_perception.accounting import Fate, FrameAccounting, FrameRejected
+
+Tensors = dict[str, np.ndarray]
+# Status codes that mean "the server is gone", as opposed to "this request was bad".
+UNREACHABLE = ('StatusCode.UNAVAILABLE', 'StatusCode.CANCELLED', 'StatusCode.UNKNOWN')
+TIMEOUT = 'StatusCode.DEADLINE_EXCEEDED'
+
+
+class Log(Protocol):
+    def info(self, message: str) -> None: ...
+
+    def warning(self, message: str) -> None: ...
+
+    def frame_problem(self, message: str) -> None:
+        """A per-frame problem; the implementation throttles these."""
+
+
+@dataclass
+class Frame:
+    """A received frame on its way through the slot; `message` is opaque to this module."""
+
+    message: Any
+    received_at: float
+
+
+@dataclass(frozen=True)
+class TlsOptions:
+    root_certificates: str | None = None
+    private_key: str | None = None
+    certificate_chain: str | None = None
+
+    @property
+    def enabled(self) -> bool:
+        return bool(self.root_certificates or self.private_key or self.certificate_chain)
+
+
+@dataclass(frozen=True)
+class ClientSettings:
+    url: str
+    model: str
+    outputs: tuple[str, ...]
+    max_in_flight: int = 1
+    timeout_s: float = 5.0
+    tls: TlsOptions = field(default_factory=TlsOptions)
+    max_backoff_s: float = 5.0
+
+
+def make_client(settings: ClientSettings) -> grpcclient.InferenceServerClient:
+    tls = settings.tls
+    return grpcclient.InferenceServerClient(
+        settings.url, ssl=tls.enabled, root_certificates=tls.root_certificates,
+        private_key=tls.private_key, certificate_chain=tls.certificate_chain)
+
+
+def infer_inputs(tensors: Tensors) -> list[grpcclient.InferInput]:
+    inputs = []
+    for name, array in tensors.items():
+        tensor = grpcclient.InferInput(name, list(array.shape), np_to_triton_dtype(array.dtype))
+        tensor.set_data_from_numpy(np.ascontiguousarray(array))
+        inputs.append(tensor)
+    return inputs
+
+
+class InferenceWorker:
+    """Owns the slot, the request threads and the connection state for one model."""
+
+    def __init__(self, settings: ClientSettings, accounting: FrameAccounting,
+                 prepare: Callable[[Frame], Tensors],
+                 deliver: Callable[[Frame, Tensors, Tensors], None], log: Log) -> None:
+        """`prepare` turns a frame into input tensors (raising FrameRejected for bad input);
+        `deliver` publishes the inputs and outputs of a finished request."""
+        self.settings = settings
+        self._accounting = accounting
+        self._prepare = prepare
+        self._deliver = deliver
+        self._log = log
+        self._condition = threading.Condition()
+        self._slot: Frame | None = None
+        self._ready = False
+        self._status = f'connecting to Triton at {settings.url}'
+        self._stopping = False
+        self._threads = [threading.Thread(target=self._connection_loop, daemon=True,
+                                          name=f'{settings.model}-connection')]
+        self._threads += [threading.Thread(target=self._request_loop, daemon=True,
+                                           name=f'{settings.model}-request-{index}')
+                          for index in range(settings.max_in_flight)]
+
+    def start(self) -> None:
+        for thread in self._threads:
+            thread.start()
+
+    def stop(self, timeout_s: float = 2.0) -> None:
+        """Stop taking frames; a frame still waiting in the slot is counted as dropped."""
+        with self._condition:
+            self._stopping = True
+            self._drop_slot('shutting down')
+            self._condition.notify_all()
+        deadline = time.monotonic() + timeout_s
+        for thread in self._threads:
+            thread.join(timeout=max(0.0, deadline - time.monotonic()))
+
+    @property
+    def ready(self) -> bool:
+        return self._ready
+
+    @property
+    def status(self) -> str:
+        return self._status
+
+    def submit(self, frame: Frame) -> None:
+        """Never blocks on Triton: fills the slot, replacing (dropping) a waiting frame."""
+        with self._condition:
+            if not self._ready or self._stopping:
+                self._accounting.settle(Fate.DROPPED, frame.received_at, 'triton not ready')
+                return
+            self._drop_slot('replaced by a newer frame')
+            self._slot = frame
+            self._condition.notify()
+
+    def _drop_slot(self, reason: str) -> None:
+        if self._slot is not None:
+            self._accounting.settle(Fate.DROPPED, self._slot.received_at, reason)
+            self._slot = None
+
+    def _set_unready(self, reason: str) -> None:
+        with self._condition:
+            if self._ready:
+                self._log.warning(f'lost Triton at {self.settings.url} '
+                                  f'(model {self.settings.model}): {reason}')
+            self._ready = False
+            self._status = reason
+            self._drop_slot('triton not ready')
+            self._condition.notify_all()
+
+    def _connection_loop(self) -> None:
+        """Waits for the model to be ready, with backoff, whenever it is not."""
+        client = make_client(self.settings)
+        backoff_s = 0.25
+        next_log = 0.0
+        while True:
+            with self._condition:
+                while self._ready and not self._stopping:
+                    self._condition.wait()
+                if self._stopping:
+                    break
+            problem = self._model_problem(client)
+            if problem is None:
+                with self._condition:
+                    self._ready = True
+                    self._status = 'ready'
+                    self._condition.notify_all()
+                self._log.info(f'Triton ready at {self.settings.url} '
+                               f'(model {self.settings.model})')
+                backoff_s = 0.25
+                next_log = 0.0
+                continue
+            self._status = problem
+            if time.monotonic() >= next_log:
+                self._log.warning(f'waiting for Triton at {self.settings.url} (model '
+                                  f'{self.settings.model}): {problem}')
+                next_log = time.monotonic() + min(30.0, max(5.0, 4 * backoff_s))
+            with self._condition:
+                self._condition.wait(timeout=backoff_s)
+            backoff_s = min(self.settings.max_backoff_s, backoff_s * 2)
+        client.close()
+
+    def _model_problem(self, client: grpcclient.InferenceServerClient) -> str | None:
+        try:
+            if client.is_model_ready(self.settings.model, client_timeout=2.0):
+                return None
+            return f'model {self.settings.model} is not ready'
+        except InferenceServerException as error:
+            return f'server unreachable ({error.status() or error.message()})'
+
+    def _take(self) -> Frame | None:
+        with self._condition:
+            while not self._stopping and (self._slot is None or not self._ready):
+                self._condition.wait()
+            if self._stopping:
+                return None
+            frame, self._slot = self._slot, None
+            return frame
+
+    def _request_loop(self) -> None:
+        client = make_client(self.settings)
+        outputs = [grpcclient.InferRequestedOutput(name) for name in self.settings.outputs]
+        while (frame := self._take()) is not None:
+            self._process(client, outputs, frame)
+        client.close()
+
+    def _process(self, client: grpcclient.InferenceServerClient,
+                 outputs: list[grpcclient.InferRequestedOutput], frame: Frame) -> None:
+        try:
+            inputs = self._prepare(frame)
+        except FrameRejected as rejection:
+            self._accounting.settle(Fate.REJECTED, frame.received_at, rejection.reason)
+            self._log.frame_problem(f'{rejection} ({self._accounting.count(Fate.REJECTED)} rejected)')
+            return
+        try:
+            result = client.infer(self.settings.model, infer_inputs(inputs), outputs=outputs,
+                                  client_timeout=self.settings.timeout_s)
+        except InferenceServerException as error:
+            self._request_failed(frame, error)
+            return
+        try:
+            self._deliver(frame, inputs,
+                          {name: result.as_numpy(name) for name in self.settings.outputs})
+        except Exception as error:  # noqa: BLE001 (any publishing fault must be counted)
+            self._accounting.settle(Fate.FAILED, frame.received_at,
+                                    f'result handling: {type(error).__name__}: {error}')
+            self._log.frame_problem(f'could not publish the result: {error}')
+            return
+        self._accounting.settle(Fate.PUBLISHED, frame.received_at)
+
+    def _request_failed(self, frame: Frame, error: InferenceServerException) -> None:
+        status = error.status() or ''
+        if status == TIMEOUT:
+            reason = f'timeout after {self.settings.timeout_s:g} s'
+        elif status in UNREACHABLE:
+            reason = 'server unreachable'
+        else:
+            reason = f'server error: {error.message()}'
+        self._accounting.settle(Fate.FAILED, frame.received_at, reason)
+        self._log.frame_problem(f'inference failed ({self.settings.model}): {reason}')
+        if status in UNREACHABLE:
+            self._set_unready(reason)
