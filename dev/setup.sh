@@ -35,7 +35,8 @@ else
   "$VENV/bin/python" -m pip install --quiet --upgrade pip
   "$VENV/bin/python" -m pip install --quiet --progress-bar off -r "$ROOT/dev/requirements.txt"
   say "installing triton_perception (editable)"
-  "$VENV/bin/python" -m pip install --quiet --no-deps --no-build-isolation -e "$ROOT"
+  "$VENV/bin/python" -m pip install --quiet --no-deps --no-build-isolation \
+    --config-settings editable_mode=compat -e "$ROOT"
   echo "$fingerprint" > "$STAMP"
 fi
 

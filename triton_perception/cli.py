@@ -4,12 +4,14 @@ from __future__ import annotations
 import argparse
 import signal
 import sys
+import threading
 import time
 from pathlib import Path
 from typing import Callable, Sequence
 
 from triton_perception.models import ModelInstallError, default_models_directory, install_models
 from triton_perception.paths import default_model_repository
+from triton_perception.plan import ARGUMENTS, PlanError, parse_launch_arguments, pipeline_plan
 from triton_perception.triton.server import PROFILES, ServerConfig, ServerError, TritonServer
 
 
@@ -74,6 +76,31 @@ def command_models(arguments: argparse.Namespace) -> int:
     return 0
 
 
+def command_run(arguments: argparse.Namespace) -> int:
+    from triton_perception.runner import PipelineRunner  # noqa: PLC0415 (imports tritonclient)
+
+    plan = pipeline_plan(parse_launch_arguments(arguments.launch_arguments))
+    stop = threading.Event()
+
+    def request_stop(signum: int, _frame: object) -> None:
+        print(f'[run] {signal.Signals(signum).name}: stopping', file=sys.stderr, flush=True)
+        stop.set()
+    signal.signal(signal.SIGINT, request_stop)
+    signal.signal(signal.SIGTERM, request_stop)
+    return PipelineRunner(plan).run(stop)
+
+
+def command_wait_ready(arguments: argparse.Namespace) -> int:
+    from triton_perception.runner import wait_for_remote_models  # noqa: PLC0415
+
+    stop = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    ready = wait_for_remote_models(arguments.url, tuple(arguments.models), stop,
+                                   lambda line: print(line, file=sys.stderr, flush=True),
+                                   arguments.timeout)
+    return 0 if ready else 1
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog='triton-perception', description=__doc__)
     commands = parser.add_subparsers(dest='command', required=True)
@@ -90,6 +117,23 @@ def build_parser() -> argparse.ArgumentParser:
                              '$TRITON_PERCEPTION_MODELS_DIR)')
     models.add_argument('--model-repository', type=Path, default=None)
     models.set_defaults(run=command_models)
+
+    run = commands.add_parser(
+        'run', help='run the pipeline (server + nodes) without ROS launch',
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        description='Takes the arguments of pipeline.launch.py as name:=value:\n' + '\n'.join(
+            f'  {argument.name}:={argument.default or "<empty>"}  {argument.description}'
+            for argument in ARGUMENTS))
+    run.add_argument('launch_arguments', nargs='*', metavar='name:=value')
+    run.set_defaults(run=command_run)
+
+    wait_ready = commands.add_parser('wait-ready', help='wait until a Triton serves the models '
+                                     '(the launch files\' readiness gate)')
+    wait_ready.add_argument('--url', default='127.0.0.1:8001', help='gRPC HOST:PORT')
+    wait_ready.add_argument('--models', nargs='+', default=['yolov5', 'lane_detection'])
+    wait_ready.add_argument('--timeout', type=float, default=None,
+                            help='give up after this many seconds (default: wait forever)')
+    wait_ready.set_defaults(run=command_wait_ready)
     return parser
 
 
@@ -98,7 +142,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     run: Callable[[argparse.Namespace], int] = arguments.run
     try:
         return run(arguments)
-    except (ServerError, ModelInstallError) as error:
+    except (ServerError, ModelInstallError, PlanError) as error:
         print(f'triton-perception: error: {error}', file=sys.stderr)
         return 2
 

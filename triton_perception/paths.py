@@ -8,6 +8,7 @@ from pathlib import Path
 PACKAGE = 'triton_perception'
 SOURCE_ROOT = Path(__file__).resolve().parent.parent
 MODEL_REPOSITORY_ENV = 'TRITON_PERCEPTION_MODEL_REPOSITORY'
+FASTDDS_PROFILE_VARIABLES = ('FASTRTPS_DEFAULT_PROFILES_FILE', 'FASTDDS_DEFAULT_PROFILES_FILE')
 
 
 def share_directory() -> Path:
@@ -28,3 +29,13 @@ def config_file(name: str) -> Path:
 def default_model_repository() -> Path:
     override = os.environ.get(MODEL_REPOSITORY_ENV)
     return Path(override) if override else share_directory() / 'model_repository'
+
+
+def dds_profile_environment() -> dict[str, str]:
+    """Large camera frames need the shared-memory Fast DDS profile (config/fastdds_profile.xml),
+    unless the user chose a profile of their own or another middleware."""
+    rmw = os.environ.get('RMW_IMPLEMENTATION', 'rmw_fastrtps_cpp')
+    if not rmw.startswith('rmw_fastrtps') or any(
+            os.environ.get(variable) for variable in FASTDDS_PROFILE_VARIABLES):
+        return {}
+    return {'FASTRTPS_DEFAULT_PROFILES_FILE': str(config_file('fastdds_profile.xml'))}

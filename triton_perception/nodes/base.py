@@ -25,11 +25,10 @@ from std_msgs.msg import Header
 from triton_perception.accounting import AccountingSnapshot, FrameAccounting
 from triton_perception.image_conversion import compressed_to_rgb, image_to_rgb
 from triton_perception.parameters import ParameterError, ParameterSpec, ParameterValue
-from triton_perception.paths import config_file
+from triton_perception.paths import dds_profile_environment
 from triton_perception.triton.client import ClientSettings, Frame, InferenceWorker, Tensors, \
     TlsOptions
 
-FASTDDS_PROFILE_VARIABLES = ('FASTRTPS_DEFAULT_PROFILES_FILE', 'FASTDDS_DEFAULT_PROFILES_FILE')
 FRAME_PROBLEM_THROTTLE_S = 5.0
 
 
@@ -196,21 +195,13 @@ class PerceptionNode(Node):
         super().destroy_node()
 
 
-def use_package_dds_profile() -> None:
-    """Large camera frames need the shared-memory profile unless the user chose their own."""
-    rmw = os.environ.get('RMW_IMPLEMENTATION', 'rmw_fastrtps_cpp')
-    if rmw.startswith('rmw_fastrtps') and not any(
-            os.environ.get(variable) for variable in FASTDDS_PROFILE_VARIABLES):
-        os.environ['FASTRTPS_DEFAULT_PROFILES_FILE'] = str(config_file('fastdds_profile.xml'))
-
-
 def _raise_keyboard_interrupt(_signum: int, _frame: object) -> None:
     raise KeyboardInterrupt
 
 
 def run_nodes(factories: list[Callable[[], Node]], args: list[str] | None = None) -> int:
     """Start the nodes in one process; exit 2 with the reason on bad parameters."""
-    use_package_dds_profile()
+    os.environ.update(dds_profile_environment())
     rclpy.init(args=args)
     # Humble's rclpy only handles SIGINT; stop the same clean way on SIGTERM.
     signal.signal(signal.SIGTERM, _raise_keyboard_interrupt)

@@ -204,7 +204,7 @@ def check_ports_free(config: ServerConfig) -> None:
                     f'tritonserver may be running; stop it or choose another {name}') from None
 
 
-def _die_with_parent() -> None:
+def die_with_parent() -> None:
     """Linux: SIGTERM tritonserver when the process that started it dies, even by SIGKILL."""
     libc = ctypes.CDLL('libc.so.6', use_errno=True)
     pr_set_pdeathsig = 1
@@ -245,7 +245,7 @@ class TritonServer:
         self._process = subprocess.Popen(
             command, env=server_environment(installation), stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, bufsize=1,
-            preexec_fn=_die_with_parent)
+            preexec_fn=die_with_parent)
         self._reader = threading.Thread(target=self._read_output, name='tritonserver-log',
                                         daemon=True)
         self._reader.start()

@@ -1,0 +1,33 @@
+# The README's commands. Each sets up what it needs first, so a fresh clone needs only these.
+SHELL := /bin/bash
+PYTHON_VENV := .venv/bin/python
+CLI := .venv/bin/triton-perception
+
+.PHONY: setup models test test-fast demo bench soak shell clean
+
+setup:
+	@bash dev/setup.sh
+
+models: setup
+	@$(CLI) models install
+
+# Everything: unit tests, real tritonserver, real ROS nodes over Fast DDS, real bags.
+test: models
+	@$(PYTHON_VENV) -m pytest -ra
+
+# Pure-function tests only (seconds).
+test-fast: setup
+	@$(PYTHON_VENV) -m pytest -ra -m "not server and not ros"
+
+demo: models
+	@$(CLI) demo
+
+bench: models
+	@$(CLI) bench --json out/bench.json
+
+shell: setup
+	@echo "Entering a shell with .venv active (exit to leave)"; \
+	bash --rcfile <(echo '. ~/.bashrc 2>/dev/null; . .venv/bin/activate; export FASTRTPS_DEFAULT_PROFILES_FILE=$(CURDIR)/config/fastdds_profile.xml')
+
+clean:
+	rm -rf out .pytest_cache

@@ -1,0 +1,38 @@
+"""The perception nodes against a running Triton (local or remote), started once it is ready."""
+import sys
+
+from launch import LaunchContext, LaunchDescription
+from launch.actions import (ExecuteProcess, OpaqueFunction, RegisterEventHandler,
+                            SetEnvironmentVariable)
+from launch.event_handlers import OnProcessExit
+from launch_ros.actions import Node
+
+from triton_perception.launch_support import argument_values, declare_arguments
+from triton_perception.plan import pipeline_plan
+
+NODE_ARGUMENTS = ('camera_topic', 'input_transport', 'triton_url', 'params_file',
+                  'enable_detections', 'enable_lanes', 'enable_overlay', 'namespace',
+                  'use_sim_time')
+
+
+def node_actions(context: LaunchContext) -> list:
+    values = argument_values(context, NODE_ARGUMENTS)
+    plan = pipeline_plan({**values, 'start_triton': 'false',
+                          'triton_url': values['triton_url'] or '127.0.0.1:8001'})
+    # Readiness gate: the nodes start once Triton serves the ensembles, not after a sleep.
+    gate = ExecuteProcess(cmd=[sys.executable, '-m', 'triton_perception.cli', 'wait-ready',
+                               '--url', plan.triton_url], name='wait_for_triton', output='screen')
+    nodes = [Node(package='triton_perception', executable=node.executable, name=node.name,
+                  namespace=node.namespace or None,
+                  parameters=[str(node.params_file), node.parameters],
+                  remappings=list(node.remappings), output='screen')
+             for node in plan.nodes]
+    return [*[SetEnvironmentVariable(name, value) for name, value in plan.environment.items()],
+            gate, RegisterEventHandler(OnProcessExit(target_action=gate, on_exit=nodes))]
+
+
+def generate_launch_description() -> LaunchDescription:
+    return LaunchDescription([
+        *declare_arguments(NODE_ARGUMENTS),
+        OpaqueFunction(function=node_actions),
+    ])

@@ -1,0 +1,41 @@
+"""The whole pipeline: tritonserver (optional), perception nodes behind a readiness gate, rviz.
+
+ros2 launch triton_perception pipeline.launch.py [name:=value ...]; `ros2 launch -s` lists the
+arguments. `triton-perception run` starts the same plan on machines without ROS launch.
+"""
+from pathlib import Path
+
+from launch import LaunchContext, LaunchDescription
+from launch.actions import IncludeLaunchDescription, OpaqueFunction
+from launch.launch_description_sources import PythonLaunchDescriptionSource
+from launch_ros.actions import Node
+
+from triton_perception.launch_support import argument_values, declare_arguments
+from triton_perception.plan import ARGUMENT_NAMES, pipeline_plan
+
+HERE = Path(__file__).resolve().parent
+
+
+def include(file_name: str, arguments: dict) -> IncludeLaunchDescription:
+    return IncludeLaunchDescription(PythonLaunchDescriptionSource(str(HERE / file_name)),
+                                    launch_arguments=list(arguments.items()))
+
+
+def pipeline_actions(context: LaunchContext) -> list:
+    values = argument_values(context, ARGUMENT_NAMES)
+    plan = pipeline_plan(values)  # validates the combination before anything starts
+    actions = []
+    if plan.server:
+        actions.append(include('triton_server.launch.py', values))
+    actions.append(include('perception_nodes.launch.py', {**values, 'triton_url': plan.triton_url}))
+    if plan.rviz_config:
+        actions.append(Node(package='rviz2', executable='rviz2', name='rviz2',
+                            arguments=['-d', str(plan.rviz_config)], output='screen'))
+    return actions
+
+
+def generate_launch_description() -> LaunchDescription:
+    return LaunchDescription([
+        *declare_arguments(ARGUMENT_NAMES),
+        OpaqueFunction(function=pipeline_actions),
+    ])

@@ -1,0 +1,31 @@
+"""tritonserver alone, bound to loopback, respawned after a crash (server arguments of the plan)."""
+from launch import LaunchContext, LaunchDescription
+from launch.actions import ExecuteProcess, LogInfo, OpaqueFunction
+
+from triton_perception.launch_support import argument_values, declare_arguments
+from triton_perception.plan import pipeline_plan
+from triton_perception.triton.server import find_tritonserver, server_command, server_environment
+
+SERVER_ARGUMENTS = ('tritonserver', 'model_repository', 'profile', 'grpc_port', 'http_port',
+                    'metrics_port', 'respawn_triton', 'respawn_delay')
+
+
+def server_actions(context: LaunchContext) -> list:
+    values = argument_values(context, SERVER_ARGUMENTS)
+    plan = pipeline_plan(values)
+    installation = find_tritonserver(plan.server.tritonserver)
+    return [
+        LogInfo(msg=f'tritonserver: {plan.server.model_repository} '
+                    f'(profile {values["profile"]}), gRPC {plan.triton_url}'),
+        ExecuteProcess(cmd=server_command(plan.server, installation),
+                       env=server_environment(installation), name='tritonserver',
+                       output='screen', respawn=plan.respawn_triton,
+                       respawn_delay=plan.respawn_delay_s, sigterm_timeout='5'),
+    ]
+
+
+def generate_launch_description() -> LaunchDescription:
+    return LaunchDescription([
+        *declare_arguments(SERVER_ARGUMENTS),
+        OpaqueFunction(function=server_actions),
+    ])

@@ -1,0 +1,123 @@
+"""The pipeline plan that the launch files and `triton-perception run` share (no ROS launch needed)."""
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+import yaml
+
+from conftest import REPO
+from triton_perception.parameters import DETECTION, LANES, OVERLAY
+from triton_perception.plan import ARGUMENT_NAMES, PlanError, parse_launch_arguments, \
+    pipeline_plan
+
+
+def test_defaults_start_a_local_server_and_three_nodes() -> None:
+    plan = pipeline_plan({})
+    assert plan.server is not None and plan.server.address == '127.0.0.1'
+    assert plan.triton_url == '127.0.0.1:8001'
+    assert [node.name for node in plan.nodes] == ['detection_node', 'lane_node', 'overlay_node']
+    detection = plan.nodes[0]
+    assert detection.parameters['triton_url'] == '127.0.0.1:8001'
+    assert ('image', '/camera/image_raw') in detection.remappings
+    assert ('image/compressed', '/camera/image_raw/compressed') in detection.remappings
+    assert detection.params_file == REPO / 'config' / 'params.yaml'
+    assert plan.respawn_triton and plan.respawn_delay_s == 3.0
+    assert plan.rviz_config is None
+
+
+def test_overrides_reach_the_nodes() -> None:
+    plan = pipeline_plan(parse_launch_arguments([
+        'camera_topic:=/cam/front/image', 'namespace:=perception', 'input_transport:=compressed',
+        'grpc_port:=9001', 'http_port:=9000', 'metrics_port:=9002', 'enable_lanes:=false',
+        'use_sim_time:=true', 'respawn_triton:=false', 'rviz:=true']))
+    assert plan.triton_url == '127.0.0.1:9001'
+    assert [node.name for node in plan.nodes] == ['detection_node', 'overlay_node']
+    detection, overlay = plan.nodes
+    assert detection.namespace == '/perception'
+    assert detection.parameters['input_transport'] == 'compressed'
+    assert detection.parameters['use_sim_time'] is True
+    assert ('image/compressed', '/cam/front/image/compressed') in detection.remappings
+    assert overlay.parameters['expect_lanes'] is False
+    assert not plan.respawn_triton
+    assert plan.rviz_config == REPO / 'config' / 'pipeline.rviz'
+    arguments = detection.ros_arguments()
+    assert arguments[:2] == ['--ros-args', '-r'] and '__ns:=/perception' in arguments
+    assert 'use_sim_time:=true' in arguments and 'triton_url:=127.0.0.1:9001' in arguments
+
+
+def test_remote_triton() -> None:
+    plan = pipeline_plan({'start_triton': 'false', 'triton_url': 'jetson.local:8001'})
+    assert plan.server is None
+    assert {node.parameters.get('triton_url') for node in plan.nodes[:2]} == {'jetson.local:8001'}
+
+
+@pytest.mark.parametrize('values,message', [
+    ({'start_triton': 'false'}, 'needs triton_url'),
+    ({'profile': 'gpu'}, "'gpu' is not one of auto, tensorrt, cpu"),
+    ({'grpc_port': 'x'}, "'grpc_port': 'x' is not a port"),
+    ({'grpc_port': '70000'}, 'not a TCP port'),
+    ({'grpc_port': '8000'}, 'must differ'),
+    ({'enable_lanes': 'false', 'enable_detections': 'false'}, 'nothing to run'),
+    ({'params_file': '/nonexistent.yaml'}, 'does not exist'),
+    ({'model_repository': '/nonexistent'}, 'does not exist'),
+    ({'camera_topic': ' '}, 'camera_topic'),
+    ({'rviz': 'yes'}, "'yes' is not one of true, false"),
+    ({'respawn_delay': 'soon'}, 'respawn_delay'),
+    ({'colour': 'red'}, 'unknown argument'),
+])
+def test_invalid_combinations_fail_clearly(values: dict[str, str], message: str) -> None:
+    with pytest.raises(PlanError, match=message):
+        pipeline_plan(values)
+
+
+def test_launch_argument_syntax() -> None:
+    assert parse_launch_arguments(['rviz:=true']) == {'rviz': 'true'}
+    with pytest.raises(PlanError, match='name:=value'):
+        parse_launch_arguments(['camera_topic=/x'])
+
+
+def test_params_file_holds_every_node_parameter_with_its_default() -> None:
+    params = yaml.safe_load((REPO / 'config' / 'params.yaml').read_text())
+    for node, specs in (('detection_node', DETECTION), ('lane_node', LANES),
+                        ('overlay_node', OVERLAY)):
+        values = params[f'/**/{node}']['ros__parameters']
+        assert values == {spec.name: spec.default for spec in specs}, node
+
+
+@pytest.mark.parametrize('launch_file', ['pipeline', 'triton_server', 'perception_nodes'])
+def test_launch_files_only_use_declared_plan_arguments(launch_file: str) -> None:
+    """Without ROS launch here, check statically that each launch file maps plan arguments."""
+    tree = ast.parse((REPO / 'launch' / f'{launch_file}.launch.py').read_text())
+    names = {node.id for node in ast.walk(tree) if isinstance(node, ast.Name)}
+    assert 'generate_launch_description' in {
+        node.name for node in ast.walk(tree) if isinstance(node, ast.FunctionDef)}
+    assert 'pipeline_plan' in names
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Tuple) and all(isinstance(item, ast.Constant) for item in node.elts):
+            listed = [item.value for item in node.elts]
+            if listed and all(isinstance(item, str) for item in listed) and set(listed) & set(
+                    ARGUMENT_NAMES):
+                assert set(listed) <= set(ARGUMENT_NAMES), listed
+
+
+def test_rviz_config_names_only_published_topics() -> None:
+    config = yaml.safe_load((REPO / 'config' / 'pipeline.rviz').read_text())
+    topics = []
+
+    def collect(item: object) -> None:
+        if isinstance(item, dict):
+            topic = item.get('Topic')
+            if isinstance(topic, dict) and 'Value' in topic:
+                topics.append(topic['Value'])
+            for value in item.values():
+                collect(value)
+        elif isinstance(item, list):
+            for value in item:
+                collect(value)
+    collect(config)
+    published = {'/camera/image_raw', '/overlay', '/detections/overlay', '/lanes/overlay',
+                 '/drivable_area'}
+    assert topics and set(topics) <= published, topics
+    assert Path(REPO / 'config' / 'pipeline.rviz').is_file()

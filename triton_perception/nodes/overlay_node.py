@@ -1,0 +1,182 @@
+"""overlay_node: one annotated image (drivable area, lanes, boxes) for rviz or rqt_image_view.
+
+Frames and results are matched by header stamp in a bounded cache. The node subscribes to the
+camera only while someone subscribes to `overlay`, so it costs nothing when unwatched.
+"""
+from __future__ import annotations
+
+import collections
+import sys
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from rclpy.node import Node
+from sensor_msgs.msg import CompressedImage, Image, PointCloud2
+from vision_msgs.msg import Detection2DArray, LabelInfo
+
+from triton_perception.accounting import FrameRejected
+from triton_perception.image_conversion import compressed_to_rgb, image_to_rgb
+from triton_perception.messages import image_message, read_lane_points
+from triton_perception.nodes.base import (LATCHED_QOS, OVERLAY_QOS, RESULT_QOS, image_qos,
+                                          run_nodes)
+from triton_perception.overlay import draw_detections, draw_drivable_area, draw_lanes
+from triton_perception.parameters import OVERLAY, validate_all
+
+WATCH_PERIOD_S = 0.5
+StampKey = tuple[int, int]
+
+
+def stamp_key(header: Any) -> StampKey:
+    return header.stamp.sec, header.stamp.nanosec
+
+
+@dataclass
+class PendingFrame:
+    message: Image | CompressedImage
+    arrived: float
+    results: dict[str, Any] = field(default_factory=dict)
+
+
+def detections_array(message: Detection2DArray, labels: list[str]) -> np.ndarray:
+    """Detection2DArray -> DETECTIONS rows, so one drawing function serves every caller."""
+    rows = []
+    for detection in message.detections:
+        box, hypothesis = detection.bbox, detection.results[0].hypothesis
+        class_id = labels.index(hypothesis.class_id) if hypothesis.class_id in labels else -1
+        rows.append((box.center.position.x - box.size_x / 2, box.center.position.y - box.size_y / 2,
+                     box.center.position.x + box.size_x / 2, box.center.position.y + box.size_y / 2,
+                     hypothesis.score, class_id))
+    return np.array(rows, dtype=np.float32).reshape(-1, 6)
+
+
+def lanes_from_cloud(cloud: PointCloud2) -> tuple[np.ndarray, np.ndarray]:
+    """PointCloud2 -> (LANES [L, P, 2], LANE_SIDES [L]) for drawing."""
+    points = read_lane_points(cloud)
+    lanes, sides = [], []
+    for lane_id in np.unique(points['lane_id']):
+        lane = points[points['lane_id'] == lane_id]
+        lanes.append(np.stack([lane['u'], lane['v']], axis=1))
+        sides.append(int(lane['side'][0]))
+    return lanes, np.array(sides, dtype=np.int8)
+
+
+class OverlayNode(Node):
+    def __init__(self, **node_options: Any) -> None:
+        super().__init__('overlay_node', **node_options)
+        values = {spec.name: self.declare_parameter(spec.name, spec.default).value
+                  for spec in OVERLAY}
+        self.settings = validate_all(OVERLAY, values)
+        self.expected = (['detections'] if self.settings['expect_detections'] else []) + (
+            ['lanes', 'drivable_area'] if self.settings['expect_lanes'] else [])
+        self._lock = threading.Lock()
+        self._pending: collections.OrderedDict[StampKey, PendingFrame] = collections.OrderedDict()
+        self._early_results: collections.OrderedDict[StampKey, dict[str, Any]] = \
+            collections.OrderedDict()
+        self.labels: list[str] = []
+        self._overlay = self.create_publisher(Image, 'overlay', OVERLAY_QOS)
+        self.create_subscription(LabelInfo, 'label_info', self._on_labels, LATCHED_QOS)
+        for topic, message_type in (('detections', Detection2DArray), ('lanes', PointCloud2),
+                                    ('drivable_area', Image)):
+            if topic in self.expected:
+                self.create_subscription(message_type, topic,
+                                         lambda message, key=topic: self._on_result(key, message),
+                                         RESULT_QOS)
+        self._camera_subscription = None
+        self.create_timer(WATCH_PERIOD_S, self._follow_watchers)
+
+    def _on_labels(self, message: LabelInfo) -> None:
+        ordered = sorted(message.class_map, key=lambda item: item.class_id)
+        self.labels = [item.class_name for item in ordered]
+
+    def _follow_watchers(self) -> None:
+        """Subscribe to the camera only while the overlay is watched; flush stale frames."""
+        watched = self._overlay.get_subscription_count() > 0
+        if watched and self._camera_subscription is None:
+            qos = image_qos(self.settings['qos_reliability'], 1)
+            if self.settings['input_transport'] == 'compressed':
+                self._camera_subscription = self.create_subscription(
+                    CompressedImage, 'image/compressed', self._on_frame, qos)
+            else:
+                self._camera_subscription = self.create_subscription(
+                    Image, 'image', self._on_frame, qos)
+        elif not watched and self._camera_subscription is not None:
+            self.destroy_subscription(self._camera_subscription)
+            self._camera_subscription = None
+            with self._lock:
+                self._pending.clear()
+                self._early_results.clear()
+        self._flush(time.monotonic())
+
+    def _on_frame(self, message: Image | CompressedImage) -> None:
+        key = stamp_key(message.header)
+        with self._lock:
+            frame = PendingFrame(message, time.monotonic(), self._early_results.pop(key, {}))
+            self._pending[key] = frame
+            while len(self._pending) > self.settings['cache_size']:
+                self._pending.popitem(last=False)
+        self._draw_if_complete(key)
+
+    def _on_result(self, topic: str, message: Any) -> None:
+        key = stamp_key(message.header)
+        with self._lock:
+            if key in self._pending:
+                self._pending[key].results[topic] = message
+            elif self._camera_subscription is not None:
+                self._early_results.setdefault(key, {})[topic] = message
+                while len(self._early_results) > self.settings['cache_size']:
+                    self._early_results.popitem(last=False)
+        self._draw_if_complete(key)
+
+    def _draw_if_complete(self, key: StampKey) -> None:
+        with self._lock:
+            frame = self._pending.get(key)
+            if frame is None or any(topic not in frame.results for topic in self.expected):
+                return
+            del self._pending[key]
+        self._draw(frame)
+
+    def _flush(self, now: float) -> None:
+        """Frames whose results did not all arrive in time are drawn with what did."""
+        with self._lock:
+            stale = [key for key, frame in self._pending.items()
+                     if now - frame.arrived > self.settings['max_wait_s']]
+            frames = [self._pending.pop(key) for key in stale]
+        for frame in frames:
+            if frame.results:
+                self._draw(frame)
+
+    def _draw(self, frame: PendingFrame) -> None:
+        try:
+            if isinstance(frame.message, CompressedImage):
+                rgb = compressed_to_rgb(frame.message, self.settings['max_image_pixels'])
+            else:
+                rgb = image_to_rgb(frame.message, self.settings['max_image_pixels']).copy()
+        except FrameRejected as rejection:
+            self.get_logger().warning(f'overlay skipped a frame: {rejection}',
+                                      throttle_duration_sec=5.0)
+            return
+        results = frame.results
+        if 'drivable_area' in results:
+            mask_message = results['drivable_area']
+            mask = np.frombuffer(bytes(mask_message.data), dtype=np.uint8).reshape(
+                mask_message.height, mask_message.step)[:, :mask_message.width]
+            if mask.shape == rgb.shape[:2]:
+                draw_drivable_area(rgb, mask)
+        if 'lanes' in results:
+            lanes, sides = lanes_from_cloud(results['lanes'])
+            draw_lanes(rgb, lanes, sides)
+        if 'detections' in results:
+            draw_detections(rgb, detections_array(results['detections'], self.labels),
+                            self.labels)
+        self._overlay.publish(image_message(rgb, frame.message.header, 'rgb8'))
+
+
+def main(args: list[str] | None = None) -> None:
+    sys.exit(run_nodes([OverlayNode], args))
+
+
+if __name__ == '__main__':
+    main()

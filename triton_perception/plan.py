@@ -1,0 +1,201 @@
+"""Launch arguments -> the processes, parameters and remappings of a pipeline.
+
+launch/*.launch.py and `triton-perception run` both build their processes from this plan, so
+the launch files stay thin and everything they do is tested without ROS launch installed.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from triton_perception.paths import config_file, default_model_repository, dds_profile_environment
+from triton_perception.triton.server import PROFILES, ServerConfig, ServerError
+
+PACKAGE = 'triton_perception'
+
+
+class PlanError(ValueError):
+    """The launch arguments do not describe a pipeline; the message says which and why."""
+
+
+@dataclass(frozen=True)
+class Argument:
+    name: str
+    default: str
+    description: str
+    choices: tuple[str, ...] = ()
+
+
+BOOLEAN = ('true', 'false')
+ARGUMENTS = (
+    Argument('camera_topic', '/camera/image_raw',
+             'sensor_msgs/Image topic of the camera (for compressed input, its '
+             '<camera_topic>/compressed is used)'),
+    Argument('input_transport', 'raw', 'raw (Image) or compressed (CompressedImage jpeg/png)',
+             ('raw', 'compressed')),
+    Argument('start_triton', 'true', 'start a local tritonserver (false: use triton_url)',
+             BOOLEAN),
+    Argument('triton_url', '', 'gRPC HOST:PORT of an existing Triton (required when '
+             'start_triton is false; default 127.0.0.1:<grpc_port>)'),
+    Argument('tritonserver', '', 'path of the tritonserver binary (default: PATH, '
+             '/opt/tritonserver, the nvidia-pytriton wheel)'),
+    Argument('model_repository', '', 'Triton model repository (default: the package\'s)'),
+    Argument('profile', 'auto', 'tensorrt (Orin engines), cpu (ONNX in the Python backend) or '
+             'auto (tensorrt when engines exist)', PROFILES),
+    Argument('grpc_port', '8001', 'gRPC port of the local tritonserver'),
+    Argument('http_port', '8000', 'HTTP port of the local tritonserver (readiness checks)'),
+    Argument('metrics_port', '8002', 'metrics port of the local tritonserver'),
+    Argument('respawn_triton', 'true', 'restart tritonserver after a crash', BOOLEAN),
+    Argument('respawn_delay', '3.0', 'seconds before tritonserver is restarted'),
+    Argument('params_file', '', 'node parameters YAML (default: config/params.yaml)'),
+    Argument('enable_detections', 'true', 'run detection_node', BOOLEAN),
+    Argument('enable_lanes', 'true', 'run lane_node', BOOLEAN),
+    Argument('enable_overlay', 'true', 'run overlay_node (one combined annotated image)',
+             BOOLEAN),
+    Argument('rviz', 'false', 'start rviz2 with config/pipeline.rviz', BOOLEAN),
+    Argument('namespace', '', 'namespace of the nodes and their topics, e.g. /perception'),
+    Argument('use_sim_time', 'false', 'use /clock (bag replay with --clock)', BOOLEAN),
+)
+ARGUMENT_NAMES = tuple(argument.name for argument in ARGUMENTS)
+
+
+@dataclass(frozen=True)
+class NodePlan:
+    executable: str
+    name: str
+    namespace: str
+    params_file: Path
+    parameters: dict[str, object]
+    remappings: tuple[tuple[str, str], ...]
+
+    def ros_arguments(self) -> list[str]:
+        """The `--ros-args` a process needs for this node, as `ros2 run` would pass them."""
+        arguments = ['--ros-args', '-r', f'__node:={self.name}', '--params-file',
+                     str(self.params_file)]
+        if self.namespace:
+            arguments += ['-r', f'__ns:={self.namespace}']
+        for name, value in self.parameters.items():
+            text = str(value).lower() if isinstance(value, bool) else str(value)
+            arguments += ['-p', f'{name}:={text}']
+        for source, target in self.remappings:
+            arguments += ['-r', f'{source}:={target}']
+        return arguments
+
+
+@dataclass(frozen=True)
+class PipelinePlan:
+    server: ServerConfig | None
+    triton_url: str
+    respawn_triton: bool
+    respawn_delay_s: float
+    nodes: tuple[NodePlan, ...]
+    rviz_config: Path | None
+    environment: dict[str, str] = field(default_factory=dict)
+
+
+def parse_launch_arguments(tokens: list[str]) -> dict[str, str]:
+    """`name:=value` tokens as `ros2 launch` takes them; unknown names are an error."""
+    values = {}
+    for token in tokens:
+        name, separator, value = token.partition(':=')
+        if not separator:
+            raise PlanError(f"'{token}' is not of the form name:=value")
+        if name not in ARGUMENT_NAMES:
+            raise PlanError(f"unknown argument '{name}'; known: {', '.join(ARGUMENT_NAMES)}")
+        values[name] = value
+    return values
+
+
+def _validated(values: dict[str, str]) -> dict[str, str]:
+    unknown = sorted(set(values) - set(ARGUMENT_NAMES))
+    if unknown:
+        raise PlanError(f"unknown argument(s) {unknown}; known: {', '.join(ARGUMENT_NAMES)}")
+    merged = {argument.name: values.get(argument.name, argument.default) for argument in ARGUMENTS}
+    for argument in ARGUMENTS:
+        if argument.choices and merged[argument.name] not in argument.choices:
+            raise PlanError(f"argument '{argument.name}': '{merged[argument.name]}' is not one of "
+                            f"{', '.join(argument.choices)}")
+    return merged
+
+
+def _port(values: dict[str, str], name: str) -> int:
+    try:
+        port = int(values[name])
+    except ValueError:
+        raise PlanError(f"argument '{name}': '{values[name]}' is not a port number") from None
+    if not 0 < port < 65536:
+        raise PlanError(f"argument '{name}': {port} is not a TCP port (1-65535)")
+    return port
+
+
+def _resolve_topic(topic: str) -> str:
+    if not topic.strip():
+        raise PlanError("argument 'camera_topic' is empty; give the camera's Image topic")
+    return topic
+
+
+def _namespace(value: str) -> str:
+    value = value.strip()
+    if value and not value.startswith('/'):
+        value = '/' + value
+    return value.rstrip('/')
+
+
+def pipeline_plan(values: dict[str, str]) -> PipelinePlan:
+    """Validate the arguments and say which processes to start with what."""
+    arguments = _validated(values)
+    is_true = {argument.name: arguments[argument.name] == 'true' for argument in ARGUMENTS
+               if argument.choices == BOOLEAN}
+    start_triton = is_true['start_triton']
+    server = None
+    if start_triton:
+        try:
+            server = ServerConfig(
+                model_repository=Path(arguments['model_repository'] or default_model_repository()),
+                profile=arguments['profile'], tritonserver=arguments['tritonserver'] or None,
+                grpc_port=_port(arguments, 'grpc_port'), http_port=_port(arguments, 'http_port'),
+                metrics_port=_port(arguments, 'metrics_port'))
+        except ServerError as error:
+            raise PlanError(str(error)) from None
+        triton_url = arguments['triton_url'] or server.grpc_url
+    else:
+        if not arguments['triton_url']:
+            raise PlanError("start_triton:=false needs triton_url:=HOST:PORT (the gRPC endpoint "
+                            "of the Triton to use)")
+        triton_url = arguments['triton_url']
+    try:
+        respawn_delay_s = float(arguments['respawn_delay'])
+    except ValueError:
+        raise PlanError(f"argument 'respawn_delay': '{arguments['respawn_delay']}' is not a "
+                        "number of seconds") from None
+    params_file = Path(arguments['params_file'] or config_file('params.yaml'))
+    if not params_file.is_file():
+        raise PlanError(f"argument 'params_file': {params_file} does not exist")
+    if not (is_true['enable_detections'] or is_true['enable_lanes']):
+        raise PlanError('enable_detections and enable_lanes are both false: nothing to run')
+
+    camera = _resolve_topic(arguments['camera_topic'])
+    namespace = _namespace(arguments['namespace'])
+    common = {'triton_url': triton_url, 'input_transport': arguments['input_transport'],
+              'use_sim_time': is_true['use_sim_time']}
+    camera_remaps = (('image', camera), ('image/compressed', f'{camera}/compressed'))
+    nodes = []
+    if is_true['enable_detections']:
+        nodes.append(NodePlan('detection_node', 'detection_node', namespace, params_file,
+                              dict(common), camera_remaps))
+    if is_true['enable_lanes']:
+        nodes.append(NodePlan('lane_node', 'lane_node', namespace, params_file, dict(common),
+                              camera_remaps))
+    if is_true['enable_overlay']:
+        nodes.append(NodePlan(
+            'overlay_node', 'overlay_node', namespace, params_file,
+            {'use_sim_time': is_true['use_sim_time'],
+             'input_transport': arguments['input_transport'],
+             'expect_detections': is_true['enable_detections'],
+             'expect_lanes': is_true['enable_lanes']},
+            camera_remaps))
+    return PipelinePlan(
+        server=server, triton_url=triton_url, respawn_triton=is_true['respawn_triton'],
+        respawn_delay_s=respawn_delay_s, nodes=tuple(nodes),
+        rviz_config=config_file('pipeline.rviz') if is_true['rviz'] else None,
+        environment=dds_profile_environment())
