@@ -9,6 +9,8 @@ import time
 from pathlib import Path
 from typing import Callable, Sequence
 
+from triton_perception.bag.commands import add_bag_commands
+from triton_perception.bag.common import BagError
 from triton_perception.models import ModelInstallError, default_models_directory, install_models
 from triton_perception.paths import default_model_repository
 from triton_perception.plan import ARGUMENTS, PlanError, parse_launch_arguments, pipeline_plan
@@ -134,6 +136,8 @@ def build_parser() -> argparse.ArgumentParser:
     wait_ready.add_argument('--timeout', type=float, default=None,
                             help='give up after this many seconds (default: wait forever)')
     wait_ready.set_defaults(run=command_wait_ready)
+
+    add_bag_commands(commands)
     return parser
 
 
@@ -142,7 +146,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     run: Callable[[argparse.Namespace], int] = arguments.run
     try:
         return run(arguments)
-    except (ServerError, ModelInstallError, PlanError) as error:
+    except (ServerError, ModelInstallError, PlanError, BagError) as error:
         print(f'triton-perception: error: {error}', file=sys.stderr)
         return 2
 

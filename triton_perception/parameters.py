@@ -117,6 +117,10 @@ LANES = COMMON + (
 )
 
 OVERLAY = (
+    choice('input_transport', 'raw', ('raw', 'compressed'),
+           'raw: draw on image (sensor_msgs/Image); compressed: on image/compressed'),
+    flag('expect_detections', True, 'wait for detections before drawing a frame'),
+    flag('expect_lanes', True, 'wait for lanes and drivable_area before drawing a frame'),
     number('cache_size', 30, 1, 1000, 'frames kept while waiting for matching results'),
     number('max_wait_s', 1.0, 0.0, 30.0, 'how long a frame waits for the results of both '
            'nodes before it is drawn with what arrived (s)'),

@@ -1,0 +1,356 @@
+"""Bag tools on the real clip: make -> read back, and play -> record across two DDS processes.
+
+Bags are read back with rosbags directly (not only through triton_perception.bag.reading),
+so a bug shared by writer and reader cannot hide itself.
+"""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import cv2
+import numpy as np
+import pytest
+import yaml
+from rosbags.highlevel import AnyReader
+from rosbags.rosbag2 import Reader
+
+from triton_perception.bag.common import (
+    COMPRESSED_IMAGE_TYPE,
+    DEFAULT_TOPIC,
+    IMAGE_TYPE,
+    BagError,
+    typestore,
+    typestore_for,
+)
+from triton_perception.bag.make import DEFAULT_EPOCH_S, make_bag
+from triton_perception.bag.reading import read_images
+
+REPO = Path(__file__).resolve().parents[1]
+SHARED = REPO.parent / 'shared'
+CLIP = SHARED / 'data' / 'videos' / 'solidWhiteRight.mp4'
+ROAD_IMAGES = SHARED / 'data' / 'road' / 'bdd'
+FASTDDS_PROFILE = REPO / 'config' / 'fastdds_profile.xml'
+RECORDER_PROCESS = Path(__file__).with_name('bag_recorder_process.py')
+
+EPOCH_NS = DEFAULT_EPOCH_S * 1_000_000_000
+CLIP_FRAME_NS = 40_000_000  # 25 fps
+ROUND_TRIP_FRAMES = 50
+PLAY_FRAMES = 10
+# Upper bound for process start-up, discovery and delivery; every wait ends as soon as its
+# condition holds.
+ROS_TIMEOUT_S = 30.0
+
+NO_CLIP = f'shared clip {CLIP} not found (expected ../shared next to the repository)'
+needs_clip = pytest.mark.skipif(not CLIP.is_file(), reason=NO_CLIP)
+
+
+def clip_rgb(count: int) -> list[np.ndarray]:
+    capture = cv2.VideoCapture(str(CLIP))
+    frames = []
+    try:
+        while len(frames) < count:
+            ok, bgr = capture.read()
+            assert ok, f'{CLIP} ended after {len(frames)} frames'
+            frames.append(cv2.cvtColor(bgr, cv2.COLOR_BGR2RGB))
+    finally:
+        capture.release()
+    return frames
+
+
+@pytest.fixture(scope='module')
+def clip_frames() -> list[np.ndarray]:
+    if not CLIP.is_file():
+        pytest.skip(NO_CLIP)
+    return clip_rgb(ROUND_TRIP_FRAMES)
+
+
+def installed_hash(type_name: str) -> str:
+    """The RIHS01 hash rclpy's generated interface declares (share/<pkg>/msg/<Type>.json)."""
+    package, kind, name = type_name.split('/')
+    description = Path(sys.prefix) / 'share' / package / kind / f'{name}.json'
+    if not description.is_file():
+        pytest.skip(f'{description} not installed')
+    return json.loads(description.read_text())['type_hashes'][0]['hash_string']
+
+
+def read_messages(bag: Path) -> list[tuple[Any, int, Any]]:
+    """(connection, bag time, deserialised message) for every record, via rosbags only."""
+    with AnyReader([bag]) as reader:
+        return [(connection, stamp, reader.deserialize(raw, connection.msgtype))
+                for connection, stamp, raw in reader.messages()]
+
+
+def raw_records(bag: Path) -> list[bytes]:
+    with Reader(bag) as reader:
+        return [bytes(raw) for _, _, raw in reader.messages()]
+
+
+def header_ns(message: Any) -> int:
+    return message.header.stamp.sec * 1_000_000_000 + message.header.stamp.nanosec
+
+
+@pytest.mark.parametrize('type_name', [IMAGE_TYPE, COMPRESSED_IMAGE_TYPE])
+def test_typestore_hashes_match_rclpy_interfaces(type_name: str) -> None:
+    assert typestore().hash_rihs01(type_name) == installed_hash(type_name)
+
+
+def test_types_outside_the_typestore_come_from_installed_interfaces() -> None:
+    """A recorder of pipeline outputs needs vision_msgs, which rosbags does not ship."""
+    detections = 'vision_msgs/msg/Detection2DArray'
+    expected = installed_hash(detections)  # skips without the dev vision_msgs build
+    assert typestore_for([IMAGE_TYPE, detections]).hash_rihs01(detections) == expected
+    with pytest.raises(BagError, match='no definition of no_such_msgs/msg/Thing'):
+        typestore_for(['no_such_msgs/msg/Thing'])
+
+
+@needs_clip
+@pytest.mark.parametrize('storage', ['mcap', 'sqlite3'])
+def test_video_round_trip_is_lossless(tmp_path: Path, clip_frames: list[np.ndarray],
+                                      storage: str) -> None:
+    bag = tmp_path / 'bag'
+    lines: list[str] = []
+    summary = make_bag(CLIP, bag, storage=storage, max_frames=ROUND_TRIP_FRAMES,
+                       frame_id='front_camera', progress=lines.append)
+
+    assert summary.message_count == ROUND_TRIP_FRAMES
+    assert (summary.width, summary.height, summary.rate_hz) == (960, 540, 25.0)
+    assert lines[0] == f'50/{ROUND_TRIP_FRAMES} frames'
+    records = read_messages(bag)
+    assert len(records) == ROUND_TRIP_FRAMES
+    for index, (connection, stamp, message) in enumerate(records):
+        assert connection.topic == DEFAULT_TOPIC
+        assert connection.msgtype == IMAGE_TYPE
+        assert stamp == EPOCH_NS + index * CLIP_FRAME_NS
+        assert header_ns(message) == stamp
+        assert message.header.frame_id == 'front_camera'
+        assert (message.encoding, message.width, message.height, message.step) == \
+            ('rgb8', 960, 540, 960 * 3)
+        assert np.array_equal(message.data.reshape(540, 960, 3), clip_frames[index]), index
+
+    metadata = yaml.safe_load((bag / 'metadata.yaml').read_text())['rosbag2_bagfile_information']
+    assert metadata['storage_identifier'] == storage
+    assert metadata['message_count'] == ROUND_TRIP_FRAMES
+    (topic,) = metadata['topics_with_message_count']
+    assert topic['message_count'] == ROUND_TRIP_FRAMES
+    assert topic['topic_metadata']['type_description_hash'] == installed_hash(IMAGE_TYPE)
+
+
+@needs_clip
+def test_read_images_matches_the_clip(tmp_path: Path, clip_frames: list[np.ndarray]) -> None:
+    bag = tmp_path / 'bag'
+    make_bag(CLIP, bag, max_frames=5)
+    images = list(read_images(bag))
+    assert [image.stamp_ns for image in images] == \
+        [EPOCH_NS + i * CLIP_FRAME_NS for i in range(5)]
+    assert [image.header_stamp_ns for image in images] == [image.stamp_ns for image in images]
+    for image, expected in zip(images, clip_frames):
+        assert np.array_equal(image.rgb, expected)
+
+
+@needs_clip
+def test_bgr8_keeps_opencv_byte_order(tmp_path: Path, clip_frames: list[np.ndarray]) -> None:
+    bag = tmp_path / 'bag'
+    make_bag(CLIP, bag, max_frames=3, encoding='bgr8', storage='sqlite3')
+    records = read_messages(bag)
+    assert [m.encoding for _, _, m in records] == ['bgr8'] * 3
+    for (_, _, message), expected in zip(records, clip_frames):
+        assert np.array_equal(message.data.reshape(540, 960, 3), expected[..., ::-1])
+    for image, expected in zip(read_images(bag), clip_frames):
+        assert np.array_equal(image.rgb, expected)
+
+
+@needs_clip
+def test_compressed_round_trip_within_jpeg_tolerance(tmp_path: Path,
+                                                     clip_frames: list[np.ndarray]) -> None:
+    bag = tmp_path / 'bag'
+    summary = make_bag(CLIP, bag, compressed=True, max_frames=ROUND_TRIP_FRAMES)
+
+    assert summary.msgtype == COMPRESSED_IMAGE_TYPE
+    records = read_messages(bag)
+    assert len(records) == ROUND_TRIP_FRAMES
+    assert {c.msgtype for c, _, _ in records} == {COMPRESSED_IMAGE_TYPE}
+    assert {m.format for _, _, m in records} == {'jpeg'}
+    assert [header_ns(m) for _, _, m in records] == \
+        [EPOCH_NS + i * CLIP_FRAME_NS for i in range(ROUND_TRIP_FRAMES)]
+    for image, expected in zip(read_images(bag), clip_frames):
+        assert image.rgb.shape == expected.shape
+        assert np.abs(image.rgb.astype(np.int16) - expected).mean() < 3.0
+    metadata = yaml.safe_load((bag / 'metadata.yaml').read_text())['rosbag2_bagfile_information']
+    assert metadata['topics_with_message_count'][0]['topic_metadata']['type_description_hash'] \
+        == installed_hash(COMPRESSED_IMAGE_TYPE)
+
+
+def test_image_directory_is_sorted_and_timed_at_10_hz(tmp_path: Path) -> None:
+    if not ROAD_IMAGES.is_dir():
+        pytest.skip(f'shared images {ROAD_IMAGES} not found')
+    paths = sorted(ROAD_IMAGES.glob('*.jpg'))
+    bag = tmp_path / 'bag'
+    summary = make_bag(ROAD_IMAGES, bag, start_time_s=12.5)
+
+    assert summary.message_count == len(paths)
+    images = list(read_images(bag))
+    assert [image.stamp_ns for image in images] == \
+        [12_500_000_000 + i * 100_000_000 for i in range(len(paths))]
+    for image, path in zip(images, paths):
+        assert np.array_equal(image.rgb, cv2.cvtColor(cv2.imread(str(path)), cv2.COLOR_BGR2RGB))
+
+
+@pytest.mark.parametrize('kind, message', [
+    ('missing', 'does not exist'),
+    ('not_a_video', 'cannot open'),
+    ('empty_directory', 'holds no images'),
+    ('corrupt_second_image', 'cannot decode'),  # fails mid-bag: the partial bag is removed
+])
+def test_unusable_source_is_a_clear_error(tmp_path: Path, kind: str, message: str) -> None:
+    source = tmp_path / kind
+    if kind == 'not_a_video':
+        source.write_text('no video here')
+    elif kind != 'missing':
+        source.mkdir()
+    if kind == 'corrupt_second_image':
+        cv2.imwrite(str(source / 'a.png'), np.zeros((4, 6, 3), np.uint8))
+        (source / 'b.jpg').write_bytes(b'not a jpeg')
+    with pytest.raises(BagError, match=message):
+        make_bag(source, tmp_path / 'bag')
+    assert not (tmp_path / 'bag').exists()
+
+
+@needs_clip
+def test_existing_output_is_never_overwritten(tmp_path: Path) -> None:
+    (tmp_path / 'bag').mkdir()
+    with pytest.raises(BagError, match='exists already'):
+        make_bag(CLIP, tmp_path / 'bag', max_frames=1)
+
+
+# --- ROS: play_bag and BagRecorder over real Fast DDS ---------------------------------------
+
+@pytest.fixture(scope='module')
+def ros_env(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """Own ROS domain per run (others test on this machine), host-only traffic, temp logs."""
+    ros_home = tmp_path_factory.mktemp('ros_home')
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv('ROS_HOME', str(ros_home))
+        patch.setenv('ROS_LOG_DIR', str(ros_home / 'log'))
+        patch.setenv('ROS_AUTOMATIC_DISCOVERY_RANGE', 'LOCALHOST')
+        patch.setenv('ROS_DOMAIN_ID', str(100 + os.getpid() % 100))
+        # Shared memory with room for full frames; FASTRTPS_* is the deprecated name in Kilted.
+        patch.setenv('FASTDDS_DEFAULT_PROFILES_FILE', str(FASTDDS_PROFILE))
+        patch.delenv('FASTRTPS_DEFAULT_PROFILES_FILE', raising=False)
+        yield
+
+
+@pytest.fixture(scope='module')
+def ros_node(ros_env: None) -> Iterator[Any]:
+    rclpy = pytest.importorskip('rclpy')
+    from rclpy.context import Context
+
+    context = Context()
+    rclpy.init(context=context)
+    node = rclpy.create_node(f'bag_tools_test_{os.getpid()}', context=context)
+    try:
+        yield node
+    finally:
+        node.destroy_node()
+        context.try_shutdown()
+
+
+@pytest.fixture(scope='module')
+def small_bag(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    if not CLIP.is_file():
+        pytest.skip(NO_CLIP)
+    bag = tmp_path_factory.mktemp('small') / 'bag'
+    make_bag(CLIP, bag, max_frames=PLAY_FRAMES)
+    return bag
+
+
+@pytest.mark.ros
+def test_play_into_recorder_in_another_process(ros_node: Any, small_bag: Path,
+                                               tmp_path: Path) -> None:
+    """Frames cross two DDS participants byte for byte, at the scaled timing."""
+    from triton_perception.bag.play import play_bag
+
+    recorded = tmp_path / 'recorded'
+    recorder = subprocess.Popen(
+        [sys.executable, str(RECORDER_PROCESS), str(recorded), DEFAULT_TOPIC, IMAGE_TYPE,
+         str(PLAY_FRAMES), str(ROS_TIMEOUT_S)],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=dict(os.environ))
+    result: dict[str, Any] = {}
+
+    def play() -> None:
+        try:
+            result['summary'] = play_bag(small_bag, ros_node, rate=2.0, wait_for_subscribers=1,
+                                         wait_timeout_s=ROS_TIMEOUT_S)
+        except BaseException as error:  # handed to the test thread below
+            result['error'] = error
+
+    player = threading.Thread(target=play, name='play_bag')
+    try:
+        player.start()
+        player.join(2 * ROS_TIMEOUT_S)
+        out, err = recorder.communicate(timeout=2 * ROS_TIMEOUT_S)
+    finally:
+        if recorder.poll() is None:
+            recorder.kill()
+            recorder.wait()
+    assert not player.is_alive(), 'play_bag did not finish'
+    assert 'error' not in result, f"play_bag failed: {result.get('error')!r}\n{err}"
+    assert recorder.returncode == 0, f'recorder process failed:\n{out}\n{err}'
+
+    summary = result['summary']
+    assert summary.published == PLAY_FRAMES and summary.passes == 1 and not summary.stopped
+    # 10 frames 40 ms apart at rate 2.0: the last one is due 9 x 20 ms after the first.
+    assert summary.wall_s >= 0.18
+    assert summary.lateness_mean_ms < 20.0
+    report = json.loads(out.strip().splitlines()[-1])
+    assert report['counts'] == {DEFAULT_TOPIC: PLAY_FRAMES}
+    assert report['publisher_type_hashes'] == [installed_hash(IMAGE_TYPE)]
+    assert raw_records(recorded) == raw_records(small_bag)
+    stamps = [image.stamp_ns for image in read_images(recorded)]
+    assert stamps == sorted(stamps)
+    assert [image.header_stamp_ns for image in read_images(recorded)] == \
+        [EPOCH_NS + i * CLIP_FRAME_NS for i in range(PLAY_FRAMES)]
+
+
+@pytest.mark.ros
+def test_start_offset_skips_the_beginning(ros_node: Any, small_bag: Path) -> None:
+    from triton_perception.bag.play import play_bag
+
+    summary = play_bag(small_bag, ros_node, rate=4.0, start_offset_s=0.2)
+    assert summary.published == PLAY_FRAMES - 5  # frames at 0.20 .. 0.36 s
+
+
+@pytest.mark.ros
+def test_loop_runs_until_stopped(ros_node: Any, small_bag: Path) -> None:
+    from triton_perception.bag.play import play_bag
+
+    stop = threading.Event()
+    stopper = threading.Timer(0.5, stop.set)  # a pass lasts 36 ms at rate 10
+    stopper.start()
+    try:
+        summary = play_bag(small_bag, ros_node, rate=10.0, loop=True, stop_event=stop,
+                           qos_reliability='best_effort')
+    finally:
+        stopper.cancel()
+    assert summary.stopped
+    assert summary.passes >= 2
+    assert summary.published >= summary.passes * PLAY_FRAMES
+
+
+@pytest.mark.ros
+def test_play_errors_are_clear(ros_node: Any, small_bag: Path, tmp_path: Path) -> None:
+    from triton_perception.bag.play import play_bag
+
+    with pytest.raises(BagError, match='topics not in the bag: /nope'):
+        play_bag(small_bag, ros_node, topics=['/nope'])
+    with pytest.raises(BagError, match='cannot open bag'):
+        play_bag(tmp_path / 'missing', ros_node)
+    with pytest.raises(BagError, match='fewer than 1 subscriber'):
+        play_bag(small_bag, ros_node, topics=[DEFAULT_TOPIC], wait_for_subscribers=1,
+                 wait_timeout_s=0.2)

@@ -1,0 +1,6 @@
+"""rosbag2 tools without a ROS install: make camera bags from media, play them, record topics.
+
+``make`` and ``reading`` use only rosbags, OpenCV and numpy, so bags can be built and
+inspected anywhere; ``play`` and ``record`` need rclpy. Nothing is imported here, so
+importing one module never pulls in ROS or OpenCV for another.
+"""

@@ -1,0 +1,198 @@
+"""Turn a video file or a directory of images into a reproducible camera rosbag2.
+
+Stamps come from the frame index and the frame rate, counted from a fixed epoch, so the
+same input always gives the same bag (OpenCV's CAP_PROP_POS_MSEC is unreliable for this).
+Each message's header stamp equals its bag time, as if a camera driver had been recorded.
+"""
+from __future__ import annotations
+
+import itertools
+import math
+import shutil
+import time
+from collections.abc import Iterator
+from contextlib import suppress
+from dataclasses import dataclass
+from pathlib import Path
+
+import cv2
+import numpy as np
+from rosbags.typesys.store import Typestore
+
+from triton_perception.bag.common import (
+    COMPRESSED_IMAGE_TYPE,
+    DEFAULT_TOPIC,
+    IMAGE_TYPE,
+    BagError,
+    Progress,
+    new_writer,
+    typestore,
+)
+
+DEFAULT_EPOCH_S = 1_700_000_000
+DEFAULT_IMAGE_RATE_HZ = 10.0
+ENCODINGS = ('rgb8', 'bgr8')
+JPEG_QUALITY = 90
+PROGRESS_EVERY_FRAMES = 50
+IMAGE_SUFFIXES = frozenset(
+    {'.jpg', '.jpeg', '.png', '.bmp', '.tif', '.tiff', '.webp', '.ppm', '.pgm'})
+
+
+@dataclass(frozen=True)
+class BagSummary:
+    """What was written; width and height are those of the first frame."""
+
+    output: Path
+    storage: str
+    topic: str
+    msgtype: str
+    message_count: int
+    width: int
+    height: int
+    rate_hz: float
+    start_ns: int
+    end_ns: int
+    size_bytes: int
+    elapsed_s: float
+
+
+@dataclass(frozen=True)
+class _Source:
+    frames: Iterator[np.ndarray]  # BGR, as OpenCV decodes
+    rate_hz: float
+    expected_frames: int | None  # for progress only: a container's frame count is a guess
+
+
+def make_bag(
+    source: Path,
+    output: Path,
+    *,
+    topic: str = DEFAULT_TOPIC,
+    frame_id: str = 'camera',
+    storage: str = 'mcap',
+    compressed: bool = False,
+    rate_hz: float | None = None,
+    max_frames: int | None = None,
+    encoding: str = 'rgb8',
+    start_time_s: float = DEFAULT_EPOCH_S,
+    progress: Progress | None = None,
+) -> BagSummary:
+    """Write ``source`` (video file or image directory) as Image or CompressedImage messages.
+
+    ``rate_hz`` overrides the video's frame rate; for an image directory (files sorted by
+    name) it defaults to 10 Hz. ``compressed`` writes JPEG CompressedImage messages
+    (quality 90, format 'jpeg') instead of raw ``encoding`` pixels. The output directory
+    must not exist; it is removed again if writing fails.
+    """
+    if encoding not in ENCODINGS:
+        raise BagError(f"encoding {encoding!r} is not one of {', '.join(ENCODINGS)}")
+    if rate_hz is not None and not rate_hz > 0:
+        raise BagError(f'rate_hz must be positive, got {rate_hz}')
+    if max_frames is not None and max_frames < 1:
+        raise BagError(f'max_frames must be at least 1, got {max_frames}')
+    writer = new_writer(output, storage)
+    opened = _open_source(source, rate_hz)
+    frames = itertools.islice(opened.frames, max_frames)
+    first = next(frames, None)
+    if first is None:
+        raise BagError(f'{source} has no frames')
+    expected = opened.expected_frames
+    if expected is not None and max_frames is not None:
+        expected = min(expected, max_frames)
+
+    store = typestore()
+    msgtype = COMPRESSED_IMAGE_TYPE if compressed else IMAGE_TYPE
+    start_ns = int(start_time_s) * 1_000_000_000 + round((start_time_s % 1) * 1e9)
+    frame_ns = 1e9 / opened.rate_hz
+    began = time.monotonic()
+    count = 0
+    stamp_ns = start_ns
+    writer.open()  # only now: a source that cannot be read leaves no directory behind
+    try:
+        connection = writer.add_connection(topic, msgtype, typestore=store)
+        writer.set_custom_data('triton_perception.source', source.name)
+        for index, bgr in enumerate(itertools.chain([first], frames)):
+            stamp_ns = start_ns + round(index * frame_ns)
+            header = store.types['std_msgs/msg/Header'](
+                stamp=store.types['builtin_interfaces/msg/Time'](
+                    sec=stamp_ns // 1_000_000_000, nanosec=stamp_ns % 1_000_000_000),
+                frame_id=frame_id)
+            message = (_compressed_message(store, header, bgr) if compressed
+                       else _image_message(store, header, bgr, encoding))
+            writer.write(connection, stamp_ns, store.serialize_cdr(message, msgtype))
+            count = index + 1
+            if progress and count % PROGRESS_EVERY_FRAMES == 0:
+                progress(f'{count}/{expected or "?"} frames')
+        writer.close()
+    except BaseException:
+        with suppress(Exception):
+            writer.abort()
+        shutil.rmtree(output, ignore_errors=True)
+        raise
+    summary = BagSummary(
+        output=output, storage=storage, topic=topic, msgtype=msgtype, message_count=count,
+        width=first.shape[1], height=first.shape[0], rate_hz=opened.rate_hz, start_ns=start_ns,
+        end_ns=stamp_ns, size_bytes=_directory_size(output), elapsed_s=time.monotonic() - began)
+    if progress:
+        progress(f'wrote {count} frames ({summary.size_bytes / 1e6:.1f} MB) to {output} '
+                 f'in {summary.elapsed_s:.1f} s')
+    return summary
+
+
+def _open_source(source: Path, rate_hz: float | None) -> _Source:
+    if source.is_dir():
+        paths = sorted(p for p in source.iterdir()
+                       if p.is_file() and p.suffix.lower() in IMAGE_SUFFIXES)
+        if not paths:
+            raise BagError(f'{source} holds no images ({", ".join(sorted(IMAGE_SUFFIXES))})')
+        return _Source(_image_frames(paths), rate_hz or DEFAULT_IMAGE_RATE_HZ, len(paths))
+    if not source.is_file():
+        raise BagError(f'{source} does not exist')
+    capture = cv2.VideoCapture(str(source))
+    if not capture.isOpened():
+        raise BagError(f'OpenCV cannot open {source} as a video')
+    fps = capture.get(cv2.CAP_PROP_FPS)
+    if rate_hz is None and not (math.isfinite(fps) and fps > 0):
+        capture.release()
+        raise BagError(f'{source} declares no frame rate ({fps}); pass rate_hz')
+    count = int(capture.get(cv2.CAP_PROP_FRAME_COUNT))
+    return _Source(_video_frames(capture), rate_hz or fps, count if count > 0 else None)
+
+
+def _video_frames(capture: cv2.VideoCapture) -> Iterator[np.ndarray]:
+    try:
+        while True:
+            ok, frame = capture.read()
+            if not ok:
+                return
+            yield frame
+    finally:
+        capture.release()
+
+
+def _image_frames(paths: list[Path]) -> Iterator[np.ndarray]:
+    for path in paths:
+        frame = cv2.imread(str(path), cv2.IMREAD_COLOR)
+        if frame is None:
+            raise BagError(f'OpenCV cannot decode {path}')
+        yield frame
+
+
+def _image_message(store: Typestore, header: object, bgr: np.ndarray, encoding: str) -> object:
+    pixels = cv2.cvtColor(bgr, cv2.COLOR_BGR2RGB) if encoding == 'rgb8' else bgr
+    height, width = pixels.shape[:2]
+    return store.types[IMAGE_TYPE](
+        header=header, height=height, width=width, encoding=encoding, is_bigendian=0,
+        step=width * 3, data=np.ascontiguousarray(pixels).reshape(-1))
+
+
+def _compressed_message(store: Typestore, header: object, bgr: np.ndarray) -> object:
+    ok, jpeg = cv2.imencode('.jpg', bgr, [cv2.IMWRITE_JPEG_QUALITY, JPEG_QUALITY])
+    if not ok:
+        raise BagError(f'OpenCV could not JPEG-encode a {bgr.shape[1]}x{bgr.shape[0]} frame')
+    return store.types[COMPRESSED_IMAGE_TYPE](
+        header=header, format='jpeg', data=jpeg.reshape(-1))
+
+
+def _directory_size(path: Path) -> int:
+    return sum(item.stat().st_size for item in path.rglob('*') if item.is_file())

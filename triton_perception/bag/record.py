@@ -1,0 +1,105 @@
+"""Record topics into a rosbag2 from raw rclpy subscriptions, like `ros2 bag record`.
+
+Messages are stored as received (serialised CDR; nothing is deserialised) with the node
+clock's receive time as bag time, as rosbag2 does, so a bag of pipeline outputs shows when
+results arrived; their header stamps still tie them to the input frames.
+"""
+from __future__ import annotations
+
+import shutil
+import threading
+from collections.abc import Mapping
+from functools import partial
+from pathlib import Path
+from types import TracebackType
+
+from rclpy.node import Node
+from rclpy.subscription import Subscription
+from rosbags.interfaces import Connection
+
+from triton_perception.bag.common import BagError, new_writer, typestore_for
+from triton_perception.bag.ros import message_class, qos_profile
+
+
+class BagRecorder:
+    """Write every message on ``topics`` ({topic: 'pkg/msg/Type'}) to a new bag at ``output``.
+
+    The caller spins ``node`` (any executor; callbacks may run on several threads). Default
+    QoS is reliable with depth 100: lossless against reliable publishers (the ROS default,
+    and play_bag's). A reliable subscription never matches a best-effort publisher (e.g. a
+    camera driver using sensor-data QoS; rclpy logs an incompatible-QoS warning): record
+    those with ``reliability='best_effort'``, which matches both kinds but may drop under load.
+    Topics are keyed by their resolved names in the bag and in the counts.
+    """
+
+    def __init__(self, node: Node, output: Path, topics: Mapping[str, str], *,
+                 storage: str = 'mcap', reliability: str = 'reliable', depth: int = 100) -> None:
+        if not topics:
+            raise BagError('no topics to record')
+        self._node = node
+        self._output = Path(output)
+        self._qos = qos_profile(reliability, depth)
+        self._types = {node.resolve_topic_name(topic): type_name
+                       for topic, type_name in topics.items()}
+        self._classes = {topic: message_class(t) for topic, t in self._types.items()}
+        self._store = typestore_for(set(self._types.values()))
+        self._writer = new_writer(self._output, storage)
+        self._lock = threading.Lock()
+        self._connections: dict[str, Connection] = {}
+        self._counts: dict[str, int] = dict.fromkeys(self._types, 0)
+        self._subscriptions: list[Subscription] = []
+        self._started = False
+        self._recording = False
+
+    def start(self) -> None:
+        """Create the bag and subscribe; messages count from here on."""
+        with self._lock:
+            if self._started:
+                raise BagError(f'recorder for {self._output} was already started')
+            self._started = True
+            self._writer.open()
+            try:
+                for topic, type_name in self._types.items():
+                    self._connections[topic] = self._writer.add_connection(
+                        topic, type_name, typestore=self._store)
+            except BaseException:
+                self._writer.abort()
+                shutil.rmtree(self._output, ignore_errors=True)
+                raise
+            self._recording = True
+        for topic, msg_class in self._classes.items():
+            self._subscriptions.append(self._node.create_subscription(
+                msg_class, topic, partial(self._on_message, topic), self._qos, raw=True))
+
+    def counts(self) -> dict[str, int]:
+        """Messages written so far per topic (safe to call from any thread)."""
+        with self._lock:
+            return dict(self._counts)
+
+    def stop(self) -> dict[str, int]:
+        """Unsubscribe, finish the bag (metadata.yaml) and return the message counts."""
+        with self._lock:
+            was_recording, self._recording = self._recording, False
+        if not was_recording:
+            return self.counts()
+        for subscription in self._subscriptions:
+            self._node.destroy_subscription(subscription)
+        self._subscriptions.clear()
+        with self._lock:
+            self._writer.close()
+            return dict(self._counts)
+
+    def __enter__(self) -> BagRecorder:
+        self.start()
+        return self
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 traceback: TracebackType | None) -> None:
+        self.stop()
+
+    def _on_message(self, topic: str, data: bytes) -> None:
+        stamp_ns = self._node.get_clock().now().nanoseconds
+        with self._lock:
+            if self._recording:
+                self._writer.write(self._connections[topic], stamp_ns, data)
+                self._counts[topic] += 1
