@@ -9,6 +9,8 @@ from typing import Iterator
 
 import pytest
 
+from triton_perception.paths import dds_profile_environment
+
 REPO = Path(__file__).resolve().parents[1]
 SHARED = REPO.parent / 'shared'
 
@@ -19,7 +21,7 @@ os.environ.setdefault('ROS_DOMAIN_ID', str(100 + os.getpid() % 100))
 os.environ['ROS_AUTOMATIC_DISCOVERY_RANGE'] = 'LOCALHOST'
 os.environ['ROS_HOME'] = _ros_home
 os.environ['ROS_LOG_DIR'] = os.path.join(_ros_home, 'log')
-os.environ['FASTRTPS_DEFAULT_PROFILES_FILE'] = str(REPO / 'config' / 'fastdds_profile.xml')
+os.environ.update(dds_profile_environment())
 
 
 def free_ports(count: int) -> list[int]:

@@ -48,6 +48,7 @@ class Probe:
         self._thread = threading.Thread(target=self._spin, daemon=True)
         self._thread.start()
         self.received: dict[str, list[Any]] = {}
+        self._publishers: dict[tuple[type, str], Any] = {}
         self._lock = threading.Lock()
 
     def _spin(self) -> None:
@@ -57,7 +58,11 @@ class Probe:
             pass
 
     def publisher(self, message_type: type, topic: str, qos: QoSProfile = RELIABLE) -> Any:
-        return self.node.create_publisher(message_type, topic, qos)
+        """One publisher per topic for the probe's life: a new one must be discovered anew."""
+        key = (message_type, topic)
+        if key not in self._publishers:
+            self._publishers[key] = self.node.create_publisher(message_type, topic, qos)
+        return self._publishers[key]
 
     def record(self, message_type: type, topic: str, qos: QoSProfile = RELIABLE) -> list[Any]:
         messages: list[Any] = []

@@ -92,6 +92,22 @@ def image_to_rgb(msg: ImageLike, max_image_pixels: int) -> np.ndarray:
     copy); copy it before mutating. Every other case costs exactly one copy: the padded
     rows are read in place as a strided view by cv2.cvtColor (or copied once for rgb8).
     """
+    pixels, encoding, unpadded = _checked_pixels(msg, max_image_pixels)
+    if encoding.to_rgb is not None:
+        return cv2.cvtColor(pixels, encoding.to_rgb)
+    if unpadded:
+        pixels.flags.writeable = False  # protect the message buffer the view aliases
+        return pixels
+    return np.ascontiguousarray(pixels)
+
+
+def check_image(msg: ImageLike, max_image_pixels: int) -> None:
+    """Every check of image_to_rgb without converting: cheap enough for a ROS callback."""
+    _checked_pixels(msg, max_image_pixels)
+
+
+def _checked_pixels(msg: ImageLike, max_image_pixels: int) -> tuple[np.ndarray, _Encoding, bool]:
+    """The pixel bytes as an [H, W(, C)] view of the message, after validating its header."""
     _check_budget(max_image_pixels)
     encoding = _lookup(msg.encoding)
     height, width, step = int(msg.height), int(msg.width), int(msg.step)
@@ -117,12 +133,7 @@ def image_to_rgb(msg: ImageLike, max_image_pixels: int) -> np.ndarray:
     pixels = buf[: step * height].reshape(height, step)[:, :row_bytes]
     if encoding.bytes_per_pixel > 1:
         pixels = pixels.reshape(height, width, encoding.bytes_per_pixel)
-    if encoding.to_rgb is not None:
-        return cv2.cvtColor(pixels, encoding.to_rgb)
-    if step == row_bytes:
-        pixels.flags.writeable = False  # protect the message buffer the view aliases
-        return pixels
-    return np.ascontiguousarray(pixels)
+    return pixels, encoding, step == row_bytes
 
 
 def compressed_to_rgb(msg: CompressedImageLike, max_image_pixels: int) -> np.ndarray:
@@ -135,6 +146,22 @@ def compressed_to_rgb(msg: CompressedImageLike, max_image_pixels: int) -> np.nda
     header's width and height. The payload is assumed to hold BGR/grey, as
     compressed_image_transport writes it.
     """
+    buf, kind, width, height = _checked_container(msg, max_image_pixels)
+    bgr = cv2.imdecode(buf, _DECODE_FLAGS)
+    if bgr is None:
+        raise ImageRejected(
+            'undecodable', f'OpenCV could not decode {buf.size} bytes of {width}x{height} {kind}'
+        )
+    return cv2.cvtColor(bgr, cv2.COLOR_BGR2RGB, dst=bgr)
+
+
+def check_compressed(msg: CompressedImageLike, max_image_pixels: int) -> None:
+    """The container and size checks of compressed_to_rgb, without decoding."""
+    _checked_container(msg, max_image_pixels)
+
+
+def _checked_container(msg: CompressedImageLike,
+                       max_image_pixels: int) -> tuple[np.ndarray, str, int, int]:
     _check_budget(max_image_pixels)
     buf = _byte_view(msg.data)
     if buf.size == 0:
@@ -153,12 +180,7 @@ def compressed_to_rgb(msg: CompressedImageLike, max_image_pixels: int) -> np.nda
             f'(format {msg.format!r})',
         )
     _check_pixels(width, height, max_image_pixels)
-    bgr = cv2.imdecode(buf, _DECODE_FLAGS)
-    if bgr is None:
-        raise ImageRejected(
-            'undecodable', f'OpenCV could not decode {buf.size} bytes of {width}x{height} {kind}'
-        )
-    return cv2.cvtColor(bgr, cv2.COLOR_BGR2RGB, dst=bgr)
+    return buf, kind, width, height
 
 
 def encode_rgb(rgb: np.ndarray, encoding: str) -> tuple[bytes, int]:

@@ -38,4 +38,8 @@ def dds_profile_environment() -> dict[str, str]:
     if not rmw.startswith('rmw_fastrtps') or any(
             os.environ.get(variable) for variable in FASTDDS_PROFILE_VARIABLES):
         return {}
-    return {'FASTRTPS_DEFAULT_PROFILES_FILE': str(config_file('fastdds_profile.xml'))}
+    # Fast DDS 2.x (Humble, Jazzy) reads FASTRTPS_...; 3.x (Kilted on) reads FASTDDS_... and
+    # warns that the old name is deprecated.
+    old_fast_dds = os.environ.get('ROS_DISTRO') in ('humble', 'iron', 'jazzy')
+    variable = FASTDDS_PROFILE_VARIABLES[0 if old_fast_dds else 1]
+    return {variable: str(config_file('fastdds_profile.xml'))}

@@ -22,8 +22,9 @@ from rclpy.qos import (DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityP
 from sensor_msgs.msg import CompressedImage, Image
 from std_msgs.msg import Header
 
-from triton_perception.accounting import AccountingSnapshot, FrameAccounting
-from triton_perception.image_conversion import compressed_to_rgb, image_to_rgb
+from triton_perception.accounting import AccountingSnapshot, Fate, FrameAccounting, FrameRejected
+from triton_perception.image_conversion import (check_compressed, check_image, compressed_to_rgb,
+                                                image_to_rgb)
 from triton_perception.parameters import ParameterError, ParameterSpec, ParameterValue
 from triton_perception.paths import dds_profile_environment
 from triton_perception.triton.client import ClientSettings, Frame, InferenceWorker, Tensors, \
@@ -77,6 +78,7 @@ class PerceptionNode(Node):
         super().__init__(node_name, **node_options)
         self._specs = {spec.name: spec for spec in specs}
         self.settings = self._declare_parameters(specs)
+        self._log = RosLog(self)
         self.accounting = FrameAccounting()
         self._previous_snapshot: AccountingSnapshot | None = None
         self.worker = InferenceWorker(
@@ -87,7 +89,7 @@ class PerceptionNode(Node):
                 tls=TlsOptions(read_text_file(self.settings['tls_root_certificates']),
                                read_text_file(self.settings['tls_private_key']),
                                read_text_file(self.settings['tls_certificate_chain']))),
-            self.accounting, self._prepare, self._deliver, RosLog(self))
+            self.accounting, self._prepare, self._deliver, self._log)
         qos = image_qos(self.settings['qos_reliability'], self.settings['qos_depth'])
         if self.settings['input_transport'] == 'compressed':
             self._image_subscription = self.create_subscription(
@@ -140,7 +142,21 @@ class PerceptionNode(Node):
         """Subclasses reject values that pass the spec but not the node's state."""
 
     def _on_frame(self, message: Image | CompressedImage) -> None:
-        self.worker.submit(Frame(message, self.accounting.received()))
+        """Reject malformed frames here (header checks only), so a burst of them cannot hide
+        behind the latest-frame slot; conversion happens on the worker."""
+        received_at = self.accounting.received()
+        try:
+            if isinstance(message, CompressedImage):
+                check_compressed(message, self.settings['max_image_pixels'])
+            else:
+                check_image(message, self.settings['max_image_pixels'])
+        except FrameRejected as rejection:
+            self.accounting.settle(Fate.REJECTED, received_at, rejection.reason)
+            self._log.frame_problem(
+                f'rejected a frame on {self._image_subscription.topic_name}: {rejection} '
+                f'({self.accounting.count(Fate.REJECTED)} rejected so far)')
+            return
+        self.worker.submit(Frame(message, received_at))
 
     def frame_rgb(self, frame: Frame) -> Any:
         """The frame as RGB uint8 [H, W, 3]; raises FrameRejected (counted) for bad input."""

@@ -133,7 +133,8 @@ class InferenceWorker:
                 return
             self._drop_slot('replaced by a newer frame')
             self._slot = frame
-            self._condition.notify()
+            # The connection thread waits on the same condition: wake every waiter.
+            self._condition.notify_all()
 
     def _drop_slot(self, reason: str) -> None:
         if self._slot is not None:
@@ -212,7 +213,14 @@ class InferenceWorker:
             inputs = self._prepare(frame)
         except FrameRejected as rejection:
             self._accounting.settle(Fate.REJECTED, frame.received_at, rejection.reason)
-            self._log.frame_problem(f'{rejection} ({self._accounting.count(Fate.REJECTED)} rejected)')
+            self._log.frame_problem(
+                f'rejected a frame: {rejection} ({self._accounting.count(Fate.REJECTED)} '
+                'rejected so far)')
+            return
+        except Exception as error:  # noqa: BLE001 (a bug must not stop the worker thread)
+            self._accounting.settle(Fate.FAILED, frame.received_at,
+                                    f'preparing the request: {type(error).__name__}: {error}')
+            self._log.frame_problem(f'could not prepare a request: {error!r}')
             return
         try:
             result = client.infer(self.settings.model, infer_inputs(inputs), outputs=outputs,

@@ -31,7 +31,8 @@ ENSEMBLES = ('yolov5', 'lane_detection')
 ENGINE_STEPS = ('yolov5_model', 'lane_model')
 SYSTEM_TRITON_DIR = Path('/opt/tritonserver')
 # Harmless on a machine without a GPU; hidden so that real problems stand out.
-NOISE = ('Failed to initialize NVML', 'DCGM', 'Unable to find GPU', 'CUDA driver version')
+NOISE = ('Failed to initialize NVML', 'DCGM', 'Unable to find GPU', 'CUDA driver version',
+         'CudaDriverHelper')
 
 
 class ServerError(RuntimeError):
@@ -179,16 +180,20 @@ def server_command(config: ServerConfig, installation: TritonInstallation) -> li
 
 
 def server_environment(installation: TritonInstallation) -> dict[str, str]:
-    """The Python backend's models import numpy/OpenCV/onnxruntime from this interpreter."""
+    """The Python backend's models must import numpy/OpenCV/onnxruntime from this interpreter.
+
+    The backend stub embeds Python and ignores PYTHONPATH; it locates its environment through
+    the `python3` first on PATH, so this interpreter's bin/ goes first (as PyTriton does).
+    """
     environment = dict(os.environ)
     library_path = [str(path) for path in installation.library_path if path.is_dir()]
     if environment.get('LD_LIBRARY_PATH'):
         library_path.append(environment['LD_LIBRARY_PATH'])
     environment['LD_LIBRARY_PATH'] = os.pathsep.join(library_path)
-    python_path = [path for path in sys.path if path.endswith(('site-packages', 'dist-packages'))]
-    if environment.get('PYTHONPATH'):
-        python_path.append(environment['PYTHONPATH'])
-    environment['PYTHONPATH'] = os.pathsep.join(python_path)
+    environment['PATH'] = os.pathsep.join([str(Path(sys.executable).parent),
+                                           environment.get('PATH', os.defpath)])
+    # The ROS wheels' bootstrap re-executes Python to set library paths; never inside the stub.
+    environment['_ROS_WHEELS_BOOTSTRAP_COMPLETE'] = '1'
     return environment
 
 
@@ -275,6 +280,7 @@ class TritonServer:
                                   f'ready.\n{self.failure_report()}')
             if self._http_ok('/v2/health/ready') and all(
                     self._http_ok(f'/v2/models/{model}/ready') for model in self.config.models):
+                self._warm_up()
                 self._log(f'tritonserver ready: {", ".join(self.config.models) or "no models"} '
                           f'at {self.grpc_url} (gRPC), {self.http_url} (HTTP)')
                 return
@@ -285,6 +291,19 @@ class TritonServer:
         raise ServerError(f'tritonserver was not ready within '
                           f'{timeout_s or self.config.ready_timeout_s:.0f} s.\n'
                           f'{self.failure_report()}')
+
+    def _warm_up(self) -> None:
+        """One tiny request per ensemble, so the first camera frame does not pay the Python
+        backend's first-call cost (~0.1 s per step)."""
+        frame = json.dumps({'inputs': [{'name': 'IMAGE', 'shape': [1, 1, 3], 'datatype': 'UINT8',
+                                        'data': [0, 0, 0]}]}).encode()
+        for model in self.config.models:
+            request = urllib.request.Request(f'{self.http_url}/v2/models/{model}/infer',
+                                             data=frame, method='POST')
+            try:
+                urllib.request.urlopen(request, timeout=30.0).close()
+            except (urllib.error.URLError, OSError) as error:
+                self._log(f'warm-up request to {model} failed: {error}')
 
     def _http_ok(self, path: str) -> bool:
         try:
@@ -310,15 +329,18 @@ class TritonServer:
         return ', '.join(f"{entry['name']} {entry.get('state', '?')}" for entry in index)
 
     def failure_report(self) -> str:
+        """Triton's own reasons: the repository index, else its model table and error lines."""
         failed = [entry for entry in self.repository_index()
                   if entry.get('state') not in ('READY', None)]
-        lines = [f"  {entry['name']}: {entry.get('state')}: {entry.get('reason', '')}"
-                 for entry in failed]
-        if not lines:
-            lines = [f'  {line}' for line in self._recent_lines
-                     if line and not any(text in line for text in NOISE)][-25:]
-        return 'models not ready:\n' + '\n'.join(lines) if failed else (
-            'last tritonserver output:\n' + '\n'.join(lines))
+        if failed:
+            return 'models not ready:\n' + '\n'.join(
+                f"  {entry['name']}: {entry.get('state')}: {entry.get('reason', '')}"
+                for entry in failed)
+        lines = [line for line in self._recent_lines
+                 if line and not any(text in line for text in NOISE)]
+        reasons = [line for line in lines if 'UNAVAILABLE' in line or line.startswith('E')]
+        return 'tritonserver said:\n' + '\n'.join(
+            f'  {line[:400]}' for line in (reasons or lines)[-25:])
 
     def stop(self, timeout_s: float = 10.0) -> int | None:
         """SIGTERM, then SIGKILL after `timeout_s`; returns the exit code."""

@@ -1,0 +1,211 @@
+"""Lane polylines, ego sides and the drivable area from TwinLiteNet's two segmentation heads.
+
+Plain numpy/OpenCV, free of Triton, so that the unit tests and the package's benchmark run
+exactly the code the server runs.
+
+TwinLiteNet marks every painted line in one binary mask; it gives no lane list. Here:
+1. the lane mask's connected components become *pieces*, each reduced to one centre x per
+   image row (robust to line thickness);
+2. pieces are grouped into lanes, longest first: a piece joins a lane when one low-order curve
+   x = f(y) fits both with a small residual and they barely share rows, which reunites the
+   dashes of a dashed marking (gaps and all) without merging neighbouring lines;
+3. each lane gets a curve fit (a line, or a quadratic when it spans enough rows) and is sampled
+   from where it meets the image border (extrapolated along the tangent below its lowest
+   pixel) up to its highest pixel;
+4. sides come from where each lane's extrapolation crosses the image bottom, relative to the
+   image centre: the nearest line left of centre is -1 (ego-left boundary), the next -2; the
+   nearest right is +1, the next +2; lines further out get 0 (unknown).
+
+All geometry runs at mask resolution in continuous pixel coordinates (pixel (r, c) covers
+[c, c+1) x [r, r+1)) and is scaled to the original image at the end.
+"""
+from dataclasses import dataclass
+from typing import NamedTuple
+
+import cv2
+import numpy as np
+
+MIN_PIECE_PIXELS = 8        # smaller mask blobs are speckle
+JOIN_RMS_PIXELS = 3.0       # joint-fit residual (mask pixels) below which two pieces are one line
+MAX_SHARED_ROWS = 3         # dashes of one line follow each other: they hardly share rows
+QUADRATIC_MIN_SPAN = 0.25   # fraction of mask height a lane must span before it may curve
+
+
+class LaneResult(NamedTuple):
+    """Outputs of the lane_detection ensemble, in original-image pixels."""
+
+    lanes: np.ndarray          # float32 [L, P, 2] (u, v), from the lane's bottom upward
+    scores: np.ndarray         # float32 [L], mean lane-line probability of the lane's pixels
+    sides: np.ndarray          # int8 [L], -2/-1/+1/+2 from the ego lane outward, 0 unknown
+    drivable_area: np.ndarray  # uint8 [H, W], 0 or 255
+
+
+@dataclass
+class Piece:
+    """One connected blob of the lane mask, reduced to row centres."""
+
+    y: np.ndarray           # row centres (ascending), mask pixels
+    x: np.ndarray           # centre x of the blob in each of those rows
+    pixels: int
+    probability_sum: float  # sum of lane-line probabilities over the blob's pixels
+
+
+@dataclass
+class Lane:
+    """Pieces grouped as one painted line, and their points pooled for fitting."""
+
+    pieces: list[Piece]
+    y: np.ndarray
+    x: np.ndarray
+
+    @property
+    def span(self) -> float:
+        return float(self.y.max() - self.y.min())
+
+
+def check_settings(num_points: int, min_lane_length: float) -> None:
+    """Reject values that would silently produce nonsense instead of an error."""
+    if num_points < 2:
+        raise ValueError(f'the number of points per lane must be >= 2, got {num_points}')
+    if not 0.0 <= min_lane_length <= 1.0:
+        raise ValueError(
+            f'minimum lane length is a fraction of image height in [0, 1], got {min_lane_length}')
+
+
+def lane_pieces(lane_logits: np.ndarray) -> list[Piece]:
+    """Connected components of the argmax lane mask, as row-centre pieces.
+
+    lane_logits: [2, h, w] (background, lane line).
+    """
+    height = lane_logits.shape[1]
+    mask = (lane_logits[1] > lane_logits[0]).astype(np.uint8)
+    count, labels, stats, _ = cv2.connectedComponentsWithStats(mask, connectivity=8)
+    ys, xs = np.nonzero(labels)
+    ids = labels[ys, xs]
+    probability = 1.0 / (1.0 + np.exp(lane_logits[0, ys, xs] - lane_logits[1, ys, xs]))
+    probability_sums = np.bincount(ids, weights=probability, minlength=count)
+    cells = ids * height + ys
+    row_pixels = np.bincount(cells, minlength=count * height).reshape(count, height)
+    row_x_sums = np.bincount(cells, weights=xs, minlength=count * height).reshape(count, height)
+
+    pieces = []
+    for label in range(1, count):
+        if stats[label, cv2.CC_STAT_AREA] < MIN_PIECE_PIXELS:
+            continue
+        rows = np.nonzero(row_pixels[label])[0]
+        pieces.append(Piece(
+            y=rows + 0.5,
+            x=row_x_sums[label, rows] / row_pixels[label, rows] + 0.5,
+            pixels=int(stats[label, cv2.CC_STAT_AREA]),
+            probability_sum=float(probability_sums[label]),
+        ))
+    return pieces
+
+
+def fit_curve(y: np.ndarray, x: np.ndarray, mask_height: int) -> np.poly1d:
+    """x = f(y): a line, or a quadratic once the points span enough rows to show curvature."""
+    degree = 2 if y.max() - y.min() >= QUADRATIC_MIN_SPAN * mask_height else 1
+    degree = min(degree, len(np.unique(y)) - 1)
+    return np.poly1d(np.polyfit(y, x, degree)) if degree > 0 else np.poly1d([float(np.mean(x))])
+
+
+def joins(lane: Lane, piece: Piece, mask_height: int) -> float | None:
+    """RMS residual of one curve through the lane and the piece, or None if they cannot be one."""
+    if np.intersect1d(lane.y, piece.y).size > MAX_SHARED_ROWS:
+        return None
+    y = np.concatenate([lane.y, piece.y])
+    x = np.concatenate([lane.x, piece.x])
+    rms = float(np.sqrt(np.mean((fit_curve(y, x, mask_height)(y) - x) ** 2)))
+    return rms if rms <= JOIN_RMS_PIXELS else None
+
+
+def group_pieces(pieces: list[Piece], mask_height: int) -> list[Lane]:
+    """Greedy grouping, longest pieces first so that every lane is seeded by its most reliable part."""
+    lanes: list[Lane] = []
+    for piece in sorted(pieces, key=lambda p: p.y[-1] - p.y[0], reverse=True):
+        residuals = [joins(lane, piece, mask_height) for lane in lanes]
+        candidates = [(rms, index) for index, rms in enumerate(residuals) if rms is not None]
+        if not candidates:
+            lanes.append(Lane([piece], piece.y, piece.x))
+            continue
+        lane = lanes[min(candidates)[1]]
+        order = np.argsort(np.concatenate([lane.y, piece.y]), kind='stable')
+        lane.pieces.append(piece)
+        lane.y = np.concatenate([lane.y, piece.y])[order]
+        lane.x = np.concatenate([lane.x, piece.x])[order]
+    return lanes
+
+
+def sample_lane(lane: Lane, mask_width: int, mask_height: int, num_points: int) -> tuple[np.ndarray, float]:
+    """Points (x, y) from where the lane meets the image border up to its top, and its bottom x.
+
+    Below the lowest detected row the curve continues along its tangent (a quadratic
+    extrapolated beyond its data bends away quickly). The bottom x is where that tangent
+    crosses the bottom row, even outside the image: it orders lanes for the side assignment.
+    """
+    curve = fit_curve(lane.y, lane.x, mask_height)
+    y_top, y_low = float(lane.y[0]), float(lane.y[-1])
+    x_low, slope = float(curve(y_low)), float(curve.deriv()(y_low))
+    bottom_x = x_low + slope * (mask_height - y_low)
+    y_end = float(mask_height)
+    if not 0.0 <= bottom_x <= mask_width:  # leaves through a side edge before the bottom
+        border = 0.0 if bottom_x < 0 else float(mask_width)
+        y_end = max(y_low, y_low + (border - x_low) / slope) if slope else y_low
+    y = np.linspace(y_end, y_top, num_points)
+    x = np.where(y > y_low, x_low + slope * (y - y_low), curve(y))
+    return np.stack([np.clip(x, 0, mask_width), y], axis=1), bottom_x
+
+
+def assign_sides(bottom_x: np.ndarray, centre_x: float) -> np.ndarray:
+    """-1/-2 for the first two lines left of centre, +1/+2 to the right, 0 further out."""
+    sides = np.zeros(len(bottom_x), dtype=np.int8)
+    left = np.nonzero(bottom_x < centre_x)[0]
+    right = np.nonzero(bottom_x >= centre_x)[0]
+    for rank, index in enumerate(left[np.argsort(-bottom_x[left])][:2]):
+        sides[index] = -(rank + 1)
+    for rank, index in enumerate(right[np.argsort(bottom_x[right])][:2]):
+        sides[index] = rank + 1
+    return sides
+
+
+def drivable_area(drivable_logits: np.ndarray, image_height: int, image_width: int) -> np.ndarray:
+    """0/255 mask at input resolution; the logit margin is resized (not the binary mask) for smooth edges."""
+    margin = drivable_logits[1] - drivable_logits[0]
+    if margin.shape != (image_height, image_width):
+        margin = cv2.resize(margin, (image_width, image_height), interpolation=cv2.INTER_LINEAR)
+    return np.where(margin > 0, np.uint8(255), np.uint8(0))
+
+
+def postprocess(drivable_logits: np.ndarray, lane_logits: np.ndarray, image_size: np.ndarray,
+                num_points: int, min_lane_length: float) -> LaneResult:
+    """Model outputs ([1, 2, h, w] each) -> lanes, scores, sides and drivable area.
+
+    image_size is [image_height, image_width] of the original frame. min_lane_length is the
+    vertical extent a lane's detected pixels must cover, as a fraction of image height.
+    Lanes are returned left to right (by where they meet the image bottom).
+    """
+    check_settings(num_points, min_lane_length)
+    image_height, image_width = (int(v) for v in image_size)
+    lane_logits = lane_logits.reshape(lane_logits.shape[-3:])
+    mask_height, mask_width = lane_logits.shape[1:]
+
+    lanes = [lane for lane in group_pieces(lane_pieces(lane_logits), mask_height)
+             if lane.span >= min_lane_length * mask_height]
+    polylines = np.empty((len(lanes), num_points, 2), dtype=np.float32)
+    bottom_x = np.empty(len(lanes))
+    for index, lane in enumerate(lanes):
+        polylines[index], bottom_x[index] = sample_lane(lane, mask_width, mask_height, num_points)
+    scores = np.array([sum(p.probability_sum for p in lane.pieces) / sum(p.pixels for p in lane.pieces)
+                       for lane in lanes], dtype=np.float32)
+    sides = assign_sides(bottom_x, mask_width / 2)
+
+    order = np.argsort(bottom_x, kind='stable')
+    polylines = polylines[order] * np.array([image_width / mask_width, image_height / mask_height],
+                                             dtype=np.float32)
+    return LaneResult(
+        lanes=polylines,
+        scores=scores[order],
+        sides=sides[order],
+        drivable_area=drivable_area(drivable_logits.reshape(drivable_logits.shape[-3:]),
+                                    image_height, image_width),
+    )

@@ -1,0 +1,58 @@
+"""Triton wrapper of onnx_runner.py: serves `<version dir>/<onnx_file>` with onnxruntime on the CPU.
+
+Model-agnostic: tensor names come from the model config and are checked against the ONNX file,
+so yolov5_model and lane_model share this file (lane_model/1/model.py is a symlink to it).
+"""
+import json
+import os
+import sys
+
+# The python backend imports this file as module `1.model`; put its own directory first on the
+# path so the sibling module is found by name. Not resolving symlinks on purpose: the sibling
+# is looked up next to the path Triton loaded, which is inside the serving model's directory.
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+import triton_python_backend_utils as pb_utils  # noqa: E402
+
+from onnx_runner import OnnxRunner  # noqa: E402
+
+
+class TritonPythonModel:
+    """One onnxruntime session per instance, warmed up before the model reports READY."""
+
+    def initialize(self, args: dict) -> None:
+        config = json.loads(args['model_config'])
+        parameters = {key: value['string_value'] for key, value in config.get('parameters', {}).items()}
+        path = os.path.join(args['model_repository'], args['model_version'],
+                            parameters['onnx_file'])
+        if not os.path.isfile(path):
+            raise pb_utils.TritonModelException(
+                f"{args['model_name']}: ONNX file {path} is missing; install the model weights first")
+        self.runner = OnnxRunner(
+            path,
+            intra_op_threads=int(parameters['intra_op_threads']),
+            inter_op_threads=int(parameters['inter_op_threads']),
+            allow_spinning=parameters['allow_spinning'].lower() == 'true',
+        )
+        self.input_names = [tensor['name'] for tensor in config['input']]
+        self.output_names = [tensor['name'] for tensor in config['output']]
+        missing = (set(self.input_names) - set(self.runner.input_names)) | (
+            set(self.output_names) - set(self.runner.output_names))
+        if missing:
+            raise pb_utils.TritonModelException(
+                f"{args['model_name']}: config tensors {sorted(missing)} are not in {path} "
+                f'(inputs {self.runner.input_names}, outputs {self.runner.output_names})')
+        self.runner.warm_up()
+        pb_utils.Logger.log_info(
+            f"{args['model_name']}: {path} on onnxruntime CPU, {parameters['intra_op_threads']} intra-op "
+            f"thread(s), spinning {parameters['allow_spinning']}; warmed up")
+
+    def execute(self, requests: list) -> list:
+        responses = []
+        for request in requests:
+            inputs = {name: pb_utils.get_input_tensor_by_name(request, name).as_numpy()
+                      for name in self.input_names}
+            outputs = self.runner.run(inputs, self.output_names)
+            responses.append(pb_utils.InferenceResponse(output_tensors=[
+                pb_utils.Tensor(name, value) for name, value in zip(self.output_names, outputs)]))
+        return responses

@@ -1,0 +1,50 @@
+"""Run an ONNX model with onnxruntime on the CPU: the CPU stand-in for a TensorRT plan.
+
+Plain onnxruntime, free of Triton, so the package's benchmark can build the very same session.
+Shared by yolov5_model and lane_model (lane_model/1 links to these files).
+"""
+import numpy as np
+import onnxruntime as ort
+
+ONNX_TO_NUMPY = {'tensor(float)': np.float32, 'tensor(float16)': np.float16, 'tensor(uint8)': np.uint8,
+                 'tensor(int32)': np.int32, 'tensor(int64)': np.int64}
+
+
+class OnnxRunner:
+    """One CPU onnxruntime session with explicit thread counts.
+
+    Thread counts matter because Triton serves several models at once on few cores: sessions
+    that each claim every core, and spin while waiting, slow each other down.
+    """
+
+    def __init__(self, path: str, intra_op_threads: int, inter_op_threads: int,
+                 allow_spinning: bool) -> None:
+        options = ort.SessionOptions()
+        options.intra_op_num_threads = intra_op_threads
+        options.inter_op_num_threads = inter_op_threads
+        options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
+        options.add_session_config_entry('session.intra_op.allow_spinning', '1' if allow_spinning else '0')
+        self.session = ort.InferenceSession(path, options, providers=['CPUExecutionProvider'])
+
+    @property
+    def input_names(self) -> list[str]:
+        return [tensor.name for tensor in self.session.get_inputs()]
+
+    @property
+    def output_names(self) -> list[str]:
+        return [tensor.name for tensor in self.session.get_outputs()]
+
+    def run(self, inputs: dict[str, np.ndarray], output_names: list[str]) -> list[np.ndarray]:
+        return self.session.run(output_names, inputs)
+
+    def warm_up(self) -> None:
+        """Run once on zeros so allocations and kernel choices happen before the first frame.
+
+        Dynamic dimensions (strings or None in the ONNX shape) are taken as 1.
+        """
+        zeros = {
+            tensor.name: np.zeros([dim if isinstance(dim, int) else 1 for dim in tensor.shape],
+                                  dtype=ONNX_TO_NUMPY[tensor.type])
+            for tensor in self.session.get_inputs()
+        }
+        self.session.run(None, zeros)

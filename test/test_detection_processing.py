@@ -1,0 +1,250 @@
+"""Unit tests of the YOLOv5 steps' processing, loaded from model_repository by path (no server).
+
+The served code is these very files, so the server tests only need to check the wiring.
+"""
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+from types import ModuleType
+from typing import Callable
+
+import cv2
+import numpy as np
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+REPOSITORY = ROOT / 'model_repository'
+SHARED = ROOT.parent / 'shared'
+YOLOV5_ONNX = SHARED / 'models' / 'yolov5n' / 'yolov5n.onnx'
+IMAGES = SHARED / 'data' / 'images'
+
+# README of shared/models: yolov5n, onnxruntime CPU, conf 0.25, IoU 0.45 (class, score, box).
+BUS_REFERENCE = [
+    (0, 0.823, (219, 408, 349, 863)),
+    (0, 0.816, (52, 399, 207, 895)),
+    (0, 0.676, (681, 377, 810, 870)),
+    (5, 0.526, (49, 237, 810, 772)),
+]
+ZIDANE_REFERENCE = [
+    (0, 0.790, (742, 40, 1154, 716)),
+    (0, 0.368, (136, 181, 739, 720)),
+    (27, 0.271, (438, 434, 504, 711)),
+]
+
+
+def load_step_module(step: str, module: str) -> ModuleType:
+    """Import <step>/1/<module>.py by path, as the benchmark does, without Triton."""
+    path = REPOSITORY / step / '1' / f'{module}.py'
+    name = f'{step}_{module}'
+    spec = importlib.util.spec_from_file_location(name, path)
+    loaded = importlib.util.module_from_spec(spec)
+    sys.modules[name] = loaded
+    spec.loader.exec_module(loaded)
+    return loaded
+
+
+letterbox = load_step_module('yolov5_preprocess', 'letterbox')
+detection = load_step_module('yolov5_nms', 'detection_postprocess')
+onnx_runner = load_step_module('yolov5_model', 'onnx_runner')
+
+
+def make_detector() -> Callable[..., np.ndarray]:
+    """preprocess -> onnxruntime -> postprocess in-process, exactly as the ensemble chains them."""
+    if not YOLOV5_ONNX.is_file():
+        pytest.skip(f'YOLOv5n weights not found at {YOLOV5_ONNX} (shared models directory missing)')
+    runner = onnx_runner.OnnxRunner(str(YOLOV5_ONNX), intra_op_threads=2, inter_op_threads=1,
+                                    allow_spinning=False)
+
+    def detect(image: np.ndarray, score: float = 0.25, iou: float = 0.45, max_det: int = 100) -> np.ndarray:
+        tensor, params = letterbox.letterbox(image, 640, 640)
+        (prediction,) = runner.run({'images': tensor}, ['output0'])
+        return detection.postprocess(prediction, params, score, iou, max_det)
+
+    return detect
+
+
+@pytest.fixture(scope='module')
+def detector() -> Callable[..., np.ndarray]:
+    return make_detector()
+
+
+def read_rgb(name: str) -> np.ndarray:
+    path = IMAGES / name
+    if not path.is_file():
+        pytest.skip(f'test image not found at {path} (shared data directory missing)')
+    return cv2.cvtColor(cv2.imread(str(path)), cv2.COLOR_BGR2RGB)
+
+
+def assert_matches_reference(detections: np.ndarray, reference: list) -> None:
+    assert detections.shape == (len(reference), 6)
+    for row, (class_id, score, box) in zip(detections, reference):
+        assert int(row[5]) == class_id
+        assert abs(row[4] - score) <= 0.01
+        np.testing.assert_allclose(row[:4], box, atol=3)
+
+
+# --- letterbox and its inverse -----------------------------------------------------------
+
+@pytest.mark.parametrize('height, width', [
+    (640, 640), (480, 480), (1080, 810), (720, 1280), (100, 2000), (2000, 60), (3, 5000), (1, 1),
+])
+def test_letterbox_round_trip(height: int, width: int) -> None:
+    """The image area found in the letterboxed canvas maps back onto the whole original image,
+    and a bright rectangle inside it maps back onto itself."""
+    image = np.full((height, width, 3), 40, dtype=np.uint8)
+    rect = np.array([width * 0.25, height * 0.4, width * 0.75, height * 0.9])
+    x1, y1, x2, y2 = np.round(rect).astype(int)
+    image[y1:y2, x1:x2] = 250
+
+    tensor, params = letterbox.letterbox(image, 640, 640)
+    assert tensor.shape == (1, 3, 640, 640) and tensor.dtype == np.float32
+    assert params.dtype == np.float32 and params.shape == (6,)
+    assert tuple(params[4:]) == (width, height)
+
+    canvas = np.round(tensor[0, 0] * 255).astype(np.uint8)
+    content = np.argwhere(canvas != letterbox.PAD_VALUE)
+    content_box = np.array([[content[:, 1].min(), content[:, 0].min(),
+                             content[:, 1].max() + 1, content[:, 0].max() + 1]], dtype=np.float64)
+    np.testing.assert_allclose(detection.undo_letterbox(content_box, params)[0],
+                               [0, 0, width, height], atol=1e-3)
+    # The padding is split evenly, within the one pixel YOLOv5's rounding rule allows.
+    assert abs(content_box[0, 0] - (640 - content_box[0, 2])) <= 1
+    assert abs(content_box[0, 1] - (640 - content_box[0, 3])) <= 1
+
+    # The rectangle check needs the rectangle to survive resizing (only 3x5000 squashes it).
+    if min(params[0] * (x2 - x1), params[1] * (y2 - y1)) >= 4:
+        bright = np.argwhere(canvas > 200)
+        bright_box = np.array([[bright[:, 1].min(), bright[:, 0].min(),
+                                bright[:, 1].max() + 1, bright[:, 0].max() + 1]], dtype=np.float64)
+        # Linear resampling blurs each edge by about one canvas pixel.
+        tolerance = 1.5 / min(params[0], params[1])
+        np.testing.assert_allclose(detection.undo_letterbox(bright_box, params)[0], [x1, y1, x2, y2],
+                                   atol=tolerance)
+
+
+def test_letterbox_scales_to_unit_range() -> None:
+    tensor, _ = letterbox.letterbox(np.full((10, 20, 3), 255, dtype=np.uint8), 64, 64)
+    assert tensor.max() == pytest.approx(1.0)
+    assert tensor.min() == pytest.approx(114 / 255)
+
+
+@pytest.mark.parametrize('image, message', [
+    (np.zeros((0, 5, 3), dtype=np.uint8), 'empty'),
+    (np.zeros((5, 0, 3), dtype=np.uint8), 'empty'),
+    (np.zeros((5, 5, 4), dtype=np.uint8), r'\[H, W, 3\]'),
+    (np.zeros((5, 5), dtype=np.uint8), r'\[H, W, 3\]'),
+    (np.zeros((5, 5, 3), dtype=np.float32), 'uint8'),
+])
+def test_letterbox_rejects_bad_images(image: np.ndarray, message: str) -> None:
+    with pytest.raises(ValueError, match=message):
+        letterbox.letterbox(image, 640, 640)
+
+
+def test_undo_letterbox_clips_to_image() -> None:
+    params = np.array([0.5, 0.5, 0, 140, 1280, 720], dtype=np.float32)
+    boxes = np.array([[-10, 100, 700, 700]], dtype=np.float32)
+    np.testing.assert_allclose(detection.undo_letterbox(boxes, params), [[0, 0, 1280, 720]])
+
+
+# --- score decoding and NMS ----------------------------------------------------------------
+
+def test_candidates_multiply_objectness_and_class_score() -> None:
+    rows = np.zeros((1, 3, 8), dtype=np.float32)
+    rows[0, 0] = [100, 100, 20, 40, 0.9, 0.1, 0.5, 0.2]   # 0.45 for class 1: kept
+    rows[0, 1] = [200, 200, 10, 10, 0.3, 0.9, 0.1, 0.1]   # 0.27 for class 0: kept
+    rows[0, 2] = [300, 300, 10, 10, 0.5, 0.4, 0.4, 0.4]   # 0.20: below threshold
+    boxes, scores, class_ids = detection.candidates(rows, 0.25)
+    np.testing.assert_allclose(boxes, [[90, 80, 110, 120], [195, 195, 205, 205]])
+    np.testing.assert_allclose(scores, [0.45, 0.27], rtol=1e-6)
+    assert class_ids.tolist() == [1, 0]
+
+
+def brute_force_nms(boxes: np.ndarray, scores: np.ndarray, class_ids: np.ndarray,
+                    iou_threshold: float) -> list[int]:
+    """Textbook O(n^2) greedy NMS: keep a box unless a kept, better box of its class overlaps it."""
+    def iou(a: np.ndarray, b: np.ndarray) -> float:
+        inter = max(0.0, min(a[2], b[2]) - max(a[0], b[0])) * max(0.0, min(a[3], b[3]) - max(a[1], b[1]))
+        union = (a[2] - a[0]) * (a[3] - a[1]) + (b[2] - b[0]) * (b[3] - b[1]) - inter
+        return inter / union
+
+    kept: list[int] = []
+    for i in sorted(range(len(scores)), key=lambda k: -scores[k]):
+        if all(class_ids[j] != class_ids[i] or iou(boxes[i], boxes[j]) <= iou_threshold for j in kept):
+            kept.append(i)
+    return kept
+
+
+@pytest.mark.parametrize('seed', range(5))
+@pytest.mark.parametrize('iou_threshold', [0.3, 0.45, 0.7])
+def test_nms_matches_brute_force(seed: int, iou_threshold: float) -> None:
+    rng = np.random.default_rng(seed)
+    count = 300
+    # Boxes clustered around a few centres so that many overlap.
+    centres = rng.uniform(50, 590, size=(8, 2))[rng.integers(0, 8, count)]
+    xy = centres + rng.normal(0, 12, size=(count, 2))
+    wh = rng.uniform(20, 120, size=(count, 2))
+    boxes = np.concatenate([xy - wh / 2, xy + wh / 2], axis=1)
+    scores = rng.uniform(0.25, 1.0, size=count)
+    class_ids = rng.integers(0, 3, size=count)
+
+    expected = brute_force_nms(boxes, scores, class_ids, iou_threshold)
+    assert 5 < len(expected) < count  # the case really exercises suppression
+    assert detection.nms(boxes, scores, class_ids, iou_threshold, max_detections=count).tolist() == expected
+    assert detection.nms(boxes, scores, class_ids, iou_threshold, max_detections=5).tolist() == expected[:5]
+
+
+def test_nms_keeps_overlapping_boxes_of_different_classes() -> None:
+    boxes = np.array([[0, 0, 100, 100], [1, 1, 101, 101]], dtype=np.float32)
+    scores = np.array([0.9, 0.8])
+    assert detection.nms(boxes, scores, np.array([0, 1]), 0.45, 10).tolist() == [0, 1]
+    assert detection.nms(boxes, scores, np.array([2, 2]), 0.45, 10).tolist() == [0]
+
+
+def test_postprocess_of_nothing_is_an_empty_table() -> None:
+    prediction = np.zeros((1, 25200, 85), dtype=np.float32)
+    params = np.array([1, 1, 0, 0, 640, 640], dtype=np.float32)
+    detections = detection.postprocess(prediction, params, 0.25, 0.45, 100)
+    assert detections.shape == (0, 6) and detections.dtype == np.float32
+
+
+def test_postprocess_drops_boxes_lying_in_the_padding() -> None:
+    prediction = np.zeros((1, 2, 85), dtype=np.float32)
+    prediction[0, 0, :6] = [320, 320, 100, 100, 0.9, 1.0]  # on the image
+    prediction[0, 1, :6] = [320, 40, 100, 40, 0.9, 1.0]    # entirely in the top padding
+    params = np.array([0.5, 0.5, 0, 140, 1280, 720], dtype=np.float32)
+    detections = detection.postprocess(prediction, params, 0.25, 0.45, 100)
+    np.testing.assert_allclose(detections[:, :4], [[540, 260, 740, 460]])
+
+
+@pytest.mark.parametrize('score, iou, max_det', [
+    (-0.1, 0.45, 100), (1.5, 0.45, 100), (0.25, 2.0, 100), (0.25, 0.45, -1),
+])
+def test_postprocess_rejects_bad_thresholds(score: float, iou: float, max_det: int) -> None:
+    params = np.array([1, 1, 0, 0, 640, 640], dtype=np.float32)
+    with pytest.raises(ValueError):
+        detection.postprocess(np.zeros((1, 10, 85), dtype=np.float32), params, score, iou, max_det)
+
+
+# --- the whole chain on real images --------------------------------------------------------
+
+def test_bus_matches_reference(detector) -> None:
+    assert_matches_reference(detector(read_rgb('bus.jpg')), BUS_REFERENCE)
+
+
+def test_zidane_matches_reference(detector) -> None:
+    assert_matches_reference(detector(read_rgb('zidane.jpg')), ZIDANE_REFERENCE)
+
+
+def test_thresholds_change_results(detector) -> None:
+    bus = read_rgb('bus.jpg')
+    assert len(detector(bus, score=0.6)) == 3
+    assert len(detector(bus, max_det=2)) == 2
+    assert len(detector(bus, score=0.1)) > len(BUS_REFERENCE)
+
+
+@pytest.mark.parametrize('shape', [(480, 640, 3), (1, 1, 3), (7, 3000, 3)])
+def test_uniform_grey_has_no_detections(detector, shape: tuple) -> None:
+    detections = detector(np.full(shape, 128, dtype=np.uint8))
+    assert detections.shape == (0, 6)

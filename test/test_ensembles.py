@@ -1,0 +1,207 @@
+"""The yolov5 and lane_detection ensembles through a real tritonserver (CPU profile), over gRPC.
+
+The processing itself is unit-tested in test_detection_processing.py / test_lane_processing.py;
+here the contract clients rely on is checked end to end: tensor names, shapes and types, the
+reference accuracy, per-request overrides through optional inputs, and error messages. The
+server comes from the session fixture `triton_server` (test/conftest.py).
+"""
+from pathlib import Path
+
+import numpy as np
+import pytest
+import tritonclient.grpc as grpcclient
+from google.protobuf import text_format
+from tritonclient.grpc import model_config_pb2
+from tritonclient.utils import InferenceServerException, np_to_triton_dtype
+
+from test_detection_processing import (BUS_REFERENCE, ZIDANE_REFERENCE, assert_matches_reference,
+                                       make_detector, read_rgb)
+from test_lane_processing import has_ego_lanes, make_lane_detector, read_clip
+
+REPOSITORY = Path(__file__).resolve().parents[1] / 'model_repository'
+DETECTION_OUTPUTS = ('DETECTIONS',)
+LANE_OUTPUTS = ('LANES', 'LANE_SCORES', 'LANE_SIDES', 'DRIVABLE_AREA')
+
+
+@pytest.fixture(scope='module')
+def client(triton_server):
+    with grpcclient.InferenceServerClient(triton_server.grpc_url) as connection:
+        yield connection
+
+
+def infer(client, model: str, image: np.ndarray, outputs: tuple[str, ...], **optional: np.ndarray) -> dict:
+    """One request: IMAGE plus any optional [1] inputs given by name."""
+    inputs = []
+    for name, value in {'IMAGE': image, **optional}.items():
+        tensor = grpcclient.InferInput(name, list(value.shape), np_to_triton_dtype(value.dtype))
+        tensor.set_data_from_numpy(value)
+        inputs.append(tensor)
+    result = client.infer(model, inputs, outputs=[grpcclient.InferRequestedOutput(n) for n in outputs])
+    return {name: result.as_numpy(name) for name in outputs}
+
+
+def detect(client, image: np.ndarray, **optional: np.ndarray) -> np.ndarray:
+    return infer(client, 'yolov5', image, DETECTION_OUTPUTS, **optional)['DETECTIONS']
+
+
+def find_lanes(client, image: np.ndarray, **optional: np.ndarray) -> dict:
+    return infer(client, 'lane_detection', image, LANE_OUTPUTS, **optional)
+
+
+# --- both profiles are well-formed (the Orin one cannot be served here) ---------------------
+
+def read_config(path: Path) -> model_config_pb2.ModelConfig:
+    return text_format.Parse(path.read_text(encoding='utf-8'), model_config_pb2.ModelConfig())
+
+
+def tensor_signature(tensors) -> list[tuple]:
+    return [(t.name, t.data_type, tuple(t.dims)) for t in tensors]
+
+
+@pytest.mark.parametrize('model', ['yolov5_model', 'lane_model'])
+def test_orin_and_cpu_profiles_serve_the_same_tensors(model: str) -> None:
+    orin = read_config(REPOSITORY / model / 'config.pbtxt')
+    cpu = read_config(REPOSITORY / model / 'configs' / 'cpu.pbtxt')
+    assert (orin.platform, orin.default_model_filename) == ('tensorrt_plan', 'model.plan')
+    assert cpu.backend == 'python'
+    assert tensor_signature(orin.input) == tensor_signature(cpu.input)
+    assert tensor_signature(orin.output) == tensor_signature(cpu.output)
+
+
+@pytest.mark.parametrize('ensemble', ['yolov5', 'lane_detection'])
+def test_ensemble_steps_exist_and_connect(ensemble: str) -> None:
+    config = read_config(REPOSITORY / ensemble / 'config.pbtxt')
+    available = {tensor.name for tensor in config.input}
+    for step in config.ensemble_scheduling.step:
+        step_config = read_config(REPOSITORY / step.model_name / 'config.pbtxt')
+        assert set(step.input_map) <= {tensor.name for tensor in step_config.input}
+        assert set(step.output_map) <= {tensor.name for tensor in step_config.output}
+        assert set(step.input_map.values()) <= available, f'{step.model_name} reads a tensor not yet produced'
+        available |= set(step.output_map.values())
+    assert {tensor.name for tensor in config.output} <= available
+
+
+# --- yolov5 ---------------------------------------------------------------------------------
+
+@pytest.mark.server
+def test_ensembles_are_ready(client) -> None:
+    assert client.is_model_ready('yolov5')
+    assert client.is_model_ready('lane_detection')
+
+
+@pytest.mark.server
+def test_bus_matches_reference(client) -> None:
+    assert_matches_reference(detect(client, read_rgb('bus.jpg')), BUS_REFERENCE)
+
+
+@pytest.mark.server
+def test_zidane_matches_reference(client) -> None:
+    assert_matches_reference(detect(client, read_rgb('zidane.jpg')), ZIDANE_REFERENCE)
+
+
+@pytest.mark.server
+@pytest.mark.parametrize('shape', [(480, 640, 3), (1, 1, 3)])
+def test_uniform_grey_gives_no_detections(client, shape: tuple) -> None:
+    detections = detect(client, np.full(shape, 128, dtype=np.uint8))
+    assert detections.shape == (0, 6) and detections.dtype == np.float32
+
+
+@pytest.mark.server
+def test_odd_shapes_match_in_process_reference(client) -> None:
+    """Portrait, very wide and odd-sized frames give exactly what the same code gives in-process."""
+    reference = make_detector()
+    bus, zidane = read_rgb('bus.jpg'), read_rgb('zidane.jpg')
+    frames = {
+        'portrait': np.ascontiguousarray(bus[:, :405]),               # 405x1080
+        'very wide': np.ascontiguousarray(np.hstack([zidane] * 3)),   # 3840x720
+        'odd size': np.ascontiguousarray(bus[3:1000, 7:800]),          # 793x997
+    }
+    for name, frame in frames.items():
+        served, expected = detect(client, frame), reference(frame)
+        assert len(expected) > 0, name
+        np.testing.assert_allclose(served, expected, atol=1e-3, err_msg=name)
+        height, width = frame.shape[:2]
+        assert np.all(served[:, [0, 2]] <= width) and np.all(served[:, [1, 3]] <= height), name
+        assert np.all(np.diff(served[:, 4]) <= 0), name  # best first
+
+
+@pytest.mark.server
+def test_defaults_apply_without_optional_inputs(client) -> None:
+    bus = read_rgb('bus.jpg')
+    explicit = detect(client, bus, SCORE_THRESHOLD=np.array([0.25], np.float32),
+                      IOU_THRESHOLD=np.array([0.45], np.float32), MAX_DETECTIONS=np.array([100], np.int32))
+    np.testing.assert_array_equal(detect(client, bus), explicit)
+
+
+@pytest.mark.server
+def test_per_request_overrides(client) -> None:
+    bus = read_rgb('bus.jpg')
+    assert len(detect(client, bus, SCORE_THRESHOLD=np.array([0.6], np.float32))) == 3
+    assert len(detect(client, bus, MAX_DETECTIONS=np.array([2], np.int32))) == 2
+    assert len(detect(client, bus, SCORE_THRESHOLD=np.array([0.1], np.float32),
+                      IOU_THRESHOLD=np.array([0.9], np.float32))) > len(BUS_REFERENCE)
+    # An override lasts one request only.
+    assert_matches_reference(detect(client, bus), BUS_REFERENCE)
+
+
+@pytest.mark.server
+@pytest.mark.parametrize('model', ['yolov5', 'lane_detection'])
+def test_empty_image_is_rejected_with_a_clear_message(client, model: str) -> None:
+    outputs = DETECTION_OUTPUTS if model == 'yolov5' else LANE_OUTPUTS
+    with pytest.raises(InferenceServerException, match='IMAGE is empty'):
+        infer(client, model, np.zeros((0, 8, 3), dtype=np.uint8), outputs)
+
+
+@pytest.mark.server
+def test_bad_threshold_is_rejected_with_a_clear_message(client) -> None:
+    with pytest.raises(InferenceServerException, match=r'score threshold must be in \[0, 1\]'):
+        detect(client, read_rgb('bus.jpg'), SCORE_THRESHOLD=np.array([1.5], np.float32))
+
+
+# --- lane_detection -------------------------------------------------------------------------
+
+@pytest.mark.server
+@pytest.mark.parametrize('shape', [(720, 1280, 3), (500, 300, 3), (1, 1, 3)])
+def test_lane_outputs_have_contract_shapes(client, shape: tuple) -> None:
+    result = find_lanes(client, np.full(shape, 90, dtype=np.uint8))
+    lane_count = len(result['LANES'])
+    assert result['LANES'].dtype == np.float32 and result['LANES'].shape[1:] == (20, 2)
+    assert result['LANE_SCORES'].dtype == np.float32 and result['LANE_SCORES'].shape == (lane_count,)
+    assert result['LANE_SIDES'].dtype == np.int8 and result['LANE_SIDES'].shape == (lane_count,)
+    assert result['DRIVABLE_AREA'].dtype == np.uint8 and result['DRIVABLE_AREA'].shape == shape[:2]
+    assert set(np.unique(result['DRIVABLE_AREA'])) <= {0, 255}
+
+
+@pytest.mark.server
+@pytest.mark.slow
+def test_clip_has_ego_lanes_on_nearly_every_frame(client) -> None:
+    """Every 5th frame of solidWhiteRight.mp4: ego-left and ego-right lanes on >= 95 % of them."""
+    frames = read_clip(range(0, 221, 5))
+    found = 0
+    for frame in frames:
+        result = find_lanes(client, frame)
+        assert result['DRIVABLE_AREA'].shape == (540, 960)
+        found += has_ego_lanes(result['LANES'], result['LANE_SIDES'], 540)
+    assert found >= 0.95 * len(frames), f'ego lanes on {found} of {len(frames)} frames'
+
+
+@pytest.mark.server
+def test_lanes_match_in_process_reference(client) -> None:
+    (frame,) = read_clip(range(100, 101))
+    served, expected = find_lanes(client, frame), make_lane_detector()(frame)
+    np.testing.assert_allclose(served['LANES'], expected.lanes, atol=1e-3)
+    np.testing.assert_allclose(served['LANE_SCORES'], expected.scores, atol=1e-5)
+    np.testing.assert_array_equal(served['LANE_SIDES'], expected.sides)
+    np.testing.assert_array_equal(served['DRIVABLE_AREA'], expected.drivable_area)
+
+
+@pytest.mark.server
+def test_min_lane_length_override(client) -> None:
+    (frame,) = read_clip(range(0, 1))
+    default = find_lanes(client, frame)
+    explicit = find_lanes(client, frame, MIN_LANE_LENGTH=np.array([0.1], np.float32))
+    np.testing.assert_array_equal(default['LANES'], explicit['LANES'])
+    # Only the two long ego boundaries span 30 % of the frame height.
+    strict = find_lanes(client, frame, MIN_LANE_LENGTH=np.array([0.3], np.float32))
+    assert len(default['LANES']) > len(strict['LANES'])
+    assert strict['LANE_SIDES'].tolist() == [-1, 1]

@@ -1,0 +1,258 @@
+"""Unit tests of the lane steps' processing, loaded from model_repository by path (no server).
+
+Synthetic lane masks pin down grouping, ordering and sides; a few real clip frames check that
+the whole chain finds the ego lane where the shared models README says it is.
+"""
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+from types import ModuleType
+from typing import Any, Callable
+
+import cv2
+import numpy as np
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+REPOSITORY = ROOT / 'model_repository'
+SHARED = ROOT.parent / 'shared'
+TWINLITENET_ONNX = SHARED / 'models' / 'twinlitenet' / 'twinlitenet.onnx'
+CLIP = SHARED / 'data' / 'videos' / 'solidWhiteRight.mp4'
+
+MASK_HEIGHT, MASK_WIDTH = 360, 640
+VANISHING_POINT = (320.0, 180.0)
+NUM_POINTS = 20
+# The README puts the ego boundaries' bottom crossings of solidWhiteRight.mp4 "near" x 150-230 and
+# 820-890. The model's own lane mask crosses the bottom row at x 127-194 and 814-893 over the clip,
+# so "near" is read as those bands widened by 30 px.
+EGO_LEFT_BOTTOM = (120.0, 260.0)
+EGO_RIGHT_BOTTOM = (790.0, 920.0)
+
+
+def load_step_module(step: str, module: str) -> ModuleType:
+    """Import <step>/1/<module>.py by path, as the benchmark does, without Triton."""
+    path = REPOSITORY / step / '1' / f'{module}.py'
+    name = f'{step}_{module}'
+    spec = importlib.util.spec_from_file_location(name, path)
+    loaded = importlib.util.module_from_spec(spec)
+    sys.modules[name] = loaded
+    spec.loader.exec_module(loaded)
+    return loaded
+
+
+geometry = load_step_module('lane_postprocess', 'lane_geometry')
+resize = load_step_module('lane_preprocess', 'resize_normalize')
+onnx_runner = load_step_module('lane_model', 'onnx_runner')
+
+
+def to_logits(mask: np.ndarray) -> np.ndarray:
+    """[1, 2, h, w] logits whose argmax is the mask (probability 1/(1+e^-5) inside)."""
+    logits = np.zeros((1, 2, *mask.shape), dtype=np.float32)
+    logits[0, 1] = np.where(mask, 5.0, -5.0)
+    return logits
+
+
+def line_x(bottom_x: float, y: float) -> float:
+    """x at row y of a straight lane through the vanishing point meeting the bottom at bottom_x."""
+    vx, vy = VANISHING_POINT
+    return vx + (bottom_x - vx) * (y - vy) / (MASK_HEIGHT - vy)
+
+
+def draw_lane(mask: np.ndarray, bottom_x: float, y_top: float = 200.0, y_bottom: float = MASK_HEIGHT,
+              thickness: int = 4) -> None:
+    start = (round(line_x(bottom_x, y_top)), round(y_top))
+    end = (round(line_x(bottom_x, y_bottom)), round(y_bottom))
+    cv2.line(mask, start, end, 1, thickness)
+
+
+def draw_dashed_lane(mask: np.ndarray, bottom_x: float) -> None:
+    """Five dashes with gaps as long as the dashes, like a real broken lane marking."""
+    for y0 in (196, 228, 260, 292, 324):
+        draw_lane(mask, bottom_x, y0, y0 + 16)
+
+
+def run(mask: np.ndarray, image_size: tuple[int, int] = (MASK_HEIGHT * 2, MASK_WIDTH * 2),
+        min_lane_length: float = 0.1, drivable: np.ndarray | None = None):
+    drivable = np.zeros_like(mask) if drivable is None else drivable
+    return geometry.postprocess(to_logits(drivable), to_logits(mask), np.array(image_size, dtype=np.int32),
+                                NUM_POINTS, min_lane_length)
+
+
+def empty_mask() -> np.ndarray:
+    return np.zeros((MASK_HEIGHT, MASK_WIDTH), dtype=np.uint8)
+
+
+def bottom_u(lane: np.ndarray) -> float:
+    return float(lane[0, 0])
+
+
+# --- synthetic masks -----------------------------------------------------------------------
+
+def test_two_straight_lines_are_the_ego_boundaries() -> None:
+    mask = empty_mask()
+    draw_lane(mask, 120)
+    draw_lane(mask, 540)
+    result = run(mask)  # original image 1280x720: twice the mask size
+
+    assert result.lanes.shape == (2, NUM_POINTS, 2) and result.lanes.dtype == np.float32
+    assert result.sides.tolist() == [-1, 1] and result.sides.dtype == np.int8
+    for lane, expected_bottom in zip(result.lanes, (120, 540)):
+        assert lane[0, 1] == pytest.approx(720)                      # starts at the image bottom
+        assert bottom_u(lane) == pytest.approx(2 * expected_bottom, abs=3)
+        assert lane[-1, 1] == pytest.approx(2 * 200, abs=3)         # ends at the top of the paint
+        assert np.all(np.diff(lane[:, 1]) < 0)                       # bottom upward
+        expected_u = [2 * line_x(expected_bottom, v / 2) for v in lane[:, 1]]
+        np.testing.assert_allclose(lane[:, 0], expected_u, atol=3)
+    np.testing.assert_allclose(result.scores, 1 / (1 + np.exp(-5.0)), rtol=1e-5)
+
+
+def test_dashes_of_one_marking_are_one_lane() -> None:
+    mask = empty_mask()
+    draw_dashed_lane(mask, 120)
+    draw_lane(mask, 540)
+    result = run(mask)
+
+    assert result.sides.tolist() == [-1, 1]
+    dashed = result.lanes[0]
+    assert bottom_u(dashed) == pytest.approx(240, abs=4)
+    assert dashed[-1, 1] == pytest.approx(2 * 196, abs=3)  # spans the top dash too
+    assert dashed[0, 1] == pytest.approx(720)             # extended over the gap below the last dash
+
+
+def test_lines_further_out_are_second_and_unknown() -> None:
+    mask = empty_mask()
+    for bottom_x in (-900, -300, 120, 540, 1000):
+        draw_lane(mask, bottom_x)
+    result = run(mask, min_lane_length=0.05)  # the outermost line leaves the image after 27 rows
+
+    assert result.sides.tolist() == [0, -2, -1, 1, 2]  # left to right
+    # Lines that leave the image through a side edge start on that edge, above the bottom.
+    assert bottom_u(result.lanes[1]) == pytest.approx(0) and result.lanes[1, 0, 1] < 720
+    assert bottom_u(result.lanes[4]) == pytest.approx(1280) and result.lanes[4, 0, 1] < 720
+
+
+def test_side_ranking() -> None:
+    sides = geometry.assign_sides(np.array([-500.0, 100, 250, 400, 600, 900]), centre_x=320)
+    assert sides.tolist() == [0, -2, -1, 1, 2, 0]
+
+
+def test_curved_lane_is_followed() -> None:
+    mask = empty_mask()
+    rows = np.arange(200, 360)
+    curve = 180 - 0.6 * (rows - 200) + 0.004 * (rows - 200) ** 2
+    cv2.polylines(mask, [np.stack([curve, rows], axis=1).round().astype(np.int32)], False, 1, 4)
+    result = run(mask, image_size=(MASK_HEIGHT, MASK_WIDTH))
+
+    assert len(result.lanes) == 1
+    lane = result.lanes[0]
+    expected = 180 - 0.6 * (lane[:, 1] - 200) + 0.004 * (lane[:, 1] - 200) ** 2
+    np.testing.assert_allclose(lane[:, 0], expected, atol=2.5)
+
+
+def test_short_blobs_are_dropped_by_min_lane_length() -> None:
+    mask = empty_mask()
+    draw_lane(mask, 120)
+    draw_lane(mask, 540, y_top=320)  # spans 40 rows: 11 % of the height
+    assert len(run(mask, min_lane_length=0.2).lanes) == 1
+    assert len(run(mask, min_lane_length=0.05).lanes) == 2
+
+
+def test_empty_mask_gives_no_lanes_with_correct_shapes() -> None:
+    drivable = empty_mask()
+    drivable[:, :MASK_WIDTH // 2] = 1
+    result = run(empty_mask(), image_size=(540, 960), drivable=drivable)
+
+    assert result.lanes.shape == (0, NUM_POINTS, 2) and result.lanes.dtype == np.float32
+    assert result.scores.shape == (0,) and result.scores.dtype == np.float32
+    assert result.sides.shape == (0,) and result.sides.dtype == np.int8
+    assert result.drivable_area.shape == (540, 960) and result.drivable_area.dtype == np.uint8
+    assert set(np.unique(result.drivable_area)) == {0, 255}
+    assert np.all(result.drivable_area[:, :470] == 255) and np.all(result.drivable_area[:, 490:] == 0)
+
+
+def test_tiny_image_keeps_its_size() -> None:
+    result = run(empty_mask(), image_size=(1, 1))
+    assert result.drivable_area.shape == (1, 1)
+
+
+@pytest.mark.parametrize('num_points, min_lane_length', [(1, 0.1), (20, -0.1), (20, 1.5)])
+def test_bad_settings_are_rejected(num_points: int, min_lane_length: float) -> None:
+    with pytest.raises(ValueError):
+        geometry.postprocess(to_logits(empty_mask()), to_logits(empty_mask()), np.array([10, 10]),
+                             num_points, min_lane_length)
+
+
+# --- preprocessing -------------------------------------------------------------------------
+
+def test_resize_normalize_shapes_and_range() -> None:
+    image = np.full((540, 960, 3), 255, dtype=np.uint8)
+    tensor, image_size = resize.resize_normalize(image, 640, 360)
+    assert tensor.shape == (1, 3, 360, 640) and tensor.dtype == np.float32
+    assert np.allclose(tensor, 1.0)
+    assert image_size.tolist() == [540, 960] and image_size.dtype == np.int32
+
+
+@pytest.mark.parametrize('image', [np.zeros((0, 4, 3), np.uint8), np.zeros((4, 4, 1), np.uint8),
+                                   np.zeros((4, 4, 3), np.float32)])
+def test_resize_normalize_rejects_bad_images(image: np.ndarray) -> None:
+    with pytest.raises(ValueError, match='IMAGE'):
+        resize.resize_normalize(image, 640, 360)
+
+
+# --- real frames ---------------------------------------------------------------------------
+
+def read_clip(indices: range) -> list[np.ndarray]:
+    """The given frames of solidWhiteRight.mp4, RGB."""
+    if not CLIP.is_file():
+        pytest.skip(f'clip not found at {CLIP} (shared data directory missing)')
+    capture = cv2.VideoCapture(str(CLIP))
+    frames = []
+    for index in range(indices.stop):
+        ok, frame = capture.read()
+        if not ok:
+            break
+        if index in indices:
+            frames.append(cv2.cvtColor(frame, cv2.COLOR_BGR2RGB))
+    assert len(frames) == len(indices), f'could not decode frames {indices} of {CLIP}'
+    return frames
+
+
+def make_lane_detector() -> Callable[..., Any]:
+    """preprocess -> onnxruntime -> postprocess in-process, exactly as the ensemble chains them."""
+    if not TWINLITENET_ONNX.is_file():
+        pytest.skip(f'TwinLiteNet weights not found at {TWINLITENET_ONNX} (shared models directory missing)')
+    runner = onnx_runner.OnnxRunner(str(TWINLITENET_ONNX), intra_op_threads=2, inter_op_threads=1,
+                                    allow_spinning=False)
+
+    def detect(frame: np.ndarray, min_lane_length: float = 0.1):
+        tensor, image_size = resize.resize_normalize(frame, 640, 360)
+        drivable_logits, lane_logits = runner.run({'images': tensor}, ['da', 'll'])
+        return geometry.postprocess(drivable_logits, lane_logits, image_size, NUM_POINTS, min_lane_length)
+
+    return detect
+
+
+def has_ego_lanes(lanes: np.ndarray, sides: np.ndarray, image_height: int) -> bool:
+    """An ego-left (-1) and an ego-right (+1) lane that meet the image bottom in the expected bands."""
+    by_side = dict(zip(sides.tolist(), lanes))
+    if -1 not in by_side or 1 not in by_side:
+        return False
+    left, right = by_side[-1], by_side[1]
+    return (abs(left[0, 1] - image_height) < 0.5 and abs(right[0, 1] - image_height) < 0.5
+            and EGO_LEFT_BOTTOM[0] <= bottom_u(left) <= EGO_LEFT_BOTTOM[1]
+            and EGO_RIGHT_BOTTOM[0] <= bottom_u(right) <= EGO_RIGHT_BOTTOM[1])
+
+
+def test_clip_frames_have_ego_lanes() -> None:
+    detect = make_lane_detector()
+    for frame in read_clip(range(0, 221, 55)):
+        result = detect(frame)
+        assert result.drivable_area.shape == (540, 960)
+        assert 3 <= len(result.lanes) <= 6  # README: 3 to 5 painted lines per frame
+        assert has_ego_lanes(result.lanes, result.sides, 540)
+        # Both boundaries run up towards the vanishing point near (480, 315).
+        by_side = dict(zip(result.sides.tolist(), result.lanes))
+        for side in (-1, 1):
+            assert np.hypot(*(by_side[side][-1] - (480, 315))) < 60
