@@ -103,6 +103,13 @@ def command_wait_ready(arguments: argparse.Namespace) -> int:
     return 0 if ready else 1
 
 
+def command_demo(arguments: argparse.Namespace) -> int:
+    from triton_perception.demo import DEFAULT_VIDEO, run_demo  # noqa: PLC0415 (rclpy)
+
+    return run_demo(arguments.video or DEFAULT_VIDEO, arguments.output, arguments.profile,
+                    lambda line: print(f'demo: {line}', file=sys.stderr, flush=True))
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog='triton-perception', description=__doc__)
     commands = parser.add_subparsers(dest='command', required=True)
@@ -138,6 +145,14 @@ def build_parser() -> argparse.ArgumentParser:
     wait_ready.set_defaults(run=command_wait_ready)
 
     add_bag_commands(commands)
+
+    demo = commands.add_parser('demo', help='the highway clip through the whole pipeline: '
+                               'annotated video, contact sheet and report in out/demo')
+    demo.add_argument('--video', type=Path, default=None,
+                      help='road video (default ../shared/data/videos/solidWhiteRight.mp4)')
+    demo.add_argument('--output', type=Path, default=Path('out/demo'))
+    demo.add_argument('--profile', choices=PROFILES, default='auto')
+    demo.set_defaults(run=command_demo)
     return parser
 
 
@@ -146,7 +161,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     run: Callable[[argparse.Namespace], int] = arguments.run
     try:
         return run(arguments)
-    except (ServerError, ModelInstallError, PlanError, BagError) as error:
+    except (ServerError, ModelInstallError, PlanError, BagError, FileNotFoundError) as error:
         print(f'triton-perception: error: {error}', file=sys.stderr)
         return 2
 

@@ -106,3 +106,35 @@ def image_message(pixels: np.ndarray, header: Header, encoding: str) -> Image:
     return Image(header=header, height=pixels.shape[0], width=pixels.shape[1], encoding=encoding,
                  is_bigendian=0, step=pixels.shape[1] * channels,
                  data=np.ascontiguousarray(pixels).tobytes())
+
+
+def detections_from_message(message: Detection2DArray, labels: list[str]) -> np.ndarray:
+    """Detection2DArray -> DETECTIONS rows, so that one drawing function serves every caller.
+
+    Works on rclpy messages and on rosbags-deserialised ones alike (same field names).
+    """
+    rows = []
+    for detection in message.detections:
+        box, hypothesis = detection.bbox, detection.results[0].hypothesis
+        class_id = labels.index(hypothesis.class_id) if hypothesis.class_id in labels else -1
+        rows.append((box.center.position.x - box.size_x / 2, box.center.position.y - box.size_y / 2,
+                     box.center.position.x + box.size_x / 2, box.center.position.y + box.size_y / 2,
+                     hypothesis.score, class_id))
+    return np.array(rows, dtype=np.float32).reshape(-1, 6)
+
+
+def lanes_from_cloud(cloud: PointCloud2) -> tuple[list[np.ndarray], np.ndarray]:
+    """PointCloud2 -> (polylines [P, 2] per lane, LANE_SIDES) for drawing."""
+    points = read_lane_points(cloud)
+    lanes, sides = [], []
+    for lane_id in np.unique(points['lane_id']):
+        lane = points[points['lane_id'] == lane_id]
+        lanes.append(np.stack([lane['u'], lane['v']], axis=1))
+        sides.append(int(lane['side'][0]))
+    return lanes, np.array(sides, dtype=np.int8)
+
+
+def mask_from_image(message: Image) -> np.ndarray:
+    """A mono8 Image (drivable_area) -> uint8 [H, W], honouring row padding."""
+    return np.frombuffer(bytes(message.data), dtype=np.uint8).reshape(
+        message.height, message.step)[:, :message.width]

@@ -51,8 +51,10 @@ def wait_for_remote_models(url: str, models: tuple[str, ...], stop: threading.Ev
 
 class PipelineRunner:
     def __init__(self, plan: PipelinePlan, log: Callable[[str], None] | None = None,
-                 python: str = sys.executable) -> None:
+                 python: str = sys.executable, show_server_log: bool = True) -> None:
+        """`show_server_log` False keeps tritonserver's output for failure reports only."""
         self.plan = plan
+        self._show_server_log = show_server_log
         self._log = log or (lambda line: print(f'[run] {line}', file=sys.stderr, flush=True))
         self._python = python
         self.server: TritonServer | None = None
@@ -67,7 +69,8 @@ class PipelineRunner:
 
     def _start_server(self) -> None:
         assert self.plan.server is not None
-        self.server = TritonServer(self.plan.server, log=self._log)
+        self.server = TritonServer(self.plan.server, log=self._log,
+                                   show_server_log=self._show_server_log)
         self.server.start()
         self.server.wait_until_ready()
 

@@ -96,6 +96,23 @@ def command_record(arguments: argparse.Namespace) -> int:
     return 0
 
 
+def command_evaluate(arguments: argparse.Namespace) -> int:
+    from triton_perception.bag.evaluate import EvaluationSettings, evaluate, markdown  # noqa
+
+    report = evaluate(EvaluationSettings(
+        bag=arguments.bag, output=arguments.output, topic=arguments.topic, rate=arguments.rate,
+        triton_url=arguments.triton_url, profile=arguments.profile,
+        params_file=arguments.params_file, record_masks=arguments.record_masks,
+        expected=arguments.expected), log=_progress)
+    print(markdown(report))
+    _progress(f'report: {arguments.output / "report.md"} and report.json')
+    unaccounted = [node for node, figures in report['nodes'].items() if not figures['accounted']]
+    if unaccounted:
+        _progress(f'frames not accounted for by {", ".join(unaccounted)}: see the report')
+    regressed = report.get('comparison', {}).get('regressions')
+    return 1 if regressed or unaccounted else 0
+
+
 def add_bag_commands(commands: argparse._SubParsersAction) -> None:
     bag = commands.add_parser('bag', help='make, play and record rosbag2 files (no ROS install '
                               'needed)')
@@ -135,3 +152,22 @@ def add_bag_commands(commands: argparse._SubParsersAction) -> None:
                         default='reliable')
     record.add_argument('--duration', type=float, default=None, help='seconds, then stop')
     record.set_defaults(run=command_record)
+
+    evaluate = actions.add_parser(
+        'evaluate', help='replay a bag through the pipeline and report (or compare) results')
+    evaluate.add_argument('bag', type=Path)
+    evaluate.add_argument('--output', type=Path, required=True,
+                          help='directory for report.json, report.md and the outputs bag')
+    evaluate.add_argument('--topic', default=None, help='image topic (default: the only one)')
+    evaluate.add_argument('--rate', type=float, default=1.0, help='replay speed factor')
+    evaluate.add_argument('--triton-url', default='',
+                          help='use this Triton (HOST:PORT) instead of starting one')
+    evaluate.add_argument('--profile', choices=['auto', 'tensorrt', 'cpu'], default='auto')
+    evaluate.add_argument('--params-file', type=Path, default=None,
+                          help='node parameters (default config/params.yaml)')
+    evaluate.add_argument('--record-masks', action='store_true',
+                          help='also record drivable_area masks (large)')
+    evaluate.add_argument('--expected', type=Path, default=None,
+                          help='report.json of an earlier run: fail on regressions beyond the '
+                               'tolerances')
+    evaluate.set_defaults(run=command_evaluate)

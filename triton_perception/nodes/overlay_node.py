@@ -12,14 +12,14 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-import numpy as np
 from rclpy.node import Node
 from sensor_msgs.msg import CompressedImage, Image, PointCloud2
 from vision_msgs.msg import Detection2DArray, LabelInfo
 
 from triton_perception.accounting import FrameRejected
 from triton_perception.image_conversion import compressed_to_rgb, image_to_rgb
-from triton_perception.messages import image_message, read_lane_points
+from triton_perception.messages import (detections_from_message, image_message,
+                                        lanes_from_cloud, mask_from_image)
 from triton_perception.nodes.base import (LATCHED_QOS, OVERLAY_QOS, RESULT_QOS, image_qos,
                                           run_nodes)
 from triton_perception.overlay import draw_detections, draw_drivable_area, draw_lanes
@@ -38,29 +38,6 @@ class PendingFrame:
     message: Image | CompressedImage
     arrived: float
     results: dict[str, Any] = field(default_factory=dict)
-
-
-def detections_array(message: Detection2DArray, labels: list[str]) -> np.ndarray:
-    """Detection2DArray -> DETECTIONS rows, so one drawing function serves every caller."""
-    rows = []
-    for detection in message.detections:
-        box, hypothesis = detection.bbox, detection.results[0].hypothesis
-        class_id = labels.index(hypothesis.class_id) if hypothesis.class_id in labels else -1
-        rows.append((box.center.position.x - box.size_x / 2, box.center.position.y - box.size_y / 2,
-                     box.center.position.x + box.size_x / 2, box.center.position.y + box.size_y / 2,
-                     hypothesis.score, class_id))
-    return np.array(rows, dtype=np.float32).reshape(-1, 6)
-
-
-def lanes_from_cloud(cloud: PointCloud2) -> tuple[np.ndarray, np.ndarray]:
-    """PointCloud2 -> (LANES [L, P, 2], LANE_SIDES [L]) for drawing."""
-    points = read_lane_points(cloud)
-    lanes, sides = [], []
-    for lane_id in np.unique(points['lane_id']):
-        lane = points[points['lane_id'] == lane_id]
-        lanes.append(np.stack([lane['u'], lane['v']], axis=1))
-        sides.append(int(lane['side'][0]))
-    return lanes, np.array(sides, dtype=np.int8)
 
 
 class OverlayNode(Node):
@@ -160,16 +137,14 @@ class OverlayNode(Node):
             return
         results = frame.results
         if 'drivable_area' in results:
-            mask_message = results['drivable_area']
-            mask = np.frombuffer(bytes(mask_message.data), dtype=np.uint8).reshape(
-                mask_message.height, mask_message.step)[:, :mask_message.width]
+            mask = mask_from_image(results['drivable_area'])
             if mask.shape == rgb.shape[:2]:
                 draw_drivable_area(rgb, mask)
         if 'lanes' in results:
             lanes, sides = lanes_from_cloud(results['lanes'])
             draw_lanes(rgb, lanes, sides)
         if 'detections' in results:
-            draw_detections(rgb, detections_array(results['detections'], self.labels),
+            draw_detections(rgb, detections_from_message(results['detections'], self.labels),
                             self.labels)
         self._overlay.publish(image_message(rgb, frame.message.header, 'rgb8'))
 

@@ -1,0 +1,59 @@
+"""Replaying recorded drives: the whole clip through the pipeline, and regression detection."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from conftest import REPO
+from triton_perception.bag.evaluate import EvaluationSettings, evaluate, regressions
+from triton_perception.bag.make import make_bag
+
+pytestmark = [pytest.mark.ros, pytest.mark.server, pytest.mark.slow]
+
+
+def clip_bag(shared: Path, directory: Path, frames: int | None) -> Path:
+    bag = directory / f'clip_{frames or "all"}'
+    make_bag(shared / 'data' / 'videos' / 'solidWhiteRight.mp4', bag, max_frames=frames)
+    return bag
+
+
+def test_full_clip_replay_at_recorded_rate(shared: Path, triton_server: Any,
+                                           tmp_path: Path) -> None:
+    report = evaluate(EvaluationSettings(bag=clip_bag(shared, tmp_path, None),
+                                         output=tmp_path / 'evaluation',
+                                         triton_url=triton_server.grpc_url), log=print)
+    assert report['input']['frames'] == 221
+    for node, figures in report['nodes'].items():
+        assert figures['accounted'], (node, figures)
+        assert figures['published'] > 0 and figures['failed'] == figures['rejected'] == 0
+    assert report['lanes']['frames'] == report['nodes']['lane_node']['published']
+    assert report['lanes']['ego_lane_rate'] >= 0.95, report['lanes']
+    assert report['detection']['frames'] == report['nodes']['detection_node']['published']
+    assert report['detection']['frames_with_class'].get('car', 0) >= 0.90, report['detection']
+    saved = json.loads((tmp_path / 'evaluation' / 'report.json').read_text())
+    assert saved['lanes'] == report['lanes']
+    assert 'ego lane' in (tmp_path / 'evaluation' / 'report.md').read_text()
+    assert regressions(report, report) == []
+
+
+def test_expected_report_catches_a_raised_score_threshold(shared: Path, triton_server: Any,
+                                                          tmp_path: Path) -> None:
+    bag = clip_bag(shared, tmp_path, 50)
+    baseline = evaluate(EvaluationSettings(bag=bag, output=tmp_path / 'baseline',
+                                           triton_url=triton_server.grpc_url), log=print)
+    params = yaml.safe_load((REPO / 'config' / 'params.yaml').read_text())
+    params['/**/detection_node']['ros__parameters']['score_threshold'] = 0.85
+    regressed_params = tmp_path / 'regressed.yaml'
+    regressed_params.write_text(yaml.safe_dump(params))
+    regressed = evaluate(EvaluationSettings(
+        bag=bag, output=tmp_path / 'regressed', triton_url=triton_server.grpc_url,
+        params_file=regressed_params, expected=tmp_path / 'baseline' / 'report.json'), log=print)
+    assert baseline['detection']['frames_with_class']['car'] >= 0.9
+    problems = regressed['comparison']['regressions']
+    assert any(problem.startswith('detection.frames_with_class[car]') for problem in problems), \
+        problems
+    assert 'REGRESSIONS' in (tmp_path / 'regressed' / 'report.md').read_text()

@@ -1,0 +1,304 @@
+"""Replay a camera bag through the pipeline, record its outputs, and report (or compare) figures.
+
+The regression workflow for users' own drives: `bag evaluate drive/ --output base/` once, then
+`bag evaluate drive/ --output new/ --expected base/report.json` after a change; the second run
+fails when a figure moved beyond its stated tolerance.
+"""
+from __future__ import annotations
+
+import json
+import tempfile
+import threading
+import time
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable
+
+import numpy as np
+import rclpy
+import yaml
+from diagnostic_msgs.msg import DiagnosticArray
+from rclpy.context import Context
+from rclpy.executors import SingleThreadedExecutor
+from rosbags.highlevel import AnyReader, AnyReaderError
+
+from triton_perception.bag.common import COMPRESSED_IMAGE_TYPE, IMAGE_TYPE, BagError, typestore
+from triton_perception.bag.play import play_bag
+from triton_perception.bag.record import BagRecorder
+from triton_perception.messages import LANE_POINT_DTYPE
+from triton_perception.paths import config_file
+from triton_perception.plan import pipeline_plan
+from triton_perception.runner import PipelineRunner
+
+NAMESPACE = '/evaluation'
+NODES = ('detection_node', 'lane_node')
+OUTPUT_TYPES = {'detections': 'vision_msgs/msg/Detection2DArray',
+                'lanes': 'sensor_msgs/msg/PointCloud2',
+                'diagnostics': 'diagnostic_msgs/msg/DiagnosticArray'}
+MASK_TYPE = 'sensor_msgs/msg/Image'
+SETTLE_TIMEOUT_S = 60.0
+# Tolerances of --expected: (metric path, kind, amount). 'abs': |new - old| <= amount;
+# 'rel': |new - old| <= amount x |old|. Only decreases of quality count as regressions for
+# rates; counts and means regress in either direction.
+TOLERANCES = (
+    ('detection.frames_with_class', 'abs', 0.05),
+    ('detection.mean_per_frame', 'rel', 0.25),
+    ('lanes.ego_lane_rate', 'abs', 0.05),
+    ('lanes.mean_lanes_per_frame', 'rel', 0.25),
+    ('nodes.published_fraction', 'abs', 0.15),
+)
+
+
+@dataclass(frozen=True)
+class EvaluationSettings:
+    bag: Path
+    output: Path
+    topic: str | None = None
+    rate: float = 1.0
+    triton_url: str = ''
+    profile: str = 'auto'
+    params_file: Path | None = None
+    record_masks: bool = False
+    expected: Path | None = None
+
+
+def camera_topic(bag: Path, topic: str | None) -> tuple[str, int]:
+    """The bag's image topic (the only one, unless named) and its message count."""
+    try:
+        reader = AnyReader([Path(bag)], default_typestore=typestore())
+    except (FileNotFoundError, AnyReaderError) as error:
+        raise BagError(f'cannot open bag {bag}: {error}') from None
+    with reader:
+        images = {c.topic: c.msgcount for c in reader.connections
+                  if c.msgtype in (IMAGE_TYPE, COMPRESSED_IMAGE_TYPE)}
+    if topic:
+        if topic not in images:
+            raise BagError(f'{bag} has no image topic {topic} (image topics: '
+                           f'{", ".join(images) or "none"})')
+        return topic, images[topic]
+    if len(images) != 1:
+        raise BagError(f'{bag} has {len(images)} image topics ({", ".join(images) or "none"}); '
+                       'choose one with --topic')
+    return next(iter(images.items()))
+
+
+def evaluation_params_file(base: Path | None, directory: Path) -> Path:
+    """The user's parameters, with a reliable, deep image subscription: in a replay every
+    recorded frame must reach the nodes, so that each one is accounted for by them."""
+    params = yaml.safe_load((base or config_file('params.yaml')).read_text(encoding='utf-8'))
+    for node in NODES:
+        section = params.setdefault(f'/**/{node}', {}).setdefault('ros__parameters', {})
+        section.update(qos_reliability='reliable', qos_depth=20)
+    path = directory / 'evaluation_params.yaml'
+    path.write_text(yaml.safe_dump(params), encoding='utf-8')
+    return path
+
+
+class DiagnosticsWatch:
+    """The latest /diagnostics values of each evaluated node."""
+
+    def __init__(self) -> None:
+        self.latest: dict[str, dict[str, str]] = {}
+        self._lock = threading.Lock()
+
+    def update(self, message: Any) -> None:
+        for status in message.status:
+            for node in NODES:
+                if status.name.endswith(f'{NAMESPACE}/{node}'):
+                    with self._lock:
+                        self.latest[node] = {item.key: item.value for item in status.values}
+
+    def settled(self, frames: int) -> bool:
+        with self._lock:
+            return all(node in self.latest and int(self.latest[node]['received']) >= frames
+                       and int(self.latest[node]['pending']) == 0 for node in NODES)
+
+    def snapshot(self) -> dict[str, dict[str, str]]:
+        with self._lock:
+            return {node: dict(values) for node, values in self.latest.items()}
+
+
+def recorded_all(watch: DiagnosticsWatch, recorder: BagRecorder) -> bool:
+    """Every result a node counted as published has reached the recorder."""
+    counts = recorder.counts()
+    published = {node: int(values['published']) for node, values in watch.snapshot().items()}
+    return (counts.get(f'{NAMESPACE}/detections', 0) >= published.get('detection_node', 0)
+            and counts.get(f'{NAMESPACE}/lanes', 0) >= published.get('lane_node', 0))
+
+
+def replay(settings: EvaluationSettings, log: Callable[[str], None]) -> dict[str, Any]:
+    """Run the pipeline on the bag; returns the nodes' final accounting."""
+    topic, frames = camera_topic(settings.bag, settings.topic)
+    settings.output.mkdir(parents=True, exist_ok=True)
+    outputs_bag = settings.output / 'outputs'
+    if outputs_bag.exists():
+        raise BagError(f'{outputs_bag} exists; choose a new --output directory')
+    with tempfile.TemporaryDirectory(prefix='triton_perception-eval-') as scratch:
+        plan = pipeline_plan({
+            'camera_topic': topic, 'namespace': NAMESPACE, 'enable_overlay': 'false',
+            'profile': settings.profile, 'start_triton': 'false' if settings.triton_url else 'true',
+            'triton_url': settings.triton_url,
+            'params_file': str(evaluation_params_file(settings.params_file, Path(scratch)))})
+        stop = threading.Event()
+        runner = PipelineRunner(plan, log=log, show_server_log=False)
+        runner_thread = threading.Thread(target=lambda: runner.run(stop), daemon=True)
+        context = Context()
+        rclpy.init(context=context)
+        node = rclpy.create_node('bag_evaluator', context=context)
+        executor = SingleThreadedExecutor(context=context)
+        executor.add_node(node)
+        spinner = threading.Thread(target=executor.spin, daemon=True)
+        watch = DiagnosticsWatch()
+        topics = {f'{NAMESPACE}/{name}': type_name for name, type_name in OUTPUT_TYPES.items()
+                  if name != 'diagnostics'}
+        if settings.record_masks:
+            topics[f'{NAMESPACE}/drivable_area'] = MASK_TYPE
+        node.create_subscription(DiagnosticArray, '/diagnostics', watch.update, 50)
+        try:
+            runner_thread.start()
+            spinner.start()
+            with BagRecorder(node, outputs_bag, topics) as recorder:
+                log(f'replaying {frames} frames of {topic} at rate {settings.rate:g} once the '
+                    'nodes subscribe')
+                play_bag(settings.bag, node, rate=settings.rate, topics=[topic],
+                         wait_for_subscribers=len(NODES), wait_timeout_s=900.0,
+                         progress=log, stop_event=stop)
+                deadline = time.monotonic() + SETTLE_TIMEOUT_S
+                while not (watch.settled(frames) and recorded_all(watch, recorder)) and \
+                        time.monotonic() < deadline:
+                    time.sleep(0.2)
+        finally:
+            stop.set()
+            runner_thread.join(timeout=15.0)
+            executor.shutdown(timeout_sec=1.0)
+            node.destroy_node()
+            rclpy.try_shutdown(context=context)
+    return {'topic': topic, 'frames': frames, 'nodes': watch.snapshot(),
+            'outputs_bag': str(outputs_bag)}
+
+
+def analyse_outputs(outputs_bag: Path) -> dict[str, Any]:
+    """Per-class detections and lane figures from the recorded result messages."""
+    class_frames: Counter[str] = Counter()
+    class_boxes: Counter[str] = Counter()
+    detection_frames = lane_frames = ego_frames = lane_total = 0
+    with AnyReader([outputs_bag], default_typestore=typestore()) as reader:
+        for connection, _stamp, raw in reader.messages():
+            message = reader.deserialize(raw, connection.msgtype)
+            if connection.topic.endswith('/detections'):
+                detection_frames += 1
+                names = [d.results[0].hypothesis.class_id for d in message.detections]
+                class_boxes.update(names)
+                class_frames.update(set(names))
+            elif connection.topic.endswith('/lanes'):
+                lane_frames += 1
+                points = np.frombuffer(bytes(message.data), dtype=LANE_POINT_DTYPE,
+                                       count=message.width)
+                lane_total += len(np.unique(points['lane_id']))
+                ego_frames += {-1, 1} <= set(points['side'].tolist())
+    return {
+        'detection': {
+            'frames': detection_frames,
+            'frames_with_class': {name: count / max(1, detection_frames)
+                                  for name, count in sorted(class_frames.items())},
+            'mean_per_frame': {name: count / max(1, detection_frames)
+                               for name, count in sorted(class_boxes.items())},
+        },
+        'lanes': {
+            'frames': lane_frames,
+            'mean_lanes_per_frame': lane_total / max(1, lane_frames),
+            'ego_lane_rate': ego_frames / max(1, lane_frames),
+        },
+    }
+
+
+def node_figures(frames: int, accounting: dict[str, dict[str, str]]) -> dict[str, Any]:
+    figures = {}
+    for node in NODES:
+        values = accounting.get(node, {})
+        counts = {key: int(values.get(key, 0)) for key in
+                  ('received', 'published', 'dropped', 'rejected', 'failed', 'pending')}
+        settled = sum(counts[key] for key in ('published', 'dropped', 'rejected', 'failed'))
+        figures[node] = {
+            **counts,
+            'frames_in': frames,
+            'accounted': counts['received'] == frames and settled == frames,
+            'published_fraction': counts['published'] / max(1, frames),
+            'latency_ms': {key: float(values[f'latency_{key}_ms'])
+                           for key in ('p50', 'p95', 'max') if f'latency_{key}_ms' in values},
+            'reasons': {key[len('count '):]: int(value) for key, value in values.items()
+                        if key.startswith('count ')},
+        }
+    return figures
+
+
+def flatten(report: dict[str, Any], metric: str) -> dict[str, float]:
+    """'detection.frames_with_class' -> {'car': 1.0, ...}; 'nodes.published_fraction' -> per node."""
+    section, name = metric.split('.')
+    if section == 'nodes':
+        return {node: figures[name] for node, figures in report['nodes'].items()}
+    value = report[section][name]
+    return value if isinstance(value, dict) else {name: value}
+
+
+def regressions(report: dict[str, Any], expected: dict[str, Any]) -> list[str]:
+    problems = []
+    for metric, kind, amount in TOLERANCES:
+        old, new = flatten(expected, metric), flatten(report, metric)
+        for key, old_value in old.items():
+            new_value = new.get(key, 0.0)
+            allowed = amount if kind == 'abs' else amount * abs(old_value)
+            if abs(new_value - old_value) > allowed:
+                tolerance = f'±{amount:g}' if kind == 'abs' else f'±{amount:.0%} of expected'
+                problems.append(f'{metric}[{key}]: expected {old_value:.3f}, got '
+                                f'{new_value:.3f} (tolerance {tolerance})')
+    return problems
+
+
+def markdown(report: dict[str, Any]) -> str:
+    lines = [f"# Evaluation of {report['input']['bag']}", '',
+             f"{report['input']['frames']} frames on {report['input']['topic']}, "
+             f"rate {report['input']['rate']:g}.", '',
+             '| node | received | published | dropped | rejected | failed | accounted | '
+             'latency p50 / p95 / max (ms) |', '| --- | --- | --- | --- | --- | --- | --- | --- |']
+    for node, figures in report['nodes'].items():
+        latency = figures['latency_ms']
+        lines.append(f"| {node} | {figures['received']} | {figures['published']} | "
+                     f"{figures['dropped']} | {figures['rejected']} | {figures['failed']} | "
+                     f"{'yes' if figures['accounted'] else 'NO'} | "
+                     f"{latency.get('p50', 0):.0f} / {latency.get('p95', 0):.0f} / "
+                     f"{latency.get('max', 0):.0f} |")
+    detection, lanes = report['detection'], report['lanes']
+    lines += ['', f"Detections in {detection['frames']} published frames:", '',
+              '| class | frames with it | boxes per frame |', '| --- | --- | --- |']
+    for name, rate in detection['frames_with_class'].items():
+        lines.append(f"| {name} | {rate:.1%} | {detection['mean_per_frame'][name]:.2f} |")
+    lines += ['', f"Lanes in {lanes['frames']} published frames: "
+              f"{lanes['mean_lanes_per_frame']:.2f} lanes per frame, ego lane (left and right "
+              f"boundary) in {lanes['ego_lane_rate']:.1%}.", '']
+    if 'comparison' in report:
+        comparison = report['comparison']
+        lines += [f"Compared with {comparison['expected']}: "
+                  + ('no regression.' if not comparison['regressions'] else 'REGRESSIONS:'), '']
+        lines += [f'- {problem}' for problem in comparison['regressions']]
+    return '\n'.join(lines) + '\n'
+
+
+def evaluate(settings: EvaluationSettings, log: Callable[[str], None]) -> dict[str, Any]:
+    """Replay, analyse, write report.json and report.md; compare with --expected if given."""
+    replayed = replay(settings, log)
+    report = {
+        'input': {'bag': str(settings.bag), 'topic': replayed['topic'],
+                  'frames': replayed['frames'], 'rate': settings.rate},
+        'nodes': node_figures(replayed['frames'], replayed['nodes']),
+        **analyse_outputs(Path(replayed['outputs_bag'])),
+        'outputs_bag': replayed['outputs_bag'],
+    }
+    if settings.expected:
+        expected = json.loads(Path(settings.expected).read_text(encoding='utf-8'))
+        report['comparison'] = {'expected': str(settings.expected),
+                                'regressions': regressions(report, expected)}
+    (settings.output / 'report.json').write_text(json.dumps(report, indent=2), encoding='utf-8')
+    (settings.output / 'report.md').write_text(markdown(report), encoding='utf-8')
+    return report
