@@ -11,6 +11,7 @@ from typing import Callable, Sequence
 
 from triton_perception.bag.commands import add_bag_commands
 from triton_perception.bag.common import BagError
+from triton_perception.engines import EngineBuildError, build_engines
 from triton_perception.models import ModelInstallError, default_models_directory, install_models
 from triton_perception.paths import default_model_repository
 from triton_perception.plan import ARGUMENTS, PlanError, parse_launch_arguments, pipeline_plan
@@ -103,6 +104,13 @@ def command_wait_ready(arguments: argparse.Namespace) -> int:
     return 0 if ready else 1
 
 
+def command_engines(arguments: argparse.Namespace) -> int:
+    build_engines(arguments.model_repository or default_model_repository(), arguments.trtexec,
+                  fp16=not arguments.fp32, workspace_mib=arguments.workspace_mib,
+                  log=lambda line: print(f'engines: {line}', flush=True))
+    return 0
+
+
 def command_demo(arguments: argparse.Namespace) -> int:
     from triton_perception.demo import DEFAULT_VIDEO, run_demo  # noqa: PLC0415 (rclpy)
 
@@ -146,6 +154,17 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_bag_commands(commands)
 
+    engines = commands.add_parser('engines', help='build the TensorRT engines of the Orin '
+                                  'profile from the installed ONNX files (on the device)')
+    engines.add_argument('action', choices=['build'])
+    engines.add_argument('--model-repository', type=Path, default=None)
+    engines.add_argument('--trtexec', default=None, help='path of trtexec (default: PATH, then '
+                         '/usr/src/tensorrt/bin/trtexec)')
+    engines.add_argument('--fp32', action='store_true', help='build FP32 instead of FP16')
+    engines.add_argument('--workspace-mib', type=int, default=2048,
+                         help='TensorRT builder workspace (MiB)')
+    engines.set_defaults(run=command_engines)
+
     demo = commands.add_parser('demo', help='the highway clip through the whole pipeline: '
                                'annotated video, contact sheet and report in out/demo')
     demo.add_argument('--video', type=Path, default=None,
@@ -161,7 +180,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     run: Callable[[argparse.Namespace], int] = arguments.run
     try:
         return run(arguments)
-    except (ServerError, ModelInstallError, PlanError, BagError, FileNotFoundError) as error:
+    except (ServerError, ModelInstallError, PlanError, BagError, EngineBuildError,
+            FileNotFoundError) as error:
         print(f'triton-perception: error: {error}', file=sys.stderr)
         return 2
 

@@ -23,12 +23,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
+from triton_perception.engines import ENGINE_STEPS, stale_engines
 from triton_perception.paths import default_model_repository
 
 PROFILES = ('auto', 'tensorrt', 'cpu')
 ENSEMBLES = ('yolov5', 'lane_detection')
-# Model steps whose TensorRT engines must exist for the tensorrt profile.
-ENGINE_STEPS = ('yolov5_model', 'lane_model')
 SYSTEM_TRITON_DIR = Path('/opt/tritonserver')
 # Harmless on a machine without a GPU; hidden so that real problems stand out.
 NOISE = ('Failed to initialize NVML', 'DCGM', 'Unable to find GPU', 'CUDA driver version',
@@ -245,6 +244,9 @@ class TritonServer:
         check_ports_free(self.config)
         installation = find_tritonserver(self.config.tritonserver)
         command = server_command(self.config, installation)
+        if self.profile == 'tensorrt':
+            for warning in stale_engines(Path(self.config.model_repository)):
+                self._log(f'warning: {warning}')
         self._log(f'starting tritonserver ({self.profile} profile, models from '
                   f'{self.config.model_repository}, gRPC {self.grpc_url})')
         self._process = subprocess.Popen(

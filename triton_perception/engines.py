@@ -1,0 +1,154 @@
+"""Build the TensorRT engines of the Orin profile from the installed ONNX files, with trtexec.
+
+Engines only run on the device and TensorRT version that built them, so they are built on
+the Orin itself, and each engine gets a `model.plan.json` recording what it was built from
+and on; the server warns when an engine no longer matches its ONNX file or its device.
+"""
+from __future__ import annotations
+
+import json
+import os
+import platform
+import re
+import shutil
+import subprocess
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+from triton_perception.models import sha256_of
+
+ENGINE_STEPS = ('yolov5_model', 'lane_model')
+JETPACK_TRTEXEC = Path('/usr/src/tensorrt/bin/trtexec')
+DEVICE_MODEL = Path('/proc/device-tree/model')
+PROGRESS_PERIOD_S = 15.0
+
+
+class EngineBuildError(RuntimeError):
+    """trtexec is missing or a build failed; the message says what to do."""
+
+
+@dataclass(frozen=True)
+class EngineRecord:
+    onnx_sha256: str
+    tensorrt: str
+    device: str
+    precision: str
+
+    def problems_with(self, onnx_sha256: str, device: str) -> list[str]:
+        problems = []
+        if onnx_sha256 != self.onnx_sha256:
+            problems.append('its ONNX file changed since the engine was built')
+        if device != self.device:
+            problems.append(f"it was built on '{self.device}', this is '{device}'")
+        return problems
+
+
+def device_name() -> str:
+    """Jetson boards name themselves in the device tree; elsewhere the machine type."""
+    try:
+        return DEVICE_MODEL.read_text(encoding='utf-8').strip('\x00\n ')
+    except OSError:
+        return f'{platform.machine()} {platform.node()}'
+
+
+def find_trtexec(explicit: str | None = None) -> Path:
+    candidates = [Path(explicit)] if explicit else []
+    on_path = shutil.which('trtexec')
+    candidates += [Path(on_path)] if on_path else []
+    candidates.append(JETPACK_TRTEXEC)
+    for candidate in candidates:
+        if candidate.is_file() and os.access(candidate, os.X_OK):
+            return candidate
+    raise EngineBuildError(
+        'trtexec not found: it ships with TensorRT (JetPack installs it as '
+        f'{JETPACK_TRTEXEC}; `sudo apt install tensorrt` on JetPack 6). Pass --trtexec PATH. '
+        'Without TensorRT, serve the CPU profile instead (profile:=cpu).')
+
+
+def trtexec_command(trtexec: Path, onnx: Path, engine: Path, fp16: bool,
+                    workspace_mib: int) -> list[str]:
+    command = [str(trtexec), f'--onnx={onnx}', f'--saveEngine={engine}',
+               f'--memPoolSize=workspace:{workspace_mib}M', '--skipInference']
+    if fp16:
+        command.append('--fp16')
+    return command
+
+
+def build_engine(trtexec: Path, onnx: Path, fp16: bool, workspace_mib: int,
+                 log: Callable[[str], None]) -> Path:
+    """One engine next to its ONNX file; the old engine stays until the new one is complete."""
+    if not onnx.is_file():
+        raise EngineBuildError(f"{onnx} is missing: run 'triton-perception models install' first")
+    engine = onnx.with_name('model.plan')
+    partial = onnx.with_name('model.plan.partial')
+    build_log = onnx.with_name('trtexec.log')
+    command = trtexec_command(trtexec, onnx, partial, fp16, workspace_mib)
+    log(f'building {engine} ({"FP16" if fp16 else "FP32"}; several minutes on an Orin; '
+        f'trtexec output in {build_log})')
+    started = time.monotonic()
+    tensorrt = 'unknown'
+    with open(build_log, 'w', encoding='utf-8') as log_file:
+        process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                   text=True, stdin=subprocess.DEVNULL)
+        done = threading.Event()
+
+        def report_progress() -> None:
+            while not done.wait(PROGRESS_PERIOD_S):
+                log(f'  still building {engine.parent.parent.name} '
+                    f'({time.monotonic() - started:.0f} s)')
+        reporter = threading.Thread(target=report_progress, daemon=True)
+        reporter.start()
+        assert process.stdout is not None
+        for line in process.stdout:
+            log_file.write(line)
+            version = re.search(r'TensorRT version: ([\d.]+)', line) or re.search(
+                r'\[TensorRT v(\d+)\]', line)
+            if version:
+                tensorrt = version.group(1)
+        process.wait()
+        done.set()
+        reporter.join()
+    if process.returncode != 0 or not partial.is_file():
+        partial.unlink(missing_ok=True)
+        tail = build_log.read_text(encoding='utf-8', errors='replace').splitlines()[-15:]
+        raise EngineBuildError(f'trtexec failed for {onnx} (exit {process.returncode}); last '
+                               f'lines of {build_log}:\n' + '\n'.join(tail))
+    partial.replace(engine)
+    record = EngineRecord(onnx_sha256=sha256_of(onnx), tensorrt=tensorrt, device=device_name(),
+                          precision='fp16' if fp16 else 'fp32')
+    engine.with_suffix('.plan.json').write_text(json.dumps(record.__dict__, indent=2),
+                                                encoding='utf-8')
+    log(f'built {engine} in {time.monotonic() - started:.0f} s (TensorRT {tensorrt})')
+    return engine
+
+
+def build_engines(repository: Path, trtexec: str | None = None, fp16: bool = True,
+                  workspace_mib: int = 2048,
+                  log: Callable[[str], None] = print) -> list[Path]:
+    tool = find_trtexec(trtexec)
+    return [build_engine(tool, repository / step / '1' / 'model.onnx', fp16, workspace_mib, log)
+            for step in ENGINE_STEPS]
+
+
+def stale_engines(repository: Path) -> list[str]:
+    """Why engines in the repository may not fit this machine (empty when they do)."""
+    warnings = []
+    device = device_name()
+    for step in ENGINE_STEPS:
+        engine = repository / step / '1' / 'model.plan'
+        if not engine.is_file():
+            continue
+        sidecar = engine.with_suffix('.plan.json')
+        onnx = engine.with_name('model.onnx')
+        if not sidecar.is_file() or not onnx.is_file():
+            warnings.append(f'{engine}: no build record; rebuild with '
+                            "'triton-perception engines build' if it was made elsewhere")
+            continue
+        record = EngineRecord(**json.loads(sidecar.read_text(encoding='utf-8')))
+        for problem in record.problems_with(sha256_of(onnx), device):
+            warnings.append(f"{engine}: {problem}; rebuild with 'triton-perception engines "
+                            "build'")
+    return warnings
