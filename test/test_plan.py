@@ -121,3 +121,11 @@ def test_rviz_config_names_only_published_topics() -> None:
                  '/drivable_area'}
     assert topics and set(topics) <= published, topics
     assert Path(REPO / 'config' / 'pipeline.rviz').is_file()
+
+
+def test_readme_documents_every_parameter_and_argument() -> None:
+    readme = (REPO / 'README.md').read_text()
+    for spec in (*DETECTION, *LANES, *OVERLAY):
+        assert f'`{spec.name}`' in readme, spec.name
+    for name in ARGUMENT_NAMES:
+        assert f'`{name}`' in readme, name
