@@ -1,6 +1,7 @@
 """detection_node and lane_node as separate processes: real Fast DDS, real tritonserver, real weights."""
 from __future__ import annotations
 
+import signal
 import time
 from pathlib import Path
 from typing import Any, Iterator
@@ -266,3 +267,30 @@ def test_lanes_of_a_highway_frame(probe: Probe, lane_node: NodeProcess,
     assert (mask.width, mask.height, mask.encoding) == (960, 540, 'mono8')
     overlay_subscription = probe.record(Image, '/lanes/lanes/overlay', BEST_EFFORT)
     assert overlay_subscription == []
+
+
+@pytest.mark.parametrize('transport', ['shared_memory', 'grpc'])
+def test_frame_transports_give_the_same_detections(probe: Probe, triton_server: Any,
+                                                    tmp_path_factory: Any, bus_rgb: np.ndarray,
+                                                    transport: str) -> None:
+    """Shared-memory regions are owner-only and disappear with the node, even on SIGKILL."""
+    namespace = f'/transport_{transport}'
+    node = start_node('detection_node', namespace, triton_server, tmp_path_factory,
+                      transport=transport)
+    try:
+        received = probe.record(Detection2DArray, f'{namespace}/detections')
+        message = image_message(bus_rgb, 'bgr8', 'transport', 42)
+        result = send_and_receive(probe, f'{namespace}/image', message,
+                                  f'{namespace}/detections', Detection2DArray, received)
+        assert_matches_bus_reference(result)
+        regions = list(Path('/dev/shm').glob(f'triton_perception_yolov5_{node.process.pid}_*'))
+        if transport == 'shared_memory':
+            assert regions, 'no shared-memory region while the node runs'
+            assert all(region.stat().st_mode & 0o777 == 0o600 for region in regions)
+        else:
+            assert regions == []
+    finally:
+        node.stop(signal.SIGKILL)
+    wait_until(lambda: not list(Path('/dev/shm').glob(
+        f'triton_perception_yolov5_{node.process.pid}_*')), 10.0,
+        'the shared-memory region to be removed after the node was killed')

@@ -78,6 +78,10 @@ COMMON = (
            'reliability of the image subscription; best_effort matches every camera driver and '
            'bag player, reliable only reliable publishers'),
     number('qos_depth', 1, 1, 100, 'history depth of the image subscription (frames)'),
+    choice('transport', 'auto', ('auto', 'grpc', 'shared_memory'),
+           'how frames reach Triton: shared_memory (system shared memory, no serialisation; '
+           'server on this host), grpc (inside the request), auto (shared memory for a '
+           'loopback triton_url, with a gRPC fallback)'),
     number('max_in_flight', 1, 1, 8, 'Triton requests in flight at once for this node'),
     number('request_timeout_s', 5.0, 0.05, 120.0,
            'seconds before a Triton request counts as failed (s)'),

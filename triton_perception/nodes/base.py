@@ -86,6 +86,7 @@ class PerceptionNode(Node):
                 url=self.settings['triton_url'], model=self.settings['model_name'],
                 outputs=outputs, max_in_flight=self.settings['max_in_flight'],
                 timeout_s=self.settings['request_timeout_s'],
+                transport=self.settings['transport'],
                 tls=TlsOptions(read_text_file(self.settings['tls_root_certificates']),
                                read_text_file(self.settings['tls_private_key']),
                                read_text_file(self.settings['tls_certificate_chain']))),

@@ -7,9 +7,13 @@ waits with backoff and resumes by itself.
 """
 from __future__ import annotations
 
+import ipaddress
+import itertools
+import os
 import threading
 import time
 from dataclasses import dataclass, field
+from multiprocessing.shared_memory import SharedMemory
 from typing import Any, Callable, Protocol
 
 import numpy as np
@@ -22,6 +26,9 @@ Tensors = dict[str, np.ndarray]
 # Status codes that mean "the server is gone", as opposed to "this request was bad".
 UNREACHABLE = ('StatusCode.UNAVAILABLE', 'StatusCode.CANCELLED', 'StatusCode.UNKNOWN')
 TIMEOUT = 'StatusCode.DEADLINE_EXCEEDED'
+TRANSPORTS = ('auto', 'grpc', 'shared_memory')
+SHARED_INPUT = 'IMAGE'
+_region_numbers = itertools.count()
 
 
 class Log(Protocol):
@@ -61,6 +68,23 @@ class ClientSettings:
     timeout_s: float = 5.0
     tls: TlsOptions = field(default_factory=TlsOptions)
     max_backoff_s: float = 5.0
+    transport: str = 'auto'
+
+    @property
+    def shared_memory(self) -> bool:
+        """'auto': frames go through shared memory when the server is on this host."""
+        if self.transport != 'auto':
+            return self.transport == 'shared_memory'
+        return is_loopback(self.url.rsplit(':', 1)[0].strip('[]'))
+
+
+def is_loopback(host: str) -> bool:
+    if host == 'localhost':
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
 
 
 def make_client(settings: ClientSettings) -> grpcclient.InferenceServerClient:
@@ -79,6 +103,62 @@ def infer_inputs(tensors: Tensors) -> list[grpcclient.InferInput]:
     return inputs
 
 
+class SharedMemoryInput:
+    """The frame tensor through Triton system shared memory instead of the gRPC message.
+
+    One region per request thread, named after the model and process, created owner-only
+    (0600) by Python's SharedMemory. It is unlinked on close, and by Python's resource tracker
+    if the process dies. Registrations are repeated after the server restarts (`generation`).
+    """
+
+    def __init__(self, model: str) -> None:
+        self.name = f'triton_perception_{model}_{os.getpid()}_{next(_region_numbers)}'
+        self._memory: SharedMemory | None = None
+        self._registered_generation = -1
+
+    def tensor(self, client: grpcclient.InferenceServerClient, array: np.ndarray,
+               generation: int) -> grpcclient.InferInput:
+        if self._memory is None or array.nbytes > self._memory.size:
+            self.close(client)
+            try:
+                self._memory = SharedMemory(name=self.name, create=True,
+                                            size=max(1, array.nbytes))
+            except FileExistsError:  # left by a killed process that had our pid
+                SharedMemory(name=self.name).unlink()
+                self._memory = SharedMemory(name=self.name, create=True,
+                                            size=max(1, array.nbytes))
+        if self._registered_generation != generation:
+            try:
+                client.unregister_system_shared_memory(self.name)
+            except InferenceServerException:
+                pass  # not registered with this server instance
+            client.register_system_shared_memory(self.name, f'/{self.name}',
+                                                 self._memory.size)
+            self._registered_generation = generation
+        np.ndarray(array.shape, array.dtype, buffer=self._memory.buf)[...] = array
+        tensor = grpcclient.InferInput(SHARED_INPUT, list(array.shape),
+                                       np_to_triton_dtype(array.dtype))
+        tensor.set_shared_memory(self.name, array.nbytes)
+        return tensor
+
+    def forget_registration(self) -> None:
+        """The server lost the region (it restarted between two requests): register again."""
+        self._registered_generation = -1
+
+    def close(self, client: grpcclient.InferenceServerClient | None) -> None:
+        if self._memory is None:
+            return
+        if client is not None and self._registered_generation >= 0:
+            try:
+                client.unregister_system_shared_memory(self.name)
+            except InferenceServerException:
+                pass  # the server is gone; its registration went with it
+        self._memory.close()
+        self._memory.unlink()
+        self._memory = None
+        self._registered_generation = -1
+
+
 class InferenceWorker:
     """Owns the slot, the request threads and the connection state for one model."""
 
@@ -95,6 +175,8 @@ class InferenceWorker:
         self._condition = threading.Condition()
         self._slot: Frame | None = None
         self._ready = False
+        self._generation = 0  # counts (re)connections: server restarts lose registrations
+        self._shared_memory = settings.shared_memory
         self._status = f'connecting to Triton at {settings.url}'
         self._stopping = False
         self._threads = [threading.Thread(target=self._connection_loop, daemon=True,
@@ -166,6 +248,7 @@ class InferenceWorker:
             if problem is None:
                 with self._condition:
                     self._ready = True
+                    self._generation += 1
                     self._status = 'ready'
                     self._condition.notify_all()
                 self._log.info(f'Triton ready at {self.settings.url} '
@@ -203,12 +286,36 @@ class InferenceWorker:
     def _request_loop(self) -> None:
         client = make_client(self.settings)
         outputs = [grpcclient.InferRequestedOutput(name) for name in self.settings.outputs]
-        while (frame := self._take()) is not None:
-            self._process(client, outputs, frame)
-        client.close()
+        shared = SharedMemoryInput(self.settings.model)
+        try:
+            while (frame := self._take()) is not None:
+                self._process(client, outputs, shared, frame)
+        finally:
+            shared.close(client)
+            client.close()
+
+    def _request_inputs(self, client: grpcclient.InferenceServerClient,
+                        shared: SharedMemoryInput, inputs: Tensors) -> list[grpcclient.InferInput]:
+        """The frame through shared memory when enabled; gRPC for everything else and as the
+        fallback when the server refuses shared memory (e.g. it is on another host)."""
+        if not (self._shared_memory and SHARED_INPUT in inputs):
+            return infer_inputs(inputs)
+        try:
+            frame_tensor = shared.tensor(client, inputs[SHARED_INPUT], self._generation)
+        except InferenceServerException as error:
+            if error.status() in UNREACHABLE:
+                raise
+            self._shared_memory = False
+            shared.close(client)
+            self._log.warning(f'Triton at {self.settings.url} refused shared memory '
+                              f'({error.message()}); sending frames over gRPC')
+            return infer_inputs(inputs)
+        rest = {name: array for name, array in inputs.items() if name != SHARED_INPUT}
+        return [frame_tensor, *infer_inputs(rest)]
 
     def _process(self, client: grpcclient.InferenceServerClient,
-                 outputs: list[grpcclient.InferRequestedOutput], frame: Frame) -> None:
+                 outputs: list[grpcclient.InferRequestedOutput], shared: SharedMemoryInput,
+                 frame: Frame) -> None:
         try:
             inputs = self._prepare(frame)
         except FrameRejected as rejection:
@@ -223,9 +330,12 @@ class InferenceWorker:
             self._log.frame_problem(f'could not prepare a request: {error!r}')
             return
         try:
-            result = client.infer(self.settings.model, infer_inputs(inputs), outputs=outputs,
+            result = client.infer(self.settings.model,
+                                  self._request_inputs(client, shared, inputs), outputs=outputs,
                                   client_timeout=self.settings.timeout_s)
         except InferenceServerException as error:
+            if 'shared memory' in (error.message() or ''):
+                shared.forget_registration()
             self._request_failed(frame, error)
             return
         try:
