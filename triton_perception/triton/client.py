@@ -26,7 +26,8 @@ Tensors = dict[str, np.ndarray]
 # Status codes that mean "the server is gone", as opposed to "this request was bad".
 UNREACHABLE = ('StatusCode.UNAVAILABLE', 'StatusCode.CANCELLED', 'StatusCode.UNKNOWN')
 TIMEOUT = 'StatusCode.DEADLINE_EXCEEDED'
-TRANSPORTS = ('auto', 'grpc', 'shared_memory')
+INITIAL_BACKOFF_S = 0.25
+HEALTH_CHECK_PERIOD_S = 1.0
 SHARED_INPUT = 'IMAGE'
 _region_numbers = itertools.count()
 
@@ -179,6 +180,7 @@ class InferenceWorker:
         self._shared_memory = settings.shared_memory
         self._status = f'connecting to Triton at {settings.url}'
         self._stopping = False
+        self._wake_connection = threading.Event()
         self._threads = [threading.Thread(target=self._connection_loop, daemon=True,
                                           name=f'{settings.model}-connection')]
         self._threads += [threading.Thread(target=self._request_loop, daemon=True,
@@ -195,6 +197,7 @@ class InferenceWorker:
             self._stopping = True
             self._drop_slot('shutting down')
             self._condition.notify_all()
+        self._wake_connection.set()
         deadline = time.monotonic() + timeout_s
         for thread in self._threads:
             thread.join(timeout=max(0.0, deadline - time.monotonic()))
@@ -232,37 +235,38 @@ class InferenceWorker:
             self._status = reason
             self._drop_slot('triton not ready')
             self._condition.notify_all()
+        self._wake_connection.set()
 
     def _connection_loop(self) -> None:
-        """Waits for the model to be ready, with backoff, whenever it is not."""
+        """Checks the model once a second while ready, and with backoff while it is not, so a
+        crashed server shows in diagnostics even when no frame is in flight."""
         client = make_client(self.settings)
-        backoff_s = 0.25
+        backoff_s = INITIAL_BACKOFF_S
         next_log = 0.0
-        while True:
-            with self._condition:
-                while self._ready and not self._stopping:
-                    self._condition.wait()
-                if self._stopping:
-                    break
+        while not self._stopping:
             problem = self._model_problem(client)
             if problem is None:
-                with self._condition:
-                    self._ready = True
-                    self._generation += 1
-                    self._status = 'ready'
-                    self._condition.notify_all()
-                self._log.info(f'Triton ready at {self.settings.url} '
-                               f'(model {self.settings.model})')
-                backoff_s = 0.25
-                next_log = 0.0
+                if not self._ready:
+                    with self._condition:
+                        self._ready = True
+                        self._generation += 1
+                        self._status = 'ready'
+                        self._condition.notify_all()
+                    self._log.info(f'Triton ready at {self.settings.url} '
+                                   f'(model {self.settings.model})')
+                    backoff_s, next_log = INITIAL_BACKOFF_S, 0.0
+                self._wake_connection.wait(HEALTH_CHECK_PERIOD_S)
+                self._wake_connection.clear()
                 continue
+            if self._ready:
+                self._set_unready(problem)
             self._status = problem
             if time.monotonic() >= next_log:
                 self._log.warning(f'waiting for Triton at {self.settings.url} (model '
                                   f'{self.settings.model}): {problem}')
                 next_log = time.monotonic() + min(30.0, max(5.0, 4 * backoff_s))
-            with self._condition:
-                self._condition.wait(timeout=backoff_s)
+            self._wake_connection.wait(backoff_s)
+            self._wake_connection.clear()
             backoff_s = min(self.settings.max_backoff_s, backoff_s * 2)
         client.close()
 
