@@ -2,12 +2,11 @@
 import sys
 
 from launch import LaunchContext, LaunchDescription
-from launch.actions import (ExecuteProcess, OpaqueFunction, RegisterEventHandler,
-                            SetEnvironmentVariable)
-from launch.event_handlers import OnProcessExit
+from launch.actions import ExecuteProcess, OpaqueFunction, SetEnvironmentVariable
 from launch_ros.actions import Node
 
-from triton_perception.launch_support import argument_values, declare_arguments
+from triton_perception.launch_support import (argument_values, declare_arguments,
+                                              start_after_gate, stop_launch_on_exit)
 from triton_perception.plan import pipeline_plan
 
 NODE_ARGUMENTS = ('camera_topic', 'input_transport', 'triton_url', 'params_file',
@@ -25,10 +24,11 @@ def node_actions(context: LaunchContext) -> list:
     nodes = [Node(package='triton_perception', executable=node.executable, name=node.name,
                   namespace=node.namespace or None,
                   parameters=[str(node.params_file), node.parameters],
-                  remappings=list(node.remappings), output='screen')
+                  remappings=list(node.remappings), output='screen',
+                  on_exit=stop_launch_on_exit(node.name))
              for node in plan.nodes]
     return [*[SetEnvironmentVariable(name, value) for name, value in plan.environment.items()],
-            gate, RegisterEventHandler(OnProcessExit(target_action=gate, on_exit=nodes))]
+            gate, start_after_gate(gate, nodes)]
 
 
 def generate_launch_description() -> LaunchDescription:

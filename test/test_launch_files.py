@@ -1,0 +1,249 @@
+"""The launch files under real ROS 2 launch/launch_ros: declared arguments and the concrete
+processes they start, checked against the plan without starting anything.
+
+ROS launch cannot be installed from PyPI, so this module runs only where ROS is installed.
+"""
+from __future__ import annotations
+
+import os
+import stat
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from conftest import REPO
+from triton_perception.plan import ARGUMENT_NAMES, ARGUMENTS, PlanError, pipeline_plan
+from triton_perception.triton.server import find_tritonserver, server_command
+
+SKIP_REASON = ('ROS 2 launch/launch_ros are not installable from PyPI (the PyPI package named '
+               '"launch" is another project), so this runs on ROS machines (Orin/desktop with '
+               'apt ROS) only')
+
+
+def _import_ros_launch():
+    launch = pytest.importorskip('launch', reason=SKIP_REASON)
+    if not hasattr(launch, 'LaunchDescription'):
+        # Without ROS launch, `import launch` from the repository root finds the repository's
+        # launch/ directory as a namespace package; drop it so that nothing else sees it.
+        sys.modules.pop('launch', None)
+        pytest.skip(SKIP_REASON, allow_module_level=True)
+    pytest.importorskip('launch_ros', reason=SKIP_REASON)
+
+
+_import_ros_launch()
+
+from launch import LaunchContext  # noqa: E402
+from launch.actions import ExecuteProcess, RegisterEventHandler, Shutdown  # noqa: E402
+from launch.events.process import ProcessExited  # noqa: E402
+from launch.launch_description_sources import (  # noqa: E402
+    get_launch_description_from_python_launch_file)
+from launch.utilities import perform_substitutions  # noqa: E402
+from launch_ros.actions import Node  # noqa: E402
+
+LAUNCH_DIR = REPO / 'launch'
+PACKAGE = 'triton_perception'
+DECLARED = {
+    'pipeline.launch.py': ARGUMENT_NAMES,
+    'triton_server.launch.py': ('tritonserver', 'model_repository', 'profile', 'grpc_port',
+                                'http_port', 'metrics_port', 'respawn_triton', 'respawn_delay'),
+    'perception_nodes.launch.py': ('camera_topic', 'input_transport', 'triton_url',
+                                   'params_file', 'enable_detections', 'enable_lanes',
+                                   'enable_overlay', 'namespace', 'use_sim_time'),
+}
+PORTS = {'grpc_port': '18601', 'http_port': '18600', 'metrics_port': '18602'}
+
+
+@pytest.fixture(autouse=True)
+def restore_environment():
+    """SetEnvironmentVariable actions change os.environ; keep other tests unaffected."""
+    saved = dict(os.environ)
+    yield
+    os.environ.clear()
+    os.environ.update(saved)
+
+
+@pytest.fixture
+def ament_prefix(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A prefix where launch_ros finds lib/triton_perception/<executable> (as after colcon)."""
+    prefix = tmp_path / 'prefix'
+    marker = prefix / 'share' / 'ament_index' / 'resource_index' / 'packages' / PACKAGE
+    marker.parent.mkdir(parents=True)
+    marker.write_text('')
+    (prefix / 'lib' / PACKAGE).mkdir(parents=True)
+    for executable in ('detection_node', 'lane_node', 'overlay_node'):
+        launcher = prefix / 'lib' / PACKAGE / executable
+        launcher.write_text('#!/bin/sh\n')
+        launcher.chmod(launcher.stat().st_mode | stat.S_IXUSR)
+    monkeypatch.setenv('AMENT_PREFIX_PATH',
+                       os.pathsep.join(filter(None, [str(prefix),
+                                                     os.environ.get('AMENT_PREFIX_PATH')])))
+    return prefix
+
+
+@pytest.fixture
+def tritonserver(tmp_path: Path) -> Path:
+    """A stand-in tritonserver in a release layout (bin/ beside backends/); never run."""
+    binary = tmp_path / 'triton' / 'bin' / 'tritonserver'
+    binary.parent.mkdir(parents=True)
+    (tmp_path / 'triton' / 'backends').mkdir()
+    binary.write_text('#!/bin/sh\n')
+    binary.chmod(binary.stat().st_mode | stat.S_IXUSR)
+    return binary
+
+
+def expand(entity, context: LaunchContext, found: list) -> None:
+    """Visit entities as LaunchService does, but collect processes instead of starting them."""
+    if isinstance(entity, ExecuteProcess):  # launch_ros Node included
+        found.append(entity)
+        return
+    if isinstance(entity, RegisterEventHandler):
+        found.append(entity)
+    for sub_entity in entity.visit(context) or []:
+        expand(sub_entity, context, found)
+
+
+def visit(file_name: str, arguments: dict[str, str]) -> tuple[LaunchContext, list]:
+    context = LaunchContext()
+    context.launch_configurations.update(arguments)
+    found: list = []
+    expand(get_launch_description_from_python_launch_file(str(LAUNCH_DIR / file_name)),
+           context, found)
+    return context, found
+
+
+def processes(found: list, context: LaunchContext) -> dict[str, ExecuteProcess]:
+    """Plain processes (not nodes) by name, with their command and environment resolved."""
+    named = {}
+    for action in found:
+        if isinstance(action, ExecuteProcess) and not isinstance(action, Node):
+            action.prepare(context)
+            named[action.process_details['name'].rsplit('-', 1)[0]] = action
+    return named
+
+
+def node_command(node: Node, context: LaunchContext) -> list[str]:
+    """The command line launch_ros runs for `node` (what Node.execute prepares)."""
+    node._perform_substitutions(context)  # private, but the same from Humble to Rolling
+    ros_arguments = {'name': f'__node:={node.node_name.rsplit("/", 1)[-1]}'}
+    if node.expanded_node_namespace != '':
+        ros_arguments['ns'] = f'__ns:={node.expanded_node_namespace}'
+    context.extend_locals({'ros_specific_arguments': ros_arguments})
+    node.prepare(context)
+    return node.process_details['cmd']
+
+
+def ros_arguments(command: list[str]) -> tuple[list[str], list[str]]:
+    """(-r rules, --params-file paths) in order."""
+    rules, params_files = [], []
+    for flag, value in zip(command, command[1:]):
+        if flag == '-r':
+            rules.append(value)
+        elif flag == '--params-file':
+            params_files.append(value)
+    return rules, params_files
+
+
+def check_nodes(nodes: list, plan, context: LaunchContext, prefix: Path) -> None:
+    assert all(isinstance(node, Node) for node in nodes), nodes
+    assert len(nodes) == len(plan.nodes)
+    for node, expected in zip(nodes, plan.nodes):
+        command = node_command(node, context)
+        assert node.node_package == PACKAGE and node.node_executable == expected.executable
+        assert command[0] == str(prefix / 'lib' / PACKAGE / expected.executable)
+        rules, params_files = ros_arguments(command)
+        assert f'__node:={expected.name}' in rules
+        assert (f'__ns:={expected.namespace}' in rules) == bool(expected.namespace)
+        for source, target in expected.remappings:
+            assert f'{source}:={target}' in rules
+        # The package's params.yaml first, then the plan's values, which override it.
+        assert params_files[0] == str(expected.params_file) and len(params_files) == 2
+        generated = yaml.safe_load(Path(params_files[1]).read_text())
+        # Keyed by the node's full name when launch_ros knows it, else by /**.
+        [(key, values)] = generated.items()
+        assert key in ('/**', f'{expected.namespace}/{expected.name}'), key
+        assert values == {'ros__parameters': expected.parameters}
+
+
+@pytest.mark.parametrize('file_name', sorted(DECLARED))
+def test_declared_arguments_are_the_plans(file_name: str) -> None:
+    """What `ros2 launch -s` shows: the plan's names, defaults, descriptions and choices."""
+    description = get_launch_description_from_python_launch_file(str(LAUNCH_DIR / file_name))
+    declared = description.get_launch_arguments()
+    assert [argument.name for argument in declared] == list(DECLARED[file_name])
+    plan_arguments = {argument.name: argument for argument in ARGUMENTS}
+    for argument in declared:
+        expected = plan_arguments[argument.name]
+        assert perform_substitutions(LaunchContext(), argument.default_value) == expected.default
+        assert argument.description.startswith(expected.description)
+        assert list(argument.choices or []) == list(expected.choices)
+
+
+def test_pipeline_cpu_starts_server_then_gate_then_nodes(ament_prefix: Path,
+                                                         tritonserver: Path) -> None:
+    arguments = {'profile': 'cpu', 'tritonserver': str(tritonserver), **PORTS}
+    plan = pipeline_plan(arguments)
+    context, found = visit('pipeline.launch.py', arguments)
+
+    named = processes(found, context)
+    assert sorted(named) == ['tritonserver', 'wait_for_triton']
+    server = named['tritonserver'].process_details
+    assert server['cmd'] == server_command(plan.server, find_tritonserver(str(tritonserver)))
+    assert '--model-config-name=cpu' in server['cmd']
+    assert '--grpc-port=18601' in server['cmd'] and '--grpc-address=127.0.0.1' in server['cmd']
+    assert server['env']['PATH'].split(os.pathsep)[0] == str(Path(sys.executable).parent)
+    gate = named['wait_for_triton']
+    assert gate.process_details['cmd'] == [sys.executable, '-m', 'triton_perception.cli',
+                                           'wait-ready', '--url', '127.0.0.1:18601']
+    assert not any(isinstance(action, Node) for action in found), 'nodes start after the gate'
+
+    handlers = [action.event_handler for action in found
+                if isinstance(action, RegisterEventHandler)]
+    assert len(handlers) == 1
+    gate_exit = handlers[0]
+
+    def exited(process: ExecuteProcess, returncode: int) -> ProcessExited:
+        return ProcessExited(returncode=returncode, pid=1, **process.process_details)
+
+    assert gate_exit.matches(exited(gate, 0))
+    assert not gate_exit.matches(exited(named['tritonserver'], 0))
+    check_nodes(list(gate_exit.handle(exited(gate, 0), context)), plan, context, ament_prefix)
+    # A failed gate stops the launch instead of starting the nodes against a Triton not ready.
+    after_failure = list(gate_exit.handle(exited(gate, 1), context) or [])
+    assert any(isinstance(action, Shutdown) for action in after_failure)
+    assert not any(isinstance(action, Node) for action in after_failure)
+    # Ctrl-C while waiting ends the gate too: then nothing more starts.
+    context._set_is_shutdown(True)
+    assert not gate_exit.handle(exited(gate, -2), context)
+
+
+def test_pipeline_with_remote_triton(ament_prefix: Path) -> None:
+    arguments = {'start_triton': 'false', 'triton_url': 'jetson.local:8001',
+                 'enable_lanes': 'false', 'namespace': 'perception', 'use_sim_time': 'true'}
+    plan = pipeline_plan(arguments)
+    context, found = visit('pipeline.launch.py', arguments)
+    named = processes(found, context)
+    assert sorted(named) == ['wait_for_triton']
+    gate = named['wait_for_triton']
+    assert gate.process_details['cmd'][-2:] == ['--url', 'jetson.local:8001']
+    gate_exit = next(action.event_handler for action in found
+                     if isinstance(action, RegisterEventHandler))
+    nodes = list(gate_exit.handle(
+        ProcessExited(returncode=0, pid=1, **gate.process_details), context))
+    assert [node.node_executable for node in nodes] == ['detection_node', 'overlay_node']
+    check_nodes(nodes, plan, context, ament_prefix)
+
+
+def test_triton_server_alone(tritonserver: Path) -> None:
+    arguments = {'profile': 'cpu', 'tritonserver': str(tritonserver), **PORTS}
+    context, found = visit('triton_server.launch.py', arguments)
+    named = processes(found, context)
+    assert sorted(named) == ['tritonserver'] and len(found) == 1
+    assert named['tritonserver'].process_details['cmd'] == server_command(
+        pipeline_plan(arguments).server, find_tritonserver(str(tritonserver)))
+
+
+def test_invalid_combination_fails_before_anything_starts() -> None:
+    with pytest.raises(PlanError, match='needs triton_url'):
+        visit('pipeline.launch.py', {'start_triton': 'false'})
