@@ -20,7 +20,8 @@ def node_actions(context: LaunchContext) -> list:
                           'triton_url': values['triton_url'] or '127.0.0.1:8001'})
     # Readiness gate: the nodes start once Triton serves the ensembles, not after a sleep.
     gate = ExecuteProcess(cmd=[sys.executable, '-m', 'triton_perception.cli', 'wait-ready',
-                               '--url', plan.triton_url], name='wait_for_triton', output='screen')
+                               '--url', plan.triton_url, '--models', *plan.ready_models],
+                          name='wait_for_triton', output='screen')
     nodes = [Node(package='triton_perception', executable=node.executable, name=node.name,
                   namespace=node.namespace or None,
                   parameters=[str(node.params_file), node.parameters],

@@ -129,3 +129,14 @@ def test_readme_documents_every_parameter_and_argument() -> None:
         assert f'`{spec.name}`' in readme, spec.name
     for name in ARGUMENT_NAMES:
         assert f'`{name}`' in readme, name
+
+
+def test_readiness_gate_waits_for_the_models_the_nodes_use(tmp_path: Path) -> None:
+    params = yaml.safe_load((REPO / 'config' / 'params.yaml').read_text())
+    params['/**/detection_node']['ros__parameters']['model_name'] = 'yolov8'
+    custom = tmp_path / 'params.yaml'
+    custom.write_text(yaml.safe_dump(params))
+    plan = pipeline_plan({'params_file': str(custom), 'enable_lanes': 'false'})
+    assert plan.ready_models == ('yolov8',)
+    assert plan.server.models == ('yolov8',)
+    assert pipeline_plan({}).ready_models == ('yolov5', 'lane_detection')

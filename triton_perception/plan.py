@@ -5,13 +5,18 @@ the launch files stay thin and everything they do is tested without ROS launch i
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+import yaml
+
+from triton_perception.parameters import DETECTION, LANES, specs_by_name
 from triton_perception.paths import config_file, default_model_repository, dds_profile_environment
 from triton_perception.triton.server import PROFILES, ServerConfig, ServerError
 
 PACKAGE = 'triton_perception'
+MODEL_DEFAULTS = {'detection_node': specs_by_name(DETECTION)['model_name'].default,
+                  'lane_node': specs_by_name(LANES)['model_name'].default}
 
 
 class PlanError(ValueError):
@@ -90,7 +95,22 @@ class PipelinePlan:
     respawn_delay_s: float
     nodes: tuple[NodePlan, ...]
     rviz_config: Path | None
+    ready_models: tuple[str, ...] = ()
     environment: dict[str, str] = field(default_factory=dict)
+
+
+def model_name(params_file: Path, node: str) -> str:
+    """The Triton model a node will ask for: its `model_name` in the parameters file."""
+    try:
+        params = yaml.safe_load(params_file.read_text(encoding='utf-8')) or {}
+    except yaml.YAMLError as error:
+        raise PlanError(f"argument 'params_file': {params_file} is not valid YAML: {error}") \
+            from None
+    for key in (f'/**/{node}', node, f'/{node}'):
+        name = (params.get(key) or {}).get('ros__parameters', {}).get('model_name')
+        if name:
+            return str(name)
+    return MODEL_DEFAULTS[node]
 
 
 def parse_launch_arguments(tokens: list[str]) -> dict[str, str]:
@@ -194,8 +214,11 @@ def pipeline_plan(values: dict[str, str]) -> PipelinePlan:
              'expect_detections': is_true['enable_detections'],
              'expect_lanes': is_true['enable_lanes']},
             camera_remaps))
+    ready_models = tuple(model_name(params_file, node.name) for node in nodes
+                         if node.name in MODEL_DEFAULTS)
     return PipelinePlan(
-        server=server, triton_url=triton_url, respawn_triton=is_true['respawn_triton'],
+        ready_models=ready_models,
+        server=replace(server, models=ready_models) if server else None, triton_url=triton_url, respawn_triton=is_true['respawn_triton'],
         respawn_delay_s=respawn_delay_s, nodes=tuple(nodes),
         rviz_config=config_file('pipeline.rviz') if is_true['rviz'] else None,
         environment=dds_profile_environment())

@@ -19,7 +19,7 @@ import tritonclient.grpc as grpcclient
 from tritonclient.utils import InferenceServerException
 
 from triton_perception.plan import PipelinePlan
-from triton_perception.triton.server import ENSEMBLES, ServerError, TritonServer, die_with_parent
+from triton_perception.triton.server import ServerError, TritonServer, die_with_parent
 
 STOP_TIMEOUT_S = 3.0
 SUPERVISION_PERIOD_S = 0.2
@@ -96,7 +96,8 @@ class PipelineRunner:
         try:
             if self.plan.server:
                 self._start_server()
-            elif not wait_for_remote_models(self.plan.triton_url, ENSEMBLES, stop, self._log):
+            elif not wait_for_remote_models(self.plan.triton_url, self.plan.ready_models, stop,
+                                            self._log):
                 return 0
             if stop.is_set():
                 return 0

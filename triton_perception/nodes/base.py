@@ -240,6 +240,9 @@ def run_nodes(factories: list[Callable[[], Node]], args: list[str] | None = None
     except (KeyboardInterrupt, ExternalShutdownException):
         pass
     finally:
+        # In a terminal, Ctrl-C reaches the node from the terminal and again from launch.
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
         for node in nodes:
             node.destroy_node()
         rclpy.try_shutdown()
