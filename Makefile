@@ -25,6 +25,10 @@ demo: models
 bench: models
 	@$(CLI) bench --json out/bench.json
 
+# 30 minutes of looped replay: node and server memory growth, accounting (not in CI).
+soak: models
+	@$(CLI) soak --minutes 30
+
 shell: setup
 	@echo "Entering a shell with .venv active (exit to leave)"; \
 	bash --rcfile <(echo '. ~/.bashrc 2>/dev/null; . .venv/bin/activate; export FASTRTPS_DEFAULT_PROFILES_FILE=$(CURDIR)/config/fastdds_profile.xml')

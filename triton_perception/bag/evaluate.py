@@ -6,6 +6,7 @@ fails when a figure moved beyond its stated tolerance.
 """
 from __future__ import annotations
 
+import contextlib
 import json
 import tempfile
 import threading
@@ -13,7 +14,7 @@ import time
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 import numpy as np
 import rclpy
@@ -127,6 +128,52 @@ def recorded_all(watch: DiagnosticsWatch, recorder: BagRecorder) -> bool:
             and counts.get(f'{NAMESPACE}/lanes', 0) >= published.get('lane_node', 0))
 
 
+@dataclass
+class PipelineSession:
+    """A running pipeline (runner thread) and a node of ours (spinning) that feeds and watches it."""
+
+    runner: PipelineRunner
+    node: Any
+    watch: DiagnosticsWatch
+    stop: threading.Event
+
+
+@contextlib.contextmanager
+def pipeline_session(plan: Any, log: Callable[[str], None],
+                     node_name: str) -> Iterator[PipelineSession]:
+    """Start the plan's server and nodes and an rclpy node in a context of its own; stop all."""
+    stop = threading.Event()
+    runner = PipelineRunner(plan, log=log, show_server_log=False)
+    runner_thread = threading.Thread(target=lambda: runner.run(stop), daemon=True)
+    context = Context()
+    rclpy.init(context=context)
+    node = rclpy.create_node(node_name, context=context)
+    executor = SingleThreadedExecutor(context=context)
+    executor.add_node(node)
+    watch = DiagnosticsWatch()
+    node.create_subscription(DiagnosticArray, '/diagnostics', watch.update, 50)
+    try:
+        runner_thread.start()
+        threading.Thread(target=executor.spin, daemon=True).start()
+        yield PipelineSession(runner, node, watch, stop)
+    finally:
+        stop.set()
+        runner_thread.join(timeout=15.0)
+        executor.shutdown(timeout_sec=1.0)
+        node.destroy_node()
+        rclpy.try_shutdown(context=context)
+
+
+def replay_plan(bag: Path, topic: str, profile: str, triton_url: str,
+                params_file: Path | None, scratch: Path) -> Any:
+    """The pipeline for a replay: both inference nodes in NAMESPACE, on the bag's topic."""
+    return pipeline_plan({
+        'camera_topic': topic, 'namespace': NAMESPACE, 'enable_overlay': 'false',
+        'profile': profile, 'start_triton': 'false' if triton_url else 'true',
+        'triton_url': triton_url,
+        'params_file': str(evaluation_params_file(params_file, scratch))})
+
+
 def replay(settings: EvaluationSettings, log: Callable[[str], None]) -> dict[str, Any]:
     """Run the pipeline on the bag; returns the nodes' final accounting."""
     topic, frames = camera_topic(settings.bag, settings.topic)
@@ -134,47 +181,26 @@ def replay(settings: EvaluationSettings, log: Callable[[str], None]) -> dict[str
     outputs_bag = settings.output / 'outputs'
     if outputs_bag.exists():
         raise BagError(f'{outputs_bag} exists; choose a new --output directory')
+    topics = {f'{NAMESPACE}/{name}': type_name for name, type_name in OUTPUT_TYPES.items()
+              if name != 'diagnostics'}
+    if settings.record_masks:
+        topics[f'{NAMESPACE}/drivable_area'] = MASK_TYPE
     with tempfile.TemporaryDirectory(prefix='triton_perception-eval-') as scratch:
-        plan = pipeline_plan({
-            'camera_topic': topic, 'namespace': NAMESPACE, 'enable_overlay': 'false',
-            'profile': settings.profile, 'start_triton': 'false' if settings.triton_url else 'true',
-            'triton_url': settings.triton_url,
-            'params_file': str(evaluation_params_file(settings.params_file, Path(scratch)))})
-        stop = threading.Event()
-        runner = PipelineRunner(plan, log=log, show_server_log=False)
-        runner_thread = threading.Thread(target=lambda: runner.run(stop), daemon=True)
-        context = Context()
-        rclpy.init(context=context)
-        node = rclpy.create_node('bag_evaluator', context=context)
-        executor = SingleThreadedExecutor(context=context)
-        executor.add_node(node)
-        spinner = threading.Thread(target=executor.spin, daemon=True)
-        watch = DiagnosticsWatch()
-        topics = {f'{NAMESPACE}/{name}': type_name for name, type_name in OUTPUT_TYPES.items()
-                  if name != 'diagnostics'}
-        if settings.record_masks:
-            topics[f'{NAMESPACE}/drivable_area'] = MASK_TYPE
-        node.create_subscription(DiagnosticArray, '/diagnostics', watch.update, 50)
-        try:
-            runner_thread.start()
-            spinner.start()
-            with BagRecorder(node, outputs_bag, topics) as recorder:
-                log(f'replaying {frames} frames of {topic} at rate {settings.rate:g} once the '
-                    'nodes subscribe')
-                play_bag(settings.bag, node, rate=settings.rate, topics=[topic],
-                         wait_for_subscribers=len(NODES), wait_timeout_s=900.0,
-                         progress=log, stop_event=stop)
-                deadline = time.monotonic() + SETTLE_TIMEOUT_S
-                while not (watch.settled(frames) and recorded_all(watch, recorder)) and \
-                        time.monotonic() < deadline:
-                    time.sleep(0.2)
-        finally:
-            stop.set()
-            runner_thread.join(timeout=15.0)
-            executor.shutdown(timeout_sec=1.0)
-            node.destroy_node()
-            rclpy.try_shutdown(context=context)
-    return {'topic': topic, 'frames': frames, 'nodes': watch.snapshot(),
+        plan = replay_plan(settings.bag, topic, settings.profile, settings.triton_url,
+                           settings.params_file, Path(scratch))
+        with pipeline_session(plan, log, 'bag_evaluator') as session, \
+                BagRecorder(session.node, outputs_bag, topics) as recorder:
+            log(f'replaying {frames} frames of {topic} at rate {settings.rate:g} once the '
+                'nodes subscribe')
+            play_bag(settings.bag, session.node, rate=settings.rate, topics=[topic],
+                     wait_for_subscribers=len(NODES), wait_timeout_s=900.0,
+                     progress=log, stop_event=session.stop)
+            deadline = time.monotonic() + SETTLE_TIMEOUT_S
+            while not (session.watch.settled(frames) and recorded_all(session.watch, recorder)) \
+                    and time.monotonic() < deadline:
+                time.sleep(0.2)
+            accounting = session.watch.snapshot()
+    return {'topic': topic, 'frames': frames, 'nodes': accounting,
             'outputs_bag': str(outputs_bag)}
 
 

@@ -104,6 +104,20 @@ def infer_inputs(tensors: Tensors) -> list[grpcclient.InferInput]:
     return inputs
 
 
+class _SilentLog:
+    def info(self, message: str) -> None:
+        del message
+
+    def warning(self, message: str) -> None:
+        del message
+
+    def frame_problem(self, message: str) -> None:
+        del message
+
+
+_SILENT = _SilentLog()
+
+
 class SharedMemoryInput:
     """The frame tensor through Triton system shared memory instead of the gRPC message.
 
@@ -172,7 +186,7 @@ class InferenceWorker:
         self._accounting = accounting
         self._prepare = prepare
         self._deliver = deliver
-        self._log = log
+        self._ros_log = log
         self._condition = threading.Condition()
         self._slot: Frame | None = None
         self._ready = False
@@ -201,6 +215,11 @@ class InferenceWorker:
         deadline = time.monotonic() + timeout_s
         for thread in self._threads:
             thread.join(timeout=max(0.0, deadline - time.monotonic()))
+
+    @property
+    def _log(self) -> Log:
+        """Quiet once stopping: the node's logger may already be gone during shutdown."""
+        return _SILENT if self._stopping else self._ros_log
 
     @property
     def ready(self) -> bool:
