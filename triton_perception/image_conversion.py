@@ -259,8 +259,18 @@ def _png_size(view: memoryview) -> tuple[int, int]:
         raise ImageRejected('truncated', f'PNG of {len(view)} bytes ends inside its header')
     if bytes(view[12:16]) != b'IHDR':
         raise ImageRejected('undecodable', 'PNG does not start with an IHDR chunk')
-    if _PNG_END.search(view, 24) is None:
-        raise ImageRejected('truncated', f'PNG of {len(view)} bytes has no IEND chunk')
+    offset = 8
+    while True:  # every chunk must fit in the data: a huge claimed IDAT makes OpenCV allocate
+        if offset + 12 > len(view):
+            raise ImageRejected('truncated', f'PNG of {len(view)} bytes has no IEND chunk')
+        length = int.from_bytes(view[offset:offset + 4], 'big')
+        kind = bytes(view[offset + 4:offset + 8])
+        if offset + 12 + length > len(view):
+            raise ImageRejected('truncated', f'PNG chunk {kind!r} claims {length} bytes; only '
+                                f'{len(view) - offset - 12} remain')
+        if kind == b'IEND':
+            break
+        offset += 12 + length
     return int.from_bytes(view[16:20], 'big'), int.from_bytes(view[20:24], 'big')
 
 

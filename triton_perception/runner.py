@@ -19,7 +19,8 @@ import tritonclient.grpc as grpcclient
 from tritonclient.utils import InferenceServerException
 
 from triton_perception.plan import PipelinePlan
-from triton_perception.triton.server import ServerError, TritonServer, die_with_parent
+from triton_perception.processes import die_with_parent
+from triton_perception.triton.server import ServerError, TritonServer
 
 STOP_TIMEOUT_S = 3.0
 SUPERVISION_PERIOD_S = 0.2
@@ -113,9 +114,10 @@ class PipelineRunner:
                     self._log(f'{name} exited with code {process.returncode}; stopping the '
                               'pipeline')
                     return process.returncode or 1
-            if self.server and self.server.poll() is not None:
+            if self.server and (self.server.pid is None or self.server.poll() is not None):
                 self._log(f'tritonserver crashed (exit code {self.server.poll()}); the nodes '
                           'report it in /diagnostics and wait for it')
+                self.server.stop()  # reap it and its orphaned Python-backend stubs
                 if not self.plan.respawn_triton:
                     return 1
                 if stop.wait(self.plan.respawn_delay_s):
@@ -129,10 +131,14 @@ class PipelineRunner:
         return 0
 
     def stop(self) -> None:
-        """SIGINT to the nodes, SIGTERM to the server; SIGKILL whatever outlives the timeout."""
+        """SIGINT to the nodes and SIGTERM to the server at once; whatever outlives
+        STOP_TIMEOUT_S is killed (the server with its Python-backend stubs), so the whole
+        pipeline is gone within a few seconds even when Triton hangs."""
         for process in self.nodes.values():
             if process.poll() is None:
                 process.send_signal(signal.SIGINT)
+        if self.server and self.server.poll() is None and self.server.pid:
+            os.kill(self.server.pid, signal.SIGTERM)
         deadline = time.monotonic() + STOP_TIMEOUT_S
         for name, process in self.nodes.items():
             try:
@@ -142,4 +148,4 @@ class PipelineRunner:
                 process.kill()
                 process.wait()
         if self.server:
-            self.server.stop(timeout_s=STOP_TIMEOUT_S)
+            self.server.stop(timeout_s=max(0.1, deadline - time.monotonic()))

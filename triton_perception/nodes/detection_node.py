@@ -15,6 +15,7 @@ from triton_perception.nodes.base import LATCHED_QOS, OVERLAY_QOS, RESULT_QOS, P
 from triton_perception.overlay import draw_detections
 from triton_perception.parameters import DETECTION, ParameterValue, parse_class_filter
 from triton_perception.triton.client import Frame, Tensors
+from triton_perception.validation import check_detections
 
 
 class DetectionNode(PerceptionNode):
@@ -44,7 +45,7 @@ class DetectionNode(PerceptionNode):
         }
 
     def _deliver(self, frame: Frame, inputs: Tensors, outputs: Tensors) -> None:
-        detections = outputs['DETECTIONS']
+        detections = check_detections(outputs)
         if self._class_filter is not None:
             keep = np.isin(detections[:, 5].astype(np.int64), list(self._class_filter))
             detections = detections[keep]

@@ -12,6 +12,7 @@ from triton_perception.nodes.base import OVERLAY_QOS, RESULT_QOS, PerceptionNode
 from triton_perception.overlay import draw_drivable_area, draw_lanes
 from triton_perception.parameters import LANES
 from triton_perception.triton.client import Frame, Tensors
+from triton_perception.validation import check_lane_outputs
 
 LANE_OUTPUTS = ('LANES', 'LANE_SCORES', 'LANE_SIDES', 'DRIVABLE_AREA')
 
@@ -33,6 +34,7 @@ class LaneNode(PerceptionNode):
         }
 
     def _deliver(self, frame: Frame, inputs: Tensors, outputs: Tensors) -> None:
+        check_lane_outputs(outputs, inputs['IMAGE'].shape)
         header = frame.message.header
         lanes, sides = outputs['LANES'], outputs['LANE_SIDES']
         self._lanes.publish(lanes_cloud_message(lanes, outputs['LANE_SCORES'], sides, header))

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from multiprocessing.shared_memory import SharedMemory
 from typing import Any, Callable, Protocol
 
+import grpc
 import numpy as np
 import tritonclient.grpc as grpcclient
 from tritonclient.utils import InferenceServerException, np_to_triton_dtype
@@ -27,6 +28,13 @@ Tensors = dict[str, np.ndarray]
 UNREACHABLE = ('StatusCode.UNAVAILABLE', 'StatusCode.CANCELLED', 'StatusCode.UNKNOWN')
 TIMEOUT = 'StatusCode.DEADLINE_EXCEEDED'
 INITIAL_BACKOFF_S = 0.25
+CHANNEL_ARGUMENTS = [
+    ('grpc.max_send_message_length', 2**31 - 1),  # tritonclient's defaults: frames are large
+    ('grpc.max_receive_message_length', 2**31 - 1),
+    ('grpc.initial_reconnect_backoff_ms', 250),
+    ('grpc.min_reconnect_backoff_ms', 250),
+    ('grpc.max_reconnect_backoff_ms', 1000),
+]
 HEALTH_CHECK_PERIOD_S = 1.0
 SHARED_INPUT = 'IMAGE'
 _region_numbers = itertools.count()
@@ -68,7 +76,7 @@ class ClientSettings:
     max_in_flight: int = 1
     timeout_s: float = 5.0
     tls: TlsOptions = field(default_factory=TlsOptions)
-    max_backoff_s: float = 5.0
+    max_backoff_s: float = 1.5
     transport: str = 'auto'
 
     @property
@@ -89,10 +97,18 @@ def is_loopback(host: str) -> bool:
 
 
 def make_client(settings: ClientSettings) -> grpcclient.InferenceServerClient:
+    """gRPC reconnects within a second (its default backoff grows to 120 s, which would delay
+    recovery after a server restart); TLS credentials from the PEM contents."""
     tls = settings.tls
-    return grpcclient.InferenceServerClient(
-        settings.url, ssl=tls.enabled, root_certificates=tls.root_certificates,
-        private_key=tls.private_key, certificate_chain=tls.certificate_chain)
+    credentials = grpc.ssl_channel_credentials(
+        root_certificates=_pem(tls.root_certificates), private_key=_pem(tls.private_key),
+        certificate_chain=_pem(tls.certificate_chain)) if tls.enabled else None
+    return grpcclient.InferenceServerClient(settings.url, creds=credentials,
+                                            channel_args=CHANNEL_ARGUMENTS)
+
+
+def _pem(text: str | None) -> bytes | None:
+    return text.encode() if text else None
 
 
 def infer_inputs(tensors: Tensors) -> list[grpcclient.InferInput]:

@@ -7,7 +7,6 @@ network, with the environment its Python backend needs, and never left behind as
 from __future__ import annotations
 
 import collections
-import ctypes
 import json
 import os
 import shutil
@@ -25,6 +24,7 @@ from typing import Callable
 
 from triton_perception.engines import ENGINE_STEPS, stale_engines
 from triton_perception.paths import default_model_repository
+from triton_perception.processes import die_with_parent
 
 PROFILES = ('auto', 'tensorrt', 'cpu')
 ENSEMBLES = ('yolov5', 'lane_detection')
@@ -200,19 +200,14 @@ def check_ports_free(config: ServerConfig) -> None:
     for name in ('http_port', 'grpc_port', 'metrics_port'):
         port = getattr(config, name)
         with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+            # Our own readiness checks leave TIME_WAIT sockets: they must not block a restart.
+            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
             try:
                 probe.bind((config.address, port))
             except OSError as error:
                 raise ServerError(
                     f'{config.address}:{port} ({name}) is in use ({error.strerror}): another '
                     f'tritonserver may be running; stop it or choose another {name}') from None
-
-
-def die_with_parent() -> None:
-    """Linux: SIGTERM tritonserver when the process that started it dies, even by SIGKILL."""
-    libc = ctypes.CDLL('libc.so.6', use_errno=True)
-    pr_set_pdeathsig = 1
-    libc.prctl(pr_set_pdeathsig, signal.SIGTERM)
 
 
 class TritonServer:
@@ -252,7 +247,7 @@ class TritonServer:
         self._process = subprocess.Popen(
             command, env=server_environment(installation), stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, bufsize=1,
-            preexec_fn=die_with_parent)
+            preexec_fn=die_with_parent, start_new_session=True)
         self._reader = threading.Thread(target=self._read_output, name='tritonserver-log',
                                         daemon=True)
         self._reader.start()
@@ -345,7 +340,9 @@ class TritonServer:
             f'  {line[:400]}' for line in (reasons or lines)[-25:])
 
     def stop(self, timeout_s: float = 10.0) -> int | None:
-        """SIGTERM, then SIGKILL after `timeout_s`; returns the exit code."""
+        """SIGTERM, then SIGKILL after `timeout_s`; returns the exit code. The Python-backend
+        stubs share the server's process group and are killed with it: a stub blocked on a
+        dead server would otherwise live on."""
         if not self._process:
             return None
         if self._process.poll() is None:
@@ -353,9 +350,13 @@ class TritonServer:
             try:
                 self._process.wait(timeout=timeout_s)
             except subprocess.TimeoutExpired:
-                self._log(f'tritonserver did not stop within {timeout_s:.0f} s; killing it')
+                self._log(f'tritonserver did not stop within {timeout_s:g} s; killing it')
                 self._process.kill()
                 self._process.wait()
+        try:
+            os.killpg(self._process.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass  # no stub left
         if self._reader:
             self._reader.join(timeout=2.0)
         return self._process.returncode
