@@ -98,6 +98,7 @@ def command_wait_ready(arguments: argparse.Namespace) -> int:
 
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    signal.signal(signal.SIGINT, lambda *_: stop.set())
     ready = wait_for_remote_models(arguments.url, tuple(arguments.models), stop,
                                    lambda line: print(line, file=sys.stderr, flush=True),
                                    arguments.timeout)
@@ -111,11 +112,54 @@ def command_engines(arguments: argparse.Namespace) -> int:
     return 0
 
 
+def command_soak(arguments: argparse.Namespace) -> int:
+    from triton_perception.bag.make import make_bag  # noqa: PLC0415 (rclpy imports)
+    from triton_perception.demo import DEFAULT_VIDEO  # noqa: PLC0415
+    from triton_perception.soak import soak  # noqa: PLC0415
+
+    def log(line: str) -> None:
+        print(f'soak: {line}', file=sys.stderr, flush=True)
+    bag = arguments.bag or arguments.output / 'input_bag'
+    if not bag.exists():
+        make_bag(arguments.video or DEFAULT_VIDEO, bag, progress=log)
+    report = soak(bag, arguments.output, arguments.minutes, arguments.profile,
+                  arguments.triton_url, log)
+    for name, entry in report['memory'].items():
+        print(f"{name}: RSS {entry['after_warm_up_mb']} MB after warm-up -> "
+              f"{entry['end_mb']} MB ({entry['growth']:+.1%})")
+    print(f"accounting identity holds: {report['accounted']}; memory growth < 10 %: "
+          f"{report['memory_ok']}; report {arguments.output / 'soak.json'}")
+    return 0 if report['accounted'] and report['memory_ok'] else 1
+
+
 def command_demo(arguments: argparse.Namespace) -> int:
     from triton_perception.demo import DEFAULT_VIDEO, run_demo  # noqa: PLC0415 (rclpy)
 
     return run_demo(arguments.video or DEFAULT_VIDEO, arguments.output, arguments.profile,
                     lambda line: print(f'demo: {line}', file=sys.stderr, flush=True))
+
+
+def command_bench(arguments: argparse.Namespace) -> int:
+    from triton_perception.bench import (DEFAULT_VIDEO, BenchError,  # noqa: PLC0415 (rclpy)
+                                         BenchSettings, markdown_table, parse_cases, run_bench)
+
+    raise_on_termination()
+    try:
+        report = run_bench(BenchSettings(
+            frames=arguments.frames, duration_s=arguments.duration,
+            cases=parse_cases(arguments.cases), json_path=arguments.json,
+            profile=arguments.profile, triton_url=arguments.triton_url,
+            model_repository=arguments.model_repository,
+            video=arguments.video or DEFAULT_VIDEO),
+            lambda line: print(f'bench: {line}', file=sys.stderr, flush=True))
+    except BenchError as error:
+        print(f'triton-perception: error: {error}', file=sys.stderr)
+        return 2
+    except Interrupted:
+        print('bench: interrupted; every process it started was stopped', file=sys.stderr)
+        return 130
+    print(markdown_table(report))
+    return 0
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -165,6 +209,16 @@ def build_parser() -> argparse.ArgumentParser:
                          help='TensorRT builder workspace (MiB)')
     engines.set_defaults(run=command_engines)
 
+    soak = commands.add_parser('soak', help='long looped replay watching memory and accounting')
+    soak.add_argument('--minutes', type=float, default=30.0)
+    soak.add_argument('--bag', type=Path, default=None, help='camera bag (default: made from '
+                      'the highway clip in --output)')
+    soak.add_argument('--video', type=Path, default=None)
+    soak.add_argument('--output', type=Path, default=Path('out/soak'))
+    soak.add_argument('--profile', choices=PROFILES, default='auto')
+    soak.add_argument('--triton-url', default='')
+    soak.set_defaults(run=command_soak)
+
     demo = commands.add_parser('demo', help='the highway clip through the whole pipeline: '
                                'annotated video, contact sheet and report in out/demo')
     demo.add_argument('--video', type=Path, default=None,
@@ -172,6 +226,24 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument('--output', type=Path, default=Path('out/demo'))
     demo.add_argument('--profile', choices=PROFILES, default='auto')
     demo.set_defaults(run=command_demo)
+
+    bench = commands.add_parser('bench', help='latency, throughput, CPU and memory: in-process '
+                                'reference vs Triton vs ROS end to end, per node and both')
+    bench.add_argument('--frames', type=int, default=60,
+                       help='frames timed one at a time per measurement (after 5 warm-up)')
+    bench.add_argument('--duration', type=float, default=60.0,
+                       help='seconds of the 30 Hz throughput phase per case')
+    bench.add_argument('--cases', default='detection,lanes,both',
+                       help='comma-separated, from detection, lanes, both')
+    bench.add_argument('--json', type=Path, default=None, help='write the figures here')
+    bench.add_argument('--profile', choices=PROFILES, default=None,
+                       help='profile of the server the bench starts (default cpu)')
+    bench.add_argument('--triton-url', default=None,
+                       help='gRPC HOST:PORT of a running Triton instead of starting one')
+    bench.add_argument('--model-repository', type=Path, default=None)
+    bench.add_argument('--video', type=Path, default=None,
+                       help='road clip (default ../shared/data/videos/solidWhiteRight.mp4)')
+    bench.set_defaults(run=command_bench)
     return parser
 
 

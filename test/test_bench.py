@@ -1,0 +1,53 @@
+"""`triton-perception bench` end to end with tiny settings, against the session's tritonserver.
+
+Runs the command as users do (its own process, so its ROS context and signal handling are its
+own) and checks the JSON has every figure with a sane value and the Markdown table is printed.
+"""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytestmark = [pytest.mark.server, pytest.mark.ros, pytest.mark.slow]
+
+CASE_KEYS = ('reference_ms', 'reference_cpu_ms_per_frame', 'triton_ms', 'ros_e2e_ms', 'ratio',
+             'capacity_fps', 'throughput_fps', 'throughput_ratio', 'p95_first_10s_ms',
+             'p95_last_10s_ms', 'node_cpu_ms_per_frame', 'server_cpu_ms_per_frame',
+             'node_peak_rss_mb', 'server_peak_rss_mb', 'throughput', 'per_node')
+MACHINE_KEYS = ('cpu_model', 'cores', 'memory_gb', 'python', 'onnxruntime', 'triton', 'profile')
+
+
+def test_bench_detection_end_to_end(triton_server: Any, tmp_path: Path) -> None:
+    output = tmp_path / 'out' / 'bench.json'
+    completed = subprocess.run(
+        [str(Path(sys.executable).parent / 'triton-perception'), 'bench', '--frames', '5',
+         '--duration', '5', '--cases', 'detection', '--triton-url', triton_server.grpc_url,
+         '--profile', 'cpu', '--json', str(output)],
+        capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL)
+    assert completed.returncode == 0, completed.stderr[-4000:]
+
+    report = json.loads(output.read_text(encoding='utf-8'))
+    assert set(MACHINE_KEYS) <= set(report['machine']), report['machine']
+    assert report['machine']['triton'].startswith('2.'), report['machine']
+    assert 'both' not in report and 'lanes' not in report
+    figures = report['detection']
+    assert set(CASE_KEYS) <= set(figures), sorted(figures)
+    for key in ('reference_ms', 'triton_ms', 'ros_e2e_ms'):
+        assert figures[key]['frames'] == 5, (key, figures[key])
+        assert 0 < figures[key]['median'] <= figures[key]['p95'], (key, figures[key])
+    # ROS and Triton add to the same processing; they cannot make it several times faster.
+    assert figures['ros_e2e_ms']['median'] > 0.5 * figures['reference_ms']['median'], figures
+    assert figures['ratio'] > 0 and figures['throughput_ratio'] > 0, figures
+    assert figures['capacity_fps'] == pytest.approx(1000 / figures['reference_ms']['median'],
+                                                    rel=0.01)
+    assert 0 < figures['throughput_fps'] <= 31, figures
+    assert figures['throughput']['published'] == pytest.approx(5 * 30, abs=2), figures
+    for key in ('p95_first_10s_ms', 'p95_last_10s_ms', 'node_cpu_ms_per_frame',
+                'server_cpu_ms_per_frame', 'node_peak_rss_mb', 'server_peak_rss_mb'):
+        assert figures[key] is not None and figures[key] > 0, (key, figures[key])
+    assert '| detection |' in completed.stdout, completed.stdout
