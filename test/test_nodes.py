@@ -232,7 +232,7 @@ def test_burst_is_bounded_and_accounted(probe: Probe, detection_node: NodeProces
     counted = ('received', 'published', 'dropped', 'rejected', 'failed')
     for index in range(50):
         publisher.publish(image_message(bus_rgb, 'rgb8', 'burst', 9000 + index))
-        wait_until(lambda: True, 0.01, 'pacing')  # 100 Hz publishing for 0.5 s
+        time.sleep(0.01)  # publishing rate (100 Hz for 0.5 s), not a wait for a condition
 
     last: dict[str, int] = {}
 
