@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import os
-import socket
 import tempfile
 from pathlib import Path
 from typing import Iterator
@@ -10,6 +9,7 @@ from typing import Iterator
 import pytest
 
 from triton_perception.paths import dds_profile_environment
+from triton_perception.processes import free_ports
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED = REPO.parent / 'shared'
@@ -22,18 +22,6 @@ os.environ['ROS_AUTOMATIC_DISCOVERY_RANGE'] = 'LOCALHOST'
 os.environ['ROS_HOME'] = _ros_home
 os.environ['ROS_LOG_DIR'] = os.path.join(_ros_home, 'log')
 os.environ.update(dds_profile_environment())
-
-
-def free_ports(count: int) -> list[int]:
-    sockets = []
-    for _ in range(count):
-        probe = socket.socket()
-        probe.bind(('127.0.0.1', 0))
-        sockets.append(probe)
-    ports = [probe.getsockname()[1] for probe in sockets]
-    for probe in sockets:
-        probe.close()
-    return ports
 
 
 @pytest.fixture(scope='session')

@@ -11,7 +11,8 @@ import pytest
 from std_msgs.msg import String
 
 from ros_helpers import Probe, wait_until
-from conftest import REPO, free_ports
+from conftest import REPO
+from triton_perception.processes import free_ports
 from triton_perception.triton.server import ServerConfig, ServerError, TritonServer
 
 TALKER = '''

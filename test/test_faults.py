@@ -31,7 +31,8 @@ from tritonclient.utils import InferenceServerException
 from vision_msgs.msg import Detection2DArray
 
 import triton_perception.triton.server as server_module
-from conftest import REPO, free_ports
+from conftest import REPO
+from triton_perception.processes import free_ports
 from fault_repository import write_repository
 from image_fuzz import fuzzed_compressed, fuzzed_image
 from ros_helpers import BEST_EFFORT, RELIABLE, NodeProcess, Probe, wait_until

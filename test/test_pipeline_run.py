@@ -4,8 +4,8 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
-import time
 import sys
+import time
 from pathlib import Path
 from typing import Iterator
 
@@ -14,37 +14,11 @@ import pytest
 from sensor_msgs.msg import Image, PointCloud2
 from vision_msgs.msg import Detection2DArray
 
-from conftest import free_ports
 from ros_helpers import BEST_EFFORT, Probe, wait_until
 from triton_perception.messages import read_lane_points
+from triton_perception.processes import alive, free_ports, process_tree
 
 pytestmark = [pytest.mark.ros, pytest.mark.server, pytest.mark.slow]
-
-
-def descendants(pid: int) -> set[int]:
-    """Every process below `pid`, from /proc (no psutil needed)."""
-    children: dict[int, list[int]] = {}
-    for entry in Path('/proc').iterdir():
-        if entry.name.isdigit():
-            try:
-                parent = int((entry / 'stat').read_text().rsplit(')', 1)[1].split()[1])
-            except (OSError, IndexError, ValueError):
-                continue
-            children.setdefault(parent, []).append(int(entry.name))
-    found, stack = set(), [pid]
-    while stack:
-        for child in children.get(stack.pop(), []):
-            found.add(child)
-            stack.append(child)
-    return found
-
-
-def alive(pid: int) -> bool:
-    try:
-        state = (Path('/proc') / str(pid) / 'stat').read_text().rsplit(')', 1)[1].split()[0]
-    except OSError:
-        return False
-    return state != 'Z'
 
 
 def start_pipeline(tmp_path: Path, namespace: str) -> tuple[subprocess.Popen, Path]:
@@ -104,10 +78,10 @@ def test_run_end_to_end_and_stop(probe: Probe, shared: Path, tmp_path: Path,
                    for message in detections for d in message.detections)
         assert any({-1, 1} <= set(read_lane_points(cloud)['side'].tolist()) for cloud in lanes)
         assert overlays[0].header.frame_id == 'front_camera'
-        tree = descendants(process.pid)
+        tree = process_tree(process.pid)[1:]
         assert len(tree) >= 4, 'runner should have started tritonserver and three nodes'
     finally:
-        tree = descendants(process.pid) if process.poll() is None else set()
+        tree = process_tree(process.pid)[1:] if process.poll() is None else []
         process.send_signal(stop_signal)
         try:
             process.wait(timeout=10)
