@@ -32,11 +32,11 @@ from vision_msgs.msg import Detection2DArray
 
 import triton_perception.triton.server as server_module
 from conftest import REPO
-from triton_perception.processes import free_ports
+from triton_perception.processes import alive, free_ports, process_tree
 from fault_repository import write_repository
 from image_fuzz import fuzzed_compressed, fuzzed_image
 from ros_helpers import BEST_EFFORT, RELIABLE, NodeProcess, Probe, wait_until
-from test_pipeline_run import alive, clip_frames, descendants
+from test_pipeline_run import clip_frames
 from triton_perception.image_conversion import (ImageRejected, check_compressed, check_image,
                                                 compressed_to_rgb, image_to_rgb)
 from triton_perception.models import install_models
@@ -392,7 +392,7 @@ def clip(shared: Path) -> list[Image]:
 
 def children_named(pid: int, name: str) -> list[int]:
     found = []
-    for child in descendants(pid):
+    for child in set(process_tree(pid)[1:]):
         try:
             if (Path('/proc') / str(child) / 'comm').read_text().strip() == name:
                 found.append(child)
@@ -403,7 +403,7 @@ def children_named(pid: int, name: str) -> list[int]:
 
 def kill_tree(process: subprocess.Popen) -> None:
     """Last resort after a failed test: nothing of the pipeline may outlive it."""
-    for pid in [process.pid, *descendants(process.pid)]:
+    for pid in [process.pid, *set(process_tree(process.pid)[1:])]:
         try:
             os.kill(pid, signal.SIGKILL)
         except ProcessLookupError:
@@ -508,7 +508,7 @@ def test_node_survives_a_killed_server_and_resumes(
     try:
         first.start()
         first.wait_until_ready()
-        stubs = descendants(first.pid)
+        stubs = set(process_tree(first.pid)[1:])
         probe.wait_for_subscribers(replay.publisher)
         replay.start()
         wait_until(lambda: len(detections) >= 5, 60.0, 'detections before the kill')
@@ -568,7 +568,7 @@ def test_stopping_a_killed_server_ends_its_stubs(pipeline_repository: Path) -> N
     try:
         server.start()
         server.wait_until_ready()
-        stubs = descendants(server.pid)
+        stubs = set(process_tree(server.pid)[1:])
         for client in clients:
             client.start()
         wait_until(lambda: len(completed) >= 2, 10.0, 'two requests to complete')
@@ -632,7 +632,7 @@ def test_runner_respawns_a_killed_server(
         replay.start()
         wait_until(lambda: len(detections) >= 3, 60.0, 'detections before the kill')
         [server_pid] = children_named(process.pid, 'tritonserver')
-        stubs = descendants(server_pid)
+        stubs = set(process_tree(server_pid)[1:])
         os.kill(server_pid, signal.SIGKILL)
         killed_at = time.monotonic()
 
@@ -946,7 +946,7 @@ def test_runner_stops_everything_in_time(
         replay.start()
         wait_until(lambda: detections and lanes and overlays, 60.0,
                    'detections, lanes and overlays')
-        tree = descendants(process.pid)
+        tree = set(process_tree(process.pid)[1:])
         [server_pid] = children_named(process.pid, 'tritonserver')
         if hang:
             os.kill(server_pid, signal.SIGSTOP)
