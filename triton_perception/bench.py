@@ -21,7 +21,6 @@ import platform
 import random
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -55,7 +54,8 @@ from triton_perception.parameters import DETECTION, LANES, specs_by_name
 from triton_perception.paths import SOURCE_ROOT, dds_profile_environment, default_model_repository
 from triton_perception.runner import wait_for_remote_models
 from triton_perception.triton.client import Tensors, infer_inputs, is_loopback
-from triton_perception.processes import die_with_parent
+from triton_perception.processes import (die_with_parent, free_ports, process_tree, status_kib,
+                                         tree_cpu_s)
 from triton_perception.triton.server import ServerConfig, TritonServer
 
 DEFAULT_VIDEO = SOURCE_ROOT.parent / 'shared' / 'data' / 'videos' / 'solidWhiteRight.mp4'
@@ -187,52 +187,6 @@ def ratio(numerator: float | None, denominator: float | None) -> float | None:
 
 # --- processes: CPU time and memory from /proc ----------------------------------------------
 
-CLOCK_TICKS = os.sysconf('SC_CLK_TCK')
-
-
-def _stat_fields(pid: int) -> list[str] | None:
-    """/proc/<pid>/stat from field 3 (state) on; the command name may contain spaces."""
-    try:
-        text = Path(f'/proc/{pid}/stat').read_text()
-    except OSError:
-        return None
-    return text.rsplit(')', 1)[1].split()
-
-
-def process_tree(root: int) -> list[int]:
-    """`root` and its descendants (the server's Python backend stubs are its children)."""
-    children: dict[int, list[int]] = defaultdict(list)
-    for entry in os.scandir('/proc'):
-        if entry.name.isdigit() and (fields := _stat_fields(int(entry.name))):
-            children[int(fields[1])].append(int(entry.name))
-    tree, pending = [], [root]
-    while pending:
-        pid = pending.pop()
-        tree.append(pid)
-        pending.extend(children.get(pid, ()))
-    return tree
-
-
-def tree_cpu_s(root: int) -> float:
-    """utime + stime of a process tree, in seconds."""
-    ticks = 0
-    for pid in process_tree(root):
-        if fields := _stat_fields(pid):
-            ticks += int(fields[11]) + int(fields[12])
-    return ticks / CLOCK_TICKS
-
-
-def status_kib(pid: int, field: str) -> int:
-    """A `kB` line of /proc/<pid>/status (VmRSS, VmHWM); 0 once the process is gone."""
-    try:
-        for line in Path(f'/proc/{pid}/status').read_text().splitlines():
-            if line.startswith(f'{field}:'):
-                return int(line.split()[1])
-    except OSError:
-        pass
-    return 0
-
-
 class TreeRssPeak:
     """Peak summed VmRSS of a process tree: a tree has no VmHWM, so sample it periodically."""
 
@@ -285,18 +239,6 @@ def listening_pid(port: int) -> int | None:
         except OSError:
             continue
     return None
-
-
-def free_ports(count: int) -> list[int]:
-    sockets = []
-    for _ in range(count):
-        probe = socket.socket()
-        probe.bind(('127.0.0.1', 0))
-        sockets.append(probe)
-    ports = [probe.getsockname()[1] for probe in sockets]
-    for probe in sockets:
-        probe.close()
-    return ports
 
 
 class NodeProcess:
