@@ -4,15 +4,14 @@ The served code is these very files, so the server tests only need to check the 
 """
 from __future__ import annotations
 
-import importlib.util
-import sys
 from pathlib import Path
-from types import ModuleType
 from typing import Callable
 
 import cv2
 import numpy as np
 import pytest
+
+from triton_perception.bench import load_step_module
 
 ROOT = Path(__file__).resolve().parents[1]
 REPOSITORY = ROOT / 'model_repository'
@@ -34,20 +33,9 @@ ZIDANE_REFERENCE = [
 ]
 
 
-def load_step_module(step: str, module: str) -> ModuleType:
-    """Import <step>/1/<module>.py by path, as the benchmark does, without Triton."""
-    path = REPOSITORY / step / '1' / f'{module}.py'
-    name = f'{step}_{module}'
-    spec = importlib.util.spec_from_file_location(name, path)
-    loaded = importlib.util.module_from_spec(spec)
-    sys.modules[name] = loaded
-    spec.loader.exec_module(loaded)
-    return loaded
-
-
-letterbox = load_step_module('yolov5_preprocess', 'letterbox')
-detection = load_step_module('yolov5_nms', 'detection_postprocess')
-onnx_runner = load_step_module('yolov5_model', 'onnx_runner')
+letterbox = load_step_module(REPOSITORY, 'yolov5_preprocess', 'letterbox')
+detection = load_step_module(REPOSITORY, 'yolov5_nms', 'detection_postprocess')
+onnx_runner = load_step_module(REPOSITORY, 'yolov5_model', 'onnx_runner')
 
 
 def make_detector() -> Callable[..., np.ndarray]:

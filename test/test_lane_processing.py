@@ -5,15 +5,14 @@ the whole chain finds the ego lane where the shared models README says it is.
 """
 from __future__ import annotations
 
-import importlib.util
-import sys
 from pathlib import Path
-from types import ModuleType
 from typing import Any, Callable
 
 import cv2
 import numpy as np
 import pytest
+
+from triton_perception.bench import load_step_module
 
 ROOT = Path(__file__).resolve().parents[1]
 REPOSITORY = ROOT / 'model_repository'
@@ -31,20 +30,9 @@ EGO_LEFT_BOTTOM = (120.0, 260.0)
 EGO_RIGHT_BOTTOM = (790.0, 920.0)
 
 
-def load_step_module(step: str, module: str) -> ModuleType:
-    """Import <step>/1/<module>.py by path, as the benchmark does, without Triton."""
-    path = REPOSITORY / step / '1' / f'{module}.py'
-    name = f'{step}_{module}'
-    spec = importlib.util.spec_from_file_location(name, path)
-    loaded = importlib.util.module_from_spec(spec)
-    sys.modules[name] = loaded
-    spec.loader.exec_module(loaded)
-    return loaded
-
-
-geometry = load_step_module('lane_postprocess', 'lane_geometry')
-resize = load_step_module('lane_preprocess', 'resize_normalize')
-onnx_runner = load_step_module('lane_model', 'onnx_runner')
+geometry = load_step_module(REPOSITORY, 'lane_postprocess', 'lane_geometry')
+resize = load_step_module(REPOSITORY, 'lane_preprocess', 'resize_normalize')
+onnx_runner = load_step_module(REPOSITORY, 'lane_model', 'onnx_runner')
 
 
 def to_logits(mask: np.ndarray) -> np.ndarray:
