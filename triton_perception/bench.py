@@ -99,7 +99,8 @@ METHOD = {
                                   'uses 2 threads, so it exceeds reference_ms)',
     'node_peak_rss_mb': 'VmHWM of each node process, summed for both',
     'server_peak_rss_mb': f'max over {RSS_SAMPLE_PERIOD_S:g} s samples of the summed VmRSS of '
-                          'tritonserver and its children (Python backend stubs), during the case',
+                          'tritonserver and its children (Python backend stubs), during the case; '
+                          'shared-memory regions count once per process mapping them',
 }
 Stamp = tuple[int, int]
 
