@@ -1,14 +1,10 @@
-"""Test-side ROS plumbing: a probe node in its own context, and node processes to test."""
+"""Test-side ROS plumbing: a probe node in its own context, spinning in a thread."""
 from __future__ import annotations
 
-import os
-import signal
-import subprocess
-import sys
 import threading
 import time
 from pathlib import Path
-from typing import Any, Callable, Iterable
+from typing import Any, Callable
 
 import rclpy
 from rclpy.context import Context
@@ -87,52 +83,3 @@ class Probe:
         self.node.destroy_node()
         rclpy.try_shutdown(context=self.context)
         self._thread.join(timeout=2.0)
-
-
-def ros_arguments(parameters: dict[str, Any], remappings: dict[str, str],
-                  namespace: str = '') -> list[str]:
-    arguments = ['--ros-args']
-    for name, value in parameters.items():
-        text = str(value).lower() if isinstance(value, bool) else str(value)
-        arguments += ['-p', f'{name}:={text}']
-    for source, target in remappings.items():
-        arguments += ['-r', f'{source}:={target}']
-    if namespace:
-        arguments += ['-r', f'__ns:={namespace}']
-    return arguments
-
-
-class NodeProcess:
-    """A node executable from .venv/bin in its own process, its output kept for failures."""
-
-    def __init__(self, executable: str, log_directory: Path, parameters: dict[str, Any],
-                 remappings: dict[str, str], namespace: str = '') -> None:
-        self.log_path = log_directory / f'{executable}-{os.getpid()}-{time.monotonic_ns()}.log'
-        binary = Path(sys.executable).parent / executable
-        self._log = open(self.log_path, 'w', encoding='utf-8')  # noqa: SIM115 (closed in stop)
-        self.process = subprocess.Popen(
-            [str(binary), *ros_arguments(parameters, remappings, namespace)],
-            stdout=self._log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
-
-    def output(self) -> str:
-        self._log.flush()
-        return self.log_path.read_text(encoding='utf-8', errors='replace')
-
-    def alive(self) -> bool:
-        return self.process.poll() is None
-
-    def stop(self, sig: int = signal.SIGINT, timeout_s: float = 10.0) -> int:
-        if self.process.poll() is None:
-            self.process.send_signal(sig)
-            try:
-                self.process.wait(timeout=timeout_s)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
-        self._log.close()
-        return self.process.returncode
-
-
-def stop_all(processes: Iterable[NodeProcess]) -> None:
-    for process in processes:
-        process.stop()

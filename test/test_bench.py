@@ -15,7 +15,8 @@ import pytest
 
 pytestmark = [pytest.mark.server, pytest.mark.ros, pytest.mark.slow]
 
-CASE_KEYS = ('reference_ms', 'reference_cpu_ms_per_frame', 'triton_ms', 'ros_e2e_ms', 'ratio',
+CASE_KEYS = ('reference_ms', 'reference_cpu_ms_per_frame', 'triton_ms', 'ros_e2e_ms',
+             'triton_steps_ms', 'ratio',
              'capacity_fps', 'throughput_fps', 'throughput_ratio', 'p95_first_10s_ms',
              'p95_last_10s_ms', 'node_cpu_ms_per_frame', 'server_cpu_ms_per_frame',
              'node_peak_rss_mb', 'server_peak_rss_mb', 'throughput', 'per_node')
@@ -50,4 +51,10 @@ def test_bench_detection_end_to_end(triton_server: Any, tmp_path: Path) -> None:
     for key in ('p95_first_10s_ms', 'p95_last_10s_ms', 'node_cpu_ms_per_frame',
                 'server_cpu_ms_per_frame', 'node_peak_rss_mb', 'server_peak_rss_mb'):
         assert figures[key] is not None and figures[key] > 0, (key, figures[key])
+    steps = figures['triton_steps_ms']
+    assert {'yolov5', 'yolov5_preprocess', 'yolov5_model', 'yolov5_nms'} <= set(steps), steps
+    # Warm-up and timed frames, once from the bench's client and once from the node.
+    assert steps['yolov5']['requests'] >= 2 * 5, steps
+    assert steps['yolov5_model']['compute_infer_ms'] > 0, steps
     assert '| detection |' in completed.stdout, completed.stdout
+    assert '| detection | yolov5_model |' in completed.stdout, completed.stdout

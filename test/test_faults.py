@@ -32,10 +32,10 @@ from vision_msgs.msg import Detection2DArray
 
 import triton_perception.triton.server as server_module
 from conftest import REPO
-from triton_perception.processes import alive, free_ports, process_tree
+from triton_perception.processes import NodeProcess, alive, free_ports, process_tree, ros_arguments
 from fault_repository import write_repository
 from image_fuzz import fuzzed_compressed, fuzzed_image
-from ros_helpers import BEST_EFFORT, RELIABLE, NodeProcess, Probe, wait_until
+from ros_helpers import BEST_EFFORT, RELIABLE, Probe, wait_until
 from test_pipeline_run import clip_frames
 from triton_perception.image_conversion import (ImageRejected, check_compressed, check_image,
                                                 compressed_to_rgb, image_to_rgb)
@@ -292,10 +292,9 @@ def start_node(tmp_path: Path) -> Iterator[StartNode]:
     started: list[NodeProcess] = []
 
     def start(executable: str, namespace: str, url: str, **parameters: Any) -> NodeProcess:
-        started.append(NodeProcess(
-            executable, tmp_path, {'triton_url': url, 'qos_reliability': 'reliable',
-                                   'qos_depth': 10, 'diagnostics_period_s': 0.2, **parameters},
-            {}, namespace=namespace))
+        started.append(NodeProcess(executable, ros_arguments(
+            {'triton_url': url, 'qos_reliability': 'reliable', 'qos_depth': 10,
+             'diagnostics_period_s': 0.2, **parameters}, namespace=namespace), tmp_path))
         return started[-1]
     yield start
     for node in started:

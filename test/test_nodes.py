@@ -14,7 +14,9 @@ from sensor_msgs.msg import CompressedImage, Image, PointCloud2
 from std_msgs.msg import Header
 from vision_msgs.msg import Detection2DArray, LabelInfo
 
-from ros_helpers import BEST_EFFORT, LATCHED, NodeProcess, Probe, wait_until
+from ros_helpers import BEST_EFFORT, LATCHED, Probe, wait_until
+
+from triton_perception.processes import NodeProcess, ros_arguments
 from triton_perception.image_conversion import encode_rgb
 from triton_perception.messages import read_lane_points
 
@@ -49,9 +51,9 @@ def road_rgb(shared: Path) -> np.ndarray:
 
 def start_node(executable: str, namespace: str, triton_server: Any, tmp_path_factory: Any,
                **parameters: Any) -> NodeProcess:
-    return NodeProcess(executable, tmp_path_factory.mktemp(executable),
-                       {'triton_url': triton_server.grpc_url, **parameters}, {},
-                       namespace=namespace)
+    return NodeProcess(executable, ros_arguments({'triton_url': triton_server.grpc_url,
+                                                  **parameters}, namespace=namespace),
+                       tmp_path_factory.mktemp(executable))
 
 
 @pytest.fixture(scope='module')
@@ -218,6 +220,8 @@ def test_bad_frames_are_rejected_and_counted(probe: Probe, detection_node: NodeP
     after = wait_until(rejected_all, 10.0, f'{len(BAD_FRAMES)} rejections in diagnostics')
     for reason in BAD_FRAMES:
         assert int(after.get(f'count rejected: {reason}', 0)) >= 1, (reason, after)
+    # Replayers wait for this before their first frame (the reader's side of matching).
+    assert int(after['image_publishers']) >= 1, after
     assert detection_node.alive()
 
 

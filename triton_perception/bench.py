@@ -20,7 +20,6 @@ import os
 import platform
 import random
 import shutil
-import signal
 import subprocess
 import sys
 import tempfile
@@ -54,8 +53,8 @@ from triton_perception.parameters import DETECTION, LANES, specs_by_name
 from triton_perception.paths import SOURCE_ROOT, dds_profile_environment, default_model_repository
 from triton_perception.runner import wait_for_remote_models
 from triton_perception.triton.client import Tensors, infer_inputs, is_loopback
-from triton_perception.processes import (die_with_parent, free_ports, process_tree, status_kib,
-                                         tree_cpu_s)
+from triton_perception.processes import (NodeProcess, free_ports, process_tree, ros_arguments,
+                                         status_kib, tree_cpu_s)
 from triton_perception.triton.server import ServerConfig, TritonServer
 
 DEFAULT_VIDEO = SOURCE_ROOT.parent / 'shared' / 'data' / 'videos' / 'solidWhiteRight.mp4'
@@ -97,12 +96,17 @@ METHOD = {
                         'node\'s per result, server = per (results of both nodes / 2)',
     'reference_cpu_ms_per_frame': 'process CPU time of the reference loop / frames (onnxruntime '
                                   'uses 2 threads, so it exceeds reference_ms)',
+    'triton_steps_ms': 'Triton statistics over the latency phase (the bench\'s and the node\'s '
+                       'requests): mean ms per request of each timer, for the ensemble and each '
+                       'of its steps; where Triton\'s share of the time goes',
     'node_peak_rss_mb': 'VmHWM of each node process, summed for both',
     'server_peak_rss_mb': f'max over {RSS_SAMPLE_PERIOD_S:g} s samples of the summed VmRSS of '
                           'tritonserver and its children (Python backend stubs), during the case; '
                           'shared-memory regions count once per process mapping them',
 }
 Stamp = tuple[int, int]
+# Triton's own per-model timers (the statistics extension), in the order a request meets them.
+STEP_TIMERS = ('queue', 'compute_input', 'compute_infer', 'compute_output')
 
 
 class BenchError(RuntimeError):
@@ -188,6 +192,30 @@ def ratio(numerator: float | None, denominator: float | None) -> float | None:
 
 # --- processes: CPU time and memory from /proc ----------------------------------------------
 
+def inference_statistics(url: str) -> dict[str, dict[str, int]]:
+    """Per model: requests so far and the nanoseconds summed in each of STEP_TIMERS."""
+    with grpcclient.InferenceServerClient(url) as client:
+        statistics = client.get_inference_statistics(as_json=True)
+    return {model['name']: {
+        'requests': int(model.get('inference_count', 0)),
+        **{timer: int(model.get('inference_stats', {}).get(timer, {}).get('ns', 0))
+           for timer in STEP_TIMERS}} for model in statistics.get('model_stats', [])}
+
+
+def step_breakdown(before: dict[str, dict[str, int]],
+                   after: dict[str, dict[str, int]]) -> dict[str, dict[str, float | int]]:
+    """Mean ms per request of each timer, for every model that served requests in between."""
+    steps: dict[str, dict[str, float | int]] = {}
+    for name, totals in sorted(after.items()):
+        earlier = before.get(name, {})
+        requests = totals['requests'] - earlier.get('requests', 0)
+        if requests > 0:
+            steps[name] = {'requests': requests, **{
+                f'{timer}_ms': round((totals[timer] - earlier.get(timer, 0)) / requests / 1e6, 2)
+                for timer in STEP_TIMERS}}
+    return steps
+
+
 class TreeRssPeak:
     """Peak summed VmRSS of a process tree: a tree has no VmHWM, so sample it periodically."""
 
@@ -242,48 +270,10 @@ def listening_pid(port: int) -> int | None:
     return None
 
 
-class NodeProcess:
-    """A node executable in its own process, as `ros2 run` starts it; output kept for errors."""
-
-    def __init__(self, kind: NodeKind, namespace: str, triton_url: str,
-                 log_directory: Path) -> None:
-        self.name = kind.executable
-        binary = Path(sys.executable).parent / kind.executable
-        if not binary.is_file():
-            binary = Path(shutil.which(kind.executable) or binary)
-        self.log_path = log_directory / f'{kind.executable}{namespace.replace("/", "_")}.log'
-        self._log = open(self.log_path, 'w', encoding='utf-8')  # noqa: SIM115 (closed in stop)
-        self.process = subprocess.Popen(
-            [str(binary), '--ros-args', '-p', f'triton_url:={triton_url}',
-             '-r', f'__ns:={namespace}'],
-            stdout=self._log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-            preexec_fn=die_with_parent)
-
-    @property
-    def pid(self) -> int:
-        return self.process.pid
-
-    def check_alive(self) -> None:
-        if self.process.poll() is not None:
-            raise BenchError(f'{self.name} exited with code {self.process.returncode}:\n'
-                             f'{self.output_tail()}')
-
-    def output_tail(self, lines: int = 30) -> str:
-        """The node's last lines (the child writes the file itself, also after stop())."""
-        text = self.log_path.read_text(encoding='utf-8', errors='replace')
-        return '\n'.join(f'  {line}' for line in text.splitlines()[-lines:])
-
-    def stop(self, timeout_s: float = 10.0) -> int:
-        """SIGINT (the node's clean shutdown), SIGKILL after `timeout_s`."""
-        if self.process.poll() is None:
-            self.process.send_signal(signal.SIGINT)
-            try:
-                self.process.wait(timeout=timeout_s)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
-        self._log.close()
-        return self.process.returncode
+def check_alive(node: NodeProcess) -> None:
+    if not node.alive():
+        raise BenchError(f'{node.name} exited with code {node.process.returncode}:\n'
+                         f'{node.output_tail()}')
 
 
 # --- reference: the repository's processing in this process ---------------------------------
@@ -625,6 +615,7 @@ class Benchmark:
             'reference_cpu_ms_per_frame': figures['reference_cpu_ms_per_frame'],
             'triton_ms': figures['triton_ms'],
             'ros_e2e_ms': figures['ros_e2e_ms'],
+            'triton_steps_ms': figures['triton_steps_ms'],
             'ratio': ratio(figures['ros_e2e_ms']['median'], reference['median']),
             'capacity_fps': round(capacity, 2) if capacity else None,
             'throughput_fps': figures['throughput_fps'],
@@ -646,7 +637,9 @@ class Benchmark:
         wiring = CaseWiring(self.ros, namespace, kinds)
         try:
             for kind in kinds:
-                nodes.append(NodeProcess(kind, namespace, self.triton_url, self.log_directory))
+                nodes.append(NodeProcess(
+                    kind.executable, ros_arguments({'triton_url': self.triton_url},
+                                                   namespace=namespace), self.log_directory))
             self.log(f'{case}: started {", ".join(node.name for node in nodes)} in {namespace}; '
                      'waiting for discovery and Triton readiness')
             self.wait_until_ready(wiring, nodes)
@@ -676,6 +669,7 @@ class Benchmark:
             for pipeline in pipelines:
                 pipeline(rgb)
         requests = EnsembleRequests(self.triton_url, kinds)
+        statistics_before = inference_statistics(self.triton_url)
         times: dict[str, list[float]] = defaultdict(list)
         cpu_ms: dict[str, float] = defaultdict(float)
         lost = 0
@@ -691,7 +685,7 @@ class Benchmark:
                 latency = wiring.tracker.wait(wiring.publish(message), FRAME_TIMEOUT_S)
                 if latency is None:
                     for node in nodes:
-                        node.check_alive()
+                        check_alive(node)
                     lost += index >= WARMUP_FRAMES
                 elif index >= WARMUP_FRAMES:
                     times['ros'].append(latency)
@@ -704,6 +698,8 @@ class Benchmark:
             'triton_ms': {**summary(times['triton']),
                           'client_cpu_ms_per_frame': round(cpu_ms['triton'] / frames, 2)},
             'ros_e2e_ms': {**summary(times['ros']), 'lost': lost},
+            'triton_steps_ms': step_breakdown(statistics_before,
+                                              inference_statistics(self.triton_url)),
         }
         self.log(f'{case}: median (p95) reference {figures["reference_ms"]["median"]} '
                  f'({figures["reference_ms"]["p95"]}) ms, Triton {figures["triton_ms"]["median"]} '
@@ -717,7 +713,7 @@ class Benchmark:
         deadline = time.monotonic() + READY_TIMEOUT_S
         while not wiring.ready():
             for node in nodes:
-                node.check_alive()
+                check_alive(node)
             if time.monotonic() > deadline:
                 raise BenchError(f'nodes not ready within {READY_TIMEOUT_S:g} s (discovery or '
                                  'Triton):\n' + '\n'.join(node.output_tail() for node in nodes))
@@ -743,7 +739,7 @@ class Benchmark:
                          f'{len(stamps)} published, {done} with every result')
                 next_progress += PROGRESS_PERIOD_S
             for node in nodes:
-                node.check_alive()
+                check_alive(node)
         wiring.tracker.wait(stamps[-1], DRAIN_TIMEOUT_S)
         node_cpu = {node.name: tree_cpu_s(node.pid) - node_cpu_before[node.name]
                     for node in nodes}
@@ -816,6 +812,17 @@ def markdown_table(report: dict[str, Any]) -> str:
             f"{cell(figures['p95_first_10s_ms'])} / {cell(figures['p95_last_10s_ms'])}",
             cell(figures['node_cpu_ms_per_frame']), cell(figures['server_cpu_ms_per_frame']),
             cell(figures['node_peak_rss_mb']), cell(figures['server_peak_rss_mb'])]) + ' |')
+    return '\n'.join(rows)
+
+
+def steps_table(report: dict[str, Any]) -> str:
+    """Where Triton's share goes: each ensemble and step, mean ms per request per timer."""
+    header = '| case | model | requests | ' + ' | '.join(f'{timer} ms' for timer in STEP_TIMERS) + ' |'
+    rows = [header, '|' + ' --- |' * (len(STEP_TIMERS) + 3)]
+    for case in CASES:
+        for model, figures in report.get(case, {}).get('triton_steps_ms', {}).items():
+            rows.append(f'| {case} | {model} | {figures["requests"]} | ' + ' | '.join(
+                f'{figures[f"{timer}_ms"]:g}' for timer in STEP_TIMERS) + ' |')
     return '\n'.join(rows)
 
 

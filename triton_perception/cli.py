@@ -141,7 +141,8 @@ def command_demo(arguments: argparse.Namespace) -> int:
 
 def command_bench(arguments: argparse.Namespace) -> int:
     from triton_perception.bench import (DEFAULT_VIDEO, BenchError,  # noqa: PLC0415 (rclpy)
-                                         BenchSettings, markdown_table, parse_cases, run_bench)
+                                         BenchSettings, markdown_table, parse_cases, run_bench,
+                                         steps_table)
 
     raise_on_termination()
     try:
@@ -159,6 +160,8 @@ def command_bench(arguments: argparse.Namespace) -> int:
         print('bench: interrupted; every process it started was stopped', file=sys.stderr)
         return 130
     print(markdown_table(report))
+    print()
+    print(steps_table(report))
     return 0
 
 

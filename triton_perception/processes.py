@@ -3,10 +3,15 @@ from __future__ import annotations
 
 import ctypes
 import os
+import shutil
 import signal
 import socket
+import subprocess
+import sys
+import time
 from collections import defaultdict
 from pathlib import Path
+from typing import Any, Mapping, Sequence
 
 CLOCK_TICKS = os.sysconf('SC_CLK_TCK')
 
@@ -83,3 +88,61 @@ def die_with_parent() -> None:
     libc = ctypes.CDLL('libc.so.6', use_errno=True)
     pr_set_pdeathsig = 1
     libc.prctl(pr_set_pdeathsig, signal.SIGTERM)
+
+
+def ros_arguments(parameters: Mapping[str, Any], remappings: Mapping[str, str] | None = None,
+                  namespace: str = '') -> list[str]:
+    """`--ros-args` for a node executable: parameters, remappings and the namespace."""
+    arguments = ['--ros-args']
+    for name, value in parameters.items():
+        text = str(value).lower() if isinstance(value, bool) else str(value)
+        arguments += ['-p', f'{name}:={text}']
+    for source, target in (remappings or {}).items():
+        arguments += ['-r', f'{source}:={target}']
+    if namespace:
+        arguments += ['-r', f'__ns:={namespace}']
+    return arguments
+
+
+class NodeProcess:
+    """A node executable in its own process, as `ros2 run` starts it; its output goes to a file
+    so that whoever started it can quote the node's last words when it fails."""
+
+    def __init__(self, executable: str, arguments: Sequence[str], log_directory: Path) -> None:
+        self.name = executable
+        binary = Path(sys.executable).parent / executable
+        if not binary.is_file():
+            binary = Path(shutil.which(executable) or binary)
+        self.log_path = Path(log_directory) / f'{executable}-{time.monotonic_ns()}.log'
+        self._log = open(self.log_path, 'w', encoding='utf-8')  # noqa: SIM115 (closed in stop)
+        self.process = subprocess.Popen(
+            [str(binary), *arguments], stdout=self._log, stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL, preexec_fn=die_with_parent)
+
+    @property
+    def pid(self) -> int:
+        return self.process.pid
+
+    def alive(self) -> bool:
+        return self.process.poll() is None
+
+    def output(self) -> str:
+        """Everything the node printed (the child writes the file itself, also after stop())."""
+        self._log.flush()
+        return self.log_path.read_text(encoding='utf-8', errors='replace')
+
+    def output_tail(self, lines: int = 30) -> str:
+        return '\n'.join(f'  {line}' for line in self.output().splitlines()[-lines:])
+
+    def stop(self, sig: int = signal.SIGINT, timeout_s: float = 10.0) -> int:
+        """`sig` (SIGINT: the node's clean shutdown), SIGKILL after `timeout_s`."""
+        if self.process.poll() is None:
+            self.process.send_signal(sig)
+            try:
+                self.process.wait(timeout=timeout_s)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+        if not self._log.closed:
+            self._log.close()
+        return self.process.returncode

@@ -115,6 +115,12 @@ class DiagnosticsWatch:
             return all(node in self.latest and int(self.latest[node]['received']) >= frames
                        and int(self.latest[node]['pending']) == 0 for node in NODES)
 
+    def publishers_seen(self) -> bool:
+        """Every node has reported seeing a publisher on its image topic (the player's)."""
+        with self._lock:
+            return all(int(self.latest.get(node, {}).get('image_publishers', 0)) >= 1
+                       for node in NODES)
+
     def snapshot(self) -> dict[str, dict[str, str]]:
         with self._lock:
             return {node: dict(values) for node, values in self.latest.items()}
@@ -193,7 +199,8 @@ def replay(settings: EvaluationSettings, log: Callable[[str], None]) -> dict[str
             log(f'replaying {frames} frames of {topic} at rate {settings.rate:g} once the '
                 'nodes subscribe')
             play_bag(settings.bag, session.node, rate=settings.rate, topics=[topic],
-                     wait_for_subscribers=len(NODES), wait_timeout_s=900.0,
+                     wait_for_subscribers=len(NODES),
+                     subscribers_matched=session.watch.publishers_seen, wait_timeout_s=900.0,
                      progress=log, stop_event=session.stop)
             deadline = time.monotonic() + SETTLE_TIMEOUT_S
             while not (session.watch.settled(frames) and recorded_all(session.watch, recorder)) \

@@ -12,6 +12,7 @@ import time
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Callable
 
 from rclpy.duration import Duration
 from rclpy.node import Node
@@ -51,6 +52,7 @@ def play_bag(
     qos_reliability: str = 'reliable',
     qos_depth: int = 10,
     wait_for_subscribers: int = 0,
+    subscribers_matched: Callable[[], bool] | None = None,
     wait_timeout_s: float = 10.0,
     progress: Progress | None = None,
     stop_event: threading.Event | None = None,
@@ -60,7 +62,9 @@ def play_bag(
     ``rate`` scales the recorded timing (2.0 plays twice as fast). With
     ``wait_for_subscribers`` > 0, playback starts only once every publisher has matched that
     many subscriptions (BagError after ``wait_timeout_s``), so no early frame is lost to
-    discovery. Reliable publishers are given up to ``wait_timeout_s`` at the end for every
+    discovery; ``subscribers_matched``, when given, must also say that the subscribers have
+    matched the publishers from their side (a volatile reader misses what a writer sends before
+    the reader matched it, even once the writer has matched the reader). Reliable publishers are given up to ``wait_timeout_s`` at the end for every
     message to be acknowledged. The node needs no spinning. Setting ``stop_event`` ends
     playback early (a looping playback ends only that way).
     """
@@ -85,8 +89,8 @@ def play_bag(
                       for topic, msgtype in types.items()}
         try:
             if wait_for_subscribers > 0:
-                _wait_for_subscribers(publishers, wait_for_subscribers, wait_timeout_s, stop,
-                                      progress)
+                _wait_for_subscribers(publishers, wait_for_subscribers, subscribers_matched,
+                                      wait_timeout_s, stop, progress)
             summary = _publish(reader, selected, publishers, start_ns, rate, loop, stop, progress)
             if qos_reliability == 'reliable':
                 _wait_for_acknowledgements(publishers, wait_timeout_s, progress)
@@ -122,18 +126,21 @@ def _select_connections(reader: Reader, topics: list[str] | None) -> list[Connec
     return connections
 
 
-def _wait_for_subscribers(publishers: dict[str, Publisher], count: int, timeout_s: float,
+def _wait_for_subscribers(publishers: dict[str, Publisher], count: int,
+                          subscribers_matched: Callable[[], bool] | None, timeout_s: float,
                           stop: threading.Event, progress: Progress | None) -> None:
     if progress:
         progress(f"waiting for {count} subscriber(s) on {', '.join(publishers)}")
     deadline = time.monotonic() + timeout_s
     while not stop.is_set():
         matched = {topic: p.get_subscription_count() for topic, p in publishers.items()}
-        if all(n >= count for n in matched.values()):
+        if all(n >= count for n in matched.values()) and (
+                subscribers_matched is None or subscribers_matched()):
             return
         if time.monotonic() >= deadline:
             short = ', '.join(f'{t} ({n})' for t, n in matched.items() if n < count)
-            raise BagError(f'fewer than {count} subscriber(s) after {timeout_s} s on: {short}')
+            raise BagError(f'fewer than {count} subscriber(s) after {timeout_s} s on: '
+                           f'{short or "none; they have not yet seen the publisher"}')
         stop.wait(MATCH_POLL_S)
 
 

@@ -189,7 +189,11 @@ class PerceptionNode(Node):
             level, summary = DiagnosticStatus.OK, 'ok'
         values = {
             'model': self.settings['model_name'], 'triton_url': self.settings['triton_url'],
-            'triton_ready': str(self.worker.ready).lower(), 'received': snapshot.received,
+            'triton_ready': str(self.worker.ready).lower(),
+            # A replayer starts once this is >= 1: a volatile reader misses what a writer sends
+            # before the reader has matched it, even when the writer has matched the reader.
+            'image_publishers': self.count_publishers(self._image_subscription.topic_name),
+            'received': snapshot.received,
             **snapshot.counts, 'pending': snapshot.pending,
             'input_rate_hz': f'{snapshot.input_rate_hz:.1f}',
             'output_rate_hz': f'{snapshot.output_rate_hz:.1f}',

@@ -1,35 +1,45 @@
-"""Triton wrapper of letterbox.py: IMAGE (uint8 HxWx3 RGB) -> images (model input), LETTERBOX."""
+"""Triton wrapper of a preprocessing function: IMAGE (uint8 HxWx3 RGB) -> model input + side info.
+
+Shared by yolov5_preprocess (letterbox.py) and lane_preprocess (resize_normalize.py, whose 1/
+links to this file). The config names the function (parameter `preprocess`, "module:function")
+and the two outputs: the model input tensor, then what the postprocess step needs to map
+results back to the frame.
+"""
+import importlib
 import json
 import os
 import sys
 
 # The python backend imports this file as module `1.model`; put its own directory first on the
 # path so the sibling processing module is found by name, ahead of any installed namesake.
+# Not resolving symlinks on purpose: the module is looked up in the serving model's directory.
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import triton_python_backend_utils as pb_utils  # noqa: E402
 
-from letterbox import letterbox  # noqa: E402
-
 
 class TritonPythonModel:
-    """Letterbox each frame to the model input size given in the config parameters."""
+    """Preprocess each frame to the model input size given in the config parameters."""
 
     def initialize(self, args: dict) -> None:
-        parameters = json.loads(args['model_config']).get('parameters', {})
-        self.width = int(parameters['input_width']['string_value'])
-        self.height = int(parameters['input_height']['string_value'])
+        config = json.loads(args['model_config'])
+        parameters = {key: value['string_value'] for key, value in config.get('parameters', {}).items()}
+        module_name, _, function_name = parameters['preprocess'].partition(':')
+        self.preprocess = getattr(importlib.import_module(module_name), function_name)
+        self.width = int(parameters['input_width'])
+        self.height = int(parameters['input_height'])
+        self.output_names = [tensor['name'] for tensor in config['output']]
 
     def execute(self, requests: list) -> list:
         responses = []
         for request in requests:
             image = pb_utils.get_input_tensor_by_name(request, 'IMAGE').as_numpy()
             try:
-                tensor, params = letterbox(image, self.width, self.height)
+                outputs = self.preprocess(image, self.width, self.height)
             except ValueError as error:
                 responses.append(pb_utils.InferenceResponse(
                     error=pb_utils.TritonError(str(error), pb_utils.TritonError.INVALID_ARG)))
                 continue
             responses.append(pb_utils.InferenceResponse(output_tensors=[
-                pb_utils.Tensor('images', tensor), pb_utils.Tensor('LETTERBOX', params)]))
+                pb_utils.Tensor(name, value) for name, value in zip(self.output_names, outputs)]))
         return responses
