@@ -258,7 +258,11 @@ def wait_settled(diagnostics: Arrivals, node: str, received: int | None = None,
 def primed(diagnostics: Arrivals, publisher: Any, node: str, frame: Any) -> int:
     """Send `frame` until the node has counted one; returns the node's `received` once those
     primers have settled, the baseline of exact counts. A reader can match our writer later
-    than our writer matches it, and the samples it misses meanwhile are lost to it."""
+    than our writer matches it, and the samples it misses meanwhile are lost to it: so first
+    wait until the node reports our publisher, which leaves the primers little to lose."""
+    wait_until(lambda: int((latest(diagnostics, node) or {}).get('image_publishers', 0)) >= 1,
+               30.0, f'{node} to see the publisher')
+
     def counted() -> bool:
         publisher.publish(frame)
         return int((latest(diagnostics, node) or {}).get('received', 0)) > 0

@@ -192,30 +192,6 @@ def ratio(numerator: float | None, denominator: float | None) -> float | None:
 
 # --- processes: CPU time and memory from /proc ----------------------------------------------
 
-def inference_statistics(url: str) -> dict[str, dict[str, int]]:
-    """Per model: requests so far and the nanoseconds summed in each of STEP_TIMERS."""
-    with grpcclient.InferenceServerClient(url) as client:
-        statistics = client.get_inference_statistics(as_json=True)
-    return {model['name']: {
-        'requests': int(model.get('inference_count', 0)),
-        **{timer: int(model.get('inference_stats', {}).get(timer, {}).get('ns', 0))
-           for timer in STEP_TIMERS}} for model in statistics.get('model_stats', [])}
-
-
-def step_breakdown(before: dict[str, dict[str, int]],
-                   after: dict[str, dict[str, int]]) -> dict[str, dict[str, float | int]]:
-    """Mean ms per request of each timer, for every model that served requests in between."""
-    steps: dict[str, dict[str, float | int]] = {}
-    for name, totals in sorted(after.items()):
-        earlier = before.get(name, {})
-        requests = totals['requests'] - earlier.get('requests', 0)
-        if requests > 0:
-            steps[name] = {'requests': requests, **{
-                f'{timer}_ms': round((totals[timer] - earlier.get(timer, 0)) / requests / 1e6, 2)
-                for timer in STEP_TIMERS}}
-    return steps
-
-
 class TreeRssPeak:
     """Peak summed VmRSS of a process tree: a tree has no VmHWM, so sample it periodically."""
 
@@ -354,6 +330,32 @@ def lane_reference(repository: Path) -> Callable[[np.ndarray], Any]:
 
 
 REFERENCES = {'detection_node': detection_reference, 'lane_node': lane_reference}
+
+
+# --- Triton: the node's requests, and Triton's own timers -----------------------------------
+
+def inference_statistics(url: str) -> dict[str, dict[str, int]]:
+    """Per model: requests so far and the nanoseconds summed in each of STEP_TIMERS."""
+    with grpcclient.InferenceServerClient(url) as client:
+        statistics = client.get_inference_statistics(as_json=True)
+    return {model['name']: {
+        'requests': int(model.get('inference_count', 0)),
+        **{timer: int(model.get('inference_stats', {}).get(timer, {}).get('ns', 0))
+           for timer in STEP_TIMERS}} for model in statistics.get('model_stats', [])}
+
+
+def step_breakdown(before: dict[str, dict[str, int]],
+                   after: dict[str, dict[str, int]]) -> dict[str, dict[str, float | int]]:
+    """Mean ms per request of each timer, for every model that served requests in between."""
+    steps: dict[str, dict[str, float | int]] = {}
+    for name, totals in sorted(after.items()):
+        earlier = before.get(name, {})
+        requests = totals['requests'] - earlier.get('requests', 0)
+        if requests > 0:
+            steps[name] = {'requests': requests, **{
+                f'{timer}_ms': round((totals[timer] - earlier.get(timer, 0)) / requests / 1e6, 2)
+                for timer in STEP_TIMERS}}
+    return steps
 
 
 class EnsembleRequests:

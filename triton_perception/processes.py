@@ -128,7 +128,8 @@ class NodeProcess:
 
     def output(self) -> str:
         """Everything the node printed (the child writes the file itself, also after stop())."""
-        self._log.flush()
+        if not self._log.closed:
+            self._log.flush()
         return self.log_path.read_text(encoding='utf-8', errors='replace')
 
     def output_tail(self, lines: int = 30) -> str:
