@@ -33,7 +33,7 @@ ZIDANE_REFERENCE = [
 ]
 
 
-letterbox = load_step_module(REPOSITORY, 'yolov5_preprocess', 'letterbox')
+preprocessing = load_step_module(REPOSITORY, 'yolov5_preprocess', 'preprocessing')
 detection = load_step_module(REPOSITORY, 'yolov5_nms', 'detection_postprocess')
 onnx_runner = load_step_module(REPOSITORY, 'yolov5_model', 'onnx_runner')
 
@@ -46,7 +46,7 @@ def make_detector() -> Callable[..., np.ndarray]:
                                     allow_spinning=False)
 
     def detect(image: np.ndarray, score: float = 0.25, iou: float = 0.45, max_det: int = 100) -> np.ndarray:
-        tensor, params = letterbox.letterbox(image, 640, 640)
+        tensor, params = preprocessing.letterbox(image, 640, 640)
         (prediction,) = runner.run({'images': tensor}, ['output0'])
         return detection.postprocess(prediction, params, score, iou, max_det)
 
@@ -86,13 +86,13 @@ def test_letterbox_round_trip(height: int, width: int) -> None:
     x1, y1, x2, y2 = np.round(rect).astype(int)
     image[y1:y2, x1:x2] = 250
 
-    tensor, params = letterbox.letterbox(image, 640, 640)
+    tensor, params = preprocessing.letterbox(image, 640, 640)
     assert tensor.shape == (1, 3, 640, 640) and tensor.dtype == np.float32
     assert params.dtype == np.float32 and params.shape == (6,)
     assert tuple(params[4:]) == (width, height)
 
     canvas = np.round(tensor[0, 0] * 255).astype(np.uint8)
-    content = np.argwhere(canvas != letterbox.PAD_VALUE)
+    content = np.argwhere(canvas != preprocessing.PAD_VALUE)
     content_box = np.array([[content[:, 1].min(), content[:, 0].min(),
                              content[:, 1].max() + 1, content[:, 0].max() + 1]], dtype=np.float64)
     np.testing.assert_allclose(detection.undo_letterbox(content_box, params)[0],
@@ -113,7 +113,7 @@ def test_letterbox_round_trip(height: int, width: int) -> None:
 
 
 def test_letterbox_scales_to_unit_range() -> None:
-    tensor, _ = letterbox.letterbox(np.full((10, 20, 3), 255, dtype=np.uint8), 64, 64)
+    tensor, _ = preprocessing.letterbox(np.full((10, 20, 3), 255, dtype=np.uint8), 64, 64)
     assert tensor.max() == pytest.approx(1.0)
     assert tensor.min() == pytest.approx(114 / 255)
 
@@ -127,7 +127,7 @@ def test_letterbox_scales_to_unit_range() -> None:
 ])
 def test_letterbox_rejects_bad_images(image: np.ndarray, message: str) -> None:
     with pytest.raises(ValueError, match=message):
-        letterbox.letterbox(image, 640, 640)
+        preprocessing.letterbox(image, 640, 640)
 
 
 def test_undo_letterbox_clips_to_image() -> None:

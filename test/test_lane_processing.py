@@ -31,7 +31,7 @@ EGO_RIGHT_BOTTOM = (790.0, 920.0)
 
 
 geometry = load_step_module(REPOSITORY, 'lane_postprocess', 'lane_geometry')
-resize = load_step_module(REPOSITORY, 'lane_preprocess', 'resize_normalize')
+preprocessing = load_step_module(REPOSITORY, 'lane_preprocess', 'preprocessing')
 onnx_runner = load_step_module(REPOSITORY, 'lane_model', 'onnx_runner')
 
 
@@ -176,7 +176,7 @@ def test_bad_settings_are_rejected(num_points: int, min_lane_length: float) -> N
 
 def test_resize_normalize_shapes_and_range() -> None:
     image = np.full((540, 960, 3), 255, dtype=np.uint8)
-    tensor, image_size = resize.resize_normalize(image, 640, 360)
+    tensor, image_size = preprocessing.resize_normalize(image, 640, 360)
     assert tensor.shape == (1, 3, 360, 640) and tensor.dtype == np.float32
     assert np.allclose(tensor, 1.0)
     assert image_size.tolist() == [540, 960] and image_size.dtype == np.int32
@@ -186,7 +186,7 @@ def test_resize_normalize_shapes_and_range() -> None:
                                    np.zeros((4, 4, 3), np.float32)])
 def test_resize_normalize_rejects_bad_images(image: np.ndarray) -> None:
     with pytest.raises(ValueError, match='IMAGE'):
-        resize.resize_normalize(image, 640, 360)
+        preprocessing.resize_normalize(image, 640, 360)
 
 
 # --- real frames ---------------------------------------------------------------------------
@@ -215,7 +215,7 @@ def make_lane_detector() -> Callable[..., Any]:
                                     allow_spinning=False)
 
     def detect(frame: np.ndarray, min_lane_length: float = 0.1):
-        tensor, image_size = resize.resize_normalize(frame, 640, 360)
+        tensor, image_size = preprocessing.resize_normalize(frame, 640, 360)
         drivable_logits, lane_logits = runner.run({'images': tensor}, ['da', 'll'])
         return geometry.postprocess(drivable_logits, lane_logits, image_size, NUM_POINTS, min_lane_length)
 

@@ -298,7 +298,7 @@ def onnx_model(repository: Path, step: str) -> Callable[[np.ndarray], dict[str, 
 
 def detection_reference(repository: Path) -> Callable[[np.ndarray], Any]:
     """yolov5_preprocess -> yolov5_model -> yolov5_nms, with the node's default thresholds."""
-    letterbox = load_step_module(repository, 'yolov5_preprocess', 'letterbox').letterbox
+    letterbox = load_step_module(repository, 'yolov5_preprocess', 'preprocessing').letterbox
     postprocess = load_step_module(repository, 'yolov5_nms', 'detection_postprocess').postprocess
     size = parameters_of(step_config(repository, 'yolov5_preprocess'))
     width, height = int(size['input_width']), int(size['input_height'])
@@ -314,7 +314,7 @@ def detection_reference(repository: Path) -> Callable[[np.ndarray], Any]:
 def lane_reference(repository: Path) -> Callable[[np.ndarray], Any]:
     """lane_preprocess -> lane_model -> lane_postprocess, with the node's default lane length."""
     resize_normalize = load_step_module(repository, 'lane_preprocess',
-                                        'resize_normalize').resize_normalize
+                                        'preprocessing').resize_normalize
     postprocess = load_step_module(repository, 'lane_postprocess', 'lane_geometry').postprocess
     size = parameters_of(step_config(repository, 'lane_preprocess'))
     width, height = int(size['input_width']), int(size['input_height'])

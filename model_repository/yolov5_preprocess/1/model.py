@@ -1,9 +1,8 @@
-"""Triton wrapper of a preprocessing function: IMAGE (uint8 HxWx3 RGB) -> model input + side info.
+"""Triton wrapper of preprocessing.py: IMAGE (uint8 HxWx3 RGB) -> model input + side info.
 
-Shared by yolov5_preprocess (letterbox.py) and lane_preprocess (resize_normalize.py, whose 1/
-links to this file). The config names the function (parameter `preprocess`, "module:function")
-and the two outputs: the model input tensor, then what the postprocess step needs to map
-results back to the frame.
+Shared by yolov5_preprocess and lane_preprocess (whose 1/ links to these files). The config
+names the function (parameter `preprocess`, "module:function") and the two outputs: the model
+input tensor, then what the postprocess step needs to map results back to the frame.
 """
 import importlib
 import json

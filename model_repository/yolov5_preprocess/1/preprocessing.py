@@ -1,7 +1,8 @@
-"""Letterbox an RGB frame into the YOLOv5 input tensor.
+"""Turn an RGB frame into a model input tensor: letterbox for YOLOv5, plain resize for TwinLiteNet.
 
 Plain numpy/OpenCV, free of Triton, so that the unit tests and the package's benchmark run
-exactly the code the server runs.
+exactly the code the server runs. yolov5_preprocess and lane_preprocess share this file
+(lane_preprocess/1 links to it); each step's config names its function.
 
 The letterbox parameters travel to the NMS step as one float32 vector laid out as
 ``[scale_x, scale_y, pad_left, pad_top, image_width, image_height]``: model-input
@@ -53,3 +54,19 @@ def letterbox(image: np.ndarray, width: int, height: int) -> tuple[np.ndarray, n
         dtype=np.float32,
     )
     return tensor, params
+
+
+def resize_normalize(image: np.ndarray, width: int, height: int) -> tuple[np.ndarray, np.ndarray]:
+    """Return the [1, 3, height, width] float32 tensor and the int32 [image_height, image_width].
+
+    TwinLiteNet was trained on plainly resized frames (no letterbox, no mean/std), so the image
+    is stretched to the input size and only scaled to [0, 1]. The original size travels to the postprocess step, which maps lanes and the drivable area
+    back to it.
+    """
+    check_image(image)
+    image_size = np.array(image.shape[:2], dtype=np.int32)
+    if image.shape[:2] != (height, width):
+        image = cv2.resize(image, (width, height), interpolation=cv2.INTER_LINEAR)
+    tensor = np.empty((1, 3, height, width), dtype=np.float32)
+    np.multiply(image.transpose(2, 0, 1), np.float32(1.0 / 255.0), out=tensor[0])
+    return tensor, image_size

@@ -1,0 +1,1 @@
+../../yolov5_preprocess/1/preprocessing.py
