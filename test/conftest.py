@@ -4,7 +4,7 @@ from __future__ import annotations
 import os
 import tempfile
 from pathlib import Path
-from typing import Iterator
+from typing import Any, Iterator
 
 import pytest
 
@@ -47,3 +47,29 @@ def triton_server(shared: Path) -> Iterator['TritonServer']:
         log=lambda _line: None, show_server_log=False)
     with server:
         yield server
+
+
+@pytest.fixture(scope='module')
+def ros_node(request: pytest.FixtureRequest) -> Iterator[Any]:
+    """An rclpy node in a context of its own for one test module, named after the module."""
+    import rclpy
+    from rclpy.context import Context
+
+    context = Context()
+    rclpy.init(context=context)
+    node = rclpy.create_node(f'{request.module.__name__}_{os.getpid()}', context=context)
+    try:
+        yield node
+    finally:
+        node.destroy_node()
+        context.try_shutdown()
+
+
+@pytest.fixture(scope='module')
+def probe(request: pytest.FixtureRequest) -> Iterator[Any]:
+    """A probe node spinning in the background for one test module (ros_helpers.Probe)."""
+    from ros_helpers import Probe
+
+    probe = Probe(f'{request.module.__name__}_probe')
+    yield probe
+    probe.close()

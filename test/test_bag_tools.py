@@ -10,7 +10,6 @@ import os
 import subprocess
 import sys
 import threading
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -36,7 +35,6 @@ REPO = Path(__file__).resolve().parents[1]
 SHARED = REPO.parent / 'shared'
 CLIP = SHARED / 'data' / 'videos' / 'solidWhiteRight.mp4'
 ROAD_IMAGES = SHARED / 'data' / 'road' / 'bdd'
-FASTDDS_PROFILE = REPO / 'config' / 'fastdds_profile.xml'
 RECORDER_PROCESS = Path(__file__).with_name('bag_recorder_process.py')
 
 EPOCH_NS = DEFAULT_EPOCH_S * 1_000_000_000
@@ -230,36 +228,6 @@ def test_existing_output_is_never_overwritten(tmp_path: Path) -> None:
 
 
 # --- ROS: play_bag and BagRecorder over real Fast DDS ---------------------------------------
-
-@pytest.fixture(scope='module')
-def ros_env(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
-    """Own ROS domain per run (others test on this machine), host-only traffic, temp logs."""
-    ros_home = tmp_path_factory.mktemp('ros_home')
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setenv('ROS_HOME', str(ros_home))
-        patch.setenv('ROS_LOG_DIR', str(ros_home / 'log'))
-        patch.setenv('ROS_AUTOMATIC_DISCOVERY_RANGE', 'LOCALHOST')
-        patch.setenv('ROS_DOMAIN_ID', str(100 + os.getpid() % 100))
-        # Shared memory with room for full frames; FASTRTPS_* is the deprecated name in Kilted.
-        patch.setenv('FASTDDS_DEFAULT_PROFILES_FILE', str(FASTDDS_PROFILE))
-        patch.delenv('FASTRTPS_DEFAULT_PROFILES_FILE', raising=False)
-        yield
-
-
-@pytest.fixture(scope='module')
-def ros_node(ros_env: None) -> Iterator[Any]:
-    rclpy = pytest.importorskip('rclpy')
-    from rclpy.context import Context
-
-    context = Context()
-    rclpy.init(context=context)
-    node = rclpy.create_node(f'bag_tools_test_{os.getpid()}', context=context)
-    try:
-        yield node
-    finally:
-        node.destroy_node()
-        context.try_shutdown()
-
 
 @pytest.fixture(scope='module')
 def small_bag(tmp_path_factory: pytest.TempPathFactory) -> Path:

@@ -213,13 +213,6 @@ def measured(request: pytest.FixtureRequest) -> Callable[[str, Any], None]:
 
 
 @pytest.fixture(scope='module')
-def probe() -> Iterator[Probe]:
-    probe = Probe('faults_probe')
-    yield probe
-    probe.close()
-
-
-@pytest.fixture(scope='module')
 def diagnostics(probe: Probe) -> Arrivals:
     return record_arrivals(probe, DiagnosticArray, '/diagnostics')
 

@@ -28,13 +28,6 @@ BUS_REFERENCE = [('person', 0.823, 219, 408, 349, 863), ('person', 0.816, 52, 39
 
 
 @pytest.fixture(scope='module')
-def probe() -> Iterator[Probe]:
-    probe = Probe('test_nodes_probe')
-    yield probe
-    probe.close()
-
-
-@pytest.fixture(scope='module')
 def bus_rgb(shared: Path) -> np.ndarray:
     return cv2.cvtColor(cv2.imread(str(shared / 'data' / 'images' / 'bus.jpg')), cv2.COLOR_BGR2RGB)
 

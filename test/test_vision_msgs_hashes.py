@@ -46,34 +46,14 @@ def expected(type_name: str) -> str:
     return f'RIHS01_{UPSTREAM_RIHS01[type_name]}'
 
 
-@pytest.fixture(scope='module')
-def ros_env(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
-    """Keep ROS logs/home in a temp dir, traffic on localhost, and find the venv's ament index."""
-    ros_home = tmp_path_factory.mktemp('ros_home')
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setenv('ROS_HOME', str(ros_home))
-        mp.setenv('ROS_LOG_DIR', str(ros_home / 'log'))
-        mp.setenv('ROS_AUTOMATIC_DISCOVERY_RANGE', 'LOCALHOST')
+@pytest.fixture(scope='module', autouse=True)
+def ament_index() -> Iterator[None]:
+    """The wheels' venv is the ROS underlay, and nothing has been sourced: point the ament
+    index at it when the environment does not, before any node of this module starts."""
+    with pytest.MonkeyPatch.context() as patch:
         if not os.environ.get('AMENT_PREFIX_PATH'):
-            # The wheels' venv is the ROS underlay; nothing has been sourced.
-            mp.setenv('AMENT_PREFIX_PATH', sys.prefix)
+            patch.setenv('AMENT_PREFIX_PATH', sys.prefix)
         yield
-
-
-@pytest.fixture(scope='module')
-def ros_node(ros_env: None) -> Iterator[Any]:
-    """Yield an rclpy node living in its own context, shut down afterwards."""
-    import rclpy
-    from rclpy.context import Context
-
-    context = Context()
-    rclpy.init(context=context)
-    node = rclpy.create_node(f'vision_msgs_hash_test_{os.getpid()}', context=context)
-    try:
-        yield node
-    finally:
-        node.destroy_node()
-        context.try_shutdown()
 
 
 def spin_until(node: Any, condition: Any, timeout_s: float = TIMEOUT_S) -> bool:
@@ -96,7 +76,7 @@ def spin_until(node: Any, condition: Any, timeout_s: float = TIMEOUT_S) -> bool:
 
 
 @pytest.mark.parametrize('type_name', TYPE_NAMES)
-def test_installed_interface_hash_matches_upstream(ros_env: None, type_name: str) -> None:
+def test_installed_interface_hash_matches_upstream(type_name: str) -> None:
     """The hash generated at build time (share/vision_msgs/msg/<Type>.json) equals upstream."""
     from ament_index_python.packages import get_package_share_directory
 
