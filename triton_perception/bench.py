@@ -819,7 +819,8 @@ def markdown_table(report: dict[str, Any]) -> str:
 
 def steps_table(report: dict[str, Any]) -> str:
     """Where Triton's share goes: each ensemble and step, mean ms per request per timer."""
-    header = '| case | model | requests | ' + ' | '.join(f'{timer} ms' for timer in STEP_TIMERS) + ' |'
+    header = ('| case | model | requests | '
+              + ' | '.join(f'{timer} ms' for timer in STEP_TIMERS) + ' |')
     rows = [header, '|' + ' --- |' * (len(STEP_TIMERS) + 3)]
     for case in CASES:
         for model, figures in report.get(case, {}).get('triton_steps_ms', {}).items():

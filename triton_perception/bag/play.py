@@ -64,9 +64,10 @@ def play_bag(
     many subscriptions (BagError after ``wait_timeout_s``), so no early frame is lost to
     discovery; ``subscribers_matched``, when given, must also say that the subscribers have
     matched the publishers from their side (a volatile reader misses what a writer sends before
-    the reader matched it, even once the writer has matched the reader). Reliable publishers are given up to ``wait_timeout_s`` at the end for every
-    message to be acknowledged. The node needs no spinning. Setting ``stop_event`` ends
-    playback early (a looping playback ends only that way).
+    the reader matched it, even once the writer has matched the reader). Reliable publishers
+    are given up to ``wait_timeout_s`` at the end for every message to be acknowledged. The
+    node needs no spinning. Setting ``stop_event`` ends playback early (a looping playback ends
+    only that way).
     """
     if not rate > 0:
         raise BagError(f'rate must be positive, got {rate}')
@@ -139,8 +140,10 @@ def _wait_for_subscribers(publishers: dict[str, Publisher], count: int,
             return
         if time.monotonic() >= deadline:
             short = ', '.join(f'{t} ({n})' for t, n in matched.items() if n < count)
-            raise BagError(f'fewer than {count} subscriber(s) after {timeout_s} s on: '
-                           f'{short or "none; they have not yet seen the publisher"}')
+            raise BagError(
+                f'fewer than {count} subscriber(s) after {timeout_s} s on: {short}' if short else
+                f'the subscribers of {", ".join(publishers)} have not reported seeing the '
+                f'publisher after {timeout_s} s')
         stop.wait(MATCH_POLL_S)
 
 
