@@ -233,7 +233,8 @@ def test_burst_is_bounded_and_accounted(probe: Probe, detection_node: NodeProces
                  if array.header.stamp.sec * 10**9 + array.header.stamp.nanosec >= started_ns]
         values = latest_diagnostics(fresh, 'detection_node')
         return values if values and values['pending'] == '0' else None
-    before = wait_until(fresh_and_idle, 20.0, 'fresh diagnostics of detection_node, nothing pending')
+    before = wait_until(fresh_and_idle, 20.0,
+                        'fresh diagnostics of detection_node with nothing pending')
     counted = ('received', 'published', 'dropped', 'rejected', 'failed')
     for index in range(50):
         publisher.publish(image_message(bus_rgb, 'rgb8', 'burst', 9000 + index))
