@@ -130,10 +130,11 @@ def assert_matches_bus_reference(detections: Detection2DArray) -> None:
         assert abs(match[0][1] - expected[1]) <= 0.01
 
 
-def latest_diagnostics(records: list[DiagnosticArray], node_name: str) -> dict[str, str] | None:
+def latest_diagnostics(records: list[DiagnosticArray], fqn: str) -> dict[str, str] | None:
+    """The newest report of the node `fqn` (other nodes of this module report too)."""
     for array in reversed(list(records)):
         for status in array.status:
-            if status.name.endswith(node_name):
+            if status.name == f'triton_perception: {fqn}':
                 return {item.key: item.value for item in status.values}
     return None
 
@@ -195,7 +196,7 @@ def test_bad_frames_are_rejected_and_counted(probe: Probe, detection_node: NodeP
         Detection2DArray, '/det/detections')
     publisher = probe.publisher(Image, '/det/image')
     probe.wait_for_subscribers(publisher)
-    before = wait_until(lambda: latest_diagnostics(diagnostics, 'detection_node'), 20.0,
+    before = wait_until(lambda: latest_diagnostics(diagnostics, '/det/detection_node'), 20.0,
                         'diagnostics of detection_node')
     for reason, fields in BAD_FRAMES.items():
         message = Image(**fields)
@@ -207,7 +208,7 @@ def test_bad_frames_are_rejected_and_counted(probe: Probe, detection_node: NodeP
                'the good frame after the bad ones')
 
     def rejected_all() -> dict[str, str] | None:
-        values = latest_diagnostics(diagnostics, 'detection_node')
+        values = latest_diagnostics(diagnostics, '/det/detection_node')
         delta = int(values['rejected']) - int(before['rejected'])
         return values if delta == len(BAD_FRAMES) else None
     after = wait_until(rejected_all, 10.0, f'{len(BAD_FRAMES)} rejections in diagnostics')
@@ -231,7 +232,7 @@ def test_burst_is_bounded_and_accounted(probe: Probe, detection_node: NodeProces
         earlier test being counted after the baseline would unbalance the figures)."""
         fresh = [array for array in list(diagnostics)
                  if array.header.stamp.sec * 10**9 + array.header.stamp.nanosec >= started_ns]
-        values = latest_diagnostics(fresh, 'detection_node')
+        values = latest_diagnostics(fresh, '/det/detection_node')
         return values if values and values['pending'] == '0' else None
     before = wait_until(fresh_and_idle, 20.0,
                         'fresh diagnostics of detection_node with nothing pending')
@@ -243,7 +244,7 @@ def test_burst_is_bounded_and_accounted(probe: Probe, detection_node: NodeProces
     last: dict[str, int] = {}
 
     def settled() -> dict[str, int] | None:
-        values = latest_diagnostics(diagnostics, 'detection_node')
+        values = latest_diagnostics(diagnostics, '/det/detection_node')
         last.update({key: int(values[key]) - int(before[key]) for key in counted},
                     pending=int(values['pending']))
         return dict(last) if last['received'] == 50 and last['pending'] == 0 else None
