@@ -40,6 +40,7 @@ from test_pipeline_run import clip_frames
 from triton_perception.image_conversion import (ImageRejected, check_compressed, check_image,
                                                 compressed_to_rgb, image_to_rgb)
 from triton_perception.models import install_models
+from triton_perception.nodes.base import diagnostics_status_name
 from triton_perception.triton.server import ServerConfig, ServerError, TritonServer
 from triton_perception.validation import MalformedOutput, check_detections, check_lane_outputs
 
@@ -220,7 +221,7 @@ def diagnostics(probe: Probe) -> Arrivals:
 def statuses(diagnostics: Arrivals, node: str, since: float = 0.0
              ) -> list[tuple[float, DiagnosticStatus]]:
     """The /diagnostics statuses of one node (its fully qualified name), oldest first."""
-    name = f'triton_perception: {node}'
+    name = diagnostics_status_name(node)
     return [(at, status) for at, array in list(diagnostics) if at >= since
             for status in array.status if status.name == name]
 

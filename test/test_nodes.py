@@ -19,6 +19,7 @@ from ros_helpers import BEST_EFFORT, LATCHED, Probe, wait_until
 from triton_perception.processes import NodeProcess, ros_arguments
 from triton_perception.image_conversion import encode_rgb
 from triton_perception.messages import read_lane_points
+from triton_perception.nodes.base import diagnostics_status_name
 
 pytestmark = [pytest.mark.ros, pytest.mark.server]
 
@@ -134,7 +135,7 @@ def latest_diagnostics(records: list[DiagnosticArray], fqn: str) -> dict[str, st
     """The newest report of the node `fqn` (other nodes of this module report too)."""
     for array in reversed(list(records)):
         for status in array.status:
-            if status.name == f'triton_perception: {fqn}':
+            if status.name == diagnostics_status_name(fqn):
                 return {item.key: item.value for item in status.values}
     return None
 

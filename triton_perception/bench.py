@@ -48,6 +48,7 @@ from tritonclient.grpc import model_config_pb2
 from vision_msgs.msg import Detection2DArray
 
 from triton_perception.models import check_models
+from triton_perception.nodes.base import diagnostics_status_name
 from triton_perception.nodes.lane_node import LANE_OUTPUTS
 from triton_perception.parameters import DETECTION, LANES, specs_by_name
 from triton_perception.paths import SOURCE_ROOT, dds_profile_environment, default_model_repository
@@ -477,7 +478,7 @@ class CaseWiring:
                 lambda message, topic=topic: self.tracker.arrive(topic, stamp_of(message)),
                 RESULT_QOS)
             for kind in kinds for topic, message_type in kind.topics]
-        self._status_names = {f'triton_perception: {namespace}/{kind.executable}'
+        self._status_names = {diagnostics_status_name(f'{namespace}/{kind.executable}')
                               for kind in kinds}
         self._ready: set[str] = set()
         self.subscriptions.append(ros.node.create_subscription(

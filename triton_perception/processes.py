@@ -90,15 +90,12 @@ def die_with_parent() -> None:
     libc.prctl(pr_set_pdeathsig, signal.SIGTERM)
 
 
-def ros_arguments(parameters: Mapping[str, Any], remappings: Mapping[str, str] | None = None,
-                  namespace: str = '') -> list[str]:
-    """`--ros-args` for a node executable: parameters, remappings and the namespace."""
+def ros_arguments(parameters: Mapping[str, Any], namespace: str = '') -> list[str]:
+    """`--ros-args` for a node executable: parameters and the namespace."""
     arguments = ['--ros-args']
     for name, value in parameters.items():
         text = str(value).lower() if isinstance(value, bool) else str(value)
         arguments += ['-p', f'{name}:={text}']
-    for source, target in (remappings or {}).items():
-        arguments += ['-r', f'{source}:={target}']
     if namespace:
         arguments += ['-r', f'__ns:={namespace}']
     return arguments

@@ -28,6 +28,7 @@ from triton_perception.bag.common import COMPRESSED_IMAGE_TYPE, IMAGE_TYPE, BagE
 from triton_perception.bag.play import play_bag
 from triton_perception.bag.record import BagRecorder
 from triton_perception.messages import LANE_POINT_DTYPE
+from triton_perception.nodes.base import diagnostics_status_name
 from triton_perception.paths import config_file
 from triton_perception.plan import pipeline_plan
 from triton_perception.runner import PipelineRunner
@@ -106,7 +107,7 @@ class DiagnosticsWatch:
     def update(self, message: Any) -> None:
         for status in message.status:
             for node in NODES:
-                if status.name.endswith(f'{NAMESPACE}/{node}'):
+                if status.name == diagnostics_status_name(f'{NAMESPACE}/{node}'):
                     with self._lock:
                         self.latest[node] = {item.key: item.value for item in status.values}
 

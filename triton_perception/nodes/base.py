@@ -50,6 +50,11 @@ LATCHED_QOS = QoSProfile(history=HistoryPolicy.KEEP_LAST, depth=1,
 OVERLAY_QOS = qos_profile_sensor_data
 
 
+def diagnostics_status_name(node_fqn: str) -> str:
+    """The name of a node's status in /diagnostics, by which tools and tests find its counts."""
+    return f'triton_perception: {node_fqn}'
+
+
 class RosLog:
     """The worker's Log on top of a ROS logger; per-frame problems are throttled."""
 
@@ -202,7 +207,7 @@ class PerceptionNode(Node):
             **{f'count {reason}': count for reason, count in sorted(snapshot.reasons.items())},
         }
         status = DiagnosticStatus(
-            level=level, name=f'triton_perception: {self.get_fully_qualified_name()}',
+            level=level, name=diagnostics_status_name(self.get_fully_qualified_name()),
             message=summary, hardware_id=self.settings['triton_url'],
             values=[KeyValue(key=key, value=str(value)) for key, value in values.items()])
         self._diagnostics.publish(
