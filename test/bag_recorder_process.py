@@ -3,7 +3,9 @@
 Records one topic until COUNT messages arrived or TIMEOUT_S passed, then prints one JSON
 line: {"counts": {topic: n}, "publisher_type_hashes": [...]}. The hashes are those the
 publishers announced over DDS, so the test can compare them with the bag's metadata.
-Exit status 0 when COUNT arrived, 1 otherwise. The ROS environment (domain id, profiles
+Recording starts only once a publisher is in this process's graph: the player waits for our
+subscription, so the publisher is alive when its hash is read, and our reader matches it at
+creation, before the player can send. Exit status 0 when COUNT arrived, 1 otherwise. The ROS environment (domain id, profiles
 file, log directory) comes from the parent.
 """
 from __future__ import annotations
@@ -38,14 +40,16 @@ def main(argv: list[str]) -> int:
     executor.add_node(node)
     recorder = BagRecorder(node, arguments.output, {arguments.topic: arguments.type_name})
     hashes: set[str] = set()
+    deadline = time.monotonic() + arguments.timeout_s
     try:
-        recorder.start()
-        deadline = time.monotonic() + arguments.timeout_s
-        while (recorder.counts()[arguments.topic] < arguments.count
-               and time.monotonic() < deadline):
+        while not hashes and time.monotonic() < deadline:
             executor.spin_once(timeout_sec=0.05)
             hashes.update(str(info.topic_type_hash)
                           for info in node.get_publishers_info_by_topic(arguments.topic))
+        recorder.start()
+        while (recorder.counts()[arguments.topic] < arguments.count
+               and time.monotonic() < deadline):
+            executor.spin_once(timeout_sec=0.05)
     finally:
         counts = recorder.stop()
         executor.shutdown()
