@@ -78,6 +78,21 @@ class Probe:
         wait_until(lambda: self.node.count_publishers(topic) >= count, timeout_s,
                    f'{count} publisher(s) on {topic}')
 
+    def change_state(self, node: str, transition: str, timeout_s: float = 20.0) -> bool:
+        """What `ros2 lifecycle set NODE TRANSITION` does: call NODE/change_state by label."""
+        from lifecycle_msgs.msg import Transition
+        from lifecycle_msgs.srv import ChangeState
+
+        client = self.node.create_client(ChangeState, f'{node}/change_state')
+        try:
+            assert client.wait_for_service(timeout_sec=timeout_s), f'{node}/change_state'
+            future = client.call_async(ChangeState.Request(transition=Transition(label=transition)))
+            response = wait_until(lambda: future.done() and future.result(), timeout_s,
+                                  f'{node} to answer {transition}')
+            return bool(response.success)
+        finally:
+            self.node.destroy_client(client)
+
     def close(self) -> None:
         self.executor.shutdown(timeout_sec=1.0)
         self.node.destroy_node()

@@ -302,3 +302,52 @@ def test_frame_transports_give_the_same_detections(probe: Probe, triton_server: 
     wait_until(lambda: not list(Path('/dev/shm').glob(
         f'triton_perception_yolov5_{node.process.pid}_*')), 10.0,
         'the shared-memory region to be removed after the node was killed')
+
+
+def test_lifecycle_transitions_start_and_stop_inference(probe: Probe, triton_server: Any,
+                                                        tmp_path_factory: Any,
+                                                        bus_rgb: np.ndarray) -> None:
+    """autostart false: nothing is subscribed until configure and activate; deactivate
+    unsubscribes and keeps the result publishers; every received frame stays accounted for."""
+    namespace, fqn = '/managed', '/managed/detection_node'
+    diagnostics = probe.received.get('/diagnostics') or probe.record(DiagnosticArray,
+                                                                     '/diagnostics')
+    received = probe.record(Detection2DArray, f'{namespace}/detections')
+    node = start_node('detection_node', namespace, triton_server, tmp_path_factory,
+                      autostart=False, diagnostics_period_s=0.2)
+    try:
+        inactive = wait_until(lambda: latest_diagnostics(diagnostics, fqn), 20.0,
+                              'diagnostics of the unconfigured node')
+        assert inactive['active'] == 'false' and inactive['triton_ready'] == 'false', inactive
+        probe.wait_for_publishers(f'{namespace}/detections')
+        assert probe.node.count_subscribers(f'{namespace}/image') == 0
+        assert not probe.change_state(fqn, 'activate')  # not configured yet
+        assert probe.change_state(fqn, 'configure')
+        assert probe.node.count_subscribers(f'{namespace}/image') == 0
+        assert probe.change_state(fqn, 'activate')
+
+        first = send_and_receive(probe, f'{namespace}/image',
+                                 image_message(bus_rgb, 'rgb8', 'managed', 1),
+                                 f'{namespace}/detections', Detection2DArray, received)
+        assert_matches_bus_reference(first)
+
+        assert probe.change_state(fqn, 'deactivate')
+        wait_until(lambda: probe.node.count_subscribers(f'{namespace}/image') == 0, 20.0,
+                   'the image subscription to go')
+        assert probe.node.count_publishers(f'{namespace}/detections') == 1
+
+        def reported_inactive() -> dict[str, str] | None:
+            values = latest_diagnostics(diagnostics, fqn)
+            return values if values and values['active'] == 'false' else None
+        stopped = wait_until(reported_inactive, 20.0, 'diagnostics of the deactivated node')
+        assert int(stopped['received']) == sum(
+            int(stopped[fate]) for fate in ('published', 'dropped', 'rejected', 'failed'))
+
+        assert probe.change_state(fqn, 'activate')
+        again = send_and_receive(probe, f'{namespace}/image',
+                                 image_message(bus_rgb, 'rgb8', 'managed', 2),
+                                 f'{namespace}/detections', Detection2DArray, received)
+        assert_matches_bus_reference(again)
+        assert node.alive()
+    finally:
+        assert node.stop() == 0, node.output()

@@ -69,6 +69,9 @@ def _is_file_or_empty(value: str) -> bool:
 
 
 COMMON = (
+    flag('autostart', True, 'configure and activate at start-up; false leaves the node '
+         'unconfigured for a lifecycle manager (ros2 lifecycle set NODE configure, then '
+         'activate)'),
     text('triton_url', '127.0.0.1:8001', 'Triton gRPC endpoint', 'HOST:PORT, e.g. 127.0.0.1:8001',
          _is_host_port),
     choice('input_transport', 'raw', ('raw', 'compressed'),

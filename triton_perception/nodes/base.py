@@ -1,4 +1,5 @@
-"""What both inference nodes share: parameters, image subscription, Triton worker, diagnostics.
+"""What both inference nodes share: parameters, lifecycle, image subscription, Triton worker,
+diagnostics.
 
 A node's callbacks only hand frames to the InferenceWorker and return; conversion, inference
 and publishing happen on the worker's threads, so a slow Triton never blocks the executor.
@@ -15,10 +16,12 @@ import rclpy
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
 from rcl_interfaces.msg import ParameterDescriptor, SetParametersResult
 from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
+from rclpy.lifecycle import LifecycleNode, LifecycleState, TransitionCallbackReturn
 from rclpy.node import Node
 from rclpy.parameter import Parameter
 from rclpy.qos import (DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy,
                        qos_profile_sensor_data)
+from rclpy.subscription import Subscription
 from sensor_msgs.msg import CompressedImage, Image
 from std_msgs.msg import Header
 
@@ -75,45 +78,108 @@ def read_text_file(path: str) -> str | None:
     return Path(path).expanduser().read_text(encoding='utf-8') if path else None
 
 
-class PerceptionNode(Node):
-    """Base of detection_node and lane_node; subclasses say what to send and what to publish."""
+class PerceptionNode(LifecycleNode):
+    """Base of detection_node and lane_node; subclasses say what to send and what to publish.
+
+    A managed (lifecycle) node. Its interface (parameters, result publishers, /diagnostics)
+    exists from construction, so subscribers stay matched across transitions. Configuring
+    reads the TLS files; activating starts the Triton worker and subscribes to images;
+    deactivating unsubscribes and stops the worker (a frame waiting in its slot is counted as
+    dropped). With `autostart` (the default) `run_nodes` configures and activates at start-up.
+    """
 
     def __init__(self, node_name: str, specs: tuple[ParameterSpec, ...],
                  outputs: tuple[str, ...], **node_options: Any) -> None:
         super().__init__(node_name, **node_options)
         self._specs = {spec.name: spec for spec in specs}
         self.settings = self._declare_parameters(specs)
+        self._outputs = outputs
         self._log = RosLog(self)
         self.accounting = FrameAccounting()
         self._previous_snapshot: AccountingSnapshot | None = None
-        self.worker = InferenceWorker(
-            ClientSettings(
-                url=self.settings['triton_url'], model=self.settings['model_name'],
-                outputs=outputs, max_in_flight=self.settings['max_in_flight'],
-                timeout_s=self.settings['request_timeout_s'],
-                transport=self.settings['transport'],
-                tls=TlsOptions(read_text_file(self.settings['tls_root_certificates']),
-                               read_text_file(self.settings['tls_private_key']),
-                               read_text_file(self.settings['tls_certificate_chain']))),
-            self.accounting, self._prepare, self._deliver, self._log)
+        self._client_settings: ClientSettings | None = None
+        self._worker: InferenceWorker | None = None
+        self._image_subscription: Subscription | None = None
+        self._compressed_input = self.settings['input_transport'] == 'compressed'
+        self._image_topic = self.resolve_topic_name(
+            'image/compressed' if self._compressed_input else 'image')
+        self._diagnostics = self.create_publisher(DiagnosticArray, '/diagnostics', 10)
+        self.create_timer(self.settings['diagnostics_period_s'], self._publish_diagnostics)
+        self.add_on_set_parameters_callback(self._on_set_parameters)
+
+    def autostart(self) -> bool:
+        """Configure and activate, unless `autostart` is false (then a lifecycle manager or
+        `ros2 lifecycle set` does); False when a transition failed (the reason is logged)."""
+        if not self.settings['autostart']:
+            self.get_logger().info(
+                'autostart is false: unconfigured until a lifecycle manager or `ros2 lifecycle '
+                f'set {self.get_fully_qualified_name()} configure` (then activate) starts it')
+            return True
+        return (self.trigger_configure() == TransitionCallbackReturn.SUCCESS
+                and self.trigger_activate() == TransitionCallbackReturn.SUCCESS)
+
+    def on_configure(self, state: LifecycleState) -> TransitionCallbackReturn:
+        try:
+            tls = TlsOptions(read_text_file(self.settings['tls_root_certificates']),
+                             read_text_file(self.settings['tls_private_key']),
+                             read_text_file(self.settings['tls_certificate_chain']))
+        except OSError as error:
+            self.get_logger().error(f'cannot configure: a TLS file is unreadable: {error}')
+            return TransitionCallbackReturn.FAILURE
+        self._client_settings = ClientSettings(
+            url=self.settings['triton_url'], model=self.settings['model_name'],
+            outputs=self._outputs, max_in_flight=self.settings['max_in_flight'],
+            timeout_s=self.settings['request_timeout_s'], transport=self.settings['transport'],
+            tls=tls)
+        return TransitionCallbackReturn.SUCCESS
+
+    def on_activate(self, state: LifecycleState) -> TransitionCallbackReturn:
+        assert self._client_settings is not None  # the state machine activates configured nodes
+        self._worker = InferenceWorker(self._client_settings, self.accounting, self._prepare,
+                                       self._deliver, self._log)
+        self._worker.start()
         qos = image_qos(self.settings['qos_reliability'], self.settings['qos_depth'])
-        if self.settings['input_transport'] == 'compressed':
+        if self._compressed_input:
             self._image_subscription = self.create_subscription(
                 CompressedImage, 'image/compressed', self._on_frame, qos)
         else:
             self._image_subscription = self.create_subscription(
                 Image, 'image', self._on_frame, qos)
-        self._diagnostics = self.create_publisher(DiagnosticArray, '/diagnostics', 10)
-        self.create_timer(self.settings['diagnostics_period_s'], self._publish_diagnostics)
-        self.add_on_set_parameters_callback(self._on_set_parameters)
-
-    def start(self) -> None:
-        """Begin inference; subclasses create their publishers before calling this."""
-        self.worker.start()
         self.get_logger().info(
-            f"subscribed to {self._image_subscription.topic_name} "
-            f"({self.settings['input_transport']}, {self.settings['qos_reliability']}); "
-            f"model {self.settings['model_name']} at {self.settings['triton_url']}")
+            f"active: subscribed to {self._image_topic} ({self.settings['input_transport']}, "
+            f"{self.settings['qos_reliability']}); model {self.settings['model_name']} at "
+            f"{self.settings['triton_url']}")
+        return TransitionCallbackReturn.SUCCESS
+
+    def on_deactivate(self, state: LifecycleState) -> TransitionCallbackReturn:
+        self._stop_inference('node deactivated')
+        self.get_logger().info(f'inactive: unsubscribed from {self._image_topic}')
+        return TransitionCallbackReturn.SUCCESS
+
+    def on_cleanup(self, state: LifecycleState) -> TransitionCallbackReturn:
+        self._client_settings = None
+        return TransitionCallbackReturn.SUCCESS
+
+    def on_shutdown(self, state: LifecycleState) -> TransitionCallbackReturn:
+        self._stop_inference('shutting down')
+        self._client_settings = None
+        return TransitionCallbackReturn.SUCCESS
+
+    def on_error(self, state: LifecycleState) -> TransitionCallbackReturn:
+        """A transition raised (Humble's rclpy does not log what): back to unconfigured."""
+        self._stop_inference('lifecycle error')
+        self._client_settings = None
+        self.get_logger().error(f'a lifecycle transition from {state.label} failed; inference '
+                                'stopped, the node is unconfigured (configure to retry)')
+        return TransitionCallbackReturn.SUCCESS
+
+    def _stop_inference(self, reason: str) -> None:
+        if self._image_subscription is not None:
+            self.destroy_subscription(self._image_subscription)
+            self._image_subscription = None
+        if self._worker is not None:
+            self._worker.stop(reason)
+            self._worker = None
 
     def _declare_parameters(self, specs: tuple[ParameterSpec, ...]) -> dict[str, ParameterValue]:
         problems, values = [], {}
@@ -151,6 +217,10 @@ class PerceptionNode(Node):
         """Reject malformed frames here (header checks only), so a burst of them cannot hide
         behind the latest-frame slot; conversion happens on the worker."""
         received_at = self.accounting.received()
+        worker = self._worker
+        if worker is None:  # taken in the same executor wake-up as the deactivation
+            self.accounting.settle(Fate.DROPPED, received_at, 'node not active')
+            return
         try:
             if isinstance(message, CompressedImage):
                 check_compressed(message, self.settings['max_image_pixels'])
@@ -159,10 +229,10 @@ class PerceptionNode(Node):
         except FrameRejected as rejection:
             self.accounting.settle(Fate.REJECTED, received_at, rejection.reason)
             self._log.frame_problem(
-                f'rejected a frame on {self._image_subscription.topic_name}: {rejection} '
+                f'rejected a frame on {self._image_topic}: {rejection} '
                 f'({self.accounting.count(Fate.REJECTED)} rejected so far)')
             return
-        self.worker.submit(Frame(message, received_at))
+        worker.submit(Frame(message, received_at))
 
     def frame_rgb(self, frame: Frame) -> Any:
         """The frame as RGB uint8 [H, W, 3]; raises FrameRejected (counted) for bad input."""
@@ -185,8 +255,11 @@ class PerceptionNode(Node):
         new_failures = snapshot.counts['failed'] - (previous.counts['failed'] if previous else 0)
         new_rejections = snapshot.counts['rejected'] - (
             previous.counts['rejected'] if previous else 0)
-        if not self.worker.ready:
-            level, summary = DiagnosticStatus.ERROR, f'Triton not ready: {self.worker.status}'
+        worker = self._worker
+        if worker is None:
+            level, summary = DiagnosticStatus.OK, 'inactive (lifecycle): not subscribed'
+        elif not worker.ready:
+            level, summary = DiagnosticStatus.ERROR, f'Triton not ready: {worker.status}'
         elif new_failures or new_rejections:
             level = DiagnosticStatus.WARN
             summary = f'{new_failures} failed, {new_rejections} rejected since the last report'
@@ -194,10 +267,11 @@ class PerceptionNode(Node):
             level, summary = DiagnosticStatus.OK, 'ok'
         values = {
             'model': self.settings['model_name'], 'triton_url': self.settings['triton_url'],
-            'triton_ready': str(self.worker.ready).lower(),
+            'active': str(worker is not None).lower(),
+            'triton_ready': str(worker is not None and worker.ready).lower(),
             # A replayer starts once this is >= 1: a volatile reader misses what a writer sends
             # before the reader has matched it, even when the writer has matched the reader.
-            'image_publishers': self.count_publishers(self._image_subscription.topic_name),
+            'image_publishers': self.count_publishers(self._image_topic),
             'received': snapshot.received,
             **snapshot.counts, 'pending': snapshot.pending,
             'input_rate_hz': f'{snapshot.input_rate_hz:.1f}',
@@ -217,7 +291,7 @@ class PerceptionNode(Node):
         return Header(stamp=self.get_clock().now().to_msg())
 
     def destroy_node(self) -> None:
-        self.worker.stop()
+        self._stop_inference('shutting down')
         super().destroy_node()
 
 
@@ -245,15 +319,23 @@ def run_nodes(factories: list[Callable[[], Node]], args: list[str] | None = None
     # Humble's rclpy only handles SIGINT; stop the same clean way on SIGTERM.
     signal.signal(signal.SIGTERM, _raise_keyboard_interrupt)
     nodes: list[Node] = []
+
+    def give_up(problem: str, exit_code: int) -> int:
+        print(problem, file=sys.stderr)
+        for node in nodes:
+            node.destroy_node()
+        rclpy.try_shutdown()
+        return exit_code
     try:
         for factory in factories:
             nodes.append(factory())
     except ParameterError as error:
-        print(f'invalid parameters: {error}', file=sys.stderr)
-        for node in nodes:
-            node.destroy_node()
-        rclpy.try_shutdown()
-        return 2
+        return give_up(f'invalid parameters: {error}', 2)
+    failed = [node.get_fully_qualified_name() for node in nodes
+              if isinstance(node, PerceptionNode) and not node.autostart()]
+    if failed:
+        return give_up(f'could not configure and activate {", ".join(failed)} (see the log '
+                       'above)', 1)
     # Callbacks only hand frames to worker threads, so one executor thread suffices; the
     # multi-threaded executor cost 5 ms of CPU per frame rebuilding its wait set (py-spy).
     executor = SingleThreadedExecutor()

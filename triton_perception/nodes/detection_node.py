@@ -30,7 +30,6 @@ class DetectionNode(PerceptionNode):
         self._label_info = self.create_publisher(LabelInfo, 'label_info', LATCHED_QOS)
         self._label_info.publish(label_info_message(
             self.labels, self._stamped_header(), self.settings['score_threshold']))
-        self.start()
 
     def check_dynamic_parameter(self, name: str, value: ParameterValue) -> None:
         if name == 'class_filter':

@@ -25,7 +25,6 @@ class LaneNode(PerceptionNode):
         self._lanes = self.create_publisher(PointCloud2, 'lanes', RESULT_QOS)
         self._drivable_area = self.create_publisher(Image, 'drivable_area', RESULT_QOS)
         self._overlay = self.create_publisher(Image, 'lanes/overlay', OVERLAY_QOS)
-        self.start()
 
     def _prepare(self, frame: Frame) -> Tensors:
         return {

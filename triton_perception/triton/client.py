@@ -221,11 +221,11 @@ class InferenceWorker:
         for thread in self._threads:
             thread.start()
 
-    def stop(self, timeout_s: float = 2.0) -> None:
+    def stop(self, reason: str = 'shutting down', timeout_s: float = 2.0) -> None:
         """Stop taking frames; a frame still waiting in the slot is counted as dropped."""
         with self._condition:
             self._stopping = True
-            self._drop_slot('shutting down')
+            self._drop_slot(reason)
             self._condition.notify_all()
         self._wake_connection.set()
         deadline = time.monotonic() + timeout_s
