@@ -9,7 +9,7 @@ from triton_perception.launch_support import (argument_values, declare_arguments
                                               start_after_gate, stop_launch_on_exit)
 from triton_perception.plan import pipeline_plan
 
-NODE_ARGUMENTS = ('camera_topic', 'input_transport', 'triton_url', 'params_file',
+NODE_ARGUMENTS = ('camera_topic', 'cameras', 'input_transport', 'triton_url', 'params_file',
                   'enable_detections', 'enable_lanes', 'enable_overlay', 'namespace',
                   'use_sim_time')
 
@@ -26,7 +26,7 @@ def node_actions(context: LaunchContext) -> list:
                   namespace=node.namespace or None,
                   parameters=[str(node.params_file), node.parameters],
                   remappings=list(node.remappings), output='screen',
-                  on_exit=stop_launch_on_exit(node.name))
+                  on_exit=stop_launch_on_exit(node.fqn))
              for node in plan.nodes]
     return [*[SetEnvironmentVariable(name, value) for name, value in plan.environment.items()],
             gate, start_after_gate(gate, nodes)]

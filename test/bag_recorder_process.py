@@ -5,8 +5,8 @@ line: {"counts": {topic: n}, "publisher_type_hashes": [...]}. The hashes are tho
 publishers announced over DDS, so the test can compare them with the bag's metadata.
 Recording starts only once a publisher is in this process's graph: the player waits for our
 subscription, so the publisher is alive when its hash is read, and our reader matches it at
-creation, before the player can send. Exit status 0 when COUNT arrived, 1 otherwise. The ROS environment (domain id, profiles
-file, log directory) comes from the parent.
+creation, before the player can send. Exit status 0 when COUNT arrived, 1 otherwise. The ROS
+environment (domain id, profiles file, log directory) comes from the parent.
 """
 from __future__ import annotations
 

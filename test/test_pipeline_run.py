@@ -7,7 +7,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import Iterator
+from typing import Any, Iterator
 
 import cv2
 import pytest
@@ -21,17 +21,40 @@ from triton_perception.processes import alive, free_ports, process_tree
 pytestmark = [pytest.mark.ros, pytest.mark.server, pytest.mark.slow]
 
 
-def start_pipeline(tmp_path: Path, namespace: str) -> tuple[subprocess.Popen, Path]:
+def start_pipeline(tmp_path: Path, namespace: str,
+                   *arguments: str) -> tuple[subprocess.Popen, Path]:
+    """`triton-perception run` in `namespace`, camera on <namespace>/cam/image_raw unless
+    `arguments` say otherwise."""
     http_port, grpc_port, metrics_port = free_ports(3)
     log_path = tmp_path / f'run{namespace.replace("/", "_")}.log'
     with open(log_path, 'w', encoding='utf-8') as log:
         process = subprocess.Popen(
             [str(Path(sys.executable).parent / 'triton-perception'), 'run', 'profile:=cpu',
-             f'namespace:={namespace}', f'camera_topic:={namespace}/cam/image_raw',
-             f'grpc_port:={grpc_port}', f'http_port:={http_port}',
-             f'metrics_port:={metrics_port}'],
+             f'namespace:={namespace}', f'grpc_port:={grpc_port}', f'http_port:={http_port}',
+             f'metrics_port:={metrics_port}',
+             *(arguments or [f'camera_topic:={namespace}/cam/image_raw'])],
             stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
     return process, log_path
+
+
+def stop_pipeline(process: subprocess.Popen, stop_signal: int) -> list[int]:
+    """Signal the runner; the pids of its tree, to check that none outlives it."""
+    tree = process_tree(process.pid)[1:] if process.poll() is None else []
+    process.send_signal(stop_signal)
+    try:
+        process.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        os.killpg(process.pid, signal.SIGKILL)
+        raise
+    return tree
+
+
+def image_of(bgr: Any, frame_id: str, stamp_s: int) -> Image:
+    message = Image(height=bgr.shape[0], width=bgr.shape[1], encoding='bgr8',
+                    step=bgr.shape[1] * 3, data=bgr.tobytes())
+    message.header.frame_id = frame_id
+    message.header.stamp.sec = stamp_s
+    return message
 
 
 def clip_frames(shared: Path, count: int) -> list:
@@ -66,11 +89,7 @@ def test_run_end_to_end_and_stop(probe: Probe, shared: Path, tmp_path: Path,
                    240.0, 'the three nodes to subscribe to the camera')
         assert process.poll() is None, log_path.read_text()
         for index, bgr in enumerate(clip_frames(shared, 40)):
-            message = Image(height=bgr.shape[0], width=bgr.shape[1], encoding='bgr8',
-                            step=bgr.shape[1] * 3, data=bgr.tobytes())
-            message.header.frame_id = 'front_camera'
-            message.header.stamp.sec = 1_700_000_000 + index
-            camera.publish(message)
+            camera.publish(image_of(bgr, 'front_camera', 1_700_000_000 + index))
             time.sleep(0.1)  # publishing rate (10 Hz), not a wait for a condition
         wait_until(lambda: detections and lanes and overlays, 60.0,
                    'detections, lanes and the combined overlay')
@@ -81,13 +100,39 @@ def test_run_end_to_end_and_stop(probe: Probe, shared: Path, tmp_path: Path,
         tree = process_tree(process.pid)[1:]
         assert len(tree) >= 4, 'runner should have started tritonserver and three nodes'
     finally:
-        tree = process_tree(process.pid)[1:] if process.poll() is None else []
-        process.send_signal(stop_signal)
-        try:
-            process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            os.killpg(process.pid, signal.SIGKILL)
-            raise
+        tree = stop_pipeline(process, stop_signal)
     assert process.returncode == 0, log_path.read_text()
     wait_until(lambda: not any(alive(pid) for pid in tree), 5.0,
                f'no process of the pipeline left ({[pid for pid in tree if alive(pid)]})')
+
+
+def test_two_cameras_share_one_server(probe: Probe, shared: Path, tmp_path: Path) -> None:
+    """cameras:=: one tritonserver, a detection_node per camera; results never cross cameras."""
+    namespace = '/two_cameras'
+    topics = {name: f'{namespace}/{name}_camera/image_raw' for name in ('left', 'right')}
+    process, log_path = start_pipeline(
+        tmp_path, namespace, 'cameras:=' + ','.join(f'{name}={topic}'
+                                                    for name, topic in topics.items()),
+        'enable_lanes:=false', 'enable_overlay:=false')
+    try:
+        results = {name: probe.record(Detection2DArray, f'{namespace}/{name}/detections')
+                   for name in topics}
+        cameras = {name: probe.publisher(Image, topic) for name, topic in topics.items()}
+        wait_until(lambda: all(camera.get_subscription_count() >= 1
+                               for camera in cameras.values()) or process.poll() is not None,
+                   240.0, 'a detection_node on each camera')
+        assert process.poll() is None, log_path.read_text()
+        for index, bgr in enumerate(clip_frames(shared, 30)):
+            for name, camera in cameras.items():
+                camera.publish(image_of(bgr, name, 1_700_000_000 + index))
+            time.sleep(0.2)  # publishing rate (5 Hz per camera), not a wait for a condition
+        wait_until(lambda: all(len(received) >= 3 for received in results.values()), 60.0,
+                   'detections from both cameras')
+        for name, received in results.items():
+            assert {message.header.frame_id for message in received} == {name}
+            assert any(d.results[0].hypothesis.class_id == 'car'
+                       for message in received for d in message.detections)
+        assert len(process_tree(process.pid)[1:]) >= 3, 'tritonserver and two nodes'
+    finally:
+        stop_pipeline(process, signal.SIGINT)
+    assert process.returncode == 0, log_path.read_text()

@@ -47,6 +47,19 @@ def test_overrides_reach_the_nodes() -> None:
     assert 'use_sim_time:=true' in arguments and 'triton_url:=127.0.0.1:9001' in arguments
 
 
+def test_several_cameras_share_one_server() -> None:
+    plan = pipeline_plan(parse_launch_arguments([
+        'cameras:=front=/front/image_raw, rear=/rear/image_raw', 'namespace:=/car',
+        'enable_overlay:=false']))
+    assert [node.fqn for node in plan.nodes] == [
+        '/car/front/detection_node', '/car/front/lane_node',
+        '/car/rear/detection_node', '/car/rear/lane_node']
+    assert [dict(node.remappings)['image'] for node in plan.nodes] == [
+        '/front/image_raw', '/front/image_raw', '/rear/image_raw', '/rear/image_raw']
+    assert plan.ready_models == ('yolov5', 'lane_detection')
+    assert plan.server is not None and plan.server.models == ('yolov5', 'lane_detection')
+
+
 def test_remote_triton() -> None:
     plan = pipeline_plan({'start_triton': 'false', 'triton_url': 'jetson.local:8001'})
     assert plan.server is None
@@ -63,6 +76,10 @@ def test_remote_triton() -> None:
     ({'params_file': '/nonexistent.yaml'}, 'does not exist'),
     ({'model_repository': '/nonexistent'}, 'does not exist'),
     ({'camera_topic': ' '}, 'camera_topic'),
+    ({'cameras': 'front'}, "'front' is not NAME=TOPIC"),
+    ({'cameras': 'front=/a,2nd=/b'}, "'2nd=/b' is not NAME=TOPIC"),
+    ({'cameras': 'front=/a,front=/b'}, "'front' is given twice"),
+    ({'cameras': 'front=/a', 'camera_topic': '/b'}, 'either camera_topic'),
     ({'rviz': 'yes'}, "'yes' is not one of true, false"),
     ({'respawn_delay': 'soon'}, 'respawn_delay'),
     ({'colour': 'red'}, 'unknown argument'),

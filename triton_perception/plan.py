@@ -5,6 +5,7 @@ the launch files stay thin and everything they do is tested without ROS launch i
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -36,6 +37,9 @@ ARGUMENTS = (
     Argument('camera_topic', '/camera/image_raw',
              'sensor_msgs/Image topic of the camera (for compressed input, its '
              '<camera_topic>/compressed is used)'),
+    Argument('cameras', '', 'several cameras served by the same Triton: NAME=TOPIC pairs '
+             'separated by commas, e.g. front=/front/image_raw,rear=/rear/image_raw; each camera '
+             'gets its own nodes in <namespace>/<NAME> (instead of camera_topic)'),
     Argument('input_transport', 'raw', 'raw (Image) or compressed (CompressedImage jpeg/png)',
              ('raw', 'compressed')),
     Argument('start_triton', 'true', 'start a local tritonserver (false: use triton_url)',
@@ -72,6 +76,11 @@ class NodePlan:
     params_file: Path
     parameters: dict[str, object]
     remappings: tuple[tuple[str, str], ...]
+
+    @property
+    def fqn(self) -> str:
+        """The fully qualified node name: unique in a plan, also with several cameras."""
+        return f'{self.namespace}/{self.name}'
 
     def ros_arguments(self) -> list[str]:
         """The `--ros-args` a process needs for this node, as `ros2 run` would pass them."""
@@ -148,10 +157,27 @@ def _port(values: dict[str, str], name: str) -> int:
     return port
 
 
-def _resolve_topic(topic: str) -> str:
-    if not topic.strip():
-        raise PlanError("argument 'camera_topic' is empty; give the camera's Image topic")
-    return topic
+def _cameras(arguments: dict[str, str], namespace: str) -> list[tuple[str, str]]:
+    """(namespace of the camera's nodes, camera topic) for every camera."""
+    default_topic = next(a.default for a in ARGUMENTS if a.name == 'camera_topic')
+    if not arguments['cameras'].strip():
+        if not arguments['camera_topic'].strip():
+            raise PlanError("argument 'camera_topic' is empty; give the camera's Image topic")
+        return [(namespace, arguments['camera_topic'])]
+    if arguments['camera_topic'] != default_topic:
+        raise PlanError("give either camera_topic (one camera) or cameras (NAME=TOPIC pairs), "
+                        "not both")
+    cameras: dict[str, str] = {}
+    for entry in arguments['cameras'].split(','):
+        name, separator, topic = (part.strip() for part in entry.partition('='))
+        if not (separator and re.fullmatch(r'[A-Za-z][A-Za-z0-9_]*', name) and topic):
+            raise PlanError(f"argument 'cameras': '{entry.strip()}' is not NAME=TOPIC (NAME: "
+                            "letters, digits and _, starting with a letter), e.g. "
+                            "front=/front/image_raw")
+        if name in cameras:
+            raise PlanError(f"argument 'cameras': the name '{name}' is given twice")
+        cameras[name] = topic
+    return [(f'{namespace}/{name}', topic) for name, topic in cameras.items()]
 
 
 def _namespace(value: str) -> str:
@@ -194,31 +220,31 @@ def pipeline_plan(values: dict[str, str]) -> PipelinePlan:
     if not (is_true['enable_detections'] or is_true['enable_lanes']):
         raise PlanError('enable_detections and enable_lanes are both false: nothing to run')
 
-    camera = _resolve_topic(arguments['camera_topic'])
-    namespace = _namespace(arguments['namespace'])
     common = {'triton_url': triton_url, 'input_transport': arguments['input_transport'],
               'use_sim_time': is_true['use_sim_time']}
-    camera_remaps = (('image', camera), ('image/compressed', f'{camera}/compressed'))
     nodes = []
-    if is_true['enable_detections']:
-        nodes.append(NodePlan('detection_node', 'detection_node', namespace, params_file,
-                              dict(common), camera_remaps))
-    if is_true['enable_lanes']:
-        nodes.append(NodePlan('lane_node', 'lane_node', namespace, params_file, dict(common),
-                              camera_remaps))
-    if is_true['enable_overlay']:
-        nodes.append(NodePlan(
-            'overlay_node', 'overlay_node', namespace, params_file,
-            {'use_sim_time': is_true['use_sim_time'],
-             'input_transport': arguments['input_transport'],
-             'expect_detections': is_true['enable_detections'],
-             'expect_lanes': is_true['enable_lanes']},
-            camera_remaps))
-    ready_models = tuple(model_name(params_file, node.name) for node in nodes
-                         if node.name in MODEL_DEFAULTS)
+    for namespace, camera in _cameras(arguments, _namespace(arguments['namespace'])):
+        camera_remaps = (('image', camera), ('image/compressed', f'{camera}/compressed'))
+        if is_true['enable_detections']:
+            nodes.append(NodePlan('detection_node', 'detection_node', namespace, params_file,
+                                  dict(common), camera_remaps))
+        if is_true['enable_lanes']:
+            nodes.append(NodePlan('lane_node', 'lane_node', namespace, params_file, dict(common),
+                                  camera_remaps))
+        if is_true['enable_overlay']:
+            nodes.append(NodePlan(
+                'overlay_node', 'overlay_node', namespace, params_file,
+                {'use_sim_time': is_true['use_sim_time'],
+                 'input_transport': arguments['input_transport'],
+                 'expect_detections': is_true['enable_detections'],
+                 'expect_lanes': is_true['enable_lanes']},
+                camera_remaps))
+    ready_models = tuple(dict.fromkeys(model_name(params_file, node.name) for node in nodes
+                                       if node.name in MODEL_DEFAULTS))
     return PipelinePlan(
         ready_models=ready_models,
-        server=replace(server, models=ready_models) if server else None, triton_url=triton_url, respawn_triton=is_true['respawn_triton'],
+        server=replace(server, models=ready_models) if server else None, triton_url=triton_url,
+        respawn_triton=is_true['respawn_triton'],
         respawn_delay_s=respawn_delay_s, nodes=tuple(nodes),
         rviz_config=config_file('pipeline.rviz') if is_true['rviz'] else None,
         environment=dds_profile_environment())

@@ -80,8 +80,8 @@ class PipelineRunner:
         for node in self.plan.nodes:
             command = [self._python, '-m', f'triton_perception.nodes.{node.executable}',
                        *node.ros_arguments()]
-            self._log(f'starting {node.name}')
-            self.nodes[node.name] = subprocess.Popen(
+            self._log(f'starting {node.fqn}')
+            self.nodes[node.fqn] = subprocess.Popen(
                 command, env=environment, stdin=subprocess.DEVNULL, preexec_fn=die_with_parent)
         if self.plan.rviz_config:
             rviz = shutil.which('rviz2')
