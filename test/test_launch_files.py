@@ -48,7 +48,7 @@ DECLARED = {
     'pipeline.launch.py': ARGUMENT_NAMES,
     'triton_server.launch.py': ('tritonserver', 'model_repository', 'profile', 'grpc_port',
                                 'http_port', 'metrics_port', 'respawn_triton', 'respawn_delay'),
-    'perception_nodes.launch.py': ('camera_topic', 'input_transport', 'triton_url',
+    'perception_nodes.launch.py': ('camera_topic', 'cameras', 'input_transport', 'triton_url',
                                    'params_file', 'enable_detections', 'enable_lanes',
                                    'enable_overlay', 'namespace', 'use_sim_time'),
 }
@@ -195,7 +195,8 @@ def test_pipeline_cpu_starts_server_then_gate_then_nodes(ament_prefix: Path,
     assert server['env']['PATH'].split(os.pathsep)[0] == str(Path(sys.executable).parent)
     gate = named['wait_for_triton']
     assert gate.process_details['cmd'] == [sys.executable, '-m', 'triton_perception.cli',
-                                           'wait-ready', '--url', '127.0.0.1:18601']
+                                           'wait-ready', '--url', '127.0.0.1:18601',
+                                           '--models', 'yolov5', 'lane_detection']
     assert not any(isinstance(action, Node) for action in found), 'nodes start after the gate'
 
     handlers = [action.event_handler for action in found
@@ -226,12 +227,29 @@ def test_pipeline_with_remote_triton(ament_prefix: Path) -> None:
     named = processes(found, context)
     assert sorted(named) == ['wait_for_triton']
     gate = named['wait_for_triton']
-    assert gate.process_details['cmd'][-2:] == ['--url', 'jetson.local:8001']
+    assert gate.process_details['cmd'][-4:] == ['--url', 'jetson.local:8001', '--models',
+                                                'yolov5']
     gate_exit = next(action.event_handler for action in found
                      if isinstance(action, RegisterEventHandler))
     nodes = list(gate_exit.handle(
         ProcessExited(returncode=0, pid=1, **gate.process_details), context))
     assert [node.node_executable for node in nodes] == ['detection_node', 'overlay_node']
+    check_nodes(nodes, plan, context, ament_prefix)
+
+
+def test_pipeline_with_two_cameras(ament_prefix: Path) -> None:
+    arguments = {'start_triton': 'false', 'triton_url': 'jetson.local:8001',
+                 'cameras': 'front=/front/image_raw,rear=/rear/image_raw',
+                 'enable_overlay': 'false'}
+    plan = pipeline_plan(arguments)
+    context, found = visit('pipeline.launch.py', arguments)
+    gate = processes(found, context)['wait_for_triton']
+    assert gate.process_details['cmd'][-3:] == ['--models', 'yolov5', 'lane_detection']
+    gate_exit = next(action.event_handler for action in found
+                     if isinstance(action, RegisterEventHandler))
+    nodes = list(gate_exit.handle(
+        ProcessExited(returncode=0, pid=1, **gate.process_details), context))
+    assert [node.node_executable for node in nodes] == ['detection_node', 'lane_node'] * 2
     check_nodes(nodes, plan, context, ament_prefix)
 
 
