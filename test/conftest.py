@@ -49,6 +49,25 @@ def triton_server(shared: Path) -> Iterator['TritonServer']:
         yield server
 
 
+@pytest.fixture(autouse=True)
+def session_server_alive(request: pytest.FixtureRequest) -> Iterator[None]:
+    """A test of the session's tritonserver fails at once, with the server's last words, if the
+    server has gone; otherwise every later test would wait out its timeouts and blame itself."""
+    if 'triton_server' not in request.fixturenames:
+        yield
+        return
+    server = request.getfixturevalue('triton_server')
+
+    def check(when: str) -> None:
+        exit_code = server.poll()
+        if exit_code is not None:
+            pytest.fail(f'the session tritonserver exited with code {exit_code} {when}; its last '
+                        'lines:\n' + '\n'.join(server.recent_output()[-30:]), pytrace=False)
+    check('before this test')
+    yield
+    check('during this test')
+
+
 @pytest.fixture(scope='module')
 def ros_node(request: pytest.FixtureRequest) -> Iterator[Any]:
     """An rclpy node in a context of its own for one test module, named after the module."""

@@ -260,6 +260,11 @@ class TritonServer:
             if self._show_server_log and line and not any(text in line for text in NOISE):
                 self._log(f'[tritonserver] {line}')
 
+    def recent_output(self) -> list[str]:
+        """The server's last lines (up to 200), without the noise: what it said before dying."""
+        return [line for line in self._recent_lines
+                if line and not any(text in line for text in NOISE)]
+
     def poll(self) -> int | None:
         """The exit code once the server has stopped, else None."""
         return self._process.poll() if self._process else None
@@ -333,8 +338,7 @@ class TritonServer:
             return 'models not ready:\n' + '\n'.join(
                 f"  {entry['name']}: {entry.get('state')}: {entry.get('reason', '')}"
                 for entry in failed)
-        lines = [line for line in self._recent_lines
-                 if line and not any(text in line for text in NOISE)]
+        lines = self.recent_output()
         reasons = [line for line in lines if 'UNAVAILABLE' in line or line.startswith('E')]
         return 'tritonserver said:\n' + '\n'.join(
             f'  {line[:400]}' for line in (reasons or lines)[-25:])
