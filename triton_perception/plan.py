@@ -239,8 +239,9 @@ def pipeline_plan(values: dict[str, str]) -> PipelinePlan:
                  'expect_detections': is_true['enable_detections'],
                  'expect_lanes': is_true['enable_lanes']},
                 camera_remaps))
-    ready_models = tuple(dict.fromkeys(model_name(params_file, node.name) for node in nodes
-                                       if node.name in MODEL_DEFAULTS))
+    # The parameters file is read once per kind of node, not once per camera.
+    enabled = [name for name in MODEL_DEFAULTS if any(node.name == name for node in nodes)]
+    ready_models = tuple(dict.fromkeys(model_name(params_file, name) for name in enabled))
     return PipelinePlan(
         ready_models=ready_models,
         server=replace(server, models=ready_models) if server else None, triton_url=triton_url,
