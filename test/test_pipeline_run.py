@@ -11,11 +11,13 @@ from typing import Any, Iterator
 
 import cv2
 import pytest
+from builtin_interfaces.msg import Time
 from sensor_msgs.msg import Image, PointCloud2
+from std_msgs.msg import Header
 from vision_msgs.msg import Detection2DArray
 
 from ros_helpers import BEST_EFFORT, Probe, wait_until
-from triton_perception.messages import read_lane_points
+from triton_perception.messages import image_message, read_lane_points
 from triton_perception.processes import alive, free_ports, process_tree
 
 pytestmark = [pytest.mark.ros, pytest.mark.server, pytest.mark.slow]
@@ -50,11 +52,7 @@ def stop_pipeline(process: subprocess.Popen, stop_signal: int) -> list[int]:
 
 
 def image_of(bgr: Any, frame_id: str, stamp_s: int) -> Image:
-    message = Image(height=bgr.shape[0], width=bgr.shape[1], encoding='bgr8',
-                    step=bgr.shape[1] * 3, data=bgr.tobytes())
-    message.header.frame_id = frame_id
-    message.header.stamp.sec = stamp_s
-    return message
+    return image_message(bgr, Header(frame_id=frame_id, stamp=Time(sec=stamp_s)), 'bgr8')
 
 
 def clip_frames(shared: Path, count: int) -> list:
