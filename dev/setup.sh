@@ -12,16 +12,7 @@ STAMP="$VENV/.triton_perception-setup.sha256"
 say() { printf 'setup: %s\n' "$*"; }
 fail() { printf 'setup: ERROR: %s\n' "$*" >&2; exit 1; }
 
-command -v "$PYTHON" >/dev/null || fail "no '$PYTHON' on PATH; install Python 3.10-3.12 (apt-get install python3 python3-venv) or set PYTHON=/path/to/python3"
-PY_VERSION=$("$PYTHON" -c 'import sys; print(f"{sys.version_info[0]}.{sys.version_info[1]}")')
-case "$PY_VERSION" in
-  3.10|3.11|3.12) ;;
-  *) fail "Python $PY_VERSION found; the ROS 2 Kilted wheels and Triton's Python backend stubs exist for 3.10-3.12: set PYTHON=/path/to/python3.1X" ;;
-esac
-# tritonserver's Python backend stub embeds the system's shared libpython of the same version.
-if ! ldconfig -p 2>/dev/null | grep -q "libpython$PY_VERSION\.so\.1\.0"; then
-  fail "libpython$PY_VERSION.so.1.0 not found; tritonserver's Python backend needs it: apt-get install libpython$PY_VERSION"
-fi
+PY_VERSION=$(PYTHON="$PYTHON" bash "$ROOT/dev/check_environment.sh")
 
 fingerprint=$(cat "$ROOT/dev/requirements.txt" "$ROOT/setup.py" "$ROOT/package.xml" | sha256sum | cut -d' ' -f1)
 if [ -x "$VENV/bin/python" ] && [ -f "$STAMP" ] && [ "$(cat "$STAMP")" = "$fingerprint" ]; then
