@@ -27,7 +27,8 @@ setup(
     data_files=[
         ('share/ament_index/resource_index/packages', [f'resource/{PACKAGE}']),
         (f'share/{PACKAGE}', ['package.xml']),
-        # ros2 run looks in lib/<package>/; console scripts land in bin/, so ship launchers.
+        # Node executables live in lib/<package>/ only (where ros2 run and launch_ros look),
+        # never on PATH: console scripts would land in bin/ under these generic names.
         (f'lib/{PACKAGE}', [f'scripts/{name}' for name in NODE_EXECUTABLES]),
         *tree_data_files('launch'),
         *tree_data_files('config'),
@@ -42,7 +43,6 @@ setup(
     entry_points={
         'console_scripts': [
             'triton-perception = triton_perception.cli:main',
-            *[f'{name} = triton_perception.nodes.{name}:main' for name in NODE_EXECUTABLES],
         ],
     },
 )

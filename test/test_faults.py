@@ -40,7 +40,7 @@ from test_pipeline_run import clip_frames
 from triton_perception.image_conversion import (ImageRejected, check_compressed, check_image,
                                                 compressed_to_rgb, image_to_rgb)
 from triton_perception.models import install_models
-from triton_perception.nodes.base import diagnostics_status_name
+from triton_perception.diagnostics import NodeStatus, status_name
 from triton_perception.triton.server import ServerConfig, ServerError, TritonServer
 from triton_perception.validation import MalformedOutput, check_detections, check_lane_outputs
 
@@ -221,13 +221,13 @@ def diagnostics(probe: Probe) -> Arrivals:
 def statuses(diagnostics: Arrivals, node: str, since: float = 0.0
              ) -> list[tuple[float, DiagnosticStatus]]:
     """The /diagnostics statuses of one node (its fully qualified name), oldest first."""
-    name = diagnostics_status_name(node)
+    name = status_name(node)
     return [(at, status) for at, array in list(diagnostics) if at >= since
             for status in array.status if status.name == name]
 
 
 def values(status: DiagnosticStatus) -> dict[str, str]:
-    return {item.key: item.value for item in status.values}
+    return NodeStatus.from_status(status).values
 
 
 def latest(diagnostics: Arrivals, node: str) -> dict[str, str] | None:
@@ -531,8 +531,7 @@ def test_node_survives_a_killed_server_and_resumes(
         kill_survivors(stubs)
     counts = wait_settled(diagnostics, fqn, timeout_s=20.0)
     assert_balanced(counts)
-    reasons = {key[len('count '):]: int(value) for key, value in counts.items()
-               if key.startswith('count ')}
+    reasons = NodeStatus(counts).reasons
     measured('reasons', reasons)
     # A request in flight at the kill fails; frames arriving while the server is away are
     # dropped; nothing else goes wrong.

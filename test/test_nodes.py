@@ -19,7 +19,7 @@ from ros_helpers import BEST_EFFORT, LATCHED, Probe, wait_until
 from triton_perception.processes import NodeProcess, ros_arguments
 from triton_perception.image_conversion import encode_rgb
 from triton_perception.messages import read_lane_points
-from triton_perception.nodes.base import diagnostics_status_name
+from triton_perception.diagnostics import find_status
 
 pytestmark = [pytest.mark.ros, pytest.mark.server]
 
@@ -133,11 +133,8 @@ def assert_matches_bus_reference(detections: Detection2DArray) -> None:
 
 def latest_diagnostics(records: list[DiagnosticArray], fqn: str) -> dict[str, str] | None:
     """The newest report of the node `fqn` (other nodes of this module report too)."""
-    for array in reversed(list(records)):
-        for status in array.status:
-            if status.name == diagnostics_status_name(fqn):
-                return {item.key: item.value for item in status.values}
-    return None
+    status = find_status(records, fqn)
+    return None if status is None else status.values
 
 
 @pytest.mark.parametrize('encoding,padding', [('rgb8', 0), ('bgr8', 13), ('rgba8', 0),

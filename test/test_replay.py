@@ -12,8 +12,6 @@ from conftest import REPO
 from triton_perception.bag.evaluate import EvaluationSettings, evaluate, regressions
 from triton_perception.bag.make import make_bag
 
-pytestmark = [pytest.mark.ros, pytest.mark.server, pytest.mark.slow]
-
 
 def clip_bag(shared: Path, directory: Path, frames: int | None) -> Path:
     bag = directory / f'clip_{frames or "all"}'
@@ -21,6 +19,9 @@ def clip_bag(shared: Path, directory: Path, frames: int | None) -> Path:
     return bag
 
 
+@pytest.mark.ros
+@pytest.mark.server
+@pytest.mark.slow
 def test_full_clip_replay_at_recorded_rate(shared: Path, triton_server: Any,
                                            tmp_path: Path) -> None:
     report = evaluate(EvaluationSettings(bag=clip_bag(shared, tmp_path, None),
@@ -29,6 +30,8 @@ def test_full_clip_replay_at_recorded_rate(shared: Path, triton_server: Any,
     assert report['input']['frames'] == 221
     for node, figures in report['nodes'].items():
         assert figures['accounted'], (node, figures)
+        # Every frame the player published reached the node or was counted as lost on the way.
+        assert figures['received'] + figures['lost_before_node'] == 221, (node, figures)
         assert figures['published'] > 0 and figures['failed'] == figures['rejected'] == 0
     assert report['lanes']['frames'] == report['nodes']['lane_node']['published']
     assert report['lanes']['ego_lane_rate'] >= 0.95, report['lanes']
@@ -37,9 +40,30 @@ def test_full_clip_replay_at_recorded_rate(shared: Path, triton_server: Any,
     saved = json.loads((tmp_path / 'evaluation' / 'report.json').read_text())
     assert saved['lanes'] == report['lanes']
     assert 'ego lane' in (tmp_path / 'evaluation' / 'report.md').read_text()
-    assert regressions(report, report) == []
 
 
+def report_with(car_rate: float, lost_fraction: float) -> dict[str, Any]:
+    """A minimal report, written out by hand, with the figures `regressions` compares."""
+    return {'detection': {'frames_with_class': {'car': car_rate}, 'mean_per_frame': {'car': 2.0}},
+            'lanes': {'ego_lane_rate': 0.98, 'mean_lanes_per_frame': 2.5},
+            'nodes': {'lane_node': {'published_fraction': 0.6, 'lost_fraction': lost_fraction}}}
+
+
+def test_regressions_apply_each_tolerance_to_hand_written_reports() -> None:
+    expected = report_with(car_rate=0.95, lost_fraction=0.0)
+    assert regressions(report_with(car_rate=0.91, lost_fraction=0.015), expected) == []
+    assert regressions(report_with(car_rate=0.85, lost_fraction=0.0), expected) == [
+        'detection.frames_with_class[car]: expected 0.950, got 0.850 (tolerance ±0.05)']
+    assert regressions(report_with(car_rate=0.95, lost_fraction=0.05), expected) == [
+        'nodes.lost_fraction[lane_node]: expected 0.000, got 0.050 (tolerance ±0.02)']
+    # A report saved before losses were counted has no lost_fraction: it reads as none lost.
+    del expected['nodes']['lane_node']['lost_fraction']
+    assert regressions(report_with(car_rate=0.95, lost_fraction=0.0), expected) == []
+
+
+@pytest.mark.ros
+@pytest.mark.server
+@pytest.mark.slow
 def test_expected_report_catches_a_raised_score_threshold(shared: Path, triton_server: Any,
                                                           tmp_path: Path) -> None:
     bag = clip_bag(shared, tmp_path, 50)

@@ -1,6 +1,6 @@
 """Check that the installed vision_msgs is wire-compatible with upstream vision_msgs 4.x.
 
-On development machines vision_msgs is the dev-only copy built by ``dev/build_vision_msgs.sh``;
+On development machines vision_msgs is the dev-only copy built by ``dev/build_interfaces.sh``;
 on a deployment it is the distro package. Either way the RIHS01 type hashes must equal the
 upstream ones (table in the shared dev-environment notes), or DDS peers refuse to match.
 """
@@ -37,7 +37,7 @@ TIMEOUT_S = 15.0
 
 vision_msgs_msg = pytest.importorskip(
     'vision_msgs.msg',
-    reason='vision_msgs not installed; build it with dev/build_vision_msgs.sh <venv>',
+    reason='vision_msgs not installed; build it with dev/build_interfaces.sh <venv> dev/vision_msgs',
 )
 
 

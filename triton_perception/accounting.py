@@ -2,7 +2,9 @@
 
 Feeds /diagnostics and replay reports. The identity `received == published + dropped +
 rejected + failed + pending` holds at every moment, where pending frames are waiting in the
-slot or in flight.
+slot or in flight. Frames that never reached the node (gaps in the publishers' sequence numbers,
+or the middleware's message-lost events) are counted apart, as `lost_before_node`: for a
+publisher that sent N frames, `N == received + lost_before_node`.
 """
 from __future__ import annotations
 
@@ -30,6 +32,9 @@ class Fate(enum.Enum):
     FAILED = 'failed'        # inference or publishing failed (timeout, server error)
 
 
+LOST_BEFORE_NODE = 'lost before the node'
+
+
 @dataclass
 class AccountingSnapshot:
     received: int
@@ -40,6 +45,7 @@ class AccountingSnapshot:
     input_rate_hz: float
     output_rate_hz: float
     last_error: str
+    lost_before_node: int = 0
 
     @property
     def balanced(self) -> bool:
@@ -60,6 +66,7 @@ class FrameAccounting:
     _received_times: collections.deque = field(default_factory=collections.deque)
     _published_times: collections.deque = field(default_factory=collections.deque)
     _last_error: str = ''
+    _lost_before_node: int = 0
 
     def __post_init__(self) -> None:
         self._latencies_ms = collections.deque(maxlen=self.latency_window)
@@ -83,6 +90,15 @@ class FrameAccounting:
                 self._published_times.append(now)
             elif fate in (Fate.FAILED, Fate.REJECTED) and reason:
                 self._last_error = reason
+
+    def lost_before_node(self, count: int, reason: str) -> int:
+        """Count frames that never reached the callback (not part of `received`); returns the
+        total so far."""
+        with self._lock:
+            if count > 0:
+                self._lost_before_node += count
+                self._reasons[f'{LOST_BEFORE_NODE}: {reason}'] += count
+            return self._lost_before_node
 
     def count(self, fate: Fate) -> int:
         with self._lock:
@@ -108,7 +124,8 @@ class FrameAccounting:
                 latency_ms=latency_summary(latencies),
                 input_rate_hz=len(self._received_times) / self.rate_window_s,
                 output_rate_hz=len(self._published_times) / self.rate_window_s,
-                last_error=self._last_error)
+                last_error=self._last_error,
+                lost_before_node=self._lost_before_node)
 
 
 def latency_summary(latencies_ms: np.ndarray) -> dict[str, float]:

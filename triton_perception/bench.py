@@ -48,7 +48,7 @@ from tritonclient.grpc import model_config_pb2
 from vision_msgs.msg import Detection2DArray
 
 from triton_perception.models import check_models
-from triton_perception.nodes.base import diagnostics_status_name
+from triton_perception.diagnostics import NodeStatus, status_name
 from triton_perception.nodes.lane_node import LANE_OUTPUTS
 from triton_perception.parameters import DETECTION, LANES, specs_by_name
 from triton_perception.paths import SOURCE_ROOT, dds_profile_environment, default_model_repository
@@ -478,26 +478,28 @@ class CaseWiring:
                 lambda message, topic=topic: self.tracker.arrive(topic, stamp_of(message)),
                 RESULT_QOS)
             for kind in kinds for topic, message_type in kind.topics]
-        self._status_names = {diagnostics_status_name(f'{namespace}/{kind.executable}')
+        self._status_names = {status_name(f'{namespace}/{kind.executable}'): kind.executable
                               for kind in kinds}
         self._ready: set[str] = set()
+        self.statuses: dict[str, NodeStatus] = {}
         self.subscriptions.append(ros.node.create_subscription(
             DiagnosticArray, '/diagnostics', self._on_diagnostics, DIAGNOSTICS_QOS))
         self._last_stamp_ns = 0
 
     def _on_diagnostics(self, message: DiagnosticArray) -> None:
         for status in message.status:
-            if status.name in self._status_names and any(
-                    value.key == 'triton_ready' and value.value == 'true'
-                    for value in status.values):
-                self._ready.add(status.name)
+            if status.name in self._status_names:
+                node_status = NodeStatus.from_status(status)
+                self.statuses[self._status_names[status.name]] = node_status
+                if node_status.triton_ready:
+                    self._ready.add(status.name)
 
     def ready(self) -> bool:
         """Every node matched our publisher and its results reach us, and says Triton is ready."""
         return (self.publisher.get_subscription_count() >= len(self.kinds)
                 and all(subscription.get_publisher_count() >= 1
                         for subscription in self.subscriptions)
-                and self._ready == self._status_names)
+                and self._ready == set(self._status_names))
 
     def publish(self, message: Image) -> Stamp:
         """Stamp the frame uniquely (wall clock, like a camera) and send it."""
@@ -765,6 +767,9 @@ class Benchmark:
             'cpu_ms_per_frame': (round(node_cpu[node.name] * 1e3 / counts[node.name], 2)
                                  if counts[node.name] else None),
             'peak_rss_mb': round(status_kib(node.pid, 'VmHWM') / 1024, 1),
+            # From the node's own /diagnostics (cumulative over the case's phases).
+            'lost_before_node': wiring.statuses.get(node.name, NodeStatus({})).count(
+                'lost_before_node'),
         } for node in nodes}
         figures = {
             'throughput_fps': round(min(counts.values()) / duration_s, 2),

@@ -127,6 +127,10 @@ def command_soak(arguments: argparse.Namespace) -> int:
     for name, entry in report['memory'].items():
         print(f"{name}: RSS {entry['after_warm_up_mb']} MB after warm-up -> "
               f"{entry['end_mb']} MB ({entry['growth']:+.1%})")
+    for node, figures in report['nodes'].items():
+        print(f"{node}: received {figures['received']}, lost before the node "
+              f"{figures['lost_before_node']}, published {figures['published']}, dropped "
+              f"{figures['dropped']}, failed {figures['failed']}")
     print(f"accounting identity holds: {report['accounted']}; memory growth < 10 %: "
           f"{report['memory_ok']}; report {arguments.output / 'soak.json'}")
     return 0 if report['accounted'] and report['memory_ok'] else 1

@@ -111,7 +111,34 @@ def run_demo(video: Path, output: Path, profile: str, log: Callable[[str], None]
     print(f'annotated video: {video_path}\ncontact sheet:   {sheet_path}\n'
           f'report:          {evaluation / "report.md"} (and report.json)\n'
           f'outputs bag:     {report["outputs_bag"]}')
-    return 0 if all(figures['accounted'] for figures in report['nodes'].values()) else 1
+    problems = demo_problems(report)
+    for node, figures in report['nodes'].items():
+        if figures['lost_before_node']:
+            print(f"{node}: {figures['lost_before_node']} of {figures['frames_in']} frames were "
+                  'lost before the node (counted from sequence gaps; a transport loss, not a '
+                  'processing fault)')
+    for problem in problems:
+        print(f'demo FAILED: {problem}')
+    return 1 if problems else 0
+
+
+def demo_problems(report: dict[str, Any]) -> list[str]:
+    """The faults that fail the demo: a node that is down or not accounting for its frames,
+    failed frames, or no results. Frames lost before a node are reported, not failed on: on a
+    loaded machine the transport may lose one without anything being wrong in the package."""
+    problems = []
+    for node, figures in report['nodes'].items():
+        if figures['received'] == 0:
+            problems.append(f'{node} received no frame (is it running? see the log above)')
+        elif figures['published'] == 0:
+            problems.append(f'{node} published no result')
+        if figures['failed']:
+            problems.append(f"{node}: {figures['failed']} frames failed: {figures['reasons']}")
+        if not figures['accounted']:
+            problems.append(f"{node}: frames not accounted for (received "
+                            f"{figures['received']} + lost {figures['lost_before_node']} of "
+                            f"{figures['frames_in']} published)")
+    return problems
 
 
 def _frame_period_ns(bag: Path) -> int:

@@ -80,7 +80,10 @@ COMMON = (
     choice('qos_reliability', 'best_effort', ('best_effort', 'reliable'),
            'reliability of the image subscription; best_effort matches every camera driver and '
            'bag player, reliable only reliable publishers'),
-    number('qos_depth', 1, 1, 100, 'history depth of the image subscription (frames)'),
+    number('qos_depth', 10, 1, 100, 'history depth of the image subscription (frames); the '
+           'callback only moves a frame into the latest-frame slot, so a deeper reader adds no '
+           'latency, and a frame arriving while the executor is late waits instead of being '
+           'overwritten unseen'),
     choice('transport', 'auto', ('auto', 'grpc', 'shared_memory'),
            'how frames reach Triton: shared_memory (system shared memory, no serialisation; '
            'server on this host), grpc (inside the request), auto (shared memory for a '

@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import ctypes
 import os
-import shutil
 import signal
 import socket
 import subprocess
@@ -101,19 +100,22 @@ def ros_arguments(parameters: Mapping[str, Any], namespace: str = '') -> list[st
     return arguments
 
 
+def node_command(executable: str, python: str = sys.executable) -> list[str]:
+    """The command that runs a node executable of this package (what lib/triton_perception/
+    <executable> runs), with the given interpreter, so that it never depends on PATH."""
+    return [python, '-m', f'triton_perception.nodes.{executable}']
+
+
 class NodeProcess:
     """A node executable in its own process, as `ros2 run` starts it; its output goes to a file
     so that whoever started it can quote the node's last words when it fails."""
 
     def __init__(self, executable: str, arguments: Sequence[str], log_directory: Path) -> None:
         self.name = executable
-        binary = Path(sys.executable).parent / executable
-        if not binary.is_file():
-            binary = Path(shutil.which(executable) or binary)
         self.log_path = Path(log_directory) / f'{executable}-{time.monotonic_ns()}.log'
         self._log = open(self.log_path, 'w', encoding='utf-8')  # noqa: SIM115 (closed in stop)
         self.process = subprocess.Popen(
-            [str(binary), *arguments], stdout=self._log, stderr=subprocess.STDOUT,
+            [*node_command(executable), *arguments], stdout=self._log, stderr=subprocess.STDOUT,
             stdin=subprocess.DEVNULL, preexec_fn=die_with_parent)
 
     @property

@@ -19,7 +19,7 @@ import tritonclient.grpc as grpcclient
 from tritonclient.utils import InferenceServerException
 
 from triton_perception.plan import PipelinePlan
-from triton_perception.processes import die_with_parent
+from triton_perception.processes import die_with_parent, node_command
 from triton_perception.triton.server import ServerError, TritonServer
 
 STOP_TIMEOUT_S = 3.0
@@ -78,8 +78,7 @@ class PipelineRunner:
     def _start_nodes(self) -> None:
         environment = self._environment()
         for node in self.plan.nodes:
-            command = [self._python, '-m', f'triton_perception.nodes.{node.executable}',
-                       *node.ros_arguments()]
+            command = [*node_command(node.executable, self._python), *node.ros_arguments()]
             self._log(f'starting {node.fqn}')
             self.nodes[node.fqn] = subprocess.Popen(
                 command, env=environment, stdin=subprocess.DEVNULL, preexec_fn=die_with_parent)

@@ -56,7 +56,7 @@ def soak(bag: Path, output: Path, minutes: float, profile: str, triton_url: str,
             started = time.monotonic()
             while (elapsed := time.monotonic() - started) < duration_s:
                 samples.append((elapsed, memory_sample(session.runner)))
-                received = {node: values.get('received') for node, values in
+                received = {node: status.count('received') for node, status in
                             session.watch.snapshot().items()}
                 log(f'{elapsed / 60:.1f}/{minutes:g} min, RSS MB '
                     f'{ {name: round(mb) for name, mb in samples[-1][1].items()} }, '
@@ -67,19 +67,19 @@ def soak(bag: Path, output: Path, minutes: float, profile: str, triton_url: str,
             player.join(timeout=10.0)
             deadline = time.monotonic() + 30.0
             while time.monotonic() < deadline and any(
-                    int(values.get('pending', 1)) for values in session.watch.snapshot().values()):
+                    status.count('pending') for status in session.watch.snapshot().values()):
                 time.sleep(0.5)
             accounting = session.watch.snapshot()
-    nodes = node_figures(0, accounting)
+    nodes = node_figures(None, accounting)
     memory = growth(samples, warm_up_s)
     report = {
         'bag': str(bag), 'frames_per_loop': frames, 'minutes': minutes,
         'warm_up_s': warm_up_s, 'memory': memory,
         'nodes': {node: {key: figures[key] for key in
-                         ('received', 'published', 'dropped', 'rejected', 'failed', 'pending',
-                          'latency_ms', 'reasons')} for node, figures in nodes.items()},
-        'accounted': all(figures['received'] == figures['published'] + figures['dropped']
-                         + figures['rejected'] + figures['failed'] for figures in nodes.values()),
+                         ('lost_before_node', 'received', 'published', 'dropped', 'rejected',
+                          'failed', 'pending', 'latency_ms', 'reasons')}
+                  for node, figures in nodes.items()},
+        'accounted': all(figures['accounted'] for figures in nodes.values()),
         'memory_ok': all(entry['growth'] < MAX_GROWTH for entry in memory.values()),
         'samples': [{'elapsed_s': round(elapsed, 1), **sample} for elapsed, sample in samples],
     }

@@ -28,7 +28,7 @@ from triton_perception.bag.common import COMPRESSED_IMAGE_TYPE, IMAGE_TYPE, BagE
 from triton_perception.bag.play import play_bag
 from triton_perception.bag.record import BagRecorder
 from triton_perception.messages import LANE_POINT_DTYPE
-from triton_perception.nodes.base import diagnostics_status_name
+from triton_perception.diagnostics import NodeStatus, status_name
 from triton_perception.paths import config_file
 from triton_perception.plan import pipeline_plan
 from triton_perception.runner import PipelineRunner
@@ -49,6 +49,9 @@ TOLERANCES = (
     ('lanes.ego_lane_rate', 'abs', 0.05),
     ('lanes.mean_lanes_per_frame', 'rel', 0.25),
     ('nodes.published_fraction', 'abs', 0.15),
+    # Frames lost on the way to a node are a transport figure, not a processing one: a replay
+    # on a busy machine may lose a few without anything in the package having changed.
+    ('nodes.lost_fraction', 'abs', 0.02),
 )
 
 
@@ -101,36 +104,38 @@ class DiagnosticsWatch:
     """The latest /diagnostics values of each evaluated node."""
 
     def __init__(self) -> None:
-        self.latest: dict[str, dict[str, str]] = {}
+        self.latest: dict[str, NodeStatus] = {}
         self._lock = threading.Lock()
+        self._names = {status_name(f'{NAMESPACE}/{node}'): node for node in NODES}
 
     def update(self, message: Any) -> None:
         for status in message.status:
-            for node in NODES:
-                if status.name == diagnostics_status_name(f'{NAMESPACE}/{node}'):
-                    with self._lock:
-                        self.latest[node] = {item.key: item.value for item in status.values}
+            node = self._names.get(status.name)
+            if node is not None:
+                with self._lock:
+                    self.latest[node] = NodeStatus.from_status(status)
 
     def settled(self, frames: int) -> bool:
+        """Every node has received or lost all `frames`, and has nothing pending."""
         with self._lock:
-            return all(node in self.latest and int(self.latest[node]['received']) >= frames
-                       and int(self.latest[node]['pending']) == 0 for node in NODES)
+            return all(node in self.latest and self.latest[node].seen >= frames
+                       and self.latest[node].count('pending') == 0 for node in NODES)
 
     def publishers_seen(self) -> bool:
         """Every node has reported seeing a publisher on its image topic (the player's)."""
         with self._lock:
-            return all(int(self.latest.get(node, {}).get('image_publishers', 0)) >= 1
+            return all(node in self.latest and self.latest[node].image_publishers >= 1
                        for node in NODES)
 
-    def snapshot(self) -> dict[str, dict[str, str]]:
+    def snapshot(self) -> dict[str, NodeStatus]:
         with self._lock:
-            return {node: dict(values) for node, values in self.latest.items()}
+            return dict(self.latest)
 
 
 def recorded_all(watch: DiagnosticsWatch, recorder: BagRecorder) -> bool:
     """Every result a node counted as published has reached the recorder."""
     counts = recorder.counts()
-    published = {node: int(values['published']) for node, values in watch.snapshot().items()}
+    published = {node: status.count('published') for node, status in watch.snapshot().items()}
     return (counts.get(f'{NAMESPACE}/detections', 0) >= published.get('detection_node', 0)
             and counts.get(f'{NAMESPACE}/lanes', 0) >= published.get('lane_node', 0))
 
@@ -247,22 +252,24 @@ def analyse_outputs(outputs_bag: Path) -> dict[str, Any]:
     }
 
 
-def node_figures(frames: int, accounting: dict[str, dict[str, str]]) -> dict[str, Any]:
+def node_figures(frames: int | None, accounting: dict[str, NodeStatus]) -> dict[str, Any]:
+    """Per node: its counts, and whether every frame is accounted for: each frame the player
+    published (`frames`; None when unknown, as in a looped soak) was received or lost before
+    the node, and each received frame was settled."""
     figures = {}
     for node in NODES:
-        values = accounting.get(node, {})
-        counts = {key: int(values.get(key, 0)) for key in
-                  ('received', 'published', 'dropped', 'rejected', 'failed', 'pending')}
-        settled = sum(counts[key] for key in ('published', 'dropped', 'rejected', 'failed'))
+        status = accounting.get(node, NodeStatus({}))
+        counts = status.counts
+        sent = status.seen if frames is None else frames
         figures[node] = {
             **counts,
-            'frames_in': frames,
-            'accounted': counts['received'] == frames and settled == frames,
-            'published_fraction': counts['published'] / max(1, frames),
-            'latency_ms': {key: float(values[f'latency_{key}_ms'])
-                           for key in ('p50', 'p95', 'max') if f'latency_{key}_ms' in values},
-            'reasons': {key[len('count '):]: int(value) for key, value in values.items()
-                        if key.startswith('count ')},
+            'frames_in': sent,
+            'accounted': (status.seen == sent and counts['pending'] == 0
+                          and status.balanced),
+            'published_fraction': counts['published'] / max(1, sent),
+            'lost_fraction': counts['lost_before_node'] / max(1, sent),
+            'latency_ms': status.latency_ms,
+            'reasons': status.reasons,
         }
     return figures
 
@@ -271,7 +278,7 @@ def flatten(report: dict[str, Any], metric: str) -> dict[str, float]:
     """'detection.frames_with_class' -> {'car': 1.0, ...}; 'nodes.published_fraction' -> per node."""
     section, name = metric.split('.')
     if section == 'nodes':
-        return {node: figures[name] for node, figures in report['nodes'].items()}
+        return {node: figures.get(name, 0.0) for node, figures in report['nodes'].items()}
     value = report[section][name]
     return value if isinstance(value, dict) else {name: value}
 
@@ -294,12 +301,14 @@ def markdown(report: dict[str, Any]) -> str:
     lines = [f"# Evaluation of {report['input']['bag']}", '',
              f"{report['input']['frames']} frames on {report['input']['topic']}, "
              f"rate {report['input']['rate']:g}.", '',
-             '| node | received | published | dropped | rejected | failed | accounted | '
-             'latency p50 / p95 / max (ms) |', '| --- | --- | --- | --- | --- | --- | --- | --- |']
+             '| node | lost before the node | received | published | dropped | rejected | '
+             'failed | accounted | latency p50 / p95 / max (ms) |',
+             '| --- | --- | --- | --- | --- | --- | --- | --- | --- |']
     for node, figures in report['nodes'].items():
         latency = figures['latency_ms']
-        lines.append(f"| {node} | {figures['received']} | {figures['published']} | "
-                     f"{figures['dropped']} | {figures['rejected']} | {figures['failed']} | "
+        lines.append(f"| {node} | {figures.get('lost_before_node', 0)} | {figures['received']} | "
+                     f"{figures['published']} | {figures['dropped']} | {figures['rejected']} | "
+                     f"{figures['failed']} | "
                      f"{'yes' if figures['accounted'] else 'NO'} | "
                      f"{latency.get('p50', 0):.0f} / {latency.get('p95', 0):.0f} / "
                      f"{latency.get('max', 0):.0f} |")

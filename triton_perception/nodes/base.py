@@ -26,6 +26,8 @@ from sensor_msgs.msg import CompressedImage, Image
 from std_msgs.msg import Header
 
 from triton_perception.accounting import AccountingSnapshot, Fate, FrameAccounting, FrameRejected
+from triton_perception.nodes.frame_losses import FrameLossCounter
+from triton_perception.diagnostics import reason_key, status_name
 from triton_perception.image_conversion import (check_compressed, check_image, compressed_to_rgb,
                                                 image_to_rgb)
 from triton_perception.parameters import ParameterError, ParameterSpec, ParameterValue
@@ -51,11 +53,6 @@ LATCHED_QOS = QoSProfile(history=HistoryPolicy.KEEP_LAST, depth=1,
                          durability=DurabilityPolicy.TRANSIENT_LOCAL)
 # Overlays are for people watching: like camera images, never worth a retransmission.
 OVERLAY_QOS = qos_profile_sensor_data
-
-
-def diagnostics_status_name(node_fqn: str) -> str:
-    """The name of a node's status in /diagnostics, by which tools and tests find its counts."""
-    return f'triton_perception: {node_fqn}'
 
 
 class RosLog:
@@ -103,6 +100,7 @@ class PerceptionNode(LifecycleNode):
         self._compressed_input = self.settings['input_transport'] == 'compressed'
         self._image_topic = self.resolve_topic_name(
             'image/compressed' if self._compressed_input else 'image')
+        self._frame_losses = FrameLossCounter(self, self.accounting, self._image_topic)
         self._diagnostics = self.create_publisher(DiagnosticArray, '/diagnostics', 10)
         self.create_timer(self.settings['diagnostics_period_s'], self._publish_diagnostics)
         self.add_on_set_parameters_callback(self._on_set_parameters)
@@ -139,12 +137,10 @@ class PerceptionNode(LifecycleNode):
                                        self._deliver, self._log)
         self._worker.start()
         qos = image_qos(self.settings['qos_reliability'], self.settings['qos_depth'])
-        if self._compressed_input:
-            self._image_subscription = self.create_subscription(
-                CompressedImage, 'image/compressed', self._on_frame, qos)
-        else:
-            self._image_subscription = self.create_subscription(
-                Image, 'image', self._on_frame, qos)
+        self._image_subscription = self.create_subscription(
+            CompressedImage if self._compressed_input else Image,
+            'image/compressed' if self._compressed_input else 'image', qos_profile=qos,
+            **self._frame_losses.subscription_arguments(self._on_frame))
         self.get_logger().info(
             f"active: subscribed to {self._image_topic} ({self.settings['input_transport']}, "
             f"{self.settings['qos_reliability']}); model {self.settings['model_name']} at "
@@ -255,14 +251,16 @@ class PerceptionNode(LifecycleNode):
         new_failures = snapshot.counts['failed'] - (previous.counts['failed'] if previous else 0)
         new_rejections = snapshot.counts['rejected'] - (
             previous.counts['rejected'] if previous else 0)
+        new_losses = snapshot.lost_before_node - (previous.lost_before_node if previous else 0)
         worker = self._worker
         if worker is None:
             level, summary = DiagnosticStatus.OK, 'inactive (lifecycle): not subscribed'
         elif not worker.ready:
             level, summary = DiagnosticStatus.ERROR, f'Triton not ready: {worker.status}'
-        elif new_failures or new_rejections:
+        elif new_failures or new_rejections or new_losses:
             level = DiagnosticStatus.WARN
-            summary = f'{new_failures} failed, {new_rejections} rejected since the last report'
+            summary = (f'{new_failures} failed, {new_rejections} rejected, {new_losses} lost '
+                       'before the node since the last report')
         else:
             level, summary = DiagnosticStatus.OK, 'ok'
         values = {
@@ -273,15 +271,17 @@ class PerceptionNode(LifecycleNode):
             # before the reader has matched it, even when the writer has matched the reader.
             'image_publishers': self.count_publishers(self._image_topic),
             'received': snapshot.received,
+            'lost_before_node': snapshot.lost_before_node,
+            'loss_counting': self._frame_losses.method,
             **snapshot.counts, 'pending': snapshot.pending,
             'input_rate_hz': f'{snapshot.input_rate_hz:.1f}',
             'output_rate_hz': f'{snapshot.output_rate_hz:.1f}',
             **{f'latency_{key}_ms': f'{value:.1f}' for key, value in snapshot.latency_ms.items()},
             'last_error': snapshot.last_error,
-            **{f'count {reason}': count for reason, count in sorted(snapshot.reasons.items())},
+            **{reason_key(reason): count for reason, count in sorted(snapshot.reasons.items())},
         }
         status = DiagnosticStatus(
-            level=level, name=diagnostics_status_name(self.get_fully_qualified_name()),
+            level=level, name=status_name(self.get_fully_qualified_name()),
             message=summary, hardware_id=self.settings['triton_url'],
             values=[KeyValue(key=key, value=str(value)) for key, value in values.items()])
         self._diagnostics.publish(

@@ -1,39 +1,51 @@
 #!/usr/bin/env bash
-# Build the development-only vision_msgs interface package (dev/vision_msgs) and install it
-# into a Python venv that holds the ROS 2 wheels, so that `<venv>/bin/python -c "import
-# vision_msgs.msg"` works without sourcing anything.
+# Build a ROS 2 interface package (.msg/.srv) from source and install it into a Python venv
+# that holds the ROS 2 wheels, so that `<venv>/bin/python -c "import <package>.msg"` works
+# without sourcing anything. Used for the interface packages no package registry carries:
+# the development-only vision_msgs (dev/vision_msgs) and composition_interfaces (from
+# ../shared/ros-python, needed by launch_ros).
 #
-# Usage: dev/build_vision_msgs.sh VENV_DIR
+# Usage: dev/build_interfaces.sh VENV_DIR SOURCE_DIR
 #
-# Development machines only: real deployments use the distro package ros-<distro>-vision-msgs.
+# Development machines only: real deployments use the distro packages (ros-<distro>-...).
 set -euo pipefail
 
-log() { printf 'vision_msgs: %s\n' "$*"; }
-die() { printf 'vision_msgs: ERROR: %s\n' "$*" >&2; exit 1; }
+NAME=interfaces
+log() { printf '%s: %s\n' "$NAME" "$*"; }
+die() { printf '%s: ERROR: %s\n' "$NAME" "$*" >&2; exit 1; }
 
-[[ $# -eq 1 ]] || die "usage: $0 VENV_DIR"
+[[ $# -eq 2 ]] || die "usage: $0 VENV_DIR SOURCE_DIR"
 [[ -d $1 ]] || die "venv directory '$1' does not exist"
+[[ -f $2/package.xml ]] || die "'$2' is not an interface package (no package.xml)"
 VENV=$(cd "$1" && pwd -P)
 PY="$VENV/bin/python"
 [[ -x $PY ]] || die "$PY not found or not executable (is '$VENV' a venv?)"
 
-SRC_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")/vision_msgs" && pwd -P)
-BUILD_DIR="$VENV/build/vision_msgs"
-STAMP="$VENV/share/vision_msgs/.dev-source-sha256"
+SRC_DIR=$(cd "$2" && pwd -P)
+NAME=$(basename "$SRC_DIR")
+BUILD_DIR="$VENV/build/$NAME"
+STAMP="$VENV/share/$NAME/.dev-source-sha256"
 
-# Digest of everything that defines the interfaces: msg/*.msg, CMakeLists.txt, package.xml.
+# Digest of everything that defines the interfaces: msg/srv files, CMakeLists.txt, package.xml.
 source_sha256() {
   (
     cd "$SRC_DIR"
-    { printf '%s\n' CMakeLists.txt package.xml; find msg -type f -name '*.msg'; } \
+    { printf '%s\n' CMakeLists.txt package.xml; find . -type f \( -name '*.msg' -o -name '*.srv' \); } \
       | LC_ALL=C sort | xargs sha256sum | sha256sum | cut -d' ' -f1
   )
 }
 SRC_SHA=$(source_sha256)
 
+# One interface of the package, e.g. msg/Detection2DArray.msg -> vision_msgs.msg Detection2DArray.
+FIRST=$(cd "$SRC_DIR" && for f in msg/*.msg srv/*.srv; do [[ -f $f ]] && echo "$f"; done \
+  | LC_ALL=C sort | sed -n 1p || true)
+[[ -n $FIRST ]] || die "no msg/*.msg or srv/*.srv in $SRC_DIR"
+KIND=$(dirname "$FIRST")
+TYPE=$(basename "${FIRST%.*}")
+
 # Import check that also loads the compiled type support (catches missing shared libraries).
 import_ok() {
-  "$PY" -c 'from vision_msgs.msg import Detection2DArray as M; M.__class__.__import_type_support__()' \
+  "$PY" -c "from $NAME.$KIND import $TYPE as M; M.__class__.__import_type_support__()" \
     >/dev/null 2>&1
 }
 
@@ -121,7 +133,7 @@ run cmake -S "$SRC_DIR" -B "$BUILD_DIR" \
   -DCMAKE_C_COMPILER="$CC_BIN" \
   -DCMAKE_CXX_COMPILER="$CXX_BIN"
 
-log "building (about 1 min)..."
+log "building (vision_msgs about 1 min, composition_interfaces about 30 s)..."
 run cmake --build "$BUILD_DIR" -j2
 
 # Remove what a previous install put there, so a renamed or deleted message leaves nothing stale.
@@ -132,6 +144,6 @@ if [[ -f $BUILD_DIR/install_manifest.txt ]]; then
 fi
 run cmake --install "$BUILD_DIR"
 
-import_ok || die "installed, but '$PY -c \"import vision_msgs.msg\"' fails; see $LOG"
+import_ok || die "installed, but '$PY -c \"import $NAME.$KIND\"' fails; see $LOG"
 printf '%s\n' "$SRC_SHA" >"$STAMP"
 log "installed into $VENV in $((SECONDS - START)) s"

@@ -1,0 +1,111 @@
+"""Frames lost before a node's callback are counted (`lost_before_node`), so that for every
+publisher `sent == received + lost_before_node` (real node process, real Fast DDS)."""
+from __future__ import annotations
+
+import signal
+from typing import Any, Iterator
+
+import numpy as np
+import pytest
+from diagnostic_msgs.msg import DiagnosticArray
+from rclpy.qos import QoSProfile, ReliabilityPolicy
+from sensor_msgs.msg import Image
+from std_msgs.msg import Header
+
+from ros_helpers import Probe, wait_until
+from triton_perception.diagnostics import NodeStatus, find_status
+from triton_perception.messages import image_message
+from triton_perception.processes import NodeProcess, ros_arguments
+
+pytestmark = [pytest.mark.ros, pytest.mark.server]
+
+FRAME = np.zeros((48, 64, 3), dtype=np.uint8)
+
+
+@pytest.fixture(scope='module')
+def diagnostics(probe: Probe) -> list[DiagnosticArray]:
+    return probe.record(DiagnosticArray, '/diagnostics')
+
+
+def start_detection_node(namespace: str, triton_server: Any, tmp_path: Any,
+                         **parameters: Any) -> NodeProcess:
+    return NodeProcess('detection_node', ros_arguments(
+        {'triton_url': triton_server.grpc_url, 'diagnostics_period_s': 0.2, **parameters},
+        namespace=namespace), tmp_path)
+
+
+def status_where(diagnostics: list[DiagnosticArray], fqn: str, condition: Any,
+                 what: str) -> NodeStatus:
+    return wait_until(lambda: (status := find_status(diagnostics, fqn)) is not None
+                      and condition(status) and status, 60.0, what)
+
+
+def publish(publisher: Any, count: int) -> None:
+    for index in range(count):
+        publisher.publish(image_message(FRAME, Header(frame_id='camera'), 'rgb8'))
+
+
+@pytest.fixture
+def stoppable_node(triton_server: Any, tmp_path: Any) -> Iterator[NodeProcess]:
+    node = start_detection_node('/losses', triton_server, tmp_path, qos_depth=1)
+    yield node
+    node.process.send_signal(signal.SIGCONT)
+    assert node.stop() == 0, node.output()
+
+
+def test_frames_overwritten_before_the_callback_are_counted(
+        probe: Probe, diagnostics: list[DiagnosticArray], stoppable_node: NodeProcess) -> None:
+    """While the node is stopped (SIGSTOP: an executor that is late), a burst of frames
+    fills its depth-1 reader history; all but the newest are overwritten and never reach the
+    callback. They show up as gaps in the publisher's sequence numbers."""
+    fqn = '/losses/detection_node'
+    publisher = probe.node.create_publisher(Image, '/losses/image', QoSProfile(
+        depth=100, reliability=ReliabilityPolicy.RELIABLE))
+    try:
+        probe.wait_for_subscribers(publisher)
+        status_where(diagnostics, fqn, lambda status: status.triton_ready, 'the node ready')
+        publish(publisher, 1)
+        status_where(diagnostics, fqn, lambda status: status.count('received') == 1,
+                     'the first frame received')
+        stoppable_node.process.send_signal(signal.SIGSTOP)
+        publish(publisher, 60)
+        stoppable_node.process.send_signal(signal.SIGCONT)
+        status = status_where(diagnostics, fqn, lambda status: status.seen == 61
+                              and status.count('pending') == 0,
+                              'all 61 frames received or counted as lost')
+    finally:
+        probe.node.destroy_publisher(publisher)
+    assert status.count('lost_before_node') > 0, status.values
+    assert status.count('received') + status.count('lost_before_node') == 61, status.values
+    assert status.balanced, status.values
+    assert status.reasons.get('lost before the node: sequence gap') == status.count(
+        'lost_before_node'), status.values
+    assert status.values['loss_counting'] == 'sequence numbers'
+    assert 'lost before this node (sequence gaps)' in stoppable_node.output()
+
+
+def test_a_restarted_publisher_counts_no_loss(
+        probe: Probe, diagnostics: list[DiagnosticArray], triton_server: Any,
+        tmp_path: Any) -> None:
+    fqn = '/restart/detection_node'
+    node = start_detection_node('/restart', triton_server, tmp_path, qos_reliability='reliable',
+                                qos_depth=50)
+    try:
+        for run in range(2):  # a camera driver that restarts: a new publisher, a new GID
+            publisher = probe.node.create_publisher(Image, '/restart/image', QoSProfile(
+                depth=50, reliability=ReliabilityPolicy.RELIABLE))
+            try:
+                probe.wait_for_subscribers(publisher)
+                status_where(diagnostics, fqn, lambda status: status.image_publishers == 1,
+                             'the node to see the publisher')
+                publish(publisher, 5)
+                status_where(diagnostics, fqn,
+                             lambda status, run=run: status.count('received') == 5 * (run + 1)
+                             and status.count('pending') == 0, f'{5 * (run + 1)} frames settled')
+            finally:
+                probe.node.destroy_publisher(publisher)
+        status = find_status(diagnostics, fqn)
+        assert status is not None
+        assert status.count('lost_before_node') == 0, status.values
+    finally:
+        assert node.stop() == 0, node.output()

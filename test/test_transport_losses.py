@@ -1,0 +1,65 @@
+"""Counting frames lost before a node from the publishers' sequence numbers (pure)."""
+from __future__ import annotations
+
+from triton_perception.accounting import FrameAccounting
+from triton_perception.transport_losses import SequenceGapCounter, publisher_sequence
+
+
+def test_gaps_in_one_publishers_sequence_are_counted() -> None:
+    counter = SequenceGapCounter()
+    missed = [counter.observe('camera', number) for number in (1, 2, 5, 6, 10)]
+    assert missed == [0, 0, 2, 0, 3]
+    assert counter.lost == 5
+
+
+def test_counting_starts_at_the_first_sample_seen() -> None:
+    """Samples a publisher sent before this reader matched it were never meant for it."""
+    counter = SequenceGapCounter()
+    assert counter.observe('camera', 40) == 0
+    assert counter.observe('camera', 41) == 0
+    assert counter.lost == 0
+
+
+def test_publishers_are_counted_apart() -> None:
+    counter = SequenceGapCounter()
+    for publisher, number in (('a', 1), ('b', 1), ('a', 2), ('b', 3), ('a', 3)):
+        counter.observe(publisher, number)
+    assert counter.lost == 1
+
+
+def test_a_restarted_publisher_counts_no_loss() -> None:
+    """A new GID starts its own count; a sequence that goes backwards under the same key
+    (a process restarted with a reused GID) starts over; neither is a loss."""
+    counter = SequenceGapCounter()
+    for number in (1, 2, 3, 4):
+        counter.observe('old-gid', number)
+    assert counter.observe('new-gid', 1) == 0
+    assert counter.observe('old-gid', 1) == 0
+    assert counter.observe('old-gid', 2) == 0
+    assert counter.lost == 0
+
+
+def test_forget_starts_over() -> None:
+    counter = SequenceGapCounter()
+    counter.observe('camera', 1)
+    counter.forget()
+    assert counter.observe('camera', 9) == 0
+
+
+def test_message_info_without_sequence_numbers_gives_none() -> None:
+    gid = {'implementation_identifier': 'rmw_x', 'data': b'\x01\x02'}
+    assert publisher_sequence({'publication_sequence_number': None, 'publisher_gid': gid}) is None
+    assert publisher_sequence({'publication_sequence_number': 0, 'publisher_gid': gid}) is None
+    assert publisher_sequence({'publication_sequence_number': 7, 'publisher_gid': None}) is None
+    assert publisher_sequence({'publication_sequence_number': 7, 'publisher_gid': gid}) == (
+        ('rmw_x', b'\x01\x02'), 7)
+
+
+def test_losses_are_outside_the_received_identity() -> None:
+    accounting = FrameAccounting()
+    accounting.received()
+    assert accounting.lost_before_node(3, 'sequence gap') == 3
+    assert accounting.lost_before_node(0, 'sequence gap') == 3
+    snapshot = accounting.snapshot()
+    assert (snapshot.received, snapshot.pending, snapshot.lost_before_node) == (1, 1, 3)
+    assert snapshot.reasons == {'lost before the node: sequence gap': 3}

@@ -1,0 +1,91 @@
+"""Counting the frames a node's image subscription never saw, on every supported rclpy.
+
+- rclpy from Iron on passes `MessageInfo` to a callback that takes two arguments; its
+  `publication_sequence_number` and `publisher_gid` give gaps per publisher
+  (`SequenceGapCounter`).
+- Humble's rclpy has no MessageInfo: there the subscription's `message_lost` QoS event counts
+  what the RMW reports lost (Fast DDS: best-effort samples it gave up on).
+- Where neither exists, the node says once that losses cannot be counted.
+"""
+from __future__ import annotations
+
+import inspect
+from typing import Any, Callable
+
+from rclpy.node import Node
+
+from triton_perception.accounting import FrameAccounting
+from triton_perception.transport_losses import SequenceGapCounter, publisher_sequence
+
+try:  # Jazzy and newer
+    from rclpy.event_handler import SubscriptionEventCallbacks
+except ImportError:  # Humble
+    from rclpy.qos_event import SubscriptionEventCallbacks  # type: ignore[no-redef]
+
+try:
+    from rclpy.subscription import MessageInfo  # noqa: F401  (Iron and newer)
+    from rclpy.subscription import Subscription
+    MESSAGE_INFO_AVAILABLE = hasattr(Subscription, 'CallbackType')
+except ImportError:
+    MESSAGE_INFO_AVAILABLE = False
+
+LOSS_WARNING_THROTTLE_S = 30.0
+
+
+def message_lost_supported() -> bool:
+    return 'message_lost' in inspect.signature(SubscriptionEventCallbacks.__init__).parameters
+
+
+class FrameLossCounter:
+    """Wraps a node's frame callback so that frames lost on the way are counted as
+    `lost before the node`, with a throttled warning that names the usual cause."""
+
+    def __init__(self, node: Node, accounting: FrameAccounting, topic: str) -> None:
+        self._node = node
+        self._accounting = accounting
+        self._topic = topic
+        self._gaps = SequenceGapCounter()
+        self._unsupported_said = False
+        self.method = ('sequence numbers' if MESSAGE_INFO_AVAILABLE
+                       else 'message_lost events' if message_lost_supported() else 'none')
+
+    def subscription_arguments(self, on_frame: Callable[[Any], None]) -> dict[str, Any]:
+        """`callback` (and `event_callbacks`) for `create_subscription`."""
+        self._gaps.forget()
+        if MESSAGE_INFO_AVAILABLE:
+            def on_frame_with_info(message: Any, message_info: Any) -> None:
+                self._observe(message_info)
+                on_frame(message)
+            return {'callback': on_frame_with_info}
+        if self.method == 'message_lost events':
+            return {'callback': on_frame,
+                    'event_callbacks': SubscriptionEventCallbacks(message_lost=self._on_lost)}
+        self._say_unsupported('this rclpy gives neither message info nor message_lost events')
+        return {'callback': on_frame}
+
+    def _observe(self, message_info: Any) -> None:
+        publisher = publisher_sequence(message_info)
+        if publisher is None:
+            self._say_unsupported('the RMW gives no publication sequence numbers')
+            return
+        self._count(self._gaps.observe(*publisher), 'sequence gap')
+
+    def _on_lost(self, info: Any) -> None:
+        self._count(int(getattr(info, 'total_count_change', 0)), 'message lost event')
+
+    def _count(self, lost: int, reason: str) -> None:
+        if lost <= 0:
+            return
+        total = self._accounting.lost_before_node(lost, reason)
+        self._node.get_logger().warning(
+            f'{total} frames from {self._topic} lost before this node ({reason}s): give the '
+            'camera driver the same Fast DDS profile and a reader depth that fits its rate '
+            '(README, "QoS and the Fast DDS profile")',
+            throttle_duration_sec=LOSS_WARNING_THROTTLE_S)
+
+    def _say_unsupported(self, why: str) -> None:
+        if not self._unsupported_said:
+            self._unsupported_said = True
+            self.method = f'none ({why})'
+            self._node.get_logger().warning(
+                f'frames lost before this node cannot be counted: {why}')
