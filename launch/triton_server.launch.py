@@ -1,4 +1,6 @@
 """tritonserver alone, bound to loopback, respawned after a crash (server arguments of the plan)."""
+import sys
+
 from launch import LaunchContext, LaunchDescription
 from launch.actions import ExecuteProcess, LogInfo, OpaqueFunction
 
@@ -17,7 +19,9 @@ def server_actions(context: LaunchContext) -> list:
     return [
         LogInfo(msg=f'tritonserver: {plan.server.model_repository} '
                     f'(profile {values["profile"]}), gRPC {plan.triton_url}'),
-        ExecuteProcess(cmd=server_command(plan.server, installation),
+        # Through parent_death: tritonserver ends when launch does, even by SIGTERM or SIGKILL.
+        ExecuteProcess(cmd=[sys.executable, '-m', 'triton_perception.parent_death',
+                            *server_command(plan.server, installation)],
                        env=server_environment(installation), name='tritonserver',
                        output='screen', respawn=plan.respawn_triton,
                        respawn_delay=plan.respawn_delay_s, sigterm_timeout='5'),

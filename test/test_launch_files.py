@@ -1,7 +1,6 @@
 """The launch files under real ROS 2 launch/launch_ros: declared arguments and the concrete
-processes they start, checked against the plan without starting anything.
-
-ROS launch cannot be installed from PyPI, so this module runs only where ROS is installed.
+processes they start, checked against the plan without starting anything (test_ros2_cli.py
+starts them for real). `make setup` installs ROS launch from ../shared/ros-python.
 """
 from __future__ import annotations
 
@@ -17,30 +16,13 @@ from conftest import REPO
 from triton_perception.plan import ARGUMENT_NAMES, ARGUMENTS, PlanError, pipeline_plan
 from triton_perception.triton.server import find_tritonserver, server_command
 
-SKIP_REASON = ('ROS 2 launch/launch_ros are not installable from PyPI (the PyPI package named '
-               '"launch" is another project), so this runs on ROS machines (Orin/desktop with '
-               'apt ROS) only')
-
-
-def _import_ros_launch():
-    launch = pytest.importorskip('launch', reason=SKIP_REASON)
-    if not hasattr(launch, 'LaunchDescription'):
-        # Without ROS launch, `import launch` from the repository root finds the repository's
-        # launch/ directory as a namespace package; drop it so that nothing else sees it.
-        sys.modules.pop('launch', None)
-        pytest.skip(SKIP_REASON, allow_module_level=True)
-    pytest.importorskip('launch_ros', reason=SKIP_REASON)
-
-
-_import_ros_launch()
-
-from launch import LaunchContext  # noqa: E402
-from launch.actions import ExecuteProcess, RegisterEventHandler, Shutdown  # noqa: E402
-from launch.events.process import ProcessExited  # noqa: E402
-from launch.launch_description_sources import (  # noqa: E402
+from launch import LaunchContext
+from launch.actions import ExecuteProcess, RegisterEventHandler, Shutdown
+from launch.events.process import ProcessExited
+from launch.launch_description_sources import (
     get_launch_description_from_python_launch_file)
-from launch.utilities import perform_substitutions  # noqa: E402
-from launch_ros.actions import Node  # noqa: E402
+from launch.utilities import perform_substitutions
+from launch_ros.actions import Node
 
 LAUNCH_DIR = REPO / 'launch'
 PACKAGE = 'triton_perception'

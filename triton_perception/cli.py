@@ -15,6 +15,7 @@ from triton_perception.engines import EngineBuildError, build_engines
 from triton_perception.models import ModelInstallError, default_models_directory, install_models
 from triton_perception.paths import default_model_repository
 from triton_perception.plan import ARGUMENTS, PlanError, parse_launch_arguments, pipeline_plan
+from triton_perception.processes import die_with_parent
 from triton_perception.triton.server import PROFILES, ServerConfig, ServerError, TritonServer
 
 
@@ -96,6 +97,7 @@ def command_run(arguments: argparse.Namespace) -> int:
 def command_wait_ready(arguments: argparse.Namespace) -> int:
     from triton_perception.runner import wait_for_remote_models  # noqa: PLC0415
 
+    die_with_parent()  # the readiness gate ends with the launch that started it
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
     signal.signal(signal.SIGINT, lambda *_: stop.set())

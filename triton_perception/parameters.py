@@ -26,6 +26,11 @@ class ParameterSpec:
     accepted: str
     check: Callable[[Any], bool]
     dynamic: bool = False
+    # For parameter descriptors (ros2 param describe, rqt_reconfigure): the closed range of a
+    # number, or the accepted words of a choice.
+    low: float | None = None
+    high: float | None = None
+    choices: tuple[str, ...] = ()
 
     def validate(self, value: Any) -> ParameterValue:
         if isinstance(self.default, float) and isinstance(value, int) and not isinstance(
@@ -40,14 +45,14 @@ class ParameterSpec:
 def choice(name: str, default: str, options: tuple[str, ...], description: str,
            dynamic: bool = False) -> ParameterSpec:
     return ParameterSpec(name, default, description, 'one of ' + ', '.join(options),
-                         lambda value: value in options, dynamic)
+                         lambda value: value in options, dynamic, choices=options)
 
 
 def number(name: str, default: int | float, low: float, high: float, description: str,
            dynamic: bool = False) -> ParameterSpec:
     kind = 'an integer' if isinstance(default, int) else 'a number'
     return ParameterSpec(name, default, description, f'{kind} in [{low:g}, {high:g}]',
-                         lambda value: low <= value <= high, dynamic)
+                         lambda value: low <= value <= high, dynamic, low=low, high=high)
 
 
 def text(name: str, default: str, description: str, accepted: str,

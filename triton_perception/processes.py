@@ -81,12 +81,15 @@ def free_ports(count: int) -> list[int]:
     return ports
 
 
-def die_with_parent() -> None:
-    """Linux (preexec_fn): SIGTERM the child when the process that started it dies, even by
-    SIGKILL, so no tritonserver or node outlives its supervisor."""
-    libc = ctypes.CDLL('libc.so.6', use_errno=True)
+def die_with_parent() -> bool:
+    """SIGTERM this process when the process that started it dies, even by SIGKILL, so no
+    tritonserver or node outlives its supervisor (as a preexec_fn: the child). Linux only;
+    elsewhere returns False and does nothing."""
+    if not sys.platform.startswith('linux'):
+        return False
+    libc = ctypes.CDLL(None, use_errno=True)
     pr_set_pdeathsig = 1
-    libc.prctl(pr_set_pdeathsig, signal.SIGTERM)
+    return libc.prctl(pr_set_pdeathsig, signal.SIGTERM) == 0
 
 
 def ros_arguments(parameters: Mapping[str, Any], namespace: str = '') -> list[str]:

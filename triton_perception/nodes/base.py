@@ -14,7 +14,7 @@ from typing import Any, Callable
 
 import rclpy
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
-from rcl_interfaces.msg import ParameterDescriptor, SetParametersResult
+from rcl_interfaces.msg import SetParametersResult
 from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
 from rclpy.lifecycle import LifecycleNode, LifecycleState, TransitionCallbackReturn
 from rclpy.node import Node
@@ -27,11 +27,13 @@ from std_msgs.msg import Header
 
 from triton_perception.accounting import AccountingSnapshot, Fate, FrameAccounting, FrameRejected
 from triton_perception.nodes.frame_losses import FrameLossCounter
+from triton_perception.nodes.ros_parameters import declare_parameters
 from triton_perception.diagnostics import reason_key, status_name
 from triton_perception.image_conversion import (check_compressed, check_image, compressed_to_rgb,
                                                 image_to_rgb)
 from triton_perception.parameters import ParameterError, ParameterSpec, ParameterValue
 from triton_perception.paths import dds_profile_environment
+from triton_perception.processes import die_with_parent
 from triton_perception.triton.client import ClientSettings, Frame, InferenceWorker, Tensors, \
     TlsOptions
 
@@ -89,7 +91,7 @@ class PerceptionNode(LifecycleNode):
                  outputs: tuple[str, ...], **node_options: Any) -> None:
         super().__init__(node_name, **node_options)
         self._specs = {spec.name: spec for spec in specs}
-        self.settings = self._declare_parameters(specs)
+        self.settings = declare_parameters(self, specs)
         self._outputs = outputs
         self._log = RosLog(self)
         self.accounting = FrameAccounting()
@@ -176,21 +178,6 @@ class PerceptionNode(LifecycleNode):
         if self._worker is not None:
             self._worker.stop(reason)
             self._worker = None
-
-    def _declare_parameters(self, specs: tuple[ParameterSpec, ...]) -> dict[str, ParameterValue]:
-        problems, values = [], {}
-        for spec in specs:
-            descriptor = ParameterDescriptor(
-                description=f'{spec.description} ({spec.accepted})', dynamic_typing=True,
-                read_only=not spec.dynamic)
-            value = self.declare_parameter(spec.name, spec.default, descriptor).value
-            try:
-                values[spec.name] = spec.validate(value)
-            except ParameterError as error:
-                problems.append(str(error))
-        if problems:
-            raise ParameterError('; '.join(problems))
-        return values
 
     def _on_set_parameters(self, parameters: list[Parameter]) -> SetParametersResult:
         updates = {}
@@ -314,6 +301,9 @@ def _ignore_stop_signals() -> None:
 
 def run_nodes(factories: list[Callable[[], Node]], args: list[str] | None = None) -> int:
     """Start the nodes in one process; exit 2 with the reason on bad parameters."""
+    # A node ends (cleanly, through SIGTERM) when the process that started it dies by any
+    # signal: ros2 launch ended by SIGTERM or SIGKILL signals nobody.
+    die_with_parent()
     os.environ.update(dds_profile_environment())
     rclpy.init(args=args)
     # Humble's rclpy only handles SIGINT; stop the same clean way on SIGTERM.

@@ -23,7 +23,8 @@ from triton_perception.messages import (detections_from_message, image_message,
 from triton_perception.nodes.base import (LATCHED_QOS, OVERLAY_QOS, RESULT_QOS, image_qos,
                                           run_nodes)
 from triton_perception.overlay import draw_detections, draw_drivable_area, draw_lanes
-from triton_perception.parameters import OVERLAY, validate_all
+from triton_perception.nodes.ros_parameters import declare_parameters
+from triton_perception.parameters import OVERLAY
 
 WATCH_PERIOD_S = 0.5
 StampKey = tuple[int, int]
@@ -43,9 +44,8 @@ class PendingFrame:
 class OverlayNode(Node):
     def __init__(self, **node_options: Any) -> None:
         super().__init__('overlay_node', **node_options)
-        values = {spec.name: self.declare_parameter(spec.name, spec.default).value
-                  for spec in OVERLAY}
-        self.settings = validate_all(OVERLAY, values)
+        # Read-only parameters (descriptors say so): the subscriptions depend on them.
+        self.settings = declare_parameters(self, OVERLAY)
         self.expected = (['detections'] if self.settings['expect_detections'] else []) + (
             ['lanes', 'drivable_area'] if self.settings['expect_lanes'] else [])
         self._lock = threading.Lock()

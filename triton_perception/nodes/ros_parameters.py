@@ -1,0 +1,48 @@
+"""Declaring the parameter table (`parameters.py`) on an rclpy node, with descriptors that carry
+each parameter's type, range or choices and whether it can change at run time, so that
+`ros2 param describe` and rqt_reconfigure show the limits and refuse what a node would."""
+from __future__ import annotations
+
+from rcl_interfaces.msg import (FloatingPointRange, IntegerRange, ParameterDescriptor,
+                                ParameterType)
+from rclpy.exceptions import InvalidParameterTypeException, InvalidParameterValueException
+from rclpy.node import Node
+
+from triton_perception.parameters import (ParameterError, ParameterSpec, ParameterValue,
+                                          validate_all)
+
+PARAMETER_TYPES = {bool: ParameterType.PARAMETER_BOOL, int: ParameterType.PARAMETER_INTEGER,
+                   float: ParameterType.PARAMETER_DOUBLE, str: ParameterType.PARAMETER_STRING}
+
+
+def descriptor(spec: ParameterSpec) -> ParameterDescriptor:
+    live = 'can be changed while the node runs' if spec.dynamic else \
+        'read-only: set it at start-up (params file or launch argument)'
+    result = ParameterDescriptor(
+        name=spec.name, type=PARAMETER_TYPES[type(spec.default)],
+        description=f'{spec.description} ({live})', additional_constraints=spec.accepted,
+        read_only=not spec.dynamic)
+    if spec.low is not None and spec.high is not None:
+        if isinstance(spec.default, float):
+            result.floating_point_range = [FloatingPointRange(
+                from_value=float(spec.low), to_value=float(spec.high), step=0.0)]
+        else:
+            result.integer_range = [IntegerRange(
+                from_value=int(spec.low), to_value=int(spec.high), step=1)]
+    return result
+
+
+def declare_parameters(node: Node, specs: tuple[ParameterSpec, ...]) -> dict[str, ParameterValue]:
+    """Declare every parameter and validate the start-up values; one ParameterError names every
+    bad value and what is accepted (rclpy's own type and range errors included)."""
+    problems, values = [], {}
+    for spec in specs:
+        try:
+            values[spec.name] = node.declare_parameter(spec.name, spec.default,
+                                                       descriptor(spec)).value
+        except (InvalidParameterTypeException, InvalidParameterValueException) as error:
+            problems.append(f"parameter '{spec.name}': {error}; expected {spec.accepted} "
+                            f'({type(spec.default).__name__}, e.g. {spec.default!r})')
+    if problems:
+        raise ParameterError('; '.join(problems))
+    return validate_all(specs, values)
