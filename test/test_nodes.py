@@ -18,10 +18,12 @@ from ros_helpers import BEST_EFFORT, LATCHED, Probe, wait_until
 
 from triton_perception.processes import NodeProcess, ros_arguments
 from triton_perception.image_conversion import encode_rgb
-from triton_perception.messages import read_lane_points
+from triton_perception.messages import load_labels, read_lane_points
 from triton_perception.diagnostics import find_status
 
 pytestmark = [pytest.mark.ros, pytest.mark.server]
+# ObjectHypothesis.class_id is the decimal class id; its name is in the node's LabelInfo.
+COCO = load_labels()
 
 # ../shared/models/README.md, bus.jpg at conf 0.25, IoU 0.45: (class, score, x1, y1, x2, y2)
 BUS_REFERENCE = [('person', 0.823, 219, 408, 349, 863), ('person', 0.816, 52, 399, 207, 895),
@@ -120,7 +122,7 @@ def assert_matches_bus_reference(detections: Detection2DArray) -> None:
     for detection in detections.detections:
         box = detection.bbox
         hypothesis = detection.results[0].hypothesis
-        found.append((hypothesis.class_id, hypothesis.score,
+        found.append((COCO[int(hypothesis.class_id)], hypothesis.score,
                       box.center.position.x - box.size_x / 2, box.center.position.y - box.size_y / 2,
                       box.center.position.x + box.size_x / 2, box.center.position.y + box.size_y / 2))
     assert len(found) == len(BUS_REFERENCE), found
@@ -151,7 +153,7 @@ def test_detections_of_bus_match_the_reference(probe: Probe, detection_node: Nod
     if encoding in ('rgb8', 'bgr8', 'rgba8'):
         assert_matches_bus_reference(result)
     else:  # grey and demosaiced frames lose colour: the people and the bus must still be there
-        classes = sorted(d.results[0].hypothesis.class_id for d in result.detections)
+        classes = sorted(COCO[int(d.results[0].hypothesis.class_id)] for d in result.detections)
         assert classes.count('person') >= 3 and 'bus' in classes, classes
 
 
@@ -165,7 +167,7 @@ def test_compressed_input(probe: Probe, compressed_detection_node: NodeProcess,
     message.header.stamp.sec = 77
     result = send_and_receive(probe, '/det_jpeg/image/compressed', message,
                               '/det_jpeg/detections', Detection2DArray, received)
-    classes = sorted(d.results[0].hypothesis.class_id for d in result.detections)
+    classes = sorted(COCO[int(d.results[0].hypothesis.class_id)] for d in result.detections)
     assert classes == ['bus', 'person', 'person', 'person'], classes
 
 

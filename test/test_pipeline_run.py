@@ -17,10 +17,11 @@ from std_msgs.msg import Header
 from vision_msgs.msg import Detection2DArray
 
 from ros_helpers import BEST_EFFORT, Probe, wait_until
-from triton_perception.messages import image_message, read_lane_points
+from triton_perception.messages import image_message, load_labels, read_lane_points
 from triton_perception.processes import alive, free_ports, process_tree
 
 pytestmark = [pytest.mark.ros, pytest.mark.server, pytest.mark.slow]
+CAR = str(load_labels().index('car'))  # class_id is the id; LabelInfo has the name
 
 
 def start_pipeline(tmp_path: Path, namespace: str,
@@ -91,7 +92,7 @@ def test_run_end_to_end_and_stop(probe: Probe, shared: Path, tmp_path: Path,
             time.sleep(0.1)  # publishing rate (10 Hz), not a wait for a condition
         wait_until(lambda: detections and lanes and overlays, 60.0,
                    'detections, lanes and the combined overlay')
-        assert any(d.results[0].hypothesis.class_id == 'car'
+        assert any(d.results[0].hypothesis.class_id == CAR
                    for message in detections for d in message.detections)
         assert any({-1, 1} <= set(read_lane_points(cloud)['side'].tolist()) for cloud in lanes)
         assert overlays[0].header.frame_id == 'front_camera'
@@ -128,7 +129,7 @@ def test_two_cameras_share_one_server(probe: Probe, shared: Path, tmp_path: Path
                    'detections from both cameras')
         for name, received in results.items():
             assert {message.header.frame_id for message in received} == {name}
-            assert any(d.results[0].hypothesis.class_id == 'car'
+            assert any(d.results[0].hypothesis.class_id == CAR
                        for message in received for d in message.detections)
         assert len(process_tree(process.pid)[1:]) >= 3, 'tritonserver and two nodes'
     finally:

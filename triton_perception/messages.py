@@ -49,14 +49,25 @@ def class_name(labels: list[str], class_id: int) -> str:
     return labels[class_id] if 0 <= class_id < len(labels) else str(class_id)
 
 
-def detection_array_message(detections: np.ndarray, header: Header,
-                            labels: list[str]) -> Detection2DArray:
-    """DETECTIONS rows (x1, y1, x2, y2, score, class_id) in image pixels -> Detection2DArray."""
+def class_index(class_id: str, labels: list[str]) -> int:
+    """`ObjectHypothesis.class_id` -> the class's index in LabelInfo (-1 when unknown).
+
+    vision_msgs: class_id is the class's id, looked up in the LabelInfo (VisionInfo) the
+    detector publishes; this package writes the decimal id. Bags recorded before it did carry
+    the class name, which is accepted too."""
+    if class_id.isdigit():
+        return int(class_id)
+    return labels.index(class_id) if class_id in labels else -1
+
+
+def detection_array_message(detections: np.ndarray, header: Header) -> Detection2DArray:
+    """DETECTIONS rows (x1, y1, x2, y2, score, class_id) in image pixels -> Detection2DArray,
+    with `class_id` the decimal class id (its name is in the node's LabelInfo)."""
     message = Detection2DArray(header=header)
     for x1, y1, x2, y2, score, class_id in detections.tolist():
         detection = Detection2D(header=header)
         hypothesis = ObjectHypothesisWithPose()
-        hypothesis.hypothesis.class_id = class_name(labels, int(class_id))
+        hypothesis.hypothesis.class_id = str(int(class_id))
         hypothesis.hypothesis.score = float(score)
         detection.results.append(hypothesis)
         box = BoundingBox2D()
@@ -116,7 +127,7 @@ def detections_from_message(message: Detection2DArray, labels: list[str]) -> np.
     rows = []
     for detection in message.detections:
         box, hypothesis = detection.bbox, detection.results[0].hypothesis
-        class_id = labels.index(hypothesis.class_id) if hypothesis.class_id in labels else -1
+        class_id = class_index(hypothesis.class_id, labels)
         rows.append((box.center.position.x - box.size_x / 2, box.center.position.y - box.size_y / 2,
                      box.center.position.x + box.size_x / 2, box.center.position.y + box.size_y / 2,
                      hypothesis.score, class_id))

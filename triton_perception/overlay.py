@@ -4,6 +4,8 @@ from __future__ import annotations
 import cv2
 import numpy as np
 
+from triton_perception.messages import class_name
+
 DRIVABLE_TINT = np.array([0, 160, 255], dtype=np.float32)  # RGB
 DRIVABLE_ALPHA = 0.35
 SIDE_COLOURS = {  # RGB by LANE_SIDES value: ego boundaries stand out
@@ -22,7 +24,7 @@ def draw_detections(rgb: np.ndarray, detections: np.ndarray, labels: list[str]) 
     thickness = max(1, round(max(rgb.shape[:2]) / 500))
     for x1, y1, x2, y2, score, class_id in detections.tolist():
         colour = palette(int(class_id))
-        name = labels[int(class_id)] if 0 <= int(class_id) < len(labels) else str(int(class_id))
+        name = class_name(labels, int(class_id))
         top_left, bottom_right = (int(x1), int(y1)), (int(x2), int(y2))
         cv2.rectangle(rgb, top_left, bottom_right, colour, thickness)
         caption = f'{name} {score:.2f}'

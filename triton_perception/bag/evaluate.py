@@ -27,7 +27,7 @@ from rosbags.highlevel import AnyReader, AnyReaderError
 from triton_perception.bag.common import COMPRESSED_IMAGE_TYPE, IMAGE_TYPE, BagError, typestore
 from triton_perception.bag.play import play_bag
 from triton_perception.bag.record import BagRecorder
-from triton_perception.messages import LANE_POINT_DTYPE
+from triton_perception.messages import LANE_POINT_DTYPE, class_index, class_name, load_labels
 from triton_perception.diagnostics import NodeStatus, status_name
 from triton_perception.paths import config_file
 from triton_perception.plan import pipeline_plan
@@ -217,7 +217,15 @@ def replay(settings: EvaluationSettings, log: Callable[[str], None]) -> dict[str
             'outputs_bag': str(outputs_bag)}
 
 
-def analyse_outputs(outputs_bag: Path) -> dict[str, Any]:
+def detection_labels(params_file: Path | None) -> list[str]:
+    """The class names detection_node used: its `labels_file` in the parameters."""
+    params = yaml.safe_load((params_file or config_file('params.yaml')).read_text(
+        encoding='utf-8')) or {}
+    section = params.get('/**/detection_node', {}).get('ros__parameters', {})
+    return load_labels(section.get('labels_file', ''))
+
+
+def analyse_outputs(outputs_bag: Path, labels: list[str]) -> dict[str, Any]:
     """Per-class detections and lane figures from the recorded result messages."""
     class_frames: Counter[str] = Counter()
     class_boxes: Counter[str] = Counter()
@@ -227,7 +235,8 @@ def analyse_outputs(outputs_bag: Path) -> dict[str, Any]:
             message = reader.deserialize(raw, connection.msgtype)
             if connection.topic.endswith('/detections'):
                 detection_frames += 1
-                names = [d.results[0].hypothesis.class_id for d in message.detections]
+                names = [class_name(labels, class_index(d.results[0].hypothesis.class_id, labels))
+                         for d in message.detections]
                 class_boxes.update(names)
                 class_frames.update(set(names))
             elif connection.topic.endswith('/lanes'):
@@ -335,7 +344,7 @@ def evaluate(settings: EvaluationSettings, log: Callable[[str], None]) -> dict[s
         'input': {'bag': str(settings.bag), 'topic': replayed['topic'],
                   'frames': replayed['frames'], 'rate': settings.rate},
         'nodes': node_figures(replayed['frames'], replayed['nodes']),
-        **analyse_outputs(Path(replayed['outputs_bag'])),
+        **analyse_outputs(Path(replayed['outputs_bag']), detection_labels(settings.params_file)),
         'outputs_bag': replayed['outputs_bag'],
     }
     if settings.expected:

@@ -49,7 +49,7 @@ class DetectionNode(PerceptionNode):
             keep = np.isin(detections[:, 5].astype(np.int64), list(self._class_filter))
             detections = detections[keep]
         header = frame.message.header
-        self._detections.publish(detection_array_message(detections, header, self.labels))
+        self._detections.publish(detection_array_message(detections, header))
         if self.overlay_wanted(self._overlay):
             canvas = draw_detections(inputs['IMAGE'].copy(), detections, self.labels)
             self._overlay.publish(image_message(canvas, header, 'rgb8'))
