@@ -12,14 +12,21 @@ FASTDDS_PROFILE_VARIABLES = ('FASTRTPS_DEFAULT_PROFILES_FILE', 'FASTDDS_DEFAULT_
 
 
 def share_directory() -> Path:
-    """The checkout in development (editable install), else share/triton_perception."""
-    if (SOURCE_ROOT / 'package.xml').is_file() and (SOURCE_ROOT / 'config').is_dir():
-        return SOURCE_ROOT
+    """share/triton_perception of the installation in use.
+
+    The ament index first: a colcon install space (also with --symlink-install, where this
+    module resolves into the source tree but the weights are installed under the install
+    space), a ROS install, or the development venv (set-up registers the checkout there).
+    Without an index (AMENT_PREFIX_PATH unset): the checkout, else this interpreter's prefix.
+    """
     try:
         from ament_index_python.packages import get_package_share_directory  # noqa: PLC0415
         return Path(get_package_share_directory(PACKAGE))
-    except (ImportError, LookupError, OSError):  # no ament index (a venv without AMENT_PREFIX_PATH)
-        return Path(sys.prefix) / 'share' / PACKAGE
+    except (ImportError, LookupError, OSError, ValueError):
+        pass
+    if (SOURCE_ROOT / 'package.xml').is_file() and (SOURCE_ROOT / 'config').is_dir():
+        return SOURCE_ROOT
+    return Path(sys.prefix) / 'share' / PACKAGE
 
 
 def config_file(name: str) -> Path:

@@ -1,0 +1,225 @@
+"""The ROS user's path for real: `colcon build` (plain and --symlink-install) of this checkout
+against the venv's ROS, `ros2 launch` from the install space with a probe getting results,
+`ros2 param` and `ros2 lifecycle` on the launched nodes, and no process outliving launch,
+whatever signal ends it. ROS launch and the ros2 CLI come from ../shared/ros-python."""
+from __future__ import annotations
+
+import signal
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any, Iterator
+
+import cv2
+import numpy as np
+import pytest
+from diagnostic_msgs.msg import DiagnosticArray
+from sensor_msgs.msg import Image, PointCloud2
+from std_msgs.msg import Header
+from vision_msgs.msg import Detection2DArray
+
+from ros_cli import (LaunchedPipeline, colcon_build, copy_checkout, ros2,
+                     sourced_environment, venv_environment)
+from ros_helpers import Probe, wait_until
+from triton_perception.diagnostics import find_status
+from triton_perception.messages import image_message
+from triton_perception.processes import alive
+
+pytestmark = [pytest.mark.ros, pytest.mark.server, pytest.mark.slow]
+
+NAMESPACE = '/cli'
+NODES = (f'{NAMESPACE}/detection_node', f'{NAMESPACE}/lane_node')
+READY_TIMEOUT_S = 240.0
+
+
+@pytest.fixture(scope='module', autouse=True)
+def no_daemon_left() -> Iterator[None]:
+    """`ros2 param`/`ros2 lifecycle` start the ros2 daemon, which outlives them."""
+    yield
+    ros2(venv_environment(), 'daemon', 'stop')
+
+
+@pytest.fixture(scope='module')
+def workspace(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    workspace = tmp_path_factory.mktemp('colcon_ws')
+    copy_checkout(workspace / 'src' / 'triton_perception')
+    return workspace
+
+
+@pytest.fixture(scope='module')
+def installed(workspace: Path, shared: Path) -> Path:
+    """A plain colcon install space with the weights installed into it (README, ROS machine)."""
+    install = colcon_build(workspace, 'install', symlink_install=False)
+    install_models(sourced_environment(install), shared)
+    return install
+
+
+def install_models(environment: dict[str, str], shared: Path) -> Path:
+    """`triton-perception models install` in that environment; returns the model repository.
+    (The interpreter is the venv's: the install space's console script names colcon's own.)"""
+    result = subprocess.run([sys.executable, '-m', 'triton_perception.cli', 'models', 'install',
+                             '--from', str(shared / 'models')], env=environment,
+                            capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stdout + result.stderr
+    repository = subprocess.run(
+        [sys.executable, '-c', 'from triton_perception.paths import default_model_repository '
+         'as r; print(r())'], env=environment, capture_output=True, text=True, check=True)
+    return Path(repository.stdout.strip())
+
+
+@pytest.mark.parametrize('symlink_install', [False, True], ids=['plain', 'symlink-install'])
+def test_colcon_build_finds_its_model_repository_and_weights(
+        workspace: Path, shared: Path, symlink_install: bool) -> None:
+    install = colcon_build(workspace, f'install_{symlink_install}', symlink_install)
+    environment = sourced_environment(install)
+    repository = install_models(environment, shared)
+    # Under the install space (with --symlink-install the Python package resolves into the
+    # source tree, but the share directory is still the install space's).
+    assert repository == install / 'triton_perception' / 'share' / 'triton_perception' / \
+        'model_repository'
+    assert (repository / 'yolov5_model' / '1' / 'model.onnx').is_file()
+    assert (repository / 'lane_model' / '1' / 'model.onnx').is_file()
+    executables = ros2(environment, 'pkg', 'executables', 'triton_perception')
+    assert executables.returncode == 0, executables.stderr
+    assert sorted(executables.stdout.split()) == sorted(
+        ['triton_perception', 'detection_node', 'triton_perception', 'lane_node',
+         'triton_perception', 'overlay_node'])
+    # Executables under lib/triton_perception only: no generic names on PATH.
+    assert not any((install / 'triton_perception' / 'bin' / name).exists()
+                   for name in ('detection_node', 'lane_node', 'overlay_node'))
+
+
+def test_launch_lists_its_arguments() -> None:
+    result = ros2(venv_environment(), 'launch', 'triton_perception', 'pipeline.launch.py', '-s')
+    assert result.returncode == 0, result.stderr
+    for name in ('camera_topic', 'profile', 'cameras', 'params_file'):
+        assert f"'{name}'" in result.stdout, result.stdout
+
+
+@pytest.fixture(scope='module')
+def diagnostics(probe: Probe) -> list[DiagnosticArray]:
+    return probe.record(DiagnosticArray, '/diagnostics')
+
+
+def wait_ready(diagnostics: list[DiagnosticArray], pipeline: LaunchedPipeline,
+               nodes: tuple[str, ...]) -> None:
+    def ready() -> bool:
+        assert pipeline.process.poll() is None, pipeline.output()[-4000:]
+        return all((status := find_status(diagnostics, node)) is not None
+                   and status.triton_ready for node in nodes)
+    try:
+        wait_until(ready, READY_TIMEOUT_S, f'{", ".join(nodes)} active with Triton ready')
+    except AssertionError:
+        pipeline.kill(pipeline.processes())
+        raise AssertionError(pipeline.output()[-4000:]) from None
+
+
+@pytest.fixture(scope='module')
+def launched(installed: Path, diagnostics: list[DiagnosticArray],
+             tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
+    """The whole pipeline (tritonserver, readiness gate, both nodes) launched from the colcon
+    install space. The last test of the module stops it with Ctrl-C."""
+    environment = sourced_environment(installed)
+    pipeline = LaunchedPipeline.start(
+        environment, tmp_path_factory.mktemp('launch') / 'launch.log',
+        [f'namespace:={NAMESPACE}', f'camera_topic:={NAMESPACE}/camera/image_raw',
+         'enable_overlay:=false'])
+    wait_ready(diagnostics, pipeline, NODES)
+    yield {'pipeline': pipeline, 'environment': environment}
+    if pipeline.process.poll() is None:
+        pipeline.kill(pipeline.processes())
+
+
+def road_frame(shared: Path) -> np.ndarray:
+    capture = cv2.VideoCapture(str(shared / 'data' / 'videos' / 'solidWhiteRight.mp4'))
+    capture.set(cv2.CAP_PROP_POS_FRAMES, 60)
+    ok, bgr = capture.read()
+    capture.release()
+    assert ok
+    return bgr
+
+
+def test_launched_pipeline_answers_frames(launched: dict[str, Any], probe: Probe,
+                                          shared: Path) -> None:
+    detections = probe.record(Detection2DArray, f'{NAMESPACE}/detections')
+    lanes = probe.record(PointCloud2, f'{NAMESPACE}/lanes')
+    camera = probe.publisher(Image, f'{NAMESPACE}/camera/image_raw')
+    probe.wait_for_subscribers(camera, 2)
+    frame = image_message(road_frame(shared), Header(frame_id='camera'), 'bgr8')
+
+    def answered() -> bool:
+        camera.publish(frame)  # until both answer: the nodes may still be warming up
+        return bool(detections) and bool(lanes)
+    wait_until(answered, 60.0, 'detections and lanes from the launched nodes')
+    assert any(detection.results for message in detections for detection in message.detections)
+
+
+def test_param_describe_shows_ranges_and_choices(launched: dict[str, Any]) -> None:
+    environment = launched['environment']
+    node = f'{NAMESPACE}/detection_node'
+    described = ros2(environment, 'param', 'describe', node, 'score_threshold',
+                     'max_in_flight', 'transport')
+    assert described.returncode == 0, described.stderr
+    text = described.stdout
+    assert 'Min value: 0.0' in text and 'Max value: 1.0' in text, text
+    assert 'Min value: 1' in text and 'Max value: 8' in text, text
+    assert 'one of auto, grpc, shared_memory' in text, text
+    assert 'Read only: true' in text, text  # transport: fixed at start-up
+
+
+def test_param_set_is_live_or_refused_with_a_reason(launched: dict[str, Any]) -> None:
+    environment = launched['environment']
+    node = f'{NAMESPACE}/detection_node'
+    live = ros2(environment, 'param', 'set', node, 'score_threshold', '0.4')
+    assert 'Set parameter successful' in live.stdout, live.stdout + live.stderr
+    static = ros2(environment, 'param', 'set', node, 'transport', 'grpc')
+    refused = static.stdout + static.stderr  # Jazzy's ros2 param prints failures on stderr
+    assert 'Setting parameter failed' in refused and 'read-only' in refused, refused
+    out_of_range = ros2(environment, 'param', 'set', node, 'score_threshold', '1.5')
+    refused = out_of_range.stdout + out_of_range.stderr
+    assert 'Setting parameter failed' in refused, refused
+    value = ros2(environment, 'param', 'get', node, 'score_threshold')
+    assert '0.4' in value.stdout, value.stdout + value.stderr
+
+
+def test_lifecycle_set_walks_detection_node(launched: dict[str, Any],
+                                            diagnostics: list[DiagnosticArray]) -> None:
+    environment = launched['environment']
+    node = f'{NAMESPACE}/detection_node'
+    assert 'active [3]' in ros2(environment, 'lifecycle', 'get', node).stdout
+    for transition, state in (('deactivate', 'inactive [2]'), ('cleanup', 'unconfigured [1]'),
+                              ('configure', 'inactive [2]'), ('activate', 'active [3]'),
+                              ('deactivate', 'inactive [2]'), ('activate', 'active [3]')):
+        result = ros2(environment, 'lifecycle', 'set', node, transition)
+        assert 'Transitioning successful' in result.stdout, (transition, result.stdout,
+                                                             result.stderr)
+        current = ros2(environment, 'lifecycle', 'get', node).stdout
+        assert state in current, (transition, current)
+    wait_until(lambda: (status := find_status(diagnostics, node)) is not None
+               and status.values.get('active') == 'true', 30.0, 'the node active again')
+
+
+def test_ctrl_c_leaves_no_process_behind(launched: dict[str, Any]) -> None:
+    pipeline: LaunchedPipeline = launched['pipeline']
+    stopped = pipeline.signal_and_wait_gone(signal.SIGINT, whole_group=True)
+    assert len(stopped) >= 5, 'launch, tritonserver, its stubs and the nodes'
+
+
+@pytest.mark.parametrize('stop_signal', [signal.SIGTERM, signal.SIGKILL],
+                         ids=['SIGTERM', 'SIGKILL'])
+def test_nothing_outlives_launch_whatever_ends_it(
+        stop_signal: int, diagnostics: list[DiagnosticArray], tmp_path: Path) -> None:
+    """From the development checkout (the venv's ament index), as a supervisor or script would
+    end it: the signal reaches launch alone, which passes nothing on for SIGKILL (and, for
+    SIGTERM, may end before its children); every process it started ends by itself."""
+    namespace = f'/sig{int(stop_signal)}'
+    pipeline = LaunchedPipeline.start(
+        venv_environment(), tmp_path / 'launch.log',
+        [f'namespace:={namespace}', f'camera_topic:={namespace}/camera/image_raw',
+         'enable_overlay:=false', 'enable_lanes:=false'])
+    wait_ready(diagnostics, pipeline, (f'{namespace}/detection_node',))
+    started = pipeline.processes()
+    assert any('tritonserver' in Path(f'/proc/{pid}/cmdline').read_bytes().decode(
+        errors='replace') for pid in started if alive(pid)), 'tritonserver among them'
+    stopped = pipeline.signal_and_wait_gone(stop_signal, whole_group=False)
+    assert set(started) <= set(stopped)
