@@ -135,3 +135,24 @@ def test_two_cameras_share_one_server(probe: Probe, shared: Path, tmp_path: Path
     finally:
         stop_pipeline(process, signal.SIGINT)
     assert process.returncode == 0, log_path.read_text()
+
+
+def test_nothing_outlives_a_killed_runner(probe: Probe, tmp_path: Path) -> None:
+    """SIGKILL gives the runner no chance to stop anything: tritonserver (with its stubs) and
+    the node end by themselves, through the parent-death signal."""
+    namespace = '/killed'
+    process, log_path = start_pipeline(tmp_path, namespace, 'enable_lanes:=false',
+                                       'enable_overlay:=false',
+                                       f'camera_topic:={namespace}/cam/image_raw')
+    try:
+        camera = probe.publisher(Image, f'{namespace}/cam/image_raw')
+        wait_until(lambda: camera.get_subscription_count() >= 1 or process.poll() is not None,
+                   240.0, 'detection_node to subscribe to the camera')
+        assert process.poll() is None, log_path.read_text()
+        started = process_tree(process.pid)[1:]
+        assert len(started) >= 3, 'tritonserver, its stubs and the node'
+    finally:
+        process.kill()
+        process.wait()
+    wait_until(lambda: not any(alive(pid) for pid in started), 10.0,
+               f'the processes the runner started ({started}) to end')
