@@ -12,16 +12,31 @@ from triton_perception.paths import dds_profile_environment
 from triton_perception.processes import free_ports
 
 REPO = Path(__file__).resolve().parents[1]
-SHARED = REPO.parent / 'shared'
+# Models and data: ../shared beside the checkout, or where TRITON_PERCEPTION_SHARED points (a
+# colcon workspace has src/triton_perception, with nothing beside it).
+SHARED_ENV = 'TRITON_PERCEPTION_SHARED'
+SHARED = Path(os.environ.get(SHARED_ENV) or REPO.parent / 'shared').expanduser()
 
 # Before anything imports rclpy: keep ROS traffic on this host, in a domain of our own (other
 # test runs may share the machine), and logs out of the home directory.
 _ros_home = tempfile.mkdtemp(prefix='triton_perception-ros-')
-os.environ.setdefault('ROS_DOMAIN_ID', str(100 + os.getpid() % 100))
+# Domain 1-100: the ROS documentation advises 0-101 on Linux (higher IDs can collide with
+# ephemeral ports); 0, everyone's default, is left alone.
+os.environ.setdefault('ROS_DOMAIN_ID', str(1 + os.getpid() % 100))
 os.environ['ROS_AUTOMATIC_DISCOVERY_RANGE'] = 'LOCALHOST'
 os.environ['ROS_HOME'] = _ros_home
 os.environ['ROS_LOG_DIR'] = os.path.join(_ros_home, 'log')
 os.environ.update(dds_profile_environment())
+
+
+def shared_path(*parts: str) -> Path:
+    """A file or directory under the shared models and data; a missing one fails the test
+    with its path (a renamed file must not turn into silently skipped tests)."""
+    path = SHARED.joinpath(*parts)
+    if not path.exists():
+        pytest.fail(f'{path} is missing: tests need the shared models and data ({SHARED_ENV} or '
+                    f'../shared beside the checkout; see README, "Tests")', pytrace=False)
+    return path
 
 
 @pytest.fixture(scope='session')

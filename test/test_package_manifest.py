@@ -1,0 +1,79 @@
+"""package.xml as rosdep and colcon read it on a user's ROS machine: every dependency key
+resolves, for Humble (JetPack 6) and Jazzy, against the offline copy of ros/rosdistro in
+../shared/rosdistro (a key that resolves nowhere makes `rosdep install` fail for every user)."""
+from __future__ import annotations
+
+import xml.etree.ElementTree as ElementTree
+from functools import lru_cache
+from pathlib import Path
+
+import pytest
+import yaml
+
+from conftest import REPO, shared_path
+
+DEPENDENCY_TAGS = ('depend', 'build_depend', 'buildtool_depend', 'exec_depend', 'test_depend',
+                   'build_export_depend')
+OWN_ROSDEP_FILE = REPO / 'rosdep' / 'triton_perception.yaml'
+
+
+def dependency_keys() -> list[str]:
+    root = ElementTree.parse(REPO / 'package.xml').getroot()
+    return sorted({element.text.strip() for tag in DEPENDENCY_TAGS
+                   for element in root.findall(tag) if element.text})
+
+
+@lru_cache(maxsize=None)
+def released_packages(distribution: str) -> frozenset[str]:
+    data = yaml.safe_load(shared_path('rosdistro', distribution, 'distribution.yaml').read_text())
+    packages = set()
+    for name, repository in data['repositories'].items():
+        release = repository.get('release')
+        if release:
+            packages.update(release.get('packages', [name]))
+    return frozenset(packages)
+
+
+@lru_cache(maxsize=None)
+def rosdep_keys(source: Path) -> frozenset[str]:
+    return frozenset(yaml.safe_load(source.read_text()))
+
+
+def upstream_rosdep_keys() -> frozenset[str]:
+    return (rosdep_keys(shared_path('rosdistro', 'rosdep', 'base.yaml'))
+            | rosdep_keys(shared_path('rosdistro', 'rosdep', 'python.yaml')))
+
+
+@pytest.mark.parametrize('distribution', ['humble', 'jazzy'])
+def test_every_dependency_key_resolves(distribution: str) -> None:
+    own = rosdep_keys(OWN_ROSDEP_FILE)
+    unresolved = [key for key in dependency_keys()
+                  if key not in released_packages(distribution)
+                  and key not in upstream_rosdep_keys() and key not in own]
+    assert unresolved == [], (f'not a {distribution} package nor a rosdep key: {unresolved}')
+
+
+def test_own_rosdep_keys_are_needed_installable_and_documented() -> None:
+    """Keys the project defines itself: only where rosdistro has none, each with a pip package
+    for Ubuntu and Debian, and the README tells users how to register the file."""
+    keys = dependency_keys()
+    for key, rules in yaml.safe_load(OWN_ROSDEP_FILE.read_text()).items():
+        assert key in keys, f'{key} is defined but package.xml does not use it'
+        assert key not in upstream_rosdep_keys(), f'{key} exists upstream: use that one'
+        for platform in ('ubuntu', 'debian'):
+            assert rules[platform]['pip']['packages'], (key, platform)
+    readme = (REPO / 'README.md').read_text()
+    assert 'rosdep/triton_perception.yaml' in readme and 'sources.list.d' in readme
+
+
+def test_imported_ros_packages_are_declared() -> None:
+    """Every ROS package the Python code imports is a dependency of package.xml."""
+    imported = set()
+    for path in [*(REPO / 'triton_perception').rglob('*.py'), *(REPO / 'launch').glob('*.py')]:
+        for line in path.read_text().splitlines():
+            words = line.split()
+            if len(words) >= 2 and words[0] in ('import', 'from'):
+                imported.add(words[1].split('.')[0])
+    ros_packages = imported & (released_packages('humble') | released_packages('jazzy'))
+    missing = sorted(ros_packages - set(dependency_keys()))
+    assert missing == [], f'imported but not in package.xml: {missing}'
