@@ -9,16 +9,14 @@ from typing import Any, Callable
 import rclpy
 from rclpy.context import Context
 from rclpy.executors import SingleThreadedExecutor
-from rclpy.qos import QoSProfile, ReliabilityPolicy, DurabilityPolicy, HistoryPolicy
+from rclpy.qos import QoSProfile
+
+from triton_perception.qos import LATCHED_QOS, stream_qos
 
 REPO = Path(__file__).resolve().parents[1]
-RELIABLE = QoSProfile(history=HistoryPolicy.KEEP_LAST, depth=100,
-                      reliability=ReliabilityPolicy.RELIABLE)
-LATCHED = QoSProfile(history=HistoryPolicy.KEEP_LAST, depth=1,
-                     reliability=ReliabilityPolicy.RELIABLE,
-                     durability=DurabilityPolicy.TRANSIENT_LOCAL)
-BEST_EFFORT = QoSProfile(history=HistoryPolicy.KEEP_LAST, depth=10,
-                         reliability=ReliabilityPolicy.BEST_EFFORT)
+RELIABLE = stream_qos('reliable', 100)
+LATCHED = LATCHED_QOS
+BEST_EFFORT = stream_qos('best_effort', 10)
 
 
 def wait_until(condition: Callable[[], Any], timeout_s: float, what: str) -> Any:

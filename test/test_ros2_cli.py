@@ -18,7 +18,7 @@ from sensor_msgs.msg import Image, PointCloud2
 from std_msgs.msg import Header
 from vision_msgs.msg import Detection2DArray
 
-from ros_cli import (LaunchedPipeline, colcon_build, copy_checkout, ros2,
+from ros_cli import (REPO, VENV, LaunchedPipeline, colcon_build, copy_checkout, ros2,
                      sourced_environment, venv_environment)
 from ros_helpers import Probe, wait_until
 from triton_perception.diagnostics import find_status
@@ -223,3 +223,17 @@ def test_nothing_outlives_launch_whatever_ends_it(
         errors='replace') for pid in started if alive(pid)), 'tritonserver among them'
     stopped = pipeline.signal_and_wait_gone(stop_signal, whole_group=False)
     assert set(started) <= set(stopped)
+
+
+def test_launch_testing_test_of_the_pipeline_passes(tmp_path: Path) -> None:
+    """test/launch_tests/pipeline_answers.py, run with launch_testing's own runner (as `colcon
+    test` would): frames answered while launched, every process exited cleanly after."""
+    result = subprocess.run(
+        [str(VENV / 'bin' / 'launch_test'), str(REPO / 'test' / 'launch_tests' /
+                                                'pipeline_answers.py')],
+        env=venv_environment(), capture_output=True, text=True, timeout=600,
+        stdin=subprocess.DEVNULL)
+    output = result.stdout + result.stderr
+    assert result.returncode == 0, output[-6000:]
+    assert 'test_a_camera_frame_gets_detections_and_lanes' in output and \
+        'test_every_process_exited_cleanly' in output, output[-3000:]

@@ -41,7 +41,7 @@ from diagnostic_msgs.msg import DiagnosticArray
 from google.protobuf import text_format
 from rclpy.context import Context
 from rclpy.executors import SingleThreadedExecutor
-from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
+from triton_perception.qos import DIAGNOSTICS_QOS, stream_qos
 from rclpy.signals import SignalHandlerOptions
 from sensor_msgs.msg import Image, PointCloud2
 from tritonclient.grpc import model_config_pb2
@@ -72,13 +72,8 @@ DRAIN_TIMEOUT_S = 5.0
 PROGRESS_PERIOD_S = 10.0
 REQUEST_TIMEOUT_S = 30.0
 # Reliable publisher: it matches the nodes' best-effort subscription (their default QoS).
-FRAME_QOS = QoSProfile(history=HistoryPolicy.KEEP_LAST, depth=1,
-                       reliability=ReliabilityPolicy.RELIABLE,
-                       durability=DurabilityPolicy.VOLATILE)
-RESULT_QOS = QoSProfile(history=HistoryPolicy.KEEP_LAST, depth=50,
-                        reliability=ReliabilityPolicy.RELIABLE)
-DIAGNOSTICS_QOS = QoSProfile(history=HistoryPolicy.KEEP_LAST, depth=10,
-                             reliability=ReliabilityPolicy.RELIABLE)
+FRAME_QOS = stream_qos('reliable', 1)
+RESULTS_READER_QOS = stream_qos('reliable', 50)
 METHOD = {
     'reference_ms': 'model repository modules by file path + onnxruntime CPU with '
                     'configs/cpu.pbtxt thread settings, one process, median after warm-up '
@@ -476,7 +471,7 @@ class CaseWiring:
             ros.node.create_subscription(
                 message_type, f'{namespace}/{topic}',
                 lambda message, topic=topic: self.tracker.arrive(topic, stamp_of(message)),
-                RESULT_QOS)
+                RESULTS_READER_QOS)
             for kind in kinds for topic, message_type in kind.topics]
         self._status_names = {status_name(f'{namespace}/{kind.executable}'): kind.executable
                               for kind in kinds}

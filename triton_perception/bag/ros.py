@@ -3,15 +3,10 @@ from __future__ import annotations
 
 import importlib
 
-from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
+from rclpy.qos import QoSProfile
 
 from triton_perception.bag.common import BagError
-
-RELIABILITIES: dict[str, ReliabilityPolicy] = {
-    'reliable': ReliabilityPolicy.RELIABLE,
-    'best_effort': ReliabilityPolicy.BEST_EFFORT,
-}
-
+from triton_perception.qos import stream_qos
 
 def message_class(type_name: str) -> type:
     """'sensor_msgs/msg/Image' -> sensor_msgs.msg.Image (rosidl_runtime_py is not on PyPI)."""
@@ -26,10 +21,8 @@ def message_class(type_name: str) -> type:
 
 
 def qos_profile(reliability: str, depth: int) -> QoSProfile:
-    """Keep-last, volatile QoS: what camera publishers and `ros2 bag` use by default."""
-    if reliability not in RELIABILITIES:
-        raise BagError(f"reliability {reliability!r} is not one of {', '.join(RELIABILITIES)}")
-    if depth < 1:
-        raise BagError(f'QoS depth must be at least 1, got {depth}')
-    return QoSProfile(history=HistoryPolicy.KEEP_LAST, depth=depth,
-                      reliability=RELIABILITIES[reliability], durability=DurabilityPolicy.VOLATILE)
+    """Keep-last, volatile QoS (triton_perception.qos.stream_qos) from the command's words."""
+    try:
+        return stream_qos(reliability, depth)
+    except ValueError as error:
+        raise BagError(str(error)) from None

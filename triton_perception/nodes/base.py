@@ -19,8 +19,6 @@ from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
 from rclpy.lifecycle import LifecycleNode, LifecycleState, TransitionCallbackReturn
 from rclpy.node import Node
 from rclpy.parameter import Parameter
-from rclpy.qos import (DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy,
-                       qos_profile_sensor_data)
 from rclpy.subscription import Subscription
 from sensor_msgs.msg import CompressedImage, Image
 from std_msgs.msg import Header
@@ -34,27 +32,13 @@ from triton_perception.image_conversion import (check_compressed, check_image, c
 from triton_perception.parameters import ParameterError, ParameterSpec, ParameterValue
 from triton_perception.paths import dds_profile_environment
 from triton_perception.processes import die_with_parent
+from triton_perception.qos import DIAGNOSTICS_QOS, stream_qos
 from triton_perception.triton.client import ClientSettings, Frame, InferenceWorker, Tensors, \
     TlsOptions
 
 FRAME_PROBLEM_THROTTLE_S = 5.0
 
 
-def image_qos(reliability: str, depth: int) -> QoSProfile:
-    return QoSProfile(
-        history=HistoryPolicy.KEEP_LAST, depth=depth,
-        reliability=(ReliabilityPolicy.RELIABLE if reliability == 'reliable'
-                     else ReliabilityPolicy.BEST_EFFORT),
-        durability=DurabilityPolicy.VOLATILE)
-
-
-RESULT_QOS = QoSProfile(history=HistoryPolicy.KEEP_LAST, depth=10,
-                        reliability=ReliabilityPolicy.RELIABLE)
-LATCHED_QOS = QoSProfile(history=HistoryPolicy.KEEP_LAST, depth=1,
-                         reliability=ReliabilityPolicy.RELIABLE,
-                         durability=DurabilityPolicy.TRANSIENT_LOCAL)
-# Overlays are for people watching: like camera images, never worth a retransmission.
-OVERLAY_QOS = qos_profile_sensor_data
 
 
 class RosLog:
@@ -103,7 +87,7 @@ class PerceptionNode(LifecycleNode):
         self._image_topic = self.resolve_topic_name(
             'image/compressed' if self._compressed_input else 'image')
         self._frame_losses = FrameLossCounter(self, self.accounting, self._image_topic)
-        self._diagnostics = self.create_publisher(DiagnosticArray, '/diagnostics', 10)
+        self._diagnostics = self.create_publisher(DiagnosticArray, '/diagnostics', DIAGNOSTICS_QOS)
         self.create_timer(self.settings['diagnostics_period_s'], self._publish_diagnostics)
         self.add_on_set_parameters_callback(self._on_set_parameters)
 
@@ -138,7 +122,7 @@ class PerceptionNode(LifecycleNode):
         self._worker = InferenceWorker(self._client_settings, self.accounting, self._prepare,
                                        self._deliver, self._log)
         self._worker.start()
-        qos = image_qos(self.settings['qos_reliability'], self.settings['qos_depth'])
+        qos = stream_qos(self.settings['qos_reliability'], self.settings['qos_depth'])
         self._image_subscription = self.create_subscription(
             CompressedImage if self._compressed_input else Image,
             'image/compressed' if self._compressed_input else 'image', qos_profile=qos,

@@ -10,8 +10,8 @@ from vision_msgs.msg import Detection2DArray, LabelInfo
 
 from triton_perception.messages import (detection_array_message, image_message,
                                         label_info_message, load_labels)
-from triton_perception.nodes.base import LATCHED_QOS, OVERLAY_QOS, RESULT_QOS, PerceptionNode, \
-    run_nodes
+from triton_perception.qos import LATCHED_QOS, OVERLAY_QOS, RESULT_QOS
+from triton_perception.nodes.base import PerceptionNode, run_nodes
 from triton_perception.overlay import draw_detections
 from triton_perception.parameters import DETECTION, ParameterValue, parse_class_filter
 from triton_perception.triton.client import Frame, Tensors

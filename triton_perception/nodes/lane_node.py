@@ -8,7 +8,8 @@ import numpy as np
 from sensor_msgs.msg import Image, PointCloud2
 
 from triton_perception.messages import image_message, lanes_cloud_message
-from triton_perception.nodes.base import OVERLAY_QOS, RESULT_QOS, PerceptionNode, run_nodes
+from triton_perception.nodes.base import PerceptionNode, run_nodes
+from triton_perception.qos import OVERLAY_QOS, RESULT_QOS
 from triton_perception.overlay import draw_drivable_area, draw_lanes
 from triton_perception.parameters import LANES
 from triton_perception.triton.client import Frame, Tensors

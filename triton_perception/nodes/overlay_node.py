@@ -20,8 +20,8 @@ from triton_perception.accounting import FrameRejected
 from triton_perception.image_conversion import compressed_to_rgb, image_to_rgb
 from triton_perception.messages import (detections_from_message, image_message,
                                         lanes_from_cloud, mask_from_image)
-from triton_perception.nodes.base import (LATCHED_QOS, OVERLAY_QOS, RESULT_QOS, image_qos,
-                                          run_nodes)
+from triton_perception.nodes.base import run_nodes
+from triton_perception.qos import LATCHED_QOS, OVERLAY_QOS, RESULT_QOS, stream_qos
 from triton_perception.overlay import draw_detections, draw_drivable_area, draw_lanes
 from triton_perception.nodes.ros_parameters import declare_parameters
 from triton_perception.parameters import OVERLAY
@@ -72,7 +72,7 @@ class OverlayNode(Node):
         """Subscribe to the camera only while the overlay is watched; flush stale frames."""
         watched = self._overlay.get_subscription_count() > 0
         if watched and self._camera_subscription is None:
-            qos = image_qos(self.settings['qos_reliability'], 1)
+            qos = stream_qos(self.settings['qos_reliability'], 1)
             if self.settings['input_transport'] == 'compressed':
                 self._camera_subscription = self.create_subscription(
                     CompressedImage, 'image/compressed', self._on_frame, qos)

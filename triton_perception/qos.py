@@ -1,0 +1,35 @@
+"""Every QoS profile of the package in one place: what the nodes publish and subscribe with,
+and what the bag tools, the benchmark and the tests use to talk to them."""
+from __future__ import annotations
+
+from rclpy.qos import (DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy,
+                       qos_profile_sensor_data)
+
+RELIABILITIES: dict[str, ReliabilityPolicy] = {
+    'reliable': ReliabilityPolicy.RELIABLE,
+    'best_effort': ReliabilityPolicy.BEST_EFFORT,
+}
+
+
+def stream_qos(reliability: str, depth: int) -> QoSProfile:
+    """Keep-last, volatile: camera images (what camera drivers and `ros2 bag play` use by
+    default) and any other stream. ValueError names what is accepted."""
+    if reliability not in RELIABILITIES:
+        raise ValueError(f"reliability {reliability!r} is not one of {', '.join(RELIABILITIES)}")
+    if depth < 1:
+        raise ValueError(f'QoS depth must be at least 1, got {depth}')
+    return QoSProfile(history=HistoryPolicy.KEEP_LAST, depth=depth,
+                      reliability=RELIABILITIES[reliability],
+                      durability=DurabilityPolicy.VOLATILE)
+
+
+# Results (detections, lanes, drivable area): reliable, a short queue for slow subscribers.
+RESULT_QOS = stream_qos('reliable', 10)
+# LabelInfo: published once, kept for subscribers that come later.
+LATCHED_QOS = QoSProfile(history=HistoryPolicy.KEEP_LAST, depth=1,
+                         reliability=ReliabilityPolicy.RELIABLE,
+                         durability=DurabilityPolicy.TRANSIENT_LOCAL)
+# Overlays are for people watching: like camera images, never worth a retransmission.
+OVERLAY_QOS = qos_profile_sensor_data
+# /diagnostics, as diagnostic_updater publishes it.
+DIAGNOSTICS_QOS = stream_qos('reliable', 10)
