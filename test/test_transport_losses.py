@@ -63,3 +63,23 @@ def test_losses_are_outside_the_received_identity() -> None:
     snapshot = accounting.snapshot()
     assert (snapshot.received, snapshot.pending, snapshot.lost_before_node) == (1, 1, 3)
     assert snapshot.reasons == {'lost before the node: sequence gap': 3}
+
+
+def test_demo_fails_on_faults_and_only_reports_losses() -> None:
+    from triton_perception.demo import demo_problems
+
+    def node(**counts: int) -> dict:
+        figures = {'received': 100, 'published': 40, 'failed': 0, 'lost_before_node': 0,
+                   'frames_in': 100, 'accounted': True, 'reasons': {}}
+        figures.update(counts)
+        return figures
+    assert demo_problems({'nodes': {'lane_node': node(received=98, lost_before_node=2)}}) == []
+    assert demo_problems({'nodes': {'lane_node': node(failed=1)}}) == [
+        "lane_node: 1 frames failed: {}"]
+    assert demo_problems({'nodes': {'lane_node': node(received=0, published=0)}}) == [
+        'lane_node received no frame (is it running? see the log above)']
+    assert demo_problems({'nodes': {'lane_node': node(published=0)}}) == [
+        'lane_node published no result']
+    assert demo_problems({'nodes': {'lane_node': node(received=97, lost_before_node=2,
+                                                      accounted=False)}}) == [
+        'lane_node: frames not accounted for (received 97 + lost 2 of 100 published)']
