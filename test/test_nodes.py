@@ -272,8 +272,26 @@ def test_lanes_of_a_highway_frame(probe: Probe, lane_node: NodeProcess,
     mask = wait_until(lambda: next((m for m in list(masks) if m.header == message.header), None),
                       20.0, 'drivable_area for the frame')
     assert (mask.width, mask.height, mask.encoding) == (960, 540, 'mono8')
-    overlay_subscription = probe.record(Image, '/lanes/lanes/overlay', BEST_EFFORT)
-    assert overlay_subscription == []
+    # Nobody watched the overlay: the node drew and published none (its own count, since a
+    # subscription of ours would itself make it publish).
+    diagnostics = probe.received.get('/diagnostics') or probe.record(DiagnosticArray,
+                                                                     '/diagnostics')
+    settled = wait_until(lambda: (values := latest_diagnostics(diagnostics, '/lanes/lane_node'))
+                         and int(values['published']) >= 1 and values['pending'] == '0'
+                         and values, 30.0, 'lane_node to report the frame published')
+    assert settled['overlays_published'] == '0', settled
+
+
+def test_overlay_is_published_while_watched(probe: Probe, lane_node: NodeProcess,
+                                            road_rgb: np.ndarray) -> None:
+    """The positive control of the check above: with a subscriber, the overlay arrives."""
+    overlays = probe.record(Image, '/lanes/lanes/overlay', BEST_EFFORT)
+    clouds = probe.received.get('/lanes/lanes') or probe.record(PointCloud2, '/lanes/lanes')
+    message = image_message(road_rgb, 'bgr8', 'front_camera', 654)
+    overlay = send_and_receive(probe, '/lanes/image', message, '/lanes/lanes/overlay', Image,
+                               overlays)
+    assert (overlay.width, overlay.height, overlay.encoding) == (960, 540, 'rgb8')
+    assert clouds
 
 
 @pytest.mark.parametrize('transport', ['shared_memory', 'grpc'])

@@ -24,6 +24,7 @@ from sensor_msgs.msg import CompressedImage, Image
 from std_msgs.msg import Header
 
 from triton_perception.accounting import AccountingSnapshot, Fate, FrameAccounting, FrameRejected
+from triton_perception.messages import image_message
 from triton_perception.nodes.frame_losses import FrameLossCounter
 from triton_perception.nodes.ros_parameters import declare_parameters
 from triton_perception.diagnostics import reason_key, status_name
@@ -87,6 +88,7 @@ class PerceptionNode(LifecycleNode):
         self._image_topic = self.resolve_topic_name(
             'image/compressed' if self._compressed_input else 'image')
         self._frame_losses = FrameLossCounter(self, self.accounting, self._image_topic)
+        self._overlays_published = 0
         self._diagnostics = self.create_publisher(DiagnosticArray, '/diagnostics', DIAGNOSTICS_QOS)
         self.create_timer(self.settings['diagnostics_period_s'], self._publish_diagnostics)
         self.add_on_set_parameters_callback(self._on_set_parameters)
@@ -213,8 +215,12 @@ class PerceptionNode(LifecycleNode):
     def _deliver(self, frame: Frame, inputs: Tensors, outputs: Tensors) -> None:
         raise NotImplementedError
 
-    def overlay_wanted(self, publisher: Any) -> bool:
-        return self.settings['overlay'] and publisher.get_subscription_count() > 0
+    def publish_overlay(self, publisher: Any, draw: Callable[[], Any], header: Header) -> None:
+        """Draw (a copy of the frame) and publish only while someone subscribes; counted in
+        /diagnostics as `overlays_published`."""
+        if self.settings['overlay'] and publisher.get_subscription_count() > 0:
+            publisher.publish(image_message(draw(), header, 'rgb8'))
+            self._overlays_published += 1
 
     def _publish_diagnostics(self) -> None:
         snapshot = self.accounting.snapshot()
@@ -249,6 +255,7 @@ class PerceptionNode(LifecycleNode):
             'output_rate_hz': f'{snapshot.output_rate_hz:.1f}',
             **{f'latency_{key}_ms': f'{value:.1f}' for key, value in snapshot.latency_ms.items()},
             'last_error': snapshot.last_error,
+            'overlays_published': self._overlays_published,
             **{reason_key(reason): count for reason, count in sorted(snapshot.reasons.items())},
         }
         status = DiagnosticStatus(

@@ -8,7 +8,7 @@ import numpy as np
 from sensor_msgs.msg import Image
 from vision_msgs.msg import Detection2DArray, LabelInfo
 
-from triton_perception.messages import (detection_array_message, image_message,
+from triton_perception.messages import (detection_array_message,
                                         label_info_message, load_labels)
 from triton_perception.qos import LATCHED_QOS, OVERLAY_QOS, RESULT_QOS
 from triton_perception.nodes.base import PerceptionNode, run_nodes
@@ -50,9 +50,9 @@ class DetectionNode(PerceptionNode):
             detections = detections[keep]
         header = frame.message.header
         self._detections.publish(detection_array_message(detections, header))
-        if self.overlay_wanted(self._overlay):
-            canvas = draw_detections(inputs['IMAGE'].copy(), detections, self.labels)
-            self._overlay.publish(image_message(canvas, header, 'rgb8'))
+        self.publish_overlay(
+            self._overlay, lambda: draw_detections(inputs['IMAGE'].copy(), detections,
+                                                   self.labels), header)
 
 
 def main(args: list[str] | None = None) -> None:

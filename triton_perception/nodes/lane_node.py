@@ -40,9 +40,9 @@ class LaneNode(PerceptionNode):
         self._lanes.publish(lanes_cloud_message(lanes, outputs['LANE_SCORES'], sides, header))
         if self.settings['publish_drivable_area']:
             self._drivable_area.publish(image_message(outputs['DRIVABLE_AREA'], header, 'mono8'))
-        if self.overlay_wanted(self._overlay):
-            canvas = draw_drivable_area(inputs['IMAGE'].copy(), outputs['DRIVABLE_AREA'])
-            self._overlay.publish(image_message(draw_lanes(canvas, lanes, sides), header, 'rgb8'))
+        self.publish_overlay(self._overlay, lambda: draw_lanes(
+            draw_drivable_area(inputs['IMAGE'].copy(), outputs['DRIVABLE_AREA']), lanes, sides),
+            header)
 
 
 def main(args: list[str] | None = None) -> None:
