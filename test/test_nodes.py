@@ -237,9 +237,14 @@ def test_burst_is_bounded_and_accounted(probe: Probe, detection_node: NodeProces
     before = wait_until(fresh_and_idle, 20.0,
                         'fresh diagnostics of detection_node with nothing pending')
     counted = ('received', 'published', 'dropped', 'rejected', 'failed')
-    for index in range(50):
-        publisher.publish(image_message(bus_rgb, 'rgb8', 'burst', 9000 + index))
-        time.sleep(0.01)  # publishing rate (100 Hz for 0.5 s), not a wait for a condition
+    # A burst the node cannot keep up with, whatever the machine's speed: the frames wait in
+    # its reader (reliable, depth 50) while it is stopped, and reach the callback at once.
+    detection_node.process.send_signal(signal.SIGSTOP)
+    try:
+        for index in range(50):
+            publisher.publish(image_message(bus_rgb, 'rgb8', 'burst', 9000 + index))
+    finally:
+        detection_node.process.send_signal(signal.SIGCONT)
 
     last: dict[str, int] = {}
 

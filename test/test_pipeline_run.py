@@ -45,7 +45,7 @@ def stop_pipeline(process: subprocess.Popen, stop_signal: int) -> list[int]:
     tree = process_tree(process.pid)[1:] if process.poll() is None else []
     process.send_signal(stop_signal)
     try:
-        process.wait(timeout=10)
+        process.wait(timeout=60)
     except subprocess.TimeoutExpired:
         os.killpg(process.pid, signal.SIGKILL)
         raise
@@ -101,7 +101,7 @@ def test_run_end_to_end_and_stop(probe: Probe, shared: Path, tmp_path: Path,
     finally:
         tree = stop_pipeline(process, stop_signal)
     assert process.returncode == 0, log_path.read_text()
-    wait_until(lambda: not any(alive(pid) for pid in tree), 5.0,
+    wait_until(lambda: not any(alive(pid) for pid in tree), 60.0,
                f'no process of the pipeline left ({[pid for pid in tree if alive(pid)]})')
 
 
