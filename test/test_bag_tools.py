@@ -32,7 +32,7 @@ from triton_perception.bag.make import DEFAULT_EPOCH_S, make_bag
 from triton_perception.bag.reading import read_images
 
 REPO = Path(__file__).resolve().parents[1]
-SHARED = REPO.parent / 'shared'
+from conftest import SHARED, shared_path  # noqa: E402
 CLIP = SHARED / 'data' / 'videos' / 'solidWhiteRight.mp4'
 ROAD_IMAGES = SHARED / 'data' / 'road' / 'bdd'
 RECORDER_PROCESS = Path(__file__).with_name('bag_recorder_process.py')
@@ -45,12 +45,10 @@ PLAY_FRAMES = 10
 # condition holds.
 ROS_TIMEOUT_S = 30.0
 
-NO_CLIP = f'shared clip {CLIP} not found (expected ../shared next to the repository)'
-needs_clip = pytest.mark.skipif(not CLIP.is_file(), reason=NO_CLIP)
 
 
 def clip_rgb(count: int) -> list[np.ndarray]:
-    capture = cv2.VideoCapture(str(CLIP))
+    capture = cv2.VideoCapture(str(shared_path('data', 'videos', 'solidWhiteRight.mp4')))
     frames = []
     try:
         while len(frames) < count:
@@ -64,8 +62,6 @@ def clip_rgb(count: int) -> list[np.ndarray]:
 
 @pytest.fixture(scope='module')
 def clip_frames() -> list[np.ndarray]:
-    if not CLIP.is_file():
-        pytest.skip(NO_CLIP)
     return clip_rgb(ROUND_TRIP_FRAMES)
 
 
@@ -74,7 +70,7 @@ def installed_hash(type_name: str) -> str:
     package, kind, name = type_name.split('/')
     description = Path(sys.prefix) / 'share' / package / kind / f'{name}.json'
     if not description.is_file():
-        pytest.skip(f'{description} not installed')
+        pytest.fail(f'{description} not installed: run make setup', pytrace=False)
     return json.loads(description.read_text())['type_hashes'][0]['hash_string']
 
 
@@ -108,7 +104,6 @@ def test_types_outside_the_typestore_come_from_installed_interfaces() -> None:
         typestore_for(['no_such_msgs/msg/Thing'])
 
 
-@needs_clip
 @pytest.mark.parametrize('storage', ['mcap', 'sqlite3'])
 def test_video_round_trip_is_lossless(tmp_path: Path, clip_frames: list[np.ndarray],
                                       storage: str) -> None:
@@ -140,7 +135,6 @@ def test_video_round_trip_is_lossless(tmp_path: Path, clip_frames: list[np.ndarr
     assert topic['topic_metadata']['type_description_hash'] == installed_hash(IMAGE_TYPE)
 
 
-@needs_clip
 def test_read_images_matches_the_clip(tmp_path: Path, clip_frames: list[np.ndarray]) -> None:
     bag = tmp_path / 'bag'
     make_bag(CLIP, bag, max_frames=5)
@@ -152,7 +146,6 @@ def test_read_images_matches_the_clip(tmp_path: Path, clip_frames: list[np.ndarr
         assert np.array_equal(image.rgb, expected)
 
 
-@needs_clip
 def test_bgr8_keeps_opencv_byte_order(tmp_path: Path, clip_frames: list[np.ndarray]) -> None:
     bag = tmp_path / 'bag'
     make_bag(CLIP, bag, max_frames=3, encoding='bgr8', storage='sqlite3')
@@ -164,7 +157,6 @@ def test_bgr8_keeps_opencv_byte_order(tmp_path: Path, clip_frames: list[np.ndarr
         assert np.array_equal(image.rgb, expected)
 
 
-@needs_clip
 def test_compressed_round_trip_within_jpeg_tolerance(tmp_path: Path,
                                                      clip_frames: list[np.ndarray]) -> None:
     bag = tmp_path / 'bag'
@@ -186,8 +178,7 @@ def test_compressed_round_trip_within_jpeg_tolerance(tmp_path: Path,
 
 
 def test_image_directory_is_sorted_and_timed_at_10_hz(tmp_path: Path) -> None:
-    if not ROAD_IMAGES.is_dir():
-        pytest.skip(f'shared images {ROAD_IMAGES} not found')
+    shared_path('data', 'road', 'bdd')
     paths = sorted(ROAD_IMAGES.glob('*.jpg'))
     bag = tmp_path / 'bag'
     summary = make_bag(ROAD_IMAGES, bag, start_time_s=12.5)
@@ -220,7 +211,6 @@ def test_unusable_source_is_a_clear_error(tmp_path: Path, kind: str, message: st
     assert not (tmp_path / 'bag').exists()
 
 
-@needs_clip
 def test_existing_output_is_never_overwritten(tmp_path: Path) -> None:
     (tmp_path / 'bag').mkdir()
     with pytest.raises(BagError, match='exists already'):
@@ -231,8 +221,7 @@ def test_existing_output_is_never_overwritten(tmp_path: Path) -> None:
 
 @pytest.fixture(scope='module')
 def small_bag(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    if not CLIP.is_file():
-        pytest.skip(NO_CLIP)
+    shared_path('data', 'videos', 'solidWhiteRight.mp4')
     bag = tmp_path_factory.mktemp('small') / 'bag'
     make_bag(CLIP, bag, max_frames=PLAY_FRAMES)
     return bag

@@ -15,7 +15,7 @@ from triton_perception.bench import load_step_module
 
 ROOT = Path(__file__).resolve().parents[1]
 REPOSITORY = ROOT / 'model_repository'
-SHARED = ROOT.parent / 'shared'
+from conftest import SHARED, shared_path  # noqa: E402
 YOLOV5_ONNX = SHARED / 'models' / 'yolov5n' / 'yolov5n.onnx'
 IMAGES = SHARED / 'data' / 'images'
 
@@ -40,8 +40,7 @@ onnx_runner = load_step_module(REPOSITORY, 'yolov5_model', 'onnx_runner')
 
 def make_detector() -> Callable[..., np.ndarray]:
     """preprocess -> onnxruntime -> postprocess in-process, exactly as the ensemble chains them."""
-    if not YOLOV5_ONNX.is_file():
-        pytest.skip(f'YOLOv5n weights not found at {YOLOV5_ONNX} (shared models directory missing)')
+    shared_path('models', 'yolov5n', 'yolov5n.onnx')
     runner = onnx_runner.OnnxRunner(str(YOLOV5_ONNX), intra_op_threads=2, inter_op_threads=1,
                                     allow_spinning=False)
 
@@ -59,9 +58,7 @@ def detector() -> Callable[..., np.ndarray]:
 
 
 def read_rgb(name: str) -> np.ndarray:
-    path = IMAGES / name
-    if not path.is_file():
-        pytest.skip(f'test image not found at {path} (shared data directory missing)')
+    path = shared_path('data', 'images', name)
     return cv2.cvtColor(cv2.imread(str(path)), cv2.COLOR_BGR2RGB)
 
 

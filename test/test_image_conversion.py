@@ -20,7 +20,7 @@ from triton_perception.image_conversion import (
     image_to_rgb,
 )
 
-BUS_JPG = Path(__file__).resolve().parents[1].parent / 'shared' / 'data' / 'images' / 'bus.jpg'
+from conftest import shared_path  # noqa: E402
 BUDGET = 10_000_000
 PADDING = 13
 NO_SENSOR_MSGS = 'ROS 2 sensor_msgs is not installed'
@@ -45,16 +45,48 @@ def _random_rgb(height: int = 48, width: int = 64) -> np.ndarray:
 
 
 def _bus_rgb() -> np.ndarray:
-    if not BUS_JPG.is_file():
-        pytest.skip(f'shared test photo not found at {BUS_JPG}')
-    return np.ascontiguousarray(cv2.imread(str(BUS_JPG))[..., ::-1])
+    return np.ascontiguousarray(cv2.imread(str(shared_path('data', 'images', 'bus.jpg')))[..., ::-1])
+
+
+# Where each colour sits in a 2x2 Bayer cell, as ROS names the patterns (row, column).
+BAYER_CELLS = {'bayer_rggb8': {'r': (0, 0), 'g1': (0, 1), 'g2': (1, 0), 'b': (1, 1)},
+               'bayer_bggr8': {'b': (0, 0), 'g1': (0, 1), 'g2': (1, 0), 'r': (1, 1)},
+               'bayer_gbrg8': {'g1': (0, 0), 'b': (0, 1), 'r': (1, 0), 'g2': (1, 1)},
+               'bayer_grbg8': {'g1': (0, 0), 'r': (0, 1), 'b': (1, 0), 'g2': (1, 1)}}
+CHANNEL = {'r': 0, 'g1': 1, 'g2': 1, 'b': 2}
+
+
+def _independent_bytes(rgb: np.ndarray, encoding: str) -> tuple[bytes, int]:
+    """The message bytes of `rgb` built without the package's encoder: numpy channel slicing
+    and OpenCV, from the encodings' definitions (REP 104 / sensor_msgs image_encodings). YUV
+    comes from the package's encoder, which test_yuv_encoder_matches_opencv_encoder checks."""
+    height, width = rgb.shape[:2]
+    alpha = np.full((height, width, 1), 200, np.uint8)
+    if encoding == 'rgb8':
+        pixels = rgb
+    elif encoding == 'bgr8':
+        pixels = rgb[..., ::-1]
+    elif encoding == 'rgba8':
+        pixels = np.concatenate([rgb, alpha], axis=2)
+    elif encoding == 'bgra8':
+        pixels = np.concatenate([rgb[..., ::-1], alpha], axis=2)
+    elif encoding == 'mono8':
+        pixels = cv2.cvtColor(rgb, cv2.COLOR_RGB2GRAY)
+    elif encoding in BAYER_CELLS:
+        pixels = np.empty((height, width), np.uint8)
+        for colour, (row, column) in BAYER_CELLS[encoding].items():
+            pixels[row::2, column::2] = rgb[row::2, column::2, CHANNEL[colour]]
+    else:
+        return encode_rgb(rgb, encoding)
+    pixels = np.ascontiguousarray(pixels)
+    return pixels.tobytes(), pixels.strides[0]
 
 
 def _image_msg(
     rgb: np.ndarray, encoding: str, padding: int = 0, **overrides: Any
 ) -> SimpleNamespace:
     """Build an Image-like message, optionally with ``padding`` junk bytes per row."""
-    data, step = encode_rgb(rgb, encoding)
+    data, step = _independent_bytes(rgb, encoding)
     height, width = rgb.shape[:2]
     if padding:
         rows = np.frombuffer(data, np.uint8).reshape(height, step)
@@ -127,6 +159,20 @@ def test_lossy_encodings_round_trip_closely(source: str, encoding: str, padding:
     out = image_to_rgb(_image_msg(rgb, encoding, padding), BUDGET)
     bound = LOSSY_BOUNDS[source]['yuv' if encoding in YUV else 'bayer']
     assert _mean_abs_error(out, rgb) <= bound
+
+
+@pytest.mark.parametrize('encoding', [*EXACT, 'mono8', *BAYER])
+def test_package_encoder_matches_the_encoding_definitions(encoding: str) -> None:
+    """encode_rgb (used by the demo, bench and fuzzing) writes what the definitions say
+    (alpha aside: the package writes 255)."""
+    rgb = _random_rgb()
+    ours, step = encode_rgb(rgb, encoding)
+    theirs, their_step = _independent_bytes(rgb, encoding)
+    assert step == their_step
+    ours_array, theirs_array = np.frombuffer(ours, np.uint8), np.frombuffer(theirs, np.uint8)
+    if encoding in ('rgba8', 'bgra8'):
+        ours_array, theirs_array = ours_array.reshape(-1, 4)[:, :3], theirs_array.reshape(-1, 4)[:, :3]
+    np.testing.assert_array_equal(ours_array, theirs_array)
 
 
 def test_yuv_encoder_matches_opencv_encoder() -> None:
@@ -348,7 +394,7 @@ def test_encode_rgb_rejects_non_rgb_input() -> None:
 
 def test_decodes_real_jpeg_photo() -> None:
     rgb = _bus_rgb()
-    out = compressed_to_rgb(_compressed_msg(BUS_JPG.read_bytes()), BUDGET)
+    out = compressed_to_rgb(_compressed_msg(shared_path('data', 'images', 'bus.jpg').read_bytes()), BUDGET)
     assert out.flags.c_contiguous
     np.testing.assert_array_equal(out, rgb)
 

@@ -16,7 +16,7 @@ from triton_perception.bench import load_step_module
 
 ROOT = Path(__file__).resolve().parents[1]
 REPOSITORY = ROOT / 'model_repository'
-SHARED = ROOT.parent / 'shared'
+from conftest import SHARED, shared_path  # noqa: E402
 TWINLITENET_ONNX = SHARED / 'models' / 'twinlitenet' / 'twinlitenet.onnx'
 CLIP = SHARED / 'data' / 'videos' / 'solidWhiteRight.mp4'
 
@@ -193,8 +193,7 @@ def test_resize_normalize_rejects_bad_images(image: np.ndarray) -> None:
 
 def read_clip(indices: range) -> list[np.ndarray]:
     """The given frames of solidWhiteRight.mp4, RGB."""
-    if not CLIP.is_file():
-        pytest.skip(f'clip not found at {CLIP} (shared data directory missing)')
+    shared_path('data', 'videos', 'solidWhiteRight.mp4')
     capture = cv2.VideoCapture(str(CLIP))
     frames = []
     for index in range(indices.stop):
@@ -209,8 +208,7 @@ def read_clip(indices: range) -> list[np.ndarray]:
 
 def make_lane_detector() -> Callable[..., Any]:
     """preprocess -> onnxruntime -> postprocess in-process, exactly as the ensemble chains them."""
-    if not TWINLITENET_ONNX.is_file():
-        pytest.skip(f'TwinLiteNet weights not found at {TWINLITENET_ONNX} (shared models directory missing)')
+    shared_path('models', 'twinlitenet', 'twinlitenet.onnx')
     runner = onnx_runner.OnnxRunner(str(TWINLITENET_ONNX), intra_op_threads=2, inter_op_threads=1,
                                     allow_spinning=False)
 

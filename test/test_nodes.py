@@ -14,6 +14,7 @@ from sensor_msgs.msg import CompressedImage, Image, PointCloud2
 from std_msgs.msg import Header
 from vision_msgs.msg import Detection2DArray, LabelInfo
 
+from conftest import shared_path
 from ros_helpers import BEST_EFFORT, LATCHED, Probe, wait_until
 
 from triton_perception.processes import NodeProcess, ros_arguments
@@ -32,12 +33,12 @@ BUS_REFERENCE = [('person', 0.823, 219, 408, 349, 863), ('person', 0.816, 52, 39
 
 @pytest.fixture(scope='module')
 def bus_rgb(shared: Path) -> np.ndarray:
-    return cv2.cvtColor(cv2.imread(str(shared / 'data' / 'images' / 'bus.jpg')), cv2.COLOR_BGR2RGB)
+    return cv2.cvtColor(cv2.imread(str(shared_path('data', 'images', 'bus.jpg'))), cv2.COLOR_BGR2RGB)
 
 
 @pytest.fixture(scope='module')
 def road_rgb(shared: Path) -> np.ndarray:
-    capture = cv2.VideoCapture(str(shared / 'data' / 'videos' / 'solidWhiteRight.mp4'))
+    capture = cv2.VideoCapture(str(shared_path('data', 'videos', 'solidWhiteRight.mp4')))
     capture.set(cv2.CAP_PROP_POS_FRAMES, 100)
     ok, bgr = capture.read()
     capture.release()

@@ -16,6 +16,7 @@ from sensor_msgs.msg import Image, PointCloud2
 from std_msgs.msg import Header
 from vision_msgs.msg import Detection2DArray
 
+from conftest import shared_path
 from ros_helpers import BEST_EFFORT, Probe, wait_until
 from triton_perception.messages import image_message, load_labels, read_lane_points
 from triton_perception.processes import alive, free_ports, process_tree
@@ -57,7 +58,7 @@ def image_of(bgr: Any, frame_id: str, stamp_s: int) -> Image:
 
 
 def clip_frames(shared: Path, count: int) -> list:
-    capture = cv2.VideoCapture(str(shared / 'data' / 'videos' / 'solidWhiteRight.mp4'))
+    capture = cv2.VideoCapture(str(shared_path('data', 'videos', 'solidWhiteRight.mp4')))
     frames = []
     while len(frames) < count:
         ok, bgr = capture.read()

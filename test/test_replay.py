@@ -8,14 +8,14 @@ from typing import Any
 import pytest
 import yaml
 
-from conftest import REPO
+from conftest import REPO, shared_path
 from triton_perception.bag.evaluate import EvaluationSettings, evaluate, regressions
 from triton_perception.bag.make import make_bag
 
 
 def clip_bag(shared: Path, directory: Path, frames: int | None) -> Path:
     bag = directory / f'clip_{frames or "all"}'
-    make_bag(shared / 'data' / 'videos' / 'solidWhiteRight.mp4', bag, max_frames=frames)
+    make_bag(shared_path('data', 'videos', 'solidWhiteRight.mp4'), bag, max_frames=frames)
     return bag
 
 

@@ -20,6 +20,7 @@ from vision_msgs.msg import Detection2DArray
 
 from ros_cli import (REPO, VENV, LaunchedPipeline, colcon_build, copy_checkout, ros2,
                      sourced_environment, venv_environment)
+from conftest import shared_path
 from ros_helpers import Probe, wait_until
 from triton_perception.diagnostics import find_status
 from triton_perception.messages import image_message
@@ -131,7 +132,7 @@ def launched(installed: Path, diagnostics: list[DiagnosticArray],
 
 
 def road_frame(shared: Path) -> np.ndarray:
-    capture = cv2.VideoCapture(str(shared / 'data' / 'videos' / 'solidWhiteRight.mp4'))
+    capture = cv2.VideoCapture(str(shared_path('data', 'videos', 'solidWhiteRight.mp4')))
     capture.set(cv2.CAP_PROP_POS_FRAMES, 60)
     ok, bgr = capture.read()
     capture.release()
