@@ -10,26 +10,33 @@ import time
 import numpy as np
 import triton_python_backend_utils as pb_utils
 
-NUM_POINTS = 20
 
 
-def detections(height: int, width: int) -> np.ndarray:
-    """One well-formed detection: a person in the middle of the frame."""
-    return np.array([[width * 0.25, height * 0.25, width * 0.75, height * 0.75, 0.9, 0.0]],
-                    dtype=np.float32)
+ROWS = 300  # padded rows of DETECTIONS, as the served detection graph returns them
+
+
+def detections(height: int, width: int) -> list:
+    """One well-formed detection, a person in the middle of the frame, in padded rows."""
+    rows = np.zeros((ROWS, 6), dtype=np.float32)
+    rows[0] = [width * 0.25, height * 0.25, width * 0.75, height * 0.75, 0.9, 0.0]
+    return padded(rows, 1)
+
+
+def padded(rows: np.ndarray, count: int) -> list:
+    return [pb_utils.Tensor('DETECTIONS', rows),
+            pb_utils.Tensor('NUM_DETECTIONS', np.array([count], dtype=np.int32))]
 
 
 def lane_outputs(height: int, width: int, drivable_shape: tuple) -> list:
-    """Two straight ego lanes and a drivable area of `drivable_shape`."""
-    rows = np.linspace(height - 1, height / 2, NUM_POINTS, dtype=np.float32)
-    lanes = np.stack([np.stack([np.full(NUM_POINTS, x, np.float32), rows], axis=1)
-                      for x in (width * 0.3, width * 0.7)]).astype(np.float32)
-    area = np.zeros(drivable_shape, dtype=np.uint8)
-    area[drivable_shape[0] // 2:] = 255
-    return [pb_utils.Tensor('LANES', lanes),
-            pb_utils.Tensor('LANE_SCORES', np.array([0.9, 0.8], dtype=np.float32)),
-            pb_utils.Tensor('LANE_SIDES', np.array([-1, 1], dtype=np.int8)),
-            pb_utils.Tensor('DRIVABLE_AREA', area)]
+    """The lane model's two maps at the frame's size (a drivable margin of `drivable_shape`):
+    two straight ego lines, drivable below the middle."""
+    probability = np.zeros((height, width), dtype=np.uint8)
+    for x in (int(width * 0.3), int(width * 0.7)):
+        probability[height // 2:, max(0, x - 1):x + 2] = 230
+    margin = np.full(drivable_shape, 48, dtype=np.uint8)
+    margin[drivable_shape[0] // 2:] = 208
+    return [pb_utils.Tensor('LANE_PROBABILITY', probability),
+            pb_utils.Tensor('DRIVABLE_MARGIN', margin)]
 
 
 class TritonPythonModel:
@@ -48,12 +55,11 @@ class TritonPythonModel:
         if not self._sleep(request):
             return pb_utils.InferenceResponse(error=pb_utils.TritonError('cancelled by the client'))
         outputs = {
-            'ok': lambda: [pb_utils.Tensor('DETECTIONS', detections(height, width))],
-            'bad_shape': lambda: [pb_utils.Tensor('DETECTIONS', np.ones((3, 5), np.float32))],
-            'bad_dtype': lambda: [pb_utils.Tensor('DETECTIONS',
-                                                  detections(height, width).astype(np.float64))],
-            'nan': lambda: [pb_utils.Tensor('DETECTIONS',
-                                            np.full((2, 6), np.nan, dtype=np.float32))],
+            'ok': lambda: detections(height, width),
+            'bad_shape': lambda: padded(np.ones((3, 5), np.float32), 1),
+            'bad_dtype': lambda: padded(np.zeros((ROWS, 6), np.float64), 1),
+            'nan': lambda: padded(np.full((ROWS, 6), np.nan, dtype=np.float32), 2),
+            'bad_count': lambda: padded(np.zeros((ROWS, 6), np.float32), ROWS + 1),
             'lanes_ok': lambda: lane_outputs(height, width, (height, width)),
             'lanes_bad_area': lambda: lane_outputs(height, width, (height // 2 + 1, width)),
         }[self.behaviour]()

@@ -1,8 +1,8 @@
 """Small Triton repositories for the fault tests, written into a temporary directory.
 
 Every model is test/fault_model.py with a `behaviour` parameter; detection-like models take
-the inputs detection_node sends and return DETECTIONS, lane-like ones take lane_node's and
-return the four lane outputs. Nothing here holds weights, so nothing is committed but text.
+the inputs detection_node sends and return DETECTIONS and NUM_DETECTIONS, lane-like ones take lane_node's and
+return the lane model's two maps. Nothing here holds weights, so nothing is committed but text.
 """
 from __future__ import annotations
 
@@ -18,14 +18,11 @@ DETECTION_INPUTS = '''input [
   { name: "MAX_DETECTIONS" data_type: TYPE_INT32 dims: [ 1 ] optional: true }
 ]'''
 LANE_INPUTS = '''input [
-  { name: "IMAGE" data_type: TYPE_UINT8 dims: [ -1, -1, 3 ] },
-  { name: "MIN_LANE_LENGTH" data_type: TYPE_FP32 dims: [ 1 ] optional: true }
+  { name: "IMAGE" data_type: TYPE_UINT8 dims: [ -1, -1, 3 ] }
 ]'''
 LANE_OUTPUTS = '''output [
-  { name: "LANES" data_type: TYPE_FP32 dims: [ -1, -1, 2 ] },
-  { name: "LANE_SCORES" data_type: TYPE_FP32 dims: [ -1 ] },
-  { name: "LANE_SIDES" data_type: TYPE_INT8 dims: [ -1 ] },
-  { name: "DRIVABLE_AREA" data_type: TYPE_UINT8 dims: [ -1, -1 ] }
+  { name: "LANE_PROBABILITY" data_type: TYPE_UINT8 dims: [ -1, -1 ] },
+  { name: "DRIVABLE_MARGIN" data_type: TYPE_UINT8 dims: [ -1, -1 ] }
 ]'''
 LANE_BEHAVIOURS = ('lanes_ok', 'lanes_bad_area')
 
@@ -37,7 +34,8 @@ def model_config(name: str, behaviour: str, delay_s: float = 0.0, instances: int
         # The model's config tells the truth about its dtype: the node must still refuse it.
         dtype = 'TYPE_FP64' if behaviour == 'bad_dtype' else 'TYPE_FP32'
         tensors = (f'{DETECTION_INPUTS}\noutput [ {{ name: "DETECTIONS" data_type: {dtype} '
-                   'dims: [ -1, -1 ] } ]')
+                   'dims: [ -1, -1 ] }, { name: "NUM_DETECTIONS" data_type: TYPE_INT32 '
+                   'dims: [ 1 ] } ]')
     return (f'name: "{name}"\nbackend: "python"\nmax_batch_size: 0\n{tensors}\n'
             f'parameters {{ key: "behaviour" value {{ string_value: "{behaviour}" }} }}\n'
             f'parameters {{ key: "delay_s" value {{ string_value: "{delay_s:g}" }} }}\n'

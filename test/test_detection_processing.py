@@ -1,6 +1,8 @@
-"""Unit tests of the YOLOv5 steps' processing, loaded from model_repository by path (no server).
+"""The detection chain without a server: yolov5_preprocess's processing (loaded from the model
+repository by path) and the served detection graph (built from the shipped weights, run with
+onnxruntime), checked against an independent numpy reference (test/reference_detection.py).
 
-The served code is these very files, so the server tests only need to check the wiring.
+The server tests (test_ensembles.py) then only need to check the wiring.
 """
 from __future__ import annotations
 
@@ -9,15 +11,18 @@ from typing import Callable
 
 import cv2
 import numpy as np
+import onnx
 import pytest
 
+import reference_detection as detection
+from conftest import shared_path
 from triton_perception.bench import load_step_module
+from triton_perception.graphs.detection import (MAX_OUTPUT, HeadLayoutError,
+                                                build_detection_graph, inspect_head)
+from triton_perception.validation import check_detections
 
 ROOT = Path(__file__).resolve().parents[1]
 REPOSITORY = ROOT / 'model_repository'
-from conftest import SHARED, shared_path  # noqa: E402
-YOLOV5_ONNX = SHARED / 'models' / 'yolov5n' / 'yolov5n.onnx'
-IMAGES = SHARED / 'data' / 'images'
 
 # README of shared/models: yolov5n, onnxruntime CPU, conf 0.25, IoU 0.45 (class, score, box).
 BUS_REFERENCE = [
@@ -31,30 +36,54 @@ ZIDANE_REFERENCE = [
     (0, 0.368, (136, 181, 739, 720)),
     (27, 0.271, (438, 434, 504, 711)),
 ]
+GRAPH_INPUTS = ('images', 'letterbox', 'score_threshold', 'iou_threshold', 'max_detections')
 
 
 preprocessing = load_step_module(REPOSITORY, 'yolov5_preprocess', 'preprocessing')
-detection = load_step_module(REPOSITORY, 'yolov5_nms', 'detection_postprocess')
 onnx_runner = load_step_module(REPOSITORY, 'yolov5_model', 'onnx_runner')
 
 
-def make_detector() -> Callable[..., np.ndarray]:
-    """preprocess -> onnxruntime -> postprocess in-process, exactly as the ensemble chains them."""
-    shared_path('models', 'yolov5n', 'yolov5n.onnx')
-    runner = onnx_runner.OnnxRunner(str(YOLOV5_ONNX), intra_op_threads=2, inter_op_threads=1,
-                                    allow_spinning=False)
+def session(path: Path):
+    return onnx_runner.OnnxRunner(str(path), intra_op_threads=2, inter_op_threads=1,
+                                  allow_spinning=False)
 
-    def detect(image: np.ndarray, score: float = 0.25, iou: float = 0.45, max_det: int = 100) -> np.ndarray:
-        tensor, params = preprocessing.letterbox(image, 640, 640)
-        (prediction,) = runner.run({'images': tensor}, ['output0'])
-        return detection.postprocess(prediction, params, score, iou, max_det)
 
+@pytest.fixture(scope='module')
+def served_graph(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    graph = tmp_path_factory.mktemp('graph') / 'detection.onnx'
+    build_detection_graph(shared_path('models', 'yolov5n', 'yolov5n.onnx'), graph)
+    return graph
+
+
+@pytest.fixture(scope='module')
+def detector(served_graph: Path) -> Callable[..., np.ndarray]:
+    """yolov5_preprocess -> the served graph, in-process, as the ensemble chains them."""
+    runner = session(served_graph)
+
+    def detect(image: np.ndarray, score: float = 0.25, iou: float = 0.45,
+               max_det: int = 100) -> np.ndarray:
+        inputs = preprocessing.detection_inputs(image, 640, 640, score, iou, max_det, MAX_OUTPUT)
+        rows, count = runner.run(dict(zip(GRAPH_INPUTS, inputs)),
+                                 ['detections', 'num_detections'])
+        return check_detections({'DETECTIONS': rows, 'NUM_DETECTIONS': count})
     return detect
 
 
 @pytest.fixture(scope='module')
-def detector() -> Callable[..., np.ndarray]:
-    return make_detector()
+def reference() -> Callable[..., np.ndarray]:
+    return make_reference()
+
+
+def make_reference() -> Callable[..., np.ndarray]:
+    """The upstream model (float input) + the numpy reference decode and NMS."""
+    runner = session(shared_path('models', 'yolov5n', 'yolov5n.onnx'))
+
+    def detect(image: np.ndarray, score: float = 0.25, iou: float = 0.45,
+               max_det: int = 100) -> np.ndarray:
+        pixels, params = preprocessing.letterbox(image, 640, 640)
+        (prediction,) = runner.run({'images': pixels.astype(np.float32) / 255.0}, ['output0'])
+        return detection.postprocess(prediction, params, score, iou, max_det)
+    return detect
 
 
 def read_rgb(name: str) -> np.ndarray:
@@ -84,11 +113,11 @@ def test_letterbox_round_trip(height: int, width: int) -> None:
     image[y1:y2, x1:x2] = 250
 
     tensor, params = preprocessing.letterbox(image, 640, 640)
-    assert tensor.shape == (1, 3, 640, 640) and tensor.dtype == np.float32
+    assert tensor.shape == (1, 3, 640, 640) and tensor.dtype == np.uint8
     assert params.dtype == np.float32 and params.shape == (6,)
     assert tuple(params[4:]) == (width, height)
 
-    canvas = np.round(tensor[0, 0] * 255).astype(np.uint8)
+    canvas = tensor[0, 0]
     content = np.argwhere(canvas != preprocessing.PAD_VALUE)
     content_box = np.array([[content[:, 1].min(), content[:, 0].min(),
                              content[:, 1].max() + 1, content[:, 0].max() + 1]], dtype=np.float64)
@@ -109,10 +138,10 @@ def test_letterbox_round_trip(height: int, width: int) -> None:
                                    atol=tolerance)
 
 
-def test_letterbox_scales_to_unit_range() -> None:
+def test_letterbox_keeps_pixels_and_pads_grey() -> None:
+    """uint8 to the graph, which scales to [0, 1] itself."""
     tensor, _ = preprocessing.letterbox(np.full((10, 20, 3), 255, dtype=np.uint8), 64, 64)
-    assert tensor.max() == pytest.approx(1.0)
-    assert tensor.min() == pytest.approx(114 / 255)
+    assert tensor.max() == 255 and tensor.min() == 114
 
 
 @pytest.mark.parametrize('image, message', [
@@ -203,13 +232,87 @@ def test_postprocess_drops_boxes_lying_in_the_padding() -> None:
     np.testing.assert_allclose(detections[:, :4], [[540, 260, 740, 460]])
 
 
-@pytest.mark.parametrize('score, iou, max_det', [
-    (-0.1, 0.45, 100), (1.5, 0.45, 100), (0.25, 2.0, 100), (0.25, 0.45, -1),
+@pytest.mark.parametrize('score, iou, max_det, message', [
+    (-0.1, 0.45, 100, 'score threshold'), (1.5, 0.45, 100, 'score threshold'),
+    (0.25, 2.0, 100, 'IoU threshold'), (0.25, 0.45, -1, 'max detections'),
+    (0.25, 0.45, MAX_OUTPUT + 1, 'at most 300 rows'),
 ])
-def test_postprocess_rejects_bad_thresholds(score: float, iou: float, max_det: int) -> None:
-    params = np.array([1, 1, 0, 0, 640, 640], dtype=np.float32)
-    with pytest.raises(ValueError):
-        detection.postprocess(np.zeros((1, 10, 85), dtype=np.float32), params, score, iou, max_det)
+def test_preprocess_rejects_bad_thresholds(score: float, iou: float, max_det: int,
+                                           message: str) -> None:
+    """The request fails (INVALID_ARGUMENT) naming the value, before the model runs."""
+    with pytest.raises(ValueError, match=message):
+        preprocessing.detection_inputs(np.zeros((8, 8, 3), np.uint8), 640, 640, score, iou,
+                                       max_det, MAX_OUTPUT)
+
+
+# --- the served graph ------------------------------------------------------------------------
+
+def real_frames() -> list[tuple[str, np.ndarray]]:
+    """The repository's images: bus, zidane, the six road frames and every 4th clip frame."""
+    frames = [(name, read_rgb(name)) for name in ('bus.jpg', 'zidane.jpg')]
+    road = sorted(shared_path('data', 'road', 'bdd').glob('*.jpg'))
+    assert len(road) == 6, road
+    frames += [(path.name, cv2.cvtColor(cv2.imread(str(path)), cv2.COLOR_BGR2RGB))
+               for path in road]
+    capture = cv2.VideoCapture(str(shared_path('data', 'videos', 'solidWhiteRight.mp4')))
+    index = 0
+    while True:
+        ok, bgr = capture.read()
+        if not ok:
+            break
+        if index % 4 == 0:
+            frames.append((f'clip frame {index}', cv2.cvtColor(bgr, cv2.COLOR_BGR2RGB)))
+        index += 1
+    capture.release()
+    assert index == 221
+    return frames
+
+
+@pytest.mark.slow
+def test_served_graph_equals_the_reference_on_real_frames(detector, reference) -> None:
+    """Decode, class-aware NMS and letterbox undo inside the graph change nothing: same boxes
+    within 0.5 px, scores within 1e-3, same classes, same order."""
+    boxes = 0
+    for name, rgb in real_frames():
+        ours, theirs = detector(rgb), reference(rgb)
+        assert ours.shape == theirs.shape, (name, ours, theirs)
+        np.testing.assert_array_equal(ours[:, 5], theirs[:, 5], err_msg=name)
+        np.testing.assert_allclose(ours[:, 4], theirs[:, 4], atol=1e-3, err_msg=name)
+        np.testing.assert_allclose(ours[:, :4], theirs[:, :4], atol=0.5, err_msg=name)
+        boxes += len(ours)
+    assert boxes > 200  # the comparison covered real detections (316 here)
+
+
+def test_graph_build_is_deterministic(served_graph: Path, tmp_path: Path) -> None:
+    again = tmp_path / 'again.onnx'
+    build_detection_graph(shared_path('models', 'yolov5n', 'yolov5n.onnx'), again)
+    assert again.read_bytes() == served_graph.read_bytes()
+
+
+def test_served_graph_interface(served_graph: Path) -> None:
+    model = onnx.load(str(served_graph))
+    inputs = {tensor.name: tensor.type.tensor_type.elem_type for tensor in model.graph.input}
+    assert inputs == {'images': onnx.TensorProto.UINT8, 'letterbox': onnx.TensorProto.FLOAT,
+                      'score_threshold': onnx.TensorProto.FLOAT,
+                      'iou_threshold': onnx.TensorProto.FLOAT,
+                      'max_detections': onnx.TensorProto.INT32}
+    outputs = {tensor.name: [dim.dim_value for dim in tensor.type.tensor_type.shape.dim]
+               for tensor in model.graph.output}
+    assert outputs == {'detections': [MAX_OUTPUT, 6], 'num_detections': [1]}
+
+
+def test_head_layout_is_read_from_the_file() -> None:
+    head = inspect_head(onnx.load(str(shared_path('models', 'yolov5n', 'yolov5n.onnx'))))
+    assert (head.layout, head.classes, head.boxes, head.input_width, head.input_height) == (
+        'yolov5', 80, 25200, 640, 640)
+
+
+def test_an_unsupported_head_is_a_clear_error() -> None:
+    model = onnx.load(str(shared_path('models', 'yolov5n', 'yolov5n.onnx')))
+    output = model.graph.output[0].type.tensor_type.shape
+    output.dim[2].dim_value = 3  # [1, 25200, 3]: neither layout
+    with pytest.raises(HeadLayoutError, match=r'output0 \[1, 25200, 3\].*supported: yolov5'):
+        inspect_head(model)
 
 
 # --- the whole chain on real images --------------------------------------------------------

@@ -15,12 +15,15 @@ from tritonclient.grpc import model_config_pb2
 from tritonclient.utils import InferenceServerException, np_to_triton_dtype
 
 from test_detection_processing import (BUS_REFERENCE, ZIDANE_REFERENCE, assert_matches_reference,
-                                       make_detector, read_rgb)
+                                       make_reference, read_rgb)
+from triton_perception.validation import check_detections
 from test_lane_processing import has_ego_lanes, make_lane_detector, read_clip
+from triton_perception.lane_geometry import NUM_POINTS, LaneResult, postprocess
+from triton_perception.validation import check_lane_maps
 
 REPOSITORY = Path(__file__).resolve().parents[1] / 'model_repository'
-DETECTION_OUTPUTS = ('DETECTIONS',)
-LANE_OUTPUTS = ('LANES', 'LANE_SCORES', 'LANE_SIDES', 'DRIVABLE_AREA')
+DETECTION_OUTPUTS = ('DETECTIONS', 'NUM_DETECTIONS')
+LANE_OUTPUTS = ('LANE_PROBABILITY', 'DRIVABLE_MARGIN')
 
 
 @pytest.fixture(scope='module')
@@ -41,11 +44,17 @@ def infer(client, model: str, image: np.ndarray, outputs: tuple[str, ...], **opt
 
 
 def detect(client, image: np.ndarray, **optional: np.ndarray) -> np.ndarray:
-    return infer(client, 'yolov5', image, DETECTION_OUTPUTS, **optional)['DETECTIONS']
+    return check_detections(infer(client, 'yolov5', image, DETECTION_OUTPUTS, **optional))
 
 
-def find_lanes(client, image: np.ndarray, **optional: np.ndarray) -> dict:
-    return infer(client, 'lane_detection', image, LANE_OUTPUTS, **optional)
+def lane_maps(client, image: np.ndarray) -> dict:
+    return infer(client, 'lane_detection', image, LANE_OUTPUTS)
+
+
+def find_lanes(client, image: np.ndarray, min_lane_length: float = 0.1) -> LaneResult:
+    """What a client outside ROS does: the ensemble's maps, then the package's geometry."""
+    probability, margin = check_lane_maps(lane_maps(client, image))
+    return postprocess(probability, margin, image.shape[:2], NUM_POINTS, min_lane_length)
 
 
 # --- both profiles are well-formed (the Orin one cannot be served here) ---------------------
@@ -108,8 +117,8 @@ def test_uniform_grey_gives_no_detections(client, shape: tuple) -> None:
 
 @pytest.mark.server
 def test_odd_shapes_match_in_process_reference(client) -> None:
-    """Portrait, very wide and odd-sized frames give exactly what the same code gives in-process."""
-    reference = make_detector()
+    """Portrait, very wide and odd-sized frames give what the independent reference gives."""
+    reference = make_reference()
     bus, zidane = read_rgb('bus.jpg'), read_rgb('zidane.jpg')
     frames = {
         'portrait': np.ascontiguousarray(bus[:, :405]),               # 405x1080
@@ -119,7 +128,10 @@ def test_odd_shapes_match_in_process_reference(client) -> None:
     for name, frame in frames.items():
         served, expected = detect(client, frame), reference(frame)
         assert len(expected) > 0, name
-        np.testing.assert_allclose(served, expected, atol=1e-3, err_msg=name)
+        assert served.shape == expected.shape, name
+        np.testing.assert_array_equal(served[:, 5], expected[:, 5], err_msg=name)
+        np.testing.assert_allclose(served[:, 4], expected[:, 4], atol=1e-3, err_msg=name)
+        np.testing.assert_allclose(served[:, :4], expected[:, :4], atol=0.5, err_msg=name)
         height, width = frame.shape[:2]
         assert np.all(served[:, [0, 2]] <= width) and np.all(served[:, [1, 3]] <= height), name
         assert np.all(np.diff(served[:, 4]) <= 0), name  # best first
@@ -163,13 +175,15 @@ def test_bad_threshold_is_rejected_with_a_clear_message(client) -> None:
 @pytest.mark.server
 @pytest.mark.parametrize('shape', [(720, 1280, 3), (500, 300, 3), (1, 1, 3)])
 def test_lane_outputs_have_contract_shapes(client, shape: tuple) -> None:
+    maps = lane_maps(client, np.full(shape, 90, dtype=np.uint8))
+    for name in LANE_OUTPUTS:
+        assert maps[name].dtype == np.uint8 and maps[name].shape == (360, 640), name
     result = find_lanes(client, np.full(shape, 90, dtype=np.uint8))
-    lane_count = len(result['LANES'])
-    assert result['LANES'].dtype == np.float32 and result['LANES'].shape[1:] == (20, 2)
-    assert result['LANE_SCORES'].dtype == np.float32 and result['LANE_SCORES'].shape == (lane_count,)
-    assert result['LANE_SIDES'].dtype == np.int8 and result['LANE_SIDES'].shape == (lane_count,)
-    assert result['DRIVABLE_AREA'].dtype == np.uint8 and result['DRIVABLE_AREA'].shape == shape[:2]
-    assert set(np.unique(result['DRIVABLE_AREA'])) <= {0, 255}
+    lane_count = len(result.lanes)
+    assert result.lanes.dtype == np.float32 and result.lanes.shape[1:] == (20, 2)
+    assert result.scores.shape == (lane_count,) and result.sides.shape == (lane_count,)
+    assert result.drivable_area.dtype == np.uint8 and result.drivable_area.shape == shape[:2]
+    assert set(np.unique(result.drivable_area)) <= {0, 255}
 
 
 @pytest.mark.server
@@ -180,28 +194,26 @@ def test_clip_has_ego_lanes_on_nearly_every_frame(client) -> None:
     found = 0
     for frame in frames:
         result = find_lanes(client, frame)
-        assert result['DRIVABLE_AREA'].shape == (540, 960)
-        found += has_ego_lanes(result['LANES'], result['LANE_SIDES'], 540)
+        assert result.drivable_area.shape == (540, 960)
+        found += has_ego_lanes(result.lanes, result.sides, 540)
     assert found >= 0.95 * len(frames), f'ego lanes on {found} of {len(frames)} frames'
 
 
 @pytest.mark.server
-def test_lanes_match_in_process_reference(client) -> None:
+def test_lanes_match_in_process_reference(client, tmp_path) -> None:
     (frame,) = read_clip(range(100, 101))
-    served, expected = find_lanes(client, frame), make_lane_detector()(frame)
-    np.testing.assert_allclose(served['LANES'], expected.lanes, atol=1e-3)
-    np.testing.assert_allclose(served['LANE_SCORES'], expected.scores, atol=1e-5)
-    np.testing.assert_array_equal(served['LANE_SIDES'], expected.sides)
-    np.testing.assert_array_equal(served['DRIVABLE_AREA'], expected.drivable_area)
+    served, expected = find_lanes(client, frame), make_lane_detector(tmp_path)(frame)
+    np.testing.assert_allclose(served.lanes, expected.lanes, atol=1e-3)
+    np.testing.assert_allclose(served.scores, expected.scores, atol=1e-5)
+    np.testing.assert_array_equal(served.sides, expected.sides)
+    np.testing.assert_array_equal(served.drivable_area, expected.drivable_area)
 
 
 @pytest.mark.server
-def test_min_lane_length_override(client) -> None:
+def test_min_lane_length_is_applied_by_the_geometry(client) -> None:
     (frame,) = read_clip(range(0, 1))
     default = find_lanes(client, frame)
-    explicit = find_lanes(client, frame, MIN_LANE_LENGTH=np.array([0.1], np.float32))
-    np.testing.assert_array_equal(default['LANES'], explicit['LANES'])
     # Only the two long ego boundaries span 30 % of the frame height.
-    strict = find_lanes(client, frame, MIN_LANE_LENGTH=np.array([0.3], np.float32))
-    assert len(default['LANES']) > len(strict['LANES'])
-    assert strict['LANE_SIDES'].tolist() == [-1, 1]
+    strict = find_lanes(client, frame, min_lane_length=0.3)
+    assert len(default.lanes) > len(strict.lanes)
+    assert strict.sides.tolist() == [-1, 1]

@@ -42,7 +42,7 @@ from triton_perception.image_conversion import (ImageRejected, check_compressed,
 from triton_perception.models import install_models
 from triton_perception.diagnostics import NodeStatus, status_name
 from triton_perception.triton.server import ServerConfig, ServerError, TritonServer
-from triton_perception.validation import MalformedOutput, check_detections, check_lane_outputs
+from triton_perception.validation import MalformedOutput, check_detections, check_lane_maps
 
 SEED = 20240801
 # The nodes' default max_image_pixels: a damaged JPEG/PNG header may claim up to this much.
@@ -65,38 +65,49 @@ BUSY_MODEL_DELAY_S = 0.5
 # Model name -> behaviour (test/fault_model.py). No model may be called 'nan': `-p
 # model_name:=nan` would reach the node as a float.
 FAULT_MODELS = {'yolov5': 'ok', 'bad_shape': 'bad_shape', 'bad_dtype': 'bad_dtype',
-                'nan_detections': 'nan', 'lane_detection': 'lanes_ok',
+                'nan_detections': 'nan', 'bad_count': 'bad_count', 'lane_detection': 'lanes_ok',
                 'lanes_bad_area': 'lanes_bad_area'}
-DETECTOR_STEPS = ('yolov5', 'yolov5_preprocess', 'yolov5_model', 'yolov5_nms')
+DETECTOR_STEPS = ('yolov5', 'yolov5_preprocess', 'yolov5_model')
 
 
 # --- the pure output checks ------------------------------------------------------------------
 
-def lane_outputs(lanes: int = 2, height: int = 48, width: int = 64) -> dict[str, np.ndarray]:
-    return {'LANES': np.zeros((lanes, 20, 2), np.float32),
-            'LANE_SCORES': np.ones(lanes, np.float32),
-            'LANE_SIDES': np.ones(lanes, np.int8),
-            'DRIVABLE_AREA': np.zeros((height, width), np.uint8)}
+def lane_outputs(height: int = 36, width: int = 64) -> dict[str, np.ndarray]:
+    return {'LANE_PROBABILITY': np.zeros((height, width), np.uint8),
+            'DRIVABLE_MARGIN': np.full((height, width), 128, np.uint8)}
+
+
+def detection_outputs(rows: np.ndarray, count: int) -> dict[str, np.ndarray]:
+    return {'DETECTIONS': rows, 'NUM_DETECTIONS': np.array([count], np.int32)}
 
 
 def test_well_formed_outputs_pass() -> None:
-    detections = np.zeros((3, 6), np.float32)
-    assert check_detections({'DETECTIONS': detections}) is detections
-    check_detections({'DETECTIONS': np.zeros((0, 6), np.float32)})
-    check_lane_outputs(lane_outputs(), (48, 64, 3))
-    check_lane_outputs(lane_outputs(lanes=0), (48, 64, 3))
+    rows = np.zeros((300, 6), np.float32)
+    rows[:3, 4] = 0.5
+    assert check_detections(detection_outputs(rows, 3)).shape == (3, 6)
+    assert check_detections(detection_outputs(rows, 0)).shape == (0, 6)
+    # Padding past the count is never read (it may hold anything).
+    rows[3:] = np.nan
+    assert check_detections(detection_outputs(rows, 3)).shape == (3, 6)
+    probability, margin = check_lane_maps(lane_outputs())
+    assert probability.shape == margin.shape == (36, 64)
 
 
 @pytest.mark.parametrize('outputs,message', [
     ({}, 'DETECTIONS is missing'),
-    ({'DETECTIONS': np.zeros((3, 5), np.float32)},
-     'DETECTIONS has shape (3, 5), expected [N, 6]'),
-    ({'DETECTIONS': np.zeros(6, np.float32)}, 'DETECTIONS has shape (6,), expected [N, 6]'),
-    ({'DETECTIONS': np.zeros((1, 6), np.float64)},
+    ({'DETECTIONS': np.zeros((3, 6), np.float32)}, 'NUM_DETECTIONS is missing'),
+    (detection_outputs(np.zeros((3, 5), np.float32), 1),
+     'DETECTIONS has shape (3, 5), expected [R, 6]'),
+    (detection_outputs(np.zeros(6, np.float32), 1), 'DETECTIONS has shape (6,), expected [R, 6]'),
+    (detection_outputs(np.zeros((1, 6), np.float64), 1),
      'DETECTIONS has dtype float64, expected float32'),
-    ({'DETECTIONS': np.array([[0, 0, 1, 1, np.nan, 0]], np.float32)},
+    (detection_outputs(np.zeros((3, 6), np.float32), 4),
+     'NUM_DETECTIONS is 4, outside [0, 3] (the rows of DETECTIONS)'),
+    (detection_outputs(np.zeros((3, 6), np.float32), -1),
+     'NUM_DETECTIONS is -1, outside [0, 3] (the rows of DETECTIONS)'),
+    (detection_outputs(np.array([[0, 0, 1, 1, np.nan, 0]], np.float32), 1),
      'DETECTIONS has non-finite values (NaN or inf)'),
-    ({'DETECTIONS': np.array([[0, 0, np.inf, 1, 0.5, 0]], np.float32)},
+    (detection_outputs(np.array([[0, 0, np.inf, 1, 0.5, 0]], np.float32), 1),
      'DETECTIONS has non-finite values (NaN or inf)'),
 ])
 def test_malformed_detections_are_named(outputs: dict, message: str) -> None:
@@ -106,26 +117,20 @@ def test_malformed_detections_are_named(outputs: dict, message: str) -> None:
 
 
 @pytest.mark.parametrize('name,value,message', [
-    ('LANES', np.zeros((2, 20), np.float32), 'LANES has shape (2, 20), expected [L, P, 2]'),
-    ('LANES', np.full((2, 20, 2), np.nan, np.float32), 'LANES has non-finite values'),
-    ('LANES', np.zeros((2, 20, 2), np.float16), 'LANES has dtype float16, expected float32'),
-    ('LANE_SCORES', np.ones(3, np.float32), 'LANE_SCORES has shape (3,), expected [2] (one '
-     'per lane)'),
-    ('LANE_SCORES', np.array([1, np.inf], np.float32), 'LANE_SCORES has non-finite values'),
-    ('LANE_SIDES', np.ones(2, np.int32), 'LANE_SIDES has dtype int32, expected int8'),
-    ('LANE_SIDES', np.ones(1, np.int8), 'LANE_SIDES has shape (1,), expected [2]'),
-    ('DRIVABLE_AREA', np.zeros((24, 64), np.uint8),
-     'DRIVABLE_AREA has shape (24, 64), expected [48, 64] (the input size)'),
-    ('DRIVABLE_AREA', np.zeros((48, 64), np.float32),
-     'DRIVABLE_AREA has dtype float32, expected uint8'),
-    ('DRIVABLE_AREA', None, 'DRIVABLE_AREA is missing'),
+    ('LANE_PROBABILITY', np.zeros((36, 64), np.float32),
+     'LANE_PROBABILITY has dtype float32, expected uint8'),
+    ('LANE_PROBABILITY', np.zeros((1, 36, 64), np.uint8),
+     'LANE_PROBABILITY has shape (1, 36, 64), expected [h, w]'),
+    ('DRIVABLE_MARGIN', np.zeros((18, 64), np.uint8),
+     'DRIVABLE_MARGIN has shape (18, 64), expected [36, 64] (the size of LANE_PROBABILITY)'),
+    ('DRIVABLE_MARGIN', None, 'DRIVABLE_MARGIN is missing'),
 ])
 def test_malformed_lane_outputs_are_named(name: str, value: Any, message: str) -> None:
     outputs = lane_outputs()
     outputs[name] = value
     with pytest.raises(MalformedOutput, match=message.replace('(', r'\(').replace(')', r'\)')
                        .replace('[', r'\[').replace(']', r'\]')):
-        check_lane_outputs(outputs, (48, 64, 3))
+        check_lane_maps(outputs)
 
 
 # --- fuzzing the converters without ROS -------------------------------------------------------
@@ -673,11 +678,13 @@ def test_a_model_that_fails_to_load_is_named(tmp_path: Path) -> None:
 
 
 MALFORMED = [
-    ('detection_node', 'bad_shape', 'DETECTIONS has shape (3, 5), expected [N, 6]'),
+    ('detection_node', 'bad_shape', 'DETECTIONS has shape (3, 5), expected [R, 6]'),
+    ('detection_node', 'bad_count', 'NUM_DETECTIONS is 301, outside [0, 300] (the rows of '
+                                    'DETECTIONS)'),
     ('detection_node', 'bad_dtype', 'DETECTIONS has dtype float64, expected float32'),
     ('detection_node', 'nan_detections', 'DETECTIONS has non-finite values (NaN or inf)'),
     ('lane_node', 'lanes_bad_area',
-     'DRIVABLE_AREA has shape (25, 64), expected [48, 64] (the input size)'),
+     'DRIVABLE_MARGIN has shape (25, 64), expected [48, 64] (the size of LANE_PROBABILITY)'),
 ]
 
 

@@ -42,6 +42,9 @@ from google.protobuf import text_format
 from rclpy.context import Context
 from rclpy.executors import SingleThreadedExecutor
 from triton_perception.qos import DIAGNOSTICS_QOS, stream_qos
+from triton_perception.lane_geometry import NUM_POINTS
+from triton_perception.lane_geometry import postprocess as lane_postprocess
+from triton_perception.validation import check_detections
 from rclpy.signals import SignalHandlerOptions
 from sensor_msgs.msg import Image, PointCloud2
 from tritonclient.grpc import model_config_pb2
@@ -128,14 +131,14 @@ def _detection_inputs() -> Tensors:
 
 
 def _lane_inputs() -> Tensors:
-    return {'MIN_LANE_LENGTH': np.array([specs_by_name(LANES)['min_lane_length'].default],
-                                        np.float32)}
+    return {}
 
 
 NODES = {
     'detection_node': NodeKind('detection_node',
                                str(specs_by_name(DETECTION)['model_name'].default),
-                               ('DETECTIONS',), (('detections', Detection2DArray),),
+                               ('DETECTIONS', 'NUM_DETECTIONS'),
+                               (('detections', Detection2DArray),),
                                _detection_inputs),
     'lane_node': NodeKind('lane_node', str(specs_by_name(LANES)['model_name'].default),
                           LANE_OUTPUTS, (('lanes', PointCloud2), ('drivable_area', Image)),
@@ -274,7 +277,8 @@ def parameters_of(config: Any) -> dict[str, str]:
     return {key: value.string_value for key, value in config.parameters.items()}
 
 
-def onnx_model(repository: Path, step: str) -> Callable[[np.ndarray], dict[str, np.ndarray]]:
+def onnx_model(repository: Path,
+               step: str) -> Callable[[dict[str, np.ndarray]], dict[str, np.ndarray]]:
     """The CPU profile's model step: its ONNX runner with the configs/cpu.pbtxt settings."""
     config = step_config(repository, step, 'cpu')
     parameters = parameters_of(config)
@@ -284,44 +288,46 @@ def onnx_model(repository: Path, step: str) -> Callable[[np.ndarray], dict[str, 
         inter_op_threads=int(parameters['inter_op_threads']),
         allow_spinning=parameters['allow_spinning'].lower() == 'true')
     runner.warm_up()
-    input_name = config.input[0].name
     output_names = [tensor.name for tensor in config.output]
 
-    def run(tensor: np.ndarray) -> dict[str, np.ndarray]:
-        return dict(zip(output_names, runner.run({input_name: tensor}, output_names)))
+    def run(inputs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+        return dict(zip(output_names, runner.run(inputs, output_names)))
     return run
 
 
 def detection_reference(repository: Path) -> Callable[[np.ndarray], Any]:
-    """yolov5_preprocess -> yolov5_model -> yolov5_nms, with the node's default thresholds."""
-    letterbox = load_step_module(repository, 'yolov5_preprocess', 'preprocessing').letterbox
-    postprocess = load_step_module(repository, 'yolov5_nms', 'detection_postprocess').postprocess
-    size = parameters_of(step_config(repository, 'yolov5_preprocess'))
-    width, height = int(size['input_width']), int(size['input_height'])
+    """yolov5_preprocess -> yolov5_model (the served graph), with the node's default thresholds."""
+    detection_inputs = load_step_module(repository, 'yolov5_preprocess',
+                                        'preprocessing').detection_inputs
+    parameters = parameters_of(step_config(repository, 'yolov5_preprocess'))
+    width, height = int(parameters['input_width']), int(parameters['input_height'])
     model = onnx_model(repository, 'yolov5_model')
     thresholds = [value.item() for value in _detection_inputs().values()]
+    names = ('images', 'letterbox', 'score_threshold', 'iou_threshold', 'max_detections')
 
     def detect(rgb: np.ndarray) -> Any:
-        tensor, letterbox_vector = letterbox(rgb, width, height)
-        return postprocess(model(tensor)['output0'], letterbox_vector, *thresholds)
+        inputs = detection_inputs(rgb, width, height, *thresholds,
+                                  parameters['arg_most_detections'])
+        outputs = model(dict(zip(names, inputs)))
+        return check_detections({'DETECTIONS': outputs['detections'],
+                                 'NUM_DETECTIONS': outputs['num_detections']})
     return detect
 
 
 def lane_reference(repository: Path) -> Callable[[np.ndarray], Any]:
-    """lane_preprocess -> lane_model -> lane_postprocess, with the node's default lane length."""
-    resize_normalize = load_step_module(repository, 'lane_preprocess',
-                                        'preprocessing').resize_normalize
-    postprocess = load_step_module(repository, 'lane_postprocess', 'lane_geometry').postprocess
+    """lane_preprocess -> lane_model (the served graph) -> the package's lane geometry, as
+    lane_node runs it, with the node's default lane length."""
+    resize_frame = load_step_module(repository, 'lane_preprocess', 'preprocessing').resize_frame
     size = parameters_of(step_config(repository, 'lane_preprocess'))
     width, height = int(size['input_width']), int(size['input_height'])
-    num_points = int(parameters_of(step_config(repository, 'lane_postprocess'))['num_points'])
     model = onnx_model(repository, 'lane_model')
-    min_lane_length = _lane_inputs()['MIN_LANE_LENGTH'].item()
+    min_lane_length = float(specs_by_name(LANES)['min_lane_length'].default)
 
     def detect(rgb: np.ndarray) -> Any:
-        tensor, image_size = resize_normalize(rgb, width, height)
-        heads = model(tensor)
-        return postprocess(heads['da'], heads['ll'], image_size, num_points, min_lane_length)
+        (tensor,) = resize_frame(rgb, width, height)
+        maps = model({'images': tensor})
+        return lane_postprocess(maps['lane_probability'], maps['drivable_margin'],
+                                rgb.shape[:2], NUM_POINTS, min_lane_length)
     return detect
 
 

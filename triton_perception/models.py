@@ -1,7 +1,13 @@
-"""Install the ONNX weights into the model repository, verified against config/models.yaml."""
+"""Install the ONNX weights into the model repository, verified against config/models.yaml.
+
+A model with a `graph` entry is not copied: the graph builder (triton_perception.graphs) turns
+the upstream file into the graph its model step serves, and a record beside it
+(`model.onnx.json`: upstream sha256, builder fingerprint) says what it was built from.
+"""
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import shutil
 from dataclasses import dataclass
@@ -27,6 +33,7 @@ class ModelFile:
     install_as: str
     licence: str
     obtain: str
+    graph: str = ''  # '' (served as is) or a builder of triton_perception.graphs: 'detection'
 
 
 def manifest(path: Path | None = None) -> list[ModelFile]:
@@ -50,13 +57,49 @@ def sha256_of(path: Path) -> str:
     return digest.hexdigest()
 
 
+def build_record(model: ModelFile) -> dict[str, str]:
+    """What an installed file must have been made from to be current."""
+    from triton_perception.graphs import builder_fingerprint  # noqa: PLC0415 (needs onnx)
+    return {'source_sha256': model.sha256, 'graph': model.graph,
+            'builder': builder_fingerprint() if model.graph else ''}
+
+
+def record_path(target: Path) -> Path:
+    return target.with_name(target.name + '.json')
+
+
+def is_current(model: ModelFile, target: Path) -> bool:
+    if not target.is_file():
+        return False
+    if not model.graph:
+        return sha256_of(target) == model.sha256
+    try:
+        return json.loads(record_path(target).read_text(encoding='utf-8')) == build_record(model)
+    except (OSError, ValueError):
+        return False
+
+
+def install_file(model: ModelFile, origin: Path, target: Path) -> None:
+    """Copy the file, or build the served graph from it; atomically either way."""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    if model.graph:
+        from triton_perception.graphs.build import build_graph  # noqa: PLC0415 (needs onnx)
+        build_graph(model.graph, origin, target)
+        record_path(target).write_text(json.dumps(build_record(model), indent=2) + '\n',
+                                       encoding='utf-8')
+        return
+    partial = target.with_suffix('.partial')
+    shutil.copyfile(origin, partial)
+    partial.replace(target)
+
+
 def install_models(repository: Path, source: Path | None,
                    log: Callable[[str], None] = print) -> list[Path]:
-    """Copy each weight file into the repository unless an identical one is already there."""
+    """Install each model unless what is installed is current."""
     installed = []
     for model in manifest():
         target = repository / model.install_as
-        if target.is_file() and sha256_of(target) == model.sha256:
+        if is_current(model, target):
             log(f'{model.name}: up to date ({target})')
             installed.append(target)
             continue
@@ -70,11 +113,9 @@ def install_models(repository: Path, source: Path | None,
             raise ModelInstallError(
                 f'{origin} has sha256 {actual}, expected {model.sha256}: it is not the '
                 f'{model.name} file this package was tested with. {model.obtain}')
-        log(f'{model.name}: installing {origin} -> {target} (licence {model.licence})')
-        target.parent.mkdir(parents=True, exist_ok=True)
-        partial = target.with_suffix('.partial')
-        shutil.copyfile(origin, partial)
-        partial.replace(target)
+        action = f'building the {model.graph} graph from' if model.graph else 'installing'
+        log(f'{model.name}: {action} {origin} -> {target} (licence {model.licence})')
+        install_file(model, origin, target)
         installed.append(target)
     return installed
 
@@ -86,6 +127,9 @@ def check_models(repository: Path) -> list[str]:
         target = repository / model.install_as
         if not target.is_file():
             problems.append(f"{target} is missing: run 'triton-perception models install'")
+        elif not is_current(model, target):
+            problems.append(f"{target} was built from other weights or by another version of "
+                            "the graph builder: run 'triton-perception models install'")
     return problems
 
 

@@ -114,7 +114,8 @@ DETECTION = COMMON + (
     number('score_threshold', 0.25, 0.0, 1.0, 'minimum objectness x class score', dynamic=True),
     number('iou_threshold', 0.45, 0.0, 1.0, 'IoU above which NMS suppresses a box of the same '
            'class', dynamic=True),
-    number('max_detections', 100, 1, 1000, 'most boxes per frame', dynamic=True),
+    number('max_detections', 100, 1, 300, 'most boxes per frame (the served graph returns at '
+           'most 300)', dynamic=True),
     ParameterSpec('class_filter', '', 'comma-separated class names to keep (empty: all), '
                   'e.g. "person,car,bus"', 'comma-separated names from the labels, or empty',
                   lambda _value: True, dynamic=True),

@@ -19,28 +19,28 @@ class MalformedOutput(ValueError):
 
 
 def check_detections(outputs: Tensors) -> np.ndarray:
-    """DETECTIONS must be float32 [N, 6] and finite; returns it."""
-    detections = _checked(outputs, 'DETECTIONS', np.float32, '[N, 6]',
-                          lambda shape: len(shape) == 2 and shape[1] == 6)
+    """DETECTIONS float32 [R, 6] rows padded to a fixed R, NUM_DETECTIONS int32 [1] in [0, R];
+    returns the valid rows, which must be finite."""
+    padded = _checked(outputs, 'DETECTIONS', np.float32, '[R, 6]',
+                      lambda shape: len(shape) == 2 and shape[1] == 6)
+    count_tensor = _checked(outputs, 'NUM_DETECTIONS', np.int32, '[1]', lambda shape: shape == (1,))
+    count = int(count_tensor[0])
+    if not 0 <= count <= padded.shape[0]:
+        raise MalformedOutput(f'malformed output: NUM_DETECTIONS is {count}, outside [0, '
+                              f'{padded.shape[0]}] (the rows of DETECTIONS)')
+    detections = padded[:count]
     _check_finite('DETECTIONS', detections)
     return detections
 
 
-def check_lane_outputs(outputs: Tensors, image_shape: tuple[int, ...]) -> None:
-    """LANES float32 [L, P, 2] finite, LANE_SCORES float32 [L] finite, LANE_SIDES int8 [L],
-    DRIVABLE_AREA uint8 at the input image's height and width."""
-    lanes = _checked(outputs, 'LANES', np.float32, '[L, P, 2]',
-                     lambda shape: len(shape) == 3 and shape[2] == 2)
-    _check_finite('LANES', lanes)
-    count = lanes.shape[0]
-    scores = _checked(outputs, 'LANE_SCORES', np.float32, f'[{count}] (one per lane)',
-                      lambda shape: shape == (count,))
-    _check_finite('LANE_SCORES', scores)
-    _checked(outputs, 'LANE_SIDES', np.int8, f'[{count}] (one per lane)',
-             lambda shape: shape == (count,))
-    height, width = image_shape[:2]
-    _checked(outputs, 'DRIVABLE_AREA', np.uint8, f'[{height}, {width}] (the input size)',
-             lambda shape: shape == (height, width))
+def check_lane_maps(outputs: Tensors) -> tuple[np.ndarray, np.ndarray]:
+    """LANE_PROBABILITY and DRIVABLE_MARGIN: uint8 [h, w] maps of the same, non-empty size."""
+    probability = _checked(outputs, 'LANE_PROBABILITY', np.uint8, '[h, w]',
+                           lambda shape: len(shape) == 2 and 0 not in shape)
+    margin = _checked(outputs, 'DRIVABLE_MARGIN', np.uint8,
+                      f'{list(probability.shape)} (the size of LANE_PROBABILITY)',
+                      lambda shape: shape == probability.shape)
+    return probability, margin
 
 
 def _checked(outputs: Tensors, name: str, dtype: type, expected_shape: str,

@@ -22,7 +22,8 @@ class DetectionNode(PerceptionNode):
     """Publishes `detections`, latched `label_info`, and `detections/overlay` while watched."""
 
     def __init__(self, **node_options: Any) -> None:
-        super().__init__('detection_node', DETECTION, ('DETECTIONS',), **node_options)
+        super().__init__('detection_node', DETECTION, ('DETECTIONS', 'NUM_DETECTIONS'),
+                         **node_options)
         self.labels = load_labels(self.settings['labels_file'])
         self._class_filter = parse_class_filter(self.settings['class_filter'], self.labels)
         self._detections = self.create_publisher(Detection2DArray, 'detections', RESULT_QOS)

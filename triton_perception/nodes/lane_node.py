@@ -1,21 +1,22 @@
-"""lane_node: camera frames -> Triton `lane_detection` ensemble -> lanes and drivable area."""
+"""lane_node: camera frames -> Triton `lane_detection` ensemble (the lane model's compact maps)
+-> the lane geometry (on the worker thread) -> lanes and drivable area."""
 from __future__ import annotations
 
 import sys
 from typing import Any
 
-import numpy as np
 from sensor_msgs.msg import Image, PointCloud2
 
+from triton_perception.lane_geometry import NUM_POINTS, postprocess
 from triton_perception.messages import image_message, lanes_cloud_message
 from triton_perception.nodes.base import PerceptionNode, run_nodes
 from triton_perception.qos import OVERLAY_QOS, RESULT_QOS
 from triton_perception.overlay import draw_drivable_area, draw_lanes
 from triton_perception.parameters import LANES
 from triton_perception.triton.client import Frame, Tensors
-from triton_perception.validation import check_lane_outputs
+from triton_perception.validation import check_lane_maps
 
-LANE_OUTPUTS = ('LANES', 'LANE_SCORES', 'LANE_SIDES', 'DRIVABLE_AREA')
+LANE_OUTPUTS = ('LANE_PROBABILITY', 'DRIVABLE_MARGIN')
 
 
 class LaneNode(PerceptionNode):
@@ -28,21 +29,20 @@ class LaneNode(PerceptionNode):
         self._overlay = self.create_publisher(Image, 'lanes/overlay', OVERLAY_QOS)
 
     def _prepare(self, frame: Frame) -> Tensors:
-        return {
-            'IMAGE': self.frame_rgb(frame),
-            'MIN_LANE_LENGTH': np.array([self.settings['min_lane_length']], dtype=np.float32),
-        }
+        return {'IMAGE': self.frame_rgb(frame)}
 
     def _deliver(self, frame: Frame, inputs: Tensors, outputs: Tensors) -> None:
-        check_lane_outputs(outputs, inputs['IMAGE'].shape)
+        probability, margin = check_lane_maps(outputs)
+        result = postprocess(probability, margin, inputs['IMAGE'].shape[:2], NUM_POINTS,
+                             self.settings['min_lane_length'])
         header = frame.message.header
-        lanes, sides = outputs['LANES'], outputs['LANE_SIDES']
-        self._lanes.publish(lanes_cloud_message(lanes, outputs['LANE_SCORES'], sides, header))
+        self._lanes.publish(lanes_cloud_message(result.lanes, result.scores, result.sides,
+                                                header))
         if self.settings['publish_drivable_area']:
-            self._drivable_area.publish(image_message(outputs['DRIVABLE_AREA'], header, 'mono8'))
+            self._drivable_area.publish(image_message(result.drivable_area, header, 'mono8'))
         self.publish_overlay(self._overlay, lambda: draw_lanes(
-            draw_drivable_area(inputs['IMAGE'].copy(), outputs['DRIVABLE_AREA']), lanes, sides),
-            header)
+            draw_drivable_area(inputs['IMAGE'].copy(), result.drivable_area), result.lanes,
+            result.sides), header)
 
 
 def main(args: list[str] | None = None) -> None:

@@ -1,8 +1,9 @@
 """Triton wrapper of preprocessing.py: IMAGE (uint8 HxWx3 RGB) -> model input + side info.
 
 Shared by yolov5_preprocess and lane_preprocess (whose 1/ links to these files). The config
-names the function (parameter `preprocess`, "module:function") and the two outputs: the model
-input tensor, then what the postprocess step needs to map results back to the frame.
+names the function (parameter `preprocess`, "module:function"); the function returns the
+config's outputs in order. Config parameters `arg_NAME` are keyword arguments of the function
+(defaults); an optional input NAME in a request overrides `arg_name` for that request.
 """
 import importlib
 import json
@@ -28,13 +29,21 @@ class TritonPythonModel:
         self.width = int(parameters['input_width'])
         self.height = int(parameters['input_height'])
         self.output_names = [tensor['name'] for tensor in config['output']]
+        self.defaults = {key[len('arg_'):]: value for key, value in parameters.items()
+                         if key.startswith('arg_')}
+        self.overrides = [tensor['name'] for tensor in config['input'] if tensor['name'] != 'IMAGE']
 
     def execute(self, requests: list) -> list:
         responses = []
         for request in requests:
             image = pb_utils.get_input_tensor_by_name(request, 'IMAGE').as_numpy()
+            arguments = dict(self.defaults)
+            for name in self.overrides:
+                tensor = pb_utils.get_input_tensor_by_name(request, name)
+                if tensor is not None:
+                    arguments[name.lower()] = tensor.as_numpy()
             try:
-                outputs = self.preprocess(image, self.width, self.height)
+                outputs = self.preprocess(image, self.width, self.height, **arguments)
             except ValueError as error:
                 responses.append(pb_utils.InferenceResponse(
                     error=pb_utils.TritonError(str(error), pb_utils.TritonError.INVALID_ARG)))

@@ -4,7 +4,9 @@ Plain numpy/OpenCV, free of Triton, so that the unit tests and the package's ben
 exactly the code the server runs. yolov5_preprocess and lane_preprocess share this file
 (lane_preprocess/1 links to it); each step's config names its function.
 
-The letterbox parameters travel to the NMS step as one float32 vector laid out as
+The detector's model step takes the letterboxed frame as uint8 (its graph casts and scales it:
+a quarter of the bytes of a float tensor between the steps) and the letterbox parameters as
+one float32 vector laid out as
 ``[scale_x, scale_y, pad_left, pad_top, image_width, image_height]``: model-input
 coordinates map back to the original image as ``x = (x_in - pad_left) / scale_x`` (same in y).
 Two scales rather than one because the resized size is rounded to whole pixels, which for very
@@ -26,12 +28,41 @@ def check_image(image: np.ndarray) -> None:
         raise ValueError(f'IMAGE is empty: shape {list(image.shape)}')
 
 
+def check_thresholds(score_threshold: float, iou_threshold: float, max_detections: int,
+                     most_detections: int) -> None:
+    """Reject values that would silently produce nonsense instead of an error."""
+    if not 0.0 <= score_threshold <= 1.0:
+        raise ValueError(f'score threshold must be in [0, 1], got {score_threshold}')
+    if not 0.0 <= iou_threshold <= 1.0:
+        raise ValueError(f'IoU threshold must be in [0, 1], got {iou_threshold}')
+    if not 0 <= max_detections <= most_detections:
+        raise ValueError(f'max detections must be in [0, {most_detections}] (the served graph '
+                         f'returns at most {most_detections} rows), got {max_detections}')
+
+
+def scalar(value, kind):
+    """A [1] request tensor (or a config default given as text) as a Python number."""
+    return kind(np.asarray(value).reshape(-1)[0]) if not isinstance(value, str) else kind(value)
+
+
+def detection_inputs(image: np.ndarray, width: int, height: int, score_threshold,
+                     iou_threshold, max_detections, most_detections) -> tuple[np.ndarray, ...]:
+    """Everything the detection graph takes: the letterboxed uint8 frame, the letterbox vector
+    and the checked thresholds (a request's own values, else the config's defaults)."""
+    score, iou = scalar(score_threshold, float), scalar(iou_threshold, float)
+    count = scalar(max_detections, int)
+    check_thresholds(score, iou, count, scalar(most_detections, int))
+    pixels, params = letterbox(image, width, height)
+    return (pixels, params, np.array([score], np.float32), np.array([iou], np.float32),
+            np.array([count], np.int32))
+
+
 def letterbox(image: np.ndarray, width: int, height: int) -> tuple[np.ndarray, np.ndarray]:
-    """Resize keeping aspect ratio, centre on a PAD_VALUE canvas, scale to [0, 1], NCHW.
+    """Resize keeping aspect ratio, centre on a PAD_VALUE canvas, NCHW uint8.
 
     Follows YOLOv5's own letterbox (rounded resized size, pad split with the -0.1/+0.1 rule)
     so scores and boxes match the published reference.
-    Returns the [1, 3, height, width] float32 tensor and the float32 letterbox vector.
+    Returns the [1, 3, height, width] uint8 tensor and the float32 letterbox vector.
     """
     check_image(image)
     image_height, image_width = image.shape[:2]
@@ -46,8 +77,7 @@ def letterbox(image: np.ndarray, width: int, height: int) -> tuple[np.ndarray, n
     canvas = np.full((height, width, 3), PAD_VALUE, dtype=np.uint8)
     canvas[pad_top:pad_top + resized_height, pad_left:pad_left + resized_width] = image
 
-    tensor = np.empty((1, 3, height, width), dtype=np.float32)
-    np.multiply(canvas.transpose(2, 0, 1), np.float32(1.0 / 255.0), out=tensor[0])
+    tensor = np.ascontiguousarray(canvas.transpose(2, 0, 1))[None]
     params = np.array(
         [resized_width / image_width, resized_height / image_height, pad_left, pad_top,
          image_width, image_height],
@@ -56,17 +86,14 @@ def letterbox(image: np.ndarray, width: int, height: int) -> tuple[np.ndarray, n
     return tensor, params
 
 
-def resize_normalize(image: np.ndarray, width: int, height: int) -> tuple[np.ndarray, np.ndarray]:
-    """Return the [1, 3, height, width] float32 tensor and the int32 [image_height, image_width].
+def resize_frame(image: np.ndarray, width: int, height: int) -> tuple[np.ndarray]:
+    """The [1, 3, height, width] uint8 tensor of the frame, plainly resized.
 
     TwinLiteNet was trained on plainly resized frames (no letterbox, no mean/std), so the image
-    is stretched to the input size and only scaled to [0, 1]. The original size travels to the postprocess step, which maps lanes and the drivable area
-    back to it.
+    is stretched to the input size; the model's graph scales it to [0, 1]. The lane geometry
+    maps lanes and the drivable area back to the frame, whose size the client knows.
     """
     check_image(image)
-    image_size = np.array(image.shape[:2], dtype=np.int32)
     if image.shape[:2] != (height, width):
         image = cv2.resize(image, (width, height), interpolation=cv2.INTER_LINEAR)
-    tensor = np.empty((1, 3, height, width), dtype=np.float32)
-    np.multiply(image.transpose(2, 0, 1), np.float32(1.0 / 255.0), out=tensor[0])
-    return tensor, image_size
+    return (np.ascontiguousarray(image.transpose(2, 0, 1))[None],)

@@ -1,7 +1,8 @@
-"""Turn raw YOLOv5 rows into final detections in original-image pixels.
+"""An independent reference for the served detection graph: raw YOLOv5 rows -> final
+detections in original-image pixels, in plain numpy (greedy class-aware NMS).
 
-Plain numpy, free of Triton, so that the unit tests and the package's benchmark run exactly the
-code the server runs.
+This is what the package's NMS step computed before the decode and NMS moved into the ONNX
+graph; the graph must reproduce it (test_detection_processing.py).
 
 Input rows are ``[cx, cy, w, h, objectness, class scores...]`` in letterboxed model-input
 pixels, already decoded (no anchors or sigmoid left). The letterbox vector is the one the

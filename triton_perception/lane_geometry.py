@@ -1,7 +1,11 @@
-"""Lane polylines, ego sides and the drivable area from TwinLiteNet's two segmentation heads.
+"""Lane polylines, ego sides and the drivable area from the lane model's compact outputs.
 
-Plain numpy/OpenCV, free of Triton, so that the unit tests and the package's benchmark run
-exactly the code the server runs.
+The lane_detection ensemble ends at the model step (on an Orin a TensorRT engine, whose GPU
+output JetPack's Python backend cannot take), returning two uint8 maps at model resolution
+(triton_perception.graphs.lanes): `lane_probability` (x 255, >= 128 exactly on the lane mask)
+and `drivable_margin` (128 + 16 x logit margin, > 128 exactly where drivable). This module turns
+them into final lanes; lane_node runs it on its worker thread, and any client outside ROS can
+call `postprocess` on what the ensemble returns. Plain numpy/OpenCV.
 
 TwinLiteNet marks every painted line in one binary mask; it gives no lane list. Here:
 1. the lane mask's connected components become *pieces*, each reduced to one centre x per
@@ -31,8 +35,13 @@ MAX_SHARED_ROWS = 3         # dashes of one line follow each other: they hardly 
 QUADRATIC_MIN_SPAN = 0.25   # fraction of mask height a lane must span before it may curve
 
 
+NUM_POINTS = 20          # points per lane polyline
+LANE_MASK_MIN = 128      # lane_probability values on the lane mask
+DRIVABLE_ZERO = 128      # drivable_margin value of a zero logit margin
+
+
 class LaneResult(NamedTuple):
-    """Outputs of the lane_detection ensemble, in original-image pixels."""
+    """Final lanes, in original-image pixels."""
 
     lanes: np.ndarray          # float32 [L, P, 2] (u, v), from the lane's bottom upward
     scores: np.ndarray         # float32 [L], mean lane-line probability of the lane's pixels
@@ -72,17 +81,17 @@ def check_settings(num_points: int, min_lane_length: float) -> None:
             f'minimum lane length is a fraction of image height in [0, 1], got {min_lane_length}')
 
 
-def lane_pieces(lane_logits: np.ndarray) -> list[Piece]:
-    """Connected components of the argmax lane mask, as row-centre pieces.
+def lane_pieces(lane_probability: np.ndarray) -> list[Piece]:
+    """Connected components of the lane mask, as row-centre pieces.
 
-    lane_logits: [2, h, w] (background, lane line).
+    lane_probability: uint8 [h, w], probability x 255 (>= LANE_MASK_MIN on the mask).
     """
-    height = lane_logits.shape[1]
-    mask = (lane_logits[1] > lane_logits[0]).astype(np.uint8)
+    height = lane_probability.shape[0]
+    mask = (lane_probability >= LANE_MASK_MIN).astype(np.uint8)
     count, labels, stats, _ = cv2.connectedComponentsWithStats(mask, connectivity=8)
     ys, xs = np.nonzero(labels)
     ids = labels[ys, xs]
-    probability = 1.0 / (1.0 + np.exp(lane_logits[0, ys, xs] - lane_logits[1, ys, xs]))
+    probability = lane_probability[ys, xs] / 255.0
     probability_sums = np.bincount(ids, weights=probability, minlength=count)
     cells = ids * height + ys
     row_pixels = np.bincount(cells, minlength=count * height).reshape(count, height)
@@ -168,28 +177,41 @@ def assign_sides(bottom_x: np.ndarray, centre_x: float) -> np.ndarray:
     return sides
 
 
-def drivable_area(drivable_logits: np.ndarray, image_height: int, image_width: int) -> np.ndarray:
-    """0/255 mask at input resolution; the logit margin is resized (not the binary mask) for smooth edges."""
-    margin = drivable_logits[1] - drivable_logits[0]
+def drivable_area(drivable_margin: np.ndarray, image_height: int, image_width: int) -> np.ndarray:
+    """0/255 mask at input resolution; the margin is resized (not the binary mask) for smooth edges."""
+    margin = drivable_margin.astype(np.float32) - DRIVABLE_ZERO
     if margin.shape != (image_height, image_width):
         margin = cv2.resize(margin, (image_width, image_height), interpolation=cv2.INTER_LINEAR)
     return np.where(margin > 0, np.uint8(255), np.uint8(0))
 
 
-def postprocess(drivable_logits: np.ndarray, lane_logits: np.ndarray, image_size: np.ndarray,
-                num_points: int, min_lane_length: float) -> LaneResult:
-    """Model outputs ([1, 2, h, w] each) -> lanes, scores, sides and drivable area.
+def check_maps(lane_probability: np.ndarray, drivable_margin: np.ndarray) -> None:
+    """The lane model's two maps: uint8, 2-D, the same size (a ValueError names the fault)."""
+    for name, array in (('lane_probability', lane_probability),
+                        ('drivable_margin', drivable_margin)):
+        if array.dtype != np.uint8 or array.ndim != 2 or 0 in array.shape:
+            raise ValueError(f'{name} must be a non-empty uint8 [h, w] map, got {array.dtype} '
+                             f'{list(array.shape)}')
+    if lane_probability.shape != drivable_margin.shape:
+        raise ValueError(f'lane_probability {list(lane_probability.shape)} and drivable_margin '
+                         f'{list(drivable_margin.shape)} differ in size')
 
-    image_size is [image_height, image_width] of the original frame. min_lane_length is the
+
+def postprocess(lane_probability: np.ndarray, drivable_margin: np.ndarray,
+                image_size: tuple[int, int], num_points: int,
+                min_lane_length: float) -> LaneResult:
+    """The lane model's maps (uint8 [h, w] each) -> lanes, scores, sides and drivable area.
+
+    image_size is (image_height, image_width) of the original frame. min_lane_length is the
     vertical extent a lane's detected pixels must cover, as a fraction of image height.
     Lanes are returned left to right (by where they meet the image bottom).
     """
     check_settings(num_points, min_lane_length)
+    check_maps(lane_probability, drivable_margin)
     image_height, image_width = (int(v) for v in image_size)
-    lane_logits = lane_logits.reshape(lane_logits.shape[-3:])
-    mask_height, mask_width = lane_logits.shape[1:]
+    mask_height, mask_width = lane_probability.shape
 
-    lanes = [lane for lane in group_pieces(lane_pieces(lane_logits), mask_height)
+    lanes = [lane for lane in group_pieces(lane_pieces(lane_probability), mask_height)
              if lane.span >= min_lane_length * mask_height]
     polylines = np.empty((len(lanes), num_points, 2), dtype=np.float32)
     bottom_x = np.empty(len(lanes))
@@ -206,6 +228,5 @@ def postprocess(drivable_logits: np.ndarray, lane_logits: np.ndarray, image_size
         lanes=polylines,
         scores=scores[order],
         sides=sides[order],
-        drivable_area=drivable_area(drivable_logits.reshape(drivable_logits.shape[-3:]),
-                                    image_height, image_width),
+        drivable_area=drivable_area(drivable_margin, image_height, image_width),
     )

@@ -1,0 +1,119 @@
+"""Appending operators to an upstream ONNX graph, deterministically (same input file, same bytes).
+
+The served graphs keep the upstream network as it is and add pre- and post-processing around
+it with plain ONNX operators that onnx-tensorrt supports in TensorRT 8.6 and 10.x
+(`graphs/tensorrt_support.py` lists them; a test checks every served graph against it).
+"""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any, Sequence
+
+import numpy as np
+import onnx
+from onnx import helper, numpy_helper
+
+
+class GraphBuilder:
+    """Adds inputs, constants and nodes to `model`'s graph under unique names."""
+
+    def __init__(self, model: onnx.ModelProto, prefix: str) -> None:
+        self.model = model
+        self._prefix = prefix
+        self._count = 0
+        self._opset = next(entry.version for entry in model.opset_import
+                           if entry.domain in ('', 'ai.onnx'))
+        if self._opset >= 13:
+            raise ValueError(f'the ONNX file uses opset {self._opset}; the graph builder writes '
+                             'opset 11-12 operators (axes as attributes): export with opset 12')
+
+    def _name(self, hint: str) -> str:
+        self._count += 1
+        return f'{self._prefix}/{hint}_{self._count}'
+
+    def input(self, name: str, elem_type: int, shape: Sequence[int]) -> str:
+        self.model.graph.input.append(helper.make_tensor_value_info(name, elem_type, list(shape)))
+        return name
+
+    def replace_input(self, old: str, new: str, elem_type: int,
+                      shape: Sequence[int]) -> tuple[str, str]:
+        """Replace graph input `old` by a new input `new`; returns (new, internal), where
+        `internal` is the tensor the upstream nodes now read and the caller must produce."""
+        internal = self._name(f'{old}_internal')
+        for node in self.model.graph.node:
+            node.input[:] = [internal if name == old else name for name in node.input]
+        kept = [tensor for tensor in self.model.graph.input if tensor.name != old]
+        del self.model.graph.input[:]
+        self.model.graph.input.extend(kept)
+        return self.input(new, elem_type, shape), internal
+
+    def constant(self, value: Any, hint: str) -> str:
+        name = self._name(hint)
+        self.model.graph.initializer.append(numpy_helper.from_array(np.asarray(value), name))
+        return name
+
+    def node(self, op_type: str, inputs: Sequence[str], outputs: Sequence[str] | int | None = None,
+             **attributes: Any) -> Any:
+        """Append one node; returns its output name (or the tuple of `outputs` names)."""
+        if outputs is None or isinstance(outputs, int):
+            names = [self._name(op_type.lower()) for _ in range(outputs or 1)]
+        else:
+            names = list(outputs)
+        self.model.graph.node.append(helper.make_node(
+            op_type, list(inputs), names, name=self._name(f'{op_type}_node'), **attributes))
+        return names[0] if outputs is None or len(names) == 1 and not isinstance(outputs, int) \
+            else tuple(names)
+
+    def slice(self, tensor: str, start: int, end: int, axis: int) -> str:
+        return self.node('Slice', [tensor, self.constant(np.array([start], np.int64), 'start'),
+                                   self.constant(np.array([end], np.int64), 'end'),
+                                   self.constant(np.array([axis], np.int64), 'axis')])
+
+    def set_outputs(self, outputs: Sequence[tuple[str, int, Sequence[int]]]) -> None:
+        del self.model.graph.output[:]
+        self.model.graph.output.extend(helper.make_tensor_value_info(name, elem_type, list(shape))
+                                       for name, elem_type, shape in outputs)
+
+
+def check_single_input(model: onnx.ModelProto) -> tuple[str, list[int]]:
+    """The name and static NCHW shape of the model's one image input."""
+    initializers = {tensor.name for tensor in model.graph.initializer}
+    inputs = [tensor for tensor in model.graph.input if tensor.name not in initializers]
+    if len(inputs) != 1:
+        raise ValueError(f'expected one image input, found {[tensor.name for tensor in inputs]}')
+    dims = [dim.dim_value for dim in inputs[0].type.tensor_type.shape.dim]
+    if len(dims) != 4 or 0 in dims:
+        raise ValueError(f'input {inputs[0].name} has shape {dims}; expected a static [1, 3, H, '
+                         'W] (export with a fixed image size)')
+    return inputs[0].name, dims
+
+
+def sort_topologically(graph: onnx.GraphProto) -> None:
+    """Order the nodes so each comes after what it reads (added pre-processing feeds the
+    upstream network); stable, so the same graph always comes out the same."""
+    available = {tensor.name for tensor in graph.input} | {
+        tensor.name for tensor in graph.initializer} | {''}
+    pending, ordered = list(graph.node), []
+    while pending:
+        ready = [node for node in pending if all(name in available for name in node.input)]
+        if not ready:
+            raise ValueError(f'the graph has a cycle or reads an undefined tensor at '
+                             f'{pending[0].name}: {list(pending[0].input)}')
+        for node in ready:
+            available.update(node.output)
+        ordered.extend(ready)
+        pending = [node for node in pending if node not in ready]
+    del graph.node[:]
+    graph.node.extend(ordered)
+
+
+def save_graph(model: onnx.ModelProto, destination: Path) -> None:
+    """Check the graph, then write it atomically (a reader never sees half a file)."""
+    sort_topologically(model.graph)
+    onnx.checker.check_model(model)
+    destination = Path(destination)
+    destination.parent.mkdir(parents=True, exist_ok=True)
+    partial = destination.with_name(destination.name + '.partial')
+    partial.write_bytes(model.SerializeToString(deterministic=True))
+    os.replace(partial, destination)

@@ -1,0 +1,73 @@
+"""The served lane graph: TwinLiteNet with a uint8 input and two compact uint8 outputs, so that
+the model step is the last step of `lane_detection` and the lane geometry runs in lane_node
+(triton_perception.lane_geometry).
+
+Graph input:  images  UINT8 [1, 3, H, W], the resized frame (cast and /255 happen here).
+Graph outputs, at model resolution:
+  lane_probability UINT8 [H, W]  the lane-line probability x 255, rounded, and >= 128 exactly
+                                 where the lane head's logit margin is positive (the mask the
+                                 geometry uses); lane scores average it / 255
+  drivable_margin  UINT8 [H, W]  128 + 16 x (drivable logit margin), clipped to [0, 255], and
+                                 > 128 exactly where the margin is positive; the geometry
+                                 resizes it to the frame and thresholds it, as it did the float
+                                 margin (smooth edges)
+Two 230 kB tensors instead of two [1, 2, 360, 640] float maps (3.7 MB) leave the model step.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import onnx
+from onnx import TensorProto
+
+from triton_perception.graphs.common import GraphBuilder, check_single_input, save_graph
+
+MARGIN_SCALE = 16.0   # drivable margin steps per logit unit (+-7.9 logits fit in uint8)
+MARGIN_ZERO = 128
+
+
+def build_lane_graph(source: Path, destination: Path) -> None:
+    model = onnx.load(str(source))
+    input_name, (_, channels, height, width) = check_single_input(model)
+    outputs = [output.name for output in model.graph.output]
+    if channels != 3 or outputs != ['da', 'll']:
+        raise ValueError(f'expected TwinLiteNet (3-channel input, outputs da and ll), found '
+                         f'{channels} channels and outputs {outputs}')
+    graph = GraphBuilder(model, 'lanes')
+    pixels, network_input = graph.replace_input(input_name, 'images', TensorProto.UINT8,
+                                                [1, 3, height, width])
+    graph.node('Mul', [graph.node('Cast', [pixels], to=TensorProto.FLOAT),
+                       graph.constant(np.float32(1.0 / 255.0), 'inv255')], [network_input])
+    zero = graph.constant(np.float32(0.0), 'zero')
+
+    def margin(head: str) -> str:
+        """[1, 2, H, W] logits -> [H, W] foreground minus background."""
+        return graph.node('Squeeze', [graph.node('Sub', [graph.slice(head, 1, 2, axis=1),
+                                                         graph.slice(head, 0, 1, axis=1)])],
+                          axes=[0, 1])
+
+    def to_uint8(value: str, positive: str, low: float, high: float, name: str) -> None:
+        """Round, keep the sign of `positive` exact around the threshold, cast at the output."""
+        rounded = graph.node('Round', [value])
+        at_least = graph.node('Max', [rounded, graph.constant(np.float32(high), 'above')])
+        at_most = graph.node('Min', [rounded, graph.constant(np.float32(low), 'below')])
+        exact = graph.node('Where', [positive, at_least, at_most])
+        clipped = graph.node('Clip', [exact, graph.constant(np.float32(0.0), 'low'),
+                                      graph.constant(np.float32(255.0), 'high')])
+        graph.node('Cast', [clipped], [name], to=TensorProto.UINT8)
+
+    lane_margin = margin('ll')
+    probability = graph.node('Mul', [graph.node('Sigmoid', [lane_margin]),
+                                     graph.constant(np.float32(255.0), 'scale255')])
+    to_uint8(probability, graph.node('Greater', [lane_margin, zero]), 127.0, 128.0,
+             'lane_probability')
+    drivable = margin('da')
+    scaled = graph.node('Add', [graph.node('Mul', [drivable, graph.constant(
+        np.float32(MARGIN_SCALE), 'margin_scale')]), graph.constant(
+        np.float32(MARGIN_ZERO), 'margin_zero')])
+    to_uint8(scaled, graph.node('Greater', [drivable, zero]), float(MARGIN_ZERO),
+             float(MARGIN_ZERO + 1), 'drivable_margin')
+    graph.set_outputs([('lane_probability', TensorProto.UINT8, [height, width]),
+                       ('drivable_margin', TensorProto.UINT8, [height, width])])
+    save_graph(graph.model, destination)
