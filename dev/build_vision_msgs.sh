@@ -1,25 +1,31 @@
 #!/usr/bin/env bash
-# Build the development-only vision_msgs interface package (dev/vision_msgs) and install it
+# Build a development-only interface package (dev/vision_msgs, or dev/tf2_msgs) and install it
 # into a Python venv that holds the ROS 2 wheels, so that `<venv>/bin/python -c "import
 # vision_msgs.msg"` works without sourcing anything.
 #
-# Usage: dev/build_vision_msgs.sh VENV_DIR
+# Usage: dev/build_vision_msgs.sh VENV_DIR [PACKAGE]   (PACKAGE: vision_msgs (default), tf2_msgs)
 #
-# Development machines only: real deployments use the distro package ros-<distro>-vision-msgs.
+# Development machines only: real deployments use the distro package ros-<distro>-<package>.
 set -euo pipefail
 
-log() { printf 'vision_msgs: %s\n' "$*"; }
-die() { printf 'vision_msgs: ERROR: %s\n' "$*" >&2; exit 1; }
+PKG=${2:-vision_msgs}
+log() { printf '%s: %s\n' "$PKG" "$*"; }
+die() { printf '%s: ERROR: %s\n' "$PKG" "$*" >&2; exit 1; }
 
-[[ $# -eq 1 ]] || die "usage: $0 VENV_DIR"
+[[ $# -ge 1 && $# -le 2 ]] || die "usage: $0 VENV_DIR [vision_msgs|tf2_msgs]"
 [[ -d $1 ]] || die "venv directory '$1' does not exist"
 VENV=$(cd "$1" && pwd -P)
 PY="$VENV/bin/python"
 [[ -x $PY ]] || die "$PY not found or not executable (is '$VENV' a venv?)"
 
-SRC_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")/vision_msgs" && pwd -P)
-BUILD_DIR="$VENV/build/vision_msgs"
-STAMP="$VENV/share/vision_msgs/.dev-source-sha256"
+case "$PKG" in
+  vision_msgs) CHECK_TYPE='vision_msgs.msg import Detection2DArray' ;;
+  tf2_msgs) CHECK_TYPE='tf2_msgs.msg import TFMessage' ;;
+  *) die "unknown package '$PKG' (vision_msgs or tf2_msgs)" ;;
+esac
+SRC_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")/$PKG" && pwd -P)
+BUILD_DIR="$VENV/build/$PKG"
+STAMP="$VENV/share/$PKG/.dev-source-sha256"
 
 # Digest of everything that defines the interfaces: msg/*.msg, CMakeLists.txt, package.xml.
 source_sha256() {
@@ -33,7 +39,7 @@ SRC_SHA=$(source_sha256)
 
 # Import check that also loads the compiled type support (catches missing shared libraries).
 import_ok() {
-  "$PY" -c 'from vision_msgs.msg import Detection2DArray as M; M.__class__.__import_type_support__()' \
+  "$PY" -c "from $CHECK_TYPE as M; M.__class__.__import_type_support__()" \
     >/dev/null 2>&1
 }
 
@@ -121,7 +127,7 @@ run cmake -S "$SRC_DIR" -B "$BUILD_DIR" \
   -DCMAKE_C_COMPILER="$CC_BIN" \
   -DCMAKE_CXX_COMPILER="$CXX_BIN"
 
-log "building (about 1 min)..."
+log "building (vision_msgs about 1 min)..."
 run cmake --build "$BUILD_DIR" -j2
 
 # Remove what a previous install put there, so a renamed or deleted message leaves nothing stale.
@@ -132,6 +138,6 @@ if [[ -f $BUILD_DIR/install_manifest.txt ]]; then
 fi
 run cmake --install "$BUILD_DIR"
 
-import_ok || die "installed, but '$PY -c \"import vision_msgs.msg\"' fails; see $LOG"
+import_ok || die "installed, but '$PY -c \"import $PKG.msg\"' fails; see $LOG"
 printf '%s\n' "$SRC_SHA" >"$STAMP"
 log "installed into $VENV in $((SECONDS - START)) s"

@@ -41,7 +41,8 @@ else
 fi
 
 bash "$ROOT/dev/build_vision_msgs.sh" "$VENV"
+bash "$ROOT/dev/build_vision_msgs.sh" "$VENV" tf2_msgs
 
-"$VENV/bin/python" -c 'import rclpy, vision_msgs.msg, tritonclient.grpc, cv2, onnxruntime' \
+"$VENV/bin/python" -c 'import rclpy, vision_msgs.msg, tf2_msgs.msg, nav_msgs.msg, tritonclient.grpc, cv2, onnxruntime' \
   || fail "the environment does not import; remove $VENV and run 'make setup' again"
 say "ready: $VENV (no sourcing needed; 'make shell' opens a shell with it active)"

@@ -7,6 +7,7 @@ from typing import Any
 import numpy as np
 from sensor_msgs.msg import Image, PointCloud2
 
+from triton_perception.ground.node_outputs import LaneGroundOutputs
 from triton_perception.messages import image_message, lanes_cloud_message
 from triton_perception.nodes.base import OVERLAY_QOS, RESULT_QOS, PerceptionNode, run_nodes
 from triton_perception.overlay import draw_drivable_area, draw_lanes
@@ -18,13 +19,19 @@ LANE_OUTPUTS = ('LANES', 'LANE_SCORES', 'LANE_SIDES', 'DRIVABLE_AREA')
 
 
 class LaneNode(PerceptionNode):
-    """Publishes `lanes` (PointCloud2), `drivable_area` (mono8) and `lanes/overlay` while watched."""
+    """Publishes `lanes` (PointCloud2), `drivable_area` (mono8), `lanes/overlay` while watched,
+    and on the ground (once the camera geometry is known) `lanes/ground`, `lanes/markers` and
+    `drivable_area/grid`."""
 
     def __init__(self, **node_options: Any) -> None:
         super().__init__('lane_node', LANES, LANE_OUTPUTS, **node_options)
         self._lanes = self.create_publisher(PointCloud2, 'lanes', RESULT_QOS)
         self._drivable_area = self.create_publisher(Image, 'drivable_area', RESULT_QOS)
         self._overlay = self.create_publisher(Image, 'lanes/overlay', OVERLAY_QOS)
+        self._ground = LaneGroundOutputs(self, self.settings, RESULT_QOS)
+
+    def extra_diagnostics(self) -> dict[str, str]:
+        return {'ground': self._ground.geometry.reason}
 
     def _prepare(self, frame: Frame) -> Tensors:
         return {
@@ -39,6 +46,7 @@ class LaneNode(PerceptionNode):
         self._lanes.publish(lanes_cloud_message(lanes, outputs['LANE_SCORES'], sides, header))
         if self.settings['publish_drivable_area']:
             self._drivable_area.publish(image_message(outputs['DRIVABLE_AREA'], header, 'mono8'))
+        self._ground.publish(header, lanes, sides, outputs['DRIVABLE_AREA'])
         if self.overlay_wanted(self._overlay):
             canvas = draw_drivable_area(inputs['IMAGE'].copy(), outputs['DRIVABLE_AREA'])
             self._overlay.publish(image_message(draw_lanes(canvas, lanes, sides), header, 'rgb8'))
