@@ -160,7 +160,7 @@ class GroundCamera:
         origin = self.mounting.origin
         with np.errstate(divide='ignore', invalid='ignore'):
             scale = -origin[2] / rays[:, 2]
-        points = origin + scale[:, None] * rays
+            points = origin + scale[:, None] * rays
         horizontal = np.hypot(points[:, 0] - origin[0], points[:, 1] - origin[1])
         valid = (rays[:, 2] < 0) & np.isfinite(scale) & (horizontal <= self.max_range)
         points[~valid] = np.nan
