@@ -8,7 +8,7 @@ import pytest
 import yaml
 
 from conftest import REPO
-from triton_perception.parameters import DETECTION, LANES, OVERLAY
+from triton_perception.parameters import DETECTION, LANES, OVERLAY, specs_by_name
 from triton_perception.plan import ARGUMENT_NAMES, PlanError, parse_launch_arguments, \
     pipeline_plan
 
@@ -135,8 +135,11 @@ def test_rviz_config_names_only_published_topics() -> None:
                 collect(value)
     collect(config)
     published = {'/camera/image_raw', '/overlay', '/detections/overlay', '/lanes/overlay',
-                 '/drivable_area'}
+                 '/drivable_area', '/drivable_area/grid', '/drivable_area/grid_updates',
+                 '/lanes/markers', '/lanes/ground'}
     assert topics and set(topics) <= published, topics
+    assert config['Visualization Manager']['Global Options']['Fixed Frame'] == \
+        specs_by_name(LANES)['target_frame'].default
     assert Path(REPO / 'config' / 'pipeline.rviz').is_file()
 
 
