@@ -135,7 +135,7 @@ def test_rviz_config_names_only_published_topics() -> None:
                 collect(value)
     collect(config)
     published = {'/camera/image_raw', '/overlay', '/detections/overlay', '/lanes/overlay',
-                 '/drivable_area', '/drivable_area/grid', '/drivable_area/grid_updates',
+                 '/drivable_area', '/drivable_area/grid',
                  '/lanes/markers', '/lanes/ground'}
     assert topics and set(topics) <= published, topics
     assert config['Visualization Manager']['Global Options']['Fixed Frame'] == \
