@@ -109,3 +109,18 @@ def ground_boxes(camera: GroundCamera, detections: np.ndarray) -> tuple[np.ndarr
     count = len(detections)
     centre, left, right = points[:count], points[count:2 * count], points[2 * count:]
     return centre, np.linalg.norm(left[:, :2] - right[:, :2], axis=1)
+
+
+def ego_lane(points: np.ndarray, reach: float = 20.0) -> tuple[float, float] | None:
+    """(ego-lane width, lateral offset of target_frame's origin from the lane centre, + = left),
+    both at x = 0: each ego line (side -1, +1) is fitted as y = a x + b over its points closer
+    than `reach`, which is where flat ground holds best. None without both lines."""
+    intercepts = []
+    for side in (-1, 1):
+        line = points[(points['side'] == side) & (points['x'] < reach)]
+        if len(line) < 2 or np.ptp(line['x']) < 1.0:
+            return None
+        intercepts.append(np.polyfit(line['x'].astype(np.float64),
+                                     line['y'].astype(np.float64), 1)[1])
+    left, right = intercepts
+    return float(left - right), float(-(left + right) / 2.0)
