@@ -1,11 +1,16 @@
 """Ground geometry without ROS: projection math, a synthetic pinhole view, the output builders."""
 from __future__ import annotations
 
+import json
+import os
+import sys
 import time
+from pathlib import Path
 from types import SimpleNamespace
 
 import numpy as np
 import pytest
+from rosbags.typesys import Stores, get_typestore
 from std_msgs.msg import Header
 from vision_msgs.msg import Detection2DArray
 
@@ -227,3 +232,17 @@ def test_camera_pose_parameter() -> None:
     for bad in ([0, 0, 1], [0, 0, -1, 0, 0, 0], ['a'] * 6, 1.5):
         with pytest.raises(ParameterError, match='camera_pose'):
             spec.validate(bad)
+
+
+def test_tf2_msgs_is_wire_compatible_with_upstream() -> None:
+    """The dev-only tf2_msgs (dev/tf2_msgs) must hash like upstream's TFMessage, as rosbags'
+    Jazzy type store (built from upstream definitions) computes it, or /tf_static never
+    matches a real robot_state_publisher."""
+    prefixes = [sys.prefix, *os.environ.get('AMENT_PREFIX_PATH', '').split(os.pathsep)]
+    found = [Path(prefix) / 'share' / 'tf2_msgs' / 'msg' / 'TFMessage.json'
+             for prefix in prefixes if prefix]
+    found = [path for path in found if path.is_file()]
+    if not found:
+        pytest.skip('no tf2_msgs type description (Humble has no type hashes)')
+    installed = json.loads(found[0].read_text())['type_hashes'][0]['hash_string']
+    assert installed == get_typestore(Stores.ROS2_JAZZY).hash_rihs01('tf2_msgs/msg/TFMessage')

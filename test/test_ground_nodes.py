@@ -18,7 +18,8 @@ from vision_msgs.msg import Detection2DArray, Detection3DArray
 
 from ros_helpers import LATCHED, Probe, wait_until
 from test_ground_clip import CALIBRATION
-from test_nodes import image_message, latest_diagnostics, road_rgb, send_and_receive, start_node  # noqa: F401
+from test_nodes import (image_message, latest_diagnostics, road_rgb,  # noqa: F401 (fixture)
+                        send_and_receive, start_node)
 
 from triton_perception.ground.messages import read_ground_points
 from triton_perception.processes import NodeProcess
