@@ -191,14 +191,17 @@ def test_ground_detections_keep_hypotheses_and_id() -> None:
                      [600, 100, 700, 300, 0.8, 0]], dtype=np.float32)  # above the horizon
     detections = detection_array_message(rows, stamped_header(), ['person', 'b', 'car'])
     detections.detections[0].id = 'track-7'
-    contacts, widths = ground_boxes(cam, rows)
+    contacts, widths, heights = ground_boxes(cam, rows)
     np.testing.assert_allclose(contacts[0], [15, 0, 0], atol=1e-9)
     assert widths[0] == pytest.approx(3.0)  # 200 px at 15 m with f = 1000
-    message = ground_detections_message(detections, contacts, widths, stamped_header())
+    # The top is 60 px above the centre: 0.06 x 15 m above the camera's 1.5 m.
+    assert heights[0] == pytest.approx(1.5 + 0.9)
+    message = ground_detections_message(detections, contacts, widths, heights, stamped_header())
     assert len(message.detections) == 1
     ground_detection = message.detections[0]
     assert ground_detection.id == 'track-7'
     assert ground_detection.bbox.size.y == pytest.approx(3.0)
+    assert ground_detection.bbox.size.z == pytest.approx(2.4)
     assert ground_detection.results[0].hypothesis.class_id == 'car'
     assert ground_detection.results[0].hypothesis.score == pytest.approx(0.9)
     assert isinstance(detections, Detection2DArray)
@@ -246,3 +249,32 @@ def test_tf2_msgs_is_wire_compatible_with_upstream() -> None:
         pytest.skip('no tf2_msgs type description (Humble has no type hashes)')
     installed = json.loads(found[0].read_text())['type_hashes'][0]['hash_string']
     assert installed == get_typestore(Stores.ROS2_JAZZY).hash_rihs01('tf2_msgs/msg/TFMessage')
+
+
+@pytest.mark.ros
+def test_geometry_source_reasons_and_camera_pose(ros_node: object) -> None:
+    """Without DDS traffic: the source's reasons, then camera_pose once CameraInfo is known."""
+    from sensor_msgs.msg import CameraInfo
+
+    from triton_perception.ground.tracking import CameraGeometrySource
+
+    settings = {spec.name: spec.default for spec in GROUND}
+    source = CameraGeometrySource(ros_node, settings)
+    assert source.camera('cam') is None and 'no CameraInfo on' in source.reason
+    info = CameraInfo(width=1280, height=720, distortion_model='plumb_bob',
+                      k=K.ravel().tolist(), d=[0.0] * 5)
+    info.header.frame_id = 'other'
+    source._on_camera_info(info)
+    assert source.camera('cam') is None and "frames other" in source.reason
+    info.header.frame_id = 'cam'
+    source._on_camera_info(info)
+    assert source.camera('cam') is None
+    assert source.reason.startswith('no transform base_link <- cam')
+    settings['camera_pose'] = [0.0, 0.0, 1.5, 0.0, 0.0, 0.0]
+    camera = source.camera('cam')
+    assert camera is not None and source.reason == 'on (camera_pose)'
+    np.testing.assert_allclose(camera.to_ground(np.array([[CX, CY + 100]]))[0], [[15, 0, 0]])
+    source._on_camera_info(info)  # the same calibration again: the same camera (grid cache)
+    assert source.camera('cam') is camera
+    off = CameraGeometrySource(ros_node, {**settings, 'ground_outputs': False})
+    assert off.camera('cam') is None and off.reason.startswith('off')

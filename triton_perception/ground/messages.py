@@ -77,11 +77,14 @@ def occupancy_grid_message(cells: np.ndarray, grid: GridSpec, header: Header) ->
 
 
 def ground_detections_message(detections: Detection2DArray, contacts: np.ndarray,
-                              widths: np.ndarray, header: Header) -> Detection3DArray:
+                              widths: np.ndarray, heights: np.ndarray,
+                              header: Header) -> Detection3DArray:
     """One Detection3D per 2D detection whose bottom edge meets the ground: the contact point
-    as the position, the ground width as size.y, the 2D detection's hypotheses and id."""
+    as the position, the ground width as size.y, the height as size.z (size.x, the depth, is
+    not observable: 0), the 2D detection's hypotheses and id."""
     message = Detection3DArray(header=header)
-    for detection, contact, width in zip(detections.detections, contacts, widths):
+    for detection, contact, width, height in zip(detections.detections, contacts, widths,
+                                                 heights):
         if not np.all(np.isfinite(contact)):
             continue
         ground = Detection3D(header=header, id=detection.id)
@@ -89,6 +92,7 @@ def ground_detections_message(detections: Detection2DArray, contacts: np.ndarray
                                                                         float(contact[1]))
         ground.bbox.center.orientation.w = 1.0
         ground.bbox.size.y = float(width) if np.isfinite(width) else 0.0
+        ground.bbox.size.z = float(height) if np.isfinite(height) and height > 0 else 0.0
         for hypothesis in detection.results:
             copied = type(hypothesis)()
             copied.hypothesis.class_id = hypothesis.hypothesis.class_id

@@ -66,6 +66,7 @@ class DetectionGroundOutputs:
         camera = self.geometry.camera(header.frame_id)
         if camera is None:
             return
-        contacts, widths = ground_boxes(camera, detections)
+        contacts, widths, heights = ground_boxes(camera, detections)
         self._publisher.publish(ground_detections_message(
-            message, contacts, widths, ground_header(header, self._settings['target_frame'])))
+            message, contacts, widths, heights,
+            ground_header(header, self._settings['target_frame'])))

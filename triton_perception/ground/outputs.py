@@ -92,23 +92,32 @@ class GridSampler:
         return cells
 
 
-def ground_boxes(camera: GroundCamera, detections: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """DETECTIONS [N, 6] (x1, y1, x2, y2, score, class) -> (contact [N, 3], ground width [N]),
-    and nothing else: NaN rows where the bottom edge does not meet the ground.
+def ground_boxes(camera: GroundCamera,
+                 detections: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """DETECTIONS [N, 6] (x1, y1, x2, y2, score, class) -> (contact [N, 3], ground width [N],
+    height [N]); NaN rows where the bottom edge does not meet the ground.
 
     The contact point is where the box's bottom centre meets the ground; the width is the
-    ground distance between the bottom corners' rays (a box's bottom edge is where a vehicle
-    or person stands, for an unoccluded object that is not cut by the image border).
+    ground distance between the bottom corners' rays; the height is where the top centre's ray
+    passes above the contact point. All assume an unoccluded object standing on the road whose
+    box is not cut by the image border.
     """
     if len(detections) == 0:
-        return np.zeros((0, 3)), np.zeros(0)
-    x1, x2, bottom = detections[:, 0], detections[:, 2], detections[:, 3]
-    pixels = np.concatenate([np.stack([(x1 + x2) / 2, bottom], axis=1),
+        return np.zeros((0, 3)), np.zeros(0), np.zeros(0)
+    x1, top, x2, bottom = (detections[:, column] for column in range(4))
+    centre_u = (x1 + x2) / 2
+    pixels = np.concatenate([np.stack([centre_u, bottom], axis=1),
                              np.stack([x1, bottom], axis=1), np.stack([x2, bottom], axis=1)])
     points, _valid = camera.to_ground(pixels)
     count = len(detections)
     centre, left, right = points[:count], points[count:2 * count], points[2 * count:]
-    return centre, np.linalg.norm(left[:, :2] - right[:, :2], axis=1)
+    origin = camera.mounting.origin
+    top_rays = camera.rays(np.stack([centre_u, top], axis=1))
+    with np.errstate(divide='ignore', invalid='ignore'):
+        reach = np.linalg.norm(centre[:, :2] - origin[:2], axis=1) / np.linalg.norm(
+            top_rays[:, :2], axis=1)
+        height = origin[2] + reach * top_rays[:, 2]
+    return centre, np.linalg.norm(left[:, :2] - right[:, :2], axis=1), height
 
 
 def ego_lane(points: np.ndarray, reach: float = 20.0) -> tuple[float, float] | None:
