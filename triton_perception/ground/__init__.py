@@ -1,1 +1,1 @@
-"""Lanes, drivable area and detections on the ground plane of target_frame (issue 14)."""
+"""Lanes, drivable area and detections on the ground plane of target_frame."""

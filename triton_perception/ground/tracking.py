@@ -12,6 +12,7 @@ from typing import Any
 
 import numpy as np
 from rclpy.node import Node
+from rclpy.time import Time
 from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
 from sensor_msgs.msg import CameraInfo
 
@@ -80,7 +81,9 @@ class CameraGeometrySource:
     def _transform(self, target: str, frame: str) -> np.ndarray | None:
         if self._buffer is not None:
             try:
-                stamped = self._buffer.lookup_transform(target, frame, tf2_ros.Time())
+                # The latest transform: a camera mounting is static, or close to it.
+                stamped = self._buffer.lookup_transform(target.lstrip('/'), frame.lstrip('/'),
+                                                        Time())
             except (tf2_ros.LookupException, tf2_ros.ConnectivityException,
                     tf2_ros.ExtrapolationException):
                 return None
