@@ -2,6 +2,7 @@
 /diagnostics without CameraInfo or a transform; the four ground topics once both are known."""
 from __future__ import annotations
 
+import itertools
 import math
 from typing import Any, Iterator
 
@@ -108,7 +109,8 @@ def test_ground_outputs_follow_the_geometry(probe: Probe, nodes: list[NodeProces
         writer yet misses a sample, as camera drivers' subscribers do."""
         info_publisher.publish(camera_info())
         return frame_through_both(stamp)
-    wait_until(lambda: (with_camera_info(2), ground_reasons(
+    stamps = itertools.count(2)  # a new stamp each time: an old result must not answer
+    wait_until(lambda: (with_camera_info(next(stamps)), ground_reasons(
         diagnostics, f'no transform base_link <- {FRAME}'))[1], 40.0,
         'the missing transform in /diagnostics')
     assert all(not ground[topic] for topic in GROUND_TOPICS)
@@ -117,7 +119,7 @@ def test_ground_outputs_follow_the_geometry(probe: Probe, nodes: list[NodeProces
     tf_publisher = probe.publisher(TFMessage, '/tf_static', LATCHED)
     tf_publisher.publish(mounting())
     message = wait_until(lambda: (lambda m: m if ground[GROUND_TOPICS[0]] else None)(
-        with_camera_info(3)), 40.0, 'ground lanes')
+        with_camera_info(next(stamps))), 40.0, 'ground lanes')
     wait_until(lambda: all(ground[topic] for topic in GROUND_TOPICS), 10.0,
                'every ground output')
     for topic in GROUND_TOPICS:
