@@ -41,8 +41,10 @@ def lateral_at(points: np.ndarray, x: float) -> float:
 
 
 @pytest.fixture(scope='module')
-def clip_on_the_ground() -> list[dict]:
-    camera, detect_lanes, detect_objects = clip_camera(), make_lane_detector(), make_detector()
+def clip_on_the_ground(tmp_path_factory: pytest.TempPathFactory) -> list[dict]:
+    graphs = tmp_path_factory.mktemp('graphs')
+    camera = clip_camera()
+    detect_lanes, detect_objects = make_lane_detector(graphs), make_detector(graphs)
     frames = []
     for frame in read_clip(range(0, 221))[::2]:
         lanes = detect_lanes(frame)

@@ -29,7 +29,7 @@ from triton_perception.bag.play import play_bag
 from triton_perception.bag.record import BagRecorder
 from triton_perception.diagnostics import NodeStatus, status_name
 from triton_perception.ground.outputs import GROUND_POINT_DTYPE, ego_lane
-from triton_perception.ground.tracking import TF_STATIC_QOS
+from triton_perception.qos import TF_STATIC_QOS
 from triton_perception.messages import LANE_POINT_DTYPE, class_index, class_name, load_labels
 from triton_perception.plan import camera_info_sibling
 from triton_perception.paths import config_file

@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 from rclpy.node import Node
 from rclpy.time import Time
-from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
+from triton_perception.qos import CAMERA_INFO_QOS, TF_STATIC_QOS
 from sensor_msgs.msg import CameraInfo
 
 from triton_perception.ground.camera import CameraModelError, GroundCamera, Intrinsics, Mounting
@@ -28,13 +28,6 @@ try:  # else /tf_static directly
 except ImportError:
     TFMessage = None
 
-# Drivers publish CameraInfo best effort or reliable; a best-effort reader matches both.
-CAMERA_INFO_QOS = QoSProfile(history=HistoryPolicy.KEEP_LAST, depth=5,
-                             reliability=ReliabilityPolicy.BEST_EFFORT,
-                             durability=DurabilityPolicy.VOLATILE)
-TF_STATIC_QOS = QoSProfile(history=HistoryPolicy.KEEP_LAST, depth=100,
-                           reliability=ReliabilityPolicy.RELIABLE,
-                           durability=DurabilityPolicy.TRANSIENT_LOCAL)
 OFF = 'off (ground_outputs is false)'
 
 
