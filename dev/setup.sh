@@ -46,6 +46,7 @@ else
 fi
 
 bash "$ROOT/dev/build_interfaces.sh" "$VENV" "$ROOT/dev/vision_msgs"
+bash "$ROOT/dev/build_interfaces.sh" "$VENV" "$ROOT/dev/tf2_msgs"
 bash "$ROOT/dev/build_interfaces.sh" "$VENV" "$ROS_PYTHON/src/composition_interfaces"
 
 # What colcon does for an installed ament_python package, for the editable one: the ament
@@ -65,6 +66,6 @@ for executable in "${NODE_EXECUTABLES[@]}"; do
   chmod +x "$VENV/lib/$PACKAGE/$executable"
 done
 
-"$VENV/bin/python" -c 'import rclpy, vision_msgs.msg, tritonclient.grpc, cv2, onnxruntime, launch_ros.actions, launch_testing' \
+"$VENV/bin/python" -c 'import rclpy, vision_msgs.msg, tf2_msgs.msg, nav_msgs.msg, tritonclient.grpc, cv2, onnxruntime, launch_ros.actions, launch_testing' \
   || fail "the environment does not import; remove $VENV and run 'make setup' again"
 say "ready: $VENV (no sourcing needed; 'make shell' opens a shell with it active)"

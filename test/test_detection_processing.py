@@ -48,17 +48,26 @@ def session(path: Path):
                                   allow_spinning=False)
 
 
-@pytest.fixture(scope='module')
-def served_graph(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    graph = tmp_path_factory.mktemp('graph') / 'detection.onnx'
-    build_detection_graph(shared_path('models', 'yolov5n', 'yolov5n.onnx'), graph)
+def served_detection_graph(directory: Path) -> Path:
+    graph = directory / 'detection.onnx'
+    if not graph.is_file():
+        build_detection_graph(shared_path('models', 'yolov5n', 'yolov5n.onnx'), graph)
     return graph
 
 
 @pytest.fixture(scope='module')
+def served_graph(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return served_detection_graph(tmp_path_factory.mktemp('graph'))
+
+
+@pytest.fixture(scope='module')
 def detector(served_graph: Path) -> Callable[..., np.ndarray]:
+    return make_detector(served_graph.parent)
+
+
+def make_detector(directory: Path) -> Callable[..., np.ndarray]:
     """yolov5_preprocess -> the served graph, in-process, as the ensemble chains them."""
-    runner = session(served_graph)
+    runner = session(served_detection_graph(directory))
 
     def detect(image: np.ndarray, score: float = 0.25, iou: float = 0.45,
                max_det: int = 100) -> np.ndarray:

@@ -8,7 +8,6 @@ from typing import Any, Iterator
 import numpy as np
 import pytest
 from diagnostic_msgs.msg import DiagnosticArray
-from rclpy.qos import QoSProfile, ReliabilityPolicy
 from sensor_msgs.msg import Image
 from std_msgs.msg import Header
 
@@ -16,6 +15,7 @@ from ros_helpers import Probe, wait_until
 from triton_perception.diagnostics import NodeStatus, find_status
 from triton_perception.messages import image_message
 from triton_perception.processes import NodeProcess, ros_arguments
+from triton_perception.qos import stream_qos
 
 pytestmark = [pytest.mark.ros, pytest.mark.server]
 
@@ -59,8 +59,7 @@ def test_frames_overwritten_before_the_callback_are_counted(
     fills its depth-1 reader history; all but the newest are overwritten and never reach the
     callback. They show up as gaps in the publisher's sequence numbers."""
     fqn = '/losses/detection_node'
-    publisher = probe.node.create_publisher(Image, '/losses/image', QoSProfile(
-        depth=100, reliability=ReliabilityPolicy.RELIABLE))
+    publisher = probe.node.create_publisher(Image, '/losses/image', stream_qos('reliable', 100))
     try:
         probe.wait_for_subscribers(publisher)
         status_where(diagnostics, fqn, lambda status: status.triton_ready, 'the node ready')
@@ -92,8 +91,8 @@ def test_a_restarted_publisher_counts_no_loss(
                                 qos_depth=50)
     try:
         for run in range(2):  # a camera driver that restarts: a new publisher, a new GID
-            publisher = probe.node.create_publisher(Image, '/restart/image', QoSProfile(
-                depth=50, reliability=ReliabilityPolicy.RELIABLE))
+            publisher = probe.node.create_publisher(Image, '/restart/image',
+                                                    stream_qos('reliable', 50))
             try:
                 probe.wait_for_subscribers(publisher)
                 status_where(diagnostics, fqn, lambda status: status.image_publishers == 1,

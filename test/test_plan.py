@@ -8,9 +8,9 @@ import pytest
 import yaml
 
 from conftest import REPO
-from triton_perception.parameters import DETECTION, LANES, OVERLAY
-from triton_perception.plan import ARGUMENT_NAMES, PlanError, parse_launch_arguments, \
-    pipeline_plan
+from triton_perception.parameters import DETECTION, LANES, OVERLAY, specs_by_name
+from triton_perception.plan import ARGUMENT_NAMES, PlanError, camera_info_sibling, \
+    parse_launch_arguments, pipeline_plan
 
 
 def test_defaults_start_a_local_server_and_three_nodes() -> None:
@@ -58,6 +58,20 @@ def test_several_cameras_share_one_server() -> None:
         '/front/image_raw', '/front/image_raw', '/rear/image_raw', '/rear/image_raw']
     assert plan.ready_models == ('yolov5', 'lane_detection')
     assert plan.server is not None and plan.server.models == ('yolov5', 'lane_detection')
+    assert [dict(node.remappings)['camera_info'] for node in plan.nodes] == [
+        '/front/camera_info', '/front/camera_info', '/rear/camera_info', '/rear/camera_info']
+
+
+def test_camera_info_is_the_image_topics_sibling_unless_named() -> None:
+    def info_topics(**values: str) -> set[str]:
+        return {dict(node.remappings)['camera_info'] for node in pipeline_plan(values).nodes}
+
+    assert info_topics() == {'/camera/camera_info'}
+    assert info_topics(camera_topic='/cam/left/image_rect') == {'/cam/left/camera_info'}
+    assert info_topics(camera_info_topic='/calib/info') == {'/calib/info'}
+    assert camera_info_sibling('image') == 'camera_info'
+    with pytest.raises(PlanError, match='camera_info_topic'):
+        pipeline_plan({'cameras': 'a=/a/image,b=/b/image', 'camera_info_topic': '/x'})
 
 
 def test_remote_triton() -> None:
@@ -135,8 +149,11 @@ def test_rviz_config_names_only_published_topics() -> None:
                 collect(value)
     collect(config)
     published = {'/camera/image_raw', '/overlay', '/detections/overlay', '/lanes/overlay',
-                 '/drivable_area'}
+                 '/drivable_area', '/drivable_area/grid',
+                 '/lanes/markers', '/lanes/ground'}
     assert topics and set(topics) <= published, topics
+    assert config['Visualization Manager']['Global Options']['Fixed Frame'] == \
+        specs_by_name(LANES)['target_frame'].default
     assert Path(REPO / 'config' / 'pipeline.rviz').is_file()
 
 

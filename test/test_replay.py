@@ -9,13 +9,16 @@ import pytest
 import yaml
 
 from conftest import REPO, shared_path
+from test_ground_clip import CALIBRATION
 from triton_perception.bag.evaluate import EvaluationSettings, evaluate, regressions
 from triton_perception.bag.make import make_bag
 
 
-def clip_bag(shared: Path, directory: Path, frames: int | None) -> Path:
+def clip_bag(shared: Path, directory: Path, frames: int | None,
+             camera_info: Path | None = None) -> Path:
     bag = directory / f'clip_{frames or "all"}'
-    make_bag(shared_path('data', 'videos', 'solidWhiteRight.mp4'), bag, max_frames=frames)
+    make_bag(shared_path('data', 'videos', 'solidWhiteRight.mp4'), bag, max_frames=frames,
+             camera_info=camera_info)
     return bag
 
 
@@ -24,9 +27,18 @@ def clip_bag(shared: Path, directory: Path, frames: int | None) -> Path:
 @pytest.mark.slow
 def test_full_clip_replay_at_recorded_rate(shared: Path, triton_server: Any,
                                            tmp_path: Path) -> None:
-    report = evaluate(EvaluationSettings(bag=clip_bag(shared, tmp_path, None),
-                                         output=tmp_path / 'evaluation',
-                                         triton_url=triton_server.grpc_url), log=print)
+    """With the clip's CameraInfo in the bag and its camera_pose in the parameters, the
+    evaluation also reports the ego lane on the ground."""
+    params = yaml.safe_load((REPO / 'config' / 'params.yaml').read_text())
+    pose = yaml.safe_load((CALIBRATION / 'camera_pose.yaml').read_text())['/**']['ros__parameters']
+    for node in ('detection_node', 'lane_node'):
+        params[f'/**/{node}']['ros__parameters'].update(pose)
+    params_file = tmp_path / 'params.yaml'
+    params_file.write_text(yaml.safe_dump(params))
+    bag = clip_bag(shared, tmp_path, None, CALIBRATION / 'camera_info.yaml')
+    report = evaluate(EvaluationSettings(bag=bag, output=tmp_path / 'evaluation',
+                                         triton_url=triton_server.grpc_url,
+                                         params_file=params_file), log=print)
     assert report['input']['frames'] == 221
     for node, figures in report['nodes'].items():
         assert figures['accounted'], (node, figures)
@@ -37,9 +49,16 @@ def test_full_clip_replay_at_recorded_rate(shared: Path, triton_server: Any,
     assert report['lanes']['ego_lane_rate'] >= 0.95, report['lanes']
     assert report['detection']['frames'] == report['nodes']['detection_node']['published']
     assert report['detection']['frames_with_class'].get('car', 0) >= 0.90, report['detection']
+    ground = report['ground']
+    print(f"ground: {ground}")
+    assert ground['ego_lane_frames'] >= 0.9 * report['lanes']['frames'], ground
+    assert abs(ground['ego_lane_width_m']['mean'] - 3.7) <= 0.3, ground  # the calibration's
+    assert ground['ego_lane_width_m']['std'] <= 0.3 and abs(
+        ground['lateral_offset_m']['mean']) <= 1.0, ground
     saved = json.loads((tmp_path / 'evaluation' / 'report.json').read_text())
     assert saved['lanes'] == report['lanes']
     assert 'ego lane' in (tmp_path / 'evaluation' / 'report.md').read_text()
+    assert 'ego-lane width' in (tmp_path / 'evaluation' / 'report.md').read_text()
 
 
 def report_with(car_rate: float, lost_fraction: float) -> dict[str, Any]:

@@ -80,18 +80,24 @@ def detection_array_message(detections: np.ndarray, header: Header) -> Detection
     return message
 
 
+def lane_ids(lanes: np.ndarray) -> np.ndarray:
+    """lane_id of each polyline of LANES [L, P, 2]: numbered left to right by where the lanes
+    start (at the image border); `lanes` and `lanes/ground` share this numbering."""
+    ids = np.empty(len(lanes), dtype=np.uint16)
+    if len(lanes):
+        ids[np.argsort(lanes[:, 0, 0], kind='stable')] = np.arange(len(lanes), dtype=np.uint16)
+    return ids
+
+
 def lane_points(lanes: np.ndarray, scores: np.ndarray, sides: np.ndarray) -> np.ndarray:
     """LANES [L, P, 2] -> structured points, lane_id numbering lanes left to right."""
     count, points_per_lane = lanes.shape[0], lanes.shape[1] if lanes.ndim == 3 else 0
     points = np.zeros(count * points_per_lane, dtype=LANE_POINT_DTYPE)
     if count == 0:
         return points
-    bottom_u = lanes[:, 0, 0]
-    lane_ids = np.empty(count, dtype=np.uint16)
-    lane_ids[np.argsort(bottom_u, kind='stable')] = np.arange(count, dtype=np.uint16)
     points['u'] = lanes[:, :, 0].reshape(-1)
     points['v'] = lanes[:, :, 1].reshape(-1)
-    points['lane_id'] = np.repeat(lane_ids, points_per_lane)
+    points['lane_id'] = np.repeat(lane_ids(lanes), points_per_lane)
     points['side'] = np.repeat(sides.astype(np.int8), points_per_lane)
     points['score'] = np.repeat(scores.astype(np.float32), points_per_lane)
     return points

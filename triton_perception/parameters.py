@@ -6,12 +6,13 @@ defaults in config/params.yaml and the README table all come from one place.
 """
 from __future__ import annotations
 
+import math
 import os
 import re
 from dataclasses import dataclass
 from typing import Any, Callable
 
-ParameterValue = bool | int | float | str
+ParameterValue = bool | int | float | str | list[float]
 
 
 class ParameterError(ValueError):
@@ -33,6 +34,8 @@ class ParameterSpec:
     choices: tuple[str, ...] = ()
 
     def validate(self, value: Any) -> ParameterValue:
+        if isinstance(self.default, list):
+            return self._validate_numbers(value)
         if isinstance(self.default, float) and isinstance(value, int) and not isinstance(
                 value, bool):
             value = float(value)
@@ -40,6 +43,18 @@ class ParameterSpec:
             raise ParameterError(f"parameter '{self.name}': {value!r} is not accepted; "
                                  f'expected {self.accepted}')
         return value
+
+    def _validate_numbers(self, value: Any) -> list[float]:
+        """A list of numbers: rclpy gives lists, tuples or array.array, integers or floats."""
+        try:
+            numbers = [float(item) for item in value if not isinstance(item, (bool, str))]
+            complete = len(numbers) == len(value)
+        except TypeError:
+            complete = False
+        if not (complete and self.check(numbers)):
+            raise ParameterError(f"parameter '{self.name}': {value!r} is not accepted; "
+                                 f'expected {self.accepted}')
+        return numbers
 
 
 def choice(name: str, default: str, options: tuple[str, ...], description: str,
@@ -108,6 +123,27 @@ COMMON = (
          'an existing file path or empty', _is_file_or_empty),
 )
 
+def _is_camera_pose(value: list[float]) -> bool:
+    return len(value) == 6 and all(math.isfinite(item) for item in value) and (
+        value[2] > 0.0 or not any(value))
+
+
+# Ground-plane outputs (README "Lanes and objects on the ground").
+GROUND = (
+    flag('ground_outputs', True, 'publish the ground-plane outputs once CameraInfo and the '
+         "camera's mounting are known (/diagnostics key ground says why they are off)"),
+    text('target_frame', 'base_link', 'frame of the ground outputs, whose plane z = 0 is the '
+         'ground (REP 103: x forward, y left, z up)', 'a frame name',
+         lambda value: bool(value.strip())),
+    ParameterSpec('camera_pose', [0.0] * 6, 'mounting used when TF has no transform '
+                  'target_frame <- image frame_id: [x, y, z, roll, pitch, yaw] (m, rad) of the '
+                  "camera's body frame (x forward, y left, z up) in target_frame, positive pitch "
+                  'looking down; all zeros: unset', 'six finite numbers with z > 0, or all zero',
+                  _is_camera_pose, dynamic=True),
+    number('max_ground_range_m', 100.0, 1.0, 1000.0, 'ground points farther than this from the '
+           'camera are dropped (m)', dynamic=True),
+)
+
 DETECTION = COMMON + (
     text('model_name', 'yolov5', 'Triton ensemble that takes IMAGE and returns DETECTIONS',
          'a model name served by Triton', lambda value: bool(value.strip())),
@@ -121,7 +157,7 @@ DETECTION = COMMON + (
                   lambda _value: True, dynamic=True),
     text('labels_file', '', 'text file with one class name per line, line n = class id n '
          '(empty: the 80 COCO names)', 'an existing file path or empty', _is_file_or_empty),
-)
+) + GROUND
 
 LANES = COMMON + (
     text('model_name', 'lane_detection', 'Triton ensemble that takes IMAGE and returns LANES, '
@@ -130,6 +166,12 @@ LANES = COMMON + (
     number('min_lane_length', 0.1, 0.0, 1.0, 'shortest lane kept, as a fraction of the image '
            'height', dynamic=True),
     flag('publish_drivable_area', True, 'publish the drivable-area mask'),
+) + GROUND + (
+    number('grid_length_m', 40.0, 1.0, 500.0, 'drivable_area/grid: forward extent from the '
+           'origin of target_frame (m)'),
+    number('grid_width_m', 20.0, 1.0, 500.0, 'drivable_area/grid: extent across, centred on '
+           'the x axis of target_frame (m)'),
+    number('grid_resolution_m', 0.2, 0.01, 10.0, 'drivable_area/grid: cell size (m)'),
 )
 
 OVERLAY = (

@@ -37,6 +37,9 @@ ARGUMENTS = (
     Argument('camera_topic', '/camera/image_raw',
              'sensor_msgs/Image topic of the camera (for compressed input, its '
              '<camera_topic>/compressed is used)'),
+    Argument('camera_info_topic', '', 'sensor_msgs/CameraInfo topic of the camera (default: the '
+             'image_transport sibling <namespace of camera_topic>/camera_info; with cameras, '
+             "each camera's sibling)"),
     Argument('cameras', '', 'several cameras served by the same Triton: NAME=TOPIC pairs '
              'separated by commas, e.g. front=/front/image_raw,rear=/rear/image_raw; each camera '
              'gets its own nodes in <namespace>/<NAME> (instead of camera_topic)'),
@@ -180,6 +183,13 @@ def _cameras(arguments: dict[str, str], namespace: str) -> list[tuple[str, str]]
     return [(f'{namespace}/{name}', topic) for name, topic in cameras.items()]
 
 
+def camera_info_sibling(image_topic: str) -> str:
+    """image_transport's camera_info topic of an image topic: /cam/image_raw -> /cam/camera_info."""
+    namespace, _separator, _name = image_topic.rpartition('/')
+    return f'{namespace}/camera_info' if namespace or image_topic.startswith('/') \
+        else 'camera_info'
+
+
 def _namespace(value: str) -> str:
     value = value.strip()
     if value and not value.startswith('/'):
@@ -222,9 +232,15 @@ def pipeline_plan(values: dict[str, str]) -> PipelinePlan:
 
     common = {'triton_url': triton_url, 'input_transport': arguments['input_transport'],
               'use_sim_time': is_true['use_sim_time']}
+    cameras = _cameras(arguments, _namespace(arguments['namespace']))
+    if arguments['camera_info_topic'] and len(cameras) > 1:
+        raise PlanError("camera_info_topic names one camera's CameraInfo; with cameras, each "
+                        'camera uses its image topic\'s sibling camera_info')
     nodes = []
-    for namespace, camera in _cameras(arguments, _namespace(arguments['namespace'])):
-        camera_remaps = (('image', camera), ('image/compressed', f'{camera}/compressed'))
+    for namespace, camera in cameras:
+        info_topic = arguments['camera_info_topic'] or camera_info_sibling(camera)
+        camera_remaps = (('image', camera), ('image/compressed', f'{camera}/compressed'),
+                         ('camera_info', info_topic))
         if is_true['enable_detections']:
             nodes.append(NodePlan('detection_node', 'detection_node', namespace, params_file,
                                   dict(common), camera_remaps))

@@ -33,3 +33,9 @@ LATCHED_QOS = QoSProfile(history=HistoryPolicy.KEEP_LAST, depth=1,
 OVERLAY_QOS = qos_profile_sensor_data
 # /diagnostics, as diagnostic_updater publishes it.
 DIAGNOSTICS_QOS = stream_qos('reliable', 10)
+# Drivers publish CameraInfo best effort or reliable; a best-effort reader matches both.
+CAMERA_INFO_QOS = stream_qos('best_effort', 5)
+# /tf_static as tf2 publishes it: latched, every static transform kept.
+TF_STATIC_QOS = QoSProfile(history=HistoryPolicy.KEEP_LAST, depth=100,
+                           reliability=ReliabilityPolicy.RELIABLE,
+                           durability=DurabilityPolicy.TRANSIENT_LOCAL)

@@ -29,7 +29,8 @@ def command_make(arguments: argparse.Namespace) -> int:
     make_bag(arguments.source, arguments.output, topic=arguments.topic,
              frame_id=arguments.frame_id, storage=arguments.storage,
              compressed=arguments.compressed, rate_hz=arguments.rate,
-             max_frames=arguments.max_frames, encoding=arguments.encoding, progress=_progress)
+             max_frames=arguments.max_frames, encoding=arguments.encoding, progress=_progress,
+             camera_info=arguments.camera_info)
     return 0
 
 
@@ -130,6 +131,9 @@ def add_bag_commands(commands: argparse._SubParsersAction) -> None:
     make.add_argument('--rate', type=float, default=None,
                       help='frames per second (default: the video\'s; 10 for images)')
     make.add_argument('--max-frames', type=int, default=None)
+    make.add_argument('--camera-info', type=Path, default=None, metavar='CALIBRATION_YAML',
+                      help='also write CameraInfo from this calibration (camera_calibration_'
+                      'parsers YAML) on the sibling camera_info topic, for the ground outputs')
     make.set_defaults(run=command_make)
 
     play = actions.add_parser('play', help='publish a bag at its recorded timing')

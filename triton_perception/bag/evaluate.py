@@ -27,8 +27,11 @@ from rosbags.highlevel import AnyReader, AnyReaderError
 from triton_perception.bag.common import COMPRESSED_IMAGE_TYPE, IMAGE_TYPE, BagError, typestore
 from triton_perception.bag.play import play_bag
 from triton_perception.bag.record import BagRecorder
-from triton_perception.messages import LANE_POINT_DTYPE, class_index, class_name, load_labels
 from triton_perception.diagnostics import NodeStatus, status_name
+from triton_perception.ground.outputs import GROUND_POINT_DTYPE, ego_lane
+from triton_perception.qos import TF_STATIC_QOS
+from triton_perception.messages import LANE_POINT_DTYPE, class_index, class_name, load_labels
+from triton_perception.plan import camera_info_sibling
 from triton_perception.paths import config_file
 from triton_perception.plan import pipeline_plan
 from triton_perception.runner import PipelineRunner
@@ -37,6 +40,7 @@ NAMESPACE = '/evaluation'
 NODES = ('detection_node', 'lane_node')
 OUTPUT_TYPES = {'detections': 'vision_msgs/msg/Detection2DArray',
                 'lanes': 'sensor_msgs/msg/PointCloud2',
+                'lanes/ground': 'sensor_msgs/msg/PointCloud2',
                 'diagnostics': 'diagnostic_msgs/msg/DiagnosticArray'}
 MASK_TYPE = 'sensor_msgs/msg/Image'
 SETTLE_TIMEOUT_S = 60.0
@@ -88,6 +92,28 @@ def camera_topic(bag: Path, topic: str | None) -> tuple[str, int]:
     return next(iter(images.items()))
 
 
+def geometry_messages(bag: Path, image_topic: str) -> tuple[str | None, list[Any]]:
+    """The bag's CameraInfo topic beside the image topic (or None) and its /tf_static messages,
+    so that the ground outputs can be evaluated when the bag holds the camera's geometry."""
+    info_topic = camera_info_sibling(image_topic)
+    with AnyReader([Path(bag)], default_typestore=typestore()) as reader:
+        has_info = any(c.topic == info_topic and c.msgtype == 'sensor_msgs/msg/CameraInfo'
+                       for c in reader.connections)
+        static = [c for c in reader.connections if c.topic == '/tf_static']
+        # An empty connection list would read every message of the bag.
+        transforms = ([raw for _c, _stamp, raw in reader.messages(connections=static)]
+                      if static else [])
+    return (info_topic if has_info else None), transforms
+
+
+class NoAliasDumper(yaml.SafeDumper):
+    """rcl's parameter-file parser rejects YAML aliases ("Will not support aliasing"), which
+    PyYAML writes for values shared between nodes (e.g. one camera_pose list for both)."""
+
+    def ignore_aliases(self, data: Any) -> bool:
+        return True
+
+
 def evaluation_params_file(base: Path | None, directory: Path) -> Path:
     """The user's parameters, with a reliable, deep image subscription: in a replay every
     recorded frame must reach the nodes, so that each one is accounted for by them."""
@@ -96,7 +122,7 @@ def evaluation_params_file(base: Path | None, directory: Path) -> Path:
         section = params.setdefault(f'/**/{node}', {}).setdefault('ros__parameters', {})
         section.update(qos_reliability='reliable', qos_depth=20)
     path = directory / 'evaluation_params.yaml'
-    path.write_text(yaml.safe_dump(params), encoding='utf-8')
+    path.write_text(yaml.dump(params, Dumper=NoAliasDumper), encoding='utf-8')
     return path
 
 
@@ -200,11 +226,19 @@ def replay(settings: EvaluationSettings, log: Callable[[str], None]) -> dict[str
     with tempfile.TemporaryDirectory(prefix='triton_perception-eval-') as scratch:
         plan = replay_plan(settings.bag, topic, settings.profile, settings.triton_url,
                            settings.params_file, Path(scratch))
+        info_topic, static_transforms = geometry_messages(settings.bag, topic)
         with pipeline_session(plan, log, 'bag_evaluator') as session, \
                 BagRecorder(session.node, outputs_bag, topics) as recorder:
+            if static_transforms:  # latched, as robot_state_publisher publishes them
+                from tf2_msgs.msg import TFMessage
+                tf_static = session.node.create_publisher(TFMessage, '/tf_static',
+                                                          TF_STATIC_QOS)
+                for raw in static_transforms:
+                    tf_static.publish(raw)
             log(f'replaying {frames} frames of {topic} at rate {settings.rate:g} once the '
                 'nodes subscribe')
-            play_bag(settings.bag, session.node, rate=settings.rate, topics=[topic],
+            play_bag(settings.bag, session.node, rate=settings.rate,
+                     topics=[topic] + ([info_topic] if info_topic else []),
                      wait_for_subscribers=len(NODES),
                      subscribers_matched=session.watch.publishers_seen, wait_timeout_s=900.0,
                      progress=log, stop_event=session.stop)
@@ -229,7 +263,8 @@ def analyse_outputs(outputs_bag: Path, labels: list[str]) -> dict[str, Any]:
     """Per-class detections and lane figures from the recorded result messages."""
     class_frames: Counter[str] = Counter()
     class_boxes: Counter[str] = Counter()
-    detection_frames = lane_frames = ego_frames = lane_total = 0
+    detection_frames = lane_frames = ego_frames = lane_total = ground_frames = 0
+    ego_lanes = []
     with AnyReader([outputs_bag], default_typestore=typestore()) as reader:
         for connection, _stamp, raw in reader.messages():
             message = reader.deserialize(raw, connection.msgtype)
@@ -239,6 +274,12 @@ def analyse_outputs(outputs_bag: Path, labels: list[str]) -> dict[str, Any]:
                          for d in message.detections]
                 class_boxes.update(names)
                 class_frames.update(set(names))
+            elif connection.topic.endswith('/lanes/ground'):
+                ground_frames += 1
+                found = ego_lane(np.frombuffer(bytes(message.data), dtype=GROUND_POINT_DTYPE,
+                                               count=message.width))
+                if found is not None:
+                    ego_lanes.append(found)
             elif connection.topic.endswith('/lanes'):
                 lane_frames += 1
                 points = np.frombuffer(bytes(message.data), dtype=LANE_POINT_DTYPE,
@@ -258,7 +299,21 @@ def analyse_outputs(outputs_bag: Path, labels: list[str]) -> dict[str, Any]:
             'mean_lanes_per_frame': lane_total / max(1, lane_frames),
             'ego_lane_rate': ego_frames / max(1, lane_frames),
         },
+        **({'ground': ground_figures(ground_frames, ego_lanes)} if ground_frames else {}),
     }
+
+
+def ground_figures(frames: int, ego_lanes: list[tuple[float, float]]) -> dict[str, Any]:
+    """Ego-lane width and the vehicle's lateral offset from the lane centre (+ = left), both
+    at target_frame's origin, over the frames whose ground lanes had both ego lines."""
+    values = np.array(ego_lanes, dtype=np.float64).reshape(-1, 2)
+
+    def spread(column: int) -> dict[str, float]:
+        if not len(values):
+            return {'mean': float('nan'), 'std': float('nan')}
+        return {'mean': float(values[:, column].mean()), 'std': float(values[:, column].std())}
+    return {'frames': frames, 'ego_lane_frames': len(values),
+            'ego_lane_width_m': spread(0), 'lateral_offset_m': spread(1)}
 
 
 def node_figures(frames: int | None, accounting: dict[str, NodeStatus]) -> dict[str, Any]:
@@ -329,6 +384,13 @@ def markdown(report: dict[str, Any]) -> str:
     lines += ['', f"Lanes in {lanes['frames']} published frames: "
               f"{lanes['mean_lanes_per_frame']:.2f} lanes per frame, ego lane (left and right "
               f"boundary) in {lanes['ego_lane_rate']:.1%}.", '']
+    if 'ground' in report:
+        ground = report['ground']
+        width, offset = ground['ego_lane_width_m'], ground['lateral_offset_m']
+        lines += [f"On the ground ({ground['frames']} frames, both ego lines in "
+                  f"{ground['ego_lane_frames']}): ego-lane width {width['mean']:.2f} m "
+                  f"(std {width['std']:.2f} m), lateral offset from the lane centre "
+                  f"{offset['mean']:+.2f} m (std {offset['std']:.2f} m, + = left).", '']
     if 'comparison' in report:
         comparison = report['comparison']
         lines += [f"Compared with {comparison['expected']}: "

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import cv2
 import numpy as np
+import yaml
 from rosbags.typesys.store import Typestore
 
 from triton_perception.bag.common import (
@@ -28,12 +29,14 @@ from triton_perception.bag.common import (
     new_writer,
     typestore,
 )
+from triton_perception.plan import camera_info_sibling
 
 DEFAULT_EPOCH_S = 1_700_000_000
 DEFAULT_IMAGE_RATE_HZ = 10.0
 ENCODINGS = ('rgb8', 'bgr8')
 JPEG_QUALITY = 90
 PROGRESS_EVERY_FRAMES = 50
+CAMERA_INFO_TYPE = 'sensor_msgs/msg/CameraInfo'
 IMAGE_SUFFIXES = frozenset(
     {'.jpg', '.jpeg', '.png', '.bmp', '.tif', '.tiff', '.webp', '.ppm', '.pgm'})
 
@@ -76,13 +79,16 @@ def make_bag(
     encoding: str = 'rgb8',
     start_time_s: float = DEFAULT_EPOCH_S,
     progress: Progress | None = None,
+    camera_info: Path | None = None,
 ) -> BagSummary:
     """Write ``source`` (video file or image directory) as Image or CompressedImage messages.
 
     ``rate_hz`` overrides the video's frame rate; for an image directory (files sorted by
     name) it defaults to 10 Hz. ``compressed`` writes JPEG CompressedImage messages
     (quality 90, format 'jpeg') instead of raw ``encoding`` pixels. The output directory
-    must not exist; it is removed again if writing fails.
+    must not exist; it is removed again if writing fails. ``camera_info`` (a calibration file
+    in the camera_calibration_parsers YAML format) adds a CameraInfo with each frame's header
+    on the image_transport sibling ``camera_info`` topic.
     """
     if encoding not in ENCODINGS:
         raise BagError(f"encoding {encoding!r} is not one of {', '.join(ENCODINGS)}")
@@ -107,9 +113,13 @@ def make_bag(
     began = time.monotonic()
     count = 0
     stamp_ns = start_ns
+    calibration = _calibration(camera_info) if camera_info else None
     writer.open()  # only now: a source that cannot be read leaves no directory behind
     try:
         connection = writer.add_connection(topic, msgtype, typestore=store)
+        if calibration is not None:
+            info_connection = writer.add_connection(camera_info_sibling(topic), CAMERA_INFO_TYPE,
+                                                    typestore=store)
         writer.set_custom_data('triton_perception.source', source.name)
         for index, bgr in enumerate(itertools.chain([first], frames)):
             stamp_ns = start_ns + round(index * frame_ns)
@@ -120,6 +130,10 @@ def make_bag(
             message = (_compressed_message(store, header, bgr) if compressed
                        else _image_message(store, header, bgr, encoding))
             writer.write(connection, stamp_ns, store.serialize_cdr(message, msgtype))
+            if calibration is not None:
+                info = store.types[CAMERA_INFO_TYPE](header=header, **calibration)
+                writer.write(info_connection, stamp_ns,
+                             store.serialize_cdr(info, CAMERA_INFO_TYPE))
             count = index + 1
             if progress and count % PROGRESS_EVERY_FRAMES == 0:
                 progress(f'{count}/{expected or "?"} frames')
@@ -137,6 +151,25 @@ def make_bag(
         progress(f'wrote {count} frames ({summary.size_bytes / 1e6:.1f} MB) to {output} '
                  f'in {summary.elapsed_s:.1f} s')
     return summary
+
+
+def _calibration(path: Path) -> dict[str, object]:
+    """CameraInfo fields (without header) from a camera_calibration_parsers YAML file."""
+    try:
+        data = yaml.safe_load(Path(path).read_text(encoding='utf-8'))
+        matrices = {name: np.array(data[key]['data'], dtype=np.float64) for name, key in (
+            ('k', 'camera_matrix'), ('r', 'rectification_matrix'), ('p', 'projection_matrix'),
+            ('d', 'distortion_coefficients'))}
+        width, height = int(data['image_width']), int(data['image_height'])
+        model = str(data['distortion_model'])
+    except (OSError, yaml.YAMLError, KeyError, TypeError, ValueError) as error:
+        raise BagError(f'cannot read the calibration {path}: {error} (expected the '
+                       'camera_calibration_parsers YAML format)') from None
+    store = typestore()
+    return dict(height=height, width=width, distortion_model=model, binning_x=0, binning_y=0,
+                roi=store.types['sensor_msgs/msg/RegionOfInterest'](
+                    x_offset=0, y_offset=0, height=0, width=0, do_rectify=False),
+                **matrices)
 
 
 def _open_source(source: Path, rate_hz: float | None) -> _Source:

@@ -257,6 +257,7 @@ class PerceptionNode(LifecycleNode):
             'last_error': snapshot.last_error,
             'overlays_published': self._overlays_published,
             **{reason_key(reason): count for reason, count in sorted(snapshot.reasons.items())},
+            **self.extra_diagnostics(),
         }
         status = DiagnosticStatus(
             level=level, name=status_name(self.get_fully_qualified_name()),
@@ -264,6 +265,10 @@ class PerceptionNode(LifecycleNode):
             values=[KeyValue(key=key, value=str(value)) for key, value in values.items()])
         self._diagnostics.publish(
             DiagnosticArray(header=self._stamped_header(), status=[status]))
+
+    def extra_diagnostics(self) -> dict[str, str]:
+        """Values a subclass adds to its /diagnostics status."""
+        return {}
 
     def _stamped_header(self) -> Header:
         return Header(stamp=self.get_clock().now().to_msg())

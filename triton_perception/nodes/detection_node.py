@@ -8,6 +8,7 @@ import numpy as np
 from sensor_msgs.msg import Image
 from vision_msgs.msg import Detection2DArray, LabelInfo
 
+from triton_perception.ground.node_outputs import DetectionGroundOutputs
 from triton_perception.messages import (detection_array_message,
                                         label_info_message, load_labels)
 from triton_perception.qos import LATCHED_QOS, OVERLAY_QOS, RESULT_QOS
@@ -19,7 +20,8 @@ from triton_perception.validation import check_detections
 
 
 class DetectionNode(PerceptionNode):
-    """Publishes `detections`, latched `label_info`, and `detections/overlay` while watched."""
+    """Publishes `detections`, latched `label_info`, `detections/overlay` while watched, and
+    `detections/ground` once the camera geometry is known."""
 
     def __init__(self, **node_options: Any) -> None:
         super().__init__('detection_node', DETECTION, ('DETECTIONS', 'NUM_DETECTIONS'),
@@ -31,6 +33,10 @@ class DetectionNode(PerceptionNode):
         self._label_info = self.create_publisher(LabelInfo, 'label_info', LATCHED_QOS)
         self._label_info.publish(label_info_message(
             self.labels, self._stamped_header(), self.settings['score_threshold']))
+        self._ground = DetectionGroundOutputs(self, self.settings, RESULT_QOS)
+
+    def extra_diagnostics(self) -> dict[str, str]:
+        return {'ground': self._ground.geometry.reason}
 
     def check_dynamic_parameter(self, name: str, value: ParameterValue) -> None:
         if name == 'class_filter':
@@ -50,7 +56,9 @@ class DetectionNode(PerceptionNode):
             keep = np.isin(detections[:, 5].astype(np.int64), list(self._class_filter))
             detections = detections[keep]
         header = frame.message.header
-        self._detections.publish(detection_array_message(detections, header))
+        message = detection_array_message(detections, header)
+        self._detections.publish(message)
+        self._ground.publish(header, detections, message)
         self.publish_overlay(
             self._overlay, lambda: draw_detections(inputs['IMAGE'].copy(), detections,
                                                    self.labels), header)

@@ -7,6 +7,7 @@ from typing import Any
 
 from sensor_msgs.msg import Image, PointCloud2
 
+from triton_perception.ground.node_outputs import LaneGroundOutputs
 from triton_perception.lane_geometry import NUM_POINTS, postprocess
 from triton_perception.messages import image_message, lanes_cloud_message
 from triton_perception.nodes.base import PerceptionNode, run_nodes
@@ -20,13 +21,19 @@ LANE_OUTPUTS = ('LANE_PROBABILITY', 'DRIVABLE_MARGIN')
 
 
 class LaneNode(PerceptionNode):
-    """Publishes `lanes` (PointCloud2), `drivable_area` (mono8) and `lanes/overlay` while watched."""
+    """Publishes `lanes` (PointCloud2), `drivable_area` (mono8), `lanes/overlay` while watched,
+    and on the ground (once the camera geometry is known) `lanes/ground`, `lanes/markers` and
+    `drivable_area/grid`."""
 
     def __init__(self, **node_options: Any) -> None:
         super().__init__('lane_node', LANES, LANE_OUTPUTS, **node_options)
         self._lanes = self.create_publisher(PointCloud2, 'lanes', RESULT_QOS)
         self._drivable_area = self.create_publisher(Image, 'drivable_area', RESULT_QOS)
         self._overlay = self.create_publisher(Image, 'lanes/overlay', OVERLAY_QOS)
+        self._ground = LaneGroundOutputs(self, self.settings, RESULT_QOS)
+
+    def extra_diagnostics(self) -> dict[str, str]:
+        return {'ground': self._ground.geometry.reason}
 
     def _prepare(self, frame: Frame) -> Tensors:
         return {'IMAGE': self.frame_rgb(frame)}
@@ -40,6 +47,7 @@ class LaneNode(PerceptionNode):
                                                 header))
         if self.settings['publish_drivable_area']:
             self._drivable_area.publish(image_message(result.drivable_area, header, 'mono8'))
+        self._ground.publish(header, result.lanes, result.sides, result.drivable_area)
         self.publish_overlay(self._overlay, lambda: draw_lanes(
             draw_drivable_area(inputs['IMAGE'].copy(), result.drivable_area), result.lanes,
             result.sides), header)

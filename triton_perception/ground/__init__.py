@@ -1,0 +1,1 @@
+"""Lanes, drivable area and detections on the ground plane of target_frame."""

@@ -1,0 +1,132 @@
+"""What a node needs to know before it can put pixels on the ground: the latest CameraInfo of the
+frame and the camera's mounting in target_frame (TF, else the camera_pose parameter).
+
+Shared by lane_node and detection_node. Subscription callbacks only store messages; the
+worker thread asks `camera(frame_id)` per frame and gets a GroundCamera, or None with `reason`
+saying why (reported in /diagnostics).
+"""
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+import numpy as np
+from rclpy.node import Node
+from rclpy.time import Time
+from triton_perception.qos import CAMERA_INFO_QOS, TF_STATIC_QOS
+from sensor_msgs.msg import CameraInfo
+
+from triton_perception.ground.camera import CameraModelError, GroundCamera, Intrinsics, Mounting
+from triton_perception.ground.static_tf import StaticTransforms, transform_matrix
+
+try:  # the full TF (dynamic transforms too) where tf2_ros is installed
+    import tf2_ros
+except ImportError:
+    tf2_ros = None
+try:  # else /tf_static directly
+    from tf2_msgs.msg import TFMessage
+except ImportError:
+    TFMessage = None
+
+OFF = 'off (ground_outputs is false)'
+
+
+def camera_pose_set(pose: list[float]) -> bool:
+    """camera_pose all zeros means unset: a camera on the ground sees no ground."""
+    return any(value != 0.0 for value in pose)
+
+
+class CameraGeometrySource:
+    """Latest CameraInfo per frame_id and the mounting of each camera frame in target_frame."""
+
+    def __init__(self, node: Node, settings: dict[str, Any]) -> None:
+        self._settings = settings
+        self._lock = threading.Lock()
+        self._infos: dict[str, Any] = {}
+        self._cache: dict[str, tuple[tuple, GroundCamera]] = {}
+        self._static = StaticTransforms()
+        self._buffer = None
+        self.enabled = bool(settings['ground_outputs'])
+        self.reason = OFF if not self.enabled else 'no camera frame received yet'
+        if not self.enabled:
+            return
+        self._info_topic = node.resolve_topic_name('camera_info')
+        node.create_subscription(CameraInfo, 'camera_info', self._on_camera_info,
+                                 CAMERA_INFO_QOS)
+        if tf2_ros is not None:
+            self._buffer = tf2_ros.Buffer()
+            self._listener = tf2_ros.TransformListener(self._buffer, node, spin_thread=False)
+            self.tf_source = 'tf2_ros'
+        elif TFMessage is not None:
+            node.create_subscription(TFMessage, '/tf_static', self._on_tf_static, TF_STATIC_QOS)
+            self.tf_source = '/tf_static'
+        else:
+            self.tf_source = 'none (neither tf2_ros nor tf2_msgs is installed)'
+
+    def _on_camera_info(self, message: CameraInfo) -> None:
+        with self._lock:
+            self._infos[message.header.frame_id] = message
+
+    def _on_tf_static(self, message: Any) -> None:
+        with self._lock:
+            self._static.add(message)
+
+    def _transform(self, target: str, frame: str) -> np.ndarray | None:
+        if self._buffer is not None:
+            try:
+                # The latest transform: a camera mounting is static, or close to it.
+                stamped = self._buffer.lookup_transform(target.lstrip('/'), frame.lstrip('/'),
+                                                        Time())
+            except (tf2_ros.LookupException, tf2_ros.ConnectivityException,
+                    tf2_ros.ExtrapolationException):
+                return None
+            return transform_matrix(stamped.transform)
+        with self._lock:
+            return self._static.lookup(target, frame)
+
+    def _mounting(self, frame_id: str) -> tuple[Mounting | None, str]:
+        target = self._settings['target_frame']
+        matrix = self._transform(target, frame_id)
+        if matrix is not None:
+            return Mounting.from_matrix(matrix), f'TF {target} <- {frame_id}'
+        pose = list(self._settings['camera_pose'])
+        if camera_pose_set(pose):
+            return Mounting.from_camera_pose(pose), 'camera_pose'
+        return None, (f'no transform {target} <- {frame_id} (TF: {self.tf_source}) and '
+                      'camera_pose is not set')
+
+    def camera(self, frame_id: str) -> GroundCamera | None:
+        """The geometry of this frame, or None (then `reason` says why)."""
+        if not self.enabled:
+            return None
+        with self._lock:
+            info = self._infos.get(frame_id)
+            frames = sorted(self._infos)
+        if info is None:
+            self.reason = (f"no CameraInfo for frame '{frame_id}' on {self._info_topic} (it has "
+                           f"frames {', '.join(frames)})" if frames else
+                           f'no CameraInfo on {self._info_topic}')
+            return None
+        mounting, source = self._mounting(frame_id)
+        if mounting is None:
+            self.reason = source
+            return None
+        # By content: drivers publish CameraInfo with every frame, and a new GroundCamera would
+        # make the grid's pixel lookup be computed again.
+        key = (tuple(info.k), tuple(info.d), info.distortion_model, info.width, info.height,
+               mounting.origin.round(6).tobytes(), mounting.rotation.round(9).tobytes(),
+               self._settings['max_ground_range_m'])
+        cached = self._cache.get(frame_id)
+        if cached is not None and cached[0] == key:
+            self.reason = f'on ({source})'
+            return cached[1]
+        try:
+            mounting.check()
+            camera = GroundCamera(Intrinsics.from_camera_info(info), mounting,
+                                  self._settings['max_ground_range_m'])
+        except CameraModelError as error:
+            self.reason = f'{error} ({source}, CameraInfo on {self._info_topic})'
+            return None
+        self._cache[frame_id] = (key, camera)
+        self.reason = f'on ({source})'
+        return camera
