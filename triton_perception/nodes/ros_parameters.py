@@ -19,9 +19,14 @@ def descriptor(spec: ParameterSpec) -> ParameterDescriptor:
     live = 'can be changed while the node runs' if spec.dynamic else \
         'read-only: set it at start-up (params file or launch argument)'
     result = ParameterDescriptor(
-        name=spec.name, type=PARAMETER_TYPES[type(spec.default)],
-        description=f'{spec.description} ({live})', additional_constraints=spec.accepted,
-        read_only=not spec.dynamic)
+        name=spec.name, description=f'{spec.description} ({live})',
+        additional_constraints=spec.accepted, read_only=not spec.dynamic)
+    if isinstance(spec.default, list):
+        # Lists of numbers: YAML and `-p name:=[0, 0, 1.2, ...]` mix integers and floats, which
+        # rclpy types as different arrays; the spec's own check judges them.
+        result.dynamic_typing = True
+        return result
+    result.type = PARAMETER_TYPES[type(spec.default)]
     if spec.low is not None and spec.high is not None:
         if isinstance(spec.default, float):
             result.floating_point_range = [FloatingPointRange(
