@@ -189,7 +189,7 @@ def test_ground_detections_keep_hypotheses_and_id() -> None:
     cam = camera([0, 0, 1.5, 0, 0, 0])
     rows = np.array([[540, 300, 740, 460, 0.9, 2],  # bottom centre 100 px below the centre
                      [600, 100, 700, 300, 0.8, 0]], dtype=np.float32)  # above the horizon
-    detections = detection_array_message(rows, stamped_header(), ['person', 'b', 'car'])
+    detections = detection_array_message(rows, stamped_header())
     detections.detections[0].id = 'track-7'
     contacts, widths, heights = ground_boxes(cam, rows)
     np.testing.assert_allclose(contacts[0], [15, 0, 0], atol=1e-9)
@@ -202,7 +202,7 @@ def test_ground_detections_keep_hypotheses_and_id() -> None:
     assert ground_detection.id == 'track-7'
     assert ground_detection.bbox.size.y == pytest.approx(3.0)
     assert ground_detection.bbox.size.z == pytest.approx(2.4)
-    assert ground_detection.results[0].hypothesis.class_id == 'car'
+    assert ground_detection.results[0].hypothesis.class_id == '2'  # the id, as in detections
     assert ground_detection.results[0].hypothesis.score == pytest.approx(0.9)
     assert isinstance(detections, Detection2DArray)
 

@@ -133,7 +133,7 @@ def test_ground_outputs_follow_the_geometry(probe: Probe, nodes: list[NodeProces
     cells = np.frombuffer(bytes(ground[GROUND_TOPICS[2]][-1].data), dtype=np.int8)
     assert {0, 100, -1} <= set(np.unique(cells).tolist())
     cars = [d for d in ground[GROUND_TOPICS[3]][-1].detections
-            if d.results[0].hypothesis.class_id == 'car']
+            if d.results[0].hypothesis.class_id == '2']  # car: LabelInfo names the id
     assert cars and all(5.0 < d.bbox.center.position.x < 100.0 for d in cars)
     wait_until(lambda: ground_reasons(diagnostics, f'on (TF base_link <- {FRAME})'), 10.0,
                'ground outputs on in /diagnostics')

@@ -30,7 +30,8 @@ DECLARED = {
     'pipeline.launch.py': ARGUMENT_NAMES,
     'triton_server.launch.py': ('tritonserver', 'model_repository', 'profile', 'grpc_port',
                                 'http_port', 'metrics_port', 'respawn_triton', 'respawn_delay'),
-    'perception_nodes.launch.py': ('camera_topic', 'cameras', 'input_transport', 'triton_url',
+    'perception_nodes.launch.py': ('camera_topic', 'camera_info_topic', 'cameras',
+                                   'input_transport', 'triton_url',
                                    'params_file', 'enable_detections', 'enable_lanes',
                                    'enable_overlay', 'namespace', 'use_sim_time'),
 }
@@ -54,6 +55,10 @@ def ament_prefix(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     marker.parent.mkdir(parents=True)
     marker.write_text('')
     (prefix / 'lib' / PACKAGE).mkdir(parents=True)
+    # share/triton_perception as colcon installs it (the files of the checkout)
+    (prefix / 'share' / PACKAGE).mkdir(parents=True)
+    for entry in ('package.xml', 'config', 'launch', 'model_repository'):
+        (prefix / 'share' / PACKAGE / entry).symlink_to(REPO / entry)
     for executable in ('detection_node', 'lane_node', 'overlay_node'):
         launcher = prefix / 'lib' / PACKAGE / executable
         launcher.write_text('#!/bin/sh\n')
@@ -171,7 +176,9 @@ def test_pipeline_cpu_starts_server_then_gate_then_nodes(ament_prefix: Path,
     named = processes(found, context)
     assert sorted(named) == ['tritonserver', 'wait_for_triton']
     server = named['tritonserver'].process_details
-    assert server['cmd'] == server_command(plan.server, find_tritonserver(str(tritonserver)))
+    # Through parent_death: tritonserver ends when launch does, even by SIGKILL.
+    assert server['cmd'] == [sys.executable, '-m', 'triton_perception.parent_death',
+                             *server_command(plan.server, find_tritonserver(str(tritonserver)))]
     assert '--model-config-name=cpu' in server['cmd']
     assert '--grpc-port=18601' in server['cmd'] and '--grpc-address=127.0.0.1' in server['cmd']
     assert server['env']['PATH'].split(os.pathsep)[0] == str(Path(sys.executable).parent)
@@ -240,8 +247,9 @@ def test_triton_server_alone(tritonserver: Path) -> None:
     context, found = visit('triton_server.launch.py', arguments)
     named = processes(found, context)
     assert sorted(named) == ['tritonserver'] and len(found) == 1
-    assert named['tritonserver'].process_details['cmd'] == server_command(
-        pipeline_plan(arguments).server, find_tritonserver(str(tritonserver)))
+    assert named['tritonserver'].process_details['cmd'] == [
+        sys.executable, '-m', 'triton_perception.parent_death',
+        *server_command(pipeline_plan(arguments).server, find_tritonserver(str(tritonserver)))]
 
 
 def test_invalid_combination_fails_before_anything_starts() -> None:

@@ -15,6 +15,7 @@ from conftest import REPO, shared_path
 DEPENDENCY_TAGS = ('depend', 'build_depend', 'buildtool_depend', 'exec_depend', 'test_depend',
                    'build_export_depend')
 OWN_ROSDEP_FILE = REPO / 'rosdep' / 'triton_perception.yaml'
+PYTHON_PACKAGES = {'tf2_ros': 'tf2_ros_py'}
 
 
 def dependency_keys() -> list[str]:
@@ -75,5 +76,7 @@ def test_imported_ros_packages_are_declared() -> None:
             if len(words) >= 2 and words[0] in ('import', 'from'):
                 imported.add(words[1].split('.')[0])
     ros_packages = imported & (released_packages('humble') | released_packages('jazzy'))
+    # Python modules whose package has another name: tf2_ros (Python) is package tf2_ros_py.
+    ros_packages = {PYTHON_PACKAGES.get(name, name) for name in ros_packages}
     missing = sorted(ros_packages - set(dependency_keys()))
     assert missing == [], f'imported but not in package.xml: {missing}'
