@@ -74,9 +74,37 @@ def command_server(arguments: argparse.Namespace) -> int:
 
 
 def command_models(arguments: argparse.Namespace) -> int:
+    from triton_perception.detectors import (DetectorInstallError,  # noqa: PLC0415
+                                             install_detector, installed_detectors)
+
     repository = arguments.model_repository or default_model_repository()
-    source = arguments.source or default_models_directory()
-    install_models(repository, source, log=lambda line: print(f'models: {line}', flush=True))
+    log = lambda line: print(f'models: {line}', flush=True)  # noqa: E731
+    if arguments.action == 'list':
+        detectors = installed_detectors(repository)
+        print('| detector | layout | input (w x h) | classes | sha256 of the ONNX file |')
+        print('| --- | --- | --- | --- | --- |')
+        for detector in detectors:
+            print(f'| {detector.name} | {detector.layout} | {detector.input_width} x '
+                  f'{detector.input_height} | {detector.classes} | {detector.sha256} |')
+        if not detectors:
+            print(f"no detectors in {repository}: run 'triton-perception models install'")
+        return 0
+    if arguments.detector or arguments.labels or arguments.name:
+        missing = [flag for flag, value in (('--detector', arguments.detector),
+                                            ('--labels', arguments.labels),
+                                            ('--name', arguments.name)) if not value]
+        if missing:
+            print(f"triton-perception: error: installing a detector needs {', '.join(missing)} "
+                  'too', file=sys.stderr)
+            return 2
+        try:
+            install_detector(repository, arguments.detector, arguments.labels, arguments.name,
+                             arguments.layout, log=log)
+        except DetectorInstallError as error:
+            print(f'triton-perception: error: {error}', file=sys.stderr)
+            return 2
+        return 0
+    install_models(repository, arguments.source or default_models_directory(), log=log)
     return 0
 
 
@@ -180,7 +208,19 @@ def build_parser() -> argparse.ArgumentParser:
     server.set_defaults(run=command_server)
 
     models = commands.add_parser('models', help='install ONNX weights into the model repository')
-    models.add_argument('action', choices=['install'])
+    models.add_argument('action', choices=['install', 'list'],
+                        help='install: the package\'s models, or with --detector one of your '
+                             'own; list: the installed detectors')
+    models.add_argument('--detector', type=Path, default=None,
+                        help='your detector: a YOLOv5 or YOLOv8/YOLO11 ONNX export (static '
+                             'input size, opset <= 12)')
+    models.add_argument('--labels', type=Path, default=None,
+                        help='its class names, one per line in class-id order')
+    models.add_argument('--name', default=None,
+                        help='the ensemble name detection_node serves it under (model_name)')
+    models.add_argument('--layout', choices=['auto', 'yolov5', 'yolov8'], default='auto',
+                        help='head layout: yolov5 [1, N, 5+classes], yolov8/yolo11 '
+                             '[1, 4+classes, N]; auto reads it from the file')
     models.add_argument('--from', dest='source', type=Path, default=None,
                         help='directory holding yolov5n/yolov5n.onnx and twinlitenet/'
                              'twinlitenet.onnx (default ../shared/models or '

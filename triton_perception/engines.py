@@ -20,7 +20,19 @@ from typing import Callable
 
 from triton_perception.models import sha256_of
 
-ENGINE_STEPS = ('yolov5_model', 'lane_model')
+ENGINE_STEPS = ('yolov5_model', 'lane_model')  # the package's own; installed detectors add more
+
+
+def engine_steps(repository: Path) -> list[str]:
+    """The TensorRT model steps of the repository: the package's and every installed
+    detector's (a config with platform tensorrt_plan and a served graph to build from)."""
+    steps = list(ENGINE_STEPS)
+    for config in sorted(Path(repository).glob('*/config.pbtxt')):
+        step = config.parent.name
+        if step not in steps and 'platform: "tensorrt_plan"' in config.read_text(
+                encoding='utf-8') and (config.parent / '1' / 'model.onnx').is_file():
+            steps.append(step)
+    return steps
 JETPACK_TRTEXEC = Path('/usr/src/tensorrt/bin/trtexec')
 DEVICE_MODEL = Path('/proc/device-tree/model')
 PROGRESS_PERIOD_S = 15.0
@@ -130,14 +142,14 @@ def build_engines(repository: Path, trtexec: str | None = None, fp16: bool = Tru
                   log: Callable[[str], None] = print) -> list[Path]:
     tool = find_trtexec(trtexec)
     return [build_engine(tool, repository / step / '1' / 'model.onnx', fp16, workspace_mib, log)
-            for step in ENGINE_STEPS]
+            for step in engine_steps(repository)]
 
 
 def stale_engines(repository: Path) -> list[str]:
     """Why engines in the repository may not fit this machine (empty when they do)."""
     warnings = []
     device = device_name()
-    for step in ENGINE_STEPS:
+    for step in engine_steps(repository):
         engine = repository / step / '1' / 'model.plan'
         if not engine.is_file():
             continue

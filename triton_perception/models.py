@@ -116,6 +116,8 @@ def install_models(repository: Path, source: Path | None,
         action = f'building the {model.graph} graph from' if model.graph else 'installing'
         log(f'{model.name}: {action} {origin} -> {target} (licence {model.licence})')
         install_file(model, origin, target)
+        if model.graph == 'detection':
+            record_default_detector(repository, origin, model.sha256)
         installed.append(target)
     return installed
 
@@ -139,3 +141,16 @@ def _missing_message(model: ModelFile, origin: Path | None) -> str:
     return (f'{model.name} weights not found ({where}). {model.obtain} '
             f'Licence: {model.licence}. Then: triton-perception models install --from DIR '
             f'(DIR holding {model.file}).')
+
+
+def record_default_detector(repository: Path, origin: Path, sha256: str) -> None:
+    """The default yolov5 detector in `models list`, like the ones users install."""
+    import onnx  # noqa: PLC0415
+
+    from triton_perception.detectors import DETECTOR_RECORD, TEMPLATE, Detector  # noqa: PLC0415
+    from triton_perception.graphs.detection import inspect_head  # noqa: PLC0415
+    head = inspect_head(onnx.load(str(origin)))
+    detector = Detector(TEMPLATE, head.layout, head.input_width, head.input_height,
+                        head.classes, sha256, str(origin))
+    (repository / TEMPLATE / DETECTOR_RECORD).write_text(
+        json.dumps(detector.__dict__, indent=2) + '\n', encoding='utf-8')

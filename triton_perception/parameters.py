@@ -156,7 +156,7 @@ DETECTION = COMMON + (
                   'e.g. "person,car,bus"', 'comma-separated names from the labels, or empty',
                   lambda _value: True, dynamic=True),
     text('labels_file', '', 'text file with one class name per line, line n = class id n '
-         '(empty: the 80 COCO names)', 'an existing file path or empty', _is_file_or_empty),
+         '(empty: the labels installed with the detector model_name, else the 80 COCO names)', 'an existing file path or empty', _is_file_or_empty),
 ) + GROUND
 
 LANES = COMMON + (

@@ -30,7 +30,8 @@ from triton_perception.bag.record import BagRecorder
 from triton_perception.diagnostics import NodeStatus, status_name
 from triton_perception.ground.outputs import GROUND_POINT_DTYPE, ego_lane
 from triton_perception.qos import TF_STATIC_QOS
-from triton_perception.messages import LANE_POINT_DTYPE, class_index, class_name, load_labels
+from triton_perception.detectors import labels_for
+from triton_perception.messages import LANE_POINT_DTYPE, class_index, class_name
 from triton_perception.plan import camera_info_sibling
 from triton_perception.paths import config_file
 from triton_perception.plan import pipeline_plan
@@ -252,11 +253,11 @@ def replay(settings: EvaluationSettings, log: Callable[[str], None]) -> dict[str
 
 
 def detection_labels(params_file: Path | None) -> list[str]:
-    """The class names detection_node used: its `labels_file` in the parameters."""
+    """The class names detection_node used: its `labels_file`, else its detector's labels."""
     params = yaml.safe_load((params_file or config_file('params.yaml')).read_text(
         encoding='utf-8')) or {}
     section = params.get('/**/detection_node', {}).get('ros__parameters', {})
-    return load_labels(section.get('labels_file', ''))
+    return labels_for(section.get('model_name', 'yolov5'), section.get('labels_file', ''))
 
 
 def analyse_outputs(outputs_bag: Path, labels: list[str]) -> dict[str, Any]:

@@ -10,7 +10,8 @@ from vision_msgs.msg import Detection2DArray, LabelInfo
 
 from triton_perception.ground.node_outputs import DetectionGroundOutputs
 from triton_perception.messages import (detection_array_message,
-                                        label_info_message, load_labels)
+                                        label_info_message)
+from triton_perception.detectors import labels_for
 from triton_perception.qos import LATCHED_QOS, OVERLAY_QOS, RESULT_QOS
 from triton_perception.nodes.base import PerceptionNode, run_nodes
 from triton_perception.overlay import draw_detections
@@ -26,7 +27,7 @@ class DetectionNode(PerceptionNode):
     def __init__(self, **node_options: Any) -> None:
         super().__init__('detection_node', DETECTION, ('DETECTIONS', 'NUM_DETECTIONS'),
                          **node_options)
-        self.labels = load_labels(self.settings['labels_file'])
+        self.labels = labels_for(self.settings['model_name'], self.settings['labels_file'])
         self._class_filter = parse_class_filter(self.settings['class_filter'], self.labels)
         self._detections = self.create_publisher(Detection2DArray, 'detections', RESULT_QOS)
         self._overlay = self.create_publisher(Image, 'detections/overlay', OVERLAY_QOS)

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from triton_perception.engines import ENGINE_STEPS, stale_engines
+from triton_perception.engines import engine_steps, stale_engines
 from triton_perception.paths import default_model_repository
 from triton_perception.processes import die_with_parent
 
@@ -89,7 +89,8 @@ def resolve_profile(profile: str, model_repository: Path) -> str:
     """'auto' means TensorRT where engines were built for this device, else the CPU profile."""
     if profile != 'auto':
         return profile
-    engines = [Path(model_repository) / step / '1' / 'model.plan' for step in ENGINE_STEPS]
+    engines = [Path(model_repository) / step / '1' / 'model.plan'
+               for step in engine_steps(Path(model_repository))]
     return 'tensorrt' if all(engine.is_file() for engine in engines) else 'cpu'
 
 
