@@ -7,6 +7,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
@@ -66,10 +67,22 @@ def colcon_build(workspace: Path, install_base: str, symlink_install: bool) -> P
     return workspace / install_base
 
 
+# What the ros2 CLI says while its daemon has not discovered the node yet (discovery takes
+# seconds on a loaded machine): asked again, not failed on.
+NOT_DISCOVERED = ('Node not found', 'Waiting for an action server', 'not available')
+DISCOVERY_LIMIT_S = 60.0
+
+
 def ros2(environment: dict[str, str], *arguments: str,
          timeout_s: float = 120.0) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([str(ROS2), *arguments], env=environment, capture_output=True,
-                          text=True, timeout=timeout_s, stdin=subprocess.DEVNULL)
+    deadline = time.monotonic() + DISCOVERY_LIMIT_S
+    while True:
+        result = subprocess.run([str(ROS2), *arguments], env=environment, capture_output=True,
+                                text=True, timeout=timeout_s, stdin=subprocess.DEVNULL)
+        if not any(text in result.stderr for text in NOT_DISCOVERED) or \
+                time.monotonic() > deadline:
+            return result
+        time.sleep(0.5)
 
 
 @dataclass

@@ -42,6 +42,7 @@ from google.protobuf import text_format
 from rclpy.context import Context
 from rclpy.executors import SingleThreadedExecutor
 from triton_perception.qos import DIAGNOSTICS_QOS, stream_qos
+from triton_perception.bench_transfers import transfer_bytes
 from triton_perception.lane_geometry import NUM_POINTS
 from triton_perception.lane_geometry import postprocess as lane_postprocess
 from triton_perception.validation import check_detections
@@ -95,6 +96,9 @@ METHOD = {
                         'node\'s per result, server = per (results of both nodes / 2)',
     'reference_cpu_ms_per_frame': 'process CPU time of the reference loop / frames (onnxruntime '
                                   'uses 2 threads, so it exceeds reference_ms)',
+    'bytes_per_frame': 'per ensemble, bytes one frame moves across process boundaries: client '
+                       '-> server (frame + request inputs), into the model step (between steps), '
+                       'server -> client (the ensemble outputs), from the configs\' shapes',
     'triton_steps_ms': 'Triton statistics over the latency phase (the bench\'s and the node\'s '
                        'requests): mean ms per request of each timer, for the ensemble and each '
                        'of its steps; where Triton\'s share of the time goes',
@@ -622,6 +626,10 @@ class Benchmark:
             'triton_ms': figures['triton_ms'],
             'ros_e2e_ms': figures['ros_e2e_ms'],
             'triton_steps_ms': figures['triton_steps_ms'],
+            'bytes_per_frame': {kind.model: transfer_bytes(
+                self.repository, kind.model, rgb_view(self.measured[0]),
+                sum(tensor.nbytes for tensor in kind.request_inputs().values()), step_config)
+                for kind in kinds},
             'ratio': ratio(figures['ros_e2e_ms']['median'], reference['median']),
             'capacity_fps': round(capacity, 2) if capacity else None,
             'throughput_fps': figures['throughput_fps'],

@@ -1,0 +1,29 @@
+"""Bytes one frame moves across process boundaries in each case: client -> server (the frame and
+the request's thresholds), between the ensemble's steps (Python backend stub -> Triton -> model
+step), and server -> client (the ensemble's outputs), from the model configs' static shapes."""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Callable
+
+import numpy as np
+from tritonclient.grpc import model_config_pb2
+
+DTYPE_BYTES = {model_config_pb2.TYPE_UINT8: 1, model_config_pb2.TYPE_INT8: 1,
+               model_config_pb2.TYPE_FP16: 2, model_config_pb2.TYPE_FP32: 4,
+               model_config_pb2.TYPE_INT32: 4, model_config_pb2.TYPE_INT64: 8}
+
+
+def tensor_bytes(tensors: Any) -> int:
+    """Bytes of config tensors with static shapes (all of the served steps' are)."""
+    return int(sum(np.prod(list(tensor.dims)) * DTYPE_BYTES[tensor.data_type]
+                   for tensor in tensors))
+
+
+def transfer_bytes(repository: Path, model: str, frame: np.ndarray, request_bytes: int,
+                   step_config: Callable[..., Any]) -> dict[str, int]:
+    ensemble = step_config(repository, model)
+    last = ensemble.ensemble_scheduling.step[-1].model_name
+    return {'client_to_server': int(frame.nbytes) + request_bytes,
+            'between_steps': tensor_bytes(step_config(repository, last, 'cpu').input),
+            'server_to_client': tensor_bytes(ensemble.output)}
