@@ -160,8 +160,8 @@ DETECTION = COMMON + (
 ) + GROUND
 
 LANES = COMMON + (
-    text('model_name', 'lane_detection', 'Triton ensemble that takes IMAGE and returns LANES, '
-         'LANE_SCORES, LANE_SIDES, DRIVABLE_AREA', 'a model name served by Triton',
+    text('model_name', 'lane_detection', 'Triton ensemble that takes IMAGE and returns '
+         'LANE_PROBABILITY and DRIVABLE_MARGIN', 'a model name served by Triton',
          lambda value: bool(value.strip())),
     number('min_lane_length', 0.1, 0.0, 1.0, 'shortest lane kept, as a fraction of the image '
            'height', dynamic=True),
