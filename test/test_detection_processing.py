@@ -16,7 +16,7 @@ import pytest
 
 import reference_detection as detection
 from conftest import shared_path
-from triton_perception.bench import load_step_module
+from triton_perception.triton.model_config import load_step_module
 from triton_perception.graphs.detection import (MAX_OUTPUT, HeadLayoutError,
                                                 build_detection_graph, inspect_head)
 from triton_perception.validation import check_detections

@@ -10,8 +10,6 @@ from pathlib import Path
 import numpy as np
 import pytest
 import tritonclient.grpc as grpcclient
-from google.protobuf import text_format
-from tritonclient.grpc import model_config_pb2
 from tritonclient.utils import InferenceServerException, np_to_triton_dtype
 
 from test_detection_processing import (BUS_REFERENCE, ZIDANE_REFERENCE, assert_matches_reference,
@@ -19,6 +17,7 @@ from test_detection_processing import (BUS_REFERENCE, ZIDANE_REFERENCE, assert_m
 from triton_perception.validation import check_detections
 from test_lane_processing import has_ego_lanes, make_lane_detector, read_clip
 from triton_perception.lane_geometry import NUM_POINTS, LaneResult, postprocess
+from triton_perception.triton.model_config import read_config
 from triton_perception.validation import check_lane_maps
 
 REPOSITORY = Path(__file__).resolve().parents[1] / 'model_repository'
@@ -58,10 +57,6 @@ def find_lanes(client, image: np.ndarray, min_lane_length: float = 0.1) -> LaneR
 
 
 # --- both profiles are well-formed (the Orin one cannot be served here) ---------------------
-
-def read_config(path: Path) -> model_config_pb2.ModelConfig:
-    return text_format.Parse(path.read_text(encoding='utf-8'), model_config_pb2.ModelConfig())
-
 
 def tensor_signature(tensors) -> list[tuple]:
     return [(t.name, t.data_type, tuple(t.dims)) for t in tensors]

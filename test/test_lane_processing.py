@@ -17,7 +17,7 @@ import pytest
 
 import reference_lanes
 from triton_perception import lane_geometry as geometry
-from triton_perception.bench import load_step_module
+from triton_perception.triton.model_config import load_step_module
 from triton_perception.graphs.lanes import MARGIN_SCALE, build_lane_graph
 
 ROOT = Path(__file__).resolve().parents[1]

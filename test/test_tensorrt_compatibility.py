@@ -11,8 +11,6 @@
 """
 from __future__ import annotations
 
-from pathlib import Path
-
 import onnx
 import pytest
 import yaml
@@ -23,6 +21,7 @@ from tritonclient.grpc import model_config_pb2
 from conftest import REPO, shared_path
 from triton_perception.graphs.build import build_graph
 from triton_perception.models import manifest
+from triton_perception.triton.model_config import read_config
 
 TABLE = yaml.safe_load((REPO / 'test' / 'data' / 'tensorrt_onnx_operators.yaml').read_text())
 VERSIONS = ('tensorrt_8.6', 'tensorrt_10')
@@ -141,10 +140,6 @@ def test_the_served_detection_graph_keeps_nms_small(served_graphs: dict) -> None
 
 
 # --- the ensembles' structure ---------------------------------------------------------------
-
-def read_config(path: Path) -> model_config_pb2.ModelConfig:
-    return text_format.Parse(path.read_text(encoding='utf-8'), model_config_pb2.ModelConfig())
-
 
 def runs_on_gpu(config: model_config_pb2.ModelConfig) -> bool:
     return config.platform == 'tensorrt_plan' or any(

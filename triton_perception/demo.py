@@ -15,7 +15,8 @@ import numpy as np
 from rosbags.highlevel import AnyReader
 
 from triton_perception.bag.common import typestore
-from triton_perception.bag.evaluate import EvaluationSettings, evaluate, markdown
+from triton_perception.bag.evaluate import EvaluationSettings, evaluate
+from triton_perception.bag.figures import markdown
 from triton_perception.bag.make import make_bag
 from triton_perception.bag.reading import read_images
 from triton_perception.messages import (detections_from_message, lanes_from_cloud, load_labels,

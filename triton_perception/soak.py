@@ -12,8 +12,8 @@ import time
 from pathlib import Path
 from typing import Any, Callable
 
-from triton_perception.bag.evaluate import (NODES, camera_topic, node_figures, pipeline_session,
-                                            replay_plan)
+from triton_perception.bag.evaluate import camera_topic, pipeline_session, replay_plan
+from triton_perception.bag.figures import NODES, node_figures
 from triton_perception.bag.play import play_bag
 from triton_perception.processes import tree_rss_mb
 

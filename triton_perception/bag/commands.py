@@ -98,7 +98,8 @@ def command_record(arguments: argparse.Namespace) -> int:
 
 
 def command_evaluate(arguments: argparse.Namespace) -> int:
-    from triton_perception.bag.evaluate import EvaluationSettings, evaluate, markdown  # noqa
+    from triton_perception.bag.evaluate import EvaluationSettings, evaluate  # noqa
+    from triton_perception.bag.figures import markdown  # noqa: PLC0415
 
     report = evaluate(EvaluationSettings(
         bag=arguments.bag, output=arguments.output, topic=arguments.topic, rate=arguments.rate,

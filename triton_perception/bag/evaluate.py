@@ -11,12 +11,10 @@ import json
 import tempfile
 import threading
 import time
-from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
-import numpy as np
 import rclpy
 import yaml
 from diagnostic_msgs.msg import DiagnosticArray
@@ -25,39 +23,23 @@ from rclpy.executors import SingleThreadedExecutor
 from rosbags.highlevel import AnyReader, AnyReaderError
 
 from triton_perception.bag.common import COMPRESSED_IMAGE_TYPE, IMAGE_TYPE, BagError, typestore
+from triton_perception.bag.figures import (NODES, analyse_outputs, detection_labels, markdown,
+                                          node_figures, regressions)
 from triton_perception.bag.play import play_bag
 from triton_perception.bag.record import BagRecorder
 from triton_perception.diagnostics import NodeStatus, status_name
-from triton_perception.ground.outputs import GROUND_POINT_DTYPE, ego_lane
-from triton_perception.qos import TF_STATIC_QOS
-from triton_perception.detectors import labels_for
-from triton_perception.messages import LANE_POINT_DTYPE, class_index, class_name
-from triton_perception.plan import camera_info_sibling
 from triton_perception.paths import config_file
-from triton_perception.plan import pipeline_plan
+from triton_perception.plan import camera_info_sibling, pipeline_plan
+from triton_perception.qos import TF_STATIC_QOS
 from triton_perception.runner import PipelineRunner
 
 NAMESPACE = '/evaluation'
-NODES = ('detection_node', 'lane_node')
 OUTPUT_TYPES = {'detections': 'vision_msgs/msg/Detection2DArray',
                 'lanes': 'sensor_msgs/msg/PointCloud2',
                 'lanes/ground': 'sensor_msgs/msg/PointCloud2',
                 'diagnostics': 'diagnostic_msgs/msg/DiagnosticArray'}
 MASK_TYPE = 'sensor_msgs/msg/Image'
 SETTLE_TIMEOUT_S = 60.0
-# Tolerances of --expected: (metric path, kind, amount). 'abs': |new - old| <= amount;
-# 'rel': |new - old| <= amount x |old|. Only decreases of quality count as regressions for
-# rates; counts and means regress in either direction.
-TOLERANCES = (
-    ('detection.frames_with_class', 'abs', 0.05),
-    ('detection.mean_per_frame', 'rel', 0.25),
-    ('lanes.ego_lane_rate', 'abs', 0.05),
-    ('lanes.mean_lanes_per_frame', 'rel', 0.25),
-    ('nodes.published_fraction', 'abs', 0.15),
-    # Frames lost on the way to a node are a transport figure, not a processing one: a replay
-    # on a busy machine may lose a few without anything in the package having changed.
-    ('nodes.lost_fraction', 'abs', 0.02),
-)
 
 
 @dataclass(frozen=True)
@@ -250,154 +232,6 @@ def replay(settings: EvaluationSettings, log: Callable[[str], None]) -> dict[str
             accounting = session.watch.snapshot()
     return {'topic': topic, 'frames': frames, 'nodes': accounting,
             'outputs_bag': str(outputs_bag)}
-
-
-def detection_labels(params_file: Path | None) -> list[str]:
-    """The class names detection_node used: its `labels_file`, else its detector's labels."""
-    params = yaml.safe_load((params_file or config_file('params.yaml')).read_text(
-        encoding='utf-8')) or {}
-    section = params.get('/**/detection_node', {}).get('ros__parameters', {})
-    return labels_for(section.get('model_name', 'yolov5'), section.get('labels_file', ''))
-
-
-def analyse_outputs(outputs_bag: Path, labels: list[str]) -> dict[str, Any]:
-    """Per-class detections and lane figures from the recorded result messages."""
-    class_frames: Counter[str] = Counter()
-    class_boxes: Counter[str] = Counter()
-    detection_frames = lane_frames = ego_frames = lane_total = ground_frames = 0
-    ego_lanes = []
-    with AnyReader([outputs_bag], default_typestore=typestore()) as reader:
-        for connection, _stamp, raw in reader.messages():
-            message = reader.deserialize(raw, connection.msgtype)
-            if connection.topic.endswith('/detections'):
-                detection_frames += 1
-                names = [class_name(labels, class_index(d.results[0].hypothesis.class_id, labels))
-                         for d in message.detections]
-                class_boxes.update(names)
-                class_frames.update(set(names))
-            elif connection.topic.endswith('/lanes/ground'):
-                ground_frames += 1
-                found = ego_lane(np.frombuffer(bytes(message.data), dtype=GROUND_POINT_DTYPE,
-                                               count=message.width))
-                if found is not None:
-                    ego_lanes.append(found)
-            elif connection.topic.endswith('/lanes'):
-                lane_frames += 1
-                points = np.frombuffer(bytes(message.data), dtype=LANE_POINT_DTYPE,
-                                       count=message.width)
-                lane_total += len(np.unique(points['lane_id']))
-                ego_frames += {-1, 1} <= set(points['side'].tolist())
-    return {
-        'detection': {
-            'frames': detection_frames,
-            'frames_with_class': {name: count / max(1, detection_frames)
-                                  for name, count in sorted(class_frames.items())},
-            'mean_per_frame': {name: count / max(1, detection_frames)
-                               for name, count in sorted(class_boxes.items())},
-        },
-        'lanes': {
-            'frames': lane_frames,
-            'mean_lanes_per_frame': lane_total / max(1, lane_frames),
-            'ego_lane_rate': ego_frames / max(1, lane_frames),
-        },
-        **({'ground': ground_figures(ground_frames, ego_lanes)} if ground_frames else {}),
-    }
-
-
-def ground_figures(frames: int, ego_lanes: list[tuple[float, float]]) -> dict[str, Any]:
-    """Ego-lane width and the vehicle's lateral offset from the lane centre (+ = left), both
-    at target_frame's origin, over the frames whose ground lanes had both ego lines."""
-    values = np.array(ego_lanes, dtype=np.float64).reshape(-1, 2)
-
-    def spread(column: int) -> dict[str, float]:
-        if not len(values):
-            return {'mean': float('nan'), 'std': float('nan')}
-        return {'mean': float(values[:, column].mean()), 'std': float(values[:, column].std())}
-    return {'frames': frames, 'ego_lane_frames': len(values),
-            'ego_lane_width_m': spread(0), 'lateral_offset_m': spread(1)}
-
-
-def node_figures(frames: int | None, accounting: dict[str, NodeStatus]) -> dict[str, Any]:
-    """Per node: its counts, and whether every frame is accounted for: each frame the player
-    published (`frames`; None when unknown, as in a looped soak) was received or lost before
-    the node, and each received frame was settled."""
-    figures = {}
-    for node in NODES:
-        status = accounting.get(node, NodeStatus({}))
-        counts = status.counts
-        sent = status.seen if frames is None else frames
-        figures[node] = {
-            **counts,
-            'frames_in': sent,
-            'accounted': (status.seen == sent and counts['pending'] == 0
-                          and status.balanced),
-            'published_fraction': counts['published'] / max(1, sent),
-            'lost_fraction': counts['lost_before_node'] / max(1, sent),
-            'latency_ms': status.latency_ms,
-            'reasons': status.reasons,
-        }
-    return figures
-
-
-def flatten(report: dict[str, Any], metric: str) -> dict[str, float]:
-    """'detection.frames_with_class' -> {'car': 1.0, ...}; 'nodes.published_fraction' -> per node."""
-    section, name = metric.split('.')
-    if section == 'nodes':
-        return {node: figures.get(name, 0.0) for node, figures in report['nodes'].items()}
-    value = report[section][name]
-    return value if isinstance(value, dict) else {name: value}
-
-
-def regressions(report: dict[str, Any], expected: dict[str, Any]) -> list[str]:
-    problems = []
-    for metric, kind, amount in TOLERANCES:
-        old, new = flatten(expected, metric), flatten(report, metric)
-        for key, old_value in old.items():
-            new_value = new.get(key, 0.0)
-            allowed = amount if kind == 'abs' else amount * abs(old_value)
-            if abs(new_value - old_value) > allowed:
-                tolerance = f'±{amount:g}' if kind == 'abs' else f'±{amount:.0%} of expected'
-                problems.append(f'{metric}[{key}]: expected {old_value:.3f}, got '
-                                f'{new_value:.3f} (tolerance {tolerance})')
-    return problems
-
-
-def markdown(report: dict[str, Any]) -> str:
-    lines = [f"# Evaluation of {report['input']['bag']}", '',
-             f"{report['input']['frames']} frames on {report['input']['topic']}, "
-             f"rate {report['input']['rate']:g}.", '',
-             '| node | lost before the node | received | published | dropped | rejected | '
-             'failed | accounted | latency p50 / p95 / max (ms) |',
-             '| --- | --- | --- | --- | --- | --- | --- | --- | --- |']
-    for node, figures in report['nodes'].items():
-        latency = figures['latency_ms']
-        lines.append(f"| {node} | {figures.get('lost_before_node', 0)} | {figures['received']} | "
-                     f"{figures['published']} | {figures['dropped']} | {figures['rejected']} | "
-                     f"{figures['failed']} | "
-                     f"{'yes' if figures['accounted'] else 'NO'} | "
-                     f"{latency.get('p50', 0):.0f} / {latency.get('p95', 0):.0f} / "
-                     f"{latency.get('max', 0):.0f} |")
-    detection, lanes = report['detection'], report['lanes']
-    lines += ['', f"Detections in {detection['frames']} published frames:", '',
-              '| class | frames with it | boxes per frame |', '| --- | --- | --- |']
-    for name, rate in detection['frames_with_class'].items():
-        lines.append(f"| {name} | {rate:.1%} | {detection['mean_per_frame'][name]:.2f} |")
-    lines += ['', f"Lanes in {lanes['frames']} published frames: "
-              f"{lanes['mean_lanes_per_frame']:.2f} lanes per frame, ego lane (left and right "
-              f"boundary) in {lanes['ego_lane_rate']:.1%}.", '']
-    if 'ground' in report:
-        ground = report['ground']
-        width, offset = ground['ego_lane_width_m'], ground['lateral_offset_m']
-        lines += [f"On the ground ({ground['frames']} frames, both ego lines in "
-                  f"{ground['ego_lane_frames']}): ego-lane width {width['mean']:.2f} m "
-                  f"(std {width['std']:.2f} m), lateral offset from the lane centre "
-                  f"{offset['mean']:+.2f} m (std {offset['std']:.2f} m, + = left).", '']
-    if 'comparison' in report:
-        comparison = report['comparison']
-        lines += [f"Compared with {comparison['expected']}: "
-                  + ('no regression.' if not comparison['regressions'] else 'REGRESSIONS:'), '']
-        lines += [f'- {problem}' for problem in comparison['regressions']]
-    return '\n'.join(lines) + '\n'
 
 
 def evaluate(settings: EvaluationSettings, log: Callable[[str], None]) -> dict[str, Any]:

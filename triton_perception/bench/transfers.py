@@ -4,10 +4,12 @@ step), and server -> client (the ensemble's outputs), from the model configs' st
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 from tritonclient.grpc import model_config_pb2
+
+from triton_perception.triton.model_config import step_config
 
 DTYPE_BYTES = {model_config_pb2.TYPE_UINT8: 1, model_config_pb2.TYPE_INT8: 1,
                model_config_pb2.TYPE_FP16: 2, model_config_pb2.TYPE_FP32: 4,
@@ -20,8 +22,8 @@ def tensor_bytes(tensors: Any) -> int:
                    for tensor in tensors))
 
 
-def transfer_bytes(repository: Path, model: str, frame: np.ndarray, request_bytes: int,
-                   step_config: Callable[..., Any]) -> dict[str, int]:
+def transfer_bytes(repository: Path, model: str, frame: np.ndarray,
+                   request_bytes: int) -> dict[str, int]:
     ensemble = step_config(repository, model)
     last = ensemble.ensemble_scheduling.step[-1].model_name
     return {'client_to_server': int(frame.nbytes) + request_bytes,

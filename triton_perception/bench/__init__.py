@@ -1,0 +1,21 @@
+"""`triton-perception bench`: what Triton and ROS cost on top of the bare processing, measured here.
+
+Per case (detection, lanes, both nodes at once) on the frames of a road clip:
+- reference_ms: the model repository's own pre/postprocess modules and ONNX runner, loaded by
+  file path and run in this process (no ROS, no Triton) with the CPU profile's thread settings;
+- triton_ms: the node's ensemble request over gRPC, one frame at a time;
+- ros_e2e_ms: an rgb8 Image published here -> the node's result received here, the node running
+  as its own process, one frame at a time;
+  each frame goes through the three in turn, so load from other work weighs on all three alike;
+- a throughput phase at camera rate (the clip looped) giving delivered results per second,
+  latency early and late in the run, and CPU time and peak memory of the node and the server.
+Writes JSON and prints a Markdown table; every process it starts is stopped on exit or Ctrl-C.
+"""
+from __future__ import annotations
+
+from triton_perception.bench.report import markdown_table, steps_table
+from triton_perception.bench.run import run_bench
+from triton_perception.bench.settings import DEFAULT_VIDEO, BenchError, BenchSettings, parse_cases
+
+__all__ = ['DEFAULT_VIDEO', 'BenchError', 'BenchSettings', 'markdown_table', 'parse_cases',
+           'run_bench', 'steps_table']

@@ -1,0 +1,88 @@
+"""Figures from what was timed, and from /proc: CPU time and memory of the processes measured."""
+from __future__ import annotations
+
+import os
+import threading
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+
+from triton_perception.bench.settings import RSS_SAMPLE_PERIOD_S, BenchError
+from triton_perception.processes import NodeProcess, process_tree, status_kib
+
+
+def summary(values_ms: Sequence[float]) -> dict[str, float | int | None]:
+    if not values_ms:
+        return {'median': None, 'p95': None, 'frames': 0}
+    return {'median': round(float(np.median(values_ms)), 2),
+            'p95': round(float(np.percentile(values_ms, 95)), 2), 'frames': len(values_ms)}
+
+
+def p95(values_ms: Sequence[float]) -> float | None:
+    return round(float(np.percentile(values_ms, 95)), 2) if values_ms else None
+
+
+def ratio(numerator: float | None, denominator: float | None) -> float | None:
+    return round(numerator / denominator, 3) if numerator and denominator else None
+
+
+
+class TreeRssPeak:
+    """Peak summed VmRSS of a process tree: a tree has no VmHWM, so sample it periodically."""
+
+    def __init__(self, root: int | None) -> None:
+        self._root = root
+        self.peak_kib = 0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._sample, name='rss-sampler', daemon=True)
+
+    def _sample(self) -> None:
+        while self._root is not None:
+            total = sum(status_kib(pid, 'VmRSS') for pid in process_tree(self._root))
+            self.peak_kib = max(self.peak_kib, total)
+            if self._stop.wait(RSS_SAMPLE_PERIOD_S):
+                return
+
+    def __enter__(self) -> 'TreeRssPeak':
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self._stop.set()
+        self._thread.join()
+
+    @property
+    def peak_mb(self) -> float | None:
+        return round(self.peak_kib / 1024, 1) if self._root is not None else None
+
+
+def listening_pid(port: int) -> int | None:
+    """The local tritonserver listening on `port`, for --triton-url (its CPU and memory)."""
+    inodes = set()
+    for table in ('/proc/net/tcp', '/proc/net/tcp6'):
+        try:
+            lines = Path(table).read_text().splitlines()[1:]
+        except OSError:
+            continue
+        for line in lines:
+            fields = line.split()
+            if fields[3] == '0A' and int(fields[1].rsplit(':', 1)[1], 16) == port:
+                inodes.add(f'socket:[{fields[9]}]')
+    for entry in os.scandir('/proc'):
+        if not entry.name.isdigit():
+            continue
+        try:
+            if Path(f'/proc/{entry.name}/comm').read_text().strip() != 'tritonserver':
+                continue
+            if any(os.readlink(fd.path) in inodes for fd in os.scandir(f'/proc/{entry.name}/fd')):
+                return int(entry.name)
+        except OSError:
+            continue
+    return None
+
+
+def check_alive(node: NodeProcess) -> None:
+    if not node.alive():
+        raise BenchError(f'{node.name} exited with code {node.process.returncode}:\n'
+                         f'{node.output_tail()}')

@@ -1,0 +1,124 @@
+"""The report: how each figure was measured, the machine it was measured on, and the tables."""
+from __future__ import annotations
+
+import json
+import os
+import platform
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import onnxruntime
+
+from triton_perception.bench.settings import CASES, RATE_HZ, RSS_SAMPLE_PERIOD_S, STEP_TIMERS
+from triton_perception.paths import SOURCE_ROOT
+
+METHOD = {
+    'reference_ms': 'model repository modules by file path + onnxruntime CPU with '
+                    'configs/cpu.pbtxt thread settings, one process, median after warm-up '
+                    '(also with --profile tensorrt: ratio then sets GPU serving against CPU)',
+    'triton_ms': 'tritonclient.grpc request as the node sends it, frames one at a time; '
+                 'both: the two requests concurrently, until both returned',
+    'latency_order': 'per frame: reference, then Triton, then ROS (paired under the same load)',
+    'ros_e2e_ms': 'publish (rgb8, reliable publisher) -> result callback in this process, '
+                  'frames one at a time; lanes: lanes and drivable_area both received',
+    'throughput_fps': f'clip looped at {RATE_HZ:g} Hz; results received / duration; both: the '
+                      'slower node\'s (the nodes drop frames independently)',
+    'p95_first_10s_ms': 'publish -> result received, frames published in the first 10 s of the '
+                        'throughput phase (last 10 s likewise); both: each node\'s results',
+    'cpu_ms_per_frame': 'utime+stime of the process and its children over the throughput '
+                        'phase (including the drain) / results; both: node = sum of each '
+                        'node\'s per result, server = per (results of both nodes / 2)',
+    'reference_cpu_ms_per_frame': 'process CPU time of the reference loop / frames (onnxruntime '
+                                  'uses 2 threads, so it exceeds reference_ms)',
+    'bytes_per_frame': 'per ensemble, bytes one frame moves across process boundaries: client '
+                       '-> server (frame + request inputs), into the model step (between steps), '
+                       'server -> client (the ensemble outputs), from the configs\' shapes',
+    'triton_steps_ms': 'Triton statistics over the latency phase (the bench\'s and the node\'s '
+                       'requests): mean ms per request of each timer, for the ensemble and each '
+                       'of its steps; where Triton\'s share of the time goes',
+    'node_peak_rss_mb': 'VmHWM of each node process, summed for both',
+    'server_peak_rss_mb': f'max over {RSS_SAMPLE_PERIOD_S:g} s samples of the summed VmRSS of '
+                          'tritonserver and its children (Python backend stubs), during the case; '
+                          'shared-memory regions count once per process mapping them',
+}
+
+
+def cpu_model() -> str:
+    """x86 names the CPU in /proc/cpuinfo; a Jetson names the board in the device tree."""
+    try:
+        for line in Path('/proc/cpuinfo').read_text().splitlines():
+            if line.startswith('model name'):
+                return line.split(':', 1)[1].strip()
+        return Path('/proc/device-tree/model').read_text().strip('\0\n ')
+    except OSError:
+        return platform.processor() or platform.machine()
+
+
+def source_version() -> str | None:
+    """The checkout's commit, '-dirty' with local changes: the figures belong to that code."""
+    if not (SOURCE_ROOT / '.git').exists():
+        return None
+    try:
+        completed = subprocess.run(['git', '-C', str(SOURCE_ROOT), 'describe', '--always',
+                                    '--dirty'], capture_output=True, text=True, check=False)
+    except OSError:
+        return None
+    return completed.stdout.strip() or None
+
+
+def machine_description(profile: str, triton_version: str) -> dict[str, Any]:
+    memory_kib = next((int(line.split()[1]) for line in
+                       Path('/proc/meminfo').read_text().splitlines()
+                       if line.startswith('MemTotal:')), 0)
+    return {
+        'cpu_model': cpu_model(), 'architecture': platform.machine(),
+        'cores': os.cpu_count(), 'usable_cores': len(os.sched_getaffinity(0)),
+        'memory_gb': round(memory_kib / 1024 ** 2, 1), 'kernel': platform.release(),
+        'python': platform.python_version(), 'onnxruntime': onnxruntime.__version__,
+        'triton': triton_version, 'profile': profile,
+        'load_average_start': [round(value, 2) for value in os.getloadavg()],
+    }
+
+
+def markdown_table(report: dict[str, Any]) -> str:
+    def cell(value: Any) -> str:
+        return '–' if value is None else f'{value:g}' if isinstance(value, float) else str(value)
+
+    header = ('| case | reference ms | Triton ms (median / p95) | ROS e2e ms (median / p95) | '
+              'ratio | capacity fps | throughput fps | throughput ratio | '
+              'p95 first / last 10 s ms | node CPU ms/frame | server CPU ms/frame | '
+              'node peak RSS MB | server peak RSS MB |')
+    rows = [header, '|' + ' --- |' * header.count(' | ') + ' --- |']
+    for case in CASES:
+        if case not in report:
+            continue
+        figures = report[case]
+        rows.append(' | '.join([
+            f'| {case}', cell(figures['reference_ms']['median']),
+            f"{cell(figures['triton_ms']['median'])} / {cell(figures['triton_ms']['p95'])}",
+            f"{cell(figures['ros_e2e_ms']['median'])} / {cell(figures['ros_e2e_ms']['p95'])}",
+            cell(figures['ratio']), cell(figures['capacity_fps']), cell(figures['throughput_fps']),
+            cell(figures['throughput_ratio']),
+            f"{cell(figures['p95_first_10s_ms'])} / {cell(figures['p95_last_10s_ms'])}",
+            cell(figures['node_cpu_ms_per_frame']), cell(figures['server_cpu_ms_per_frame']),
+            cell(figures['node_peak_rss_mb']), cell(figures['server_peak_rss_mb'])]) + ' |')
+    return '\n'.join(rows)
+
+
+def steps_table(report: dict[str, Any]) -> str:
+    """Where Triton's share goes: each ensemble and step, mean ms per request per timer."""
+    header = ('| case | model | requests | '
+              + ' | '.join(f'{timer} ms' for timer in STEP_TIMERS) + ' |')
+    rows = [header, '|' + ' --- |' * (len(STEP_TIMERS) + 3)]
+    for case in CASES:
+        for model, figures in report.get(case, {}).get('triton_steps_ms', {}).items():
+            rows.append(f'| {case} | {model} | {figures["requests"]} | ' + ' | '.join(
+                f'{figures[f"{timer}_ms"]:g}' for timer in STEP_TIMERS) + ' |')
+    return '\n'.join(rows)
+
+
+def write_report(report: dict[str, Any], path: Path | None) -> None:
+    if path:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(report, indent=2) + '\n', encoding='utf-8')

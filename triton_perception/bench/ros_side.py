@@ -1,0 +1,188 @@
+"""The benchmark's ROS participant: frames out to the nodes, their results and status back."""
+from __future__ import annotations
+
+import array
+import os
+import random
+import threading
+import time
+from collections import defaultdict
+from pathlib import Path
+from typing import Any, Sequence
+
+import cv2
+import numpy as np
+import rclpy
+from diagnostic_msgs.msg import DiagnosticArray
+from rclpy.context import Context
+from rclpy.executors import SingleThreadedExecutor
+from rclpy.signals import SignalHandlerOptions
+from sensor_msgs.msg import Image
+
+from triton_perception.bench.settings import (FRAME_QOS, RESULTS_READER_QOS, BenchError, NodeKind,
+                                              Stamp)
+from triton_perception.diagnostics import NodeStatus, status_name
+from triton_perception.paths import dds_profile_environment
+from triton_perception.qos import DIAGNOSTICS_QOS
+
+
+def stamp_of(message: Any) -> Stamp:
+    return message.header.stamp.sec, message.header.stamp.nanosec
+
+
+class ResultTracker:
+    """Send and arrival times per frame stamp; a frame is complete once every output arrived."""
+
+    def __init__(self, outputs: dict[str, tuple[str, ...]]) -> None:
+        self._outputs = outputs  # node -> its result topics
+        self._condition = threading.Condition()
+        self.sent: dict[Stamp, float] = {}
+        self._arrived: dict[Stamp, dict[str, float]] = defaultdict(dict)
+
+    def send(self, stamp: Stamp) -> None:
+        with self._condition:
+            self.sent[stamp] = time.monotonic()
+
+    def arrive(self, topic: str, stamp: Stamp) -> None:
+        now = time.monotonic()
+        with self._condition:
+            if stamp in self.sent:
+                self._arrived[stamp][topic] = now
+                self._condition.notify_all()
+
+    def _done_at(self, stamp: Stamp, nodes: Sequence[str]) -> float | None:
+        arrived = self._arrived.get(stamp, {})
+        topics = [topic for node in nodes for topic in self._outputs[node]]
+        return max(arrived[topic] for topic in topics) if all(
+            topic in arrived for topic in topics) else None
+
+    def latency_ms(self, stamp: Stamp, nodes: Sequence[str] | None = None) -> float | None:
+        """Send -> last output of `nodes` (default all), or None while incomplete."""
+        with self._condition:
+            done = self._done_at(stamp, nodes or tuple(self._outputs))
+            return (done - self.sent[stamp]) * 1e3 if done is not None else None
+
+    def wait(self, stamp: Stamp, timeout_s: float) -> float | None:
+        deadline = time.monotonic() + timeout_s
+        with self._condition:
+            while (latency := self.latency_ms(stamp)) is None:
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    return None
+                self._condition.wait(remaining)
+            return latency
+
+
+class RosSide:
+    """The benchmark's participant in a context of its own, spinning in a background thread."""
+
+    def __init__(self) -> None:
+        self.context = Context()
+        rclpy.init(context=self.context, signal_handler_options=SignalHandlerOptions.NO)
+        self.node = rclpy.create_node('triton_perception_bench', context=self.context)
+        self.executor = SingleThreadedExecutor(context=self.context)
+        self.executor.add_node(self.node)
+        self._thread = threading.Thread(target=self._spin, name='bench-executor', daemon=True)
+        self._thread.start()
+
+    def _spin(self) -> None:
+        try:
+            self.executor.spin()
+        except Exception:  # noqa: BLE001 (the context was shut down under the executor)
+            pass
+
+    def close(self) -> None:
+        self.executor.shutdown(timeout_sec=1.0)
+        self.node.destroy_node()
+        rclpy.try_shutdown(context=self.context)
+        self._thread.join(timeout=2.0)
+
+
+class CaseWiring:
+    """One case's frame publisher, result subscriptions and readiness, in its own namespace."""
+
+    def __init__(self, ros: RosSide, namespace: str, kinds: Sequence[NodeKind]) -> None:
+        self._node = ros.node
+        self.kinds = kinds
+        self.tracker = ResultTracker({kind.executable: tuple(topic for topic, _ in kind.topics)
+                                      for kind in kinds})
+        self.publisher = ros.node.create_publisher(Image, f'{namespace}/image', FRAME_QOS)
+        self.subscriptions = [
+            ros.node.create_subscription(
+                message_type, f'{namespace}/{topic}',
+                lambda message, topic=topic: self.tracker.arrive(topic, stamp_of(message)),
+                RESULTS_READER_QOS)
+            for kind in kinds for topic, message_type in kind.topics]
+        self._status_names = {status_name(f'{namespace}/{kind.executable}'): kind.executable
+                              for kind in kinds}
+        self._ready: set[str] = set()
+        self.statuses: dict[str, NodeStatus] = {}
+        self.subscriptions.append(ros.node.create_subscription(
+            DiagnosticArray, '/diagnostics', self._on_diagnostics, DIAGNOSTICS_QOS))
+        self._last_stamp_ns = 0
+
+    def _on_diagnostics(self, message: DiagnosticArray) -> None:
+        for status in message.status:
+            if status.name in self._status_names:
+                node_status = NodeStatus.from_status(status)
+                self.statuses[self._status_names[status.name]] = node_status
+                if node_status.triton_ready:
+                    self._ready.add(status.name)
+
+    def ready(self) -> bool:
+        """Every node matched our publisher and its results reach us, and says Triton is ready."""
+        return (self.publisher.get_subscription_count() >= len(self.kinds)
+                and all(subscription.get_publisher_count() >= 1
+                        for subscription in self.subscriptions)
+                and self._ready == set(self._status_names))
+
+    def publish(self, message: Image) -> Stamp:
+        """Stamp the frame uniquely (wall clock, like a camera) and send it."""
+        stamp_ns = max(time.time_ns(), self._last_stamp_ns + 1)
+        self._last_stamp_ns = stamp_ns
+        message.header.stamp.sec, message.header.stamp.nanosec = divmod(stamp_ns, 1_000_000_000)
+        stamp = stamp_of(message)
+        self.tracker.send(stamp)
+        self.publisher.publish(message)
+        return stamp
+
+    def close(self) -> None:
+        for subscription in self.subscriptions:
+            self._node.destroy_subscription(subscription)
+        self._node.destroy_publisher(self.publisher)
+
+
+
+
+def ros_environment(ros_home: Path) -> dict[str, str]:
+    """Like the tests: ROS traffic on this host only, a domain of our own, logs in a temp dir."""
+    environment = {
+        'ROS_DOMAIN_ID': os.environ.get('ROS_DOMAIN_ID') or str(random.randint(150, 199)),
+        'ROS_AUTOMATIC_DISCOVERY_RANGE': 'LOCALHOST',
+        'ROS_HOME': str(ros_home), 'ROS_LOG_DIR': str(ros_home / 'log'),
+    }
+    environment.update(dds_profile_environment())
+    return environment
+
+
+def read_clip(video: Path) -> list[Image]:
+    """Every frame of the clip as an rgb8 Image, built once so publishing costs no conversion."""
+    capture = cv2.VideoCapture(str(video))
+    messages = []
+    while True:
+        ok, bgr = capture.read()
+        if not ok:
+            break
+        rgb = cv2.cvtColor(bgr, cv2.COLOR_BGR2RGB)
+        message = Image(height=rgb.shape[0], width=rgb.shape[1], encoding='rgb8',
+                        is_bigendian=0, step=rgb.shape[1] * 3, data=array.array('B', rgb.tobytes()))
+        message.header.frame_id = 'camera'
+        messages.append(message)
+    capture.release()
+    if not messages:
+        raise BenchError(f'no frames could be decoded from {video}; pass --video with a road clip')
+    return messages
+
+
+def rgb_view(message: Image) -> np.ndarray:
+    return np.frombuffer(message.data, dtype=np.uint8).reshape(message.height, message.width, 3)

@@ -1,0 +1,316 @@
+"""One benchmark run: the server (started or found), the clip, the ROS side and every case."""
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+import threading
+import time
+from collections import defaultdict
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+import numpy as np
+import tritonclient.grpc as grpcclient
+from sensor_msgs.msg import Image
+
+from triton_perception.bench.measures import (TreeRssPeak, check_alive, listening_pid, p95, ratio,
+                                              summary)
+from triton_perception.bench.references import REFERENCES
+from triton_perception.bench.report import METHOD, machine_description, source_version, write_report
+from triton_perception.bench.ros_side import (CaseWiring, RosSide, read_clip, rgb_view,
+                                              ros_environment)
+from triton_perception.bench.settings import (CASES, DRAIN_TIMEOUT_S, FRAME_TIMEOUT_S, NODES,
+                                              PROGRESS_PERIOD_S, RATE_HZ, READY_TIMEOUT_S,
+                                              WARMUP_FRAMES, WINDOW_S, BenchError, BenchSettings,
+                                              NodeKind, Stamp)
+from triton_perception.bench.transfers import transfer_bytes
+from triton_perception.bench.triton_side import (EnsembleRequests, inference_statistics,
+                                                 step_breakdown)
+from triton_perception.diagnostics import NodeStatus
+from triton_perception.models import check_models
+from triton_perception.paths import default_model_repository
+from triton_perception.processes import (NodeProcess, free_ports, ros_arguments, status_kib,
+                                         tree_cpu_s)
+from triton_perception.runner import wait_for_remote_models
+from triton_perception.triton.client import is_loopback
+from triton_perception.triton.server import ServerConfig, TritonServer
+
+
+class Benchmark:
+    """One run: the server (started or found), the clip, the ROS side and the cases."""
+
+    def __init__(self, settings: BenchSettings, repository: Path, triton_url: str,
+                 server_pid: int | None, ros: RosSide, messages: list[Image], log_directory: Path,
+                 log: Callable[[str], None]) -> None:
+        self.settings = settings
+        self.repository = repository
+        self.triton_url = triton_url
+        self.server_pid = server_pid
+        self.ros = ros
+        self.messages = messages
+        self.log_directory = log_directory
+        self.log = log
+        count = WARMUP_FRAMES + settings.frames
+        self.measured = [messages[index % len(messages)] for index in range(count)]
+
+    def run_case(self, case: str) -> dict[str, Any]:
+        kinds = [NODES[name] for name in CASES[case]]
+        load_before = os.getloadavg()[0]
+        with TreeRssPeak(self.server_pid) as server_rss:
+            figures = self.ros_phases(case, kinds)
+        reference = figures['reference_ms']
+        capacity = 1000.0 / reference['median'] if reference['median'] else None
+        return {
+            'nodes_run': [kind.executable for kind in kinds],
+            'reference_ms': reference,
+            'reference_cpu_ms_per_frame': figures['reference_cpu_ms_per_frame'],
+            'triton_ms': figures['triton_ms'],
+            'ros_e2e_ms': figures['ros_e2e_ms'],
+            'triton_steps_ms': figures['triton_steps_ms'],
+            'bytes_per_frame': {kind.model: transfer_bytes(
+                self.repository, kind.model, rgb_view(self.measured[0]),
+                sum(tensor.nbytes for tensor in kind.request_inputs().values()))
+                for kind in kinds},
+            'ratio': ratio(figures['ros_e2e_ms']['median'], reference['median']),
+            'capacity_fps': round(capacity, 2) if capacity else None,
+            'throughput_fps': figures['throughput_fps'],
+            'throughput_ratio': ratio(figures['throughput_fps'], capacity),
+            'p95_first_10s_ms': figures['p95_first_10s_ms'],
+            'p95_last_10s_ms': figures['p95_last_10s_ms'],
+            'node_cpu_ms_per_frame': figures['node_cpu_ms_per_frame'],
+            'server_cpu_ms_per_frame': figures['server_cpu_ms_per_frame'],
+            'node_peak_rss_mb': figures['node_peak_rss_mb'],
+            'server_peak_rss_mb': server_rss.peak_mb,
+            'throughput': figures['throughput'],
+            'per_node': figures['per_node'],
+            'load_average_1min': [round(load_before, 2), round(os.getloadavg()[0], 2)],
+        }
+
+    def ros_phases(self, case: str, kinds: Sequence[NodeKind]) -> dict[str, Any]:
+        namespace = f'/triton_perception_bench_{os.getpid()}/{case}'
+        nodes: list[NodeProcess] = []
+        wiring = CaseWiring(self.ros, namespace, kinds)
+        try:
+            for kind in kinds:
+                nodes.append(NodeProcess(
+                    kind.executable, ros_arguments({'triton_url': self.triton_url},
+                                                   namespace=namespace), self.log_directory))
+            self.log(f'{case}: started {", ".join(node.name for node in nodes)} in {namespace}; '
+                     'waiting for discovery and Triton readiness')
+            self.wait_until_ready(wiring, nodes)
+            figures = self.latencies(case, kinds, wiring, nodes)
+            figures.update(self.throughput(case, wiring, nodes))
+            figures['node_peak_rss_mb'] = round(sum(
+                figures['per_node'][node.name]['peak_rss_mb'] for node in nodes), 1)
+            return figures
+        finally:
+            for node in nodes:
+                code = node.stop()
+                if code not in (0, None):
+                    self.log(f'{node.name} exited with code {code}:\n{node.output_tail()}')
+            wiring.close()
+
+    def latencies(self, case: str, kinds: Sequence[NodeKind], wiring: CaseWiring,
+                  nodes: Sequence[NodeProcess]) -> dict[str, Any]:
+        """Each frame through the reference, Triton and ROS in turn, one at a time: on a
+        shared machine, load that comes and goes then weighs on all three alike."""
+        self.log(f'{case}: latency, {self.settings.frames} frames (after {WARMUP_FRAMES} '
+                 'warm-up), each through the reference (in-process, no ROS, no Triton), '
+                 'Triton gRPC and ROS in turn')
+        pipelines = [REFERENCES[kind.executable](self.repository) for kind in kinds]
+
+        def reference(rgb: np.ndarray) -> None:
+            """For `both`, both sessions live at once, as in the server, and run in turn."""
+            for pipeline in pipelines:
+                pipeline(rgb)
+        requests = EnsembleRequests(self.triton_url, kinds)
+        statistics_before = inference_statistics(self.triton_url)
+        times: dict[str, list[float]] = defaultdict(list)
+        cpu_ms: dict[str, float] = defaultdict(float)
+        lost = 0
+        try:
+            for index, message in enumerate(self.measured):
+                rgb = rgb_view(message)
+                for name, process in (('reference', reference), ('triton', requests)):
+                    cpu_start, start = time.process_time(), time.perf_counter()
+                    process(rgb)
+                    if index >= WARMUP_FRAMES:
+                        times[name].append((time.perf_counter() - start) * 1e3)
+                        cpu_ms[name] += (time.process_time() - cpu_start) * 1e3
+                latency = wiring.tracker.wait(wiring.publish(message), FRAME_TIMEOUT_S)
+                if latency is None:
+                    for node in nodes:
+                        check_alive(node)
+                    lost += index >= WARMUP_FRAMES
+                elif index >= WARMUP_FRAMES:
+                    times['ros'].append(latency)
+        finally:
+            requests.close()
+        frames = self.settings.frames
+        figures = {
+            'reference_ms': summary(times['reference']),
+            'reference_cpu_ms_per_frame': round(cpu_ms['reference'] / frames, 2),
+            'triton_ms': {**summary(times['triton']),
+                          'client_cpu_ms_per_frame': round(cpu_ms['triton'] / frames, 2)},
+            'ros_e2e_ms': {**summary(times['ros']), 'lost': lost},
+            'triton_steps_ms': step_breakdown(statistics_before,
+                                              inference_statistics(self.triton_url)),
+        }
+        self.log(f'{case}: median (p95) reference {figures["reference_ms"]["median"]} '
+                 f'({figures["reference_ms"]["p95"]}) ms, Triton {figures["triton_ms"]["median"]} '
+                 f'({figures["triton_ms"]["p95"]}) ms, ROS {figures["ros_e2e_ms"]["median"]} '
+                 f'({figures["ros_e2e_ms"]["p95"]}) ms'
+                 + (f', {lost} frame(s) without a result' if lost else ''))
+        return figures
+
+    def wait_until_ready(self, wiring: CaseWiring, nodes: Sequence[NodeProcess]) -> None:
+        """Poll matching and /diagnostics (never a fixed sleep); fail early if a node died."""
+        deadline = time.monotonic() + READY_TIMEOUT_S
+        while not wiring.ready():
+            for node in nodes:
+                check_alive(node)
+            if time.monotonic() > deadline:
+                raise BenchError(f'nodes not ready within {READY_TIMEOUT_S:g} s (discovery or '
+                                 'Triton):\n' + '\n'.join(node.output_tail() for node in nodes))
+            time.sleep(0.02)
+
+    def throughput(self, case: str, wiring: CaseWiring,
+                   nodes: Sequence[NodeProcess]) -> dict[str, Any]:
+        duration_s = self.settings.duration_s
+        self.log(f'{case}: throughput, clip looped at {RATE_HZ:g} Hz for {duration_s:g} s')
+        node_cpu_before = {node.name: tree_cpu_s(node.pid) for node in nodes}
+        server_cpu_before = tree_cpu_s(self.server_pid) if self.server_pid else None
+        bench_cpu_before = time.process_time()
+        stamps: list[Stamp] = []
+        start = time.monotonic()
+        next_progress = start + PROGRESS_PERIOD_S
+        while (target := start + len(stamps) / RATE_HZ) < start + duration_s:
+            if (delay := target - time.monotonic()) > 0:
+                time.sleep(delay)  # pacing at camera rate
+            stamps.append(wiring.publish(self.messages[len(stamps) % len(self.messages)]))
+            if time.monotonic() >= next_progress:
+                done = sum(wiring.tracker.latency_ms(stamp) is not None for stamp in stamps)
+                self.log(f'{case}: {time.monotonic() - start:.0f}/{duration_s:g} s, '
+                         f'{len(stamps)} published, {done} with every result')
+                next_progress += PROGRESS_PERIOD_S
+            for node in nodes:
+                check_alive(node)
+        wiring.tracker.wait(stamps[-1], DRAIN_TIMEOUT_S)
+        node_cpu = {node.name: tree_cpu_s(node.pid) - node_cpu_before[node.name]
+                    for node in nodes}
+        server_cpu = (tree_cpu_s(self.server_pid) - server_cpu_before
+                      if server_cpu_before is not None else None)
+        bench_cpu = time.process_time() - bench_cpu_before
+
+        tracker = wiring.tracker
+        # The nodes drop frames independently (latest-frame slots), so with both nodes few
+        # frames get both results even when both keep up: count and time each node's results.
+        latencies = {node.name: [(tracker.sent[stamp] - start, latency) for stamp in stamps
+                                 if (latency := tracker.latency_ms(stamp, (node.name,)))
+                                 is not None] for node in nodes}
+        counts = {name: len(pairs) for name, pairs in latencies.items()}
+        pooled = [pair for pairs in latencies.values() for pair in pairs]
+        frame_equivalents = sum(counts.values()) / len(nodes)
+        per_node = {node.name: {
+            'results': counts[node.name],
+            'throughput_fps': round(counts[node.name] / duration_s, 2),
+            'cpu_ms_per_frame': (round(node_cpu[node.name] * 1e3 / counts[node.name], 2)
+                                 if counts[node.name] else None),
+            'peak_rss_mb': round(status_kib(node.pid, 'VmHWM') / 1024, 1),
+            # From the node's own /diagnostics (cumulative over the case's phases).
+            'lost_before_node': wiring.statuses.get(node.name, NodeStatus({})).count(
+                'lost_before_node'),
+        } for node in nodes}
+        figures = {
+            'throughput_fps': round(min(counts.values()) / duration_s, 2),
+            'p95_first_10s_ms': p95([latency for offset, latency in pooled if offset < WINDOW_S]),
+            'p95_last_10s_ms': p95([latency for offset, latency in pooled
+                                    if offset >= duration_s - WINDOW_S]),
+            'node_cpu_ms_per_frame': (round(sum(node['cpu_ms_per_frame']
+                                                for node in per_node.values()), 2)
+                                      if all(counts.values()) else None),
+            'server_cpu_ms_per_frame': (round(server_cpu * 1e3 / frame_equivalents, 2)
+                                        if frame_equivalents and server_cpu is not None
+                                        else None),
+            'throughput': {
+                'duration_s': duration_s, 'rate_hz': RATE_HZ, 'published': len(stamps),
+                'results_per_node': counts,
+                'frames_with_every_result': sum(tracker.latency_ms(stamp) is not None
+                                                for stamp in stamps),
+                'latency_ms': summary([latency for _, latency in pooled]),
+                'bench_process_cpu_ms_per_frame': round(bench_cpu * 1e3 / len(stamps), 2),
+            },
+            'per_node': per_node,
+        }
+        self.log(f'{case}: results {counts} of {len(stamps)} frames '
+                 f'({figures["throughput_fps"]} fps), p95 first/last {WINDOW_S:g} s '
+                 f'{figures["p95_first_10s_ms"]}/{figures["p95_last_10s_ms"]} ms')
+        return figures
+
+
+def run_bench(settings: BenchSettings, log: Callable[[str], None]) -> dict[str, Any]:
+    """Measure every case; the JSON is rewritten after each case so an interrupted run keeps
+    what it measured. Every process started here is stopped before returning or raising."""
+    repository = (settings.model_repository or default_model_repository()).resolve()
+    problems = check_models(repository)
+    if problems:
+        raise BenchError('; '.join(problems))
+    if not settings.video.is_file():
+        raise BenchError(f'video {settings.video} not found; pass --video')
+    temporary = Path(tempfile.mkdtemp(prefix='triton_perception-bench-'))
+    os.environ.update(ros_environment(temporary / 'ros'))
+    server: TritonServer | None = None
+    ros: RosSide | None = None
+    try:
+        log(f'reading {settings.video}')
+        messages = read_clip(settings.video)
+        if settings.triton_url:
+            url = settings.triton_url
+            if not wait_for_remote_models(url, tuple(kind.model for kind in NODES.values()),
+                                          threading.Event(), log, READY_TIMEOUT_S):
+                raise BenchError(f'Triton at {url} does not serve the models')
+            host, port = url.rsplit(':', 1)
+            server_pid = listening_pid(int(port)) if is_loopback(host.strip('[]')) else None
+            log(f'Triton at {url}: ' + (f'tritonserver pid {server_pid}' if server_pid else
+                                        'not a local tritonserver; no server CPU/memory figures'))
+            profile = settings.profile or 'unknown (external server)'
+        else:
+            http_port, grpc_port, metrics_port = free_ports(3)
+            server = TritonServer(ServerConfig(
+                model_repository=repository, profile=settings.profile or 'cpu',
+                http_port=http_port, grpc_port=grpc_port, metrics_port=metrics_port),
+                log=log, show_server_log=False)
+            server.start()
+            server.wait_until_ready()
+            url, server_pid, profile = server.grpc_url, server.pid, server.profile
+        with grpcclient.InferenceServerClient(url) as client:
+            triton_version = client.get_server_metadata().version
+        ros = RosSide()
+        log(f'ROS_DOMAIN_ID {os.environ["ROS_DOMAIN_ID"]}, load average '
+            f'{" ".join(f"{value:.2f}" for value in os.getloadavg())}')
+        report: dict[str, Any] = {
+            'machine': machine_description(profile, triton_version),
+            'source': source_version(),
+            'settings': {'frames': settings.frames, 'warmup_frames': WARMUP_FRAMES,
+                         'duration_s': settings.duration_s, 'rate_hz': RATE_HZ,
+                         'video': str(settings.video), 'frame_size': [messages[0].width,
+                                                                      messages[0].height],
+                         'cases': list(settings.cases), 'triton_url': url,
+                         'triton_started_by_bench': server is not None},
+            'method': METHOD,
+        }
+        benchmark = Benchmark(settings, repository, url, server_pid, ros, messages,
+                              temporary, log)
+        for case in settings.cases:
+            report[case] = benchmark.run_case(case)
+            report['machine']['load_average_end'] = [round(value, 2)
+                                                     for value in os.getloadavg()]
+            write_report(report, settings.json_path)
+        return report
+    finally:
+        if ros:
+            ros.close()
+        if server:
+            server.stop()
+        shutil.rmtree(temporary, ignore_errors=True)

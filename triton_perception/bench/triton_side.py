@@ -1,0 +1,65 @@
+"""The nodes' requests sent straight to Triton, and Triton's own per-step timers."""
+from __future__ import annotations
+
+from concurrent.futures import ThreadPoolExecutor
+from typing import Sequence
+
+import numpy as np
+import tritonclient.grpc as grpcclient
+
+from triton_perception.bench.settings import REQUEST_TIMEOUT_S, STEP_TIMERS, NodeKind
+from triton_perception.triton.client import infer_inputs
+
+
+def inference_statistics(url: str) -> dict[str, dict[str, int]]:
+    """Per model: requests so far and the nanoseconds summed in each of STEP_TIMERS."""
+    with grpcclient.InferenceServerClient(url) as client:
+        statistics = client.get_inference_statistics(as_json=True)
+    return {model['name']: {
+        'requests': int(model.get('inference_count', 0)),
+        **{timer: int(model.get('inference_stats', {}).get(timer, {}).get('ns', 0))
+           for timer in STEP_TIMERS}} for model in statistics.get('model_stats', [])}
+
+
+def step_breakdown(before: dict[str, dict[str, int]],
+                   after: dict[str, dict[str, int]]) -> dict[str, dict[str, float | int]]:
+    """Mean ms per request of each timer, for every model that served requests in between."""
+    steps: dict[str, dict[str, float | int]] = {}
+    for name, totals in sorted(after.items()):
+        earlier = before.get(name, {})
+        requests = totals['requests'] - earlier.get('requests', 0)
+        if requests > 0:
+            steps[name] = {'requests': requests, **{
+                f'{timer}_ms': round((totals[timer] - earlier.get(timer, 0)) / requests / 1e6, 2)
+                for timer in STEP_TIMERS}}
+    return steps
+
+
+class EnsembleRequests:
+    """The nodes' requests for one frame, concurrently as separate node processes send them."""
+
+    def __init__(self, url: str, kinds: Sequence[NodeKind]) -> None:
+        self._kinds = kinds
+        self._clients = [grpcclient.InferenceServerClient(url) for _ in kinds]
+        self._pool = ThreadPoolExecutor(max_workers=len(kinds), thread_name_prefix='bench-grpc')
+
+    def _request(self, client: grpcclient.InferenceServerClient, kind: NodeKind,
+                 rgb: np.ndarray) -> dict[str, np.ndarray]:
+        result = client.infer(kind.model, infer_inputs({'IMAGE': rgb, **kind.request_inputs()}),
+                              outputs=[grpcclient.InferRequestedOutput(name)
+                                       for name in kind.outputs],
+                              client_timeout=REQUEST_TIMEOUT_S)
+        return {name: result.as_numpy(name) for name in kind.outputs}
+
+    def __call__(self, rgb: np.ndarray) -> None:
+        if len(self._kinds) == 1:
+            self._request(self._clients[0], self._kinds[0], rgb)
+            return
+        for future in [self._pool.submit(self._request, client, kind, rgb)
+                       for client, kind in zip(self._clients, self._kinds)]:
+            future.result()
+
+    def close(self) -> None:
+        self._pool.shutdown()
+        for client in self._clients:
+            client.close()
