@@ -4,12 +4,15 @@ from __future__ import annotations
 import os
 import tempfile
 from pathlib import Path
-from typing import Any, Iterator
+from typing import TYPE_CHECKING, Any, Iterator
 
 import pytest
 
 from triton_perception.paths import dds_profile_environment
 from triton_perception.processes import free_ports
+
+if TYPE_CHECKING:
+    from triton_perception.triton.server import TritonServer
 
 REPO = Path(__file__).resolve().parents[1]
 # Models and data: ../shared beside the checkout, or where TRITON_PERCEPTION_SHARED points (a
@@ -48,7 +51,7 @@ def shared() -> Path:
 
 
 @pytest.fixture(scope='session')
-def triton_server(shared: Path) -> Iterator['TritonServer']:
+def triton_server(shared: Path) -> Iterator[TritonServer]:
     """One real tritonserver (CPU profile) for the whole session: starting one costs seconds."""
     from triton_perception.models import install_models
     from triton_perception.triton.server import ServerConfig, TritonServer

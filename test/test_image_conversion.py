@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import array
 import tracemalloc
-from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 

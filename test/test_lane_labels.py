@@ -3,7 +3,6 @@ the clip and on the road images (test/data/lane_labels.json; how in lane_labels.
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Any, Callable
 
 import cv2

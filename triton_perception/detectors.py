@@ -73,7 +73,7 @@ def install_detector(repository: Path, onnx_path: Path, labels_path: Path, name:
             f'{labels_path} has {len(labels)} labels but {onnx_path} has {head.classes} classes '
             f'({head.layout} head): give one class name per line, in class-id order')
 
-    model_step, preprocess_step = repository / f'{name}_model', repository / f'{name}_preprocess'
+    model_step = repository / f'{name}_model'
     log(f'{name}: building the detection graph from {onnx_path} ({head.layout}, '
         f'{head.classes} classes, {head.input_width}x{head.input_height})')
     build_detection_graph(onnx_path, model_step / '1' / 'model.onnx', head.layout)

@@ -29,7 +29,7 @@ from pathlib import Path
 
 import numpy as np
 import onnx
-from onnx import TensorProto, helper, numpy_helper
+from onnx import TensorProto
 
 from triton_perception.graphs.common import GraphBuilder, check_single_input, save_graph
 
