@@ -130,9 +130,10 @@ class CaseWiring:
                     self._ready.add(status.name)
 
     def ready(self) -> bool:
-        """Every node matched our publisher and its results reach us, and says Triton is ready."""
+        """Every node matched our publisher, each result topic has a publisher (Humble counts no
+        matched publishers on a subscription), and every node says Triton is ready."""
         return (self.publisher.get_subscription_count() >= len(self.kinds)
-                and all(subscription.get_publisher_count() >= 1
+                and all(self._node.count_publishers(subscription.topic_name) >= 1
                         for subscription in self.subscriptions)
                 and self._ready == set(self._status_names))
 
