@@ -1,0 +1,39 @@
+"""Images the conversion tests build their inputs from, and how they read a rejection."""
+from __future__ import annotations
+
+from typing import Any
+
+import cv2
+import numpy as np
+import pytest
+
+from conftest import shared_path
+from triton_perception.image_conversion import ImageRejected
+
+# A pixel budget no test image reaches.
+BUDGET = 10_000_000
+NO_SENSOR_MSGS = 'ROS 2 sensor_msgs is not installed'
+
+
+def smooth_rgb() -> np.ndarray:
+    """Colour gradients: demosaicing and chroma subsampling are near-lossless on them."""
+    y, x = np.mgrid[0:48, 0:64]
+    return np.stack([x * 4, y * 5, 255 - (x + y) * 2], axis=-1).astype(np.uint8)
+
+
+def random_rgb(height: int = 48, width: int = 64) -> np.ndarray:
+    return np.random.default_rng(7).integers(0, 256, (height, width, 3), dtype=np.uint8)
+
+
+def bus_rgb() -> np.ndarray:
+    return np.ascontiguousarray(cv2.imread(str(shared_path('data', 'images', 'bus.jpg')))[..., ::-1])
+
+
+def rejection_reason(call: Any, *args: Any) -> str:
+    with pytest.raises(ImageRejected) as excinfo:
+        call(*args)
+    return excinfo.value.reason
+
+
+def mean_abs_error(a: np.ndarray, b: np.ndarray) -> float:
+    return float(np.abs(a.astype(np.int16) - b.astype(np.int16)).mean())
