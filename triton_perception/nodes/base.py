@@ -75,6 +75,10 @@ class PerceptionNode(LifecycleNode):
     def __init__(self, node_name: str, specs: tuple[ParameterSpec, ...],
                  outputs: tuple[str, ...], **node_options: Any) -> None:
         super().__init__(node_name, **node_options)
+        # What destroy_node reads exists before anything below can raise: rclpy from Jazzy on
+        # destroys every node of a context at shutdown, one whose constructor failed included.
+        self._worker: InferenceWorker | None = None
+        self._image_subscription: Subscription | None = None
         self._specs = {spec.name: spec for spec in specs}
         self.settings = declare_parameters(self, specs)
         self._outputs = outputs
@@ -82,8 +86,6 @@ class PerceptionNode(LifecycleNode):
         self.accounting = FrameAccounting()
         self._previous_snapshot: AccountingSnapshot | None = None
         self._client_settings: ClientSettings | None = None
-        self._worker: InferenceWorker | None = None
-        self._image_subscription: Subscription | None = None
         self._compressed_input = self.settings['input_transport'] == 'compressed'
         self._image_topic = self.resolve_topic_name(
             'image/compressed' if self._compressed_input else 'image')
@@ -332,6 +334,13 @@ def run_nodes(factories: list[Callable[[], Node]], args: list[str] | None = None
             executor.spin()
         except (KeyboardInterrupt, ExternalShutdownException):
             pass
+        except Exception:  # noqa: BLE001
+            # rclpy's SIGINT handler shuts the context down from another thread; when that lands
+            # between the executor's check of the context and its building of the next wait
+            # set, rclpy raises RCLError ("the given context is not valid") instead of
+            # ExternalShutdownException. That is the same clean stop; anything else is not.
+            if rclpy.ok():
+                raise
     except KeyboardInterrupt:
         pass  # a second interrupt while the first was being handled
     finally:
