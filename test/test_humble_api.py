@@ -11,8 +11,7 @@ sources and launch files and compares what they use with those packages' `humble
   used that Humble's lacks;
 - no keyword argument that only later releases accept is passed to their functions, methods
   or classes;
-unless the use sits inside a capability check: a `try:` whose handler catches ImportError,
-AttributeError or TypeError, or an `if` on `hasattr(...)` or on a `*_AVAILABLE` flag.
+unless the use sits inside a capability check (test/capability_checks.py says what counts).
 """
 from __future__ import annotations
 
@@ -26,12 +25,12 @@ import launch_ros
 import pytest
 import rclpy
 
+from capability_checks import guarded_nodes
 from conftest import REPO
 from python_api import Api, package_api
 
 HUMBLE = json.loads((REPO / 'test' / 'data' / 'humble_python_api.json').read_text(encoding='utf-8'))
 INSTALLED = (rclpy, launch, launch_ros)
-CAPABILITY_ERRORS = {'ImportError', 'ModuleNotFoundError', 'AttributeError', 'TypeError'}
 PACKAGE_SOURCES = sorted([*(REPO / 'triton_perception').rglob('*.py'),
                           *(REPO / 'launch').glob('*.py')])
 
@@ -95,36 +94,6 @@ HUMBLE_API = ApiIndex.of({name: module for package in HUMBLE.values()
 def installed_api() -> ApiIndex:
     return ApiIndex.of({name: module for package in INSTALLED
                         for name, module in package_api(Path(package.__file__).parent).items()})
-
-
-def _catches_capability_errors(handler: ast.ExceptHandler) -> bool:
-    if handler.type is None:
-        return False
-    caught = handler.type.elts if isinstance(handler.type, ast.Tuple) else [handler.type]
-    return any(isinstance(name, ast.Name) and name.id in CAPABILITY_ERRORS for name in caught)
-
-
-def _is_capability_test(test: ast.expr) -> bool:
-    return any((isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
-                and node.func.id == 'hasattr')
-               or (isinstance(node, ast.Name) and node.id.endswith('_AVAILABLE'))
-               for node in ast.walk(test))
-
-
-def guarded_nodes(tree: ast.AST) -> set[int]:
-    """ids of every node inside a capability check."""
-    guarded: set[int] = set()
-    for node in ast.walk(tree):
-        blocks: list[list[ast.stmt]] = []
-        if isinstance(node, ast.Try) and any(map(_catches_capability_errors, node.handlers)):
-            blocks.append(node.body)
-        elif isinstance(node, ast.If) and _is_capability_test(node.test):
-            blocks += [node.body, node.orelse]
-        elif isinstance(node, ast.IfExp) and _is_capability_test(node.test):
-            guarded.update(id(inner) for inner in ast.walk(node))
-        for statement in (statement for block in blocks for statement in block):
-            guarded.update(id(inner) for inner in ast.walk(statement))
-    return guarded
 
 
 def defined_names(trees: list[ast.AST]) -> set[str]:

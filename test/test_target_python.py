@@ -1,8 +1,8 @@
 """Everything the package ships runs on Python 3.10: JetPack 6 is Ubuntu 22.04, whose Python (and
 so Humble's rclpy and the Python backend stub of JetPack's Triton) is 3.10, while this machine
 runs 3.11. Syntax is checked by parsing as 3.10; the standard library by a list of what 3.11 and
-later added that code like this might reach for (a use inside a `try:` that catches ImportError
-or AttributeError is a capability check and passes)."""
+later added that code like this might reach for (a use inside a capability check passes:
+test/capability_checks.py)."""
 from __future__ import annotations
 
 import ast
@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from capability_checks import guarded_nodes
 from conftest import REPO
 
 TARGET = (3, 10)
@@ -34,23 +35,11 @@ NEWER_STDLIB: dict[str, set[str] | None] = {
 }
 
 
-def _in_capability_check(tree: ast.AST) -> set[int]:
-    guarded: set[int] = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Try) and any(
-                isinstance(handler.type, (ast.Name, ast.Tuple)) and {
-                    name.id for name in ast.walk(handler.type) if isinstance(name, ast.Name)}
-                & {'ImportError', 'ModuleNotFoundError', 'AttributeError'}
-                for handler in node.handlers):
-            guarded.update(id(inner) for statement in node.body for inner in ast.walk(statement))
-    return guarded
-
-
 def newer_stdlib_uses(path: Path, root: Path = REPO) -> list[str]:
     """`module.name`, `from module import name`, `import module` and bare builtins from
     NEWER_STDLIB, outside capability checks."""
     tree = ast.parse(path.read_text(encoding='utf-8'))
-    guarded = _in_capability_check(tree)
+    guarded = guarded_nodes(tree)
     found = []
     for node in ast.walk(tree):
         if id(node) in guarded:
