@@ -37,8 +37,8 @@ PACKAGE_SOURCES = sorted([*(REPO / 'triton_perception').rglob('*.py'),
 
 @dataclass(frozen=True)
 class ApiIndex:
-    """What a distribution's rclpy offers: each module's names, the public methods of its
-    classes, and the parameter names of its functions and methods by name."""
+    """What one distribution's rclpy, launch and launch_ros offer: each module's names, the
+    public methods of their classes, and the parameters of functions, methods and classes."""
 
     modules: dict[str, set[str]]
     methods: frozenset[str]
@@ -132,8 +132,7 @@ def humble_incompatibilities(installed: ApiIndex, sources: list[Path], root: Pat
                   and node.value.id == 'rclpy' and node.attr not in HUMBLE_API.modules['rclpy']):
                 problems.append(f'{where}:{node.lineno}: rclpy.{node.attr} is not in Humble')
             elif isinstance(node, ast.Call):
-                if (isinstance(node.func, ast.Attribute) and node.func.attr in newer_methods
-                        and id(node.func) not in guarded):
+                if isinstance(node.func, ast.Attribute) and node.func.attr in newer_methods:
                     problems.append(f'{where}:{node.lineno}: .{node.func.attr}() is newer than '
                                     'Humble')
                 called = (node.func.attr if isinstance(node.func, ast.Attribute)
