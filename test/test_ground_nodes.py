@@ -85,10 +85,13 @@ def test_ground_outputs_follow_the_geometry(probe: Probe, nodes: list[NodeProces
     detections = probe.record(Detection2DArray, f'{NS}/detections')
     clouds = probe.record(PointCloud2, f'{NS}/lanes')
 
+    sent = []  # every frame's stamp: a node answers whichever frame it last took
+
     def frame_through_both(stamp: int) -> Any:
         """Both results of one frame; send_and_receive sends it again until each arrives
         (a node that has not yet matched the probe's publisher would never see it)."""
         message = image_message(road_rgb, 'bgr8', FRAME, stamp)
+        sent.append(message.header.stamp)
         send_and_receive(probe, f'{NS}/image', message, f'{NS}/lanes', PointCloud2, clouds)
         send_and_receive(probe, f'{NS}/image', message, f'{NS}/detections', Detection2DArray,
                          detections)
@@ -118,19 +121,15 @@ def test_ground_outputs_follow_the_geometry(probe: Probe, nodes: list[NodeProces
     # The mounting on /tf_static: all four ground outputs, stamped in base_link.
     tf_publisher = probe.publisher(TFMessage, '/tf_static', LATCHED)
     tf_publisher.publish(mounting())
-    sent = []
-
-    def send_and_note(stamp: int) -> Any:
-        sent.append(with_camera_info(stamp).header.stamp)
-        return sent[-1]
-    wait_until(lambda: (send_and_note(next(stamps)), ground[GROUND_TOPICS[0]])[1], 40.0,
+    wait_until(lambda: (with_camera_info(next(stamps)), ground[GROUND_TOPICS[0]])[1], 40.0,
                'ground lanes')
     wait_until(lambda: all(ground[topic] for topic in GROUND_TOPICS), 10.0,
                'every ground output')
     for topic in GROUND_TOPICS:
         latest = ground[topic][-1]
         header = latest.markers[0].header if topic.endswith('markers') else latest.header
-        # The input's stamp (of whichever frame each node last answered), in target_frame.
+        # The input's stamp (of whichever frame each node last answered: one sent before the
+        # mounting may be taken after it), in target_frame.
         assert header.frame_id == 'base_link' and header.stamp in sent, topic
     points = read_ground_points(ground[GROUND_TOPICS[0]][-1])
     left, right = points[points['side'] == -1], points[points['side'] == 1]
