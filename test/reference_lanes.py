@@ -6,8 +6,9 @@ within 2 px of it and the drivable area within IoU 0.98 (test_lane_processing.py
 import cv2
 import numpy as np
 
-from triton_perception.lane_geometry import (MIN_PIECE_PIXELS, LaneResult, Piece, assign_sides,
-                                             check_settings, group_pieces, sample_lane)
+from triton_perception.lane_geometry import (MIN_PIECE_PIXELS, LaneResult, Piece,
+                                             check_settings, group_pieces, lane_sides,
+                                             sample_lane)
 
 
 def lane_pieces(lane_logits: np.ndarray) -> list[Piece]:
@@ -49,7 +50,7 @@ def postprocess(drivable_logits: np.ndarray, lane_logits: np.ndarray, image_size
     scores = np.array([sum(p.probability_sum for p in lane.pieces) / sum(p.pixels for p in
                                                                          lane.pieces)
                        for lane in lanes], dtype=np.float32)
-    sides = assign_sides(bottom_x, mask_width / 2)
+    sides = lane_sides(lanes, polylines, bottom_x, mask_width, mask_height)
     order = np.argsort(bottom_x, kind='stable')
     polylines = polylines[order] * np.array([image_width / mask_width, image_height / mask_height],
                                              dtype=np.float32)

@@ -17,6 +17,7 @@ import pytest
 
 import reference_lanes
 from triton_perception import lane_geometry as geometry
+from triton_perception.lane_sides import assign_sides
 from triton_perception.triton.model_config import load_step_module
 from triton_perception.graphs.lanes import MARGIN_SCALE, build_lane_graph
 
@@ -133,7 +134,7 @@ def test_lines_further_out_are_second_and_unknown() -> None:
 
 
 def test_side_ranking() -> None:
-    sides = geometry.assign_sides(np.array([-500.0, 100, 250, 400, 600, 900]), centre_x=320)
+    sides = assign_sides(np.array([-500.0, 100, 250, 400, 600, 900]), centre_x=320)
     assert sides.tolist() == [0, -2, -1, 1, 2, 0]
 
 

@@ -16,9 +16,8 @@ TwinLiteNet marks every painted line in one binary mask; it gives no lane list. 
 3. each lane gets a curve fit (a line, or a quadratic when it spans enough rows) and is sampled
    from where it meets the image border (extrapolated along the tangent below its lowest
    pixel) up to its highest pixel;
-4. sides come from where each lane's extrapolation crosses the image bottom, relative to the
-   image centre: the nearest line left of centre is -1 (ego-left boundary), the next -2; the
-   nearest right is +1, the next +2; lines further out get 0 (unknown).
+4. sides come from where each lane's extrapolation crosses the image bottom
+   (triton_perception.lane_sides, shared by every lane model).
 
 All geometry runs at mask resolution in continuous pixel coordinates (pixel (r, c) covers
 [c, c+1) x [r, r+1)) and is scaled to the original image at the end.
@@ -28,6 +27,8 @@ from typing import NamedTuple
 
 import cv2
 import numpy as np
+
+from triton_perception.lane_sides import assign_sides, ego_eligible
 
 MIN_PIECE_PIXELS = 8        # smaller mask blobs are speckle
 JOIN_RMS_PIXELS = 3.0       # joint-fit residual (mask pixels) below which two pieces are one line
@@ -165,16 +166,14 @@ def sample_lane(lane: Lane, mask_width: int, mask_height: int, num_points: int) 
     return np.stack([np.clip(x, 0, mask_width), y], axis=1), bottom_x
 
 
-def assign_sides(bottom_x: np.ndarray, centre_x: float) -> np.ndarray:
-    """-1/-2 for the first two lines left of centre, +1/+2 to the right, 0 further out."""
-    sides = np.zeros(len(bottom_x), dtype=np.int8)
-    left = np.nonzero(bottom_x < centre_x)[0]
-    right = np.nonzero(bottom_x >= centre_x)[0]
-    for rank, index in enumerate(left[np.argsort(-bottom_x[left])][:2]):
-        sides[index] = -(rank + 1)
-    for rank, index in enumerate(right[np.argsort(bottom_x[right])][:2]):
-        sides[index] = rank + 1
-    return sides
+def lane_sides(lanes: list[Lane], polylines: np.ndarray, bottom_x: np.ndarray,
+               mask_width: int, mask_height: int) -> np.ndarray:
+    """Side labels of sampled lanes (mask pixels), judged on their detected rows."""
+    eligible = ego_eligible(list(polylines), bottom_x,
+                            np.array([lane.y[0] for lane in lanes]),
+                            np.array([lane.y[-1] for lane in lanes]), float(mask_width),
+                            float(mask_height))
+    return assign_sides(bottom_x, mask_width / 2, eligible)
 
 
 def drivable_area(drivable_margin: np.ndarray, image_height: int, image_width: int) -> np.ndarray:
@@ -219,7 +218,7 @@ def postprocess(lane_probability: np.ndarray, drivable_margin: np.ndarray,
         polylines[index], bottom_x[index] = sample_lane(lane, mask_width, mask_height, num_points)
     scores = np.array([sum(p.probability_sum for p in lane.pieces) / sum(p.pixels for p in lane.pieces)
                        for lane in lanes], dtype=np.float32)
-    sides = assign_sides(bottom_x, mask_width / 2)
+    sides = lane_sides(lanes, polylines, bottom_x, mask_width, mask_height)
 
     order = np.argsort(bottom_x, kind='stable')
     polylines = polylines[order] * np.array([image_width / mask_width, image_height / mask_height],

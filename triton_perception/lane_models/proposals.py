@@ -1,0 +1,118 @@
+"""The proposals layout: LaneATT's rows, decoded as its `proposals_to_pred` and lane NMS do.
+
+Each row (lucastabelini/LaneATT, lib/models/laneatt.py) is
+``[score_background, score_lane, start_y, start_x, length, x_0 .. x_{S-1}]`` with S offsets
+(72) at rows ``y_i = (1 - i / (S - 1)) * input_height``, i = 0 at the bottom; x-values are pixels
+of the model input. ``start_y`` is normalised (start strip ``round(start_y * (S - 1))``),
+``length`` is in strips. The scores are logits in ``forward``; some exports add the softmax.
+"""
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+
+FIXED_COLUMNS = 5  # two scores, start_y, start_x, length
+
+
+class ProposalSettings(NamedTuple):
+    """Decode thresholds; LaneATT's published CULane test settings are the defaults."""
+
+    confidence: float = 0.5    # lane probability a proposal needs
+    nms_distance: float = 50.0  # mean |dx| (model-input px) under which two lanes are one
+    top_k: int = 4             # lanes kept, best first
+    scores: str = 'auto'       # 'logits', 'softmax' or 'auto' (tell them apart per frame)
+
+
+def lane_probability(rows: np.ndarray, scores: str) -> np.ndarray:
+    """The lane class probability of each row.
+
+    'auto' takes the two score columns as probabilities when every row's pair already sums to
+    one within 1e-3 and lies in [0, 1] (an export with the softmax in the graph), else as logits.
+    """
+    pair = rows[:, :2].astype(np.float64)
+    if scores == 'auto':
+        is_softmax = bool(len(pair)) and bool(np.all((pair >= 0) & (pair <= 1))) and bool(
+            np.allclose(pair.sum(axis=1), 1.0, atol=1e-3))
+        scores = 'softmax' if is_softmax else 'logits'
+    if scores == 'softmax':
+        return pair[:, 1]
+    shifted = pair - pair.max(axis=1, keepdims=True)
+    exponent = np.exp(shifted)
+    return exponent[:, 1] / exponent.sum(axis=1)
+
+
+def _row_span(row: np.ndarray, strips: int, offsets: int) -> tuple[int, int]:
+    """First and last offset index of a proposal, rounded as LaneATT's NMS kernel does."""
+    start = int(row[2] * strips + 0.5)
+    length = float(row[4])
+    end = int(start + length - 1 + 0.5 - (1 if length - 1 < 0 else 0))
+    return start, min(end, offsets - 1)
+
+
+def overlaps(a: np.ndarray, b: np.ndarray, distance: float, strips: int) -> bool:
+    """LaneATT's lane 'IoU': the mean |dx| over the rows both lanes cover is below `distance`;
+    lanes that share no row never suppress each other."""
+    offsets = strips + 1
+    start_a, end_a = _row_span(a, strips, offsets)
+    start_b, end_b = _row_span(b, strips, offsets)
+    start, end = max(start_a, start_b), min(end_a, end_b)
+    if end < start:
+        return False
+    rows = slice(FIXED_COLUMNS + start, FIXED_COLUMNS + end + 1)
+    return float(np.abs(a[rows] - b[rows]).sum()) < distance * (end - start + 1)
+
+
+def nms(rows: np.ndarray, probability: np.ndarray, distance: float, top_k: int,
+        strips: int) -> list[int]:
+    """Greedy by score, stopping at top_k (LaneATT's lib/nms)."""
+    kept: list[int] = []
+    for index in np.argsort(-probability, kind='stable'):
+        if len(kept) >= top_k:
+            break
+        if not any(overlaps(rows[index], rows[other], distance, strips) for other in kept):
+            kept.append(int(index))
+    return kept
+
+
+def proposal_points(row: np.ndarray, input_width: int, input_height: int) -> np.ndarray:
+    """One proposal's points (x, y) in model-input pixels, bottom first (`proposals_to_pred`).
+
+    Below its start the proposal is extended with its own x-values while they stay inside the
+    image, as LaneATT does, so a lane reaches the bottom border when its regression says so.
+    """
+    xs = row[FIXED_COLUMNS:].astype(np.float64) / input_width
+    offsets = len(xs)
+    strips = offsets - 1
+    start = int(round(float(row[2]) * strips))
+    end = min(start + int(round(float(row[4]))) - 1, offsets - 1)
+    anchor_ys = np.linspace(1.0, 0.0, offsets)
+    below = xs[:start]
+    inside = (below >= 0.0) & (below <= 1.0)
+    keep_below = inside[::-1].cumprod()[::-1].astype(bool)
+    xs = xs.copy()
+    xs[end + 1:] = -2.0
+    xs[:start][~keep_below] = -2.0
+    valid = xs >= 0
+    return np.stack([xs[valid] * input_width, anchor_ys[valid] * input_height], axis=1)
+
+
+def decode_proposals(rows: np.ndarray, input_width: int, input_height: int,
+                     settings: ProposalSettings) -> tuple[list[np.ndarray], np.ndarray]:
+    """[N, 5 + S] proposals -> polylines (model-input px, bottom first) and their scores."""
+    if rows.ndim == 3 and rows.shape[0] == 1:
+        rows = rows[0]
+    if rows.ndim != 2 or rows.shape[1] <= FIXED_COLUMNS + 1:
+        raise ValueError(f'proposals must be [N, 5 + offsets], got {list(rows.shape)}')
+    probability = lane_probability(rows, settings.scores)
+    candidates = np.nonzero(probability > settings.confidence)[0]
+    strips = rows.shape[1] - FIXED_COLUMNS - 1
+    kept = nms(rows[candidates], probability[candidates], settings.nms_distance,
+               settings.top_k, strips)
+    lanes, scores = [], []
+    for index in candidates[kept]:
+        points = proposal_points(rows[index], input_width, input_height)
+        if len(points) > 1:
+            lanes.append(points)
+            scores.append(probability[index])
+    return lanes, np.asarray(scores, dtype=np.float32)
