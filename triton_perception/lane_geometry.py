@@ -22,6 +22,8 @@ TwinLiteNet marks every painted line in one binary mask; it gives no lane list. 
 All geometry runs at mask resolution in continuous pixel coordinates (pixel (r, c) covers
 [c, c+1) x [r, r+1)) and is scaled to the original image at the end.
 """
+from __future__ import annotations
+
 from dataclasses import dataclass
 from typing import NamedTuple
 
@@ -47,7 +49,7 @@ class LaneResult(NamedTuple):
     lanes: np.ndarray          # float32 [L, P, 2] (u, v), from the lane's bottom upward
     scores: np.ndarray         # float32 [L], mean lane-line probability of the lane's pixels
     sides: np.ndarray          # int8 [L], -2/-1/+1/+2 from the ego lane outward, 0 unknown
-    drivable_area: np.ndarray  # uint8 [H, W], 0 or 255
+    drivable_area: np.ndarray | None  # uint8 [H, W], 0 or 255; None: the model has none
 
 
 @dataclass

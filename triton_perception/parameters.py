@@ -160,11 +160,20 @@ DETECTION = COMMON + (
 ) + GROUND
 
 LANES = COMMON + (
-    text('model_name', 'lane_detection', 'Triton ensemble that takes IMAGE and returns '
-         'LANE_PROBABILITY and DRIVABLE_MARGIN', 'a model name served by Triton',
+    text('model_name', 'lane_detection', 'lane ensemble that takes IMAGE: the shipped '
+         'lane_detection or a lane model installed with `models install --lanes` (its '
+         'lane_model.json in the model repository says its outputs and decoding)',
+         'a lane model name served by Triton',
          lambda value: bool(value.strip())),
     number('min_lane_length', 0.1, 0.0, 1.0, 'shortest lane kept, as a fraction of the image '
            'height', dynamic=True),
+    number('lane_score_threshold', 0.5, 0.0, 1.0, 'proposals layout (LaneATT): lane '
+           'probability a proposal needs (CULane test setting 0.5, TuSimple 0.2)', dynamic=True),
+    number('lane_nms_distance_px', 50.0, 0.0, 1000.0, 'proposals layout: mean horizontal '
+           'distance (model-input px) over shared rows under which two lanes are one (CULane '
+           '50, TuSimple 45)', dynamic=True),
+    number('max_lanes', 8, 1, 32, 'most lanes per frame, best score first, every layout '
+           "(LaneATT's CULane top-k is 4)", dynamic=True),
     flag('publish_drivable_area', True, 'publish the drivable-area mask'),
 ) + GROUND + (
     number('grid_length_m', 40.0, 1.0, 500.0, 'drivable_area/grid: forward extent from the '

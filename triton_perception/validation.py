@@ -61,3 +61,20 @@ def _check_finite(name: str, array: np.ndarray) -> None:
     # One reason text whatever the count, so /diagnostics keys stay few.
     if not np.isfinite(array).all():
         raise MalformedOutput(f'malformed output: {name} has non-finite values (NaN or inf)')
+
+
+def check_lane_outputs(outputs: Tensors, names: tuple[str, ...],
+                       segmentation: bool) -> Tensors:
+    """An installed lane model's outputs: the compact uint8 maps of a segmentation model (as
+    check_lane_maps), else finite FP32 tensors of at least two dimensions."""
+    if segmentation:
+        if len(names) == 2:
+            return dict(zip(names, check_lane_maps(outputs)))
+        return {names[0]: _checked(outputs, names[0], np.uint8, '[h, w]',
+                                   lambda shape: len(shape) == 2 and 0 not in shape)}
+    checked = {}
+    for name in names:
+        checked[name] = _checked(outputs, name, np.float32, 'at least [rows, columns]',
+                                 lambda shape: len(shape) >= 2 and 0 not in shape)
+        _check_finite(name, checked[name])
+    return checked

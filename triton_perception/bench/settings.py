@@ -9,7 +9,7 @@ import numpy as np
 from sensor_msgs.msg import Image, PointCloud2
 from vision_msgs.msg import Detection2DArray
 
-from triton_perception.nodes.lane_node import LANE_OUTPUTS
+from triton_perception.lane_models.spec import SEGMENTATION_OUTPUTS as LANE_OUTPUTS
 from triton_perception.parameters import DETECTION, LANES, specs_by_name
 from triton_perception.paths import SOURCE_ROOT
 from triton_perception.qos import stream_qos

@@ -27,6 +27,38 @@ MARGIN_SCALE = 16.0   # drivable margin steps per logit unit (+-7.9 logits fit i
 MARGIN_ZERO = 128
 
 
+def add_compact_maps(graph: GraphBuilder, lane_margin: str, drivable_margin: str | None,
+                     height: int, width: int) -> list[str]:
+    """The two uint8 outputs from [H, W] logit margins (positive = lane / drivable); without a
+    drivable head only lane_probability. Returns the output names."""
+    zero = graph.constant(np.float32(0.0), 'zero')
+
+    def to_uint8(value: str, positive: str, low: float, high: float, name: str) -> None:
+        """Round, keep the sign of `positive` exact around the threshold, cast at the output."""
+        rounded = graph.node('Round', [value])
+        at_least = graph.node('Max', [rounded, graph.constant(np.float32(high), 'above')])
+        at_most = graph.node('Min', [rounded, graph.constant(np.float32(low), 'below')])
+        exact = graph.node('Where', [positive, at_least, at_most])
+        clipped = graph.node('Clip', [exact, graph.constant(np.float32(0.0), 'low'),
+                                      graph.constant(np.float32(255.0), 'high')])
+        graph.node('Cast', [clipped], [name], to=TensorProto.UINT8)
+
+    probability = graph.node('Mul', [graph.node('Sigmoid', [lane_margin]),
+                                     graph.constant(np.float32(255.0), 'scale255')])
+    to_uint8(probability, graph.node('Greater', [lane_margin, zero]), 127.0, 128.0,
+             'lane_probability')
+    outputs = ['lane_probability']
+    if drivable_margin is not None:
+        scaled = graph.node('Add', [graph.node('Mul', [drivable_margin, graph.constant(
+            np.float32(MARGIN_SCALE), 'margin_scale')]), graph.constant(
+            np.float32(MARGIN_ZERO), 'margin_zero')])
+        to_uint8(scaled, graph.node('Greater', [drivable_margin, zero]), float(MARGIN_ZERO),
+                 float(MARGIN_ZERO + 1), 'drivable_margin')
+        outputs.append('drivable_margin')
+    graph.set_outputs([(name, TensorProto.UINT8, [height, width]) for name in outputs])
+    return outputs
+
+
 def build_lane_graph(source: Path, destination: Path) -> None:
     model = onnx.load(str(source))
     input_name, (_, channels, height, width) = check_single_input(model)
@@ -39,35 +71,11 @@ def build_lane_graph(source: Path, destination: Path) -> None:
                                                 [1, 3, height, width])
     graph.node('Mul', [graph.node('Cast', [pixels], to=TensorProto.FLOAT),
                        graph.constant(np.float32(1.0 / 255.0), 'inv255')], [network_input])
-    zero = graph.constant(np.float32(0.0), 'zero')
-
     def margin(head: str) -> str:
         """[1, 2, H, W] logits -> [H, W] foreground minus background."""
         return graph.node('Squeeze', [graph.node('Sub', [graph.slice(head, 1, 2, axis=1),
                                                          graph.slice(head, 0, 1, axis=1)])],
                           axes=[0, 1])
 
-    def to_uint8(value: str, positive: str, low: float, high: float, name: str) -> None:
-        """Round, keep the sign of `positive` exact around the threshold, cast at the output."""
-        rounded = graph.node('Round', [value])
-        at_least = graph.node('Max', [rounded, graph.constant(np.float32(high), 'above')])
-        at_most = graph.node('Min', [rounded, graph.constant(np.float32(low), 'below')])
-        exact = graph.node('Where', [positive, at_least, at_most])
-        clipped = graph.node('Clip', [exact, graph.constant(np.float32(0.0), 'low'),
-                                      graph.constant(np.float32(255.0), 'high')])
-        graph.node('Cast', [clipped], [name], to=TensorProto.UINT8)
-
-    lane_margin = margin('ll')
-    probability = graph.node('Mul', [graph.node('Sigmoid', [lane_margin]),
-                                     graph.constant(np.float32(255.0), 'scale255')])
-    to_uint8(probability, graph.node('Greater', [lane_margin, zero]), 127.0, 128.0,
-             'lane_probability')
-    drivable = margin('da')
-    scaled = graph.node('Add', [graph.node('Mul', [drivable, graph.constant(
-        np.float32(MARGIN_SCALE), 'margin_scale')]), graph.constant(
-        np.float32(MARGIN_ZERO), 'margin_zero')])
-    to_uint8(scaled, graph.node('Greater', [drivable, zero]), float(MARGIN_ZERO),
-             float(MARGIN_ZERO + 1), 'drivable_margin')
-    graph.set_outputs([('lane_probability', TensorProto.UINT8, [height, width]),
-                       ('drivable_margin', TensorProto.UINT8, [height, width])])
+    add_compact_maps(graph, margin('ll'), margin('da'), height, width)
     save_graph(graph.model, destination)

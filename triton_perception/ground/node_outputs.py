@@ -37,7 +37,7 @@ class LaneGroundOutputs:
         self._grid_publisher = node.create_publisher(OccupancyGrid, 'drivable_area/grid', qos)
 
     def publish(self, header: Header, lanes: np.ndarray, sides: np.ndarray,
-                drivable: np.ndarray) -> None:
+                drivable: np.ndarray | None) -> None:
         camera = self.geometry.camera(header.frame_id)
         if camera is None:
             return
@@ -45,6 +45,8 @@ class LaneGroundOutputs:
         points = ground_lane_points(camera, lanes, sides)
         self._cloud.publish(ground_cloud_message(points, stamped))
         self._markers.publish(lane_markers_message(points, stamped))
+        if drivable is None:  # a lane model without a drivable-area output
+            return
         sampler = self._sampler
         if sampler is None or sampler.key != (id(camera), self._grid, drivable.shape[:2]):
             sampler = self._sampler = GridSampler(camera, self._grid, drivable.shape[:2])

@@ -1,5 +1,5 @@
-"""lane_node: camera frames -> Triton `lane_detection` ensemble (the lane model's compact maps)
--> the lane geometry (on the worker thread) -> lanes and drivable area."""
+"""lane_node: camera frames -> a Triton lane ensemble (the shipped `lane_detection` or an
+installed lane model) -> its decoding (on the worker thread) -> lanes and drivable area."""
 from __future__ import annotations
 
 import sys
@@ -8,49 +8,65 @@ from typing import Any
 from sensor_msgs.msg import Image, PointCloud2
 
 from triton_perception.ground.node_outputs import LaneGroundOutputs
-from triton_perception.lane_geometry import NUM_POINTS, postprocess
+from triton_perception.lane_geometry import NUM_POINTS
+from triton_perception.lane_models.decode import DecodeSettings, decode_lanes
+from triton_perception.lane_models.spec import LaneConfigError, lane_model_for
 from triton_perception.messages import image_message, lanes_cloud_message
 from triton_perception.nodes.base import PerceptionNode, run_nodes
 from triton_perception.qos import OVERLAY_QOS, RESULT_QOS
 from triton_perception.overlay import draw_drivable_area, draw_lanes
-from triton_perception.parameters import LANES
+from triton_perception.parameters import LANES, ParameterError
+from triton_perception.paths import default_model_repository
 from triton_perception.triton.client import Frame, Tensors
-from triton_perception.validation import check_lane_maps
-
-LANE_OUTPUTS = ('LANE_PROBABILITY', 'DRIVABLE_MARGIN')
+from triton_perception.validation import check_lane_outputs
 
 
 class LaneNode(PerceptionNode):
-    """Publishes `lanes` (PointCloud2), `drivable_area` (mono8), `lanes/overlay` while watched,
-    and on the ground (once the camera geometry is known) `lanes/ground`, `lanes/markers` and
-    `drivable_area/grid`."""
+    """Publishes `lanes` (PointCloud2), `drivable_area` (mono8, for models that have one),
+    `lanes/overlay` while watched, and on the ground (once the camera geometry is known)
+    `lanes/ground`, `lanes/markers` and `drivable_area/grid`."""
 
     def __init__(self, **node_options: Any) -> None:
-        super().__init__('lane_node', LANES, LANE_OUTPUTS, **node_options)
+        super().__init__('lane_node', LANES, (), **node_options)
+        try:
+            self._lane_model = lane_model_for(default_model_repository(),
+                                              self.settings['model_name'])
+        except LaneConfigError as error:
+            raise ParameterError(f"parameter 'model_name': {error}") from None
+        self._outputs = self._lane_model.outputs
         self._lanes = self.create_publisher(PointCloud2, 'lanes', RESULT_QOS)
         self._drivable_area = self.create_publisher(Image, 'drivable_area', RESULT_QOS)
         self._overlay = self.create_publisher(Image, 'lanes/overlay', OVERLAY_QOS)
         self._ground = LaneGroundOutputs(self, self.settings, RESULT_QOS)
 
     def extra_diagnostics(self) -> dict[str, str]:
-        return {'ground': self._ground.geometry.reason}
+        return {'ground': self._ground.geometry.reason,
+                'lane_model': f'{self._lane_model.name} ({self._lane_model.layout})'}
 
     def _prepare(self, frame: Frame) -> Tensors:
         return {'IMAGE': self.frame_rgb(frame)}
 
     def _deliver(self, frame: Frame, inputs: Tensors, outputs: Tensors) -> None:
-        probability, margin = check_lane_maps(outputs)
-        result = postprocess(probability, margin, inputs['IMAGE'].shape[:2], NUM_POINTS,
-                             self.settings['min_lane_length'])
+        model = self._lane_model
+        checked = check_lane_outputs(outputs, model.outputs, model.layout == 'segmentation')
+        settings = self.settings
+        result = decode_lanes(model, checked, inputs['IMAGE'].shape[:2], DecodeSettings(
+            NUM_POINTS, settings['min_lane_length'], settings['lane_score_threshold'],
+            settings['lane_nms_distance_px'], settings['max_lanes']))
         header = frame.message.header
         self._lanes.publish(lanes_cloud_message(result.lanes, result.scores, result.sides,
                                                 header))
-        if self.settings['publish_drivable_area']:
-            self._drivable_area.publish(image_message(result.drivable_area, header, 'mono8'))
-        self._ground.publish(header, result.lanes, result.sides, result.drivable_area)
-        self.publish_overlay(self._overlay, lambda: draw_lanes(
-            draw_drivable_area(inputs['IMAGE'].copy(), result.drivable_area), result.lanes,
-            result.sides), header)
+        drivable = result.drivable_area
+        if drivable is not None and settings['publish_drivable_area']:
+            self._drivable_area.publish(image_message(drivable, header, 'mono8'))
+        self._ground.publish(header, result.lanes, result.sides, drivable)
+
+        def overlay() -> Any:
+            image = inputs['IMAGE'].copy()
+            if drivable is not None:
+                image = draw_drivable_area(image, drivable)
+            return draw_lanes(image, result.lanes, result.sides)
+        self.publish_overlay(self._overlay, overlay, header)
 
 
 def main(args: list[str] | None = None) -> None:

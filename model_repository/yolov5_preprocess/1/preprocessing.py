@@ -97,3 +97,20 @@ def resize_frame(image: np.ndarray, width: int, height: int) -> tuple[np.ndarray
     if image.shape[:2] != (height, width):
         image = cv2.resize(image, (width, height), interpolation=cv2.INTER_LINEAR)
     return (np.ascontiguousarray(image.transpose(2, 0, 1))[None],)
+
+
+def cropped_top_rows(frame_height: int, top_crop: float) -> int:
+    """Rows a lane model's top crop removes (lane_models.decode maps points back with it)."""
+    return min(frame_height - 1, int(round(top_crop * frame_height)))
+
+
+def lane_frame(image: np.ndarray, width: int, height: int, top_crop='0',
+               resize='stretch') -> tuple[np.ndarray]:
+    """An installed lane model's input: the frame's top `top_crop` cut off, the rest stretched
+    (or letterboxed) to the model's size, as uint8 [1, 3, height, width]; its graph does the
+    channel order and normalisation."""
+    check_image(image)
+    image = image[cropped_top_rows(image.shape[0], scalar(top_crop, float)):]
+    if str(resize) == 'letterbox':
+        return (letterbox(image, width, height)[0],)
+    return resize_frame(image, width, height)

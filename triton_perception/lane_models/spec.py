@@ -1,0 +1,157 @@
+"""What an installed lane model is: its layout, input, preprocessing and decode structure.
+
+`models install --lanes` writes it as NAME/lane_model.json beside the ensemble; lane_node reads
+it to know which outputs to ask for and how to decode them. The shipped `lane_detection` is a
+segmentation model with the default settings (its record is written at `models install`).
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field, fields
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+LANE_RECORD = 'lane_model.json'
+LAYOUTS = ('proposals', 'row-anchor', 'segmentation')
+CHANNEL_ORDERS = ('rgb', 'bgr')
+NORMALIZATIONS = ('unit', 'imagenet', 'none')
+RESIZES = ('stretch', 'letterbox')
+INPUT_TYPES = ('float32', 'float16')
+SCORE_FORMATS = ('auto', 'logits', 'softmax')
+ACTIVATIONS = ('softmax', 'sigmoid')
+SHIPPED_LANES = 'lane_detection'
+SEGMENTATION_OUTPUTS = ('LANE_PROBABILITY', 'DRIVABLE_MARGIN')
+
+
+class LaneConfigError(ValueError):
+    """A lane model's settings are wrong; the message names the setting and what is accepted."""
+
+
+@dataclass(frozen=True)
+class Preprocessing:
+    """How a frame becomes the model input (in the served graphs, never in model code).
+
+    top_crop: fraction of the frame's rows cut from the top before resizing (CLRNet's
+    cut_height / height, UFLD v2's 1 - crop_ratio). normalize: 'unit' = /255, 'imagenet' =
+    /255 then ImageNet mean/std, 'none' = 0-255 floats.
+    """
+
+    channel_order: str = 'rgb'
+    normalize: str = 'unit'
+    top_crop: float = 0.0
+    resize: str = 'stretch'
+
+
+@dataclass(frozen=True)
+class LaneModel:
+    """An installed lane model, as lane_node and `models list` see it."""
+
+    name: str
+    layout: str
+    input_width: int
+    input_height: int
+    input_type: str
+    outputs: tuple[str, ...]          # the ensemble's outputs, in the order the decoder takes
+    preprocessing: Preprocessing = Preprocessing()
+    # proposals: scores; row-anchor: version, row_anchors, column_anchors;
+    # segmentation: lane_output, lane_channel, activation, drivable_output, drivable_channel
+    decode: dict[str, Any] = field(default_factory=dict)
+    source: str = ''
+    sha256: str = ''
+
+    def to_json(self) -> str:
+        record = asdict(self)
+        record['outputs'] = list(self.outputs)
+        return json.dumps(record, indent=2) + '\n'
+
+    @classmethod
+    def from_json(cls, text: str) -> 'LaneModel':
+        record = json.loads(text)
+        record['outputs'] = tuple(record['outputs'])
+        record['preprocessing'] = Preprocessing(**record['preprocessing'])
+        return cls(**record)
+
+
+def shipped_lane_model() -> LaneModel:
+    """The contract of the package's own lane_detection ensemble (TwinLiteNet)."""
+    return LaneModel(SHIPPED_LANES, 'segmentation', 640, 360, 'float32', SEGMENTATION_OUTPUTS,
+                     Preprocessing(), {'lane_output': 'll', 'lane_channel': 1,
+                                       'activation': 'softmax', 'drivable_output': 'da',
+                                       'drivable_channel': 1}, 'twinlitenet.onnx')
+
+
+def _choose(section: str, key: str, value: Any, choices: tuple[str, ...]) -> str:
+    if value not in choices:
+        raise LaneConfigError(f'{section}.{key}: {value!r} is not one of {", ".join(choices)}')
+    return str(value)
+
+
+def read_lane_config(path: Path | None) -> dict[str, Any]:
+    """The optional --lane-config YAML: {preprocessing: {...}, decode: {...}}, checked here so
+    that a typo fails at install, naming the key, not at the first frame."""
+    if path is None:
+        return {}
+    if not path.is_file():
+        raise LaneConfigError(f'lane config {path} does not exist')
+    try:
+        config = yaml.safe_load(path.read_text(encoding='utf-8')) or {}
+    except yaml.YAMLError as error:
+        raise LaneConfigError(f'lane config {path} is not YAML: {error}') from None
+    unknown = set(config) - {'preprocessing', 'decode'}
+    if unknown or not all(isinstance(config.get(key, {}), dict) for key in config):
+        raise LaneConfigError(f'lane config {path}: top-level keys are preprocessing and decode '
+                              f'(mappings); found {sorted(config)}')
+    return config
+
+
+def preprocessing_from(config: dict[str, Any], defaults: Preprocessing) -> Preprocessing:
+    """The layout's default preprocessing, overridden by the lane config's section."""
+    section = dict(config.get('preprocessing', {}))
+    known = {item.name for item in fields(Preprocessing)}
+    if set(section) - known:
+        raise LaneConfigError(f'preprocessing: unknown keys {sorted(set(section) - known)}; '
+                              f'known: {sorted(known)}')
+    merged = {**asdict(defaults), **section}
+    _choose('preprocessing', 'channel_order', merged['channel_order'], CHANNEL_ORDERS)
+    _choose('preprocessing', 'normalize', merged['normalize'], NORMALIZATIONS)
+    _choose('preprocessing', 'resize', merged['resize'], RESIZES)
+    top_crop = merged['top_crop']
+    if isinstance(top_crop, bool) or not isinstance(top_crop, (int, float)) or not (
+            0.0 <= top_crop < 1.0):
+        raise LaneConfigError(f'preprocessing.top_crop: {top_crop!r} is not a fraction in [0, 1)')
+    merged['top_crop'] = float(top_crop)
+    return Preprocessing(**merged)
+
+
+def record_path(repository: Path, name: str) -> Path:
+    return repository / name / LANE_RECORD
+
+
+def write_lane_record(repository: Path, model: LaneModel) -> None:
+    path = record_path(repository, model.name)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(model.to_json(), encoding='utf-8')
+
+
+def installed_lane_models(repository: Path) -> list[LaneModel]:
+    """Every lane model with a record, the shipped one first."""
+    found = [LaneModel.from_json(path.read_text(encoding='utf-8'))
+             for path in sorted(repository.glob(f'*/{LANE_RECORD}'))]
+    return sorted(found, key=lambda model: (model.name != SHIPPED_LANES, model.name))
+
+
+def lane_model_for(repository: Path, name: str) -> LaneModel:
+    """The lane model lane_node serves as `model_name`; the shipped contract for
+    lane_detection even without a record (a repository installed by an older version)."""
+    path = record_path(repository, name)
+    if path.is_file():
+        return LaneModel.from_json(path.read_text(encoding='utf-8'))
+    if name == SHIPPED_LANES:
+        return shipped_lane_model()
+    known = ', '.join(model.name for model in installed_lane_models(repository)) or 'none'
+    raise LaneConfigError(
+        f"lane model {name!r} is not installed in {repository} (no {name}/{LANE_RECORD}); "
+        f"installed lane models: {known}. Install it with 'triton-perception models install "
+        f"--lanes MODEL.onnx --name {name} --layout proposals|row-anchor|segmentation'")
