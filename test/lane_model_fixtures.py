@@ -33,6 +33,14 @@ class Curve(NamedTuple):
         return self.a + self.b * y + self.c * y * y
 
 
+def through(x_top: float, x_bottom: float, top: float, bottom: float,
+            bend: float = 0.0) -> Curve:
+    """The curve from (x_top, top) to (x_bottom, bottom), bent by `bend` px at mid-height."""
+    c = -4.0 * bend / (bottom - top) ** 2
+    b = (x_bottom - x_top) / (bottom - top) - c * (bottom + top)
+    return Curve(x_top - b * top - c * top * top, b, c, top, bottom)
+
+
 def constant_model(path: Path, outputs: dict[str, np.ndarray], input_shape: list[int],
                    input_type: int = TensorProto.FLOAT, input_name: str = 'input') -> Path:
     """An opset-12 model: input -> outputs[name] + 0 * sum(input), for each output."""

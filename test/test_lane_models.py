@@ -1,0 +1,160 @@
+"""Bring your own lane model: models built at test time (lane_model_fixtures) whose constant
+output encodes known lanes, installed with the package's installer, served in-process, by a
+real tritonserver and through a real lane_node; decoded lanes must match the generating
+geometry within 1 px at three or more rows, with the right count and ego sides."""
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+from typing import Any, Iterator
+
+import numpy as np
+import pytest
+from onnx import TensorProto
+
+from conftest import REPO
+from lane_model_fixtures import (Curve, constant_model, through, laneatt_rows, segmentation_output,
+                                 ufld_v1_output)
+from triton_perception.bench.references import onnx_model
+from triton_perception.lane_models.decode import DecodeSettings, cropped_top_rows, decode_lanes
+from triton_perception.lane_models.install import install_lane_model, install_served_lane_model
+from triton_perception.lane_models.spec import (LaneConfigError, installed_lane_models,
+                                                lane_model_for)
+from triton_perception.lane_models.layouts import LaneLayoutError
+from triton_perception.lane_geometry import LaneResult
+from triton_perception.triton.model_config import load_step_module
+
+# Ego-left, ego-right and a line further right, in pixels of a 640 x 360 input.
+CURVES = [through(300, 200, 150, 359, bend=6), through(340, 470, 150, 359, bend=-8),
+          through(380, 620, 150, 300)]
+SIDES = [-1, 1, 2]
+FRAME = (540, 960)  # the frame is 1.5 x the model input: 1 px of tolerance holds 0.67 model px
+NO_LOG = {'log': lambda _line: None}
+
+
+def check_lanes(result: LaneResult, curves: list[Curve], sides: list[int],
+                scale: tuple[float, float], top_rows: int = 0) -> None:
+    """Each served lane within 1 frame px of its curve at every sampled row inside the curve
+    (at least three), left to right, with the expected sides."""
+    assert len(result.lanes) == len(curves), result.sides
+    assert result.sides.tolist() == sides
+    for lane, curve in zip(result.lanes, curves):
+        model_y = (lane[:, 1] - top_rows) / scale[1]
+        inside = (model_y >= curve.top + 1) & (model_y <= curve.bottom - 1)
+        assert inside.sum() >= 3
+        error = np.abs(lane[inside, 0] - curve.x(model_y[inside]) * scale[0])
+        assert error.max() <= 1.0, error
+
+
+@pytest.fixture(scope='module')
+def repository(tmp_path_factory: pytest.TempPathFactory, triton_server: Any) -> Path:
+    copy = tmp_path_factory.mktemp('lane_models') / 'model_repository'
+    shutil.copytree(REPO / 'model_repository', copy, symlinks=True,
+                    ignore=shutil.ignore_patterns('__pycache__', '*.plan'))
+    return copy
+
+
+def served_in_process(repository: Path, name: str, frame: np.ndarray) -> dict[str, np.ndarray]:
+    """NAME_preprocess then NAME_model, as the CPU profile's steps run them."""
+    model = lane_model_for(repository, name)
+    preprocessing = load_step_module(repository, f'{name}_preprocess', 'preprocessing')
+    (pixels,) = preprocessing.lane_frame(frame, model.input_width, model.input_height,
+                                         str(model.preprocessing.top_crop),
+                                         model.preprocessing.resize)
+    outputs = onnx_model(repository, f'{name}_model')({'images': pixels})
+    if model.layout == 'segmentation':
+        return dict(zip(model.outputs, (outputs['lane_probability'],
+                                        *([outputs['drivable_margin']] if len(
+                                            model.outputs) > 1 else []))))
+    return {name_: outputs[name_] for name_ in model.outputs}
+
+
+def frame() -> np.ndarray:
+    return np.random.default_rng(0).integers(0, 256, (*FRAME, 3), dtype=np.uint8)
+
+
+@pytest.mark.parametrize('input_type', [TensorProto.FLOAT, TensorProto.FLOAT16])
+def test_laneatt_proposals_decode_to_their_lanes(repository: Path, tmp_path: Path,
+                                                 input_type: int) -> None:
+    """The design document's contract: [2784, 77] rows, input [1, 3, 360, 640] FP32 or FP16;
+    duplicates 5 px apart removed by NMS, low-probability distractors dropped."""
+    path = constant_model(tmp_path / 'laneatt.onnx', {'predict_lanes': laneatt_rows(CURVES)},
+                          [1, 3, 360, 640], input_type)
+    name = f'laneatt_{input_type}'
+    model = install_lane_model(repository, path, name, 'proposals', **NO_LOG)
+    assert model.input_type == ('float16' if input_type == TensorProto.FLOAT16 else 'float32')
+    assert model.preprocessing.channel_order == 'bgr'
+    result = decode_lanes(model, served_in_process(repository, name, frame()), FRAME,
+                          DecodeSettings())
+    check_lanes(result, CURVES, SIDES, (1.5, 1.5))
+    assert result.drivable_area is None
+    assert np.all(result.scores > 0.99)
+    top_two = decode_lanes(model, served_in_process(repository, name, frame()), FRAME,
+                           DecodeSettings(max_lanes=2))
+    assert len(top_two.lanes) == 2
+
+
+def test_ufld_v1_row_anchors_decode_to_their_lanes(repository: Path, tmp_path: Path) -> None:
+    """CULane's 18 row anchors on a 288 x 800 input; 800 bins so a bin is 1 model px."""
+    anchors = [121, 131, 141, 150, 160, 170, 180, 189, 199, 209, 219, 228, 238, 248, 258, 267,
+               277, 287]
+    curves = [through(360, 150, 120, 287, bend=5), through(440, 650, 120, 287)]
+    output = ufld_v1_output(curves, anchors, griding=800, lanes=4, width=800)
+    path = constant_model(tmp_path / 'ufld.onnx', {'loc': output}, [1, 3, 288, 800])
+    model = install_lane_model(repository, path, 'ufld', 'row-anchor', **NO_LOG)
+    assert model.decode['version'] == 1 and model.preprocessing.normalize == 'imagenet'
+    result = decode_lanes(model, served_in_process(repository, 'ufld', frame()), FRAME,
+                          DecodeSettings())
+    check_lanes(result, curves, [-1, 1], (960 / 800, 540 / 288))
+
+
+def test_segmentation_with_a_top_crop_decodes_to_its_lanes(repository: Path,
+                                                           tmp_path: Path) -> None:
+    """A one-head segmentation model (no drivable area) whose input sees the frame below its
+    top 25 %: lanes come back in frame pixels below the crop."""
+    curves = [through(290, 100, 40, 250), through(350, 540, 40, 250, bend=4)]
+    head = segmentation_output(curves, 640, 256)
+    path = constant_model(tmp_path / 'seg.onnx', {'lanes': head}, [1, 3, 256, 640])
+    config = tmp_path / 'seg.yaml'
+    config.write_text('preprocessing: {top_crop: 0.25}\n')
+    model = install_lane_model(repository, path, 'seg', 'segmentation', config, **NO_LOG)
+    assert model.outputs == ('LANE_PROBABILITY',)
+    result = decode_lanes(model, served_in_process(repository, 'seg', frame()), FRAME,
+                          DecodeSettings())
+    top = cropped_top_rows(FRAME[0], 0.25)
+    assert result.drivable_area is None
+    assert len(result.lanes) == 2 and result.sides.tolist() == [-1, 1]
+    for lane, curve in zip(result.lanes, curves):
+        model_y = (lane[:, 1] - top) * 256 / (FRAME[0] - top)
+        inside = (model_y >= curve.top + 3) & (model_y <= curve.bottom - 3)
+        assert inside.sum() >= 3
+        # Mask pixel (r, c) covers [c, c + 1) x [r, r + 1): a line drawn at x is centred at x + 0.5.
+        error = np.abs(lane[inside, 0] - (curve.x(model_y[inside] - 0.5) + 0.5) * 1.5)
+        assert error.max() <= 1.0, error
+
+
+def test_the_crop_rows_agree_with_the_preprocessing_step(repository: Path) -> None:
+    preprocessing = load_step_module(repository, 'lane_preprocess', 'preprocessing')
+    for height in (1, 2, 359, 360, 541, 1080):
+        for crop in (0.0, 0.2, 0.25, 0.4, 0.99):
+            assert preprocessing.cropped_top_rows(height, crop) == cropped_top_rows(height, crop)
+
+
+def test_a_layout_that_does_not_fit_is_refused_naming_the_shapes(repository: Path,
+                                                                tmp_path: Path) -> None:
+    path = constant_model(tmp_path / 'laneatt.onnx', {'predict_lanes': laneatt_rows(CURVES)},
+                          [1, 3, 360, 640])
+    with pytest.raises(LaneLayoutError, match=r'outputs predict_lanes \[2784, 77\] do not fit '
+                                              r'the row-anchor layout .* supported: proposals'):
+        install_lane_model(repository, path, 'wrong', 'row-anchor', **NO_LOG)
+    assert not (repository / 'wrong').exists()
+    with pytest.raises(LaneConfigError, match="lane model 'missing' is not installed"):
+        lane_model_for(repository, 'missing')
+    bad = tmp_path / 'bad.yaml'
+    bad.write_text('preprocessing: {channel_order: bgrx}\n')
+    with pytest.raises(LaneConfigError, match=r"preprocessing.channel_order: 'bgrx' is not one "
+                                              r'of rgb, bgr'):
+        install_lane_model(repository, path, 'badconfig', 'proposals', bad, **NO_LOG)
+    bad.write_text('decode: {nms: 3}\n')
+    with pytest.raises(LaneConfigError, match=r"decode: unknown keys \['nms'\]"):
+        install_lane_model(repository, path, 'badconfig', 'proposals', bad, **NO_LOG)

@@ -1,0 +1,145 @@
+"""The design document's LaneATT contract through a real tritonserver and a real lane_node:
+`[2784, 77]` proposals from an FP32 `[3, 360, 640]` input and its FP16-input variant, each
+installed from its ONNX file and around an existing served model (`laneDetect_model`,
+`max_batch_size: 1`, as the design document deploys it)."""
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+from typing import Any, Iterator
+
+import numpy as np
+import pytest
+import tritonclient.grpc as grpcclient
+from onnx import TensorProto
+from sensor_msgs.msg import Image, PointCloud2
+from std_msgs.msg import Header
+
+from lane_model_fixtures import constant_model, laneatt_rows
+from ros_helpers import Probe, wait_until
+from test_ensembles import infer
+from test_lane_models import CURVES, FRAME, NO_LOG, SIDES, check_lanes, frame
+from triton_perception.lane_models.decode import DecodeSettings, decode_lanes
+from triton_perception.lane_models.install import install_lane_model, install_served_lane_model
+from triton_perception.lane_models.spec import lane_model_for
+from triton_perception.messages import image_message, lanes_from_cloud
+from triton_perception.paths import MODEL_REPOSITORY_ENV
+from triton_perception.processes import NodeProcess, free_ports, ros_arguments
+from triton_perception.triton.server import ServerConfig, TritonServer
+
+SERVED = {'laneDetect_model': ('TYPE_FP32', TensorProto.FLOAT),
+          'LaneDet_fp16': ('TYPE_FP16', TensorProto.FLOAT16)}
+INSTALLED = ('laneatt_onnx32', 'laneatt_onnx16', 'laneatt_served32', 'laneatt_served16')
+
+
+def add_served_model(repository: Path, name: str, triton_type: str, onnx_type: int,
+                     directory: Path) -> None:
+    """A user's existing lane model: batching config with a float input, as the design
+    document's TensorRT plan has it; here served by onnxruntime in the Python backend."""
+    step = repository / name
+    (step / '1').mkdir(parents=True)
+    constant_model(step / '1' / 'model.onnx', {'predict_lanes': laneatt_rows(CURVES)[None]},
+                   [1, 3, 360, 640], onnx_type)
+    for code in ('model.py', 'onnx_runner.py'):
+        (step / '1' / code).symlink_to(os.path.relpath(
+            (repository / 'yolov5_model' / '1' / code).resolve(), step / '1'))
+    (step / 'config.pbtxt').write_text(f'''name: "{name}"
+backend: "python"
+max_batch_size: 1
+input [ {{ name: "input" data_type: {triton_type} dims: [ 3, 360, 640 ] }} ]
+output [ {{ name: "predict_lanes" data_type: TYPE_FP32 dims: [ 2784, 77 ] }} ]
+parameters {{ key: "onnx_file" value {{ string_value: "model.onnx" }} }}
+parameters {{ key: "intra_op_threads" value {{ string_value: "1" }} }}
+parameters {{ key: "inter_op_threads" value {{ string_value: "1" }} }}
+parameters {{ key: "allow_spinning" value {{ string_value: "false" }} }}
+instance_group [ {{ count: 1 kind: KIND_CPU }} ]
+''')
+
+
+@pytest.fixture(scope='module')
+def lane_server(tmp_path_factory: pytest.TempPathFactory, triton_server: Any
+                ) -> Iterator[tuple[TritonServer, Path]]:
+    from conftest import REPO
+    directory = tmp_path_factory.mktemp('served_lanes')
+    repository = directory / 'model_repository'
+    shutil.copytree(REPO / 'model_repository', repository, symlinks=True,
+                    ignore=shutil.ignore_patterns('__pycache__', '*.plan'))
+    for bits, onnx_type in (('32', TensorProto.FLOAT), ('16', TensorProto.FLOAT16)):
+        path = constant_model(directory / f'laneatt{bits}.onnx',
+                              {'predict_lanes': laneatt_rows(CURVES)}, [1, 3, 360, 640],
+                              onnx_type)
+        install_lane_model(repository, path, f'laneatt_onnx{bits}', 'proposals', **NO_LOG)
+    for (name, (triton_type, onnx_type)), bits in zip(SERVED.items(), ('32', '16')):
+        add_served_model(repository, name, triton_type, onnx_type, directory)
+        install_served_lane_model(repository, name, f'laneatt_served{bits}', 'proposals',
+                                  **NO_LOG)
+    http, grpc, metrics = free_ports(3)
+    server = TritonServer(ServerConfig(model_repository=repository, profile='cpu',
+                                       http_port=http, grpc_port=grpc, metrics_port=metrics,
+                                       models=INSTALLED, ready_timeout_s=300),
+                          log=lambda _line: None, show_server_log=False)
+    with server:
+        yield server, repository
+
+
+@pytest.mark.server
+@pytest.mark.parametrize('name', INSTALLED)
+def test_each_install_serves_the_lanes_through_triton(lane_server: tuple[TritonServer, Path],
+                                                     name: str) -> None:
+    server, repository = lane_server
+    model = lane_model_for(repository, name)
+    expected_type = 'float16' if name.endswith('16') else 'float32'
+    assert model.input_type == expected_type
+    client = grpcclient.InferenceServerClient(server.grpc_url)
+    outputs = infer(client, name, frame(), model.outputs)
+    result = decode_lanes(model, outputs, FRAME, DecodeSettings())
+    check_lanes(result, CURVES, SIDES, (1.5, 1.5))
+
+
+@pytest.mark.ros
+@pytest.mark.server
+def test_lane_node_serves_the_design_documents_model(
+        probe: Probe, lane_server: tuple[TritonServer, Path], tmp_path: Path) -> None:
+    server, repository = lane_server
+    environment_before = os.environ.get(MODEL_REPOSITORY_ENV)
+    os.environ[MODEL_REPOSITORY_ENV] = str(repository)  # where the node finds lane_model.json
+    try:
+        node = NodeProcess('lane_node', ros_arguments(
+            {'triton_url': server.grpc_url, 'model_name': 'laneatt_served16'},
+            namespace='/byo'), tmp_path)
+    finally:
+        if environment_before is None:
+            os.environ.pop(MODEL_REPOSITORY_ENV)
+        else:
+            os.environ[MODEL_REPOSITORY_ENV] = environment_before
+    try:
+        clouds = probe.record(PointCloud2, '/byo/lanes')
+        camera = probe.publisher(Image, '/byo/image')
+        probe.wait_for_subscribers(camera)
+        message = image_message(frame(), Header(frame_id='front'), 'rgb8')
+
+        def answered() -> Any:
+            camera.publish(message)
+            return next(iter(clouds), None)
+        cloud = wait_until(answered, 60.0, 'lanes from the installed LaneATT model')
+        lanes, sides = lanes_from_cloud(cloud)
+        assert cloud.header.frame_id == 'front'
+        result = decode_lanes(lane_model_for(repository, 'laneatt_served16'), infer(
+            grpcclient.InferenceServerClient(server.grpc_url), 'laneatt_served16', frame(),
+            ('predict_lanes',)), FRAME, DecodeSettings())
+        assert sides.tolist() == SIDES
+        for ours, theirs in zip(lanes, result.lanes):
+            np.testing.assert_allclose(ours, theirs, atol=1e-3)
+    finally:
+        assert node.stop() == 0, node.output()
+
+
+@pytest.mark.ros
+def test_lane_node_refuses_an_unknown_lane_model(tmp_path: Path) -> None:
+    node = NodeProcess('lane_node', ros_arguments({'model_name': 'nosuchmodel'},
+                                                  namespace='/unknown'), tmp_path)
+    wait_until(lambda: not node.alive(), 60.0, 'lane_node to exit')
+    output = node.output()
+    assert node.stop() == 2, output
+    assert "lane model 'nosuchmodel' is not installed" in output and 'Traceback' not in output
