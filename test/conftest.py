@@ -42,6 +42,35 @@ def shared_path(*parts: str) -> Path:
     return path
 
 
+def copy_of_model_repository(directory: Path) -> Path:
+    """A copy of the package's installed model repository (code links kept) to install more
+    models into without touching the checkout's."""
+    import shutil
+
+    copy = directory / 'model_repository'
+    shutil.copytree(REPO / 'model_repository', copy, symlinks=True,
+                    ignore=shutil.ignore_patterns('__pycache__', '*.plan'))
+    return copy
+
+
+def node_with_repository(executable: str, arguments: list[str], repository: Path,
+                         log_directory: Path) -> Any:
+    """A NodeProcess that reads the model repository `repository` (an installed detector's
+    labels, a lane model's lane_model.json), leaving this process's environment as it was."""
+    from triton_perception.paths import MODEL_REPOSITORY_ENV
+    from triton_perception.processes import NodeProcess
+
+    before = os.environ.get(MODEL_REPOSITORY_ENV)
+    os.environ[MODEL_REPOSITORY_ENV] = str(repository)
+    try:
+        return NodeProcess(executable, arguments, log_directory)
+    finally:
+        if before is None:
+            os.environ.pop(MODEL_REPOSITORY_ENV)
+        else:
+            os.environ[MODEL_REPOSITORY_ENV] = before
+
+
 @pytest.fixture(scope='session')
 def shared() -> Path:
     if not SHARED.is_dir():

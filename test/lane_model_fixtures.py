@@ -127,3 +127,26 @@ def segmentation_output(curves: list[Curve], width: int, height: int,
     output = np.zeros((1, 2, height, width), np.float32)
     output[0, 1] = np.where(mask > 0, logit, -logit)
     return output
+
+
+def ufld_v2_outputs(curves: list[Curve], row_anchors: np.ndarray, frame_width: int,
+                    frame_height: int, grid: int, columns: int,
+                    logit: float = 20.0) -> dict[str, np.ndarray]:
+    """loc_row/loc_col/exist_row/exist_col with the curves (frame pixels) as row lanes 1 and 2,
+    one-hot bins, no column lanes."""
+    rows = len(row_anchors)
+    loc_row = np.full((1, grid, rows, 4), -logit, np.float32)
+    exist_row = np.zeros((1, 2, rows, 4), np.float32)
+    exist_row[0, 0] = logit
+    for lane, curve in zip((1, 2), curves):
+        for k, anchor in enumerate(row_anchors):
+            y = anchor * frame_height
+            if not curve.top <= y <= curve.bottom:
+                continue
+            bin_index = int(round(curve.x(y) / frame_width * (grid - 1) - 0.5))
+            loc_row[0, bin_index, k, lane] = logit
+            exist_row[0, :, k, lane] = (-logit, logit)
+    exist_col = np.zeros((1, 2, columns, 4), np.float32)
+    exist_col[0, 0] = logit
+    return {'loc_row': loc_row, 'loc_col': np.zeros((1, grid, columns, 4), np.float32),
+            'exist_row': exist_row, 'exist_col': exist_col}

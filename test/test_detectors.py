@@ -3,8 +3,6 @@
 --detector`, served in-process and by a real tritonserver to a real detection_node."""
 from __future__ import annotations
 
-import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -20,7 +18,7 @@ from std_msgs.msg import Header
 from vision_msgs.msg import Detection2DArray, LabelInfo
 
 import reference_detection
-from conftest import REPO, shared_path
+from conftest import REPO, copy_of_model_repository, node_with_repository, shared_path
 from ros_helpers import LATCHED, Probe, wait_until
 from test_detection_processing import GRAPH_INPUTS, preprocessing, read_rgb, session
 from triton_perception.detectors import (DetectorInstallError, install_detector,
@@ -28,8 +26,7 @@ from triton_perception.detectors import (DetectorInstallError, install_detector,
 from triton_perception.engines import engine_steps
 from triton_perception.graphs.detection import MAX_OUTPUT
 from triton_perception.messages import image_message
-from triton_perception.paths import MODEL_REPOSITORY_ENV
-from triton_perception.processes import NodeProcess, free_ports, ros_arguments
+from triton_perception.processes import free_ports, ros_arguments
 from triton_perception.triton.server import ServerConfig, TritonServer
 from triton_perception.validation import check_detections
 
@@ -85,10 +82,7 @@ def labels_file(tmp_path: Path, names: list[str]) -> Path:
 @pytest.fixture(scope='module')
 def repository(tmp_path_factory: pytest.TempPathFactory, triton_server: Any) -> Path:
     """A copy of the package's installed model repository (the session server installed it)."""
-    copy = tmp_path_factory.mktemp('detectors') / 'model_repository'
-    shutil.copytree(REPO / 'model_repository', copy, symlinks=True,
-                    ignore=shutil.ignore_patterns('__pycache__', '*.plan'))
-    return copy
+    return copy_of_model_repository(tmp_path_factory.mktemp('detectors'))
 
 
 def served(repository: Path, name: str):
@@ -211,17 +205,9 @@ def detector_server(repository: Path, tmp_path_factory: pytest.TempPathFactory
 def test_detection_node_serves_an_installed_detector_with_its_labels(
         probe: Probe, detector_server: TritonServer, repository: Path,
         tmp_path: Path) -> None:
-    environment_before = os.environ.get(MODEL_REPOSITORY_ENV)
-    os.environ[MODEL_REPOSITORY_ENV] = str(repository)  # where the node finds the labels
-    try:
-        node = NodeProcess('detection_node', ros_arguments(
-            {'triton_url': detector_server.grpc_url, 'model_name': 'three_e2e'},
-            namespace='/three'), tmp_path)
-    finally:
-        if environment_before is None:
-            os.environ.pop(MODEL_REPOSITORY_ENV)
-        else:
-            os.environ[MODEL_REPOSITORY_ENV] = environment_before
+    node = node_with_repository('detection_node', ros_arguments(
+        {'triton_url': detector_server.grpc_url, 'model_name': 'three_e2e'},
+        namespace='/three'), repository, tmp_path)
     try:
         infos = probe.record(LabelInfo, '/three/label_info', LATCHED)
         results = probe.record(Detection2DArray, '/three/detections')

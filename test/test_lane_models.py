@@ -4,20 +4,21 @@ real tritonserver and through a real lane_node; decoded lanes must match the gen
 geometry within 1 px at three or more rows, with the right count and ego sides."""
 from __future__ import annotations
 
-import shutil
+import subprocess
+import sys
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import numpy as np
 import pytest
 from onnx import TensorProto
 
-from conftest import REPO
-from lane_model_fixtures import (Curve, constant_model, through, laneatt_rows, segmentation_output,
-                                 ufld_v1_output)
+from conftest import copy_of_model_repository
+from lane_model_fixtures import (Curve, constant_model, laneatt_rows, segmentation_output,
+                                 through, ufld_v1_output, ufld_v2_outputs)
 from triton_perception.bench.references import onnx_model
 from triton_perception.lane_models.decode import DecodeSettings, cropped_top_rows, decode_lanes
-from triton_perception.lane_models.install import install_lane_model, install_served_lane_model
+from triton_perception.lane_models.install import install_lane_model
 from triton_perception.lane_models.spec import (LaneConfigError, installed_lane_models,
                                                 lane_model_for)
 from triton_perception.lane_models.layouts import LaneLayoutError
@@ -48,10 +49,7 @@ def check_lanes(result: LaneResult, curves: list[Curve], sides: list[int],
 
 @pytest.fixture(scope='module')
 def repository(tmp_path_factory: pytest.TempPathFactory, triton_server: Any) -> Path:
-    copy = tmp_path_factory.mktemp('lane_models') / 'model_repository'
-    shutil.copytree(REPO / 'model_repository', copy, symlinks=True,
-                    ignore=shutil.ignore_patterns('__pycache__', '*.plan'))
-    return copy
+    return copy_of_model_repository(tmp_path_factory.mktemp('lane_models'))
 
 
 def served_in_process(repository: Path, name: str, frame: np.ndarray) -> dict[str, np.ndarray]:
@@ -140,8 +138,8 @@ def test_the_crop_rows_agree_with_the_preprocessing_step(repository: Path) -> No
             assert preprocessing.cropped_top_rows(height, crop) == cropped_top_rows(height, crop)
 
 
-def test_a_layout_that_does_not_fit_is_refused_naming_the_shapes(repository: Path,
-                                                                tmp_path: Path) -> None:
+def test_a_layout_that_does_not_fit_is_refused_naming_the_shapes(
+        repository: Path, tmp_path: Path) -> None:
     path = constant_model(tmp_path / 'laneatt.onnx', {'predict_lanes': laneatt_rows(CURVES)},
                           [1, 3, 360, 640])
     with pytest.raises(LaneLayoutError, match=r'outputs predict_lanes \[2784, 77\] do not fit '
@@ -158,3 +156,39 @@ def test_a_layout_that_does_not_fit_is_refused_naming_the_shapes(repository: Pat
     bad.write_text('decode: {nms: 3}\n')
     with pytest.raises(LaneConfigError, match=r"decode: unknown keys \['nms'\]"):
         install_lane_model(repository, path, 'badconfig', 'proposals', bad, **NO_LOG)
+
+
+def test_ufld_v2_row_lanes_decode_to_their_lanes(repository: Path, tmp_path: Path) -> None:
+    """CULane's v2 config: 72 row and 81 column anchors over the frame, the input the bottom
+    60 % of the frame (top_crop 0.4 by default); 800 bins across the frame."""
+    anchors = np.linspace(0.42, 1.0, 72)
+    curves = [through(420, 200, 240, 540), through(540, 800, 240, 540, bend=-6)]
+    outputs = ufld_v2_outputs(curves, anchors, FRAME[1], FRAME[0], grid=800, columns=81)
+    path = constant_model(tmp_path / 'ufld2.onnx', outputs, [1, 3, 320, 1600])
+    model = install_lane_model(repository, path, 'ufld2', 'row-anchor', **NO_LOG)
+    assert model.decode['version'] == 2 and model.preprocessing.top_crop == 0.4
+    result = decode_lanes(model, served_in_process(repository, 'ufld2', frame()), FRAME,
+                          DecodeSettings())
+    check_lanes(result, curves, [-1, 1], (1.0, 1.0))
+
+
+def test_models_list_and_install_errors_on_the_command_line(repository: Path,
+                                                            tmp_path: Path) -> None:
+    path = constant_model(tmp_path / 'listed.onnx', {'predict_lanes': laneatt_rows(CURVES)},
+                          [1, 3, 360, 640])
+    command = [sys.executable, '-m', 'triton_perception.cli', 'models']
+    where = ['--model-repository', str(repository)]
+    installed = subprocess.run([*command, 'install', '--lanes', str(path), '--name', 'listed',
+                                '--layout', 'proposals', *where], capture_output=True,
+                               text=True, timeout=120)
+    assert installed.returncode == 0, installed.stderr
+    listed = subprocess.run([*command, 'list', *where], capture_output=True, text=True,
+                            timeout=60)
+    assert '| listed | proposals | 640 x 360, float32 | predict_lanes |' in listed.stdout
+    assert '| lane_detection | segmentation |' in listed.stdout
+    wrong = subprocess.run([*command, 'install', '--lanes', str(path), '--name', 'wrong2',
+                            '--layout', 'segmentation', *where], capture_output=True, text=True,
+                           timeout=120)
+    assert wrong.returncode == 2 and 'do not fit the segmentation layout' in wrong.stderr
+    assert not (repository / 'wrong2').exists()
+    assert [model.name for model in installed_lane_models(repository)][:1] != ['wrong2']

@@ -5,7 +5,6 @@ installed from its ONNX file and around an existing served model (`laneDetect_mo
 from __future__ import annotations
 
 import os
-import shutil
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -16,6 +15,7 @@ from onnx import TensorProto
 from sensor_msgs.msg import Image, PointCloud2
 from std_msgs.msg import Header
 
+from conftest import copy_of_model_repository, node_with_repository
 from lane_model_fixtures import constant_model, laneatt_rows
 from ros_helpers import Probe, wait_until
 from test_ensembles import infer
@@ -24,7 +24,6 @@ from triton_perception.lane_models.decode import DecodeSettings, decode_lanes
 from triton_perception.lane_models.install import install_lane_model, install_served_lane_model
 from triton_perception.lane_models.spec import lane_model_for
 from triton_perception.messages import image_message, lanes_from_cloud
-from triton_perception.paths import MODEL_REPOSITORY_ENV
 from triton_perception.processes import NodeProcess, free_ports, ros_arguments
 from triton_perception.triton.server import ServerConfig, TritonServer
 
@@ -60,11 +59,8 @@ instance_group [ {{ count: 1 kind: KIND_CPU }} ]
 @pytest.fixture(scope='module')
 def lane_server(tmp_path_factory: pytest.TempPathFactory, triton_server: Any
                 ) -> Iterator[tuple[TritonServer, Path]]:
-    from conftest import REPO
     directory = tmp_path_factory.mktemp('served_lanes')
-    repository = directory / 'model_repository'
-    shutil.copytree(REPO / 'model_repository', repository, symlinks=True,
-                    ignore=shutil.ignore_patterns('__pycache__', '*.plan'))
+    repository = copy_of_model_repository(directory)
     for bits, onnx_type in (('32', TensorProto.FLOAT), ('16', TensorProto.FLOAT16)):
         path = constant_model(directory / f'laneatt{bits}.onnx',
                               {'predict_lanes': laneatt_rows(CURVES)}, [1, 3, 360, 640],
@@ -85,8 +81,8 @@ def lane_server(tmp_path_factory: pytest.TempPathFactory, triton_server: Any
 
 @pytest.mark.server
 @pytest.mark.parametrize('name', INSTALLED)
-def test_each_install_serves_the_lanes_through_triton(lane_server: tuple[TritonServer, Path],
-                                                     name: str) -> None:
+def test_each_install_serves_the_lanes_through_triton(
+        lane_server: tuple[TritonServer, Path], name: str) -> None:
     server, repository = lane_server
     model = lane_model_for(repository, name)
     expected_type = 'float16' if name.endswith('16') else 'float32'
@@ -102,17 +98,9 @@ def test_each_install_serves_the_lanes_through_triton(lane_server: tuple[TritonS
 def test_lane_node_serves_the_design_documents_model(
         probe: Probe, lane_server: tuple[TritonServer, Path], tmp_path: Path) -> None:
     server, repository = lane_server
-    environment_before = os.environ.get(MODEL_REPOSITORY_ENV)
-    os.environ[MODEL_REPOSITORY_ENV] = str(repository)  # where the node finds lane_model.json
-    try:
-        node = NodeProcess('lane_node', ros_arguments(
-            {'triton_url': server.grpc_url, 'model_name': 'laneatt_served16'},
-            namespace='/byo'), tmp_path)
-    finally:
-        if environment_before is None:
-            os.environ.pop(MODEL_REPOSITORY_ENV)
-        else:
-            os.environ[MODEL_REPOSITORY_ENV] = environment_before
+    node = node_with_repository('lane_node', ros_arguments(
+        {'triton_url': server.grpc_url, 'model_name': 'laneatt_served16'}, namespace='/byo'),
+        repository, tmp_path)
     try:
         clouds = probe.record(PointCloud2, '/byo/lanes')
         camera = probe.publisher(Image, '/byo/image')

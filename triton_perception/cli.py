@@ -12,6 +12,7 @@ from typing import Callable, Sequence
 from triton_perception.bag.commands import add_bag_commands
 from triton_perception.bag.common import BagError
 from triton_perception.engines import EngineBuildError, build_engines
+from triton_perception.lane_models.spec import LAYOUTS as LANE_LAYOUTS
 from triton_perception.models import ModelInstallError, default_models_directory, install_models
 from triton_perception.paths import default_model_repository
 from triton_perception.plan import ARGUMENTS, PlanError, parse_launch_arguments, pipeline_plan
@@ -88,7 +89,10 @@ def command_models(arguments: argparse.Namespace) -> int:
                   f'{detector.input_height} | {detector.classes} | {detector.sha256} |')
         if not detectors:
             print(f"no detectors in {repository}: run 'triton-perception models install'")
+        print_lane_models(repository)
         return 0
+    if arguments.lanes or arguments.lanes_served:
+        return install_lanes(arguments, repository, log)
     if arguments.detector or arguments.labels or arguments.name:
         missing = [flag for flag, value in (('--detector', arguments.detector),
                                             ('--labels', arguments.labels),
@@ -96,6 +100,10 @@ def command_models(arguments: argparse.Namespace) -> int:
         if missing:
             print(f"triton-perception: error: installing a detector needs {', '.join(missing)} "
                   'too', file=sys.stderr)
+            return 2
+        if arguments.layout in LANE_LAYOUTS:
+            print(f'triton-perception: error: --layout {arguments.layout} is a lane layout; a '
+                  "detector's is auto, yolov5 or yolov8", file=sys.stderr)
             return 2
         try:
             install_detector(repository, arguments.detector, arguments.labels, arguments.name,
@@ -105,6 +113,52 @@ def command_models(arguments: argparse.Namespace) -> int:
             return 2
         return 0
     install_models(repository, arguments.source or default_models_directory(), log=log)
+    return 0
+
+
+def print_lane_models(repository: Path) -> None:
+    from triton_perception.lane_models.spec import (SHIPPED_LANES,  # noqa: PLC0415
+                                                    installed_lane_models, shipped_lane_model)
+    lane_models = installed_lane_models(repository)
+    if SHIPPED_LANES not in [model.name for model in lane_models] and (
+            repository / SHIPPED_LANES).is_dir():
+        lane_models.insert(0, shipped_lane_model())
+    print('\n| lane model | layout | input (w x h, type) | outputs | source |')
+    print('| --- | --- | --- | --- | --- |')
+    for model in lane_models:
+        print(f'| {model.name} | {model.layout} | {model.input_width} x {model.input_height}, '
+              f"{model.input_type} | {', '.join(model.outputs)} | {model.source} |")
+
+
+def install_lanes(arguments: argparse.Namespace, repository: Path,
+                  log: Callable[[str], None]) -> int:
+    """`models install --lanes FILE.onnx | --lanes-served MODEL --name NAME --layout L`."""
+    from triton_perception.lane_models.install import (install_lane_model,  # noqa: PLC0415
+                                                       install_served_lane_model, remove_steps)
+    from triton_perception.lane_models.spec import LaneConfigError  # noqa: PLC0415
+    problems = [text for text, bad in (
+        ('give one of --lanes and --lanes-served', bool(arguments.lanes) == bool(
+            arguments.lanes_served)),
+        ('--name is needed', not arguments.name),
+        (f"--layout must be one of {', '.join(LANE_LAYOUTS)}", arguments.layout not in
+         LANE_LAYOUTS)) if bad]
+    if problems:
+        print(f"triton-perception: error: installing a lane model: {'; '.join(problems)}",
+              file=sys.stderr)
+        return 2
+    fresh = not (repository / arguments.name).exists()
+    try:
+        if arguments.lanes:
+            install_lane_model(repository, arguments.lanes, arguments.name, arguments.layout,
+                               arguments.lane_config, log=log)
+        else:
+            install_served_lane_model(repository, arguments.lanes_served, arguments.name,
+                                      arguments.layout, arguments.lane_config, log=log)
+    except (LaneConfigError, ValueError) as error:
+        if fresh:  # nothing of a previous install is removed
+            remove_steps(repository, arguments.name)
+        print(f'triton-perception: error: {error}', file=sys.stderr)
+        return 2
     return 0
 
 
@@ -209,18 +263,31 @@ def build_parser() -> argparse.ArgumentParser:
 
     models = commands.add_parser('models', help='install ONNX weights into the model repository')
     models.add_argument('action', choices=['install', 'list'],
-                        help='install: the package\'s models, or with --detector one of your '
-                             'own; list: the installed detectors')
+                        help='install: the package\'s models, or with --detector or --lanes '
+                             'one of your own; list: the installed detectors and lane models')
     models.add_argument('--detector', type=Path, default=None,
                         help='your detector: a YOLOv5 or YOLOv8/YOLO11 ONNX export (static '
                              'input size, opset <= 12)')
     models.add_argument('--labels', type=Path, default=None,
                         help='its class names, one per line in class-id order')
     models.add_argument('--name', default=None,
-                        help='the ensemble name detection_node serves it under (model_name)')
-    models.add_argument('--layout', choices=['auto', 'yolov5', 'yolov8'], default='auto',
-                        help='head layout: yolov5 [1, N, 5+classes], yolov8/yolo11 '
-                             '[1, 4+classes, N]; auto reads it from the file')
+                        help='the ensemble name detection_node or lane_node serves it under '
+                             '(model_name)')
+    models.add_argument('--layout', choices=['auto', 'yolov5', 'yolov8', *LANE_LAYOUTS],
+                        default='auto',
+                        help='detector head: yolov5 [1, N, 5+classes], yolov8/yolo11 '
+                             '[1, 4+classes, N], auto reads it from the file; lane model: '
+                             'proposals (LaneATT), row-anchor (UFLD v1/v2), segmentation '
+                             '(docs/lane_models.md)')
+    models.add_argument('--lanes', type=Path, default=None,
+                        help='your lane model: an ONNX export (static input size, opset <= 12)')
+    models.add_argument('--lanes-served', default=None, metavar='MODEL',
+                        help='a lane model the repository already serves (e.g. a TensorRT '
+                             'plan with a float input): put preprocessing and an ensemble '
+                             'around it')
+    models.add_argument('--lane-config', type=Path, default=None,
+                        help='YAML with preprocessing and decode settings the file cannot say '
+                             '(docs/lane_models.md)')
     models.add_argument('--from', dest='source', type=Path, default=None,
                         help='directory holding yolov5n/yolov5n.onnx and twinlitenet/'
                              'twinlitenet.onnx (default ../shared/models or '

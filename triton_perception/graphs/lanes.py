@@ -71,6 +71,7 @@ def build_lane_graph(source: Path, destination: Path) -> None:
                                                 [1, 3, height, width])
     graph.node('Mul', [graph.node('Cast', [pixels], to=TensorProto.FLOAT),
                        graph.constant(np.float32(1.0 / 255.0), 'inv255')], [network_input])
+
     def margin(head: str) -> str:
         """[1, 2, H, W] logits -> [H, W] foreground minus background."""
         return graph.node('Squeeze', [graph.node('Sub', [graph.slice(head, 1, 2, axis=1),

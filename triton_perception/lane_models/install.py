@@ -33,6 +33,7 @@ from triton_perception.triton.model_config import read_config
 STEP_CODE = {'preprocess': 'yolov5_preprocess', 'model': 'yolov5_model'}  # linked, not copied
 RESERVED = ('yolov5', SHIPPED_LANES)
 TRITON_TYPES = {'float32': pb.TYPE_FP32, 'float16': pb.TYPE_FP16}
+CPU_INSTANCE = pb.ModelInstanceGroup(count=1, kind=pb.ModelInstanceGroup.KIND_CPU)
 NAME_CHARACTERS = set('abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-')
 
 
@@ -160,13 +161,14 @@ def _model_step(name: str, image: tuple[str, int, list[int]],
     if tensorrt:
         config.platform = 'tensorrt_plan'
         config.default_model_filename = 'model.plan'
-        config.instance_group.append(pb.ModelInstanceGroup(count=1, kind=pb.ModelInstanceGroup.KIND_GPU))
+        config.instance_group.append(pb.ModelInstanceGroup(
+            count=1, kind=pb.ModelInstanceGroup.KIND_GPU))
         return config
     config.backend = 'python'
     for key, value in (('onnx_file', 'model.onnx'), ('intra_op_threads', '2'),
                        ('inter_op_threads', '1'), ('allow_spinning', 'false')):
         config.parameters[key].string_value = value
-    config.instance_group.append(pb.ModelInstanceGroup(count=1, kind=pb.ModelInstanceGroup.KIND_CPU))
+    config.instance_group.append(CPU_INSTANCE)
     return config
 
 
@@ -185,7 +187,7 @@ def _write_ensemble(repository: Path, lane_model: LaneModel,
                        ('arg_top_crop', repr(lane_model.preprocessing.top_crop)),
                        ('arg_resize', lane_model.preprocessing.resize)):
         preprocess.parameters[key].string_value = value
-    preprocess.instance_group.append(pb.ModelInstanceGroup(count=1, kind=pb.ModelInstanceGroup.KIND_CPU))
+    preprocess.instance_group.append(CPU_INSTANCE)
     _write(repository / f'{name}_preprocess' / 'config.pbtxt', preprocess)
     _link_code(repository, f'{name}_preprocess', STEP_CODE['preprocess'])
 
