@@ -150,3 +150,7 @@ def ufld_v2_outputs(curves: list[Curve], row_anchors: np.ndarray, frame_width: i
     exist_col[0, 0] = logit
     return {'loc_row': loc_row, 'loc_col': np.zeros((1, grid, columns, 4), np.float32),
             'exist_row': exist_row, 'exist_col': exist_col}
+
+
+# Lanes for graphs whose operators, not whose lanes, are under test.
+CURVES_FOR_GRAPHS = [through(300, 200, 150, 359), through(340, 470, 150, 359)]

@@ -20,6 +20,7 @@ from lane_model_fixtures import constant_model, laneatt_rows
 from ros_helpers import Probe, wait_until
 from test_ensembles import infer
 from test_lane_models import CURVES, FRAME, NO_LOG, SIDES, check_lanes, frame
+from triton_perception.engines import engine_steps
 from triton_perception.lane_models.decode import DecodeSettings, decode_lanes
 from triton_perception.lane_models.install import install_lane_model, install_served_lane_model
 from triton_perception.lane_models.spec import lane_model_for
@@ -131,3 +132,12 @@ def test_lane_node_refuses_an_unknown_lane_model(tmp_path: Path) -> None:
     output = node.output()
     assert node.stop() == 2, output
     assert "lane model 'nosuchmodel' is not installed" in output and 'Traceback' not in output
+
+
+def test_engines_build_covers_the_installed_lane_graphs(
+        lane_server: tuple[TritonServer, Path]) -> None:
+    """On the Orin `engines build` builds every installed graph; the user's own plan is theirs."""
+    steps = engine_steps(lane_server[1])
+    assert {'laneatt_onnx32_model', 'laneatt_onnx16_model', 'laneatt_served32_input',
+            'laneatt_served16_input'} <= set(steps)
+    assert 'laneDetect_model' not in steps

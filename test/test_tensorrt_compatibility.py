@@ -11,6 +11,9 @@
 """
 from __future__ import annotations
 
+from pathlib import Path
+
+import numpy as np
 import onnx
 import pytest
 import yaml
@@ -48,6 +51,39 @@ def served_graphs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, onnx.Mo
             build_graph(model.graph, source, target)
             source = target
         graphs[model.name] = onnx.shape_inference.infer_shapes(onnx.load(str(source)))
+    for name, path in installed_lane_graphs(directory).items():
+        graphs[name] = onnx.shape_inference.infer_shapes(onnx.load(str(path)))
+    return graphs
+
+
+def installed_lane_graphs(directory: Path) -> dict[str, Path]:
+    """The graphs `models install --lanes/--lanes-served` serves, one per layout and input
+    type, with every preprocessing option that adds operators (BGR, mean/std, FP16, no batch)."""
+    from lane_model_fixtures import (CURVES_FOR_GRAPHS, constant_model, laneatt_rows,
+                                     segmentation_output, ufld_v1_output)
+    from triton_perception.lane_models.graph import build_input_graph
+    from triton_perception.lane_models.install import install_lane_model
+    from triton_perception.lane_models.spec import Preprocessing
+
+    repository = directory / 'lanes'
+    models = {
+        'laneatt16': (constant_model(directory / 'laneatt16.onnx', {'predict_lanes': laneatt_rows(
+            CURVES_FOR_GRAPHS)}, [1, 3, 360, 640], TensorProto.FLOAT16), 'proposals'),
+        'ufld': (constant_model(directory / 'ufld.onnx', {'loc': ufld_v1_output(
+            CURVES_FOR_GRAPHS, list(range(64, 288, 4)), 100, 4, 800)}, [1, 3, 288, 800]),
+            'row-anchor'),
+        'seg': (constant_model(directory / 'seg.onnx', {'heads': np.concatenate([
+            segmentation_output(CURVES_FOR_GRAPHS, 640, 360)] * 2, axis=1)}, [1, 3, 360, 640]),
+            'segmentation'),
+    }
+    graphs = {}
+    for name, (path, layout) in models.items():
+        install_lane_model(repository, path, name, layout, log=lambda _line: None)
+        graphs[f'{name}_model'] = repository / f'{name}_model' / '1' / 'model.onnx'
+    for input_type, dims in (('float16', [3, 360, 640]), ('float32', [1, 3, 360, 640])):
+        graphs[f'input_{input_type}'] = directory / f'input_{input_type}.onnx'
+        build_input_graph(graphs[f'input_{input_type}'], 'input', dims,
+                          Preprocessing('bgr', 'imagenet'), input_type)
     return graphs
 
 
@@ -151,11 +187,12 @@ def is_python(config: model_config_pb2.ModelConfig) -> bool:
     return config.backend == 'python'
 
 
-def gpu_outputs_read_by_python(ensemble: model_config_pb2.ModelConfig) -> list[str]:
+def gpu_outputs_read_by_python(ensemble: model_config_pb2.ModelConfig,
+                               repository: Path = REPOSITORY) -> list[str]:
     produced_on_gpu: dict[str, str] = {}
     problems = []
     for step in ensemble.ensemble_scheduling.step:
-        config = read_config(REPOSITORY / step.model_name / 'config.pbtxt')
+        config = read_config(repository / step.model_name / 'config.pbtxt')
         if is_python(config):
             problems += [f'{step.model_name} reads {tensor} from {produced_on_gpu[tensor]}'
                          for tensor in step.input_map.values() if tensor in produced_on_gpu]
@@ -170,6 +207,14 @@ def test_no_python_step_consumes_a_gpu_output(ensemble: str) -> None:
     config = read_config(REPOSITORY / ensemble / 'config.pbtxt')
     assert config.platform == 'ensemble'
     assert gpu_outputs_read_by_python(config) == []
+
+
+def test_installed_lane_models_end_on_the_gpu(tmp_path: Path) -> None:
+    installed_lane_graphs(tmp_path)
+    for name in ('laneatt16', 'ufld', 'seg'):
+        config = read_config(tmp_path / 'lanes' / name / 'config.pbtxt')
+        assert gpu_outputs_read_by_python(config, tmp_path / 'lanes') == []
+        assert runs_on_gpu(read_config(tmp_path / 'lanes' / f'{name}_model' / 'config.pbtxt'))
 
 
 def test_the_structural_check_sees_the_jetson_failure() -> None:
