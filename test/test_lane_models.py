@@ -18,7 +18,7 @@ from lane_model_fixtures import (Curve, constant_model, laneatt_rows, segmentati
                                  through, ufld_v1_output, ufld_v2_outputs)
 from triton_perception.bench.references import onnx_model
 from triton_perception.lane_models.decode import DecodeSettings, cropped_top_rows, decode_lanes
-from triton_perception.lane_models.install import install_lane_model
+from triton_perception.lane_models.install import install_lane_model, install_served_lane_model
 from triton_perception.lane_models.spec import (LaneConfigError, installed_lane_models,
                                                 lane_model_for)
 from triton_perception.lane_models.layouts import LaneLayoutError
@@ -146,8 +146,11 @@ def test_a_layout_that_does_not_fit_is_refused_naming_the_shapes(
                                               r'the row-anchor layout .* supported: proposals'):
         install_lane_model(repository, path, 'wrong', 'row-anchor', **NO_LOG)
     assert not (repository / 'wrong').exists()
-    with pytest.raises(LaneConfigError, match="lane model 'missing' is not installed"):
-        lane_model_for(repository, 'missing')
+    # Without a record, the shipped contract under that name (a model served elsewhere).
+    assert lane_model_for(repository, 'elsewhere').outputs == ('LANE_PROBABILITY',
+                                                               'DRIVABLE_MARGIN')
+    with pytest.raises(LaneConfigError, match="no served model 'nosuch'"):
+        install_served_lane_model(repository, 'nosuch', 'wrapped', 'proposals', **NO_LOG)
     bad = tmp_path / 'bad.yaml'
     bad.write_text('preprocessing: {channel_order: bgrx}\n')
     with pytest.raises(LaneConfigError, match=r"preprocessing.channel_order: 'bgrx' is not one "

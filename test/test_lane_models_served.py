@@ -25,7 +25,7 @@ from triton_perception.lane_models.decode import DecodeSettings, decode_lanes
 from triton_perception.lane_models.install import install_lane_model, install_served_lane_model
 from triton_perception.lane_models.spec import lane_model_for
 from triton_perception.messages import image_message, lanes_from_cloud
-from triton_perception.processes import NodeProcess, free_ports, ros_arguments
+from triton_perception.processes import free_ports, ros_arguments
 from triton_perception.triton.server import ServerConfig, TritonServer
 
 SERVED = {'laneDetect_model': ('TYPE_FP32', TensorProto.FLOAT),
@@ -122,16 +122,6 @@ def test_lane_node_serves_the_design_documents_model(
             np.testing.assert_allclose(ours, theirs, atol=1e-3)
     finally:
         assert node.stop() == 0, node.output()
-
-
-@pytest.mark.ros
-def test_lane_node_refuses_an_unknown_lane_model(tmp_path: Path) -> None:
-    node = NodeProcess('lane_node', ros_arguments({'model_name': 'nosuchmodel'},
-                                                  namespace='/unknown'), tmp_path)
-    wait_until(lambda: not node.alive(), 60.0, 'lane_node to exit')
-    output = node.output()
-    assert node.stop() == 2, output
-    assert "lane model 'nosuchmodel' is not installed" in output and 'Traceback' not in output
 
 
 def test_engines_build_covers_the_installed_lane_graphs(

@@ -7,7 +7,7 @@ segmentation model with the default settings (its record is written at `models i
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
@@ -143,15 +143,10 @@ def installed_lane_models(repository: Path) -> list[LaneModel]:
 
 
 def lane_model_for(repository: Path, name: str) -> LaneModel:
-    """The lane model lane_node serves as `model_name`; the shipped contract for
-    lane_detection even without a record (a repository installed by an older version)."""
+    """The lane model lane_node serves as `model_name`: its installed record, else the shipped
+    lane_detection contract under that name (a model served elsewhere, e.g. by a remote Triton
+    whose repository this machine cannot read, or an ensemble written by hand)."""
     path = record_path(repository, name)
     if path.is_file():
         return LaneModel.from_json(path.read_text(encoding='utf-8'))
-    if name == SHIPPED_LANES:
-        return shipped_lane_model()
-    known = ', '.join(model.name for model in installed_lane_models(repository)) or 'none'
-    raise LaneConfigError(
-        f"lane model {name!r} is not installed in {repository} (no {name}/{LANE_RECORD}); "
-        f"installed lane models: {known}. Install it with 'triton-perception models install "
-        f"--lanes MODEL.onnx --name {name} --layout proposals|row-anchor|segmentation'")
+    return replace(shipped_lane_model(), name=name, source='')

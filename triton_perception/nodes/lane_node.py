@@ -10,12 +10,12 @@ from sensor_msgs.msg import Image, PointCloud2
 from triton_perception.ground.node_outputs import LaneGroundOutputs
 from triton_perception.lane_geometry import NUM_POINTS
 from triton_perception.lane_models.decode import DecodeSettings, decode_lanes
-from triton_perception.lane_models.spec import LaneConfigError, lane_model_for
+from triton_perception.lane_models.spec import lane_model_for
 from triton_perception.messages import image_message, lanes_cloud_message
 from triton_perception.nodes.base import PerceptionNode, run_nodes
 from triton_perception.qos import OVERLAY_QOS, RESULT_QOS
 from triton_perception.overlay import draw_drivable_area, draw_lanes
-from triton_perception.parameters import LANES, ParameterError
+from triton_perception.parameters import LANES
 from triton_perception.paths import default_model_repository
 from triton_perception.triton.client import Frame, Tensors
 from triton_perception.validation import check_lane_outputs
@@ -28,12 +28,14 @@ class LaneNode(PerceptionNode):
 
     def __init__(self, **node_options: Any) -> None:
         super().__init__('lane_node', LANES, (), **node_options)
-        try:
-            self._lane_model = lane_model_for(default_model_repository(),
-                                              self.settings['model_name'])
-        except LaneConfigError as error:
-            raise ParameterError(f"parameter 'model_name': {error}") from None
+        repository = default_model_repository()
+        self._lane_model = lane_model_for(repository, self.settings['model_name'])
         self._outputs = self._lane_model.outputs
+        if not self._lane_model.source:
+            self.get_logger().info(
+                f"no lane model record {self._lane_model.name}/lane_model.json in {repository}: "
+                'expecting the lane_detection contract (LANE_PROBABILITY, DRIVABLE_MARGIN); '
+                'install your own with `triton-perception models install --lanes`')
         self._lanes = self.create_publisher(PointCloud2, 'lanes', RESULT_QOS)
         self._drivable_area = self.create_publisher(Image, 'drivable_area', RESULT_QOS)
         self._overlay = self.create_publisher(Image, 'lanes/overlay', OVERLAY_QOS)
