@@ -1,0 +1,71 @@
+"""One camera's tracking per frame: image tracks, then the ground motion of tracked boxes.
+
+detection_node calls `CameraTracking.update` from its worker thread with what it already has
+(the frame's stamp, DETECTIONS, the ground camera and the vehicle's pose in the fixed frame);
+the tests call the same function on synthetic scenes.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Iterator
+
+import numpy as np
+
+from triton_perception.ground.camera import GroundCamera
+from triton_perception.ground.outputs import ground_boxes
+from triton_perception.tracking.ground_motion import (GroundMotion, GroundMotionSettings,
+                                                      GroundTrack, Pose2D, contact_covariance)
+from triton_perception.tracking.tracker import Tracker, TrackerSettings, TrackedBoxes
+
+# Bottom-edge noise of a box, as a fraction of its height, for the contact point's covariance.
+CONTACT_PIXEL_NOISE = 0.05
+MIN_CONTACT_PIXEL_NOISE = 1.0
+
+
+@dataclass(frozen=True)
+class FrameTracks:
+    """A frame's tracking result, row by row with its detections."""
+
+    boxes: TrackedBoxes
+    ground: list[GroundTrack | None]  # None: no track, or the box does not meet the ground
+
+    def published_ids(self, include_unconfirmed: bool) -> list[str]:
+        """Track ids to publish per detection ('' for none)."""
+        return self.boxes.published_ids(include_unconfirmed)
+
+
+class CameraTracking:
+    """The tracker and the ground filters of one camera (one image frame_id)."""
+
+    def __init__(self, tracker_settings: TrackerSettings = TrackerSettings(),
+                 motion_settings: GroundMotionSettings = GroundMotionSettings(),
+                 id_source: Iterator[int] | None = None) -> None:
+        self.tracker = Tracker(tracker_settings, id_source)
+        self.motion = GroundMotion(motion_settings)
+
+    def update(self, stamp: float, detections: np.ndarray, camera: GroundCamera | None = None,
+               vehicle: Pose2D | None = None) -> FrameTracks:
+        """Track DETECTIONS [N, 6] at `stamp` (s); with a camera, filter the ground contact of
+        every tracked box in the fixed frame where `vehicle` (target_frame's pose there; None:
+        target_frame itself, so velocities are relative to the vehicle) puts it."""
+        boxes = self.tracker.update(stamp, detections)
+        ground: list[GroundTrack | None] = [None] * len(boxes.ids)
+        if camera is None:
+            return FrameTracks(boxes, ground)
+        detections = np.asarray(detections, dtype=np.float64).reshape(-1, 6)
+        contacts = ground_boxes(camera, detections)[0]
+        rows = [row for row, track_id in enumerate(boxes.ids)
+                if track_id and np.all(np.isfinite(contacts[row]))]
+        pixels = np.stack([(detections[rows, 0] + detections[rows, 2]) / 2,
+                           detections[rows, 3]], axis=1)
+        heights = detections[rows, 3] - detections[rows, 1]
+        covariances = contact_covariance(
+            camera, pixels, np.maximum(CONTACT_PIXEL_NOISE * heights, MIN_CONTACT_PIXEL_NOISE))
+        usable = np.all(np.isfinite(covariances.reshape(len(rows), 4)), axis=1)
+        rows = [row for row, ok in zip(rows, usable.tolist()) if ok]
+        tracks = self.motion.update(stamp, [boxes.ids[row] for row in rows],
+                                    contacts[rows, :2], covariances[usable],
+                                    vehicle if vehicle is not None else Pose2D.identity())
+        for row, track in zip(rows, tracks):
+            ground[row] = track
+        return FrameTracks(boxes, ground)
