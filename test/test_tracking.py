@@ -9,7 +9,8 @@ import motmetrics
 import numpy as np
 import pytest
 
-from tracking_scenes import (CAMERA, PEDESTRIAN, Ego, Frame, WorldObject, render)
+from tracking_scenes import CAMERA, PEDESTRIAN, Ego, Frame, WorldObject, render
+from triton_perception.tracking.benchmark import tracking_update_ms
 from triton_perception.tracking.association import iou_matrix, match
 from triton_perception.tracking.ground_motion import Pose2D, time_to_collision
 from triton_perception.tracking.pipeline import CameraTracking, FrameTracks
@@ -261,11 +262,11 @@ def test_time_to_collision_matches_the_analytic_value() -> None:
 
 
 def test_time_to_collision_cases() -> None:
-    assert time_to_collision(np.array([20.0, 0.0]), np.array([-10.0, 0.0]), 1.0) == 2.0
-    assert math.isinf(time_to_collision(np.array([20.0, 0.0]), np.array([1.0, 0.0]), 1.0))
-    # Crossing into the path: at 2 s it is at y = 0.
-    assert time_to_collision(np.array([20.0, 4.0]), np.array([-10.0, -2.0]), 1.0) == 2.0
-    assert math.isinf(time_to_collision(np.array([20.0, 8.0]), np.array([-10.0, 0.0]), 1.0))
+    positions = np.array([[20.0, 0.0], [20.0, 0.0], [20.0, 4.0], [20.0, 8.0], [-1.0, 0.5]])
+    velocities = np.array([[-10.0, 0.0], [1.0, 0.0], [-10.0, -2.0], [-10.0, 0.0], [0.0, 0.0]])
+    # Closing; opening; crossing into the path (at y = 0 after 2 s); passing beside; touching.
+    assert time_to_collision(positions, velocities, 1.0).tolist() == [2.0, math.inf, 2.0,
+                                                                      math.inf, 0.0]
 
 
 def test_pose_from_matrix() -> None:
@@ -274,3 +275,10 @@ def test_pose_from_matrix() -> None:
     matrix[:2, 3] = [3.0, 4.0]
     pose = Pose2D.from_matrix(matrix)
     assert pose.yaw == pytest.approx(math.pi / 2) and pose.translation.tolist() == [3.0, 4.0]
+
+
+def test_the_bench_measures_an_update_with_50_objects() -> None:
+    """The figure `triton-perception bench` prints; only its shape is checked here."""
+    figures = tracking_update_ms(objects=50, frames=40)
+    assert figures['objects'] == 50
+    assert figures['image_ms']['median'] > 0 and figures['with_ground_ms']['p95'] > 0

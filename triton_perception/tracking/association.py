@@ -35,5 +35,8 @@ def match(similarity: np.ndarray, gate: float) -> tuple[np.ndarray, np.ndarray, 
     row_index, column_index = linear_sum_assignment(cost)
     valid = cost[row_index, column_index] < 1e6
     pairs = np.stack([row_index[valid], column_index[valid]], axis=1).astype(np.int64)
-    return (pairs, np.setdiff1d(np.arange(rows), pairs[:, 0]),
-            np.setdiff1d(np.arange(columns), pairs[:, 1]))
+    free_rows = np.ones(rows, dtype=bool)
+    free_rows[pairs[:, 0]] = False
+    free_columns = np.ones(columns, dtype=bool)
+    free_columns[pairs[:, 1]] = False
+    return pairs, np.flatnonzero(free_rows), np.flatnonzero(free_columns)

@@ -91,23 +91,24 @@ def contact_covariance(camera: GroundCamera, pixels: np.ndarray,
     return (pixel_std ** 2)[:, None, None] * (jacobian @ jacobian.transpose(0, 2, 1))
 
 
-def time_to_collision(position: np.ndarray, velocity: np.ndarray, half_width: float,
-                      front: float = 0.0) -> float:
-    """Seconds until an object at `position` moving at `velocity` (both relative, in the
-    vehicle frame: x forward, y left) reaches the vehicle's front x = `front` inside the ego
-    path |y| <= `half_width`; inf when it is not closing or passes beside the path.
+def time_to_collision(positions: np.ndarray, velocities: np.ndarray, half_width: float,
+                      front: float = 0.0) -> np.ndarray:
+    """Seconds [N] until objects at `positions` [N, 2] moving at `velocities` [N, 2] (both
+    relative, in the vehicle frame: x forward, y left) reach the vehicle's front x = `front`
+    inside the ego path |y| <= `half_width`; inf when not closing or passing beside the path.
 
-    The path is straight ahead: with the relative velocity held constant, which is what a
+    The path is straight ahead and the relative velocity constant, which is what a
     constant-velocity track predicts."""
-    gap = float(position[0]) - front
-    closing = -float(velocity[0])
-    if gap <= 0.0:
-        return 0.0 if abs(float(position[1])) <= half_width else math.inf
-    if closing <= 0.0:
-        return math.inf
-    seconds = gap / closing
-    lateral = float(position[1]) + float(velocity[1]) * seconds
-    return seconds if abs(lateral) <= half_width else math.inf
+    positions = np.asarray(positions, dtype=np.float64).reshape(-1, 2)
+    velocities = np.asarray(velocities, dtype=np.float64).reshape(-1, 2)
+    gap = positions[:, 0] - front
+    closing = -velocities[:, 0]
+    approaching = (gap > 0.0) & (closing > 0.0)
+    seconds = np.zeros(len(gap))
+    seconds[approaching] = gap[approaching] / closing[approaching]
+    lateral = positions[:, 1] + velocities[:, 1] * seconds
+    reaches = approaching | (gap <= 0.0)
+    return np.where(reaches & (np.abs(lateral) <= half_width), seconds, math.inf)
 
 
 class GroundMotion:
@@ -159,7 +160,7 @@ class GroundMotion:
         index = {track_id: row for row, track_id in enumerate(self._ids)}
         rows = np.array([index[track_id] for track_id in track_ids], dtype=np.int64)
         self._last_seen[rows] = stamp
-        return [self._track(row, vehicle) for row in rows.tolist()]
+        return self._tracks(rows, vehicle)
 
     def _rows(self, track_ids: list[str]) -> np.ndarray:
         index = {track_id: row for row, track_id in enumerate(self._ids)}
@@ -188,18 +189,18 @@ class GroundMotion:
             self._ego_yaw_rate = math.atan2(math.sin(turn), math.cos(turn)) / dt
         self._ego = (stamp, vehicle)
 
-    def _track(self, row: int, vehicle: Pose2D) -> GroundTrack:
-        position, velocity = self._mean[row, :2], self._mean[row, 2:]
-        relative_position = vehicle.rotation.T @ (position - vehicle.translation)
+    def _tracks(self, rows: np.ndarray, vehicle: Pose2D) -> list[GroundTrack]:
+        positions, velocities = self._mean[rows, :2], self._mean[rows, 2:]
+        relative_positions = (positions - vehicle.translation) @ vehicle.rotation
         # d/dt of R^T (p - t): the vehicle frame turns with the yaw rate.
         rate = self._ego_yaw_rate
-        relative_velocity = vehicle.rotation.T @ (velocity - self._ego_velocity) + np.array(
-            [rate * relative_position[1], -rate * relative_position[0]])
-        return GroundTrack(
-            track_id=self._ids[row], position=position.copy(), velocity=velocity.copy(),
-            position_covariance=self._covariance[row, :2, :2].copy(),
-            velocity_covariance=self._covariance[row, 2:, 2:].copy(),
-            relative_position=relative_position, relative_velocity=relative_velocity,
-            time_to_collision=time_to_collision(relative_position, relative_velocity,
-                                                self.settings.ego_half_width_m,
-                                                self.settings.ego_front_m))
+        relative_velocities = (velocities - self._ego_velocity) @ vehicle.rotation + \
+            rate * np.stack([relative_positions[:, 1], -relative_positions[:, 0]], axis=1)
+        collisions = time_to_collision(relative_positions, relative_velocities,
+                                       self.settings.ego_half_width_m, self.settings.ego_front_m)
+        covariances = self._covariance[rows]
+        return [GroundTrack(self._ids[row], positions[index], velocities[index],
+                            covariances[index, :2, :2], covariances[index, 2:, 2:],
+                            relative_positions[index], relative_velocities[index],
+                            float(collisions[index]))
+                for index, row in enumerate(rows.tolist())]

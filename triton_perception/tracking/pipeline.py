@@ -54,18 +54,19 @@ class CameraTracking:
             return FrameTracks(boxes, ground)
         detections = np.asarray(detections, dtype=np.float64).reshape(-1, 6)
         contacts = ground_boxes(camera, detections)[0]
-        rows = [row for row, track_id in enumerate(boxes.ids)
-                if track_id and np.all(np.isfinite(contacts[row]))]
+        rows = np.flatnonzero(np.array([bool(track_id) for track_id in boxes.ids], dtype=bool)
+                              & np.all(np.isfinite(contacts), axis=1)) if boxes.ids else \
+            np.zeros(0, dtype=np.int64)
         pixels = np.stack([(detections[rows, 0] + detections[rows, 2]) / 2,
                            detections[rows, 3]], axis=1)
         heights = detections[rows, 3] - detections[rows, 1]
         covariances = contact_covariance(
             camera, pixels, np.maximum(CONTACT_PIXEL_NOISE * heights, MIN_CONTACT_PIXEL_NOISE))
         usable = np.all(np.isfinite(covariances.reshape(len(rows), 4)), axis=1)
-        rows = [row for row, ok in zip(rows, usable.tolist()) if ok]
-        tracks = self.motion.update(stamp, [boxes.ids[row] for row in rows],
+        rows = rows[usable]
+        tracks = self.motion.update(stamp, [boxes.ids[row] for row in rows.tolist()],
                                     contacts[rows, :2], covariances[usable],
                                     vehicle if vehicle is not None else Pose2D.identity())
-        for row, track in zip(rows, tracks):
+        for row, track in zip(rows.tolist(), tracks):
             ground[row] = track
         return FrameTracks(boxes, ground)
