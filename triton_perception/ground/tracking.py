@@ -12,6 +12,7 @@ from typing import Any
 
 import numpy as np
 from rclpy.node import Node
+from rclpy.duration import Duration
 from rclpy.time import Time
 from triton_perception.qos import CAMERA_INFO_QOS, TF_STATIC_QOS
 from sensor_msgs.msg import CameraInfo
@@ -29,6 +30,8 @@ except ImportError:
     TFMessage = None
 
 OFF = 'off (ground_outputs is false)'
+# How long the worker waits for a transform at a frame's stamp (odometry lags the camera).
+TF_WAIT_S = 0.05
 
 
 def camera_pose_set(pose: list[float]) -> bool:
@@ -71,18 +74,32 @@ class CameraGeometrySource:
         with self._lock:
             self._static.add(message)
 
-    def _transform(self, target: str, frame: str) -> np.ndarray | None:
+    def _transform(self, target: str, frame: str, stamp: Any = None) -> np.ndarray | None:
+        """4x4 target <- frame: at `stamp` (a header stamp; waits up to TF_WAIT_S for it), or
+        the latest when None. Without tf2_ros only static transforms are known."""
         if self._buffer is not None:
             try:
-                # The latest transform: a camera mounting is static, or close to it.
-                stamped = self._buffer.lookup_transform(target.lstrip('/'), frame.lstrip('/'),
-                                                        Time())
+                if stamp is None:
+                    # The latest transform: a camera mounting is static, or close to it.
+                    stamped = self._buffer.lookup_transform(target.lstrip('/'),
+                                                            frame.lstrip('/'), Time())
+                else:
+                    stamped = self._buffer.lookup_transform(
+                        target.lstrip('/'), frame.lstrip('/'), Time.from_msg(stamp),
+                        timeout=Duration(seconds=TF_WAIT_S))
             except (tf2_ros.LookupException, tf2_ros.ConnectivityException,
                     tf2_ros.ExtrapolationException):
                 return None
             return transform_matrix(stamped.transform)
         with self._lock:
             return self._static.lookup(target, frame)
+
+    def transform_at(self, target: str, frame: str, stamp: Any) -> np.ndarray | None:
+        """4x4 target <- frame at a header stamp (e.g. odom <- base_link, which moves), or None
+        when TF does not have it."""
+        if not self.enabled or not target:
+            return None
+        return self._transform(target, frame, stamp)
 
     def _mounting(self, frame_id: str) -> tuple[Mounting | None, str]:
         target = self._settings['target_frame']

@@ -28,6 +28,9 @@ class FrameTracks:
 
     boxes: TrackedBoxes
     ground: list[GroundTrack | None]  # None: no track, or the box does not meet the ground
+    # Each box's ground width and height (m), NaN where unknown (ground/outputs.ground_boxes).
+    widths: np.ndarray
+    heights: np.ndarray
 
     def published_ids(self, include_unconfirmed: bool) -> list[str]:
         """Track ids to publish per detection ('' for none)."""
@@ -50,10 +53,11 @@ class CameraTracking:
         target_frame itself, so velocities are relative to the vehicle) puts it."""
         boxes = self.tracker.update(stamp, detections)
         ground: list[GroundTrack | None] = [None] * len(boxes.ids)
+        unknown = np.full(len(boxes.ids), np.nan)
         if camera is None:
-            return FrameTracks(boxes, ground)
+            return FrameTracks(boxes, ground, unknown, unknown)
         detections = np.asarray(detections, dtype=np.float64).reshape(-1, 6)
-        contacts = ground_boxes(camera, detections)[0]
+        contacts, widths, heights = ground_boxes(camera, detections)
         rows = np.flatnonzero(np.array([bool(track_id) for track_id in boxes.ids], dtype=bool)
                               & np.all(np.isfinite(contacts), axis=1)) if boxes.ids else \
             np.zeros(0, dtype=np.int64)
@@ -69,4 +73,4 @@ class CameraTracking:
                                     vehicle if vehicle is not None else Pose2D.identity())
         for row, track in zip(rows.tolist(), tracks):
             ground[row] = track
-        return FrameTracks(boxes, ground)
+        return FrameTracks(boxes, ground, widths, heights)
