@@ -149,13 +149,13 @@ TRACKING = (
     flag('tracking', True, 'track objects: Detection2D.id and Detection3D.id carry the track id, '
          'detections/tracks (autoware_perception_msgs/TrackedObjects) and detections/tracks/'
          'markers are published; false leaves ids empty'),
-    number('tracking_high_score', 0.5, 0.0, 1.0, 'detections at or above this score are matched '
+    number('tracking_high_score', 0.4, 0.0, 1.0, 'detections at or above this score are matched '
            'first (ByteTrack first stage); lower ones down to tracking_low_score only keep '
            'tracks alive (second stage). Set score_threshold at or below tracking_low_score so '
            'that the low-score detections reach the tracker'),
     number('tracking_low_score', 0.1, 0.0, 1.0, 'lowest score a detection may have to keep a '
            'track alive'),
-    number('tracking_new_track_score', 0.6, 0.0, 1.0, 'lowest score of a detection that starts '
+    number('tracking_new_track_score', 0.45, 0.0, 1.0, 'lowest score of a detection that starts '
            'a new track'),
     number('tracking_iou_gate', 0.2, 0.0, 1.0, 'lowest IoU between a track\'s predicted box and '
            'a high-score detection for a match'),

@@ -19,31 +19,13 @@ from visualization_msgs.msg import MarkerArray
 
 from triton_perception.ground.tracking import CameraGeometrySource
 from triton_perception.messages import class_name
-from triton_perception.tracking.ground_motion import GroundMotionSettings, Pose2D
+from triton_perception.tracking.ground_motion import Pose2D
 from triton_perception.tracking.messages import (track_markers_message, tracked_object,
                                                  tracked_objects_message)
-from triton_perception.tracking.pipeline import CameraTracking, FrameTracks
-from triton_perception.tracking.tracker import TrackerSettings
+from triton_perception.tracking.pipeline import (CameraTracking, FrameTracks, motion_settings,
+                                                 tracker_settings)
 
 OFF = 'off (tracking is false)'
-
-
-def tracker_settings(settings: dict[str, Any]) -> TrackerSettings:
-    """The node parameters (parameters.TRACKING) as the tracker's settings."""
-    return TrackerSettings(
-        high_score=settings['tracking_high_score'], low_score=settings['tracking_low_score'],
-        new_track_score=settings['tracking_new_track_score'],
-        iou_gate=settings['tracking_iou_gate'], low_iou_gate=settings['tracking_low_iou_gate'],
-        unconfirmed_iou_gate=settings['tracking_unconfirmed_iou_gate'],
-        lifetime_s=settings['tracking_lifetime_s'],
-        confirmation_s=settings['tracking_confirmation_s'])
-
-
-def motion_settings(settings: dict[str, Any]) -> GroundMotionSettings:
-    """The node parameters as the ground filters' settings."""
-    return GroundMotionSettings(lifetime_s=settings['tracking_lifetime_s'],
-                                ego_half_width_m=settings['ego_half_width_m'],
-                                ego_front_m=settings['ego_front_m'])
 
 
 def stamp_seconds(header: Header) -> float:

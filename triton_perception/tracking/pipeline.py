@@ -7,7 +7,7 @@ the tests call the same function on synthetic scenes.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Iterator
+from typing import Any, Iterator
 
 import numpy as np
 
@@ -20,6 +20,24 @@ from triton_perception.tracking.tracker import Tracker, TrackerSettings, Tracked
 # Bottom-edge noise of a box, as a fraction of its height, for the contact point's covariance.
 CONTACT_PIXEL_NOISE = 0.05
 MIN_CONTACT_PIXEL_NOISE = 1.0
+
+
+def tracker_settings(settings: dict[str, Any]) -> TrackerSettings:
+    """The node parameters (parameters.TRACKING) as the tracker's settings."""
+    return TrackerSettings(
+        high_score=settings['tracking_high_score'], low_score=settings['tracking_low_score'],
+        new_track_score=settings['tracking_new_track_score'],
+        iou_gate=settings['tracking_iou_gate'], low_iou_gate=settings['tracking_low_iou_gate'],
+        unconfirmed_iou_gate=settings['tracking_unconfirmed_iou_gate'],
+        lifetime_s=settings['tracking_lifetime_s'],
+        confirmation_s=settings['tracking_confirmation_s'])
+
+
+def motion_settings(settings: dict[str, Any]) -> GroundMotionSettings:
+    """The node parameters as the ground filters' settings."""
+    return GroundMotionSettings(lifetime_s=settings['tracking_lifetime_s'],
+                                ego_half_width_m=settings['ego_half_width_m'],
+                                ego_front_m=settings['ego_front_m'])
 
 
 @dataclass(frozen=True)
