@@ -5,12 +5,16 @@ from __future__ import annotations
 
 from typing import Any, Iterator
 
+import time
+
 import numpy as np
 import pytest
 import yaml
 from autoware_perception_msgs.msg import TrackedObjects
 from diagnostic_msgs.msg import DiagnosticArray
+from geometry_msgs.msg import TransformStamped
 from sensor_msgs.msg import CameraInfo
+from tf2_msgs.msg import TFMessage
 from vision_msgs.msg import Detection2DArray, Detection3DArray
 
 from ros_helpers import Probe, wait_until
@@ -20,6 +24,8 @@ from test_nodes import (image_message, latest_diagnostics, road_rgb,  # noqa: F4
                         send_and_receive, start_node)
 
 from triton_perception.processes import NodeProcess
+
+EGO_SPEED = 10.0  # m/s along odom x in the odometry test
 
 pytestmark = [pytest.mark.ros, pytest.mark.server]
 NS, FRAME = '/tracking', 'front_optical'
@@ -81,3 +87,39 @@ def test_tracking_publishes_stable_ids_and_tracked_objects(
     wait_until(lambda: 'relative to the vehicle' in (
         latest_diagnostics(diagnostics, f'{NS}/detection_node') or {}).get('tracking', ''),
         10.0, 'relative velocities in /diagnostics')
+
+
+def test_with_odometry_velocities_are_in_odom(
+        probe: Probe, node: NodeProcess, road_rgb: np.ndarray) -> None:  # noqa: F811
+    """The vehicle drives at 10 m/s (odom -> base_link on /tf) and the camera sees the same
+    frame: every car moves with the vehicle, so in odom at 10 m/s forward."""
+    tracks = probe.record(TrackedObjects, f'{NS}/detections/tracks')
+    detections = probe.record(Detection2DArray, f'{NS}/detections')
+    diagnostics = probe.received.get('/diagnostics') or probe.record(DiagnosticArray,
+                                                                     '/diagnostics')
+    info_publisher = probe.publisher(CameraInfo, f'{NS}/camera_info')
+    tf_publisher = probe.publisher(TFMessage, '/tf')
+    probe.wait_for_subscribers(tf_publisher)
+    last = None
+    for index in range(20):
+        message = image_message(road_rgb, 'bgr8', FRAME, 200 + index // RATE_HZ)
+        message.header.stamp.nanosec = (index % RATE_HZ) * (1_000_000_000 // RATE_HZ)
+        odometry = TransformStamped(child_frame_id='base_link')
+        odometry.header.frame_id, odometry.header.stamp = 'odom', message.header.stamp
+        odometry.transform.translation.x = EGO_SPEED * index / RATE_HZ
+        odometry.transform.rotation.w = 1.0
+        tf_publisher.publish(TFMessage(transforms=[odometry]))
+        info_publisher.publish(camera_info())
+        time.sleep(0.05)  # the pose first: without tf2_ros the node takes the latest
+        last = send_and_receive(probe, f'{NS}/image', message, f'{NS}/detections',
+                                Detection2DArray, detections)
+    objects = wait_until(lambda: next((m for m in list(tracks) if m.header.stamp ==
+                                       last.header.stamp), None), 10.0, 'tracked objects')
+    assert objects.header.frame_id == 'odom' and objects.objects
+    for tracked in objects.objects:
+        linear = tracked.kinematics.twist_with_covariance.twist.linear
+        assert abs(linear.x - EGO_SPEED) < 1.5 and abs(linear.y) < 1.0, linear
+        assert not tracked.kinematics.is_stationary
+    wait_until(lambda: 'velocities in odom' in (
+        latest_diagnostics(diagnostics, f'{NS}/detection_node') or {}).get('tracking', ''),
+        10.0, 'velocities in odom in /diagnostics')
