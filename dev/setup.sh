@@ -47,6 +47,7 @@ fi
 
 bash "$ROOT/dev/build_interfaces.sh" "$VENV" "$ROOT/dev/vision_msgs"
 bash "$ROOT/dev/build_interfaces.sh" "$VENV" "$ROOT/dev/tf2_msgs"
+bash "$ROOT/dev/build_interfaces.sh" "$VENV" "$ROOT/dev/autoware_perception_msgs"
 bash "$ROOT/dev/build_interfaces.sh" "$VENV" "$ROS_PYTHON/src/composition_interfaces"
 
 # What colcon does for an installed ament_python package, for the editable one: the ament

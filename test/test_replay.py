@@ -11,7 +11,7 @@ import yaml
 from conftest import REPO, shared_path
 from test_ground_clip import CALIBRATION
 from triton_perception.bag.evaluate import EvaluationSettings, evaluate
-from triton_perception.bag.figures import regressions
+from triton_perception.bag.figures import regressions, tracking_figures
 from triton_perception.bag.make import make_bag
 
 
@@ -80,6 +80,24 @@ def test_regressions_apply_each_tolerance_to_hand_written_reports() -> None:
     # A report saved before losses were counted has no lost_fraction: it reads as none lost.
     del expected['nodes']['lane_node']['lost_fraction']
     assert regressions(report_with(car_rate=0.95, lost_fraction=0.0), expected) == []
+
+
+def test_tracking_figures_of_hand_written_frames() -> None:
+    """Track '1' lasts 0.2 s, '2' 0.1 s, '3' one frame; three new tracks in 0.3 s."""
+    frames = [(10.0, ['1', '2']), (10.1, ['1', '2']), (10.2, ['1']), (10.3, ['3'])]
+    figures = tracking_figures(frames)
+    assert figures['tracks'] == 3 and figures['mean_tracks_per_frame'] == 1.5
+    assert figures['track_length_s']['median'] == pytest.approx(0.1)
+    assert figures['track_length_s']['p90'] == pytest.approx(0.18)
+    assert figures['new_tracks_per_s'] == pytest.approx(10.0)
+    expected = {**report_with(car_rate=0.95, lost_fraction=0.0), 'tracking': figures}
+    fragmented = {**report_with(car_rate=0.95, lost_fraction=0.0),
+                  'tracking': {**figures, 'new_tracks_per_s': 16.0}}
+    assert regressions(fragmented, expected) == [
+        'tracking.new_tracks_per_s[new_tracks_per_s]: expected 10.000, got 16.000 '
+        '(tolerance ±50% of expected)']
+    # A baseline from before tracking was reported compares nothing about it.
+    assert regressions(fragmented, report_with(car_rate=0.95, lost_fraction=0.0)) == []
 
 
 @pytest.mark.ros

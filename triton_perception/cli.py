@@ -231,6 +231,7 @@ def command_bench(arguments: argparse.Namespace) -> int:
     from triton_perception.bench import (DEFAULT_VIDEO, BenchError,  # noqa: PLC0415 (rclpy)
                                          BenchSettings, markdown_table, parse_cases, run_bench,
                                          steps_table)
+    from triton_perception.tracking.benchmark import tracking_line  # noqa: PLC0415
 
     raise_on_termination()
     try:
@@ -250,6 +251,8 @@ def command_bench(arguments: argparse.Namespace) -> int:
     print(markdown_table(report))
     print()
     print(steps_table(report))
+    print()
+    print(tracking_line(report['tracking']))
     return 0
 
 

@@ -20,7 +20,7 @@ from triton_perception.bag.figures import markdown
 from triton_perception.bag.make import make_bag
 from triton_perception.bag.reading import read_images
 from triton_perception.messages import (detections_from_message, lanes_from_cloud, load_labels,
-                                        mask_from_image)
+                                        mask_from_image, track_ids_from_message)
 from triton_perception.overlay import draw_detections, draw_drivable_area, draw_lanes
 from triton_perception.paths import SOURCE_ROOT
 
@@ -38,7 +38,8 @@ def published_results(outputs_bag: Path, labels: list[str]) -> dict[str, dict[in
             message = reader.deserialize(raw, connection.msgtype)
             stamp = message.header.stamp.sec * 1_000_000_000 + message.header.stamp.nanosec
             if kind == 'detections':
-                results[kind][stamp] = detections_from_message(message, labels)
+                results[kind][stamp] = (detections_from_message(message, labels),
+                                        track_ids_from_message(message))
             elif kind == 'lanes':
                 results[kind][stamp] = lanes_from_cloud(message)
             elif kind == 'drivable_area':
@@ -72,7 +73,7 @@ def render(input_bag: Path, topic: str, outputs_bag: Path, video_path: Path,
                 draw_lanes(canvas, *lanes)
             detections = latest_at(results['detections'], image.header_stamp_ns)
             if detections is not None:
-                draw_detections(canvas, detections, labels)
+                draw_detections(canvas, detections[0], labels, detections[1])
             bgr = cv2.cvtColor(canvas, cv2.COLOR_RGB2BGR)
             if writer is None:
                 writer = cv2.VideoWriter(str(video_path), cv2.VideoWriter_fourcc(*'mp4v'),

@@ -60,12 +60,15 @@ def class_index(class_id: str, labels: list[str]) -> int:
     return labels.index(class_id) if class_id in labels else -1
 
 
-def detection_array_message(detections: np.ndarray, header: Header) -> Detection2DArray:
+def detection_array_message(detections: np.ndarray, header: Header,
+                            track_ids: list[str] | None = None) -> Detection2DArray:
     """DETECTIONS rows (x1, y1, x2, y2, score, class_id) in image pixels -> Detection2DArray,
-    with `class_id` the decimal class id (its name is in the node's LabelInfo)."""
+    with `class_id` the decimal class id (its name is in the node's LabelInfo) and `id` the
+    row's track id ('' for none, as vision_msgs defines an absent id)."""
     message = Detection2DArray(header=header)
-    for x1, y1, x2, y2, score, class_id in detections.tolist():
-        detection = Detection2D(header=header)
+    ids = track_ids if track_ids is not None else [''] * len(detections)
+    for (x1, y1, x2, y2, score, class_id), track_id in zip(detections.tolist(), ids):
+        detection = Detection2D(header=header, id=track_id)
         hypothesis = ObjectHypothesisWithPose()
         hypothesis.hypothesis.class_id = str(int(class_id))
         hypothesis.hypothesis.score = float(score)
@@ -123,6 +126,11 @@ def image_message(pixels: np.ndarray, header: Header, encoding: str) -> Image:
     return Image(header=header, height=pixels.shape[0], width=pixels.shape[1], encoding=encoding,
                  is_bigendian=0, step=pixels.shape[1] * channels,
                  data=np.ascontiguousarray(pixels).tobytes())
+
+
+def track_ids_from_message(message: Detection2DArray) -> list[str]:
+    """Each detection's id (the track id; '' for none), in the order of its detections."""
+    return [str(detection.id) for detection in message.detections]
 
 
 def detections_from_message(message: Detection2DArray, labels: list[str]) -> np.ndarray:

@@ -19,15 +19,18 @@ def palette(class_id: int) -> tuple[int, int, int]:
     return int(bgr[0]), int(bgr[1]), int(bgr[2])
 
 
-def draw_detections(rgb: np.ndarray, detections: np.ndarray, labels: list[str]) -> np.ndarray:
-    """Boxes with 'name score' labels, drawn in place on an RGB image."""
+def draw_detections(rgb: np.ndarray, detections: np.ndarray, labels: list[str],
+                    track_ids: list[str] | None = None) -> np.ndarray:
+    """Boxes with 'name #id score' labels ('name score' without a track id), drawn in place on
+    an RGB image."""
     thickness = max(1, round(max(rgb.shape[:2]) / 500))
-    for x1, y1, x2, y2, score, class_id in detections.tolist():
+    ids = track_ids if track_ids is not None else [''] * len(detections)
+    for (x1, y1, x2, y2, score, class_id), track_id in zip(detections.tolist(), ids):
         colour = palette(int(class_id))
         name = class_name(labels, int(class_id))
         top_left, bottom_right = (int(x1), int(y1)), (int(x2), int(y2))
         cv2.rectangle(rgb, top_left, bottom_right, colour, thickness)
-        caption = f'{name} {score:.2f}'
+        caption = f'{name} #{track_id} {score:.2f}' if track_id else f'{name} {score:.2f}'
         (width, height), baseline = cv2.getTextSize(caption, cv2.FONT_HERSHEY_SIMPLEX, 0.5, 1)
         label_top = max(0, int(y1) - height - baseline)
         cv2.rectangle(rgb, (int(x1), label_top), (int(x1) + width, label_top + height + baseline),

@@ -144,6 +144,41 @@ GROUND = (
            'camera are dropped (m)', dynamic=True),
 )
 
+# Object tracking in detection_node (docs/tracking.md). Durations are seconds of header stamps.
+TRACKING = (
+    flag('tracking', True, 'track objects: Detection2D.id and Detection3D.id carry the track id, '
+         'detections/tracks (autoware_perception_msgs/TrackedObjects) and detections/tracks/'
+         'markers are published; false leaves ids empty'),
+    number('tracking_high_score', 0.4, 0.0, 1.0, 'detections at or above this score are matched '
+           'first (ByteTrack first stage); lower ones down to tracking_low_score only keep '
+           'tracks alive (second stage). Set score_threshold at or below tracking_low_score so '
+           'that the low-score detections reach the tracker'),
+    number('tracking_low_score', 0.1, 0.0, 1.0, 'lowest score a detection may have to keep a '
+           'track alive'),
+    number('tracking_new_track_score', 0.45, 0.0, 1.0, 'lowest score of a detection that starts '
+           'a new track'),
+    number('tracking_iou_gate', 0.2, 0.0, 1.0, 'lowest IoU between a track\'s predicted box and '
+           'a high-score detection for a match'),
+    number('tracking_low_iou_gate', 0.5, 0.0, 1.0, 'lowest IoU for a match with a low-score '
+           'detection'),
+    number('tracking_unconfirmed_iou_gate', 0.3, 0.0, 1.0, 'lowest IoU for a match of a track '
+           'not yet confirmed'),
+    number('tracking_lifetime_s', 1.0, 0.05, 60.0, 'a track not matched for this long is '
+           'dropped, and its id never comes back (s)'),
+    number('tracking_confirmation_s', 0.05, 0.0, 10.0, 'a track is confirmed (its id published) '
+           'once its detections span this long; 0 confirms on the first detection (s)'),
+    flag('tracking_publish_unconfirmed', False, 'publish the ids of tracks not yet confirmed '
+         '(most short-lived tracks are false positives)'),
+    text('odom_frame', 'odom', 'fixed frame of the ground velocities, looked up in TF as '
+         'odom_frame <- target_frame at each frame\'s stamp; without that transform velocities '
+         'are relative to the vehicle (target_frame) and /diagnostics says so; empty: always '
+         'relative', 'a frame name or empty'),
+    number('ego_half_width_m', 1.0, 0.1, 10.0, 'half width of the ego path straight ahead in '
+           'target_frame: objects whose predicted path enters it get a time to collision (m)'),
+    number('ego_front_m', 0.0, -10.0, 20.0, 'x of the vehicle\'s front in target_frame: the time '
+           'to collision is until an object reaches it (m)'),
+)
+
 DETECTION = COMMON + (
     text('model_name', 'yolov5', 'Triton ensemble that takes IMAGE and returns DETECTIONS',
          'a model name served by Triton', lambda value: bool(value.strip())),
@@ -157,7 +192,7 @@ DETECTION = COMMON + (
                   lambda _value: True, dynamic=True),
     text('labels_file', '', 'text file with one class name per line, line n = class id n '
          '(empty: the labels installed with the detector model_name, else the 80 COCO names)', 'an existing file path or empty', _is_file_or_empty),
-) + GROUND
+) + GROUND + TRACKING
 
 LANES = COMMON + (
     text('model_name', 'lane_detection', 'lane ensemble that takes IMAGE: the shipped '

@@ -39,3 +39,5 @@ CAMERA_INFO_QOS = stream_qos('best_effort', 5)
 TF_STATIC_QOS = QoSProfile(history=HistoryPolicy.KEEP_LAST, depth=100,
                            reliability=ReliabilityPolicy.RELIABLE,
                            durability=DurabilityPolicy.TRANSIENT_LOCAL)
+# /tf as tf2's listener reads it (used only where tf2_ros is not installed).
+TF_QOS = stream_qos('reliable', 100)

@@ -31,6 +31,8 @@ TOLERANCES = (
     # Frames lost on the way to a node are a transport figure, not a processing one: a replay
     # on a busy machine may lose a few without anything in the package having changed.
     ('nodes.lost_fraction', 'abs', 0.02),
+    # New track ids per second: fragmentation shows as more of them.
+    ('tracking.new_tracks_per_s', 'rel', 0.5),
 )
 
 
@@ -48,6 +50,7 @@ def analyse_outputs(outputs_bag: Path, labels: list[str]) -> dict[str, Any]:
     class_boxes: Counter[str] = Counter()
     detection_frames = lane_frames = ego_frames = lane_total = ground_frames = 0
     ego_lanes = []
+    track_ids: list[tuple[float, list[str]]] = []
     with AnyReader([outputs_bag], default_typestore=typestore()) as reader:
         for connection, _stamp, raw in reader.messages():
             message = reader.deserialize(raw, connection.msgtype)
@@ -57,6 +60,8 @@ def analyse_outputs(outputs_bag: Path, labels: list[str]) -> dict[str, Any]:
                          for d in message.detections]
                 class_boxes.update(names)
                 class_frames.update(set(names))
+                track_ids.append((message.header.stamp.sec + message.header.stamp.nanosec * 1e-9,
+                                  [str(d.id) for d in message.detections if d.id]))
             elif connection.topic.endswith('/lanes/ground'):
                 ground_frames += 1
                 found = ego_lane(np.frombuffer(bytes(message.data), dtype=GROUND_POINT_DTYPE,
@@ -83,6 +88,30 @@ def analyse_outputs(outputs_bag: Path, labels: list[str]) -> dict[str, Any]:
             'ego_lane_rate': ego_frames / max(1, lane_frames),
         },
         **({'ground': ground_figures(ground_frames, ego_lanes)} if ground_frames else {}),
+        **({'tracking': tracking_figures(track_ids)}
+           if any(ids for _stamp, ids in track_ids) else {}),
+    }
+
+
+def tracking_figures(frames: list[tuple[float, list[str]]]) -> dict[str, Any]:
+    """From each published frame's (stamp in s, track ids): tracks per frame, how long tracks
+    last (from their first to their last frame, s), and new tracks per second of the replay, a
+    proxy for fragmentation (an object whose track breaks gets a new id)."""
+    first: dict[str, float] = {}
+    last: dict[str, float] = {}
+    for stamp, ids in frames:
+        for track_id in ids:
+            first.setdefault(track_id, stamp)
+            last[track_id] = stamp
+    lengths = np.array([last[track_id] - first[track_id] for track_id in first])
+    stamps = [stamp for stamp, _ids in frames]
+    duration = max(stamps) - min(stamps) if stamps else 0.0
+    return {
+        'tracks': len(first),
+        'mean_tracks_per_frame': float(np.mean([len(ids) for _stamp, ids in frames])),
+        'track_length_s': {'median': float(np.median(lengths)),
+                           'p90': float(np.percentile(lengths, 90))},
+        'new_tracks_per_s': len(first) / duration if duration > 0 else float('nan'),
     }
 
 
@@ -126,13 +155,15 @@ def flatten(report: dict[str, Any], metric: str) -> dict[str, float]:
     section, name = metric.split('.')
     if section == 'nodes':
         return {node: figures.get(name, 0.0) for node, figures in report['nodes'].items()}
-    value = report[section][name]
+    value = report.get(section, {}).get(name, {})  # a section a report lacks has no figures
     return value if isinstance(value, dict) else {name: value}
 
 
 def regressions(report: dict[str, Any], expected: dict[str, Any]) -> list[str]:
     problems = []
     for metric, kind, amount in TOLERANCES:
+        if metric.split('.')[0] not in expected:
+            continue  # a report from before that section existed (e.g. tracking)
         old, new = flatten(expected, metric), flatten(report, metric)
         for key, old_value in old.items():
             new_value = new.get(key, 0.0)
@@ -174,6 +205,13 @@ def markdown(report: dict[str, Any]) -> str:
                   f"{ground['ego_lane_frames']}): ego-lane width {width['mean']:.2f} m "
                   f"(std {width['std']:.2f} m), lateral offset from the lane centre "
                   f"{offset['mean']:+.2f} m (std {offset['std']:.2f} m, + = left).", '']
+    if 'tracking' in report:
+        tracking = report['tracking']
+        length = tracking['track_length_s']
+        lines += [f"Tracking: {tracking['tracks']} tracks, {tracking['mean_tracks_per_frame']:.2f} "
+                  f"per frame, lasting {length['median']:.2f} s (median, p90 "
+                  f"{length['p90']:.2f} s); {tracking['new_tracks_per_s']:.2f} new tracks per "
+                  'second.', '']
     if 'comparison' in report:
         comparison = report['comparison']
         lines += [f"Compared with {comparison['expected']}: "

@@ -24,6 +24,7 @@ from triton_perception.bench.settings import (CASES, DRAIN_TIMEOUT_S, FRAME_TIME
                                               PROGRESS_PERIOD_S, RATE_HZ, READY_TIMEOUT_S,
                                               WARMUP_FRAMES, WINDOW_S, BenchError, BenchSettings,
                                               NodeKind, Stamp)
+from triton_perception.tracking.benchmark import tracking_line, tracking_update_ms
 from triton_perception.bench.transfers import transfer_bytes
 from triton_perception.bench.triton_side import (EnsembleRequests, inference_statistics,
                                                  step_breakdown)
@@ -300,6 +301,8 @@ def run_bench(settings: BenchSettings, log: Callable[[str], None]) -> dict[str, 
                          'triton_started_by_bench': server is not None},
             'method': METHOD,
         }
+        report['tracking'] = tracking_update_ms()
+        log(tracking_line(report['tracking']))
         benchmark = Benchmark(settings, repository, url, server_pid, ros, messages,
                               temporary, log)
         for case in settings.cases:

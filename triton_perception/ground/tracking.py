@@ -12,8 +12,9 @@ from typing import Any
 
 import numpy as np
 from rclpy.node import Node
+from rclpy.duration import Duration
 from rclpy.time import Time
-from triton_perception.qos import CAMERA_INFO_QOS, TF_STATIC_QOS
+from triton_perception.qos import CAMERA_INFO_QOS, TF_QOS, TF_STATIC_QOS
 from sensor_msgs.msg import CameraInfo
 
 from triton_perception.ground.camera import CameraModelError, GroundCamera, Intrinsics, Mounting
@@ -29,6 +30,8 @@ except ImportError:
     TFMessage = None
 
 OFF = 'off (ground_outputs is false)'
+# How long the worker waits for a transform at a frame's stamp (odometry lags the camera).
+TF_WAIT_S = 0.05
 
 
 def camera_pose_set(pose: list[float]) -> bool:
@@ -45,6 +48,8 @@ class CameraGeometrySource:
         self._infos: dict[str, Any] = {}
         self._cache: dict[str, tuple[tuple, GroundCamera]] = {}
         self._static = StaticTransforms()
+        # Without tf2_ros: the latest transform of every frame, moving ones (/tf) included.
+        self._latest = StaticTransforms()
         self._buffer = None
         self.enabled = bool(settings['ground_outputs'])
         self.reason = OFF if not self.enabled else 'no camera frame received yet'
@@ -60,6 +65,10 @@ class CameraGeometrySource:
         elif TFMessage is not None:
             node.create_subscription(TFMessage, '/tf_static', self._on_tf_static, TF_STATIC_QOS)
             self.tf_source = '/tf_static'
+            if settings.get('tracking') and settings.get('odom_frame'):
+                # Tracking's odom_frame <- target_frame moves: the latest /tf, not at the stamp.
+                node.create_subscription(TFMessage, '/tf', self._on_tf, TF_QOS)
+                self.tf_source = '/tf_static and the latest /tf'
         else:
             self.tf_source = 'none (neither tf2_ros nor tf2_msgs is installed)'
 
@@ -70,19 +79,42 @@ class CameraGeometrySource:
     def _on_tf_static(self, message: Any) -> None:
         with self._lock:
             self._static.add(message)
+            self._latest.add(message)
 
-    def _transform(self, target: str, frame: str) -> np.ndarray | None:
+    def _on_tf(self, message: Any) -> None:
+        with self._lock:
+            self._latest.add(message)
+
+    def _transform(self, target: str, frame: str, stamp: Any = None) -> np.ndarray | None:
+        """4x4 target <- frame: at `stamp` (a header stamp; waits up to TF_WAIT_S for it), or
+        the latest when None. Without tf2_ros only static transforms are known."""
         if self._buffer is not None:
             try:
-                # The latest transform: a camera mounting is static, or close to it.
-                stamped = self._buffer.lookup_transform(target.lstrip('/'), frame.lstrip('/'),
-                                                        Time())
+                if stamp is None:
+                    # The latest transform: a camera mounting is static, or close to it.
+                    stamped = self._buffer.lookup_transform(target.lstrip('/'),
+                                                            frame.lstrip('/'), Time())
+                else:
+                    stamped = self._buffer.lookup_transform(
+                        target.lstrip('/'), frame.lstrip('/'), Time.from_msg(stamp),
+                        timeout=Duration(seconds=TF_WAIT_S))
             except (tf2_ros.LookupException, tf2_ros.ConnectivityException,
                     tf2_ros.ExtrapolationException):
                 return None
             return transform_matrix(stamped.transform)
         with self._lock:
             return self._static.lookup(target, frame)
+
+    def transform_at(self, target: str, frame: str, stamp: Any) -> np.ndarray | None:
+        """4x4 target <- frame at a header stamp (e.g. odom <- base_link, which moves), or None
+        when TF does not have it. Without tf2_ros: the latest transforms received, whatever
+        their stamps (no interpolation)."""
+        if not self.enabled or not target:
+            return None
+        if self._buffer is None:
+            with self._lock:
+                return self._latest.lookup(target, frame)
+        return self._transform(target, frame, stamp)
 
     def _mounting(self, frame_id: str) -> tuple[Mounting | None, str]:
         target = self._settings['target_frame']

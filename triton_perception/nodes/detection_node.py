@@ -16,13 +16,15 @@ from triton_perception.qos import LATCHED_QOS, OVERLAY_QOS, RESULT_QOS
 from triton_perception.nodes.base import PerceptionNode, run_nodes
 from triton_perception.overlay import draw_detections
 from triton_perception.parameters import DETECTION, ParameterValue, parse_class_filter
+from triton_perception.tracking.node_outputs import DetectionTracking
 from triton_perception.triton.client import Frame, Tensors
 from triton_perception.validation import check_detections
 
 
 class DetectionNode(PerceptionNode):
-    """Publishes `detections`, latched `label_info`, `detections/overlay` while watched, and
-    `detections/ground` once the camera geometry is known."""
+    """Publishes `detections`, latched `label_info`, `detections/overlay` while watched,
+    `detections/ground` once the camera geometry is known and, with tracking, the track ids in
+    both and `detections/tracks` (+ markers)."""
 
     def __init__(self, **node_options: Any) -> None:
         super().__init__('detection_node', DETECTION, ('DETECTIONS', 'NUM_DETECTIONS'),
@@ -35,9 +37,12 @@ class DetectionNode(PerceptionNode):
         self._label_info.publish(label_info_message(
             self.labels, self._stamped_header(), self.settings['score_threshold']))
         self._ground = DetectionGroundOutputs(self, self.settings, RESULT_QOS)
+        self._tracking = DetectionTracking(self, self.settings, self._ground.geometry,
+                                           self.labels, RESULT_QOS)
 
     def extra_diagnostics(self) -> dict[str, str]:
-        return {'ground': self._ground.geometry.reason}
+        return {'ground': self._ground.geometry.reason, 'tracking': self._tracking.reason,
+                'time_to_collision': self._tracking.nearest_collision}
 
     def check_dynamic_parameter(self, name: str, value: ParameterValue) -> None:
         if name == 'class_filter':
@@ -57,12 +62,13 @@ class DetectionNode(PerceptionNode):
             keep = np.isin(detections[:, 5].astype(np.int64), list(self._class_filter))
             detections = detections[keep]
         header = frame.message.header
-        message = detection_array_message(detections, header)
+        track_ids = self._tracking.process(header, detections)
+        message = detection_array_message(detections, header, track_ids)
         self._detections.publish(message)
         self._ground.publish(header, detections, message)
         self.publish_overlay(
             self._overlay, lambda: draw_detections(inputs['IMAGE'].copy(), detections,
-                                                   self.labels), header)
+                                                   self.labels, track_ids), header)
 
 
 def main(args: list[str] | None = None) -> None:

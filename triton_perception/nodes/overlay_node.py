@@ -19,7 +19,8 @@ from vision_msgs.msg import Detection2DArray, LabelInfo
 from triton_perception.accounting import FrameRejected
 from triton_perception.image_conversion import compressed_to_rgb, image_to_rgb
 from triton_perception.messages import (detections_from_message, image_message,
-                                        lanes_from_cloud, mask_from_image)
+                                        lanes_from_cloud, mask_from_image,
+                                        track_ids_from_message)
 from triton_perception.nodes.base import run_nodes
 from triton_perception.qos import LATCHED_QOS, OVERLAY_QOS, RESULT_QOS, stream_qos
 from triton_perception.overlay import draw_detections, draw_drivable_area, draw_lanes
@@ -145,7 +146,7 @@ class OverlayNode(Node):
             draw_lanes(rgb, lanes, sides)
         if 'detections' in results:
             draw_detections(rgb, detections_from_message(results['detections'], self.labels),
-                            self.labels)
+                            self.labels, track_ids_from_message(results['detections']))
         self._overlay.publish(image_message(rgb, frame.message.header, 'rgb8'))
 
 

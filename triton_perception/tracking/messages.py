@@ -1,0 +1,127 @@
+"""Tracks -> ROS messages: autoware_perception_msgs/TrackedObjects for planners, markers for rviz.
+
+Why TrackedObjects rather than radar_msgs/RadarTracks: it is what Autoware's prediction and
+planning read (and its rviz plugin draws), it carries an existence probability and a
+classification with the classes a camera detector knows (car, truck, bus, bicycle, pedestrian,
+...), where RadarTrack's classification is a bare number, and its twist comes with a 6x6
+covariance like the rest of geometry_msgs. Both carry a UUID and position/velocity covariances.
+
+Conventions (docs/tracking.md):
+- the header is the input frame's stamp in the fixed frame the velocities are in (odom_frame,
+  or target_frame when TF has no odom: then the twist is relative to the vehicle);
+- the pose is the ground contact point, orientation unknown (UNAVAILABLE, identity), so the
+  object's frame has the header frame's axes and the twist (vx, vy) is in those axes;
+- object_id: 8 random bytes per node start, then the track number (big-endian), so the UUID is
+  unique across restarts and its last 8 bytes give Detection2D.id back.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from autoware_perception_msgs.msg import (ObjectClassification, Shape, TrackedObject,
+                                          TrackedObjectKinematics, TrackedObjects)
+from builtin_interfaces.msg import Duration
+from geometry_msgs.msg import Point
+from std_msgs.msg import ColorRGBA, Header
+from unique_identifier_msgs.msg import UUID
+from visualization_msgs.msg import Marker, MarkerArray
+
+from triton_perception.tracking.ground_motion import GroundTrack
+
+# COCO (and most detectors') class names -> Autoware's labels; anything else is UNKNOWN.
+AUTOWARE_LABELS = {
+    'car': ObjectClassification.CAR, 'truck': ObjectClassification.TRUCK,
+    'bus': ObjectClassification.BUS, 'motorcycle': ObjectClassification.MOTORCYCLE,
+    'bicycle': ObjectClassification.BICYCLE, 'person': ObjectClassification.PEDESTRIAN,
+    **{animal: ObjectClassification.ANIMAL for animal in (
+        'bird', 'cat', 'dog', 'horse', 'sheep', 'cow', 'elephant', 'bear', 'zebra', 'giraffe')},
+}
+# Below this speed (m/s, in a fixed frame) an object counts as stationary.
+STATIONARY_SPEED = 0.5
+# Variance (rad^2) of an orientation that is not estimated.
+UNKNOWN_ANGLE_VARIANCE = math.pi ** 2
+ARROW_SECONDS = 1.0  # the velocity arrow shows where the object is in this time
+TEXT_HEIGHT_M = 0.8
+
+
+def track_uuid(session: bytes, track_id: str) -> UUID:
+    """16 bytes: the node's 8 session bytes, then the track number."""
+    return UUID(uuid=list(session[:8] + int(track_id).to_bytes(8, 'big')))
+
+
+def planar_covariance(block: np.ndarray, rotation_variance: float = 0.0) -> list[float]:
+    """A 6x6 row-major covariance (x, y, z, rotations) holding a 2x2 (x, y) block."""
+    covariance = np.zeros((6, 6))
+    covariance[:2, :2] = block
+    covariance[5, 5] = rotation_variance
+    return covariance.reshape(-1).tolist()
+
+
+def tracked_object(session: bytes, track_id: str, class_name: str, score: float,
+                   track: GroundTrack, width: float, height: float,
+                   absolute: bool) -> TrackedObject:
+    """One TrackedObject; `absolute` says the velocity is in a fixed frame (not relative)."""
+    kinematics = TrackedObjectKinematics(
+        orientation_availability=TrackedObjectKinematics.UNAVAILABLE)
+    pose = kinematics.pose_with_covariance
+    pose.pose.position.x, pose.pose.position.y = (float(value) for value in track.position)
+    pose.pose.orientation.w = 1.0
+    pose.covariance = planar_covariance(track.position_covariance, UNKNOWN_ANGLE_VARIANCE)
+    twist = kinematics.twist_with_covariance
+    twist.twist.linear.x, twist.twist.linear.y = (float(value) for value in track.velocity)
+    twist.covariance = planar_covariance(track.velocity_covariance)
+    kinematics.is_stationary = bool(absolute and
+                                    np.linalg.norm(track.velocity) < STATIONARY_SPEED)
+    shape = Shape(type=Shape.BOUNDING_BOX)
+    known_width = float(width) if np.isfinite(width) else 0.0
+    # The depth is not observable from one camera: the footprint is taken square.
+    shape.dimensions.x = shape.dimensions.y = known_width
+    shape.dimensions.z = float(height) if np.isfinite(height) and height > 0 else 0.0
+    return TrackedObject(
+        object_id=track_uuid(session, track_id), existence_probability=float(score),
+        classification=[ObjectClassification(
+            label=AUTOWARE_LABELS.get(class_name, ObjectClassification.UNKNOWN),
+            probability=float(score))],
+        kinematics=kinematics, shape=shape)
+
+
+def tracked_objects_message(header: Header, objects: list[TrackedObject]) -> TrackedObjects:
+    """The frame's tracked objects, stamped with the input frame's stamp in the fixed frame."""
+    return TrackedObjects(header=header, objects=objects)
+
+
+def describe(track_id: str, class_name: str, track: GroundTrack) -> str:
+    """The marker text: class, id, speed and, when closing on the ego path, the TTC."""
+    text = f'{class_name} #{track_id} {float(np.linalg.norm(track.velocity)):.1f} m/s'
+    if math.isfinite(track.time_to_collision):
+        text += f' TTC {track.time_to_collision:.1f} s'
+    return text
+
+
+def track_markers_message(header: Header,
+                          rows: list[tuple[str, str, GroundTrack]]) -> MarkerArray:
+    """DELETEALL, then per (track id, class name, track) a text with the id, speed and time to
+    collision, and an arrow from the object to where its velocity takes it in ARROW_SECONDS."""
+    markers = [Marker(header=header, ns='tracks', action=Marker.DELETEALL)]
+    for index, (track_id, class_name, track) in enumerate(rows):
+        start = Point(x=float(track.position[0]), y=float(track.position[1]), z=0.0)
+        end = Point(x=start.x + float(track.velocity[0]) * ARROW_SECONDS,
+                    y=start.y + float(track.velocity[1]) * ARROW_SECONDS, z=0.0)
+        closing = math.isfinite(track.time_to_collision)
+        colour = ColorRGBA(r=1.0, g=0.2, b=0.2, a=1.0) if closing else ColorRGBA(
+            r=0.2, g=0.8, b=1.0, a=1.0)
+        text = Marker(header=header, ns='tracks', id=2 * index, type=Marker.TEXT_VIEW_FACING,
+                      action=Marker.ADD, lifetime=Duration(sec=0), color=colour,
+                      text=describe(track_id, class_name, track))
+        text.pose.position.x, text.pose.position.y = start.x, start.y
+        text.pose.position.z = 2.0
+        text.pose.orientation.w = 1.0
+        text.scale.z = TEXT_HEIGHT_M
+        arrow = Marker(header=header, ns='tracks', id=2 * index + 1, type=Marker.ARROW,
+                       action=Marker.ADD, lifetime=Duration(sec=0), color=colour,
+                       points=[start, end])
+        arrow.pose.orientation.w = 1.0
+        arrow.scale.x, arrow.scale.y, arrow.scale.z = 0.15, 0.4, 0.4
+        markers.extend([text, arrow])
+    return MarkerArray(markers=markers)
