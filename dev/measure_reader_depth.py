@@ -10,20 +10,20 @@ from __future__ import annotations
 
 import argparse
 import os
+from pathlib import Path
 import subprocess
 import sys
 import tempfile
 import time
-from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 os.environ.setdefault('ROS_DOMAIN_ID', str(os.getpid() % 100))
 os.environ['ROS_AUTOMATIC_DISCOVERY_RANGE'] = 'LOCALHOST'
 os.environ.setdefault('ROS_LOG_DIR', tempfile.mkdtemp(prefix='reader-depth-log-'))
 
+from diagnostic_msgs.msg import DiagnosticArray  # noqa: E402
 import numpy as np  # noqa: E402
 import rclpy  # noqa: E402
-from diagnostic_msgs.msg import DiagnosticArray  # noqa: E402
 from rclpy.qos import QoSProfile, ReliabilityPolicy  # noqa: E402
 from sensor_msgs.msg import Image  # noqa: E402
 from std_msgs.msg import Header  # noqa: E402
@@ -31,7 +31,7 @@ from std_msgs.msg import Header  # noqa: E402
 from triton_perception.diagnostics import find_status  # noqa: E402
 from triton_perception.messages import image_message  # noqa: E402
 from triton_perception.paths import dds_profile_environment  # noqa: E402
-from triton_perception.processes import NodeProcess, free_ports, ros_arguments  # noqa: E402
+from triton_perception.processes import free_ports, NodeProcess, ros_arguments  # noqa: E402
 from triton_perception.triton.server import ServerConfig, TritonServer  # noqa: E402
 
 os.environ.update(dds_profile_environment())

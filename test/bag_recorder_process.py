@@ -13,9 +13,9 @@ from __future__ import annotations
 import argparse
 import json
 import os
+from pathlib import Path
 import sys
 import time
-from pathlib import Path
 
 import rclpy
 from rclpy.context import Context

@@ -2,9 +2,9 @@
 from __future__ import annotations
 
 import os
-import tempfile
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterator
+import tempfile
+from typing import Any, Iterator, TYPE_CHECKING
 
 import pytest
 

@@ -10,8 +10,6 @@ import time
 import numpy as np
 import triton_python_backend_utils as pb_utils
 
-
-
 ROWS = 300  # padded rows of DETECTIONS, as the served detection graph returns them
 
 

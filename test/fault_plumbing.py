@@ -5,25 +5,25 @@ they must see end. The fixtures here are imported by the test modules that use t
 from __future__ import annotations
 
 import os
+from pathlib import Path
 import signal
 import subprocess
 import threading
 import time
-from pathlib import Path
 from typing import Any, Callable, Iterator
 
+from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus
 import numpy as np
 import pytest
-from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus
 from sensor_msgs.msg import Image
 
 from conftest import REPO
 from fault_repository import write_repository
-from ros_helpers import RELIABLE, Probe, wait_until
+from ros_helpers import Probe, RELIABLE, wait_until
 from test_pipeline_run import clip_frames
 from triton_perception.diagnostics import NodeStatus, status_name
 from triton_perception.models import install_models
-from triton_perception.processes import NodeProcess, alive, free_ports, process_tree, ros_arguments
+from triton_perception.processes import alive, free_ports, NodeProcess, process_tree, ros_arguments
 from triton_perception.triton.server import ServerConfig, TritonServer
 
 SEED = 20240801

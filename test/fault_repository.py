@@ -6,8 +6,8 @@ return the lane model's two maps. Nothing here holds weights, so nothing is comm
 """
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
+import shutil
 
 MODEL_SOURCE = Path(__file__).resolve().parent / 'fault_model.py'
 

@@ -8,13 +8,13 @@ from __future__ import annotations
 
 import random
 import struct
-import zlib
 from typing import Any
+import zlib
 
 import cv2
 import numpy as np
 
-from triton_perception.image_conversion import SUPPORTED_ENCODINGS, encode_rgb
+from triton_perception.image_conversion import encode_rgb, SUPPORTED_ENCODINGS
 
 UINT32_MAX = 2**32 - 1
 INVALID_ENCODINGS = ('', '32FC1', '16UC1', 'rgb16', 'RGB8', 'jpeg', 'bgr8 ', 'mono16', '8UC3',

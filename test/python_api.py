@@ -15,8 +15,8 @@ from __future__ import annotations
 import argparse
 import ast
 import json
-import re
 from pathlib import Path
+import re
 from typing import Any
 
 Api = dict[str, Any]

@@ -6,8 +6,8 @@ within 2 px of it and the drivable area within IoU 0.98 (test_lane_processing.py
 import cv2
 import numpy as np
 
-from triton_perception.lane_geometry import (MIN_PIECE_PIXELS, LaneResult, Piece, assign_sides,
-                                             check_settings, group_pieces, sample_lane)
+from triton_perception.lane_geometry import (assign_sides, check_settings, group_pieces,
+                                             LaneResult, MIN_PIECE_PIXELS, Piece, sample_lane)
 
 
 def lane_pieces(lane_logits: np.ndarray) -> list[Piece]:

@@ -2,14 +2,14 @@
 environment its `install/setup.bash` gives, `ros2` commands, and `ros2 launch` as a process."""
 from __future__ import annotations
 
+from dataclasses import dataclass
 import os
+from pathlib import Path
 import shutil
 import signal
 import subprocess
 import sys
 import time
-from dataclasses import dataclass
-from pathlib import Path
 from typing import Sequence
 
 from ros_helpers import wait_until

@@ -1,9 +1,9 @@
 """Test-side ROS plumbing: a probe node in its own context, spinning in a thread."""
 from __future__ import annotations
 
+from pathlib import Path
 import threading
 import time
-from pathlib import Path
 from typing import Any, Callable
 
 import rclpy

@@ -7,32 +7,27 @@ from __future__ import annotations
 
 import json
 import os
+from pathlib import Path
 import subprocess
 import sys
 import threading
-from pathlib import Path
 from typing import Any
 
 import cv2
 import numpy as np
 import pytest
-import yaml
 from rosbags.highlevel import AnyReader
 from rosbags.rosbag2 import Reader
+import yaml
 
-from triton_perception.bag.common import (
-    COMPRESSED_IMAGE_TYPE,
-    DEFAULT_TOPIC,
-    IMAGE_TYPE,
-    BagError,
-    typestore,
-    typestore_for,
-)
+from triton_perception.bag.common import (BagError, COMPRESSED_IMAGE_TYPE, DEFAULT_TOPIC,
+                                          IMAGE_TYPE, typestore, typestore_for)
 from triton_perception.bag.make import DEFAULT_EPOCH_S, make_bag
 from triton_perception.bag.reading import read_images
 
 REPO = Path(__file__).resolve().parents[1]
 from conftest import SHARED, shared_path  # noqa: E402
+
 CLIP = SHARED / 'data' / 'videos' / 'solidWhiteRight.mp4'
 ROAD_IMAGES = SHARED / 'data' / 'road' / 'bdd'
 RECORDER_PROCESS = Path(__file__).with_name('bag_recorder_process.py')

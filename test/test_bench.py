@@ -6,9 +6,9 @@ own) and checks the JSON has every figure with a sane value and the Markdown tab
 from __future__ import annotations
 
 import json
+from pathlib import Path
 import subprocess
 import sys
-from pathlib import Path
 from typing import Any
 
 import pytest

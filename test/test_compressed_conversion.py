@@ -13,9 +13,9 @@ import numpy as np
 import pytest
 
 from conftest import shared_path
-from sample_images import (BUDGET, NO_SENSOR_MSGS, bus_rgb, mean_abs_error, random_rgb,
+from sample_images import (BUDGET, bus_rgb, mean_abs_error, NO_SENSOR_MSGS, random_rgb,
                            rejection_reason, smooth_rgb)
-from triton_perception.image_conversion import ImageRejected, compressed_to_rgb
+from triton_perception.image_conversion import compressed_to_rgb, ImageRejected
 
 
 def compressed_msg(data: bytes, fmt: str = 'jpeg') -> SimpleNamespace:

@@ -14,11 +14,11 @@ import numpy as np
 import onnx
 import pytest
 
-import reference_detection as detection
 from conftest import shared_path
+import reference_detection as detection
+from triton_perception.graphs.detection import (build_detection_graph, HeadLayoutError,
+                                                inspect_head, MAX_OUTPUT)
 from triton_perception.triton.model_config import load_step_module
-from triton_perception.graphs.detection import (MAX_OUTPUT, HeadLayoutError,
-                                                build_detection_graph, inspect_head)
 from triton_perception.validation import check_detections
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -4,32 +4,31 @@
 from __future__ import annotations
 
 import os
+from pathlib import Path
 import shutil
 import subprocess
 import sys
-from pathlib import Path
 from typing import Any, Iterator
 
 import cv2
 import numpy as np
 import onnx
-import pytest
 from onnx import helper, numpy_helper
+import pytest
 from sensor_msgs.msg import Image
 from std_msgs.msg import Header
 from vision_msgs.msg import Detection2DArray, LabelInfo
 
-import reference_detection
 from conftest import REPO, shared_path
+import reference_detection
 from ros_helpers import LATCHED, Probe, wait_until
 from test_detection_processing import GRAPH_INPUTS, preprocessing, read_rgb, session
-from triton_perception.detectors import (DetectorInstallError, install_detector,
-                                         installed_detectors)
+from triton_perception.detectors import DetectorInstallError, install_detector, installed_detectors
 from triton_perception.engines import engine_steps
 from triton_perception.graphs.detection import MAX_OUTPUT
 from triton_perception.messages import image_message
 from triton_perception.paths import MODEL_REPOSITORY_ENV
-from triton_perception.processes import NodeProcess, free_ports, ros_arguments
+from triton_perception.processes import free_ports, NodeProcess, ros_arguments
 from triton_perception.triton.server import ServerConfig, TritonServer
 from triton_perception.validation import check_detections
 

@@ -7,13 +7,12 @@ checked on an Orin (README, "Orin deployment").
 from __future__ import annotations
 
 import json
-import stat
 from pathlib import Path
+import stat
 
 import pytest
 
-from triton_perception.engines import (EngineBuildError, build_engines, find_trtexec,
-                                       stale_engines)
+from triton_perception.engines import build_engines, EngineBuildError, find_trtexec, stale_engines
 
 STAND_IN = '''#!/usr/bin/env bash
 echo "&&&& RUNNING TensorRT.trtexec [TensorRT v100300] $*" | tee -a "{calls}"

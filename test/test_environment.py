@@ -3,16 +3,16 @@ from __future__ import annotations
 
 import ipaddress
 import os
+from pathlib import Path
 import subprocess
 import sys
 import zipfile
-from pathlib import Path
 
 import pytest
 from std_msgs.msg import String
 
-from ros_helpers import Probe, wait_until
 from conftest import REPO
+from ros_helpers import Probe, wait_until
 from triton_perception.processes import free_ports
 from triton_perception.triton.server import ServerConfig, ServerError, TritonServer
 

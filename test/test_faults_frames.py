@@ -16,14 +16,13 @@ import numpy as np
 import pytest
 from sensor_msgs.msg import CompressedImage, Image
 
-from fault_plumbing import (COUNTED, OVERLOAD_S, SEED, Arrivals, Replay, StartNode,
-                            assert_balanced, latest, noise_frame, primed, proc_status,
-                            stop_cleanly, wait_settled)
-from fault_plumbing import clip, diagnostics, measured, start_node  # noqa: F401 (fixtures)
+from fault_plumbing import (Arrivals, assert_balanced, clip, COUNTED,  # noqa: F401 (fixtures)
+                            diagnostics, latest, measured, noise_frame, OVERLOAD_S, primed,
+                            proc_status, Replay, SEED, start_node, StartNode, stop_cleanly,
+                            wait_settled)
 from image_fuzz import fuzzed_compressed, fuzzed_image
 from ros_helpers import Probe, wait_until
 from triton_perception.triton.server import TritonServer
-
 
 # --- fuzzed frames to a running node -----------------------------------------------------
 

@@ -9,33 +9,32 @@ are attached to each test's report (fixture `measured`); tests assert behaviour.
 from __future__ import annotations
 
 import os
+from pathlib import Path
 import signal
 import subprocess
 import sys
 import threading
 import time
-from pathlib import Path
 from typing import Any, Callable
 
+from diagnostic_msgs.msg import DiagnosticStatus
 import numpy as np
 import pytest
-import tritonclient.grpc as grpcclient
-from diagnostic_msgs.msg import DiagnosticStatus
 from sensor_msgs.msg import Image, PointCloud2
+import tritonclient.grpc as grpcclient
 from tritonclient.utils import InferenceServerException
 from vision_msgs.msg import Detection2DArray
 
-from fault_plumbing import (ABSENT_S, BUSY_MODEL_DELAY_S, CONDITION_LIMIT_S, Arrivals, Replay,
-                            StartNode, arrived_since, assert_balanced, children_named,
-                            kill_survivors, kill_tree, quiet_server, record_arrivals, statuses,
-                            stop_cleanly, values, wait_gone, wait_settled)
-from fault_plumbing import (clip, detector_repository, diagnostics, measured,
-                            start_node)  # noqa: F401 (fixtures)
+from fault_plumbing import (ABSENT_S, Arrivals, arrived_since, assert_balanced, BUSY_MODEL_DELAY_S,
+                            children_named, clip, CONDITION_LIMIT_S, detector_repository,
+                            diagnostics, kill_survivors, kill_tree, measured, quiet_server,
+                            record_arrivals, Replay, StartNode, statuses, stop_cleanly, values,
+                            wait_gone, wait_settled)
+from fault_plumbing import start_node  # noqa: F401 (fixtures)
 from fault_repository import write_repository
 from ros_helpers import BEST_EFFORT, Probe, wait_until
 from triton_perception.diagnostics import NodeStatus
 from triton_perception.processes import free_ports, process_tree
-
 
 # --- no server at start-up ------------------------------------------------------------------
 

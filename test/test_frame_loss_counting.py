@@ -6,8 +6,8 @@ from typing import Any
 import pytest
 from sensor_msgs.msg import Image
 
-import triton_perception.nodes.frame_losses as frame_losses
 from triton_perception.accounting import FrameAccounting
+import triton_perception.nodes.frame_losses as frame_losses
 from triton_perception.qos import stream_qos
 
 pytestmark = [pytest.mark.ros]

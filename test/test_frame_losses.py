@@ -6,14 +6,14 @@ import contextlib
 import signal
 from typing import Any, Iterator
 
+from diagnostic_msgs.msg import DiagnosticArray
 import numpy as np
 import pytest
-from diagnostic_msgs.msg import DiagnosticArray
 from sensor_msgs.msg import Image
 from std_msgs.msg import Header
 
 from ros_helpers import Probe, wait_until
-from triton_perception.diagnostics import NodeStatus, find_status
+from triton_perception.diagnostics import find_status, NodeStatus
 from triton_perception.messages import image_message
 from triton_perception.processes import NodeProcess, ros_arguments
 from triton_perception.qos import stream_qos

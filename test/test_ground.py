@@ -3,19 +3,19 @@ from __future__ import annotations
 
 import json
 import os
+from pathlib import Path
 import sys
 import time
-from pathlib import Path
 from types import SimpleNamespace
 
 import numpy as np
 import pytest
-from rosbags.typesys import Stores, get_typestore
+from rosbags.typesys import get_typestore, Stores
 from std_msgs.msg import Header
 from vision_msgs.msg import Detection2DArray
 
-from triton_perception.ground.camera import (CameraModelError, GroundCamera, Intrinsics,
-                                             Mounting, rotation_rpy)
+from triton_perception.ground.camera import (CameraModelError, GroundCamera, Intrinsics, Mounting,
+                                             rotation_rpy)
 from triton_perception.ground.messages import (ground_cloud_message, ground_detections_message,
                                                lane_markers_message, occupancy_grid_message,
                                                read_ground_points)

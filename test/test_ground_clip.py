@@ -14,7 +14,6 @@ import yaml
 
 from test_detection_processing import make_detector
 from test_lane_processing import make_lane_detector, read_clip
-
 from triton_perception.ground.camera import GroundCamera, Intrinsics, Mounting
 from triton_perception.ground.outputs import ground_boxes, ground_lane_points
 

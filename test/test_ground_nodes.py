@@ -6,22 +6,21 @@ import itertools
 import math
 from typing import Any, Iterator
 
-import numpy as np
-import pytest
-import yaml
 from diagnostic_msgs.msg import DiagnosticArray
 from geometry_msgs.msg import TransformStamped
 from nav_msgs.msg import OccupancyGrid
+import numpy as np
+import pytest
 from sensor_msgs.msg import CameraInfo, PointCloud2
 from tf2_msgs.msg import TFMessage
-from visualization_msgs.msg import MarkerArray
 from vision_msgs.msg import Detection2DArray, Detection3DArray
+from visualization_msgs.msg import MarkerArray
+import yaml
 
 from ros_helpers import LATCHED, Probe, wait_until
 from test_ground_clip import CALIBRATION
 from test_nodes import (image_message, latest_diagnostics, road_rgb,  # noqa: F401 (fixture)
                         send_and_receive, start_node)
-
 from triton_perception.ground.messages import read_ground_points
 from triton_perception.processes import NodeProcess
 

@@ -16,8 +16,8 @@ unless the use sits inside a capability check (test/capability_checks.py says wh
 from __future__ import annotations
 
 import ast
-import json
 from dataclasses import dataclass
+import json
 from pathlib import Path
 
 import launch

@@ -12,10 +12,10 @@ import cv2
 import numpy as np
 import pytest
 
-from sample_images import (BUDGET, NO_SENSOR_MSGS, bus_rgb, mean_abs_error, random_rgb,
+from sample_images import (BUDGET, bus_rgb, mean_abs_error, NO_SENSOR_MSGS, random_rgb,
                            rejection_reason, smooth_rgb)
-from triton_perception.image_conversion import (SUPPORTED_ENCODINGS, ImageRejected, encode_rgb,
-                                                image_to_rgb)
+from triton_perception.image_conversion import (encode_rgb, image_to_rgb, ImageRejected,
+                                                SUPPORTED_ENCODINGS)
 
 PADDING = 13
 EXACT = ('rgb8', 'bgr8', 'rgba8', 'bgra8')

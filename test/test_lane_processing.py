@@ -17,12 +17,13 @@ import pytest
 
 import reference_lanes
 from triton_perception import lane_geometry as geometry
+from triton_perception.graphs.lanes import build_lane_graph, MARGIN_SCALE
 from triton_perception.triton.model_config import load_step_module
-from triton_perception.graphs.lanes import MARGIN_SCALE, build_lane_graph
 
 ROOT = Path(__file__).resolve().parents[1]
 REPOSITORY = ROOT / 'model_repository'
 from conftest import SHARED, shared_path  # noqa: E402
+
 TWINLITENET_ONNX = SHARED / 'models' / 'twinlitenet' / 'twinlitenet.onnx'
 CLIP = SHARED / 'data' / 'videos' / 'solidWhiteRight.mp4'
 

@@ -5,24 +5,22 @@ starts them for real). `make setup` installs ROS launch from ../shared/ros-pytho
 from __future__ import annotations
 
 import os
+from pathlib import Path
 import stat
 import sys
-from pathlib import Path
-
-import pytest
-import yaml
-
-from conftest import REPO
-from triton_perception.plan import ARGUMENT_NAMES, ARGUMENTS, PlanError, pipeline_plan
-from triton_perception.triton.server import find_tritonserver, server_command
 
 from launch import LaunchContext
 from launch.actions import ExecuteProcess, RegisterEventHandler, Shutdown
 from launch.events.process import ProcessExited
-from launch.launch_description_sources import (
-    get_launch_description_from_python_launch_file)
+from launch.launch_description_sources import get_launch_description_from_python_launch_file
 from launch.utilities import perform_substitutions
 from launch_ros.actions import Node
+import pytest
+import yaml
+
+from conftest import REPO
+from triton_perception.plan import ARGUMENT_NAMES, ARGUMENTS, pipeline_plan, PlanError
+from triton_perception.triton.server import find_tritonserver, server_command
 
 LAUNCH_DIR = REPO / 'launch'
 PACKAGE = 'triton_perception'

@@ -1,26 +1,25 @@
 """detection_node and lane_node as separate processes: real Fast DDS, real tritonserver, real weights."""
 from __future__ import annotations
 
+from pathlib import Path
 import signal
 import time
-from pathlib import Path
 from typing import Any, Iterator
 
 import cv2
+from diagnostic_msgs.msg import DiagnosticArray
 import numpy as np
 import pytest
-from diagnostic_msgs.msg import DiagnosticArray
 from sensor_msgs.msg import CompressedImage, Image, PointCloud2
 from std_msgs.msg import Header
 from vision_msgs.msg import Detection2DArray, LabelInfo
 
 from conftest import shared_path
 from ros_helpers import BEST_EFFORT, LATCHED, Probe, wait_until
-
-from triton_perception.processes import NodeProcess, ros_arguments
+from triton_perception.diagnostics import find_status
 from triton_perception.image_conversion import encode_rgb
 from triton_perception.messages import load_labels, read_lane_points
-from triton_perception.diagnostics import find_status
+from triton_perception.processes import NodeProcess, ros_arguments
 
 pytestmark = [pytest.mark.ros, pytest.mark.server]
 # ObjectHypothesis.class_id is the decimal class id; its name is in the node's LabelInfo.

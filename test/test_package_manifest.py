@@ -3,9 +3,9 @@ resolves, for Humble (JetPack 6) and Jazzy, against the offline copy of ros/rosd
 ../shared/rosdistro (a key that resolves nowhere makes `rosdep install` fail for every user)."""
 from __future__ import annotations
 
-import xml.etree.ElementTree as ElementTree
 from functools import lru_cache
 from pathlib import Path
+import xml.etree.ElementTree as ElementTree
 
 import pytest
 import yaml

@@ -2,16 +2,16 @@
 from __future__ import annotations
 
 import os
+from pathlib import Path
 import signal
 import subprocess
 import sys
 import time
-from pathlib import Path
 from typing import Any, Iterator
 
+from builtin_interfaces.msg import Time
 import cv2
 import pytest
-from builtin_interfaces.msg import Time
 from sensor_msgs.msg import Image, PointCloud2
 from std_msgs.msg import Header
 from vision_msgs.msg import Detection2DArray

@@ -4,23 +4,23 @@ against the venv's ROS, `ros2 launch` from the install space with a probe gettin
 whatever signal ends it. ROS launch and the ros2 CLI come from ../shared/ros-python."""
 from __future__ import annotations
 
+from pathlib import Path
 import signal
 import subprocess
 import sys
-from pathlib import Path
 from typing import Any, Iterator
 
 import cv2
+from diagnostic_msgs.msg import DiagnosticArray
 import numpy as np
 import pytest
-from diagnostic_msgs.msg import DiagnosticArray
 from sensor_msgs.msg import Image, PointCloud2
 from std_msgs.msg import Header
 from vision_msgs.msg import Detection2DArray
 
-from ros_cli import (REPO, VENV, LaunchedPipeline, colcon_build, copy_checkout, ros2,
-                     sourced_environment, venv_environment)
 from conftest import shared_path
+from ros_cli import (colcon_build, copy_checkout, LaunchedPipeline, REPO, ros2,
+                     sourced_environment, VENV, venv_environment)
 from ros_helpers import Probe, wait_until
 from triton_perception.diagnostics import find_status
 from triton_perception.messages import image_message

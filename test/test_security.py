@@ -3,26 +3,25 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 import subprocess
 import urllib.error
 import urllib.request
-from pathlib import Path
 
 import pytest
-import tritonclient.grpc as grpcclient
 from sensor_msgs.msg import Image
+import tritonclient.grpc as grpcclient
 from tritonclient.utils import InferenceServerException
 from vision_msgs.msg import Detection2DArray
 
-import triton_perception.triton.server as server_module
-from fault_plumbing import (Replay, StartNode, noise_frame, quiet_server, record_arrivals,
+from fault_plumbing import (noise_frame, quiet_server, record_arrivals, Replay, StartNode,
                             stop_cleanly)
 from fault_plumbing import start_node  # noqa: F401 (fixtures)
 from fault_repository import write_repository
 from ros_helpers import Probe, wait_until
 from triton_perception.processes import free_ports
+import triton_perception.triton.server as server_module
 from triton_perception.triton.server import TritonServer
-
 
 # --- security --------------------------------------------------------------------------------
 

@@ -11,12 +11,12 @@
 """
 from __future__ import annotations
 
-import onnx
-import pytest
-import yaml
 from google.protobuf import text_format
+import onnx
 from onnx import TensorProto
+import pytest
 from tritonclient.grpc import model_config_pb2
+import yaml
 
 from conftest import REPO, shared_path
 from triton_perception.graphs.build import build_graph

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from triton_perception.accounting import FrameAccounting
-from triton_perception.transport_losses import SequenceGapCounter, publisher_sequence
+from triton_perception.transport_losses import publisher_sequence, SequenceGapCounter
 
 
 def test_gaps_in_one_publishers_sequence_are_counted() -> None:

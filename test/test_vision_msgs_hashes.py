@@ -7,14 +7,14 @@ upstream ones (table in the shared dev-environment notes), or DDS peers refuse t
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 import json
 import os
+from pathlib import Path
 import sys
 import time
-import uuid
-from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
+import uuid
 
 import pytest
 
@@ -107,11 +107,7 @@ def test_runtime_type_support_hash_matches_upstream(ros_node: Any, type_name: st
 @pytest.mark.ros
 def test_detection2d_array_round_trip(ros_node: Any) -> None:
     """A Detection2DArray published on a real topic arrives intact in the same process."""
-    from vision_msgs.msg import (
-        Detection2D,
-        Detection2DArray,
-        ObjectHypothesisWithPose,
-    )
+    from vision_msgs.msg import Detection2D, Detection2DArray, ObjectHypothesisWithPose
 
     topic = f'/vision_msgs_hash_test/detections_{uuid.uuid4().hex[:8]}'
     received: list[Detection2DArray] = []

@@ -9,10 +9,10 @@ publisher that sent N frames, `N == received + lost_before_node`.
 from __future__ import annotations
 
 import collections
+from dataclasses import dataclass, field
 import enum
 import threading
 import time
-from dataclasses import dataclass, field
 
 import numpy as np
 

@@ -2,19 +2,19 @@
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 import signal
 import sys
 import threading
 import time
-from pathlib import Path
 from typing import Callable, Sequence
 
 from triton_perception.bag.commands import add_bag_commands
 from triton_perception.bag.common import BagError
-from triton_perception.engines import EngineBuildError, build_engines
-from triton_perception.models import ModelInstallError, default_models_directory, install_models
+from triton_perception.engines import build_engines, EngineBuildError
+from triton_perception.models import default_models_directory, install_models, ModelInstallError
 from triton_perception.paths import default_model_repository
-from triton_perception.plan import ARGUMENTS, PlanError, parse_launch_arguments, pipeline_plan
+from triton_perception.plan import ARGUMENTS, parse_launch_arguments, pipeline_plan, PlanError
 from triton_perception.processes import die_with_parent
 from triton_perception.triton.server import PROFILES, ServerConfig, ServerError, TritonServer
 
@@ -74,8 +74,8 @@ def command_server(arguments: argparse.Namespace) -> int:
 
 
 def command_models(arguments: argparse.Namespace) -> int:
-    from triton_perception.detectors import (DetectorInstallError,  # noqa: PLC0415
-                                             install_detector, installed_detectors)
+    from triton_perception.detectors import DetectorInstallError  # noqa: PLC0415
+    from triton_perception.detectors import install_detector, installed_detectors
 
     repository = arguments.model_repository or default_model_repository()
     log = lambda line: print(f'models: {line}', flush=True)  # noqa: E731
@@ -174,8 +174,8 @@ def command_demo(arguments: argparse.Namespace) -> int:
 
 
 def command_bench(arguments: argparse.Namespace) -> int:
-    from triton_perception.bench import (DEFAULT_VIDEO, BenchError,  # noqa: PLC0415 (rclpy)
-                                         BenchSettings, markdown_table, parse_cases, run_bench,
+    from triton_perception.bench import (BenchError, BenchSettings,  # noqa: PLC0415 (rclpy)
+                                         DEFAULT_VIDEO, markdown_table, parse_cases, run_bench,
                                          steps_table)
 
     raise_on_termination()

@@ -6,8 +6,8 @@ video and a contact sheet, next to the evaluation report.
 """
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
+import shutil
 from typing import Any, Callable
 
 import cv2
@@ -15,7 +15,7 @@ import numpy as np
 from rosbags.highlevel import AnyReader
 
 from triton_perception.bag.common import typestore
-from triton_perception.bag.evaluate import EvaluationSettings, evaluate
+from triton_perception.bag.evaluate import evaluate, EvaluationSettings
 from triton_perception.bag.figures import markdown
 from triton_perception.bag.make import make_bag
 from triton_perception.bag.reading import read_images

@@ -13,11 +13,11 @@ detection_node then serves it with `model_name:=NAME`, with its labels.
 """
 from __future__ import annotations
 
+from dataclasses import asdict, dataclass
 import json
 import os
-import re
-from dataclasses import asdict, dataclass
 from pathlib import Path
+import re
 from typing import Callable
 
 from triton_perception.models import sha256_of
@@ -53,9 +53,10 @@ def read_labels(path: Path) -> list[str]:
 def install_detector(repository: Path, onnx_path: Path, labels_path: Path, name: str,
                      layout: str = 'auto', log: Callable[[str], None] = print) -> Detector:
     """Check the file and its labels, build the served graph and write the three steps."""
-    from triton_perception.graphs.detection import (HeadLayoutError,  # noqa: PLC0415
-                                                    build_detection_graph, inspect_head)
     import onnx  # noqa: PLC0415
+
+    from triton_perception.graphs.detection import build_detection_graph, inspect_head
+    from triton_perception.graphs.detection import HeadLayoutError  # noqa: PLC0415
 
     if not NAME_PATTERN.fullmatch(name) or name in ('lane_detection', TEMPLATE):
         raise DetectorInstallError(

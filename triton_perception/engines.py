@@ -6,16 +6,16 @@ and on; the server warns when an engine no longer matches its ONNX file or its d
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
 import json
 import os
+from pathlib import Path
 import platform
 import re
 import shutil
 import subprocess
 import threading
 import time
-from dataclasses import dataclass
-from pathlib import Path
 from typing import Callable
 
 from triton_perception.models import sha256_of

@@ -6,17 +6,17 @@ the upstream file into the graph its model step serves, and a record beside it
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
 import hashlib
 import json
 import os
-import shutil
-from dataclasses import dataclass
 from pathlib import Path
+import shutil
 from typing import Callable
 
 import yaml
 
-from triton_perception.paths import SOURCE_ROOT, config_file
+from triton_perception.paths import config_file, SOURCE_ROOT
 
 MODELS_DIR_ENV = 'TRITON_PERCEPTION_MODELS_DIR'
 
@@ -147,7 +147,7 @@ def record_default_detector(repository: Path, origin: Path, sha256: str) -> None
     """The default yolov5 detector in `models list`, like the ones users install."""
     import onnx  # noqa: PLC0415
 
-    from triton_perception.detectors import DETECTOR_RECORD, TEMPLATE, Detector  # noqa: PLC0415
+    from triton_perception.detectors import Detector, DETECTOR_RECORD, TEMPLATE  # noqa: PLC0415
     from triton_perception.graphs.detection import inspect_head  # noqa: PLC0415
     head = inspect_head(onnx.load(str(origin)))
     detector = Detector(TEMPLATE, head.layout, head.input_width, head.input_height,

@@ -6,10 +6,10 @@ defaults in config/params.yaml and the README table all come from one place.
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
 import math
 import os
 import re
-from dataclasses import dataclass
 from typing import Any, Callable
 
 ParameterValue = bool | int | float | str | list[float]

@@ -2,8 +2,8 @@
 from __future__ import annotations
 
 import os
-import sys
 from pathlib import Path
+import sys
 
 PACKAGE = 'triton_perception'
 SOURCE_ROOT = Path(__file__).resolve().parent.parent

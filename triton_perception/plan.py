@@ -5,14 +5,14 @@ the launch files stay thin and everything they do is tested without ROS launch i
 """
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+import re
 
 import yaml
 
 from triton_perception.parameters import DETECTION, LANES, specs_by_name
-from triton_perception.paths import config_file, default_model_repository, dds_profile_environment
+from triton_perception.paths import config_file, dds_profile_environment, default_model_repository
 from triton_perception.triton.server import PROFILES, ServerConfig, ServerError
 
 PACKAGE = 'triton_perception'

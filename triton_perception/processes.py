@@ -1,15 +1,15 @@
 """Process-tree facts from /proc (no psutil on a Jetson by default) and process-life helpers."""
 from __future__ import annotations
 
+from collections import defaultdict
 import ctypes
 import os
+from pathlib import Path
 import signal
 import socket
 import subprocess
 import sys
 import time
-from collections import defaultdict
-from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 CLOCK_TICKS = os.sysconf('SC_CLK_TCK')

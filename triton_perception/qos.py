@@ -2,8 +2,8 @@
 and what the bag tools, the benchmark and the tests use to talk to them."""
 from __future__ import annotations
 
-from rclpy.qos import (DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy,
-                       qos_profile_sensor_data)
+from rclpy.qos import (DurabilityPolicy, HistoryPolicy, qos_profile_sensor_data, QoSProfile,
+                       ReliabilityPolicy)
 
 RELIABILITIES: dict[str, ReliabilityPolicy] = {
     'reliable': ReliabilityPolicy.RELIABLE,

@@ -3,11 +3,11 @@ from __future__ import annotations
 
 import argparse
 import os
+from pathlib import Path
 import signal
 import sys
 import threading
 import time
-from pathlib import Path
 
 from triton_perception.bag.common import BagError
 
@@ -98,7 +98,7 @@ def command_record(arguments: argparse.Namespace) -> int:
 
 
 def command_evaluate(arguments: argparse.Namespace) -> int:
-    from triton_perception.bag.evaluate import EvaluationSettings, evaluate  # noqa
+    from triton_perception.bag.evaluate import evaluate, EvaluationSettings  # noqa
     from triton_perception.bag.figures import markdown  # noqa: PLC0415
 
     report = evaluate(EvaluationSettings(

@@ -1,14 +1,14 @@
 """What every bag module shares: the typestore, the rosbag2 format version, storage names."""
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
 import json
 import os
-import sys
-from collections.abc import Callable, Iterable
 from pathlib import Path
+import sys
 
 from rosbags.rosbag2 import StoragePlugin, Writer
-from rosbags.typesys import Stores, get_types_from_msg, get_typestore
+from rosbags.typesys import get_types_from_msg, get_typestore, Stores
 from rosbags.typesys.store import Typestore
 
 # ROS 2 Kilted definitions, the distro of the rclpy wheels: their RIHS01 hashes equal those in

@@ -7,24 +7,24 @@ fails when a figure moved beyond its stated tolerance.
 from __future__ import annotations
 
 import contextlib
+from dataclasses import dataclass
 import json
+from pathlib import Path
 import tempfile
 import threading
 import time
-from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, Callable, Iterator
 
-import rclpy
-import yaml
 from diagnostic_msgs.msg import DiagnosticArray
+import rclpy
 from rclpy.context import Context
 from rclpy.executors import SingleThreadedExecutor
 from rosbags.highlevel import AnyReader, AnyReaderError
+import yaml
 
-from triton_perception.bag.common import COMPRESSED_IMAGE_TYPE, IMAGE_TYPE, BagError, typestore
-from triton_perception.bag.figures import (NODES, analyse_outputs, detection_labels, markdown,
-                                          node_figures, regressions)
+from triton_perception.bag.common import BagError, COMPRESSED_IMAGE_TYPE, IMAGE_TYPE, typestore
+from triton_perception.bag.figures import (analyse_outputs, detection_labels, markdown,
+                                           node_figures, NODES, regressions)
 from triton_perception.bag.play import play_bag
 from triton_perception.bag.record import BagRecorder
 from triton_perception.diagnostics import NodeStatus, status_name

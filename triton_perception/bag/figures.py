@@ -8,14 +8,14 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import yaml
 from rosbags.highlevel import AnyReader
+import yaml
 
 from triton_perception.bag.common import typestore
 from triton_perception.detectors import labels_for
 from triton_perception.diagnostics import NodeStatus
-from triton_perception.ground.outputs import GROUND_POINT_DTYPE, ego_lane
-from triton_perception.messages import LANE_POINT_DTYPE, class_index, class_name
+from triton_perception.ground.outputs import ego_lane, GROUND_POINT_DTYPE
+from triton_perception.messages import class_index, class_name, LANE_POINT_DTYPE
 from triton_perception.paths import config_file
 
 NODES = ('detection_node', 'lane_node')

@@ -6,29 +6,22 @@ Each message's header stamp equals its bag time, as if a camera driver had been 
 """
 from __future__ import annotations
 
-import itertools
-import math
-import shutil
-import time
 from collections.abc import Iterator
 from contextlib import suppress
 from dataclasses import dataclass
+import itertools
+import math
 from pathlib import Path
+import shutil
+import time
 
 import cv2
 import numpy as np
-import yaml
 from rosbags.typesys.store import Typestore
+import yaml
 
-from triton_perception.bag.common import (
-    COMPRESSED_IMAGE_TYPE,
-    DEFAULT_TOPIC,
-    IMAGE_TYPE,
-    BagError,
-    Progress,
-    new_writer,
-    typestore,
-)
+from triton_perception.bag.common import (BagError, COMPRESSED_IMAGE_TYPE, DEFAULT_TOPIC,
+                                          IMAGE_TYPE, new_writer, Progress, typestore)
 from triton_perception.plan import camera_info_sibling
 
 DEFAULT_EPOCH_S = 1_700_000_000

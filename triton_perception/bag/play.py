@@ -7,11 +7,11 @@ from the previous message, so scheduling errors do not accumulate.
 """
 from __future__ import annotations
 
-import threading
-import time
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
+import threading
+import time
 from typing import Callable
 
 from rclpy.duration import Duration

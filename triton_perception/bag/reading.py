@@ -8,13 +8,8 @@ from typing import NamedTuple
 import numpy as np
 from rosbags.highlevel import AnyReader, AnyReaderError
 
-from triton_perception.bag.common import (
-    COMPRESSED_IMAGE_TYPE,
-    DEFAULT_TOPIC,
-    IMAGE_TYPE,
-    BagError,
-    typestore,
-)
+from triton_perception.bag.common import (BagError, COMPRESSED_IMAGE_TYPE, DEFAULT_TOPIC,
+                                          IMAGE_TYPE, typestore)
 from triton_perception.image_conversion import compressed_to_rgb, image_to_rgb
 
 # Far above any camera; only guards against a corrupt message claiming a huge size.

@@ -6,11 +6,11 @@ results arrived; their header stamps still tie them to the input frames.
 """
 from __future__ import annotations
 
-import shutil
-import threading
 from collections.abc import Mapping
 from functools import partial
 from pathlib import Path
+import shutil
+import threading
 from types import TracebackType
 
 from rclpy.node import Node

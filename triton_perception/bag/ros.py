@@ -8,6 +8,7 @@ from rclpy.qos import QoSProfile
 from triton_perception.bag.common import BagError
 from triton_perception.qos import stream_qos
 
+
 def message_class(type_name: str) -> type:
     """'sensor_msgs/msg/Image' -> sensor_msgs.msg.Image (rosidl_runtime_py is not on PyPI)."""
     try:

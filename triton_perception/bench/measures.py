@@ -2,13 +2,13 @@
 from __future__ import annotations
 
 import os
-import threading
 from pathlib import Path
+import threading
 from typing import Sequence
 
 import numpy as np
 
-from triton_perception.bench.settings import RSS_SAMPLE_PERIOD_S, BenchError
+from triton_perception.bench.settings import BenchError, RSS_SAMPLE_PERIOD_S
 from triton_perception.processes import NodeProcess, process_tree, status_kib
 
 

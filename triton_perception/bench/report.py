@@ -3,9 +3,9 @@ from __future__ import annotations
 
 import json
 import os
+from pathlib import Path
 import platform
 import subprocess
-from pathlib import Path
 from typing import Any
 
 import onnxruntime

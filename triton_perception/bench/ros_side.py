@@ -2,24 +2,24 @@
 from __future__ import annotations
 
 import array
+from collections import defaultdict
 import os
+from pathlib import Path
 import random
 import threading
 import time
-from collections import defaultdict
-from pathlib import Path
 from typing import Any, Sequence
 
 import cv2
+from diagnostic_msgs.msg import DiagnosticArray
 import numpy as np
 import rclpy
-from diagnostic_msgs.msg import DiagnosticArray
 from rclpy.context import Context
 from rclpy.executors import SingleThreadedExecutor
 from rclpy.signals import SignalHandlerOptions
 from sensor_msgs.msg import Image
 
-from triton_perception.bench.settings import (FRAME_QOS, RESULTS_READER_QOS, BenchError, NodeKind,
+from triton_perception.bench.settings import (BenchError, FRAME_QOS, NodeKind, RESULTS_READER_QOS,
                                               Stamp)
 from triton_perception.diagnostics import NodeStatus, status_name
 from triton_perception.paths import dds_profile_environment

@@ -1,36 +1,37 @@
 """One benchmark run: the server (started or found), the clip, the ROS side and every case."""
 from __future__ import annotations
 
+from collections import defaultdict
 import os
+from pathlib import Path
 import shutil
 import tempfile
 import threading
 import time
-from collections import defaultdict
-from pathlib import Path
 from typing import Any, Callable, Sequence
 
 import numpy as np
-import tritonclient.grpc as grpcclient
 from sensor_msgs.msg import Image
+import tritonclient.grpc as grpcclient
 
-from triton_perception.bench.measures import (TreeRssPeak, check_alive, listening_pid, p95, ratio,
-                                              summary)
+from triton_perception.bench.measures import (check_alive, listening_pid, p95, ratio, summary,
+                                              TreeRssPeak)
 from triton_perception.bench.references import REFERENCES
-from triton_perception.bench.report import METHOD, machine_description, source_version, write_report
-from triton_perception.bench.ros_side import (CaseWiring, RosSide, read_clip, rgb_view,
-                                              ros_environment)
-from triton_perception.bench.settings import (CASES, DRAIN_TIMEOUT_S, FRAME_TIMEOUT_S, NODES,
-                                              PROGRESS_PERIOD_S, RATE_HZ, READY_TIMEOUT_S,
-                                              WARMUP_FRAMES, WINDOW_S, BenchError, BenchSettings,
-                                              NodeKind, Stamp)
+from triton_perception.bench.report import (machine_description, METHOD, source_version,
+                                            write_report)
+from triton_perception.bench.ros_side import (CaseWiring, read_clip, rgb_view, ros_environment,
+                                              RosSide)
+from triton_perception.bench.settings import (BenchError, BenchSettings, CASES, DRAIN_TIMEOUT_S,
+                                              FRAME_TIMEOUT_S, NodeKind, NODES, PROGRESS_PERIOD_S,
+                                              RATE_HZ, READY_TIMEOUT_S, Stamp, WARMUP_FRAMES,
+                                              WINDOW_S)
 from triton_perception.bench.transfers import transfer_bytes
 from triton_perception.bench.triton_side import (EnsembleRequests, inference_statistics,
                                                  step_breakdown)
 from triton_perception.diagnostics import NodeStatus
 from triton_perception.models import check_models
 from triton_perception.paths import default_model_repository
-from triton_perception.processes import (NodeProcess, free_ports, ros_arguments, status_kib,
+from triton_perception.processes import (free_ports, NodeProcess, ros_arguments, status_kib,
                                          tree_cpu_s)
 from triton_perception.runner import wait_for_remote_models
 from triton_perception.triton.client import is_loopback

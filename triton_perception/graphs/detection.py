@@ -31,7 +31,7 @@ import numpy as np
 import onnx
 from onnx import TensorProto
 
-from triton_perception.graphs.common import GraphBuilder, check_single_input, save_graph
+from triton_perception.graphs.common import check_single_input, GraphBuilder, save_graph
 
 # Candidates kept (by score) before NMS; TopK's K must be a constant below 3840 for TensorRT.
 PRE_NMS_TOP_K = 1000

@@ -21,7 +21,7 @@ import numpy as np
 import onnx
 from onnx import TensorProto
 
-from triton_perception.graphs.common import GraphBuilder, check_single_input, save_graph
+from triton_perception.graphs.common import check_single_input, GraphBuilder, save_graph
 
 MARGIN_SCALE = 16.0   # drivable margin steps per logit unit (+-7.9 logits fit in uint8)
 MARGIN_ZERO = 128

@@ -4,16 +4,16 @@ Every message carries the input frame's stamp and is stamped in target_frame.
 """
 from __future__ import annotations
 
-import numpy as np
 from builtin_interfaces.msg import Duration
 from geometry_msgs.msg import Point
 from nav_msgs.msg import OccupancyGrid
+import numpy as np
 from sensor_msgs.msg import PointCloud2, PointField
 from std_msgs.msg import ColorRGBA, Header
-from visualization_msgs.msg import Marker, MarkerArray
 from vision_msgs.msg import Detection2DArray, Detection3D, Detection3DArray
+from visualization_msgs.msg import Marker, MarkerArray
 
-from triton_perception.ground.outputs import GROUND_POINT_DTYPE, GridSpec
+from triton_perception.ground.outputs import GridSpec, GROUND_POINT_DTYPE
 
 GROUND_POINT_FIELDS = (
     PointField(name='x', offset=0, datatype=PointField.FLOAT32, count=1),

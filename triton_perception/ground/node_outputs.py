@@ -7,13 +7,13 @@ from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
 from nav_msgs.msg import OccupancyGrid
+import numpy as np
 from rclpy.node import Node
 from sensor_msgs.msg import PointCloud2
 from std_msgs.msg import Header
-from visualization_msgs.msg import MarkerArray
 from vision_msgs.msg import Detection2DArray, Detection3DArray
+from visualization_msgs.msg import MarkerArray
 
 from triton_perception.ground.messages import (ground_cloud_message, ground_detections_message,
                                                ground_header, lane_markers_message,

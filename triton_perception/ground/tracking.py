@@ -13,11 +13,11 @@ from typing import Any
 import numpy as np
 from rclpy.node import Node
 from rclpy.time import Time
-from triton_perception.qos import CAMERA_INFO_QOS, TF_STATIC_QOS
 from sensor_msgs.msg import CameraInfo
 
 from triton_perception.ground.camera import CameraModelError, GroundCamera, Intrinsics, Mounting
 from triton_perception.ground.static_tf import StaticTransforms, transform_matrix
+from triton_perception.qos import CAMERA_INFO_QOS, TF_STATIC_QOS
 
 try:  # the full TF (dynamic transforms too) where tf2_ros is installed
     import tf2_ros

@@ -7,14 +7,14 @@ and publishing happen on the worker's threads, so a slow Triton never blocks the
 from __future__ import annotations
 
 import os
+from pathlib import Path
 import signal
 import sys
-from pathlib import Path
 from typing import Any, Callable
 
-import rclpy
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
 from rcl_interfaces.msg import SetParametersResult
+import rclpy
 from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
 from rclpy.lifecycle import LifecycleNode, LifecycleState, TransitionCallbackReturn
 from rclpy.node import Node
@@ -24,18 +24,18 @@ from sensor_msgs.msg import CompressedImage, Image
 from std_msgs.msg import Header
 
 from triton_perception.accounting import AccountingSnapshot, Fate, FrameAccounting, FrameRejected
-from triton_perception.messages import image_message
-from triton_perception.nodes.frame_losses import FrameLossCounter
-from triton_perception.nodes.ros_parameters import declare_parameters
 from triton_perception.diagnostics import reason_key, status_name
 from triton_perception.image_conversion import (check_compressed, check_image, compressed_to_rgb,
                                                 image_to_rgb)
+from triton_perception.messages import image_message
+from triton_perception.nodes.frame_losses import FrameLossCounter
+from triton_perception.nodes.ros_parameters import declare_parameters
 from triton_perception.parameters import ParameterError, ParameterSpec, ParameterValue
 from triton_perception.paths import dds_profile_environment
 from triton_perception.processes import die_with_parent
 from triton_perception.qos import DIAGNOSTICS_QOS, stream_qos
-from triton_perception.triton.client import ClientSettings, Frame, InferenceWorker, Tensors, \
-    TlsOptions
+from triton_perception.triton.client import (ClientSettings, Frame, InferenceWorker, Tensors,
+                                             TlsOptions)
 
 FRAME_PROBLEM_THROTTLE_S = 5.0
 

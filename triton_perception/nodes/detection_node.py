@@ -8,14 +8,13 @@ import numpy as np
 from sensor_msgs.msg import Image
 from vision_msgs.msg import Detection2DArray, LabelInfo
 
-from triton_perception.ground.node_outputs import DetectionGroundOutputs
-from triton_perception.messages import (detection_array_message,
-                                        label_info_message)
 from triton_perception.detectors import labels_for
-from triton_perception.qos import LATCHED_QOS, OVERLAY_QOS, RESULT_QOS
+from triton_perception.ground.node_outputs import DetectionGroundOutputs
+from triton_perception.messages import detection_array_message, label_info_message
 from triton_perception.nodes.base import PerceptionNode, run_nodes
 from triton_perception.overlay import draw_detections
 from triton_perception.parameters import DETECTION, ParameterValue, parse_class_filter
+from triton_perception.qos import LATCHED_QOS, OVERLAY_QOS, RESULT_QOS
 from triton_perception.triton.client import Frame, Tensors
 from triton_perception.validation import check_detections
 

@@ -11,9 +11,9 @@ from triton_perception.ground.node_outputs import LaneGroundOutputs
 from triton_perception.lane_geometry import NUM_POINTS, postprocess
 from triton_perception.messages import image_message, lanes_cloud_message
 from triton_perception.nodes.base import PerceptionNode, run_nodes
-from triton_perception.qos import OVERLAY_QOS, RESULT_QOS
 from triton_perception.overlay import draw_drivable_area, draw_lanes
 from triton_perception.parameters import LANES
+from triton_perception.qos import OVERLAY_QOS, RESULT_QOS
 from triton_perception.triton.client import Frame, Tensors
 from triton_perception.validation import check_lane_maps
 

@@ -6,10 +6,10 @@ camera only while someone subscribes to `overlay`, so it costs nothing when unwa
 from __future__ import annotations
 
 import collections
+from dataclasses import dataclass, field
 import sys
 import threading
 import time
-from dataclasses import dataclass, field
 from typing import Any
 
 from rclpy.node import Node
@@ -18,13 +18,13 @@ from vision_msgs.msg import Detection2DArray, LabelInfo
 
 from triton_perception.accounting import FrameRejected
 from triton_perception.image_conversion import compressed_to_rgb, image_to_rgb
-from triton_perception.messages import (detections_from_message, image_message,
-                                        lanes_from_cloud, mask_from_image)
+from triton_perception.messages import (detections_from_message, image_message, lanes_from_cloud,
+                                        mask_from_image)
 from triton_perception.nodes.base import run_nodes
-from triton_perception.qos import LATCHED_QOS, OVERLAY_QOS, RESULT_QOS, stream_qos
-from triton_perception.overlay import draw_detections, draw_drivable_area, draw_lanes
 from triton_perception.nodes.ros_parameters import declare_parameters
+from triton_perception.overlay import draw_detections, draw_drivable_area, draw_lanes
 from triton_perception.parameters import OVERLAY
+from triton_perception.qos import LATCHED_QOS, OVERLAY_QOS, RESULT_QOS, stream_qos
 
 WATCH_PERIOD_S = 0.5
 StampKey = tuple[int, int]

@@ -3,8 +3,7 @@ each parameter's type, range or choices and whether it can change at run time, s
 `ros2 param describe` and rqt_reconfigure show the limits and refuse what a node would."""
 from __future__ import annotations
 
-from rcl_interfaces.msg import (FloatingPointRange, IntegerRange, ParameterDescriptor,
-                                ParameterType)
+from rcl_interfaces.msg import FloatingPointRange, IntegerRange, ParameterDescriptor, ParameterType
 from rclpy.exceptions import InvalidParameterTypeException, InvalidParameterValueException
 from rclpy.node import Node
 

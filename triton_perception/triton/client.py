@@ -7,13 +7,13 @@ waits with backoff and resumes by itself.
 """
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 import ipaddress
 import itertools
+from multiprocessing.shared_memory import SharedMemory
 import os
 import threading
 import time
-from dataclasses import dataclass, field
-from multiprocessing.shared_memory import SharedMemory
 from typing import Any, Callable, Protocol
 
 import grpc

@@ -3,8 +3,8 @@ model repository, for code that runs a step's processing outside the server (ben
 from __future__ import annotations
 
 import importlib.util
-import sys
 from pathlib import Path
+import sys
 from types import ModuleType
 
 from google.protobuf import text_format

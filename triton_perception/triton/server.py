@@ -7,8 +7,10 @@ network, with the environment its Python backend needs, and never left behind as
 from __future__ import annotations
 
 import collections
+from dataclasses import dataclass, field
 import json
 import os
+from pathlib import Path
 import shutil
 import signal
 import socket
@@ -16,11 +18,9 @@ import subprocess
 import sys
 import threading
 import time
+from typing import Callable
 import urllib.error
 import urllib.request
-from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Callable
 
 from triton_perception.engines import engine_steps, stale_engines
 from triton_perception.paths import default_model_repository
