@@ -1,4 +1,5 @@
-"""Frames lost before the node against the image subscription's depth (development measurement).
+"""
+Frames lost before the node against the image subscription's depth (development measurement).
 
 Starts a real tritonserver (CPU profile) and detection_node, keeps one core busy with a CPU hog,
 publishes 1280x720 rgb8 frames best-effort at 25 Hz for a while per depth, and prints what the
@@ -79,7 +80,7 @@ def measure(depth: int, seconds: float, triton_url: str, logs: Path, node) -> di
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=__doc__.strip().splitlines()[0])
     parser.add_argument('--depths', type=int, nargs='+', default=[1, 3, 10])
     parser.add_argument('--seconds', type=float, default=60.0)
     parser.add_argument('--no-hog', action='store_true')

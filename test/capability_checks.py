@@ -24,7 +24,7 @@ def _is_capability_test(test: ast.expr) -> bool:
 
 
 def guarded_nodes(tree: ast.AST) -> set[int]:
-    """ids of every node inside a capability check."""
+    """Ids of every node inside a capability check."""
     guarded: set[int] = set()
     for node in ast.walk(tree):
         blocks: list[list[ast.stmt]] = []

@@ -33,8 +33,12 @@ os.environ.update(dds_profile_environment())
 
 
 def shared_path(*parts: str) -> Path:
-    """A file or directory under the shared models and data; a missing one fails the test
-    with its path (a renamed file must not turn into silently skipped tests)."""
+    """
+    Return a file or directory under the shared models and data.
+
+    A missing one fails the test with its path (a renamed file must not turn into silently skipped
+    tests).
+    """
     path = SHARED.joinpath(*parts)
     if not path.exists():
         pytest.fail(f'{path} is missing: tests need the shared models and data ({SHARED_ENV} or '

@@ -1,4 +1,5 @@
-"""Python-backend model for the fault tests, copied into a temporary repository as 1/model.py.
+"""
+Python-backend model for the fault tests, copied into a temporary repository as 1/model.py.
 
 One file, many misbehaviours: the config parameter `behaviour` selects what the model returns
 and `delay_s` how long it takes, so each fault is a model name the nodes can be pointed at.
@@ -26,8 +27,11 @@ def padded(rows: np.ndarray, count: int) -> list:
 
 
 def lane_outputs(height: int, width: int, drivable_shape: tuple) -> list:
-    """The lane model's two maps at the frame's size (a drivable margin of `drivable_shape`):
-    two straight ego lines, drivable below the middle."""
+    """
+    Return the lane model's two maps at the frame's size (a drivable margin of `drivable_shape`).
+
+    Two straight ego lines, drivable below the middle.
+    """
     probability = np.zeros((height, width), dtype=np.uint8)
     for x in (int(width * 0.3), int(width * 0.7)):
         probability[height // 2:, max(0, x - 1):x + 2] = 230

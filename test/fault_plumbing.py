@@ -1,6 +1,9 @@
-"""Shared plumbing of the fault tests (test_faults_*.py): what they send, how they read the
-nodes' /diagnostics counts, the servers and node processes they start and the processes
-they must see end. The fixtures here are imported by the test modules that use them.
+"""
+Shared plumbing of the fault tests (test_faults_*.py).
+
+What they send, how they read the nodes' /diagnostics counts, the servers and node processes they
+start and the processes they must see end. The fixtures here are imported by the test modules that
+use them.
 """
 from __future__ import annotations
 
@@ -71,8 +74,11 @@ def arrived_since(arrivals: Arrivals, since: float) -> float | None:
 
 @pytest.fixture
 def measured(request: pytest.FixtureRequest) -> Callable[[str, Any], None]:
-    """Attach a measured figure to the test's report (user_properties; --junitxml shows them
-    with -o junit_family=legacy)."""
+    """
+    Attach a measured figure to the test's report (user_properties.
+
+    --junitxml shows them with -o junit_family=legacy).
+    """
     return lambda name, value: request.node.user_properties.append((name, value))
 
 
@@ -83,7 +89,7 @@ def diagnostics(probe: Probe) -> Arrivals:
 
 def statuses(diagnostics: Arrivals, node: str, since: float = 0.0
              ) -> list[tuple[float, DiagnosticStatus]]:
-    """The /diagnostics statuses of one node (its fully qualified name), oldest first."""
+    """Return the /diagnostics statuses of one node (its fully qualified name), oldest first."""
     name = status_name(node)
     return [(at, status) for at, array in list(diagnostics) if at >= since
             for status in array.status if status.name == name]
@@ -100,7 +106,7 @@ def latest(diagnostics: Arrivals, node: str) -> dict[str, str] | None:
 
 def wait_settled(diagnostics: Arrivals, node: str, received: int | None = None,
                  timeout_s: float = 30.0) -> dict[str, str]:
-    """The node's counts once nothing is pending (and `received` frames have arrived)."""
+    """Return the node's counts once nothing is pending (and `received` frames have arrived)."""
     def condition() -> dict[str, str] | None:
         current = latest(diagnostics, node)
         if current is None or int(current['pending']) != 0:
@@ -113,10 +119,14 @@ def wait_settled(diagnostics: Arrivals, node: str, received: int | None = None,
 
 
 def primed(diagnostics: Arrivals, publisher: Any, node: str, frame: Any) -> int:
-    """Send `frame` until the node has counted one; returns the node's `received` once those
-    primers have settled, the baseline of exact counts. A reader can match our writer later
-    than our writer matches it, and the samples it misses meanwhile are lost to it: so first
-    wait until the node reports our publisher, which leaves the primers little to lose."""
+    """
+    Send `frame` until the node has counted one.
+
+    Returns the node's `received` once those primers have settled, the baseline of exact counts. A
+    reader can match our writer later than our writer matches it, and the samples it misses
+    meanwhile are lost to it: so first wait until the node reports our publisher, which leaves the
+    primers little to lose.
+    """
     wait_until(lambda: int((latest(diagnostics, node) or {}).get('image_publishers', 0)) >= 1,
                30.0, f'{node} to see the publisher')
 
@@ -139,7 +149,7 @@ def assert_balanced(counts: dict[str, str]) -> None:
 
 
 def proc_status(pid: int, field: str) -> int:
-    """An integer field of /proc/<pid>/status (Threads, or VmRSS in kB)."""
+    """Return an integer field of /proc/<pid>/status (Threads, or VmRSS in kB)."""
     for line in (Path('/proc') / str(pid) / 'status').read_text().splitlines():
         if line.startswith(f'{field}:'):
             return int(line.split()[1])
@@ -227,7 +237,11 @@ def quiet_server(repository: Path, ports: tuple[int, int, int],
 
 @pytest.fixture(scope='module')
 def detector_repository(shared: Path, tmp_path_factory: Any) -> Path:
-    """The real yolov5 ensemble alone (links into the package's repository): starts in ~2 s."""
+    """
+    Return the real yolov5 ensemble alone (links into the package's repository).
+
+    Starts in ~2 s.
+    """
     install_models(REPO / 'model_repository', shared / 'models', log=lambda _line: None)
     root = tmp_path_factory.mktemp('detector_repository')
     for step in DETECTOR_STEPS:

@@ -1,4 +1,5 @@
-"""Small Triton repositories for the fault tests, written into a temporary directory.
+"""
+Small Triton repositories for the fault tests, written into a temporary directory.
 
 Every model is test/fault_model.py with a `behaviour` parameter; detection-like models take
 the inputs detection_node sends and return DETECTIONS and NUM_DETECTIONS, lane-like ones take lane_node's and

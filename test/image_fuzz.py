@@ -1,4 +1,5 @@
-"""Seeded generators of hostile camera frames: the fields of sensor_msgs Image and CompressedImage.
+"""
+Seeded generators of hostile camera frames: the fields of sensor_msgs Image and CompressedImage.
 
 Each call draws one kind of damage (invalid encoding, truncated or oversized data, bad step,
 absurd sizes, random bytes, corrupted or bomb-like JPEG/PNG) or a valid frame, so that the
@@ -78,14 +79,14 @@ def _png_chunk(kind: bytes, payload: bytes) -> bytes:
 
 
 def png_bomb(width: int, height: int) -> bytes:
-    """A PNG whose header claims `width` x `height`, with almost no data behind it."""
+    """Return a PNG whose header claims `width` x `height`, with almost no data behind it."""
     header = struct.pack('>IIBBBBB', width, height, 8, 2, 0, 0, 0)
     return (PNG_SIGNATURE + _png_chunk(b'IHDR', header)
             + _png_chunk(b'IDAT', zlib.compress(b'\0' * 64)) + _png_chunk(b'IEND', b''))
 
 
 def jpeg_bomb(rng: random.Random, width: int, height: int) -> bytes:
-    """A real JPEG with its frame header rewritten to claim `width` x `height`."""
+    """Return a real JPEG with its frame header rewritten to claim `width` x `height`."""
     ok, jpeg = cv2.imencode('.jpg', _noise(rng, 8, 8))
     assert ok
     data = bytearray(jpeg.tobytes())

@@ -40,8 +40,11 @@ def _is_type_checking(node: ast.stmt) -> bool:
 
 
 def _bound_names(statement: ast.stmt) -> list[str]:
-    """The names a module-level or class-level statement binds (imports included: rclpy
-    re-exports, e.g. `rclpy.try_shutdown` from rclpy.utilities)."""
+    """
+    Return the names a module-level or class-level statement binds (imports included.
+
+    Rclpy re-exports, e.g. `rclpy.try_shutdown` from rclpy.utilities).
+    """
     if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
         return [statement.name]
     if isinstance(statement, (ast.Import, ast.ImportFrom)):
@@ -62,8 +65,11 @@ def _bound_names(statement: ast.stmt) -> list[str]:
 
 
 def _class_api(node: ast.ClassDef) -> Api:
-    """Bases (by name) and members (methods with their parameters; None for attributes);
-    `__init__`'s parameters are also the class's own, since calling the class passes them."""
+    """
+    Bases (by name) and members (methods with their parameters; None for attributes).
+
+    `__init__`'s parameters are also the class's own, since calling the class passes them.
+    """
     members: dict[str, list[str] | None] = {}
     for statement in node.body:
         if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)):

@@ -1,8 +1,12 @@
-"""A reference for the served lanes: the lane geometry as it ran inside Triton on TwinLiteNet's
-float heads, before the model step returned compact uint8 maps. Only what reads the heads
-differs (the mask and probabilities from the lane logits, the drivable area from the float
-logit margin); grouping, fitting and sides are the package's own. The served lanes must stay
-within 2 px of it and the drivable area within IoU 0.98 (test_lane_processing.py)."""
+"""
+A reference for the served lanes.
+
+The lane geometry as it ran inside Triton on TwinLiteNet's float heads, before the model step
+returned compact uint8 maps. Only what reads the heads differs (the mask and probabilities from the
+lane logits, the drivable area from the float logit margin); grouping, fitting and sides are the
+package's own. The served lanes must stay within 2 px of it and the drivable area within IoU 0.98
+(test_lane_processing.py).
+"""
 import cv2
 import numpy as np
 

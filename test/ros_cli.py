@@ -1,5 +1,9 @@
-"""Test-side helpers for the ROS user's path: a colcon workspace built from this checkout, the
-environment its `install/setup.bash` gives, `ros2` commands, and `ros2 launch` as a process."""
+"""
+Test-side helpers for the ROS user's path.
+
+A colcon workspace built from this checkout, the environment its `install/setup.bash` gives, `ros2`
+commands, and `ros2 launch` as a process.
+"""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -32,7 +36,7 @@ def venv_environment() -> dict[str, str]:
 
 
 def sourced_environment(install: Path) -> dict[str, str]:
-    """The environment after `source install/setup.bash` on top of the venv underlay."""
+    """Return the environment after `source install/setup.bash` on top of the venv underlay."""
     result = subprocess.run(['bash', '-c', f'source "{install}/setup.bash" && env -0'],
                             env=venv_environment(), capture_output=True, timeout=60, check=True)
     pairs = (item.split('=', 1) for item in result.stdout.decode().split('\0') if '=' in item)
@@ -109,7 +113,7 @@ class LaunchedPipeline:
         return self.log_path.read_text(encoding='utf-8', errors='replace')
 
     def processes(self) -> list[int]:
-        """launch and everything it started (tritonserver, its stubs, the gate, the nodes)."""
+        """Launch and everything it started (tritonserver, its stubs, the gate, the nodes)."""
         return process_tree(self.process.pid) if self.process.poll() is None else []
 
     def signal_and_wait_gone(self, stop_signal: int, whole_group: bool,
@@ -134,8 +138,11 @@ class LaunchedPipeline:
         return tree
 
     def kill(self, known: Sequence[int] = ()) -> None:
-        """Whatever is left, at once (cleanup after a failure); `known`: pids seen earlier,
-        which a killed launch no longer parents."""
+        """
+        Whatever is left, at once (cleanup after a failure); `known`.
+
+        Pids seen earlier, which a killed launch no longer parents.
+        """
         for pid in reversed([*process_tree(self.process.pid), *known]):
             try:
                 os.kill(pid, signal.SIGKILL)

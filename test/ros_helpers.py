@@ -77,7 +77,11 @@ class Probe:
                    f'{count} publisher(s) on {topic}')
 
     def change_state(self, node: str, transition: str, timeout_s: float = 20.0) -> bool:
-        """What `ros2 lifecycle set NODE TRANSITION` does: call NODE/change_state by label."""
+        """
+        Return what `ros2 lifecycle set NODE TRANSITION` does.
+
+        Call NODE/change_state by label.
+        """
         from lifecycle_msgs.msg import Transition
         from lifecycle_msgs.srv import ChangeState
 

@@ -1,4 +1,5 @@
-"""Bag tools on the real clip: make -> read back, and play -> record across two DDS processes.
+"""
+Bag tools on the real clip: make -> read back, and play -> record across two DDS processes.
 
 Bags are read back with rosbags directly (not only through triton_perception.bag.reading),
 so a bug shared by writer and reader cannot hide itself.
@@ -61,7 +62,7 @@ def clip_frames() -> list[np.ndarray]:
 
 
 def installed_hash(type_name: str) -> str:
-    """The RIHS01 hash rclpy's generated interface declares (share/<pkg>/msg/<Type>.json)."""
+    """Return the RIHS01 hash rclpy's generated interface declares (share/<pkg>/msg/<Type>.json)."""
     package, kind, name = type_name.split('/')
     description = Path(sys.prefix) / 'share' / package / kind / f'{name}.json'
     if not description.is_file():

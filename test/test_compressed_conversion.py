@@ -1,6 +1,9 @@
-"""Unit tests for triton_perception.image_conversion's CompressedImage path: JPEG and PNG decoded
-to RGB, sizes checked against the pixel budget before decoding, damaged data rejected with a
-reason (no ROS runtime needed)."""
+"""
+Unit tests for triton_perception.image_conversion's CompressedImage path.
+
+JPEG and PNG decoded to RGB, sizes checked against the pixel budget before decoding, damaged data
+rejected with a reason (no ROS runtime needed).
+"""
 from __future__ import annotations
 
 import array

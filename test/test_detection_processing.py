@@ -1,6 +1,9 @@
-"""The detection chain without a server: yolov5_preprocess's processing (loaded from the model
-repository by path) and the served detection graph (built from the shipped weights, run with
-onnxruntime), checked against an independent numpy reference (test/reference_detection.py).
+"""
+The detection chain without a server.
+
+yolov5_preprocess's processing (loaded from the model repository by path) and the served detection
+graph (built from the shipped weights, run with onnxruntime), checked against an independent numpy
+reference (test/reference_detection.py).
 
 The server tests (test_ensembles.py) then only need to check the wiring.
 """
@@ -84,7 +87,7 @@ def reference() -> Callable[..., np.ndarray]:
 
 
 def make_reference() -> Callable[..., np.ndarray]:
-    """The upstream model (float input) + the numpy reference decode and NMS."""
+    """Return the upstream model (float input) + the numpy reference decode and NMS."""
     runner = session(shared_path('models', 'yolov5n', 'yolov5n.onnx'))
 
     def detect(image: np.ndarray, score: float = 0.25, iou: float = 0.45,
@@ -257,7 +260,7 @@ def test_preprocess_rejects_bad_thresholds(score: float, iou: float, max_det: in
 # --- the served graph ------------------------------------------------------------------------
 
 def real_frames() -> list[tuple[str, np.ndarray]]:
-    """The repository's images: bus, zidane, the six road frames and every 4th clip frame."""
+    """Return the repository's images: bus, zidane, the six road frames and every 4th clip frame."""
     frames = [(name, read_rgb(name)) for name in ('bus.jpg', 'zidane.jpg')]
     road = sorted(shared_path('data', 'road', 'bdd').glob('*.jpg'))
     assert len(road) == 6, road
@@ -279,8 +282,11 @@ def real_frames() -> list[tuple[str, np.ndarray]]:
 
 @pytest.mark.slow
 def test_served_graph_equals_the_reference_on_real_frames(detector, reference) -> None:
-    """Decode, class-aware NMS and letterbox undo inside the graph change nothing: same boxes
-    within 0.5 px, scores within 1e-3, same classes, same order."""
+    """
+    Decode, class-aware NMS and letterbox undo inside the graph change nothing.
+
+    Same boxes within 0.5 px, scores within 1e-3, same classes, same order.
+    """
     boxes = 0
     for name, rgb in real_frames():
         ours, theirs = detector(rgb), reference(rgb)

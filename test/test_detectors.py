@@ -1,6 +1,10 @@
-"""Bring your own detector: models derived at test time from the shipped yolov5n.onnx with the
-`onnx` package (nothing downloaded, nothing committed), installed with `models install
---detector`, served in-process and by a real tritonserver to a real detection_node."""
+"""
+Bring your own detector.
+
+Models derived at test time from the shipped yolov5n.onnx with the `onnx` package (nothing
+downloaded, nothing committed), installed with `models install --detector`, served in-process and by
+a real tritonserver to a real detection_node.
+"""
 from __future__ import annotations
 
 import os
@@ -116,8 +120,12 @@ def frames() -> list[np.ndarray]:
 @pytest.mark.server
 def test_a_three_class_detector_equals_an_independent_decode(repository: Path,
                                                              tmp_path: Path) -> None:
-    """Its best class is chosen among its own three: a box whose best COCO class was truck may
-    become a car, so this is not yolov5n filtered to three classes."""
+    """
+    Its best class is chosen among its own three.
+
+    A box whose best COCO class was truck may become a car, so this is not yolov5n filtered to three
+    classes.
+    """
     onnx_path = derived(tmp_path, 'three')
     detector = install_detector(repository, onnx_path, labels_file(tmp_path, THREE), 'three',
                                 log=lambda _line: None)

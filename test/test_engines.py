@@ -1,4 +1,5 @@
-"""The TensorRT engine builder: trtexec invocation, progress, build records, stale engines.
+"""
+The TensorRT engine builder: trtexec invocation, progress, build records, stale engines.
 
 TensorRT does not run on this machine; a stand-in `trtexec` script records its arguments and
 writes an engine file, so the wrapper's own logic is what is tested here. The real build is

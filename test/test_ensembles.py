@@ -1,4 +1,5 @@
-"""The yolov5 and lane_detection ensembles through a real tritonserver (CPU profile), over gRPC.
+"""
+The yolov5 and lane_detection ensembles through a real tritonserver (CPU profile), over gRPC.
 
 The processing itself is unit-tested in test_detection_processing.py / test_lane_processing.py;
 here the contract clients rely on is checked end to end: tensor names, shapes and types, the
@@ -50,7 +51,7 @@ def lane_maps(client, image: np.ndarray) -> dict:
 
 
 def find_lanes(client, image: np.ndarray, min_lane_length: float = 0.1) -> LaneResult:
-    """What a client outside ROS does: the ensemble's maps, then the package's geometry."""
+    """Return what a client outside ROS does: the ensemble's maps, then the package's geometry."""
     probability, margin = check_lane_maps(lane_maps(client, image))
     return postprocess(probability, margin, image.shape[:2], NUM_POINTS, min_lane_length)
 

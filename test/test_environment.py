@@ -123,8 +123,12 @@ def test_no_weights_or_media_are_tracked() -> None:
 
 @pytest.mark.slow
 def test_environment_checks_pass_every_time_under_cpu_load() -> None:
-    """dev/setup.sh's system checks are deterministic: 200 runs next to a process that keeps
-    one core busy all pass (a `ldconfig -p | grep -q` under pipefail failed here by chance)."""
+    """
+    dev/setup.sh's system checks are deterministic.
+
+    200 runs next to a process that keeps one core busy all pass (a `ldconfig -p | grep -q` under
+    pipefail failed here by chance).
+    """
     hog = subprocess.Popen(['sh', '-c', 'while :; do :; done'])
     try:
         failures = []

@@ -1,4 +1,5 @@
-"""Fuzzed frames to a running node and a 100 Hz overload: every frame is accounted for.
+"""
+Fuzzed frames to a running node and a 100 Hz overload: every frame is accounted for.
 
 Real processes throughout: a real tritonserver that is absent, killed, hung or serving
 broken models (written at test time by test/fault_repository.py), node processes over
@@ -28,8 +29,12 @@ from triton_perception.triton.server import TritonServer
 
 def publish_counted(diagnostics: Arrivals, publisher: Any, fqn: str, messages: Iterator[Any],
                     total: int, baseline: int, batch: int = 50) -> None:
-    """Publish in batches, each once the node has counted the previous ones in: a reliable
-    reader whose history (qos_depth) overflows would lose samples nobody could account for."""
+    """
+    Publish in batches, each once the node has counted the previous ones in.
+
+    A reliable reader whose history (qos_depth) overflows would lose samples nobody could account
+    for.
+    """
     sent = 0
     while sent < total:
         for _ in range(min(batch, total - sent)):

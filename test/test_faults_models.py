@@ -55,8 +55,12 @@ MALFORMED = [
 def test_malformed_outputs_fail_with_a_reason(probe: Probe, diagnostics: Arrivals,
                                               fault_server: TritonServer,
                                               start_node: StartNode) -> None:
-    """Each node runs against one broken model; a lane_node on a well-formed one is the control
-    (the checks accept what the real ensembles return: see test_nodes.py)."""
+    """
+    Each node runs against one broken model.
+
+    A lane_node on a well-formed one is the control (the checks accept what the real ensembles
+    return: see test_nodes.py).
+    """
     cases = [*MALFORMED, ('lane_node', 'lane_detection', None)]
     nodes = [start_node(executable, f'/faults_{model}', fault_server.grpc_url,
                         model_name=model) for executable, model, _ in cases]

@@ -1,5 +1,8 @@
-"""The server is absent, killed or stopped: nodes wait and recover, the runner respawns it,
-and stopping the pipeline ends every process in time.
+"""
+The server is absent, killed or stopped.
+
+Nodes wait and recover, the runner respawns it, and stopping the pipeline ends every process in
+time.
 
 Real processes throughout: a real tritonserver that is absent, killed, hung or serving
 broken models (written at test time by test/fault_repository.py), node processes over
@@ -180,8 +183,12 @@ def test_stopping_a_killed_server_ends_its_stubs(pipeline_repository: Path) -> N
 
 @pytest.fixture(scope='module')
 def pipeline_repository(tmp_path_factory: Any) -> Path:
-    """Both ensemble names, answered by test models: the detector takes 0.5 s per frame, so
-    requests are always in flight when the pipeline is stopped."""
+    """
+    Both ensemble names, answered by test models.
+
+    The detector takes 0.5 s per frame, so requests are always in flight when the pipeline is
+    stopped.
+    """
     root = write_repository(tmp_path_factory.mktemp('pipeline_repository'),
                             {'yolov5': 'ok'}, delay_s=BUSY_MODEL_DELAY_S)
     return write_repository(root, {'lane_detection': 'lanes_ok'})

@@ -1,4 +1,5 @@
-"""Issue 14, test 3: the highway clip on the ground, with the calibration in test/data/highway_clip.
+"""
+Issue 14, test 3: the highway clip on the ground, with the calibration in test/data/highway_clip.
 
 The lane and detection steps run in-process exactly as the ensembles chain them (the same
 functions as test_lane_processing and test_detection_processing), on every second frame.
@@ -33,7 +34,7 @@ def clip_camera() -> GroundCamera:
 
 
 def lateral_at(points: np.ndarray, x: float) -> float:
-    """y of a ground lane at distance x (NaN outside the part it covers)."""
+    """Y of a ground lane at distance x (NaN outside the part it covers)."""
     order = np.argsort(points['x'])
     return float(np.interp(x, points['x'][order], points['y'][order], left=np.nan,
                            right=np.nan))

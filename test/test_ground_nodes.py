@@ -1,5 +1,9 @@
-"""Ground outputs of the real nodes (issue 14, test 4 and the way on): nothing and a reason in
-/diagnostics without CameraInfo or a transform; the four ground topics once both are known."""
+"""
+Ground outputs of the real nodes (issue 14, test 4 and the way on).
+
+Nothing and a reason in /diagnostics without CameraInfo or a transform; the four ground topics once
+both are known.
+"""
 from __future__ import annotations
 
 import itertools
@@ -87,8 +91,12 @@ def test_ground_outputs_follow_the_geometry(probe: Probe, nodes: list[NodeProces
     sent = []  # every frame's stamp: a node answers whichever frame it last took
 
     def frame_through_both(stamp: int) -> Any:
-        """Both results of one frame; send_and_receive sends it again until each arrives
-        (a node that has not yet matched the probe's publisher would never see it)."""
+        """
+        Both results of one frame.
+
+        send_and_receive sends it again until each arrives (a node that has not yet matched the
+        probe's publisher would never see it).
+        """
         message = image_message(road_rgb, 'bgr8', FRAME, stamp)
         sent.append(message.header.stamp)
         send_and_receive(probe, f'{NS}/image', message, f'{NS}/lanes', PointCloud2, clouds)
@@ -107,8 +115,12 @@ def test_ground_outputs_follow_the_geometry(probe: Probe, nodes: list[NodeProces
     probe.wait_for_subscribers(info_publisher, count=2)
 
     def with_camera_info(stamp: int) -> Any:
-        """CameraInfo again before each frame: a reader that has not matched the probe's
-        writer yet misses a sample, as camera drivers' subscribers do."""
+        """
+        CameraInfo again before each frame.
+
+        A reader that has not matched the probe's writer yet misses a sample, as camera drivers'
+        subscribers do.
+        """
         info_publisher.publish(camera_info())
         return frame_through_both(stamp)
     stamps = itertools.count(2)  # a new stamp each time: an old result must not answer

@@ -1,6 +1,9 @@
-"""Unit tests for triton_perception.image_conversion's raw Image path: every supported encoding
-decoded to RGB, padded rows, byte containers, and malformed messages rejected with a reason (no
-ROS runtime needed). CompressedImage: test_compressed_conversion.py."""
+"""
+Unit tests for triton_perception.image_conversion's raw Image path.
+
+Every supported encoding decoded to RGB, padded rows, byte containers, and malformed messages
+rejected with a reason (no ROS runtime needed). CompressedImage: test_compressed_conversion.py.
+"""
 from __future__ import annotations
 
 import array
@@ -36,9 +39,13 @@ CHANNEL = {'r': 0, 'g1': 1, 'g2': 1, 'b': 2}
 
 
 def _independent_bytes(rgb: np.ndarray, encoding: str) -> tuple[bytes, int]:
-    """The message bytes of `rgb` built without the package's encoder: numpy channel slicing
-    and OpenCV, from the encodings' definitions (REP 104 / sensor_msgs image_encodings). YUV
-    comes from the package's encoder, which test_yuv_encoder_matches_opencv_encoder checks."""
+    """
+    Return the message bytes of `rgb` built without the package's encoder.
+
+    Numpy channel slicing and OpenCV, from the encodings' definitions (REP 104 / sensor_msgs
+    image_encodings). YUV comes from the package's encoder, which
+    test_yuv_encoder_matches_opencv_encoder checks.
+    """
     height, width = rgb.shape[:2]
     alpha = np.full((height, width, 1), 200, np.uint8)
     if encoding == 'rgb8':
@@ -122,8 +129,11 @@ def test_lossy_encodings_round_trip_closely(source: str, encoding: str, padding:
 
 @pytest.mark.parametrize('encoding', [*EXACT, 'mono8', *BAYER])
 def test_package_encoder_matches_the_encoding_definitions(encoding: str) -> None:
-    """encode_rgb (used by the demo, bench and fuzzing) writes what the definitions say
-    (alpha aside: the package writes 255)."""
+    """
+    encode_rgb (used by the demo, bench and fuzzing) writes what the definitions say (alpha aside.
+
+    The package writes 255).
+    """
     rgb = random_rgb()
     ours, step = encode_rgb(rgb, encoding)
     theirs, their_step = _independent_bytes(rgb, encoding)
@@ -205,7 +215,7 @@ def test_padded_rgb8_is_copied_once_into_a_writable_array() -> None:
 def test_conversion_reads_padded_rows_in_place(
     encoding: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """cvtColor must get a strided view of msg.data, so its output is the only copy."""
+    """CvtColor must get a strided view of msg.data, so its output is the only copy."""
     msg = _image_msg(smooth_rgb(), encoding, PADDING)
     sources = []
     convert = cv2.cvtColor

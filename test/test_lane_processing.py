@@ -1,6 +1,8 @@
-"""The lane chain without a server: lane_preprocess's processing (loaded from the model
-repository by path), the served lane graph (built from the shipped weights, run with
-onnxruntime) and the package's lane geometry.
+"""
+The lane chain without a server.
+
+lane_preprocess's processing (loaded from the model repository by path), the served lane graph
+(built from the shipped weights, run with onnxruntime) and the package's lane geometry.
 
 Synthetic lane masks pin down grouping, ordering and sides; real frames check that the served
 maps give the lanes the float heads gave (test/reference_lanes.py) and that the whole chain finds
@@ -42,19 +44,19 @@ onnx_runner = load_step_module(REPOSITORY, 'lane_model', 'onnx_runner')
 
 
 def to_map(mask: np.ndarray) -> np.ndarray:
-    """The lane model's uint8 probability map of a mask (probability 1/(1+e^-5) inside)."""
+    """Return the lane model's uint8 probability map of a mask (probability 1/(1+e^-5) inside)."""
     return np.where(mask, np.uint8(round(255 / (1 + np.exp(-5.0)))),
                     np.uint8(round(255 / (1 + np.exp(5.0))))).astype(np.uint8)
 
 
 def to_margin(mask: np.ndarray) -> np.ndarray:
-    """The lane model's uint8 drivable margin of a mask (logit margin +-5 inside/outside)."""
+    """Return the lane model's uint8 drivable margin of a mask (logit margin +-5 inside/outside)."""
     return np.where(mask, np.uint8(128 + 5 * MARGIN_SCALE),
                     np.uint8(128 - 5 * MARGIN_SCALE)).astype(np.uint8)
 
 
 def line_x(bottom_x: float, y: float) -> float:
-    """x at row y of a straight lane through the vanishing point meeting the bottom at bottom_x."""
+    """X at row y of a straight lane through the vanishing point meeting the bottom at bottom_x."""
     vx, vy = VANISHING_POINT
     return vx + (bottom_x - vx) * (y - vy) / (MASK_HEIGHT - vy)
 
@@ -209,7 +211,7 @@ def test_resize_frame_rejects_bad_images(image: np.ndarray) -> None:
 # --- real frames ---------------------------------------------------------------------------
 
 def read_clip(indices: range) -> list[np.ndarray]:
-    """The given frames of solidWhiteRight.mp4, RGB."""
+    """Return the given frames of solidWhiteRight.mp4, RGB."""
     shared_path('data', 'videos', 'solidWhiteRight.mp4')
     capture = cv2.VideoCapture(str(CLIP))
     frames = []
@@ -269,9 +271,12 @@ def graph_directory(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.mark.slow
 def test_served_maps_give_the_lanes_of_the_float_heads(graph_directory: Path) -> None:
-    """The compact uint8 maps change nothing that matters: on the road frames and every 4th clip
-    frame the same lanes with the same sides (ego lanes within 2 px) and the drivable area
-    within IoU 0.98 (measured on all 229 images: 0 px, IoU >= 0.996)."""
+    """
+    The compact uint8 maps change nothing that matters.
+
+    On the road frames and every 4th clip frame the same lanes with the same sides (ego lanes within
+    2 px) and the drivable area within IoU 0.98 (measured on all 229 images: 0 px, IoU >= 0.996).
+    """
     detect, reference = make_lane_detector(graph_directory), make_reference_lanes()
     road = sorted(shared_path('data', 'road', 'bdd').glob('*.jpg'))
     frames = [cv2.cvtColor(cv2.imread(str(path)), cv2.COLOR_BGR2RGB) for path in road]

@@ -1,6 +1,9 @@
-"""The launch files under real ROS 2 launch/launch_ros: declared arguments and the concrete
-processes they start, checked against the plan without starting anything (test_ros2_cli.py
-starts them for real). `make setup` installs ROS launch from ../shared/ros-python.
+"""
+The launch files under real ROS 2 launch/launch_ros.
+
+Declared arguments and the concrete processes they start, checked against the plan without starting
+anything (test_ros2_cli.py starts them for real). `make setup` installs ROS launch from
+../shared/ros-python.
 """
 from __future__ import annotations
 
@@ -69,7 +72,7 @@ def ament_prefix(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 @pytest.fixture
 def tritonserver(tmp_path: Path) -> Path:
-    """A stand-in tritonserver in a release layout (bin/ beside backends/); never run."""
+    """Return a stand-in tritonserver in a release layout (bin/ beside backends/); never run."""
     binary = tmp_path / 'triton' / 'bin' / 'tritonserver'
     binary.parent.mkdir(parents=True)
     (tmp_path / 'triton' / 'backends').mkdir()
@@ -109,7 +112,7 @@ def processes(found: list, context: LaunchContext) -> dict[str, ExecuteProcess]:
 
 
 def node_command(node: Node, context: LaunchContext) -> list[str]:
-    """The command line launch_ros runs for `node` (what Node.execute prepares)."""
+    """Return the command line launch_ros runs for `node` (what Node.execute prepares)."""
     node._perform_substitutions(context)  # private, but the same from Humble to Rolling
     ros_arguments = {'name': f'__node:={node.node_name.rsplit("/", 1)[-1]}'}
     if node.expanded_node_namespace != '':

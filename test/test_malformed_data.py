@@ -1,5 +1,7 @@
-"""Malformed model outputs are named, and fuzzed camera frames are rejected without a crash:
-the pure checks, without ROS or Triton.
+"""
+Malformed model outputs are named, and fuzzed camera frames are rejected without a crash.
+
+The pure checks, without ROS or Triton.
 """
 from __future__ import annotations
 

@@ -1,4 +1,8 @@
-"""detection_node and lane_node as separate processes: real Fast DDS, real tritonserver, real weights."""
+"""
+detection_node and lane_node as separate processes.
+
+Real Fast DDS, real tritonserver, real weights.
+"""
 from __future__ import annotations
 
 from pathlib import Path
@@ -95,7 +99,8 @@ def image_message(rgb: np.ndarray, encoding: str, frame_id: str, stamp_s: int,
 
 def send_and_receive(probe: Probe, topic_in: str, message: Any, topic_out: str,
                      output_type: type, received: list[Any], timeout_s: float = 30.0) -> Any:
-    """Publish one frame and return the result whose header matches it.
+    """
+    Publish one frame and return the result whose header matches it.
 
     The frame is sent again every few seconds until its result arrives: discovery is
     asymmetric, and a subscriber that has not yet matched our publisher never sees a sample.
@@ -134,7 +139,7 @@ def assert_matches_bus_reference(detections: Detection2DArray) -> None:
 
 
 def latest_diagnostics(records: list[DiagnosticArray], fqn: str) -> dict[str, str] | None:
-    """The newest report of the node `fqn` (other nodes of this module report too)."""
+    """Return the newest report of the node `fqn` (other nodes of this module report too)."""
     status = find_status(records, fqn)
     return None if status is None else status.values
 
@@ -228,8 +233,12 @@ def test_burst_is_bounded_and_accounted(probe: Probe, detection_node: NodeProces
     started_ns = time.time_ns()
 
     def fresh_and_idle() -> dict[str, str] | None:
-        """The baseline: reported after this test began, with nothing pending (a frame of an
-        earlier test being counted after the baseline would unbalance the figures)."""
+        """
+        Return the baseline.
+
+        Reported after this test began, with nothing pending (a frame of an earlier test being
+        counted after the baseline would unbalance the figures).
+        """
         fresh = [array for array in list(diagnostics)
                  if array.header.stamp.sec * 10**9 + array.header.stamp.nanosec >= started_ns]
         values = latest_diagnostics(fresh, '/det/detection_node')
@@ -329,8 +338,12 @@ def test_frame_transports_give_the_same_detections(probe: Probe, triton_server: 
 def test_lifecycle_transitions_start_and_stop_inference(probe: Probe, triton_server: Any,
                                                         tmp_path_factory: Any,
                                                         bus_rgb: np.ndarray) -> None:
-    """autostart false: nothing is subscribed until configure and activate; deactivate
-    unsubscribes and keeps the result publishers; every received frame stays accounted for."""
+    """
+    Autostart false: nothing is subscribed until configure and activate.
+
+    Deactivate unsubscribes and keeps the result publishers; every received frame stays accounted
+    for.
+    """
     namespace, fqn = '/managed', '/managed/detection_node'
     diagnostics = probe.received.get('/diagnostics') or probe.record(DiagnosticArray,
                                                                      '/diagnostics')

@@ -139,8 +139,11 @@ def test_two_cameras_share_one_server(probe: Probe, shared: Path, tmp_path: Path
 
 
 def test_nothing_outlives_a_killed_runner(probe: Probe, tmp_path: Path) -> None:
-    """SIGKILL gives the runner no chance to stop anything: tritonserver (with its stubs) and
-    the node end by themselves, through the parent-death signal."""
+    """
+    SIGKILL gives the runner no chance to stop anything.
+
+    Tritonserver (with its stubs) and the node end by themselves, through the parent-death signal.
+    """
     namespace = '/killed'
     process, log_path = start_pipeline(tmp_path, namespace, 'enable_lanes:=false',
                                        'enable_overlay:=false',

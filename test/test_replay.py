@@ -64,7 +64,7 @@ def test_full_clip_replay_at_recorded_rate(shared: Path, triton_server: Any,
 
 
 def report_with(car_rate: float, lost_fraction: float) -> dict[str, Any]:
-    """A minimal report, written out by hand, with the figures `regressions` compares."""
+    """Return a minimal report, written out by hand, with the figures `regressions` compares."""
     return {'detection': {'frames_with_class': {'car': car_rate}, 'mean_per_frame': {'car': 2.0}},
             'lanes': {'ego_lane_rate': 0.98, 'mean_lanes_per_frame': 2.5},
             'nodes': {'lane_node': {'published_fraction': 0.6, 'lost_fraction': lost_fraction}}}

@@ -1,7 +1,11 @@
-"""The ROS user's path for real: `colcon build` (plain and --symlink-install) of this checkout
-against the venv's ROS, `ros2 launch` from the install space with a probe getting results,
-`ros2 param` and `ros2 lifecycle` on the launched nodes, and no process outliving launch,
-whatever signal ends it. ROS launch and the ros2 CLI come from ../shared/ros-python."""
+"""
+The ROS user's path for real.
+
+`colcon build` (plain and --symlink-install) of this checkout against the venv's ROS, `ros2 launch`
+from the install space with a probe getting results, `ros2 param` and `ros2 lifecycle` on the
+launched nodes, and no process outliving launch, whatever signal ends it. ROS launch and the ros2
+CLI come from ../shared/ros-python.
+"""
 from __future__ import annotations
 
 from pathlib import Path
@@ -56,8 +60,11 @@ def installed(workspace: Path, shared: Path) -> Path:
 
 
 def install_models(environment: dict[str, str], shared: Path) -> Path:
-    """`triton-perception models install` in that environment; returns the model repository.
-    (The interpreter is the venv's: the install space's console script names colcon's own.)"""
+    """
+    `triton-perception models install` in that environment; returns the model repository.
+
+    (The interpreter is the venv's: the install space's console script names colcon's own.)
+    """
     result = subprocess.run([sys.executable, '-m', 'triton_perception.cli', 'models', 'install',
                              '--from', str(shared / 'models')], env=environment,
                             capture_output=True, text=True, timeout=300)
@@ -210,9 +217,12 @@ def test_ctrl_c_leaves_no_process_behind(launched: dict[str, Any]) -> None:
                          ids=['SIGTERM', 'SIGKILL'])
 def test_nothing_outlives_launch_whatever_ends_it(
         stop_signal: int, diagnostics: list[DiagnosticArray], tmp_path: Path) -> None:
-    """From the development checkout (the venv's ament index), as a supervisor or script would
-    end it: the signal reaches launch alone, which passes nothing on for SIGKILL (and, for
-    SIGTERM, may end before its children); every process it started ends by itself."""
+    """
+    From the development checkout (the venv's ament index), as a supervisor or script would end it.
+
+    The signal reaches launch alone, which passes nothing on for SIGKILL (and, for SIGTERM, may end
+    before its children); every process it started ends by itself.
+    """
     namespace = f'/sig{int(stop_signal)}'
     pipeline = LaunchedPipeline.start(
         venv_environment(), tmp_path / 'launch.log',

@@ -1,5 +1,4 @@
-"""What the network may do to the server: no model (un)loading; TLS to the server.
-"""
+"""What the network may do to the server: no model (un)loading; TLS to the server."""
 from __future__ import annotations
 
 import json
@@ -42,7 +41,7 @@ def test_models_cannot_be_unloaded_or_loaded_over_the_network(triton_server: Tri
 
 
 def self_signed_certificate(directory: Path) -> tuple[Path, Path]:
-    """A certificate for 127.0.0.1 (and localhost), made by the openssl command line."""
+    """Return a certificate for 127.0.0.1 (and localhost), made by the openssl command line."""
     key, certificate = directory / 'server.key', directory / 'server.pem'
     subprocess.run(['openssl', 'req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-days', '1',
                     '-subj', '/CN=localhost', '-addext',

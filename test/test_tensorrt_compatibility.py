@@ -1,4 +1,5 @@
-"""Checks that stand in for the Orin we do not have.
+"""
+Checks that stand in for the Orin we do not have.
 
 1. Every operator of every served graph is in onnx-tensorrt's support table for TensorRT 8.6
    (JetPack 6.0) and 10.x (JetPack 6.1/6.2), with supported tensor types, and meets the

@@ -28,8 +28,12 @@ def test_publishers_are_counted_apart() -> None:
 
 
 def test_a_restarted_publisher_counts_no_loss() -> None:
-    """A new GID starts its own count; a sequence that goes backwards under the same key
-    (a process restarted with a reused GID) starts over; neither is a loss."""
+    """
+    A new GID starts its own count.
+
+    A sequence that goes backwards under the same key (a process restarted with a reused GID) starts
+    over; neither is a loss.
+    """
     counter = SequenceGapCounter()
     for number in (1, 2, 3, 4):
         counter.observe('old-gid', number)

@@ -1,4 +1,5 @@
-"""Check that the installed vision_msgs is wire-compatible with upstream vision_msgs 4.x.
+"""
+Check that the installed vision_msgs is wire-compatible with upstream vision_msgs 4.x.
 
 On development machines vision_msgs is the dev-only copy built by ``dev/build_interfaces.sh``;
 on a deployment it is the distro package. Either way the RIHS01 type hashes must equal the
@@ -45,8 +46,12 @@ def expected(type_name: str) -> str:
 
 @pytest.fixture(scope='module', autouse=True)
 def ament_index() -> Iterator[None]:
-    """The wheels' venv is the ROS underlay, and nothing has been sourced: point the ament
-    index at it when the environment does not, before any node of this module starts."""
+    """
+    The wheels' venv is the ROS underlay, and nothing has been sourced.
+
+    Point the ament index at it when the environment does not, before any node of this module
+    starts.
+    """
     with pytest.MonkeyPatch.context() as patch:
         if not os.environ.get('AMENT_PREFIX_PATH'):
             patch.setenv('AMENT_PREFIX_PATH', sys.prefix)
@@ -87,7 +92,8 @@ def test_installed_interface_hash_matches_upstream(type_name: str) -> None:
 @pytest.mark.ros
 @pytest.mark.parametrize('type_name', TYPE_NAMES)
 def test_runtime_type_support_hash_matches_upstream(ros_node: Any, type_name: str) -> None:
-    """The hash the compiled type support announces over DDS equals upstream.
+    """
+    The hash the compiled type support announces over DDS equals upstream.
 
     rclpy has no direct accessor for a message class's hash; the graph API reports the hash
     the middleware got from the loaded type support, which is what remote peers compare.

@@ -1,4 +1,8 @@
-"""`triton-perception`: one entry point for the server, models, the pipeline, bags and benchmarks."""
+"""
+`triton-perception`.
+
+One entry point for the server, models, the pipeline, bags and benchmarks.
+"""
 from __future__ import annotations
 
 import argparse

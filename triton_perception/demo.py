@@ -1,4 +1,5 @@
-"""`make demo`: the highway clip through the whole pipeline, as a newcomer's first run.
+"""
+`make demo`: the highway clip through the whole pipeline, as a newcomer's first run.
 
 Turns the clip into a bag, replays it through tritonserver and both nodes (the same
 evaluation as `bag evaluate`), and renders what the pipeline published into an annotated
@@ -47,8 +48,12 @@ def published_results(outputs_bag: Path, labels: list[str]) -> dict[str, dict[in
 
 
 def latest_at(results: dict[int, Any], stamp: int) -> Any:
-    """The newest result for a frame at or before `stamp`: the nodes drop frames under load,
-    and a viewer shows the last result until the next one, as rviz would."""
+    """
+    Return the newest result for a frame at or before `stamp`.
+
+    The nodes drop frames under load, and a viewer shows the last result until the next one, as rviz
+    would.
+    """
     earlier = [key for key in results if key <= stamp]
     return results[max(earlier)] if earlier else None
 
@@ -124,9 +129,13 @@ def run_demo(video: Path, output: Path, profile: str, log: Callable[[str], None]
 
 
 def demo_problems(report: dict[str, Any]) -> list[str]:
-    """The faults that fail the demo: a node that is down or not accounting for its frames,
-    failed frames, or no results. Frames lost before a node are reported, not failed on: on a
-    loaded machine the transport may lose one without anything being wrong in the package."""
+    """
+    Return the faults that fail the demo.
+
+    A node that is down or not accounting for its frames, failed frames, or no results. Frames lost
+    before a node are reported, not failed on: on a loaded machine the transport may lose one
+    without anything being wrong in the package.
+    """
     problems = []
     for node, figures in report['nodes'].items():
         if figures['received'] == 0:

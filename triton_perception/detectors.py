@@ -1,6 +1,9 @@
-"""Bring your own detector: install a YOLOv5 or YOLOv8/YOLO11 ONNX export, with any classes and
-input size, as a detection ensemble NAME beside the default `yolov5`, with the same
-IMAGE -> DETECTIONS + NUM_DETECTIONS contract (model_repository/README.md).
+"""
+Bring your own detector.
+
+Install a YOLOv5 or YOLOv8/YOLO11 ONNX export, with any classes and input size, as a detection
+ensemble NAME beside the default `yolov5`, with the same IMAGE -> DETECTIONS + NUM_DETECTIONS
+contract (model_repository/README.md).
 
     triton-perception models install --detector best.onnx --labels classes.txt --name cones
 
@@ -126,15 +129,19 @@ def installed_detectors(repository: Path) -> list[Detector]:
 
 
 def detector_labels_file(repository: Path, model_name: str) -> Path | None:
-    """The labels an installed detector came with (None for one without)."""
+    """Return the labels an installed detector came with (None for one without)."""
     path = repository / model_name / LABELS_FILE
     return path if path.is_file() else None
 
 
 def labels_for(model_name: str, labels_file: str = '',
                repository: Path | None = None) -> list[str]:
-    """A detector's class names: `labels_file` if given, else the labels its install stored
-    in the model repository, else the 80 COCO names (the default yolov5)."""
+    """
+    Return a detector's class names.
+
+    `labels_file` if given, else the labels its install stored in the model repository, else the 80
+    COCO names (the default yolov5).
+    """
     from triton_perception.messages import load_labels  # noqa: PLC0415
     from triton_perception.paths import default_model_repository  # noqa: PLC0415
 

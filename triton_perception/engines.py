@@ -1,4 +1,5 @@
-"""Build the TensorRT engines of the Orin profile from the installed ONNX files, with trtexec.
+"""
+Build the TensorRT engines of the Orin profile from the installed ONNX files, with trtexec.
 
 Engines only run on the device and TensorRT version that built them, so they are built on
 the Orin itself, and each engine gets a `model.plan.json` recording what it was built from
@@ -24,8 +25,12 @@ ENGINE_STEPS = ('yolov5_model', 'lane_model')  # the package's own; installed de
 
 
 def engine_steps(repository: Path) -> list[str]:
-    """The TensorRT model steps of the repository: the package's and every installed
-    detector's (a config with platform tensorrt_plan and a served graph to build from)."""
+    """
+    Return the TensorRT model steps of the repository.
+
+    The package's and every installed detector's (a config with platform tensorrt_plan and a served
+    graph to build from).
+    """
     steps = list(ENGINE_STEPS)
     for config in sorted(Path(repository).glob('*/config.pbtxt')):
         step = config.parent.name

@@ -1,4 +1,5 @@
-"""Lane polylines, ego sides and the drivable area from the lane model's compact outputs.
+"""
+Lane polylines, ego sides and the drivable area from the lane model's compact outputs.
 
 The lane_detection ensemble ends at the model step (on an Orin a TensorRT engine, whose GPU
 output JetPack's Python backend cannot take), returning two uint8 maps at model resolution
@@ -82,7 +83,8 @@ def check_settings(num_points: int, min_lane_length: float) -> None:
 
 
 def lane_pieces(lane_probability: np.ndarray) -> list[Piece]:
-    """Connected components of the lane mask, as row-centre pieces.
+    """
+    Connected components of the lane mask, as row-centre pieces.
 
     lane_probability: uint8 [h, w], probability x 255 (>= LANE_MASK_MIN on the mask).
     """
@@ -112,7 +114,7 @@ def lane_pieces(lane_probability: np.ndarray) -> list[Piece]:
 
 
 def fit_curve(y: np.ndarray, x: np.ndarray, mask_height: int) -> np.poly1d:
-    """x = f(y): a line, or a quadratic once the points span enough rows to show curvature."""
+    """X = f(y): a line, or a quadratic once the points span enough rows to show curvature."""
     degree = 2 if y.max() - y.min() >= QUADRATIC_MIN_SPAN * mask_height else 1
     degree = min(degree, len(np.unique(y)) - 1)
     return np.poly1d(np.polyfit(y, x, degree)) if degree > 0 else np.poly1d([float(np.mean(x))])
@@ -146,7 +148,8 @@ def group_pieces(pieces: list[Piece], mask_height: int) -> list[Lane]:
 
 
 def sample_lane(lane: Lane, mask_width: int, mask_height: int, num_points: int) -> tuple[np.ndarray, float]:
-    """Points (x, y) from where the lane meets the image border up to its top, and its bottom x.
+    """
+    Points (x, y) from where the lane meets the image border up to its top, and its bottom x.
 
     Below the lowest detected row the curve continues along its tangent (a quadratic
     extrapolated beyond its data bends away quickly). The bottom x is where that tangent
@@ -178,7 +181,11 @@ def assign_sides(bottom_x: np.ndarray, centre_x: float) -> np.ndarray:
 
 
 def drivable_area(drivable_margin: np.ndarray, image_height: int, image_width: int) -> np.ndarray:
-    """0/255 mask at input resolution; the margin is resized (not the binary mask) for smooth edges."""
+    """
+    0/255 mask at input resolution.
+
+    The margin is resized (not the binary mask) for smooth edges.
+    """
     margin = drivable_margin.astype(np.float32) - DRIVABLE_ZERO
     if margin.shape != (image_height, image_width):
         margin = cv2.resize(margin, (image_width, image_height), interpolation=cv2.INTER_LINEAR)
@@ -200,7 +207,8 @@ def check_maps(lane_probability: np.ndarray, drivable_margin: np.ndarray) -> Non
 def postprocess(lane_probability: np.ndarray, drivable_margin: np.ndarray,
                 image_size: tuple[int, int], num_points: int,
                 min_lane_length: float) -> LaneResult:
-    """The lane model's maps (uint8 [h, w] each) -> lanes, scores, sides and drivable area.
+    """
+    Return the lane model's maps (uint8 [h, w] each) -> lanes, scores, sides and drivable area.
 
     image_size is (image_height, image_width) of the original frame. min_lane_length is the
     vertical extent a lane's detected pixels must cover, as a fraction of image height.

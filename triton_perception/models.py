@@ -1,4 +1,5 @@
-"""Install the ONNX weights into the model repository, verified against config/models.yaml.
+"""
+Install the ONNX weights into the model repository, verified against config/models.yaml.
 
 A model with a `graph` entry is not copied: the graph builder (triton_perception.graphs) turns
 the upstream file into the graph its model step serves, and a record beside it
@@ -58,7 +59,7 @@ def sha256_of(path: Path) -> str:
 
 
 def build_record(model: ModelFile) -> dict[str, str]:
-    """What an installed file must have been made from to be current."""
+    """Return what an installed file must have been made from to be current."""
     from triton_perception.graphs import builder_fingerprint  # noqa: PLC0415 (needs onnx)
     return {'source_sha256': model.sha256, 'graph': model.graph,
             'builder': builder_fingerprint() if model.graph else ''}

@@ -13,7 +13,7 @@ SIDE_COLOURS = {  # RGB by LANE_SIDES value: ego boundaries stand out
 
 
 def palette(class_id: int) -> tuple[int, int, int]:
-    """A stable, distinct colour per class id."""
+    """Return a stable, distinct colour per class id."""
     hue = (class_id * 47) % 180
     bgr = cv2.cvtColor(np.uint8([[[hue, 220, 255]]]), cv2.COLOR_HSV2RGB)[0, 0]
     return int(bgr[0]), int(bgr[1]), int(bgr[2])

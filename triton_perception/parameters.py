@@ -1,4 +1,5 @@
-"""Every node parameter in one table: default, unit, accepted values, whether it can change live.
+"""
+Every node parameter in one table: default, unit, accepted values, whether it can change live.
 
 Nodes declare their parameters from these specs and validate start-up and run-time values
 with `validate`, so the messages (naming the parameter and the accepted values), the
@@ -45,7 +46,11 @@ class ParameterSpec:
         return value
 
     def _validate_numbers(self, value: Any) -> list[float]:
-        """A list of numbers: rclpy gives lists, tuples or array.array, integers or floats."""
+        """
+        Return a list of numbers.
+
+        Rclpy gives lists, tuples or array.array, integers or floats.
+        """
         try:
             numbers = [float(item) for item in value if not isinstance(item, (bool, str))]
             complete = len(numbers) == len(value)

@@ -12,7 +12,8 @@ FASTDDS_PROFILE_VARIABLES = ('FASTRTPS_DEFAULT_PROFILES_FILE', 'FASTDDS_DEFAULT_
 
 
 def share_directory() -> Path:
-    """share/triton_perception of the installation in use.
+    """
+    share/triton_perception of the installation in use.
 
     The ament index first: a colcon install space (also with --symlink-install, where this
     module resolves into the source tree but the weights are installed under the install

@@ -1,4 +1,5 @@
-"""Launch arguments -> the processes, parameters and remappings of a pipeline.
+"""
+Launch arguments -> the processes, parameters and remappings of a pipeline.
 
 launch/*.launch.py and `triton-perception run` both build their processes from this plan, so
 the launch files stay thin and everything they do is tested without ROS launch installed.
@@ -82,11 +83,11 @@ class NodePlan:
 
     @property
     def fqn(self) -> str:
-        """The fully qualified node name: unique in a plan, also with several cameras."""
+        """Return the fully qualified node name: unique in a plan, also with several cameras."""
         return f'{self.namespace}/{self.name}'
 
     def ros_arguments(self) -> list[str]:
-        """The `--ros-args` a process needs for this node, as `ros2 run` would pass them."""
+        """Return the `--ros-args` a process needs for this node, as `ros2 run` would pass them."""
         arguments = ['--ros-args', '-r', f'__node:={self.name}', '--params-file',
                      str(self.params_file)]
         if self.namespace:
@@ -112,7 +113,7 @@ class PipelinePlan:
 
 
 def model_name(params_file: Path, node: str) -> str:
-    """The Triton model a node will ask for: its `model_name` in the parameters file."""
+    """Return the Triton model a node will ask for: its `model_name` in the parameters file."""
     try:
         params = yaml.safe_load(params_file.read_text(encoding='utf-8')) or {}
     except yaml.YAMLError as error:

@@ -45,7 +45,7 @@ def alive(pid: int) -> bool:
 
 
 def tree_cpu_s(root: int) -> float:
-    """utime + stime of a process tree, in seconds."""
+    """Utime + stime of a process tree, in seconds."""
     ticks = 0
     for pid in process_tree(root):
         if fields := _stat_fields(pid):
@@ -54,7 +54,7 @@ def tree_cpu_s(root: int) -> float:
 
 
 def status_kib(pid: int, field: str) -> int:
-    """A `kB` line of /proc/<pid>/status (VmRSS, VmHWM); 0 once the process is gone."""
+    """Return a `kB` line of /proc/<pid>/status (VmRSS, VmHWM); 0 once the process is gone."""
     try:
         for line in Path(f'/proc/{pid}/status').read_text().splitlines():
             if line.startswith(f'{field}:'):
@@ -110,8 +110,12 @@ def node_command(executable: str, python: str = sys.executable) -> list[str]:
 
 
 class NodeProcess:
-    """A node executable in its own process, as `ros2 run` starts it; its output goes to a file
-    so that whoever started it can quote the node's last words when it fails."""
+    """
+    A node executable in its own process, as `ros2 run` starts it.
+
+    Its output goes to a file so that whoever started it can quote the node's last words when it
+    fails.
+    """
 
     def __init__(self, executable: str, arguments: Sequence[str], log_directory: Path) -> None:
         self.name = executable

@@ -1,4 +1,5 @@
-"""`make soak`: a long looped replay that watches memory and accounting (not run in CI).
+"""
+`make soak`: a long looped replay that watches memory and accounting (not run in CI).
 
 Passes when, after warm-up, the resident memory of each node and of the tritonserver tree grew
 by less than 10 %, and every frame each node received is accounted for.

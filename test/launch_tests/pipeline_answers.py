@@ -1,6 +1,8 @@
-"""pipeline.launch.py tested the ROS-standard way, with launch_testing: launch the whole pipeline
-(tritonserver, readiness gate, detection_node, lane_node), check that a camera frame gets
-detections and lanes, then that every process exited cleanly.
+"""
+pipeline.launch.py tested the ROS-standard way, with launch_testing.
+
+Launch the whole pipeline (tritonserver, readiness gate, detection_node, lane_node), check that a
+camera frame gets detections and lanes, then that every process exited cleanly.
 
     launch_test test/launch_tests/pipeline_answers.py
 

@@ -31,12 +31,13 @@ class BagError(Exception):
 
 
 def typestore() -> Typestore:
-    """A fresh typestore per caller: registering types mutates it."""
+    """Return a fresh typestore per caller: registering types mutates it."""
     return get_typestore(TYPESTORE_DISTRO)
 
 
 def typestore_for(type_names: Iterable[str]) -> Typestore:
-    """The Kilted typestore plus installed interfaces it lacks (vision_msgs, custom messages).
+    """
+    Return the Kilted typestore plus installed interfaces it lacks (vision_msgs, custom messages).
 
     A recorded bag must embed each type's definition and hash; types outside the rosbags
     store are read from the .msg and .json files their package installs under share/. The
@@ -78,7 +79,7 @@ def _installed_file(type_name: str, suffix: str) -> Path:
 
 
 def new_writer(output: Path, storage: str) -> Writer:
-    """A rosbags Writer for a bag directory that must not exist yet."""
+    """Return a rosbags Writer for a bag directory that must not exist yet."""
     if storage not in STORAGES:
         raise BagError(f"storage {storage!r} is not one of {', '.join(STORAGES)}")
     if output.exists():

@@ -1,4 +1,5 @@
-"""Replay a camera bag through the pipeline, record its outputs, and report (or compare) figures.
+"""
+Replay a camera bag through the pipeline, record its outputs, and report (or compare) figures.
 
 The regression workflow for users' own drives: `bag evaluate drive/ --output base/` once, then
 `bag evaluate drive/ --output new/ --expected base/report.json` after a change; the second run
@@ -56,7 +57,7 @@ class EvaluationSettings:
 
 
 def camera_topic(bag: Path, topic: str | None) -> tuple[str, int]:
-    """The bag's image topic (the only one, unless named) and its message count."""
+    """Return the bag's image topic (the only one, unless named) and its message count."""
     try:
         reader = AnyReader([Path(bag)], default_typestore=typestore())
     except (FileNotFoundError, AnyReaderError) as error:
@@ -98,8 +99,12 @@ class NoAliasDumper(yaml.SafeDumper):
 
 
 def evaluation_params_file(base: Path | None, directory: Path) -> Path:
-    """The user's parameters, with a reliable, deep image subscription: in a replay every
-    recorded frame must reach the nodes, so that each one is accounted for by them."""
+    """
+    Return the user's parameters, with a reliable, deep image subscription.
+
+    In a replay every recorded frame must reach the nodes, so that each one is accounted for by
+    them.
+    """
     params = yaml.safe_load((base or config_file('params.yaml')).read_text(encoding='utf-8'))
     for node in NODES:
         section = params.setdefault(f'/**/{node}', {}).setdefault('ros__parameters', {})
@@ -187,7 +192,7 @@ def pipeline_session(plan: Any, log: Callable[[str], None],
 
 def replay_plan(bag: Path, topic: str, profile: str, triton_url: str,
                 params_file: Path | None, scratch: Path) -> Any:
-    """The pipeline for a replay: both inference nodes in NAMESPACE, on the bag's topic."""
+    """Return the pipeline for a replay: both inference nodes in NAMESPACE, on the bag's topic."""
     return pipeline_plan({
         'camera_topic': topic, 'namespace': NAMESPACE, 'enable_overlay': 'false',
         'profile': profile, 'start_triton': 'false' if triton_url else 'true',

@@ -1,6 +1,9 @@
-"""What `bag evaluate` reports, from a replay's recorded outputs and the nodes' own accounting:
-per-class detections, lanes, the ego lane on the ground, every frame's fate, the comparison with
-an earlier report, and the Markdown rendering. Plain Python over a bag file: no ROS."""
+"""
+What `bag evaluate` reports, from a replay's recorded outputs and the nodes' own accounting.
+
+per-class detections, lanes, the ego lane on the ground, every frame's fate, the comparison with an
+earlier report, and the Markdown rendering. Plain Python over a bag file: no ROS.
+"""
 from __future__ import annotations
 
 from collections import Counter
@@ -35,7 +38,7 @@ TOLERANCES = (
 
 
 def detection_labels(params_file: Path | None) -> list[str]:
-    """The class names detection_node used: its `labels_file`, else its detector's labels."""
+    """Return the class names detection_node used: its `labels_file`, else its detector's labels."""
     params = yaml.safe_load((params_file or config_file('params.yaml')).read_text(
         encoding='utf-8')) or {}
     section = params.get('/**/detection_node', {}).get('ros__parameters', {})
@@ -100,9 +103,12 @@ def ground_figures(frames: int, ego_lanes: list[tuple[float, float]]) -> dict[st
 
 
 def node_figures(frames: int | None, accounting: dict[str, NodeStatus]) -> dict[str, Any]:
-    """Per node: its counts, and whether every frame is accounted for: each frame the player
-    published (`frames`; None when unknown, as in a looped soak) was received or lost before
-    the node, and each received frame was settled."""
+    """
+    Per node: its counts, and whether every frame is accounted for.
+
+    Each frame the player published (`frames`; None when unknown, as in a looped soak) was received
+    or lost before the node, and each received frame was settled.
+    """
     figures = {}
     for node in NODES:
         status = accounting.get(node, NodeStatus({}))
@@ -122,7 +128,11 @@ def node_figures(frames: int | None, accounting: dict[str, NodeStatus]) -> dict[
 
 
 def flatten(report: dict[str, Any], metric: str) -> dict[str, float]:
-    """'detection.frames_with_class' -> {'car': 1.0, ...}; 'nodes.published_fraction' -> per node."""
+    """
+    'detection.frames_with_class' -> {'car': 1.0, ...}.
+
+    'nodes.published_fraction' -> per node.
+    """
     section, name = metric.split('.')
     if section == 'nodes':
         return {node: figures.get(name, 0.0) for node, figures in report['nodes'].items()}

@@ -1,4 +1,5 @@
-"""Turn a video file or a directory of images into a reproducible camera rosbag2.
+"""
+Turn a video file or a directory of images into a reproducible camera rosbag2.
 
 Stamps come from the frame index and the frame rate, counted from a fixed epoch, so the
 same input always gives the same bag (OpenCV's CAP_PROP_POS_MSEC is unreliable for this).
@@ -74,7 +75,8 @@ def make_bag(
     progress: Progress | None = None,
     camera_info: Path | None = None,
 ) -> BagSummary:
-    """Write ``source`` (video file or image directory) as Image or CompressedImage messages.
+    """
+    Write ``source`` (video file or image directory) as Image or CompressedImage messages.
 
     ``rate_hz`` overrides the video's frame rate; for an image directory (files sorted by
     name) it defaults to 10 Hz. ``compressed`` writes JPEG CompressedImage messages

@@ -1,4 +1,5 @@
-"""Publish a rosbag2's messages with rclpy at their recorded timing, like `ros2 bag play`.
+"""
+Publish a rosbag2's messages with rclpy at their recorded timing, like `ros2 bag play`.
 
 Records are published as their raw CDR bytes (rclpy's ``Publisher.publish`` accepts
 ``bytes``), so nothing is deserialised and the subscribers get exactly what was recorded.
@@ -57,7 +58,8 @@ def play_bag(
     progress: Progress | None = None,
     stop_event: threading.Event | None = None,
 ) -> PlaySummary:
-    """Play ``bag`` (all topics, or ``topics``) through publishers created on ``node``.
+    """
+    Play ``bag`` (all topics, or ``topics``) through publishers created on ``node``.
 
     ``rate`` scales the recorded timing (2.0 plays twice as fast). With
     ``wait_for_subscribers`` > 0, playback starts only once every publisher has matched that
@@ -105,7 +107,11 @@ def play_bag(
 
 
 def _select_connections(reader: Reader, topics: list[str] | None) -> list[Connection]:
-    """The connections to play; every connection must be CDR and each topic must have one type."""
+    """
+    Return the connections to play.
+
+    Every connection must be CDR and each topic must have one type.
+    """
     connections = reader.connections
     if topics is not None:
         missing = sorted(set(topics) - {c.topic for c in connections})

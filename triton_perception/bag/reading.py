@@ -17,7 +17,8 @@ DEFAULT_MAX_IMAGE_PIXELS = 100_000_000
 
 
 class BagImage(NamedTuple):
-    """One frame: bag (receive) time, the message's header stamp, and uint8 [H, W, 3] RGB.
+    """
+    One frame: bag (receive) time, the message's header stamp, and uint8 [H, W, 3] RGB.
 
     ``rgb`` may be a read-only view of the message buffer (unpadded rgb8); copy to modify.
     """
@@ -29,7 +30,8 @@ class BagImage(NamedTuple):
 
 def read_images(bag: Path, topic: str = DEFAULT_TOPIC, *,
                 max_image_pixels: int = DEFAULT_MAX_IMAGE_PIXELS) -> Iterator[BagImage]:
-    """Yield every Image or CompressedImage on ``topic`` in bag-time order.
+    """
+    Yield every Image or CompressedImage on ``topic`` in bag-time order.
 
     Decoding goes through the same conversion as the nodes (triton_perception.image_conversion),
     so evaluation sees exactly the pixels the pipeline would.

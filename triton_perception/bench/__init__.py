@@ -1,4 +1,5 @@
-"""`triton-perception bench`: what Triton and ROS cost on top of the bare processing, measured here.
+"""
+`triton-perception bench`: what Triton and ROS cost on top of the bare processing, measured here.
 
 Per case (detection, lanes, both nodes at once) on the frames of a road clip:
 - reference_ms: the model repository's own pre/postprocess modules and ONNX runner, loaded by

@@ -58,7 +58,7 @@ class TreeRssPeak:
 
 
 def listening_pid(port: int) -> int | None:
-    """The local tritonserver listening on `port`, for --triton-url (its CPU and memory)."""
+    """Return the local tritonserver listening on `port`, for --triton-url (its CPU and memory)."""
     inodes = set()
     for table in ('/proc/net/tcp', '/proc/net/tcp6'):
         try:

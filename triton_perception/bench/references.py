@@ -1,5 +1,9 @@
-"""The bare processing: the model repository's own steps, run in this process (no ROS, no
-Triton) with the CPU profile's settings, as the yardstick Triton and ROS are measured against."""
+"""
+The bare processing.
+
+The model repository's own steps, run in this process (no ROS, no Triton) with the CPU profile's
+settings, as the yardstick Triton and ROS are measured against.
+"""
 from __future__ import annotations
 
 from pathlib import Path
@@ -17,7 +21,7 @@ from triton_perception.validation import check_detections
 
 def onnx_model(repository: Path,
                step: str) -> Callable[[dict[str, np.ndarray]], dict[str, np.ndarray]]:
-    """The CPU profile's model step: its ONNX runner with the configs/cpu.pbtxt settings."""
+    """Return the CPU profile's model step: its ONNX runner with the configs/cpu.pbtxt settings."""
     config = step_config(repository, step, 'cpu')
     parameters = parameters_of(config)
     runner = load_step_module(repository, step, 'onnx_runner').OnnxRunner(

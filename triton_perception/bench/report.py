@@ -56,7 +56,11 @@ def cpu_model() -> str:
 
 
 def source_version() -> str | None:
-    """The checkout's commit, '-dirty' with local changes: the figures belong to that code."""
+    """
+    Return the checkout's commit, '-dirty' with local changes.
+
+    The figures belong to that code.
+    """
     if not (SOURCE_ROOT / '.git').exists():
         return None
     try:

@@ -114,8 +114,11 @@ class Benchmark:
 
     def latencies(self, case: str, kinds: Sequence[NodeKind], wiring: CaseWiring,
                   nodes: Sequence[NodeProcess]) -> dict[str, Any]:
-        """Each frame through the reference, Triton and ROS in turn, one at a time: on a
-        shared machine, load that comes and goes then weighs on all three alike."""
+        """
+        Each frame through the reference, Triton and ROS in turn, one at a time.
+
+        On a shared machine, load that comes and goes then weighs on all three alike.
+        """
         self.log(f'{case}: latency, {self.settings.frames} frames (after {WARMUP_FRAMES} '
                  'warm-up), each through the reference (in-process, no ROS, no Triton), '
                  'Triton gRPC and ROS in turn')
@@ -251,8 +254,12 @@ class Benchmark:
 
 
 def run_bench(settings: BenchSettings, log: Callable[[str], None]) -> dict[str, Any]:
-    """Measure every case; the JSON is rewritten after each case so an interrupted run keeps
-    what it measured. Every process started here is stopped before returning or raising."""
+    """
+    Measure every case.
+
+    The JSON is rewritten after each case so an interrupted run keeps what it measured. Every
+    process started here is stopped before returning or raising.
+    """
     repository = (settings.model_repository or default_model_repository()).resolve()
     problems = check_models(repository)
     if problems:

@@ -1,4 +1,5 @@
-"""Appending operators to an upstream ONNX graph, deterministically (same input file, same bytes).
+"""
+Appending operators to an upstream ONNX graph, deterministically (same input file, same bytes).
 
 The served graphs keep the upstream network as it is and add pre- and post-processing around
 it with plain ONNX operators that onnx-tensorrt supports in TensorRT 8.6 and 10.x
@@ -38,8 +39,12 @@ class GraphBuilder:
 
     def replace_input(self, old: str, new: str, elem_type: int,
                       shape: Sequence[int]) -> tuple[str, str]:
-        """Replace graph input `old` by a new input `new`; returns (new, internal), where
-        `internal` is the tensor the upstream nodes now read and the caller must produce."""
+        """
+        Replace graph input `old` by a new input `new`.
+
+        Returns (new, internal), where `internal` is the tensor the upstream nodes now read and the
+        caller must produce.
+        """
         internal = self._name(f'{old}_internal')
         for node in self.model.graph.node:
             node.input[:] = [internal if name == old else name for name in node.input]
@@ -77,7 +82,7 @@ class GraphBuilder:
 
 
 def check_single_input(model: onnx.ModelProto) -> tuple[str, list[int]]:
-    """The name and static NCHW shape of the model's one image input."""
+    """Return the name and static NCHW shape of the model's one image input."""
     initializers = {tensor.name for tensor in model.graph.initializer}
     inputs = [tensor for tensor in model.graph.input if tensor.name not in initializers]
     if len(inputs) != 1:

@@ -1,5 +1,8 @@
-"""The served detection graph: an upstream YOLO ONNX file plus decode, class-aware NMS and the
-letterbox undo, so that the model step returns final detections.
+"""
+The served detection graph.
+
+An upstream YOLO ONNX file plus decode, class-aware NMS and the letterbox undo, so that the model
+step returns final detections.
 
 Why in the graph: on JetPack's Triton the Python backend cannot take GPU tensors, so no Python
 step may follow the TensorRT step (model_repository/README.md, "Jetson"). The same graph serves

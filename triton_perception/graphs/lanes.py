@@ -1,6 +1,8 @@
-"""The served lane graph: TwinLiteNet with a uint8 input and two compact uint8 outputs, so that
-the model step is the last step of `lane_detection` and the lane geometry runs in lane_node
-(triton_perception.lane_geometry).
+"""
+The served lane graph.
+
+TwinLiteNet with a uint8 input and two compact uint8 outputs, so that the model step is the last
+step of `lane_detection` and the lane geometry runs in lane_node (triton_perception.lane_geometry).
 
 Graph input:  images  UINT8 [1, 3, H, W], the resized frame (cast and /255 happen here).
 Graph outputs, at model resolution:

@@ -1,4 +1,5 @@
-"""A calibrated, mounted camera looking at flat ground: pixels <-> points on z = 0.
+"""
+A calibrated, mounted camera looking at flat ground: pixels <-> points on z = 0.
 
 Frames (REP 103 / REP 105):
 - `target_frame` (e.g. base_link): x forward, y left, z up; the ground is the plane z = 0.
@@ -44,7 +45,7 @@ def rotation_rpy(roll: float, pitch: float, yaw: float) -> np.ndarray:
 
 
 def quaternion_matrix(x: float, y: float, z: float, w: float) -> np.ndarray:
-    """The rotation of a (normalised) quaternion, as in geometry_msgs/Quaternion."""
+    """Return the rotation of a (normalised) quaternion, as in geometry_msgs/Quaternion."""
     norm = np.sqrt(x * x + y * y + z * z + w * w)
     if norm < 1e-9:
         raise CameraModelError('the transform has a zero quaternion')
@@ -57,6 +58,7 @@ def quaternion_matrix(x: float, y: float, z: float, w: float) -> np.ndarray:
 @dataclass(frozen=True)
 class Intrinsics:
     """What the ground projection needs from a sensor_msgs/CameraInfo."""
+
     k: np.ndarray  # 3x3
     d: np.ndarray  # distortion coefficients (may be empty)
     model: str = 'plumb_bob'
@@ -115,6 +117,7 @@ class Intrinsics:
 @dataclass(frozen=True)
 class Mounting:
     """The optical frame's pose in target_frame: p_target = rotation @ p_optical + origin."""
+
     rotation: np.ndarray
     origin: np.ndarray
 
@@ -139,6 +142,7 @@ class Mounting:
 @dataclass(frozen=True)
 class GroundCamera:
     """Intrinsics + mounting: the pure geometry behind every ground output."""
+
     intrinsics: Intrinsics
     mounting: Mounting
     max_range: float = 100.0
@@ -151,7 +155,8 @@ class GroundCamera:
         return optical @ self.mounting.rotation.T
 
     def to_ground(self, pixels: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Pixels [N, 2] -> (points [N, 3] on z = 0, valid [N] bool).
+        """
+        Pixels [N, 2] -> (points [N, 3] on z = 0, valid [N] bool).
 
         Invalid: the ray does not go down (at or above the horizon) or meets the ground
         farther than max_range (horizontally) from the camera. Invalid points are NaN.

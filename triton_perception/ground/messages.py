@@ -1,4 +1,5 @@
-"""Ground outputs -> ROS messages (sensor_msgs, visualization_msgs, nav_msgs, vision_msgs).
+"""
+Ground outputs -> ROS messages (sensor_msgs, visualization_msgs, nav_msgs, vision_msgs).
 
 Every message carries the input frame's stamp and is stamped in target_frame.
 """
@@ -41,7 +42,7 @@ def ground_cloud_message(points: np.ndarray, header: Header) -> PointCloud2:
 
 
 def read_ground_points(cloud: PointCloud2) -> np.ndarray:
-    """The inverse of ground_cloud_message (rclpy and rosbags messages alike)."""
+    """Return the inverse of ground_cloud_message (rclpy and rosbags messages alike)."""
     return np.frombuffer(bytes(cloud.data), dtype=GROUND_POINT_DTYPE, count=cloud.width)
 
 
@@ -79,9 +80,12 @@ def occupancy_grid_message(cells: np.ndarray, grid: GridSpec, header: Header) ->
 def ground_detections_message(detections: Detection2DArray, contacts: np.ndarray,
                               widths: np.ndarray, heights: np.ndarray,
                               header: Header) -> Detection3DArray:
-    """One Detection3D per 2D detection whose bottom edge meets the ground: the contact point
-    as the position, the ground width as size.y, the height as size.z (size.x, the depth, is
-    not observable: 0), the 2D detection's hypotheses and id."""
+    """
+    One Detection3D per 2D detection whose bottom edge meets the ground.
+
+    The contact point as the position, the ground width as size.y, the height as size.z (size.x, the
+    depth, is not observable: 0), the 2D detection's hypotheses and id.
+    """
     message = Detection3DArray(header=header)
     for detection, contact, width, height in zip(detections.detections, contacts, widths,
                                                  heights):

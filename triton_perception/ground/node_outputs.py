@@ -1,4 +1,5 @@
-"""The ground outputs of lane_node and detection_node: publishers plus one call per frame.
+"""
+The ground outputs of lane_node and detection_node: publishers plus one call per frame.
 
 Each node makes one of these and calls `publish` from its deliver path (worker thread) with the
 arrays it already has; nothing is built while the geometry is unknown.

@@ -1,4 +1,5 @@
-"""Lane polylines, drivable-area masks and boxes in image pixels -> points on the ground.
+"""
+Lane polylines, drivable-area masks and boxes in image pixels -> points on the ground.
 
 Pure numpy on top of GroundCamera; the messages are built in ground/messages.py.
 """
@@ -40,6 +41,7 @@ def ground_lane_points(camera: GroundCamera, lanes: np.ndarray,
 @dataclass(frozen=True)
 class GridSpec:
     """A ground grid ahead of target_frame's origin: x in [x_min, x_min + length), y centred."""
+
     length: float = 40.0
     width: float = 20.0
     resolution: float = 0.2
@@ -53,7 +55,7 @@ class GridSpec:
 
     @property
     def origin(self) -> tuple[float, float]:
-        """The (x, y) of the grid's corner cell (0, 0), as OccupancyGrid.info.origin."""
+        """Return the (x, y) of the grid's corner cell (0, 0), as OccupancyGrid.info.origin."""
         return self.x_min, -self.shape[0] * self.resolution / 2.0
 
     def cell_centres(self) -> np.ndarray:
@@ -67,8 +69,11 @@ class GridSpec:
 
 
 class GridSampler:
-    """Where each grid cell's centre falls in the mask: computed once per camera, grid and mask
-    size, so that each frame costs one gather."""
+    """
+    Where each grid cell's centre falls in the mask.
+
+    Computed once per camera, grid and mask size, so that each frame costs one gather.
+    """
 
     def __init__(self, camera: GroundCamera, grid: GridSpec, mask_shape: tuple[int, int]) -> None:
         self.key = (id(camera), grid, mask_shape)

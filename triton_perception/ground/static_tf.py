@@ -1,4 +1,5 @@
-"""Static transforms as /tf_static carries them -> the transform between two frames.
+"""
+Static transforms as /tf_static carries them -> the transform between two frames.
 
 Used when tf2_ros is not installed: robot_state_publisher and static_transform_publisher put
 camera mountings on /tf_static, a latched topic of tf2_msgs/TFMessage.

@@ -1,5 +1,8 @@
-"""What a node needs to know before it can put pixels on the ground: the latest CameraInfo of the
-frame and the camera's mounting in target_frame (TF, else the camera_pose parameter).
+"""
+What a node needs to know before it can put pixels on the ground.
+
+The latest CameraInfo of the frame and the camera's mounting in target_frame (TF, else the
+camera_pose parameter).
 
 Shared by lane_node and detection_node. Subscription callbacks only store messages; the
 worker thread asks `camera(frame_id)` per frame and gets a GroundCamera, or None with `reason`
@@ -96,7 +99,7 @@ class CameraGeometrySource:
                       'camera_pose is not set')
 
     def camera(self, frame_id: str) -> GroundCamera | None:
-        """The geometry of this frame, or None (then `reason` says why)."""
+        """Return the geometry of this frame, or None (then `reason` says why)."""
         if not self.enabled:
             return None
         with self._lock:

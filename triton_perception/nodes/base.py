@@ -1,5 +1,7 @@
-"""What both inference nodes share: parameters, lifecycle, image subscription, Triton worker,
-diagnostics.
+"""
+What both inference nodes share.
+
+parameters, lifecycle, image subscription, Triton worker, diagnostics.
 
 A node's callbacks only hand frames to the InferenceWorker and return; conversion, inference
 and publishing happen on the worker's threads, so a slow Triton never blocks the executor.
@@ -63,7 +65,8 @@ def read_text_file(path: str) -> str | None:
 
 
 class PerceptionNode(LifecycleNode):
-    """Base of detection_node and lane_node; subclasses say what to send and what to publish.
+    """
+    Base of detection_node and lane_node; subclasses say what to send and what to publish.
 
     A managed (lifecycle) node. Its interface (parameters, result publishers, /diagnostics)
     exists from construction, so subscribers stay matched across transitions. Configuring
@@ -152,7 +155,7 @@ class PerceptionNode(LifecycleNode):
         return TransitionCallbackReturn.SUCCESS
 
     def on_error(self, state: LifecycleState) -> TransitionCallbackReturn:
-        """A transition raised (Humble's rclpy does not log what): back to unconfigured."""
+        """Return a transition raised (Humble's rclpy does not log what): back to unconfigured."""
         self._stop_inference('lifecycle error')
         self._client_settings = None
         self.get_logger().error(f'a lifecycle transition from {state.label} failed; inference '
@@ -206,7 +209,7 @@ class PerceptionNode(LifecycleNode):
         worker.submit(Frame(message, received_at))
 
     def frame_rgb(self, frame: Frame) -> Any:
-        """The frame as RGB uint8 [H, W, 3]; raises FrameRejected (counted) for bad input."""
+        """Return the frame as RGB uint8 [H, W, 3]; raises FrameRejected (counted) for bad input."""
         if isinstance(frame.message, CompressedImage):
             return compressed_to_rgb(frame.message, self.settings['max_image_pixels'])
         return image_to_rgb(frame.message, self.settings['max_image_pixels'])
@@ -218,8 +221,11 @@ class PerceptionNode(LifecycleNode):
         raise NotImplementedError
 
     def publish_overlay(self, publisher: Any, draw: Callable[[], Any], header: Header) -> None:
-        """Draw (a copy of the frame) and publish only while someone subscribes; counted in
-        /diagnostics as `overlays_published`."""
+        """
+        Draw (a copy of the frame) and publish only while someone subscribes.
+
+        Counted in /diagnostics as `overlays_published`.
+        """
         if self.settings['overlay'] and publisher.get_subscription_count() > 0:
             publisher.publish(image_message(draw(), header, 'rgb8'))
             self._overlays_published += 1
@@ -285,9 +291,13 @@ def _raise_keyboard_interrupt(_signum: int, _frame: object) -> None:
 
 
 def _ignore_stop_signals() -> None:
-    """From here on the shutdown must finish. In a terminal, Ctrl-C reaches the node from the
-    terminal and again from launch; and one SIGINT can end spin() through rclpy's handler and
-    then arrive once more as a pending KeyboardInterrupt (seen in a CI run: exit -2)."""
+    """
+    From here on the shutdown must finish.
+
+    In a terminal, Ctrl-C reaches the node from the terminal and again from launch; and one SIGINT
+    can end spin() through rclpy's handler and then arrive once more as a pending KeyboardInterrupt
+    (seen in a CI run: exit -2).
+    """
     while True:
         try:
             signal.signal(signal.SIGINT, signal.SIG_IGN)

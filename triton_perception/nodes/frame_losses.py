@@ -1,4 +1,5 @@
-"""Counting the frames a node's image subscription never saw, on every supported rclpy.
+"""
+Counting the frames a node's image subscription never saw, on every supported rclpy.
 
 - rclpy from Iron on passes `MessageInfo` to a callback that takes two arguments; its
   `publication_sequence_number` and `publisher_gid` give gaps per publisher
@@ -50,7 +51,7 @@ class FrameLossCounter:
                        else 'message_lost events' if message_lost_supported() else 'none')
 
     def subscription_arguments(self, on_frame: Callable[[Any], None]) -> dict[str, Any]:
-        """`callback` (and `event_callbacks`) for `create_subscription`."""
+        """Return `callback` (and `event_callbacks`) for `create_subscription`."""
         self._gaps.forget()
         if MESSAGE_INFO_AVAILABLE:
             def on_frame_with_info(message: Any, message_info: Any) -> None:

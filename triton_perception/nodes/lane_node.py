@@ -1,5 +1,9 @@
-"""lane_node: camera frames -> Triton `lane_detection` ensemble (the lane model's compact maps)
--> the lane geometry (on the worker thread) -> lanes and drivable area."""
+"""
+lane_node.
+
+Camera frames -> Triton `lane_detection` ensemble (the lane model's compact maps) -> the lane
+geometry (on the worker thread) -> lanes and drivable area.
+"""
 from __future__ import annotations
 
 import sys

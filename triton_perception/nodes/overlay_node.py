@@ -1,4 +1,5 @@
-"""overlay_node: one annotated image (drivable area, lanes, boxes) for rviz or rqt_image_view.
+"""
+overlay_node: one annotated image (drivable area, lanes, boxes) for rviz or rqt_image_view.
 
 Frames and results are matched by header stamp in a bounded cache. The node subscribes to the
 camera only while someone subscribes to `overlay`, so it costs nothing when unwatched.

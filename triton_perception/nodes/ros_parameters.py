@@ -37,8 +37,12 @@ def descriptor(spec: ParameterSpec) -> ParameterDescriptor:
 
 
 def declare_parameters(node: Node, specs: tuple[ParameterSpec, ...]) -> dict[str, ParameterValue]:
-    """Declare every parameter and validate the start-up values; one ParameterError names every
-    bad value and what is accepted (rclpy's own type and range errors included)."""
+    """
+    Declare every parameter and validate the start-up values.
+
+    One ParameterError names every bad value and what is accepted (rclpy's own type and range errors
+    included).
+    """
     problems, values = [], {}
     for spec in specs:
         try:

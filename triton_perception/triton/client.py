@@ -1,4 +1,5 @@
-"""Asynchronous inference against Triton for a stream of frames; knows nothing of ROS.
+"""
+Asynchronous inference against Triton for a stream of frames; knows nothing of ROS.
 
 One latest-frame slot and at most `max_in_flight` requests: a ROS callback hands a frame over
 and returns at once; a newer frame replaces a waiting one (the old one is counted as dropped),
@@ -135,7 +136,8 @@ _SILENT = _SilentLog()
 
 
 class SharedMemoryInput:
-    """The frame tensor through Triton system shared memory instead of the gRPC message.
+    """
+    The frame tensor through Triton system shared memory instead of the gRPC message.
 
     One region per request thread, named after the model and process, created owner-only
     (0600) by Python's SharedMemory. It is unlinked on close, and by Python's resource tracker
@@ -196,8 +198,11 @@ class InferenceWorker:
     def __init__(self, settings: ClientSettings, accounting: FrameAccounting,
                  prepare: Callable[[Frame], Tensors],
                  deliver: Callable[[Frame, Tensors, Tensors], None], log: Log) -> None:
-        """`prepare` turns a frame into input tensors (raising FrameRejected for bad input);
-        `deliver` publishes the inputs and outputs of a finished request."""
+        """
+        `prepare` turns a frame into input tensors (raising FrameRejected for bad input).
+
+        `deliver` publishes the inputs and outputs of a finished request.
+        """
         self.settings = settings
         self._accounting = accounting
         self._prepare = prepare
@@ -335,8 +340,12 @@ class InferenceWorker:
 
     def _request_inputs(self, client: grpcclient.InferenceServerClient,
                         shared: SharedMemoryInput, inputs: Tensors) -> list[grpcclient.InferInput]:
-        """The frame through shared memory when enabled; gRPC for everything else and as the
-        fallback when the server refuses shared memory (e.g. it is on another host)."""
+        """
+        Return the frame through shared memory when enabled.
+
+        GRPC for everything else and as the fallback when the server refuses shared memory (e.g. it
+        is on another host).
+        """
         if not (self._shared_memory and SHARED_INPUT in inputs):
             return infer_inputs(inputs)
         try:

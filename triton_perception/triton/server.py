@@ -1,4 +1,5 @@
-"""Find, start, watch and stop a local tritonserver.
+"""
+Find, start, watch and stop a local tritonserver.
 
 Used by `triton-perception server`, the pipeline runner, the launch files and the tests, so
 that all of them start Triton the same way: bound to loopback, no model control over the
@@ -81,7 +82,7 @@ class ServerConfig:
 
 
 def client_host(bind_address: str) -> str:
-    """The address a local client uses to reach a server bound to `bind_address`."""
+    """Return the address a local client uses to reach a server bound to `bind_address`."""
     return '127.0.0.1' if bind_address in ('0.0.0.0', '') else bind_address
 
 
@@ -117,7 +118,7 @@ def find_tritonserver(explicit: str | None = None) -> TritonInstallation:
 
 
 def _installation_around(binary: Path) -> TritonInstallation:
-    """A release tree keeps its backends next to bin/."""
+    """Return a release tree keeps its backends next to bin/."""
     backends = binary.parent.parent / 'backends'
     if not backends.is_dir():
         raise ServerError(f'{binary} has no backends directory at {backends}; '
@@ -180,7 +181,8 @@ def server_command(config: ServerConfig, installation: TritonInstallation) -> li
 
 
 def server_environment(installation: TritonInstallation) -> dict[str, str]:
-    """The Python backend's models must import numpy/OpenCV/onnxruntime from this interpreter.
+    """
+    Return the Python backend's models must import numpy/OpenCV/onnxruntime from this interpreter.
 
     The backend stub embeds Python and ignores PYTHONPATH; it locates its environment through
     the `python3` first on PATH, so this interpreter's bin/ goes first (as PyTriton does).
@@ -262,12 +264,16 @@ class TritonServer:
                 self._log(f'[tritonserver] {line}')
 
     def recent_output(self) -> list[str]:
-        """The server's last lines (up to 200), without the noise: what it said before dying."""
+        """
+        Return the server's last lines (up to 200), without the noise.
+
+        What it said before dying.
+        """
         return [line for line in self._recent_lines
                 if line and not any(text in line for text in NOISE)]
 
     def poll(self) -> int | None:
-        """The exit code once the server has stopped, else None."""
+        """Return the exit code once the server has stopped, else None."""
         return self._process.poll() if self._process else None
 
     def wait_until_ready(self, timeout_s: float | None = None) -> None:
@@ -345,9 +351,12 @@ class TritonServer:
             f'  {line[:400]}' for line in (reasons or lines)[-25:])
 
     def stop(self, timeout_s: float = 10.0) -> int | None:
-        """SIGTERM, then SIGKILL after `timeout_s`; returns the exit code. The Python-backend
-        stubs share the server's process group and are killed with it: a stub blocked on a
-        dead server would otherwise live on."""
+        """
+        SIGTERM, then SIGKILL after `timeout_s`; returns the exit code.
+
+        The Python-backend stubs share the server's process group and are killed with it: a stub
+        blocked on a dead server would otherwise live on.
+        """
         if not self._process:
             return None
         if self._process.poll() is None:

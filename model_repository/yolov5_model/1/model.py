@@ -1,4 +1,5 @@
-"""Triton wrapper of onnx_runner.py: serves `<version dir>/<onnx_file>` with onnxruntime on the CPU.
+"""
+Triton wrapper of onnx_runner.py: serves `<version dir>/<onnx_file>` with onnxruntime on the CPU.
 
 Model-agnostic: tensor names come from the model config and are checked against the ONNX file,
 so yolov5_model and lane_model share this file (lane_model/1/model.py is a symlink to it).

@@ -1,4 +1,5 @@
-"""Run an ONNX model with onnxruntime on the CPU: the CPU stand-in for a TensorRT plan.
+"""
+Run an ONNX model with onnxruntime on the CPU: the CPU stand-in for a TensorRT plan.
 
 Plain onnxruntime, free of Triton, so the package's benchmark can build the very same session.
 Shared by yolov5_model and lane_model (lane_model/1 links to these files).
@@ -11,7 +12,8 @@ ONNX_TO_NUMPY = {'tensor(float)': np.float32, 'tensor(float16)': np.float16, 'te
 
 
 class OnnxRunner:
-    """One CPU onnxruntime session with explicit thread counts.
+    """
+    One CPU onnxruntime session with explicit thread counts.
 
     Thread counts matter because Triton serves several models at once on few cores: sessions
     that each claim every core, and spin while waiting, slow each other down.
@@ -38,7 +40,8 @@ class OnnxRunner:
         return self.session.run(output_names, inputs)
 
     def warm_up(self) -> None:
-        """Run once on zeros so allocations and kernel choices happen before the first frame.
+        """
+        Run once on zeros so allocations and kernel choices happen before the first frame.
 
         Dynamic dimensions (strings or None in the ONNX shape) are taken as 1.
         """

@@ -1,4 +1,5 @@
-"""Triton wrapper of preprocessing.py: IMAGE (uint8 HxWx3 RGB) -> model input + side info.
+"""
+Triton wrapper of preprocessing.py: IMAGE (uint8 HxWx3 RGB) -> model input + side info.
 
 Shared by yolov5_preprocess and lane_preprocess (whose 1/ links to these files). The config
 names the function (parameter `preprocess`, "module:function"); the function returns the
