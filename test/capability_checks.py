@@ -1,7 +1,10 @@
-"""What counts as a capability check in the package's sources, for the tests that let a newer
-API pass only behind one (test_humble_api, test_target_python): a `try:` whose handler catches
-ImportError, AttributeError or TypeError, or an `if` (or conditional expression) on
-`hasattr(...)` or on a `*_AVAILABLE` flag."""
+"""
+What counts as a capability check in the package's sources.
+
+It serves the tests that let a newer API pass only behind one (test_humble_api, test_target_python):
+a `try:` whose handler catches ImportError, AttributeError or TypeError, or an `if` (or conditional
+expression) on `hasattr(...)` or on a `*_AVAILABLE` flag.
+"""
 from __future__ import annotations
 
 import ast

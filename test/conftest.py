@@ -73,8 +73,12 @@ def triton_server(shared: Path) -> Iterator[TritonServer]:
 
 @pytest.fixture(autouse=True)
 def session_server_alive(request: pytest.FixtureRequest) -> Iterator[None]:
-    """A test of the session's tritonserver fails at once, with the server's last words, if the
-    server has gone; otherwise every later test would wait out its timeouts and blame itself."""
+    """
+    Fail a test at once if the session's tritonserver has gone.
+
+    The failure carries the server's last words; otherwise every later test would wait out its
+    timeouts and blame itself.
+    """
     if 'triton_server' not in request.fixturenames:
         yield
         return
@@ -92,7 +96,7 @@ def session_server_alive(request: pytest.FixtureRequest) -> Iterator[None]:
 
 @pytest.fixture(scope='module')
 def ros_node(request: pytest.FixtureRequest) -> Iterator[Any]:
-    """An rclpy node in a context of its own for one test module, named after the module."""
+    """Give one test module an rclpy node in a context of its own, named after the module."""
     import rclpy
     from rclpy.context import Context
 
@@ -108,7 +112,7 @@ def ros_node(request: pytest.FixtureRequest) -> Iterator[Any]:
 
 @pytest.fixture(scope='module')
 def probe(request: pytest.FixtureRequest) -> Iterator[Any]:
-    """A probe node spinning in the background for one test module (ros_helpers.Probe)."""
+    """Give one test module a probe node spinning in the background (ros_helpers.Probe)."""
     from ros_helpers import Probe
 
     probe = Probe(f'{request.module.__name__}_probe')

@@ -68,8 +68,11 @@ class TritonPythonModel:
         return pb_utils.InferenceResponse(output_tensors=outputs)
 
     def _sleep(self, request) -> bool:
-        """Sleep `delay_s`, giving up early once the client has gone (its deadline passed), so
-        that timed-out requests do not pile up in the server."""
+        """
+        Sleep `delay_s`, giving up early once the client has gone (its deadline passed).
+
+        Timed-out requests then do not pile up in the server.
+        """
         deadline = time.monotonic() + self.delay_s
         while time.monotonic() < deadline:
             if request.is_cancelled():

@@ -158,8 +158,12 @@ def proc_status(pid: int, field: str) -> int:
 
 @pytest.fixture
 def start_node(tmp_path: Path) -> Iterator[StartNode]:
-    """Node processes for one test, with reliable input (every frame sent is accounted for by
-    the node) and fast diagnostics; whatever a failed test left running is stopped after it."""
+    """
+    Start node processes for one test, with reliable input and fast diagnostics.
+
+    Every frame sent is accounted for by the node; whatever a failed test left running is stopped
+    after it.
+    """
     started: list[NodeProcess] = []
 
     def start(executable: str, namespace: str, url: str, **parameters: Any) -> NodeProcess:
@@ -251,7 +255,7 @@ def detector_repository(shared: Path, tmp_path_factory: Any) -> Path:
 
 @pytest.fixture(scope='module')
 def fault_server(tmp_path_factory: Any) -> Iterator[TritonServer]:
-    """A real tritonserver serving the misbehaving models of test/fault_model.py."""
+    """Serve the misbehaving models of test/fault_model.py from a real tritonserver."""
     root = write_repository(tmp_path_factory.mktemp('fault_repository'), FAULT_MODELS)
     write_repository(root, {'slow': 'ok'}, delay_s=SLOW_MODEL_DELAY_S, instances=2)
     # 'slow' is left out of the readiness list only so that its warm-up does not cost 2 s.
@@ -304,8 +308,11 @@ def wait_gone(pids: set[int], timeout_s: float) -> None:
 
 
 def kill_survivors(pids: set[int]) -> None:
-    """Python-backend stubs of a killed tritonserver can outlive it (see
-    test_stopping_a_killed_server_ends_its_stubs): a test removes those it caused."""
+    """
+    Remove the Python-backend stubs a test's killed tritonserver left behind.
+
+    They can outlive it (see test_stopping_a_killed_server_ends_its_stubs).
+    """
     for pid in pids:
         try:
             os.kill(pid, signal.SIGKILL)

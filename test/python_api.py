@@ -1,6 +1,9 @@
-"""The public API of pure-Python ROS packages (rclpy, launch, launch_ros), read from their
-source files without importing them, so any distribution's tree can be read here: per module,
-the public names it binds; per class, its bases and public members; per function, method and class, its parameter names.
+"""
+The public API of pure-Python ROS packages (rclpy, launch, launch_ros).
+
+It is read from their source files without importing them, so any distribution's tree can be read
+here: per module, the public names it binds; per class, its bases and public members; per function,
+method and class, its parameter names.
 
 test/data/humble_python_api.json is this module's output for the `humble` branches of
 https://github.com/ros2/rclpy, https://github.com/ros2/launch and https://github.com/ros2/launch_ros
@@ -109,7 +112,7 @@ def module_api(path: Path) -> Api:
 
 
 def package_api(root: Path) -> dict[str, Api]:
-    """Module name ('rclpy.node') -> its API, for every .py file under the package `root`."""
+    """Map module names ('rclpy.node') to their API, for every .py file under the package `root`."""
     modules = {}
     for path in sorted(root.rglob('*.py')):
         parts = path.relative_to(root.parent).with_suffix('').parts

@@ -49,7 +49,7 @@ def candidates(prediction: np.ndarray, score_threshold: float) -> tuple[np.ndarr
 
 
 def box_iou(box: np.ndarray, boxes: np.ndarray) -> np.ndarray:
-    """IoU of one xyxy box against many (continuous coordinates, no +1)."""
+    """Compute the IoU of one xyxy box against many (continuous coordinates, no +1)."""
     inter_w = np.clip(np.minimum(box[2], boxes[:, 2]) - np.maximum(box[0], boxes[:, 0]), 0, None)
     inter_h = np.clip(np.minimum(box[3], boxes[:, 3]) - np.maximum(box[1], boxes[:, 1]), 0, None)
     inter = inter_w * inter_h

@@ -15,7 +15,11 @@ from triton_perception.lane_geometry import (assign_sides, check_settings, group
 
 
 def lane_pieces(lane_logits: np.ndarray) -> list[Piece]:
-    """Connected components of the argmax lane mask of [2, h, w] logits, as row-centre pieces."""
+    """
+    Find the connected components of the argmax lane mask of [2, h, w] logits.
+
+    They come as row-centre pieces.
+    """
     height = lane_logits.shape[1]
     mask = (lane_logits[1] > lane_logits[0]).astype(np.uint8)
     count, labels, stats, _ = cv2.connectedComponentsWithStats(mask, connectivity=8)
@@ -39,7 +43,7 @@ def lane_pieces(lane_logits: np.ndarray) -> list[Piece]:
 
 def postprocess(drivable_logits: np.ndarray, lane_logits: np.ndarray, image_size: np.ndarray,
                 num_points: int, min_lane_length: float) -> LaneResult:
-    """TwinLiteNet's float heads ([1, 2, h, w] each) -> lanes, scores, sides, drivable area."""
+    """Turn TwinLiteNet's float heads ([1, 2, h, w] each) into lanes and a drivable area."""
     check_settings(num_points, min_lane_length)
     image_height, image_width = (int(v) for v in image_size)
     lane_logits = lane_logits.reshape(lane_logits.shape[-3:])

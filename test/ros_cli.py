@@ -27,8 +27,12 @@ COLCON = VENV / 'colcon' / 'bin' / 'colcon'
 
 
 def venv_environment() -> dict[str, str]:
-    """This process's environment (test ROS domain, logs, DDS profile) with the venv as the ROS
-    underlay, as `source /opt/ros/<distro>/setup.bash` gives on a ROS machine."""
+    """
+    Return this process's environment with the venv as the ROS underlay.
+
+    It keeps the test ROS domain, logs and DDS profile, as `source /opt/ros/<distro>/setup.bash`
+    gives on a ROS machine.
+    """
     environment = dict(os.environ)
     environment['AMENT_PREFIX_PATH'] = str(VENV)
     environment['PATH'] = os.pathsep.join([str(VENV / 'bin'), environment.get('PATH', '')])
@@ -44,7 +48,7 @@ def sourced_environment(install: Path) -> dict[str, str]:
 
 
 def copy_checkout(source: Path) -> None:
-    """The tracked files of this checkout (no venv, weights or build output), as a clone has."""
+    """Copy the tracked files of this checkout (no venv, weights or build output) as a clone."""
     files = subprocess.run(['git', 'ls-files', '-z'], cwd=REPO, capture_output=True,
                            check=True).stdout.decode().split('\0')
     for name in filter(None, files):
@@ -118,9 +122,12 @@ class LaunchedPipeline:
 
     def signal_and_wait_gone(self, stop_signal: int, whole_group: bool,
                              timeout_s: float = 10.0) -> list[int]:
-        """Send `stop_signal` to launch alone (what a supervisor does) or to its process group
-        (Ctrl-C in a terminal); wait until launch and every process it started are gone.
-        Returns the pids that were there; fails naming the survivors."""
+        """
+        Send `stop_signal` and wait until launch and every process it started are gone.
+
+        The signal goes to launch alone (what a supervisor does) or to its process group (Ctrl-C in
+        a terminal). Returns the pids that were there; fails naming the survivors.
+        """
         tree = self.processes()
         if whole_group:
             os.killpg(self.process.pid, stop_signal)

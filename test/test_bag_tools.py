@@ -71,7 +71,7 @@ def installed_hash(type_name: str) -> str:
 
 
 def read_messages(bag: Path) -> list[tuple[Any, int, Any]]:
-    """(connection, bag time, deserialised message) for every record, via rosbags only."""
+    """Read (connection, bag time, deserialised message) for every record, via rosbags only."""
     with AnyReader([bag]) as reader:
         return [(connection, stamp, reader.deserialize(raw, connection.msgtype))
                 for connection, stamp, raw in reader.messages()]

@@ -117,8 +117,11 @@ def assert_matches_reference(detections: np.ndarray, reference: list) -> None:
     (640, 640), (480, 480), (1080, 810), (720, 1280), (100, 2000), (2000, 60), (3, 5000), (1, 1),
 ])
 def test_letterbox_round_trip(height: int, width: int) -> None:
-    """The image area found in the letterboxed canvas maps back onto the whole original image,
-    and a bright rectangle inside it maps back onto itself."""
+    """
+    The image area found in the letterboxed canvas maps back onto the whole original image.
+
+    A bright rectangle inside it maps back onto itself.
+    """
     image = np.full((height, width, 3), 40, dtype=np.uint8)
     rect = np.array([width * 0.25, height * 0.4, width * 0.75, height * 0.9])
     x1, y1, x2, y2 = np.round(rect).astype(int)

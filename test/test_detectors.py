@@ -87,7 +87,7 @@ def labels_file(tmp_path: Path, names: list[str]) -> Path:
 
 @pytest.fixture(scope='module')
 def repository(tmp_path_factory: pytest.TempPathFactory, triton_server: Any) -> Path:
-    """A copy of the package's installed model repository (the session server installed it)."""
+    """Copy the package's installed model repository, which the session server installed."""
     copy = tmp_path_factory.mktemp('detectors') / 'model_repository'
     shutil.copytree(REPO / 'model_repository', copy, symlinks=True,
                     ignore=shutil.ignore_patterns('__pycache__', '*.plan'))

@@ -1,5 +1,8 @@
-"""Models that fail to load, return malformed output, are not served, or answer after the
-request timeout: each is named, and requests, threads and memory stay bounded.
+"""
+Faulty models: each fault is named, and requests, threads and memory stay bounded.
+
+The faults: models that fail to load, return malformed output, are not served, or answer after the
+request timeout.
 
 Real processes throughout: a real tritonserver that is absent, killed, hung or serving
 broken models (written at test time by test/fault_repository.py), node processes over

@@ -1,5 +1,8 @@
-"""Frames lost before a node's callback are counted (`lost_before_node`), so that for every
-publisher `sent == received + lost_before_node` (real node process, real Fast DDS)."""
+"""
+Frames lost before a node's callback are counted (`lost_before_node`).
+
+For every publisher, `sent == received + lost_before_node` (real node process, real Fast DDS).
+"""
 from __future__ import annotations
 
 import contextlib

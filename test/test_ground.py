@@ -238,9 +238,12 @@ def test_camera_pose_parameter() -> None:
 
 
 def test_tf2_msgs_is_wire_compatible_with_upstream() -> None:
-    """The dev-only tf2_msgs (dev/tf2_msgs) must hash like upstream's TFMessage, as rosbags'
-    Jazzy type store (built from upstream definitions) computes it, or /tf_static never
-    matches a real robot_state_publisher."""
+    """
+    The dev-only tf2_msgs (dev/tf2_msgs) must hash like upstream's TFMessage.
+
+    As rosbags' Jazzy type store (built from upstream definitions) computes it, or /tf_static never
+    matches a real robot_state_publisher.
+    """
     prefixes = [sys.prefix, *os.environ.get('AMENT_PREFIX_PATH', '').split(os.pathsep)]
     found = [Path(prefix) / 'share' / 'tf2_msgs' / 'msg' / 'TFMessage.json'
              for prefix in prefixes if prefix]

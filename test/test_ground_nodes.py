@@ -116,7 +116,7 @@ def test_ground_outputs_follow_the_geometry(probe: Probe, nodes: list[NodeProces
 
     def with_camera_info(stamp: int) -> Any:
         """
-        CameraInfo again before each frame.
+        Publish CameraInfo again before each frame.
 
         A reader that has not matched the probe's writer yet misses a sample, as camera drivers'
         subscribers do.

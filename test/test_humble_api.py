@@ -1,5 +1,7 @@
-"""The package uses only the rclpy, launch and launch_ros API that ROS 2 Humble (JetPack 6's ROS)
-has, or uses newer API behind a capability check.
+"""
+The package uses only the rclpy, launch and launch_ros API that ROS 2 Humble has.
+
+Humble is JetPack 6's ROS; newer API is used only behind a capability check.
 
 The development machine runs newer releases (rclpy from Kilted, launch from Jazzy), so a call
 Humble lacks would pass every other test here and fail on the Orin. This test reads the package's

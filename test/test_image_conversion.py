@@ -215,7 +215,7 @@ def test_padded_rgb8_is_copied_once_into_a_writable_array() -> None:
 def test_conversion_reads_padded_rows_in_place(
     encoding: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """CvtColor must get a strided view of msg.data, so its output is the only copy."""
+    """The cvtColor call must get a strided view of msg.data, so its output is the only copy."""
     msg = _image_msg(smooth_rgb(), encoding, PADDING)
     sources = []
     convert = cv2.cvtColor

@@ -252,7 +252,7 @@ def make_lane_detector(directory: Path) -> Callable[..., Any]:
 
 
 def make_reference_lanes() -> Callable[..., Any]:
-    """The upstream model's float heads + the geometry as it ran on them (reference_lanes)."""
+    """Return the upstream model's float heads and reference_lanes' geometry on them."""
     runner = session(shared_path('models', 'twinlitenet', 'twinlitenet.onnx'))
 
     def detect(frame: np.ndarray, min_lane_length: float = 0.1):
@@ -295,7 +295,11 @@ def test_served_maps_give_the_lanes_of_the_float_heads(graph_directory: Path) ->
 
 
 def has_ego_lanes(lanes: np.ndarray, sides: np.ndarray, image_height: int) -> bool:
-    """An ego-left (-1) and an ego-right (+1) lane that meet the image bottom in the expected bands."""
+    """
+    Check for an ego-left (-1) and an ego-right (+1) lane.
+
+    Both must meet the image bottom in the expected bands.
+    """
     by_side = dict(zip(sides.tolist(), lanes))
     if -1 not in by_side or 1 not in by_side:
         return False

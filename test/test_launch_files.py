@@ -41,7 +41,7 @@ PORTS = {'grpc_port': '18601', 'http_port': '18600', 'metrics_port': '18602'}
 
 @pytest.fixture(autouse=True)
 def restore_environment():
-    """SetEnvironmentVariable actions change os.environ; keep other tests unaffected."""
+    """Keep other tests unaffected by SetEnvironmentVariable actions (they change os.environ)."""
     saved = dict(os.environ)
     yield
     os.environ.clear()
@@ -50,7 +50,7 @@ def restore_environment():
 
 @pytest.fixture
 def ament_prefix(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """A prefix where launch_ros finds lib/triton_perception/<executable> (as after colcon)."""
+    """Make a prefix where launch_ros finds lib/triton_perception/<executable> (as after colcon)."""
     prefix = tmp_path / 'prefix'
     marker = prefix / 'share' / 'ament_index' / 'resource_index' / 'packages' / PACKAGE
     marker.parent.mkdir(parents=True)
@@ -102,7 +102,7 @@ def visit(file_name: str, arguments: dict[str, str]) -> tuple[LaunchContext, lis
 
 
 def processes(found: list, context: LaunchContext) -> dict[str, ExecuteProcess]:
-    """Plain processes (not nodes) by name, with their command and environment resolved."""
+    """Return the plain processes by name (nodes left out), with command and environment resolved."""
     named = {}
     for action in found:
         if isinstance(action, ExecuteProcess) and not isinstance(action, Node):

@@ -89,8 +89,11 @@ def test_malformed_lane_outputs_are_named(name: str, value: Any, message: str) -
 # --- fuzzing the converters without ROS -------------------------------------------------------
 
 def test_image_conversion_survives_fuzzing() -> None:
-    """Every damaged Image is either converted to [H, W, 3] uint8 or rejected with a reason,
-    and the cheap callback check agrees with the full conversion."""
+    """
+    Every damaged Image is either converted to [H, W, 3] uint8 or rejected with a reason.
+
+    The cheap callback check agrees with the full conversion.
+    """
     rng = random.Random(SEED)
     outcomes: dict[str, int] = {}
     for _ in range(10_000):

@@ -392,8 +392,11 @@ def test_lifecycle_transitions_start_and_stop_inference(probe: Probe, triton_ser
     ('detection_node', 'score_threshold', 1.5), ('lane_node', 'diagnostics_period_s', 0.01)])
 def test_a_bad_parameter_ends_the_node_with_its_reason(executable: str, parameter: str,
                                                         value: float, tmp_path: Path) -> None:
-    """Exit code 2 and one clear line naming the parameter and its range, and no traceback
-    (rclpy from Jazzy on also destroys the half-built node at shutdown)."""
+    """
+    Exit code 2 and one clear line naming the parameter and its range, and no traceback.
+
+    From Jazzy on, rclpy also destroys the half-built node at shutdown.
+    """
     node = NodeProcess(executable, ros_arguments({parameter: value}, namespace='/bad_parameter'),
                        tmp_path)
     wait_until(lambda: not node.alive(), 60.0, f'{executable} to exit')

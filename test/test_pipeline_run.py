@@ -27,8 +27,11 @@ CAR = str(load_labels().index('car'))  # class_id is the id; LabelInfo has the n
 
 def start_pipeline(tmp_path: Path, namespace: str,
                    *arguments: str) -> tuple[subprocess.Popen, Path]:
-    """`triton-perception run` in `namespace`, camera on <namespace>/cam/image_raw unless
-    `arguments` say otherwise."""
+    """
+    Start `triton-perception run` in `namespace`.
+
+    The camera is on <namespace>/cam/image_raw unless `arguments` say otherwise.
+    """
     http_port, grpc_port, metrics_port = free_ports(3)
     log_path = tmp_path / f'run{namespace.replace("/", "_")}.log'
     with open(log_path, 'w', encoding='utf-8') as log:

@@ -28,8 +28,11 @@ def clip_bag(shared: Path, directory: Path, frames: int | None,
 @pytest.mark.slow
 def test_full_clip_replay_at_recorded_rate(shared: Path, triton_server: Any,
                                            tmp_path: Path) -> None:
-    """With the clip's CameraInfo in the bag and its camera_pose in the parameters, the
-    evaluation also reports the ego lane on the ground."""
+    """
+    The evaluation also reports the ego lane on the ground.
+
+    That needs the clip's CameraInfo in the bag and its camera_pose in the parameters.
+    """
     params = yaml.safe_load((REPO / 'config' / 'params.yaml').read_text())
     pose = yaml.safe_load((CALIBRATION / 'camera_pose.yaml').read_text())['/**']['ros__parameters']
     for node in ('detection_node', 'lane_node'):

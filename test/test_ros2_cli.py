@@ -53,7 +53,7 @@ def workspace(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope='module')
 def installed(workspace: Path, shared: Path) -> Path:
-    """A plain colcon install space with the weights installed into it (README, ROS machine)."""
+    """Build a plain colcon install space holding the weights (README, ROS machine)."""
     install = colcon_build(workspace, 'install', symlink_install=False)
     install_models(sourced_environment(install), shared)
     return install
@@ -125,8 +125,11 @@ def wait_ready(diagnostics: list[DiagnosticArray], pipeline: LaunchedPipeline,
 @pytest.fixture(scope='module')
 def launched(installed: Path, diagnostics: list[DiagnosticArray],
              tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
-    """The whole pipeline (tritonserver, readiness gate, both nodes) launched from the colcon
-    install space. The last test of the module stops it with Ctrl-C."""
+    """
+    Launch the whole pipeline (tritonserver, readiness gate, both nodes) from colcon's install.
+
+    The last test of the module stops it with Ctrl-C.
+    """
     environment = sourced_environment(installed)
     pipeline = LaunchedPipeline.start(
         environment, tmp_path_factory.mktemp('launch') / 'launch.log',
@@ -237,8 +240,11 @@ def test_nothing_outlives_launch_whatever_ends_it(
 
 
 def test_launch_testing_test_of_the_pipeline_passes(tmp_path: Path) -> None:
-    """test/launch_tests/pipeline_answers.py, run with launch_testing's own runner (as `colcon
-    test` would): frames answered while launched, every process exited cleanly after."""
+    """
+    Run test/launch_tests/pipeline_answers.py with launch_testing's own runner.
+
+    As `colcon test` would: frames answered while launched, every process exited cleanly after.
+    """
     result = subprocess.run(
         [str(VENV / 'bin' / 'launch_test'), str(REPO / 'test' / 'launch_tests' /
                                                 'pipeline_answers.py')],

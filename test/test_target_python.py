@@ -39,8 +39,11 @@ NEWER_STDLIB: dict[str, set[str] | None] = {
 
 
 def newer_stdlib_uses(path: Path, root: Path = REPO) -> list[str]:
-    """`module.name`, `from module import name`, `import module` and bare builtins from
-    NEWER_STDLIB, outside capability checks."""
+    """
+    Find uses of NEWER_STDLIB outside capability checks.
+
+    As `module.name`, `from module import name`, `import module` and bare builtins.
+    """
     tree = ast.parse(path.read_text(encoding='utf-8'))
     guarded = guarded_nodes(tree)
     found = []

@@ -47,7 +47,7 @@ def expected(type_name: str) -> str:
 @pytest.fixture(scope='module', autouse=True)
 def ament_index() -> Iterator[None]:
     """
-    The wheels' venv is the ROS underlay, and nothing has been sourced.
+    Point the ament index at the wheels' venv, the ROS underlay, when nothing was sourced.
 
     Point the ament index at it when the environment does not, before any node of this module
     starts.

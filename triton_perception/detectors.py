@@ -93,7 +93,7 @@ def install_detector(repository: Path, onnx_path: Path, labels_path: Path, name:
 
 
 def _write_steps(repository: Path, detector: Detector) -> None:
-    """The template's configs with the new names and input size; code files linked."""
+    """Write the template's configs with the new names and input size, and link its code files."""
     name, size = detector.name, (detector.input_height, detector.input_width)
     replacements = [(f'"{TEMPLATE}_preprocess"', f'"{name}_preprocess"'),
                     (f'"{TEMPLATE}_model"', f'"{name}_model"'),

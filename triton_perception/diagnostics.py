@@ -16,7 +16,11 @@ COUNTS = ('received', *FATES, 'pending', 'lost_before_node')
 
 
 def status_name(node_fqn: str) -> str:
-    """The name of a node's status in /diagnostics, by which tools and tests find its counts."""
+    """
+    Return the name of a node's status in /diagnostics.
+
+    Tools and tests find its counts by it.
+    """
     return f'{STATUS_PREFIX}{node_fqn}'
 
 

@@ -160,7 +160,7 @@ def compressed_to_rgb(msg: CompressedImageLike, max_image_pixels: int) -> np.nda
 
 
 def check_compressed(msg: CompressedImageLike, max_image_pixels: int) -> None:
-    """The container and size checks of compressed_to_rgb, without decoding."""
+    """Run the container and size checks of compressed_to_rgb, without decoding."""
     _checked_container(msg, max_image_pixels)
 
 

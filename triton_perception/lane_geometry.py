@@ -84,7 +84,7 @@ def check_settings(num_points: int, min_lane_length: float) -> None:
 
 def lane_pieces(lane_probability: np.ndarray) -> list[Piece]:
     """
-    Connected components of the lane mask, as row-centre pieces.
+    Find the connected components of the lane mask, as row-centre pieces.
 
     lane_probability: uint8 [h, w], probability x 255 (>= LANE_MASK_MIN on the mask).
     """
@@ -193,7 +193,7 @@ def drivable_area(drivable_margin: np.ndarray, image_height: int, image_width: i
 
 
 def check_maps(lane_probability: np.ndarray, drivable_margin: np.ndarray) -> None:
-    """The lane model's two maps: uint8, 2-D, the same size (a ValueError names the fault)."""
+    """Check the lane model's two maps: uint8, 2-D, the same size (a ValueError names the fault)."""
     for name, array in (('lane_probability', lane_probability),
                         ('drivable_margin', drivable_margin)):
         if array.dtype != np.uint8 or array.ndim != 2 or 0 in array.shape:

@@ -18,7 +18,7 @@ from triton_perception.plan import ARGUMENTS
 
 
 def declare_arguments(names: tuple[str, ...]) -> list[DeclareLaunchArgument]:
-    """The plan's arguments with their defaults, descriptions and choices (`ros2 launch -s`)."""
+    """Declare the plan's arguments, with defaults, descriptions and choices (`ros2 launch -s`)."""
     return [DeclareLaunchArgument(argument.name, default_value=argument.default,
                                   description=argument.description,
                                   **({'choices': list(argument.choices)} if argument.choices

@@ -64,8 +64,11 @@ def class_index(class_id: str, labels: list[str]) -> int:
 
 
 def detection_array_message(detections: np.ndarray, header: Header) -> Detection2DArray:
-    """DETECTIONS rows (x1, y1, x2, y2, score, class_id) in image pixels -> Detection2DArray,
-    with `class_id` the decimal class id (its name is in the node's LabelInfo)."""
+    """
+    Build a Detection2DArray from DETECTIONS rows (x1, y1, x2, y2, score, class_id) in pixels.
+
+    `class_id` is the decimal class id (its name is in the node's LabelInfo).
+    """
     message = Detection2DArray(header=header)
     for x1, y1, x2, y2, score, class_id in detections.tolist():
         detection = Detection2D(header=header)

@@ -145,7 +145,7 @@ def _missing_message(model: ModelFile, origin: Path | None) -> str:
 
 
 def record_default_detector(repository: Path, origin: Path, sha256: str) -> None:
-    """The default yolov5 detector in `models list`, like the ones users install."""
+    """Record the default yolov5 detector for `models list`, like the ones users install."""
     import onnx  # noqa: PLC0415
 
     from triton_perception.detectors import Detector, DETECTOR_RECORD, TEMPLATE  # noqa: PLC0415

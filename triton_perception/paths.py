@@ -40,8 +40,12 @@ def default_model_repository() -> Path:
 
 
 def dds_profile_environment() -> dict[str, str]:
-    """Large camera frames need the shared-memory Fast DDS profile (config/fastdds_profile.xml),
-    unless the user chose a profile of their own or another middleware."""
+    """
+    Return the environment that selects the shared-memory Fast DDS profile.
+
+    Large camera frames need it (config/fastdds_profile.xml), unless the user chose a profile of
+    their own or another middleware.
+    """
     rmw = os.environ.get('RMW_IMPLEMENTATION', 'rmw_fastrtps_cpp')
     if not rmw.startswith('rmw_fastrtps') or any(
             os.environ.get(variable) for variable in FASTDDS_PROFILE_VARIABLES):

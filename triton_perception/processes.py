@@ -39,7 +39,7 @@ def process_tree(root: int) -> list[int]:
 
 
 def alive(pid: int) -> bool:
-    """Running (a zombie waiting to be reaped counts as gone)."""
+    """Say whether the process is running (a zombie waiting to be reaped counts as gone)."""
     fields = _stat_fields(pid)
     return fields is not None and fields[0] != 'Z'
 
@@ -82,9 +82,12 @@ def free_ports(count: int) -> list[int]:
 
 
 def die_with_parent() -> bool:
-    """SIGTERM this process when the process that started it dies, even by SIGKILL, so no
-    tritonserver or node outlives its supervisor (as a preexec_fn: the child). Linux only;
-    elsewhere returns False and does nothing."""
+    """
+    SIGTERM this process when the process that started it dies, even by SIGKILL.
+
+    Then no tritonserver or node outlives its supervisor (as a preexec_fn: the child). Linux only;
+    elsewhere returns False and does nothing.
+    """
     if not sys.platform.startswith('linux'):
         return False
     libc = ctypes.CDLL(None, use_errno=True)
@@ -104,8 +107,12 @@ def ros_arguments(parameters: Mapping[str, Any], namespace: str = '') -> list[st
 
 
 def node_command(executable: str, python: str = sys.executable) -> list[str]:
-    """The command that runs a node executable of this package (what lib/triton_perception/
-    <executable> runs), with the given interpreter, so that it never depends on PATH."""
+    """
+    Return the command that runs a node executable of this package.
+
+    What lib/triton_perception/<executable> runs, with the given interpreter, so that it never
+    depends on PATH.
+    """
     return [python, '-m', f'triton_perception.nodes.{executable}']
 
 

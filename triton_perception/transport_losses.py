@@ -53,8 +53,11 @@ class SequenceGapCounter:
 
 
 def publisher_sequence(message_info: Mapping[str, Any]) -> tuple[Hashable, int] | None:
-    """(publisher key, publication sequence number) from rclpy's MessageInfo, or None when the
-    RMW does not provide them."""
+    """
+    Return (publisher key, publication sequence number) from rclpy's MessageInfo.
+
+    None when the RMW does not provide them.
+    """
     sequence_number = message_info.get('publication_sequence_number')
     gid = message_info.get('publisher_gid')
     if not sequence_number or sequence_number == UNSUPPORTED_SEQUENCE_NUMBER or not gid:

@@ -21,7 +21,7 @@ class MalformedOutput(ValueError):
 
 def check_detections(outputs: Tensors) -> np.ndarray:
     """
-    DETECTIONS float32 [R, 6] rows padded to a fixed R, NUM_DETECTIONS int32 [1] in [0, R].
+    Check DETECTIONS float32 [R, 6] rows padded to a fixed R, NUM_DETECTIONS int32 [1] in [0, R].
 
     Returns the valid rows, which must be finite.
     """

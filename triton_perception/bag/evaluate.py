@@ -77,8 +77,12 @@ def camera_topic(bag: Path, topic: str | None) -> tuple[str, int]:
 
 
 def geometry_messages(bag: Path, image_topic: str) -> tuple[str | None, list[Any]]:
-    """The bag's CameraInfo topic beside the image topic (or None) and its /tf_static messages,
-    so that the ground outputs can be evaluated when the bag holds the camera's geometry."""
+    """
+    Find the bag's CameraInfo topic (or None) and its /tf_static messages.
+
+    The CameraInfo topic is the one beside the image topic; with both, the ground outputs can be
+    evaluated when the bag holds the camera's geometry.
+    """
     info_topic = camera_info_sibling(image_topic)
     with AnyReader([Path(bag)], default_typestore=typestore()) as reader:
         has_info = any(c.topic == info_topic and c.msgtype == 'sensor_msgs/msg/CameraInfo'
@@ -91,8 +95,12 @@ def geometry_messages(bag: Path, image_topic: str) -> tuple[str | None, list[Any
 
 
 class NoAliasDumper(yaml.SafeDumper):
-    """rcl's parameter-file parser rejects YAML aliases ("Will not support aliasing"), which
-    PyYAML writes for values shared between nodes (e.g. one camera_pose list for both)."""
+    """
+    A YAML dumper that writes no aliases.
+
+    rcl's parameter-file parser rejects YAML aliases ("Will not support aliasing"), which PyYAML
+    writes for values shared between nodes (e.g. one camera_pose list for both).
+    """
 
     def ignore_aliases(self, data: Any) -> bool:
         return True

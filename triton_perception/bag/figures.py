@@ -90,8 +90,12 @@ def analyse_outputs(outputs_bag: Path, labels: list[str]) -> dict[str, Any]:
 
 
 def ground_figures(frames: int, ego_lanes: list[tuple[float, float]]) -> dict[str, Any]:
-    """Ego-lane width and the vehicle's lateral offset from the lane centre (+ = left), both
-    at target_frame's origin, over the frames whose ground lanes had both ego lines."""
+    """
+    Summarise the ego-lane width and the vehicle's lateral offset from the lane centre.
+
+    Both at target_frame's origin (offset + = left), over the frames whose ground lanes had both ego
+    lines.
+    """
     values = np.array(ego_lanes, dtype=np.float64).reshape(-1, 2)
 
     def spread(column: int) -> dict[str, float]:

@@ -149,7 +149,7 @@ def make_bag(
 
 
 def _calibration(path: Path) -> dict[str, object]:
-    """CameraInfo fields (without header) from a camera_calibration_parsers YAML file."""
+    """Read the CameraInfo fields (without header) from a camera_calibration_parsers YAML file."""
     try:
         data = yaml.safe_load(Path(path).read_text(encoding='utf-8'))
         matrices = {name: np.array(data[key]['data'], dtype=np.float64) for name, key in (

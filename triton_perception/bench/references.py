@@ -57,8 +57,11 @@ def detection_reference(repository: Path) -> Callable[[np.ndarray], Any]:
 
 
 def lane_reference(repository: Path) -> Callable[[np.ndarray], Any]:
-    """lane_preprocess -> lane_model (the served graph) -> the package's lane geometry, as
-    lane_node runs it, with the node's default lane length."""
+    """
+    Run lane_preprocess, lane_model (the served graph) and the package's lane geometry.
+
+    As lane_node runs them, with the node's default lane length.
+    """
     resize_frame = load_step_module(repository, 'lane_preprocess', 'preprocessing').resize_frame
     size = parameters_of(step_config(repository, 'lane_preprocess'))
     width, height = int(size['input_width']), int(size['input_height'])

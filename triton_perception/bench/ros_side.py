@@ -130,8 +130,12 @@ class CaseWiring:
                     self._ready.add(status.name)
 
     def ready(self) -> bool:
-        """Every node matched our publisher, each result topic has a publisher (Humble counts no
-        matched publishers on a subscription), and every node says Triton is ready."""
+        """
+        Say whether the pipeline is ready for frames.
+
+        Every node matched our publisher, each result topic has a publisher (Humble counts no
+        matched publishers on a subscription), and every node says Triton is ready.
+        """
         return (self.publisher.get_subscription_count() >= len(self.kinds)
                 and all(self._node.count_publishers(subscription.topic_name) >= 1
                         for subscription in self.subscriptions)

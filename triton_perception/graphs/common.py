@@ -95,8 +95,12 @@ def check_single_input(model: onnx.ModelProto) -> tuple[str, list[int]]:
 
 
 def sort_topologically(graph: onnx.GraphProto) -> None:
-    """Order the nodes so each comes after what it reads (added pre-processing feeds the
-    upstream network); stable, so the same graph always comes out the same."""
+    """
+    Order the nodes so each comes after what it reads.
+
+    Added pre-processing feeds the upstream network. Stable, so the same graph always comes out the
+    same.
+    """
     available = {tensor.name for tensor in graph.input} | {
         tensor.name for tensor in graph.initializer} | {''}
     pending, ordered = list(graph.node), []

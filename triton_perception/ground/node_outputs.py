@@ -63,7 +63,11 @@ class DetectionGroundOutputs:
 
     def publish(self, header: Header, detections: np.ndarray,
                 message: Detection2DArray) -> None:
-        """DETECTIONS rows and the Detection2DArray built from them (same order)."""
+        """
+        Publish the ground boxes of DETECTIONS rows and the Detection2DArray built from them.
+
+        Both hold the same boxes in the same order.
+        """
         camera = self.geometry.camera(header.frame_id)
         if camera is None:
             return

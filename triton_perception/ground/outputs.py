@@ -24,8 +24,11 @@ FREE, OCCUPIED, UNKNOWN = 0, 100, -1
 
 def ground_lane_points(camera: GroundCamera, lanes: np.ndarray,
                        sides: np.ndarray) -> np.ndarray:
-    """LANES [L, P, 2] + LANE_SIDES [L] -> structured ground points (GROUND_POINT_DTYPE),
-    lane by lane in polyline order; points that do not meet the ground are left out."""
+    """
+    Project LANES [L, P, 2] + LANE_SIDES [L] onto the ground as GROUND_POINT_DTYPE points.
+
+    Lane by lane in polyline order; points that do not meet the ground are left out.
+    """
     count = len(lanes)
     if count == 0 or lanes.ndim != 3:
         return np.zeros(0, dtype=GROUND_POINT_DTYPE)
@@ -99,8 +102,11 @@ class GridSampler:
 
 def ground_boxes(camera: GroundCamera,
                  detections: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """DETECTIONS [N, 6] (x1, y1, x2, y2, score, class) -> (contact [N, 3], ground width [N],
-    height [N]); NaN rows where the bottom edge does not meet the ground.
+    """
+    Place DETECTIONS [N, 6] (x1, y1, x2, y2, score, class) on the ground.
+
+    Returns (contact [N, 3], ground width [N], height [N]); NaN rows where the bottom edge does not
+    meet the ground.
 
     The contact point is where the box's bottom centre meets the ground; the width is the
     ground distance between the bottom corners' rays; the height is where the top centre's ray
@@ -126,9 +132,13 @@ def ground_boxes(camera: GroundCamera,
 
 
 def ego_lane(points: np.ndarray, reach: float = 20.0) -> tuple[float, float] | None:
-    """(ego-lane width, lateral offset of target_frame's origin from the lane centre, + = left),
-    both at x = 0: each ego line (side -1, +1) is fitted as y = a x + b over its points closer
-    than `reach`, which is where flat ground holds best. None without both lines."""
+    """
+    Measure the ego lane's width and its centre's lateral offset, both at x = 0.
+
+    Returns (width, lateral offset of target_frame's origin from the lane centre, + = left), or None
+    without both lines. Each ego line (side -1, +1) is fitted as y = a x + b over its points closer
+    than `reach`, which is where flat ground holds best.
+    """
     intercepts = []
     for side in (-1, 1):
         line = points[(points['side'] == side) & (points['x'] < reach)]

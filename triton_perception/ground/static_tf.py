@@ -27,7 +27,7 @@ class StaticTransforms:
         self._parents: dict[str, tuple[str, np.ndarray]] = {}
 
     def add(self, message: object) -> None:
-        """A tf2_msgs/TFMessage; a later transform of the same child replaces the earlier."""
+        """Add a tf2_msgs/TFMessage; a later transform of the same child replaces the earlier."""
         for stamped in message.transforms:
             parent = stamped.header.frame_id.lstrip('/')
             child = stamped.child_frame_id.lstrip('/')

@@ -99,8 +99,12 @@ class PerceptionNode(LifecycleNode):
         self.add_on_set_parameters_callback(self._on_set_parameters)
 
     def autostart(self) -> bool:
-        """Configure and activate, unless `autostart` is false (then a lifecycle manager or
-        `ros2 lifecycle set` does); False when a transition failed (the reason is logged)."""
+        """
+        Configure and activate, unless `autostart` is false.
+
+        Then a lifecycle manager or `ros2 lifecycle set` does. False when a transition failed (the
+        reason is logged).
+        """
         if not self.settings['autostart']:
             self.get_logger().info(
                 'autostart is false: unconfigured until a lifecycle manager or `ros2 lifecycle '
@@ -185,11 +189,15 @@ class PerceptionNode(LifecycleNode):
         return SetParametersResult(successful=True)
 
     def check_dynamic_parameter(self, name: str, value: ParameterValue) -> None:
-        """Subclasses reject values that pass the spec but not the node's state."""
+        """Reject values that pass the spec but not the node's state; subclasses override this."""
 
     def _on_frame(self, message: Image | CompressedImage) -> None:
-        """Reject malformed frames here (header checks only), so a burst of them cannot hide
-        behind the latest-frame slot; conversion happens on the worker."""
+        """
+        Reject malformed frames here (header checks only).
+
+        A burst of them then cannot hide behind the latest-frame slot; conversion happens on the
+        worker.
+        """
         received_at = self.accounting.received()
         worker = self._worker
         if worker is None:  # taken in the same executor wake-up as the deactivation

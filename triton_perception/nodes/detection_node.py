@@ -20,8 +20,12 @@ from triton_perception.validation import check_detections
 
 
 class DetectionNode(PerceptionNode):
-    """Publishes `detections`, latched `label_info`, `detections/overlay` while watched, and
-    `detections/ground` once the camera geometry is known."""
+    """
+    Object detection through Triton: `detections`, `label_info`, overlay and ground boxes.
+
+    It publishes `detections`, latched `label_info`, `detections/overlay` while watched, and
+    `detections/ground` once the camera geometry is known.
+    """
 
     def __init__(self, **node_options: Any) -> None:
         super().__init__('detection_node', DETECTION, ('DETECTIONS', 'NUM_DETECTIONS'),

@@ -38,8 +38,11 @@ def message_lost_supported() -> bool:
 
 
 class FrameLossCounter:
-    """Wraps a node's frame callback so that frames lost on the way are counted as
-    `lost before the node`, with a throttled warning that names the usual cause."""
+    """
+    Counts the frames lost on the way to a node's frame callback as `lost before the node`.
+
+    It wraps the callback, with a throttled warning that names the usual cause.
+    """
 
     def __init__(self, node: Node, accounting: FrameAccounting, topic: str) -> None:
         self._node = node

@@ -25,9 +25,13 @@ LANE_OUTPUTS = ('LANE_PROBABILITY', 'DRIVABLE_MARGIN')
 
 
 class LaneNode(PerceptionNode):
-    """Publishes `lanes` (PointCloud2), `drivable_area` (mono8), `lanes/overlay` while watched,
-    and on the ground (once the camera geometry is known) `lanes/ground`, `lanes/markers` and
-    `drivable_area/grid`."""
+    """
+    Lane detection through Triton: lanes, drivable area, overlay and ground outputs.
+
+    It publishes `lanes` (PointCloud2), `drivable_area` (mono8), `lanes/overlay` while watched, and
+    on the ground (once the camera geometry is known) `lanes/ground`, `lanes/markers` and
+    `drivable_area/grid`.
+    """
 
     def __init__(self, **node_options: Any) -> None:
         super().__init__('lane_node', LANES, LANE_OUTPUTS, **node_options)

@@ -1,6 +1,9 @@
-"""Declaring the parameter table (`parameters.py`) on an rclpy node, with descriptors that carry
-each parameter's type, range or choices and whether it can change at run time, so that
-`ros2 param describe` and rqt_reconfigure show the limits and refuse what a node would."""
+"""
+Declare the parameter table (`parameters.py`) on an rclpy node, with descriptors.
+
+The descriptors carry each parameter's type, range or choices and whether it can change at run time,
+so that `ros2 param describe` and rqt_reconfigure show the limits and refuse what a node would.
+"""
 from __future__ import annotations
 
 from rcl_interfaces.msg import FloatingPointRange, IntegerRange, ParameterDescriptor, ParameterType

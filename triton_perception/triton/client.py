@@ -47,7 +47,7 @@ class Log(Protocol):
     def warning(self, message: str) -> None: ...
 
     def frame_problem(self, message: str) -> None:
-        """A per-frame problem; the implementation throttles these."""
+        """Report a per-frame problem; the implementation throttles these."""
 
 
 @dataclass
@@ -98,8 +98,11 @@ def is_loopback(host: str) -> bool:
 
 
 def make_client(settings: ClientSettings) -> grpcclient.InferenceServerClient:
-    """gRPC reconnects within a second (its default backoff grows to 120 s, which would delay
-    recovery after a server restart); TLS credentials from the PEM contents."""
+    """
+    Make a gRPC client that reconnects within a second; TLS credentials from the PEM contents.
+
+    Its default backoff grows to 120 s, which would delay recovery after a server restart.
+    """
     tls = settings.tls
     credentials = grpc.ssl_channel_credentials(
         root_certificates=_pem(tls.root_certificates), private_key=_pem(tls.private_key),
@@ -175,7 +178,11 @@ class SharedMemoryInput:
         return tensor
 
     def forget_registration(self) -> None:
-        """The server lost the region (it restarted between two requests): register again."""
+        """
+        Forget the registration the server lost (it restarted between two requests).
+
+        The next request registers the region again.
+        """
         self._registered_generation = -1
 
     def close(self, client: grpcclient.InferenceServerClient | None) -> None:
@@ -278,8 +285,11 @@ class InferenceWorker:
         self._wake_connection.set()
 
     def _connection_loop(self) -> None:
-        """Checks the model once a second while ready, and with backoff while it is not, so a
-        crashed server shows in diagnostics even when no frame is in flight."""
+        """
+        Check the model once a second while ready, and with backoff while it is not.
+
+        A crashed server then shows in diagnostics even when no frame is in flight.
+        """
         client = make_client(self.settings)
         backoff_s = INITIAL_BACKOFF_S
         next_log = 0.0

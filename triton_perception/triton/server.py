@@ -302,8 +302,12 @@ class TritonServer:
                           f'{self.failure_report()}')
 
     def _warm_up(self) -> None:
-        """One tiny request per ensemble, so the first camera frame does not pay the Python
-        backend's first-call cost (~0.1 s per step)."""
+        """
+        Send one tiny request per ensemble.
+
+        The first camera frame then does not pay the Python backend's first-call cost (~0.1 s per
+        step).
+        """
         frame = json.dumps({'inputs': [{'name': 'IMAGE', 'shape': [1, 1, 3], 'datatype': 'UINT8',
                                         'data': [0, 0, 0]}]}).encode()
         for model in self.config.models:

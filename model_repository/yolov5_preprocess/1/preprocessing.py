@@ -42,7 +42,7 @@ def check_thresholds(score_threshold: float, iou_threshold: float, max_detection
 
 
 def scalar(value, kind):
-    """A [1] request tensor (or a config default given as text) as a Python number."""
+    """Return a [1] request tensor (or a config default given as text) as a Python number."""
     return kind(np.asarray(value).reshape(-1)[0]) if not isinstance(value, str) else kind(value)
 
 
