@@ -15,6 +15,8 @@ if TYPE_CHECKING:
     from triton_perception.triton.server import TritonServer
 
 REPO = Path(__file__).resolve().parents[1]
+# The fault tests' fixtures (real nodes and servers), for the modules that request them.
+pytest_plugins = ('fault_plumbing',)
 # Models and data: ../shared beside the checkout, or where TRITON_PERCEPTION_SHARED points (a
 # colcon workspace has src/triton_perception, with nothing beside it).
 SHARED_ENV = 'TRITON_PERCEPTION_SHARED'

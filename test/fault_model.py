@@ -42,6 +42,7 @@ def lane_outputs(height: int, width: int, drivable_shape: tuple) -> list:
 
 
 class TritonPythonModel:
+
     def initialize(self, args: dict) -> None:
         parameters = json.loads(args['model_config']).get('parameters', {})
         self.behaviour = parameters['behaviour']['string_value']

@@ -53,8 +53,6 @@ FAULT_MODELS = {'yolov5': 'ok', 'bad_shape': 'bad_shape', 'bad_dtype': 'bad_dtyp
 DETECTOR_STEPS = ('yolov5', 'yolov5_preprocess', 'yolov5_model')
 
 
-
-
 Arrivals = list[tuple[float, Any]]  # (time.monotonic() at arrival, message)
 StartNode = Callable[..., NodeProcess]  # (executable, namespace, triton_url, **parameters)
 

@@ -39,8 +39,8 @@ def _valid_image(rng: random.Random) -> dict[str, Any]:
         rows = np.frombuffer(data, np.uint8).reshape(height, step)
         data = np.pad(rows, ((0, 0), (0, padding))).tobytes()
         step += padding
-    return dict(height=height, width=width, encoding=encoding, is_bigendian=rng.randint(0, 1),
-                step=step, data=data)
+    return {'height': height, 'width': width, 'encoding': encoding,
+            'is_bigendian': rng.randint(0, 1), 'step': step, 'data': data}
 
 
 def fuzzed_image(rng: random.Random) -> dict[str, Any]:
@@ -62,10 +62,10 @@ def fuzzed_image(rng: random.Random) -> dict[str, Any]:
     elif kind == 'zero':
         fields[rng.choice(('width', 'height'))] = 0
     elif kind == 'random':
-        fields = dict(height=rng.randint(0, 70), width=rng.randint(0, 70),
-                      encoding=rng.choice(SUPPORTED_ENCODINGS + INVALID_ENCODINGS),
-                      is_bigendian=rng.randint(0, 1), step=rng.randint(0, 300),
-                      data=rng.randbytes(rng.randint(0, 6000)))
+        fields = {'height': rng.randint(0, 70), 'width': rng.randint(0, 70),
+                  'encoding': rng.choice(SUPPORTED_ENCODINGS + INVALID_ENCODINGS),
+                  'is_bigendian': rng.randint(0, 1), 'step': rng.randint(0, 300),
+                  'data': rng.randbytes(rng.randint(0, 6000))}
     elif kind == 'odd_width':
         width = rng.randint(0, 31) * 2 + 1
         fields.update(encoding=rng.choice(('yuv422', 'uyvy', 'yuv422_yuy2')), width=width,
@@ -121,4 +121,4 @@ def fuzzed_compressed(rng: random.Random) -> dict[str, Any]:
         data = png_bomb(*size) if extension == '.png' else jpeg_bomb(rng, *size)
     elif kind == 'empty':
         data = b''
-    return dict(format=rng.choice(FORMATS), data=data)
+    return {'format': rng.choice(FORMATS), 'data': data}

@@ -29,7 +29,8 @@ def check_thresholds(score_threshold: float, iou_threshold: float, max_detection
         raise ValueError(f'max detections must be >= 0, got {max_detections}')
 
 
-def candidates(prediction: np.ndarray, score_threshold: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def candidates(prediction: np.ndarray,
+               score_threshold: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """
     Best class per row, score = objectness x class score, rows below the threshold dropped.
 

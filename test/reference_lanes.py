@@ -60,7 +60,7 @@ def postprocess(drivable_logits: np.ndarray, lane_logits: np.ndarray, image_size
     sides = assign_sides(bottom_x, mask_width / 2)
     order = np.argsort(bottom_x, kind='stable')
     polylines = polylines[order] * np.array([image_width / mask_width, image_height / mask_height],
-                                             dtype=np.float32)
+                                            dtype=np.float32)
     margin = drivable_logits.reshape(drivable_logits.shape[-3:])
     margin = margin[1] - margin[0]
     if margin.shape != (image_height, image_width):

@@ -21,13 +21,13 @@ from rosbags.highlevel import AnyReader
 from rosbags.rosbag2 import Reader
 import yaml
 
+from conftest import SHARED, shared_path
 from triton_perception.bag.common import (BagError, COMPRESSED_IMAGE_TYPE, DEFAULT_TOPIC,
                                           IMAGE_TYPE, typestore, typestore_for)
 from triton_perception.bag.make import DEFAULT_EPOCH_S, make_bag
 from triton_perception.bag.reading import read_images
 
 REPO = Path(__file__).resolve().parents[1]
-from conftest import SHARED, shared_path  # noqa: E402
 
 CLIP = SHARED / 'data' / 'videos' / 'solidWhiteRight.mp4'
 ROAD_IMAGES = SHARED / 'data' / 'road' / 'bdd'
@@ -40,7 +40,6 @@ PLAY_FRAMES = 10
 # Upper bound for process start-up, discovery and delivery; every wait ends as soon as its
 # condition holds.
 ROS_TIMEOUT_S = 30.0
-
 
 
 def clip_rgb(count: int) -> list[np.ndarray]:

@@ -149,8 +149,8 @@ def test_letterbox_round_trip(height: int, width: int) -> None:
                                 bright[:, 1].max() + 1, bright[:, 0].max() + 1]], dtype=np.float64)
         # Linear resampling blurs each edge by about one canvas pixel.
         tolerance = 1.5 / min(params[0], params[1])
-        np.testing.assert_allclose(detection.undo_letterbox(bright_box, params)[0], [x1, y1, x2, y2],
-                                   atol=tolerance)
+        np.testing.assert_allclose(detection.undo_letterbox(bright_box, params)[0],
+                                   [x1, y1, x2, y2], atol=tolerance)
 
 
 def test_letterbox_keeps_pixels_and_pads_grey() -> None:
@@ -194,13 +194,15 @@ def brute_force_nms(boxes: np.ndarray, scores: np.ndarray, class_ids: np.ndarray
                     iou_threshold: float) -> list[int]:
     """Textbook O(n^2) greedy NMS: keep a box unless a kept, better box of its class overlaps it."""
     def iou(a: np.ndarray, b: np.ndarray) -> float:
-        inter = max(0.0, min(a[2], b[2]) - max(a[0], b[0])) * max(0.0, min(a[3], b[3]) - max(a[1], b[1]))
+        inter = (max(0.0, min(a[2], b[2]) - max(a[0], b[0]))
+                 * max(0.0, min(a[3], b[3]) - max(a[1], b[1])))
         union = (a[2] - a[0]) * (a[3] - a[1]) + (b[2] - b[0]) * (b[3] - b[1]) - inter
         return inter / union
 
     kept: list[int] = []
     for i in sorted(range(len(scores)), key=lambda k: -scores[k]):
-        if all(class_ids[j] != class_ids[i] or iou(boxes[i], boxes[j]) <= iou_threshold for j in kept):
+        if all(class_ids[j] != class_ids[i] or iou(boxes[i], boxes[j]) <= iou_threshold
+               for j in kept):
             kept.append(i)
     return kept
 
@@ -220,8 +222,10 @@ def test_nms_matches_brute_force(seed: int, iou_threshold: float) -> None:
 
     expected = brute_force_nms(boxes, scores, class_ids, iou_threshold)
     assert 5 < len(expected) < count  # the case really exercises suppression
-    assert detection.nms(boxes, scores, class_ids, iou_threshold, max_detections=count).tolist() == expected
-    assert detection.nms(boxes, scores, class_ids, iou_threshold, max_detections=5).tolist() == expected[:5]
+    kept = detection.nms(boxes, scores, class_ids, iou_threshold, max_detections=count)
+    assert kept.tolist() == expected
+    kept = detection.nms(boxes, scores, class_ids, iou_threshold, max_detections=5)
+    assert kept.tolist() == expected[:5]
 
 
 def test_nms_keeps_overlapping_boxes_of_different_classes() -> None:

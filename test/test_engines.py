@@ -15,14 +15,14 @@ import pytest
 
 from triton_perception.engines import build_engines, EngineBuildError, find_trtexec, stale_engines
 
-STAND_IN = '''#!/usr/bin/env bash
+STAND_IN = """#!/usr/bin/env bash
 echo "&&&& RUNNING TensorRT.trtexec [TensorRT v100300] $*" | tee -a "{calls}"
 echo "[I] TensorRT version: 10.3.0"
 for argument in "$@"; do
   case "$argument" in --saveEngine=*) printf 'engine' > "${{argument#--saveEngine=}}";; esac
 done
 exit {exit_code}
-'''
+"""
 
 
 def stand_in_trtexec(directory: Path, exit_code: int = 0) -> Path:

@@ -31,14 +31,16 @@ def client(triton_server):
         yield connection
 
 
-def infer(client, model: str, image: np.ndarray, outputs: tuple[str, ...], **optional: np.ndarray) -> dict:
+def infer(client, model: str, image: np.ndarray, outputs: tuple[str, ...],
+          **optional: np.ndarray) -> dict:
     """One request: IMAGE plus any optional [1] inputs given by name."""
     inputs = []
     for name, value in {'IMAGE': image, **optional}.items():
         tensor = grpcclient.InferInput(name, list(value.shape), np_to_triton_dtype(value.dtype))
         tensor.set_data_from_numpy(value)
         inputs.append(tensor)
-    result = client.infer(model, inputs, outputs=[grpcclient.InferRequestedOutput(n) for n in outputs])
+    requested = [grpcclient.InferRequestedOutput(name) for name in outputs]
+    result = client.infer(model, inputs, outputs=requested)
     return {name: result.as_numpy(name) for name in outputs}
 
 
@@ -80,7 +82,8 @@ def test_ensemble_steps_exist_and_connect(ensemble: str) -> None:
         step_config = read_config(REPOSITORY / step.model_name / 'config.pbtxt')
         assert set(step.input_map) <= {tensor.name for tensor in step_config.input}
         assert set(step.output_map) <= {tensor.name for tensor in step_config.output}
-        assert set(step.input_map.values()) <= available, f'{step.model_name} reads a tensor not yet produced'
+        assert set(step.input_map.values()) <= available, \
+            f'{step.model_name} reads a tensor not yet produced'
         available |= set(step.output_map.values())
     assert {tensor.name for tensor in config.output} <= available
 
@@ -136,7 +139,8 @@ def test_odd_shapes_match_in_process_reference(client) -> None:
 def test_defaults_apply_without_optional_inputs(client) -> None:
     bus = read_rgb('bus.jpg')
     explicit = detect(client, bus, SCORE_THRESHOLD=np.array([0.25], np.float32),
-                      IOU_THRESHOLD=np.array([0.45], np.float32), MAX_DETECTIONS=np.array([100], np.int32))
+                      IOU_THRESHOLD=np.array([0.45], np.float32),
+                      MAX_DETECTIONS=np.array([100], np.int32))
     np.testing.assert_array_equal(detect(client, bus), explicit)
 
 

@@ -16,7 +16,7 @@ from ros_helpers import Probe, wait_until
 from triton_perception.processes import free_ports
 from triton_perception.triton.server import ServerConfig, ServerError, TritonServer
 
-TALKER = '''
+TALKER = """
 import sys, rclpy
 from rclpy.qos import QoSProfile, ReliabilityPolicy
 from std_msgs.msg import String
@@ -28,7 +28,7 @@ while rclpy.ok() and publisher.get_subscription_count() == 0:
 for index in range(5):
     publisher.publish(String(data=f'hello {index}'))
 rclpy.spin_once(node, timeout_sec=1.0)
-'''
+"""
 
 
 @pytest.mark.ros

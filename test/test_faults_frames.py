@@ -17,15 +17,15 @@ import numpy as np
 import pytest
 from sensor_msgs.msg import CompressedImage, Image
 
-from fault_plumbing import (Arrivals, assert_balanced, clip, COUNTED,  # noqa: F401 (fixtures)
-                            diagnostics, latest, measured, noise_frame, OVERLOAD_S, primed,
-                            proc_status, Replay, SEED, start_node, StartNode, stop_cleanly,
+from fault_plumbing import (Arrivals, assert_balanced, COUNTED, latest, noise_frame, OVERLOAD_S,
+                            primed, proc_status, Replay, SEED, StartNode, stop_cleanly,
                             wait_settled)
 from image_fuzz import fuzzed_compressed, fuzzed_image
 from ros_helpers import Probe, wait_until
 from triton_perception.triton.server import TritonServer
 
 # --- fuzzed frames to a running node -----------------------------------------------------
+
 
 def publish_counted(diagnostics: Arrivals, publisher: Any, fqn: str, messages: Iterator[Any],
                     total: int, baseline: int, batch: int = 50) -> None:

@@ -18,16 +18,16 @@ from diagnostic_msgs.msg import DiagnosticStatus
 import pytest
 from sensor_msgs.msg import Image
 
-from fault_plumbing import (Arrivals, assert_balanced, diagnostics,  # noqa: F401 (fixtures)
-                            fault_server, latest, measured, noise_frame, primed, proc_status,
-                            quiet_server, Replay, start_node, StartNode, statuses, stop_cleanly,
-                            values, wait_settled)
+from fault_plumbing import (Arrivals, assert_balanced, latest, noise_frame, primed, proc_status,
+                            quiet_server, Replay, StartNode, statuses, stop_cleanly, values,
+                            wait_settled)
 from fault_repository import write_repository
 from ros_helpers import Probe, wait_until
 from triton_perception.processes import free_ports
 from triton_perception.triton.server import ServerError, TritonServer
 
 # --- models that fail to load or return malformed output ----------------------------------
+
 
 @pytest.mark.server
 def test_a_model_that_fails_to_load_is_named(tmp_path: Path) -> None:

@@ -29,17 +29,16 @@ from tritonclient.utils import InferenceServerException
 from vision_msgs.msg import Detection2DArray
 
 from fault_plumbing import (ABSENT_S, Arrivals, arrived_since, assert_balanced, BUSY_MODEL_DELAY_S,
-                            children_named, clip, CONDITION_LIMIT_S, detector_repository,
-                            diagnostics, kill_survivors, kill_tree, measured, quiet_server,
-                            record_arrivals, Replay, StartNode, statuses, stop_cleanly, values,
-                            wait_gone, wait_settled)
-from fault_plumbing import start_node  # noqa: F401 (fixtures)
+                            children_named, CONDITION_LIMIT_S, kill_survivors, kill_tree,
+                            quiet_server, record_arrivals, Replay, StartNode, statuses,
+                            stop_cleanly, values, wait_gone, wait_settled)
 from fault_repository import write_repository
 from ros_helpers import BEST_EFFORT, Probe, wait_until
 from triton_perception.diagnostics import NodeStatus
 from triton_perception.processes import free_ports, process_tree
 
 # --- no server at start-up ------------------------------------------------------------------
+
 
 @pytest.mark.ros
 @pytest.mark.server
@@ -261,8 +260,6 @@ def test_runner_respawns_a_killed_server(
             kill_tree(process)
         kill_survivors(stubs)
     assert process.returncode == 0, log_path.read_text()
-
-
 
 
 # --- shutdown --------------------------------------------------------------------------------

@@ -109,7 +109,7 @@ def test_unusable_camera_info_and_pose_are_explained() -> None:
 # 2. A synthetic pinhole view: lines at known lateral offsets, seen at a known height and pitch.
 @pytest.mark.parametrize('height,pitch', [(1.2, 0.02), (1.6, 0.08), (2.5, 0.15)])
 def test_synthetic_lines_are_recovered_within_2_percent_at_10_m(height: float,
-                                                                 pitch: float) -> None:
+                                                                pitch: float) -> None:
     cam = camera([0, 0, height, 0, pitch, 0])
     offsets = (1.75, -1.95, 5.45)
     lanes = []
@@ -268,7 +268,7 @@ def test_geometry_source_reasons_and_camera_pose(ros_node: object) -> None:
                       k=K.ravel().tolist(), d=[0.0] * 5)
     info.header.frame_id = 'other'
     source._on_camera_info(info)
-    assert source.camera('cam') is None and "frames other" in source.reason
+    assert source.camera('cam') is None and 'frames other' in source.reason
     info.header.frame_id = 'cam'
     source._on_camera_info(info)
     assert source.camera('cam') is None

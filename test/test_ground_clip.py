@@ -51,7 +51,8 @@ def clip_on_the_ground(tmp_path_factory: pytest.TempPathFactory) -> list[dict]:
         points = ground_lane_points(camera, lanes.lanes, lanes.sides)
         left, right = points[points['side'] == -1], points[points['side'] == 1]
         objects = detect_objects(frame)
-        contacts, _widths, _heights = ground_boxes(camera, objects[np.isin(objects[:, 5], VEHICLES)])
+        vehicles = objects[np.isin(objects[:, 5], VEHICLES)]
+        contacts, _widths, _heights = ground_boxes(camera, vehicles)
         ahead = contacts[np.isfinite(contacts[:, 0]) & (contacts[:, 0] > 0), 0]
         frames.append({
             'left': {x: lateral_at(left, x) for x in (6.0, 8.0, 20.0)},

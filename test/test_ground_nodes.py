@@ -80,7 +80,7 @@ def ground_reasons(diagnostics: list, contains: str) -> dict[str, str] | None:
 
 
 def test_ground_outputs_follow_the_geometry(probe: Probe, nodes: list[NodeProcess],
-                                            road_rgb: np.ndarray) -> None:
+                                            road_rgb: np.ndarray) -> None:  # noqa: F811
     diagnostics = probe.received.get('/diagnostics') or probe.record(DiagnosticArray,
                                                                      '/diagnostics')
     ground = {topic: probe.record(kind, topic) for topic, kind in zip(

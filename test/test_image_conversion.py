@@ -78,7 +78,7 @@ def _image_msg(
         rows = np.frombuffer(data, np.uint8).reshape(height, step)
         data = np.pad(rows, ((0, 0), (0, padding)), constant_values=0xAB).tobytes()
         step += padding
-    fields = dict(height=height, width=width, encoding=encoding, is_bigendian=0)
+    fields = {'height': height, 'width': width, 'encoding': encoding, 'is_bigendian': 0}
     fields.update(step=step, data=data)
     fields.update(overrides)
     return SimpleNamespace(**fields)
@@ -140,7 +140,8 @@ def test_package_encoder_matches_the_encoding_definitions(encoding: str) -> None
     assert step == their_step
     ours_array, theirs_array = np.frombuffer(ours, np.uint8), np.frombuffer(theirs, np.uint8)
     if encoding in ('rgba8', 'bgra8'):
-        ours_array, theirs_array = ours_array.reshape(-1, 4)[:, :3], theirs_array.reshape(-1, 4)[:, :3]
+        ours_array = ours_array.reshape(-1, 4)[:, :3]
+        theirs_array = theirs_array.reshape(-1, 4)[:, :3]
     np.testing.assert_array_equal(ours_array, theirs_array)
 
 

@@ -17,6 +17,7 @@ import cv2
 import numpy as np
 import pytest
 
+from conftest import SHARED, shared_path
 import reference_lanes
 from triton_perception import lane_geometry as geometry
 from triton_perception.graphs.lanes import build_lane_graph, MARGIN_SCALE
@@ -24,7 +25,6 @@ from triton_perception.triton.model_config import load_step_module
 
 ROOT = Path(__file__).resolve().parents[1]
 REPOSITORY = ROOT / 'model_repository'
-from conftest import SHARED, shared_path  # noqa: E402
 
 TWINLITENET_ONNX = SHARED / 'models' / 'twinlitenet' / 'twinlitenet.onnx'
 CLIP = SHARED / 'data' / 'videos' / 'solidWhiteRight.mp4'
@@ -61,8 +61,8 @@ def line_x(bottom_x: float, y: float) -> float:
     return vx + (bottom_x - vx) * (y - vy) / (MASK_HEIGHT - vy)
 
 
-def draw_lane(mask: np.ndarray, bottom_x: float, y_top: float = 200.0, y_bottom: float = MASK_HEIGHT,
-              thickness: int = 4) -> None:
+def draw_lane(mask: np.ndarray, bottom_x: float, y_top: float = 200.0,
+              y_bottom: float = MASK_HEIGHT, thickness: int = 4) -> None:
     start = (round(line_x(bottom_x, y_top)), round(y_top))
     end = (round(line_x(bottom_x, y_bottom)), round(y_bottom))
     cv2.line(mask, start, end, 1, thickness)
@@ -120,7 +120,7 @@ def test_dashes_of_one_marking_are_one_lane() -> None:
     dashed = result.lanes[0]
     assert bottom_u(dashed) == pytest.approx(240, abs=4)
     assert dashed[-1, 1] == pytest.approx(2 * 196, abs=3)  # spans the top dash too
-    assert dashed[0, 1] == pytest.approx(720)             # extended over the gap below the last dash
+    assert dashed[0, 1] == pytest.approx(720)  # extended over the gap below the last dash
 
 
 def test_lines_further_out_are_second_and_unknown() -> None:
@@ -171,7 +171,8 @@ def test_empty_mask_gives_no_lanes_with_correct_shapes() -> None:
     assert result.sides.shape == (0,) and result.sides.dtype == np.int8
     assert result.drivable_area.shape == (540, 960) and result.drivable_area.dtype == np.uint8
     assert set(np.unique(result.drivable_area)) == {0, 255}
-    assert np.all(result.drivable_area[:, :470] == 255) and np.all(result.drivable_area[:, 490:] == 0)
+    assert np.all(result.drivable_area[:, :470] == 255)
+    assert np.all(result.drivable_area[:, 490:] == 0)
 
 
 def test_tiny_image_keeps_its_size() -> None:

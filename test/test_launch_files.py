@@ -102,7 +102,7 @@ def visit(file_name: str, arguments: dict[str, str]) -> tuple[LaunchContext, lis
 
 
 def processes(found: list, context: LaunchContext) -> dict[str, ExecuteProcess]:
-    """Return the plain processes by name (nodes left out), with command and environment resolved."""
+    """Return the plain processes by name (no nodes), with command and environment resolved."""
     named = {}
     for action in found:
         if isinstance(action, ExecuteProcess) and not isinstance(action, Node):

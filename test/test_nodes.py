@@ -36,7 +36,8 @@ BUS_REFERENCE = [('person', 0.823, 219, 408, 349, 863), ('person', 0.816, 52, 39
 
 @pytest.fixture(scope='module')
 def bus_rgb(shared: Path) -> np.ndarray:
-    return cv2.cvtColor(cv2.imread(str(shared_path('data', 'images', 'bus.jpg'))), cv2.COLOR_BGR2RGB)
+    bgr = cv2.imread(str(shared_path('data', 'images', 'bus.jpg')))
+    return cv2.cvtColor(bgr, cv2.COLOR_BGR2RGB)
 
 
 @pytest.fixture(scope='module')
@@ -127,9 +128,10 @@ def assert_matches_bus_reference(detections: Detection2DArray) -> None:
     for detection in detections.detections:
         box = detection.bbox
         hypothesis = detection.results[0].hypothesis
+        centre = box.center.position
         found.append((COCO[int(hypothesis.class_id)], hypothesis.score,
-                      box.center.position.x - box.size_x / 2, box.center.position.y - box.size_y / 2,
-                      box.center.position.x + box.size_x / 2, box.center.position.y + box.size_y / 2))
+                      centre.x - box.size_x / 2, centre.y - box.size_y / 2,
+                      centre.x + box.size_x / 2, centre.y + box.size_y / 2))
     assert len(found) == len(BUS_REFERENCE), found
     for expected in BUS_REFERENCE:
         match = [item for item in found if item[0] == expected[0]
@@ -185,11 +187,14 @@ def test_label_info_reaches_a_late_subscriber(probe: Probe, detection_node: Node
 
 
 BAD_FRAMES = {
-    'unsupported_encoding': dict(encoding='32FC1', width=4, height=4, step=16, data=bytes(64)),
-    'truncated': dict(encoding='rgb8', width=640, height=480, step=1920, data=bytes(1000)),
-    'empty': dict(encoding='rgb8', width=0, height=0, step=0, data=b''),
-    'too_large': dict(encoding='rgb8', width=100_000, height=100_000, step=300_000, data=bytes(10)),
-    'bad_step': dict(encoding='rgb8', width=10, height=10, step=5, data=bytes(50)),
+    'unsupported_encoding': {'encoding': '32FC1', 'width': 4, 'height': 4, 'step': 16,
+                             'data': bytes(64)},
+    'truncated': {'encoding': 'rgb8', 'width': 640, 'height': 480, 'step': 1920,
+                  'data': bytes(1000)},
+    'empty': {'encoding': 'rgb8', 'width': 0, 'height': 0, 'step': 0, 'data': b''},
+    'too_large': {'encoding': 'rgb8', 'width': 100_000, 'height': 100_000, 'step': 300_000,
+                  'data': bytes(10)},
+    'bad_step': {'encoding': 'rgb8', 'width': 10, 'height': 10, 'step': 5, 'data': bytes(50)},
 }
 
 
@@ -310,8 +315,8 @@ def test_overlay_is_published_while_watched(probe: Probe, lane_node: NodeProcess
 
 @pytest.mark.parametrize('transport', ['shared_memory', 'grpc'])
 def test_frame_transports_give_the_same_detections(probe: Probe, triton_server: Any,
-                                                    tmp_path_factory: Any, bus_rgb: np.ndarray,
-                                                    transport: str) -> None:
+                                                   tmp_path_factory: Any, bus_rgb: np.ndarray,
+                                                   transport: str) -> None:
     """Shared-memory regions are owner-only and disappear with the node, even on SIGKILL."""
     namespace = f'/transport_{transport}'
     node = start_node('detection_node', namespace, triton_server, tmp_path_factory,
@@ -391,7 +396,7 @@ def test_lifecycle_transitions_start_and_stop_inference(probe: Probe, triton_ser
 @pytest.mark.parametrize('executable,parameter,value', [
     ('detection_node', 'score_threshold', 1.5), ('lane_node', 'diagnostics_period_s', 0.01)])
 def test_a_bad_parameter_ends_the_node_with_its_reason(executable: str, parameter: str,
-                                                        value: float, tmp_path: Path) -> None:
+                                                       value: float, tmp_path: Path) -> None:
     """
     Exit code 2 and one clear line naming the parameter and its range, and no traceback.
 

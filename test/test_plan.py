@@ -1,4 +1,4 @@
-"""The pipeline plan that the launch files and `triton-perception run` share (no ROS launch needed)."""
+"""The pipeline plan the launch files and `triton-perception run` share (no ROS launch needed)."""
 from __future__ import annotations
 
 import ast
@@ -126,7 +126,8 @@ def test_launch_files_only_use_declared_plan_arguments(launch_file: str) -> None
         node.name for node in ast.walk(tree) if isinstance(node, ast.FunctionDef)}
     assert 'pipeline_plan' in names
     for node in ast.walk(tree):
-        if isinstance(node, ast.Tuple) and all(isinstance(item, ast.Constant) for item in node.elts):
+        if isinstance(node, ast.Tuple) and all(isinstance(item, ast.Constant)
+                                               for item in node.elts):
             listed = [item.value for item in node.elts]
             if listed and all(isinstance(item, str) for item in listed) and set(listed) & set(
                     ARGUMENT_NAMES):

@@ -54,7 +54,7 @@ def test_full_clip_replay_at_recorded_rate(shared: Path, triton_server: Any,
     assert report['detection']['frames'] == report['nodes']['detection_node']['published']
     assert report['detection']['frames_with_class'].get('car', 0) >= 0.90, report['detection']
     ground = report['ground']
-    print(f"ground: {ground}")
+    print(f'ground: {ground}')
     assert ground['ego_lane_frames'] >= 0.9 * report['lanes']['frames'], ground
     assert abs(ground['ego_lane_width_m']['mean'] - 3.7) <= 0.3, ground  # the calibration's
     # The spread is reported, not asserted: which frames a loaded machine processes (the

@@ -15,7 +15,6 @@ from vision_msgs.msg import Detection2DArray
 
 from fault_plumbing import (noise_frame, quiet_server, record_arrivals, Replay, StartNode,
                             stop_cleanly)
-from fault_plumbing import start_node  # noqa: F401 (fixtures)
 from fault_repository import write_repository
 from ros_helpers import Probe, wait_until
 from triton_perception.processes import free_ports
@@ -23,6 +22,7 @@ import triton_perception.triton.server as server_module
 from triton_perception.triton.server import TritonServer
 
 # --- security --------------------------------------------------------------------------------
+
 
 @pytest.mark.server
 def test_models_cannot_be_unloaded_or_loaded_over_the_network(triton_server: TritonServer) -> None:

@@ -175,11 +175,11 @@ def test_no_python_step_consumes_a_gpu_output(ensemble: str) -> None:
 
 def test_the_structural_check_sees_the_jetson_failure() -> None:
     """Its positive control: today's-style ensemble (Python NMS after the TensorRT model)."""
-    broken = text_format.Parse('''
+    broken = text_format.Parse("""
         name: "broken" platform: "ensemble"
         ensemble_scheduling { step [
           { model_name: "yolov5_model" model_version: -1
             output_map { key: "detections" value: "rows" } },
           { model_name: "yolov5_preprocess" model_version: -1
-            input_map { key: "IMAGE" value: "rows" } } ] }''', model_config_pb2.ModelConfig())
+            input_map { key: "IMAGE" value: "rows" } } ] }""", model_config_pb2.ModelConfig())
     assert gpu_outputs_read_by_python(broken) == ['yolov5_preprocess reads rows from yolov5_model']

@@ -79,7 +79,7 @@ def test_demo_fails_on_faults_and_only_reports_losses() -> None:
         return figures
     assert demo_problems({'nodes': {'lane_node': node(received=98, lost_before_node=2)}}) == []
     assert demo_problems({'nodes': {'lane_node': node(failed=1)}}) == [
-        "lane_node: 1 frames failed: {}"]
+        'lane_node: 1 frames failed: {}']
     assert demo_problems({'nodes': {'lane_node': node(received=0, published=0)}}) == [
         'lane_node received no frame (is it running? see the log above)']
     assert demo_problems({'nodes': {'lane_node': node(published=0)}}) == [

@@ -37,7 +37,7 @@ def raise_on_termination() -> None:
 
 def add_server_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument('--model-repository', type=Path, default=None,
-                        help='Triton model repository (default: the package\'s)')
+                        help="Triton model repository (default: the package's)")
     parser.add_argument('--profile', choices=PROFILES, default='auto',
                         help='tensorrt (Orin engines), cpu (ONNX via the Python backend), or auto: '
                              'tensorrt when engines exist (default)')
@@ -213,7 +213,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     models = commands.add_parser('models', help='install ONNX weights into the model repository')
     models.add_argument('action', choices=['install', 'list'],
-                        help='install: the package\'s models, or with --detector one of your '
+                        help="install: the package's models, or with --detector one of your "
                              'own; list: the installed detectors')
     models.add_argument('--detector', type=Path, default=None,
                         help='your detector: a YOLOv5 or YOLOv8/YOLO11 ONNX export (static '
@@ -242,7 +242,7 @@ def build_parser() -> argparse.ArgumentParser:
     run.set_defaults(run=command_run)
 
     wait_ready = commands.add_parser('wait-ready', help='wait until a Triton serves the models '
-                                     '(the launch files\' readiness gate)')
+                                     "(the launch files' readiness gate)")
     wait_ready.add_argument('--url', default='127.0.0.1:8001', help='gRPC HOST:PORT')
     wait_ready.add_argument('--models', nargs='+', default=['yolov5', 'lane_detection'])
     wait_ready.add_argument('--timeout', type=float, default=None,

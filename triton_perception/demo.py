@@ -36,7 +36,7 @@ def published_results(outputs_bag: Path, labels: list[str]) -> dict[str, dict[in
     with AnyReader([outputs_bag], default_typestore=typestore()) as reader:
         for connection, _time, raw in reader.messages():
             kind = connection.topic.rsplit('/', 1)[-1]
-            message = reader.deserialize(raw, connection.msgtype)
+            message: Any = reader.deserialize(raw, connection.msgtype)
             stamp = message.header.stamp.sec * 1_000_000_000 + message.header.stamp.nanosec
             if kind == 'detections':
                 results[kind][stamp] = detections_from_message(message, labels)
@@ -80,7 +80,7 @@ def render(input_bag: Path, topic: str, outputs_bag: Path, video_path: Path,
                 draw_detections(canvas, detections, labels)
             bgr = cv2.cvtColor(canvas, cv2.COLOR_RGB2BGR)
             if writer is None:
-                writer = cv2.VideoWriter(str(video_path), cv2.VideoWriter_fourcc(*'mp4v'),
+                writer = cv2.VideoWriter(str(video_path), cv2.VideoWriter.fourcc(*'mp4v'),
                                          rate_hz, (bgr.shape[1], bgr.shape[0]))
             writer.write(bgr)
             if index in sheet_indices:
@@ -145,7 +145,7 @@ def demo_problems(report: dict[str, Any]) -> list[str]:
         if figures['failed']:
             problems.append(f"{node}: {figures['failed']} frames failed: {figures['reasons']}")
         if not figures['accounted']:
-            problems.append(f"{node}: frames not accounted for (received "
+            problems.append(f'{node}: frames not accounted for (received '
                             f"{figures['received']} + lost {figures['lost_before_node']} of "
                             f"{figures['frames_in']} published)")
     return problems

@@ -32,7 +32,7 @@ class ImageLike(Protocol):
 class CompressedImageLike(Protocol):
     """The sensor_msgs/CompressedImage fields read here."""
 
-    format: str
+    format: str  # noqa: A003 (sensor_msgs/CompressedImage's field name)
     data: Any
 
 
@@ -122,7 +122,7 @@ def _checked_pixels(msg: ImageLike, max_image_pixels: int) -> tuple[np.ndarray, 
     if step < row_bytes:
         raise ImageRejected(
             'bad_step',
-            f"step {step} is less than width {width} x {encoding.bytes_per_pixel} bytes "
+            f'step {step} is less than width {width} x {encoding.bytes_per_pixel} bytes '
             f"per pixel = {row_bytes} for encoding '{msg.encoding}'",
         )
     buf = _byte_view(msg.data)
@@ -170,7 +170,7 @@ def _checked_container(msg: CompressedImageLike,
     buf = _byte_view(msg.data)
     if buf.size == 0:
         raise ImageRejected('empty', f'compressed data is empty (format {msg.format!r})')
-    view = memoryview(buf)
+    view = memoryview(buf.data)
     if bytes(view[:8]) == _PNG_SIGNATURE:
         kind = 'PNG'
         width, height = _png_size(view)
@@ -203,7 +203,7 @@ def encode_rgb(rgb: np.ndarray, encoding: str) -> tuple[bytes, int]:
     if encoding in _FROM_RGB:
         pixels = cv2.cvtColor(rgb, _FROM_RGB[encoding])
     elif encoding.startswith('bayer_'):
-        pixels = _mosaic(rgb, encoding[len('bayer_') : -1])
+        pixels = _mosaic(rgb, encoding[len('bayer_'): -1])
     elif bytes_per_pixel == 2:
         pixels = _rgb_to_yuv422(rgb, luma_first=encoding == 'yuv422_yuy2')
     else:
@@ -304,14 +304,14 @@ def _jpeg_size(view: memoryview) -> tuple[int, int]:
             raise ImageRejected(
                 'undecodable', f'JPEG has marker FF{marker:02X} at offset {pos} before its scan'
             )
-        segment_end = pos + 2 + int.from_bytes(view[pos + 2 : pos + 4], 'big')
+        segment_end = pos + 2 + int.from_bytes(view[pos + 2: pos + 4], 'big')
         if marker in _JPEG_SOF:
             if size is not None:
                 raise ImageRejected('undecodable', 'JPEG has more than one frame header')
             if pos + 9 > len(view):
                 break
-            size = (int.from_bytes(view[pos + 7 : pos + 9], 'big'),
-                    int.from_bytes(view[pos + 5 : pos + 7], 'big'))
+            size = (int.from_bytes(view[pos + 7: pos + 9], 'big'),
+                    int.from_bytes(view[pos + 5: pos + 7], 'big'))
         elif marker == _JPEG_SOS:
             if size is None:
                 raise ImageRejected('undecodable', 'JPEG scan starts before a frame header')

@@ -131,7 +131,7 @@ def joins(lane: Lane, piece: Piece, mask_height: int) -> float | None:
 
 
 def group_pieces(pieces: list[Piece], mask_height: int) -> list[Lane]:
-    """Greedy grouping, longest pieces first so that every lane is seeded by its most reliable part."""
+    """Group greedily, longest pieces first, so every lane is seeded by its most reliable part."""
     lanes: list[Lane] = []
     for piece in sorted(pieces, key=lambda p: p.y[-1] - p.y[0], reverse=True):
         residuals = [joins(lane, piece, mask_height) for lane in lanes]
@@ -147,7 +147,8 @@ def group_pieces(pieces: list[Piece], mask_height: int) -> list[Lane]:
     return lanes
 
 
-def sample_lane(lane: Lane, mask_width: int, mask_height: int, num_points: int) -> tuple[np.ndarray, float]:
+def sample_lane(lane: Lane, mask_width: int, mask_height: int,
+                num_points: int) -> tuple[np.ndarray, float]:
     """
     Points (x, y) from where the lane meets the image border up to its top, and its bottom x.
 
@@ -186,7 +187,7 @@ def drivable_area(drivable_margin: np.ndarray, image_height: int, image_width: i
 
     The margin is resized (not the binary mask) for smooth edges.
     """
-    margin = drivable_margin.astype(np.float32) - DRIVABLE_ZERO
+    margin: np.ndarray = drivable_margin.astype(np.float32) - DRIVABLE_ZERO
     if margin.shape != (image_height, image_width):
         margin = cv2.resize(margin, (image_width, image_height), interpolation=cv2.INTER_LINEAR)
     return np.where(margin > 0, np.uint8(255), np.uint8(0))
@@ -225,13 +226,13 @@ def postprocess(lane_probability: np.ndarray, drivable_margin: np.ndarray,
     bottom_x = np.empty(len(lanes))
     for index, lane in enumerate(lanes):
         polylines[index], bottom_x[index] = sample_lane(lane, mask_width, mask_height, num_points)
-    scores = np.array([sum(p.probability_sum for p in lane.pieces) / sum(p.pixels for p in lane.pieces)
-                       for lane in lanes], dtype=np.float32)
+    scores = np.array([sum(p.probability_sum for p in lane.pieces)
+                       / sum(p.pixels for p in lane.pieces) for lane in lanes], dtype=np.float32)
     sides = assign_sides(bottom_x, mask_width / 2)
 
     order = np.argsort(bottom_x, kind='stable')
     polylines = polylines[order] * np.array([image_width / mask_width, image_height / mask_height],
-                                             dtype=np.float32)
+                                            dtype=np.float32)
     return LaneResult(
         lanes=polylines,
         scores=scores[order],

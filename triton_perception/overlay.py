@@ -1,6 +1,8 @@
 """Drawing results onto frames: used by the nodes' overlay topics, the overlay node and the demo."""
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 import cv2
 import numpy as np
 
@@ -15,7 +17,7 @@ SIDE_COLOURS = {  # RGB by LANE_SIDES value: ego boundaries stand out
 def palette(class_id: int) -> tuple[int, int, int]:
     """Return a stable, distinct colour per class id."""
     hue = (class_id * 47) % 180
-    bgr = cv2.cvtColor(np.uint8([[[hue, 220, 255]]]), cv2.COLOR_HSV2RGB)[0, 0]
+    bgr = cv2.cvtColor(np.array([[[hue, 220, 255]]], np.uint8), cv2.COLOR_HSV2RGB)[0, 0]
     return int(bgr[0]), int(bgr[1]), int(bgr[2])
 
 
@@ -47,7 +49,7 @@ def draw_drivable_area(rgb: np.ndarray, mask: np.ndarray) -> np.ndarray:
     return rgb
 
 
-def draw_lanes(rgb: np.ndarray, lanes: np.ndarray, sides: np.ndarray) -> np.ndarray:
+def draw_lanes(rgb: np.ndarray, lanes: Iterable[np.ndarray], sides: np.ndarray) -> np.ndarray:
     """Lane polylines coloured by side, drawn in place."""
     thickness = max(2, round(max(rgb.shape[:2]) / 300))
     for polyline, side in zip(lanes, sides.tolist()):

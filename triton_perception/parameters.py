@@ -14,6 +14,9 @@ import re
 from typing import Any, Callable
 
 ParameterValue = bool | int | float | str | list[float]
+# Validated values by name. Each has its spec's type (`validate` checks it at run time), which a
+# type checker cannot tell apart by name, so the values are typed Any.
+Settings = dict[str, Any]
 
 
 class ParameterError(ValueError):
@@ -128,6 +131,7 @@ COMMON = (
          'an existing file path or empty', _is_file_or_empty),
 )
 
+
 def _is_camera_pose(value: list[float]) -> bool:
     return len(value) == 6 and all(math.isfinite(item) for item in value) and (
         value[2] > 0.0 or not any(value))
@@ -161,7 +165,8 @@ DETECTION = COMMON + (
                   'e.g. "person,car,bus"', 'comma-separated names from the labels, or empty',
                   lambda _value: True, dynamic=True),
     text('labels_file', '', 'text file with one class name per line, line n = class id n '
-         '(empty: the labels installed with the detector model_name, else the 80 COCO names)', 'an existing file path or empty', _is_file_or_empty),
+         '(empty: the labels installed with the detector model_name, else the 80 COCO names)',
+         'an existing file path or empty', _is_file_or_empty),
 ) + GROUND
 
 LANES = COMMON + (
@@ -199,7 +204,7 @@ def specs_by_name(specs: tuple[ParameterSpec, ...]) -> dict[str, ParameterSpec]:
 
 
 def validate_all(specs: tuple[ParameterSpec, ...],
-                 values: dict[str, Any]) -> dict[str, ParameterValue]:
+                 values: dict[str, Any]) -> Settings:
     """Validate every value; one error message lists every bad parameter."""
     problems, valid = [], {}
     for spec in specs:

@@ -92,7 +92,8 @@ def die_with_parent() -> bool:
         return False
     libc = ctypes.CDLL(None, use_errno=True)
     pr_set_pdeathsig = 1
-    return libc.prctl(pr_set_pdeathsig, signal.SIGTERM) == 0
+    result: int = libc.prctl(pr_set_pdeathsig, signal.SIGTERM)
+    return result == 0
 
 
 def ros_arguments(parameters: Mapping[str, Any], namespace: str = '') -> list[str]:

@@ -6,6 +6,7 @@ import json
 import os
 from pathlib import Path
 import sys
+from typing import Final
 
 from rosbags.rosbag2 import StoragePlugin, Writer
 from rosbags.typesys import get_types_from_msg, get_typestore, Stores
@@ -16,7 +17,7 @@ from rosbags.typesys.store import Typestore
 # carry the hashes a Kilted (or Jazzy: same sensor_msgs) `ros2 bag` expects.
 TYPESTORE_DISTRO = Stores.ROS2_KILTED
 # Metadata version written by rosbag2 since Jazzy; older rosbag2 releases refuse newer versions.
-ROSBAG2_VERSION = 9
+ROSBAG2_VERSION: Final = 9
 
 IMAGE_TYPE = 'sensor_msgs/msg/Image'
 COMPRESSED_IMAGE_TYPE = 'sensor_msgs/msg/CompressedImage'

@@ -164,7 +164,7 @@ def recorded_all(watch: DiagnosticsWatch, recorder: BagRecorder) -> bool:
 
 @dataclass
 class PipelineSession:
-    """A running pipeline (runner thread) and a node of ours (spinning) that feeds and watches it."""
+    """A running pipeline (runner thread) and a spinning node of ours that feeds and watches it."""
 
     runner: PipelineRunner
     node: Any

@@ -53,7 +53,7 @@ def analyse_outputs(outputs_bag: Path, labels: list[str]) -> dict[str, Any]:
     ego_lanes = []
     with AnyReader([outputs_bag], default_typestore=typestore()) as reader:
         for connection, _stamp, raw in reader.messages():
-            message = reader.deserialize(raw, connection.msgtype)
+            message: Any = reader.deserialize(raw, connection.msgtype)
             if connection.topic.endswith('/detections'):
                 detection_frames += 1
                 names = [class_name(labels, class_index(d.results[0].hypothesis.class_id, labels))

@@ -15,6 +15,7 @@ import math
 from pathlib import Path
 import shutil
 import time
+from typing import Any
 
 import cv2
 import numpy as np
@@ -148,7 +149,7 @@ def make_bag(
     return summary
 
 
-def _calibration(path: Path) -> dict[str, object]:
+def _calibration(path: Path) -> dict[str, Any]:
     """Read the CameraInfo fields (without header) from a camera_calibration_parsers YAML file."""
     try:
         data = yaml.safe_load(Path(path).read_text(encoding='utf-8'))
@@ -206,7 +207,7 @@ def _image_frames(paths: list[Path]) -> Iterator[np.ndarray]:
         yield frame
 
 
-def _image_message(store: Typestore, header: object, bgr: np.ndarray, encoding: str) -> object:
+def _image_message(store: Typestore, header: Any, bgr: np.ndarray, encoding: str) -> object:
     pixels = cv2.cvtColor(bgr, cv2.COLOR_BGR2RGB) if encoding == 'rgb8' else bgr
     height, width = pixels.shape[:2]
     return store.types[IMAGE_TYPE](
@@ -214,7 +215,7 @@ def _image_message(store: Typestore, header: object, bgr: np.ndarray, encoding: 
         step=width * 3, data=np.ascontiguousarray(pixels).reshape(-1))
 
 
-def _compressed_message(store: Typestore, header: object, bgr: np.ndarray) -> object:
+def _compressed_message(store: Typestore, header: Any, bgr: np.ndarray) -> object:
     ok, jpeg = cv2.imencode('.jpg', bgr, [cv2.IMWRITE_JPEG_QUALITY, JPEG_QUALITY])
     if not ok:
         raise BagError(f'OpenCV could not JPEG-encode a {bgr.shape[1]}x{bgr.shape[0]} frame')

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 import threading
 import time
-from typing import Callable
+from typing import Any, Callable
 
 from rclpy.duration import Duration
 from rclpy.node import Node
@@ -88,8 +88,9 @@ def play_bag(
             raise BagError(f'start offset {start_offset_s} s is past the end of {bag} '
                            f'({(reader.end_time - reader.start_time) / 1e9:.3f} s long)')
         types = {c.topic: c.msgtype for c in selected}
-        publishers = {topic: node.create_publisher(message_class(msgtype), topic, qos)
-                      for topic, msgtype in types.items()}
+        publishers: dict[str, Any] = {
+            topic: node.create_publisher(message_class(msgtype), topic, qos)
+            for topic, msgtype in types.items()}
         try:
             if wait_for_subscribers > 0:
                 _wait_for_subscribers(publishers, wait_for_subscribers, subscribers_matched,

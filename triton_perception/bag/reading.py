@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import numpy as np
 from rosbags.highlevel import AnyReader, AnyReaderError
@@ -49,7 +49,7 @@ def read_images(bag: Path, topic: str = DEFAULT_TOPIC, *,
             if connection.msgtype not in (IMAGE_TYPE, COMPRESSED_IMAGE_TYPE):
                 raise BagError(f'{topic} in {bag} carries {connection.msgtype}, not an image type')
         for connection, stamp_ns, raw in reader.messages(connections=connections):
-            message = reader.deserialize(raw, connection.msgtype)
+            message: Any = reader.deserialize(raw, connection.msgtype)
             rgb = (image_to_rgb(message, max_image_pixels) if connection.msgtype == IMAGE_TYPE
                    else compressed_to_rgb(message, max_image_pixels))
             stamp = message.header.stamp

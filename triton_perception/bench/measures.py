@@ -27,7 +27,6 @@ def ratio(numerator: float | None, denominator: float | None) -> float | None:
     return round(numerator / denominator, 3) if numerator and denominator else None
 
 
-
 class TreeRssPeak:
     """Peak summed VmRSS of a process tree: a tree has no VmHWM, so sample it periodically."""
 

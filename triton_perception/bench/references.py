@@ -66,13 +66,14 @@ def lane_reference(repository: Path) -> Callable[[np.ndarray], Any]:
     size = parameters_of(step_config(repository, 'lane_preprocess'))
     width, height = int(size['input_width']), int(size['input_height'])
     model = onnx_model(repository, 'lane_model')
-    min_lane_length = float(specs_by_name(LANES)['min_lane_length'].default)
+    min_lane_length = specs_by_name(LANES)['min_lane_length'].default
+    assert isinstance(min_lane_length, float)
 
     def detect(rgb: np.ndarray) -> Any:
         (tensor,) = resize_frame(rgb, width, height)
         maps = model({'images': tensor})
         return lane_postprocess(maps['lane_probability'], maps['drivable_margin'],
-                                rgb.shape[:2], NUM_POINTS, min_lane_length)
+                                (rgb.shape[0], rgb.shape[1]), NUM_POINTS, min_lane_length)
     return detect
 
 

@@ -157,8 +157,6 @@ class CaseWiring:
         self._node.destroy_publisher(self.publisher)
 
 
-
-
 def ros_environment(ros_home: Path) -> dict[str, str]:
     """Like the tests: ROS traffic on this host only, a domain of our own, logs in a temp dir."""
     environment = {

@@ -152,7 +152,7 @@ class Benchmark:
         finally:
             requests.close()
         frames = self.settings.frames
-        figures = {
+        figures: dict[str, Any] = {
             'reference_ms': summary(times['reference']),
             'reference_cpu_ms_per_frame': round(cpu_ms['reference'] / frames, 2),
             'triton_ms': {**summary(times['triton']),
@@ -204,7 +204,7 @@ class Benchmark:
         node_cpu = {node.name: tree_cpu_s(node.pid) - node_cpu_before[node.name]
                     for node in nodes}
         server_cpu = (tree_cpu_s(self.server_pid) - server_cpu_before
-                      if server_cpu_before is not None else None)
+                      if self.server_pid and server_cpu_before is not None else None)
         bench_cpu = time.process_time() - bench_cpu_before
 
         tracker = wiring.tracker
@@ -216,7 +216,7 @@ class Benchmark:
         counts = {name: len(pairs) for name, pairs in latencies.items()}
         pooled = [pair for pairs in latencies.values() for pair in pairs]
         frame_equivalents = sum(counts.values()) / len(nodes)
-        per_node = {node.name: {
+        per_node: dict[str, dict[str, Any]] = {node.name: {
             'results': counts[node.name],
             'throughput_fps': round(counts[node.name] / duration_s, 2),
             'cpu_ms_per_frame': (round(node_cpu[node.name] * 1e3 / counts[node.name], 2)

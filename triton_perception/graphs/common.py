@@ -33,7 +33,8 @@ class GraphBuilder:
         self._count += 1
         return f'{self._prefix}/{hint}_{self._count}'
 
-    def input(self, name: str, elem_type: int, shape: Sequence[int]) -> str:
+    def input(self, name: str, elem_type: int,  # noqa: A003 (the graph's input, as ONNX says)
+              shape: Sequence[int]) -> str:
         self.model.graph.input.append(helper.make_tensor_value_info(name, elem_type, list(shape)))
         return name
 
@@ -70,10 +71,13 @@ class GraphBuilder:
         return names[0] if outputs is None or len(names) == 1 and not isinstance(outputs, int) \
             else tuple(names)
 
-    def slice(self, tensor: str, start: int, end: int, axis: int) -> str:
-        return self.node('Slice', [tensor, self.constant(np.array([start], np.int64), 'start'),
-                                   self.constant(np.array([end], np.int64), 'end'),
-                                   self.constant(np.array([axis], np.int64), 'axis')])
+    def slice(self, tensor: str, start: int, end: int,  # noqa: A003 (the ONNX Slice op)
+              axis: int) -> str:
+        name: str = self.node('Slice', [tensor,
+                                        self.constant(np.array([start], np.int64), 'start'),
+                                        self.constant(np.array([end], np.int64), 'end'),
+                                        self.constant(np.array([axis], np.int64), 'axis')])
+        return name
 
     def set_outputs(self, outputs: Sequence[tuple[str, int, Sequence[int]]]) -> None:
         del self.model.graph.output[:]

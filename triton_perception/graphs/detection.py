@@ -193,9 +193,8 @@ def build_detection_graph(source: Path, destination: Path, layout: str = 'auto')
     graph.node('Cast', [graph.node('ReduceSum', [valid_float], axes=[0, 1], keepdims=1)],
                ['num_detections_2d'], to=TensorProto.INT32)
     graph.node('Reshape', ['num_detections_2d', graph.constant(np.array([1], np.int64),
-                                                                'count_shape')], ['num_detections'])
+                                                               'count_shape')], ['num_detections'])
     graph.set_outputs([('detections', TensorProto.FLOAT, [out_k, 6]),
                        ('num_detections', TensorProto.INT32, [1])])
     save_graph(graph.model, destination)
     return head
-

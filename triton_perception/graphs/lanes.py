@@ -45,9 +45,10 @@ def build_lane_graph(source: Path, destination: Path) -> None:
 
     def margin(head: str) -> str:
         """[1, 2, H, W] logits -> [H, W] foreground minus background."""
-        return graph.node('Squeeze', [graph.node('Sub', [graph.slice(head, 1, 2, axis=1),
-                                                         graph.slice(head, 0, 1, axis=1)])],
-                          axes=[0, 1])
+        difference = graph.node('Sub', [graph.slice(head, 1, 2, axis=1),
+                                        graph.slice(head, 0, 1, axis=1)])
+        squeezed: str = graph.node('Squeeze', [difference], axes=[0, 1])
+        return squeezed
 
     def to_uint8(value: str, positive: str, low: float, high: float, name: str) -> None:
         """Round, keep the sign of `positive` exact around the threshold, cast at the output."""

@@ -47,8 +47,9 @@ class LaneGroundOutputs:
         self._cloud.publish(ground_cloud_message(points, stamped))
         self._markers.publish(lane_markers_message(points, stamped))
         sampler = self._sampler
-        if sampler is None or sampler.key != (id(camera), self._grid, drivable.shape[:2]):
-            sampler = self._sampler = GridSampler(camera, self._grid, drivable.shape[:2])
+        height, width = drivable.shape[:2]
+        if sampler is None or sampler.key != (id(camera), self._grid, (height, width)):
+            sampler = self._sampler = GridSampler(camera, self._grid, (height, width))
         self._grid_publisher.publish(
             occupancy_grid_message(sampler.values(drivable), self._grid, stamped))
 

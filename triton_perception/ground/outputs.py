@@ -38,7 +38,8 @@ def ground_lane_points(camera: GroundCamera, lanes: np.ndarray,
     points['x'], points['y'], points['z'] = ground[:, 0], ground[:, 1], ground[:, 2]
     points['lane_id'] = np.repeat(lane_ids(lanes), per_lane)
     points['side'] = np.repeat(np.asarray(sides).astype(np.int8), per_lane)
-    return points[valid]
+    kept: np.ndarray = points[valid]
+    return kept
 
 
 @dataclass(frozen=True)

@@ -42,8 +42,6 @@ from triton_perception.triton.client import (ClientSettings, Frame, InferenceWor
 FRAME_PROBLEM_THROTTLE_S = 5.0
 
 
-
-
 class RosLog:
     """The worker's Log on top of a ROS logger; per-frame problems are throttled."""
 

@@ -48,7 +48,8 @@ class LaneNode(PerceptionNode):
 
     def _deliver(self, frame: Frame, inputs: Tensors, outputs: Tensors) -> None:
         probability, margin = check_lane_maps(outputs)
-        result = postprocess(probability, margin, inputs['IMAGE'].shape[:2], NUM_POINTS,
+        height, width = inputs['IMAGE'].shape[:2]
+        result = postprocess(probability, margin, (height, width), NUM_POINTS,
                              self.settings['min_lane_length'])
         header = frame.message.header
         self._lanes.publish(lanes_cloud_message(result.lanes, result.scores, result.sides,

@@ -14,6 +14,7 @@ import time
 from typing import Any
 
 from rclpy.node import Node
+from rclpy.subscription import Subscription
 from sensor_msgs.msg import CompressedImage, Image, PointCloud2
 from vision_msgs.msg import Detection2DArray, LabelInfo
 
@@ -43,6 +44,7 @@ class PendingFrame:
 
 
 class OverlayNode(Node):
+
     def __init__(self, **node_options: Any) -> None:
         super().__init__('overlay_node', **node_options)
         # Read-only parameters (descriptors say so): the subscriptions depend on them.
@@ -62,7 +64,7 @@ class OverlayNode(Node):
                 self.create_subscription(message_type, topic,
                                          lambda message, key=topic: self._on_result(key, message),
                                          RESULT_QOS)
-        self._camera_subscription = None
+        self._camera_subscription: Subscription | None = None
         self.create_timer(WATCH_PERIOD_S, self._follow_watchers)
 
     def _on_labels(self, message: LabelInfo) -> None:

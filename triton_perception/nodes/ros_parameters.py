@@ -10,8 +10,7 @@ from rcl_interfaces.msg import FloatingPointRange, IntegerRange, ParameterDescri
 from rclpy.exceptions import InvalidParameterTypeException, InvalidParameterValueException
 from rclpy.node import Node
 
-from triton_perception.parameters import (ParameterError, ParameterSpec, ParameterValue,
-                                          validate_all)
+from triton_perception.parameters import ParameterError, ParameterSpec, Settings, validate_all
 
 PARAMETER_TYPES = {bool: ParameterType.PARAMETER_BOOL, int: ParameterType.PARAMETER_INTEGER,
                    float: ParameterType.PARAMETER_DOUBLE, str: ParameterType.PARAMETER_STRING}
@@ -39,14 +38,15 @@ def descriptor(spec: ParameterSpec) -> ParameterDescriptor:
     return result
 
 
-def declare_parameters(node: Node, specs: tuple[ParameterSpec, ...]) -> dict[str, ParameterValue]:
+def declare_parameters(node: Node, specs: tuple[ParameterSpec, ...]) -> Settings:
     """
     Declare every parameter and validate the start-up values.
 
     One ParameterError names every bad value and what is accepted (rclpy's own type and range errors
     included).
     """
-    problems, values = [], {}
+    problems: list[str] = []
+    values: dict[str, object] = {}
     for spec in specs:
         try:
             values[spec.name] = node.declare_parameter(spec.name, spec.default,

@@ -42,6 +42,7 @@ _region_numbers = itertools.count()
 
 
 class Log(Protocol):
+
     def info(self, message: str) -> None: ...
 
     def warning(self, message: str) -> None: ...
@@ -125,6 +126,7 @@ def infer_inputs(tensors: Tensors) -> list[grpcclient.InferInput]:
 
 
 class _SilentLog:
+
     def info(self, message: str) -> None:
         del message
 

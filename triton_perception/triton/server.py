@@ -321,7 +321,7 @@ class TritonServer:
     def _http_ok(self, path: str) -> bool:
         try:
             with urllib.request.urlopen(f'{self.http_url}{path}', timeout=2.0) as response:
-                return response.status == 200
+                return bool(response.status == 200)
         except (urllib.error.URLError, OSError):
             return False
 
@@ -331,7 +331,8 @@ class TritonServer:
                                          method='POST')
         try:
             with urllib.request.urlopen(request, timeout=2.0) as response:
-                return json.loads(response.read())
+                index: list[dict] = json.loads(response.read())
+                return index
         except (urllib.error.URLError, OSError, ValueError):
             return []
 

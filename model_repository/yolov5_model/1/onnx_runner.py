@@ -7,8 +7,8 @@ Shared by yolov5_model and lane_model (lane_model/1 links to these files).
 import numpy as np
 import onnxruntime as ort
 
-ONNX_TO_NUMPY = {'tensor(float)': np.float32, 'tensor(float16)': np.float16, 'tensor(uint8)': np.uint8,
-                 'tensor(int32)': np.int32, 'tensor(int64)': np.int64}
+ONNX_TO_NUMPY = {'tensor(float)': np.float32, 'tensor(float16)': np.float16,
+                 'tensor(uint8)': np.uint8, 'tensor(int32)': np.int32, 'tensor(int64)': np.int64}
 
 
 class OnnxRunner:
@@ -25,7 +25,8 @@ class OnnxRunner:
         options.intra_op_num_threads = intra_op_threads
         options.inter_op_num_threads = inter_op_threads
         options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
-        options.add_session_config_entry('session.intra_op.allow_spinning', '1' if allow_spinning else '0')
+        options.add_session_config_entry('session.intra_op.allow_spinning',
+                                         '1' if allow_spinning else '0')
         self.session = ort.InferenceSession(path, options, providers=['CPUExecutionProvider'])
 
     @property
