@@ -23,7 +23,7 @@ from pathlib import Path
 import re
 from typing import Callable
 
-from triton_perception.models import sha256_of
+from triton_perception.checksums import sha256_of
 
 DETECTOR_RECORD = 'detector.json'
 LABELS_FILE = 'labels.txt'

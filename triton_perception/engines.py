@@ -19,7 +19,7 @@ import threading
 import time
 from typing import Callable
 
-from triton_perception.models import sha256_of
+from triton_perception.checksums import sha256_of
 
 ENGINE_STEPS = ('yolov5_model', 'lane_model')  # the package's own; installed detectors add more
 
@@ -38,6 +38,8 @@ def engine_steps(repository: Path) -> list[str]:
                 encoding='utf-8') and (config.parent / '1' / 'model.onnx').is_file():
             steps.append(step)
     return steps
+
+
 JETPACK_TRTEXEC = Path('/usr/src/tensorrt/bin/trtexec')
 DEVICE_MODEL = Path('/proc/device-tree/model')
 PROGRESS_PERIOD_S = 15.0
