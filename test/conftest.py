@@ -44,7 +44,7 @@ def shared_path(*parts: str) -> Path:
     path = SHARED.joinpath(*parts)
     if not path.exists():
         pytest.fail(f'{path} is missing: tests need the shared models and data ({SHARED_ENV} or '
-                    f'../shared beside the checkout; see README, "Tests")', pytrace=False)
+                    f'../shared beside the checkout; see docs/development.md)', pytrace=False)
     return path
 
 
@@ -52,7 +52,7 @@ def shared_path(*parts: str) -> Path:
 def shared() -> Path:
     if not SHARED.is_dir():
         pytest.fail(f'{SHARED} is missing: tests need the shared models and data beside the '
-                    'repository (see README, "Tests")')
+                    'repository (see docs/development.md)')
     return SHARED
 
 

@@ -41,7 +41,7 @@ OVERLOAD_S = float(os.environ.get('TRITON_PERCEPTION_OVERLOAD_S', '20'))
 # backoff at 1 s (client.py), so results resume about a second after the server is ready.
 # Generous limits for conditions to come true on a loaded 2-core machine: a test fails on them
 # only when the behaviour does not happen. How fast it happens is measured (`measured`), and
-# the README quotes those figures; speed targets live in `make bench` and `make soak`.
+# docs/reliability.md quotes those figures; speed targets live in `make bench` and `make soak`.
 CONDITION_LIMIT_S = 60.0
 SLOW_MODEL_DELAY_S = 2.0
 BUSY_MODEL_DELAY_S = 0.5

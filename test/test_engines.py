@@ -3,7 +3,7 @@ The TensorRT engine builder: trtexec invocation, progress, build records, stale 
 
 TensorRT does not run on this machine; a stand-in `trtexec` script records its arguments and
 writes an engine file, so the wrapper's own logic is what is tested here. The real build is
-checked on an Orin (README, "Orin deployment").
+checked on an Orin (docs/orin.md).
 """
 from __future__ import annotations
 

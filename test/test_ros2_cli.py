@@ -53,7 +53,7 @@ def workspace(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope='module')
 def installed(workspace: Path, shared: Path) -> Path:
-    """Build a plain colcon install space holding the weights (README, ROS machine)."""
+    """Build a plain colcon install space holding the weights (the README's install commands)."""
     install = colcon_build(workspace, 'install', symlink_install=False)
     install_models(sourced_environment(install), shared)
     return install

@@ -203,6 +203,11 @@ def command_bench(arguments: argparse.Namespace) -> int:
     return 0
 
 
+def command_docs(arguments: argparse.Namespace) -> int:
+    from triton_perception.docs_tables import main as write_tables  # noqa: PLC0415
+    return write_tables(check=arguments.check)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog='triton-perception', description=__doc__)
     commands = parser.add_subparsers(dest='command', required=True)
@@ -297,6 +302,12 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument('--video', type=Path, default=None,
                        help='road clip (default ../shared/data/videos/solidWhiteRight.mp4)')
     bench.set_defaults(run=command_bench)
+
+    docs = commands.add_parser('docs', help='write the parameter and launch-argument tables of '
+                               'docs/ from the code')
+    docs.add_argument('--check', action='store_true',
+                      help='only say whether a page is out of date (exit 1 if one is)')
+    docs.set_defaults(run=command_docs)
     return parser
 
 

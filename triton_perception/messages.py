@@ -16,7 +16,7 @@ from vision_msgs.msg import (BoundingBox2D, Detection2D, Detection2DArray, Label
 
 from triton_perception.paths import config_file
 
-# One lane polyline sample per point; offsets are part of the published contract (README).
+# One lane polyline sample per point; offsets are part of the published contract (docs/topics.md).
 LANE_POINT_DTYPE = np.dtype({
     'names': ['u', 'v', 'lane_id', 'side', 'score'],
     'formats': ['<f4', '<f4', '<u2', 'i1', '<f4'],
@@ -123,7 +123,7 @@ def lanes_cloud_message(lanes: np.ndarray, scores: np.ndarray, sides: np.ndarray
 
 
 def read_lane_points(cloud: PointCloud2) -> np.ndarray:
-    """Return the inverse of lanes_cloud_message, as documented in the README."""
+    """Return the inverse of lanes_cloud_message, as docs/topics.md documents it."""
     return np.frombuffer(bytes(cloud.data), dtype=LANE_POINT_DTYPE, count=cloud.width)
 
 

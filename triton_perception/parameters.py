@@ -3,7 +3,7 @@ Every node parameter in one table: default, unit, accepted values, whether it ca
 
 Nodes declare their parameters from these specs and validate start-up and run-time values
 with `validate`, so the messages (naming the parameter and the accepted values), the
-defaults in config/params.yaml and the README table all come from one place.
+defaults in config/params.yaml and the tables of docs/parameters.md all come from one place.
 """
 from __future__ import annotations
 
@@ -137,7 +137,7 @@ def _is_camera_pose(value: list[float]) -> bool:
         value[2] > 0.0 or not any(value))
 
 
-# Ground-plane outputs (README "Lanes and objects on the ground").
+# Ground-plane outputs (docs/topics.md, "Lanes and objects on the ground").
 GROUND = (
     flag('ground_outputs', True, 'publish the ground-plane outputs once CameraInfo and the '
          "camera's mounting are known (/diagnostics key ground says why they are off)"),

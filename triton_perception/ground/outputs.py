@@ -12,7 +12,7 @@ import numpy as np
 from triton_perception.ground.camera import GroundCamera
 from triton_perception.messages import lane_ids
 
-# Ground lane points; the published PointCloud2 layout (README) is this dtype's.
+# Ground lane points; the published PointCloud2 layout (docs/topics.md) is this dtype's.
 GROUND_POINT_DTYPE = np.dtype({
     'names': ['x', 'y', 'z', 'lane_id', 'side'],
     'formats': ['<f4', '<f4', '<f4', '<u2', 'i1'],

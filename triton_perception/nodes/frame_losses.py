@@ -84,7 +84,7 @@ class FrameLossCounter:
         self._node.get_logger().warning(
             f'{total} frames from {self._topic} lost before this node ({reason}s): give the '
             'camera driver the same Fast DDS profile and a reader depth that fits its rate '
-            '(README, "QoS and the Fast DDS profile")',
+            '(docs/topics.md, "QoS and the Fast DDS profile")',
             throttle_duration_sec=LOSS_WARNING_THROTTLE_S)
 
     def _say_unsupported(self, why: str) -> None:
