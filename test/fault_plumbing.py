@@ -73,9 +73,9 @@ def arrived_since(arrivals: Arrivals, since: float) -> float | None:
 @pytest.fixture
 def measured(request: pytest.FixtureRequest) -> Callable[[str, Any], None]:
     """
-    Attach a measured figure to the test's report (user_properties.
+    Attach a measured figure to the test's report (user_properties).
 
-    --junitxml shows them with -o junit_family=legacy).
+    --junitxml shows them with -o junit_family=legacy.
     """
     return lambda name, value: request.node.user_properties.append((name, value))
 

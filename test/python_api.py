@@ -44,9 +44,9 @@ def _is_type_checking(node: ast.stmt) -> bool:
 
 def _bound_names(statement: ast.stmt) -> list[str]:
     """
-    Return the names a module-level or class-level statement binds (imports included.
+    Return the names a module-level or class-level statement binds, imports included.
 
-    Rclpy re-exports, e.g. `rclpy.try_shutdown` from rclpy.utilities).
+    rclpy re-exports names that way, e.g. `rclpy.try_shutdown` from rclpy.utilities.
     """
     if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
         return [statement.name]

@@ -64,12 +64,12 @@ def stoppable_node(triton_server: Any, tmp_path: Any) -> Iterator[NodeProcess]:
 def test_frames_overwritten_before_the_callback_are_counted(
         probe: Probe, diagnostics: list[DiagnosticArray], stoppable_node: NodeProcess) -> None:
     """
-    While the node is stopped (SIGSTOP.
+    Frames a stopped node never reads are counted as a gap in the publisher's sequence.
 
-    An executor that is late), a burst of frames overwrites its depth-1 reader history, or is
-    dropped by the best-effort transport while the process cannot read: the frames never reach the
-    callback. The next frame the node receives from the camera shows them as a gap in the
-    publisher's sequence numbers.
+    While the node is stopped (SIGSTOP: an executor that is late), a burst of frames overwrites
+    its depth-1 reader history, or is dropped by the best-effort transport while the process
+    cannot read: the frames never reach the callback. The next frame the node receives from the
+    camera shows them as a gap in the publisher's sequence numbers.
     """
     fqn = '/losses/detection_node'
     publisher = probe.node.create_publisher(Image, '/losses/image', stream_qos('reliable', 100))

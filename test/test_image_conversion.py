@@ -42,7 +42,7 @@ def _independent_bytes(rgb: np.ndarray, encoding: str) -> tuple[bytes, int]:
     """
     Return the message bytes of `rgb` built without the package's encoder.
 
-    Numpy channel slicing and OpenCV, from the encodings' definitions (REP 104 / sensor_msgs
+    numpy channel slicing and OpenCV, from the encodings' definitions (REP 104 / sensor_msgs
     image_encodings). YUV comes from the package's encoder, which
     test_yuv_encoder_matches_opencv_encoder checks.
     """
@@ -130,9 +130,9 @@ def test_lossy_encodings_round_trip_closely(source: str, encoding: str, padding:
 @pytest.mark.parametrize('encoding', [*EXACT, 'mono8', *BAYER])
 def test_package_encoder_matches_the_encoding_definitions(encoding: str) -> None:
     """
-    encode_rgb (used by the demo, bench and fuzzing) writes what the definitions say (alpha aside.
+    encode_rgb (used by the demo, bench and fuzzing) writes what the definitions say.
 
-    The package writes 255).
+    Alpha aside: the package writes 255.
     """
     rgb = random_rgb()
     ours, step = encode_rgb(rgb, encoding)

@@ -145,7 +145,7 @@ def test_nothing_outlives_a_killed_runner(probe: Probe, tmp_path: Path) -> None:
     """
     SIGKILL gives the runner no chance to stop anything.
 
-    Tritonserver (with its stubs) and the node end by themselves, through the parent-death signal.
+    tritonserver (with its stubs) and the node end by themselves, through the parent-death signal.
     """
     namespace = '/killed'
     process, log_path = start_pipeline(tmp_path, namespace, 'enable_lanes:=false',

@@ -52,7 +52,7 @@ class ParameterSpec:
         """
         Return a list of numbers.
 
-        Rclpy gives lists, tuples or array.array, integers or floats.
+        rclpy gives lists, tuples or array.array, integers or floats.
         """
         try:
             numbers = [float(item) for item in value if not isinstance(item, (bool, str))]

@@ -355,7 +355,7 @@ class InferenceWorker:
         """
         Return the frame through shared memory when enabled.
 
-        GRPC for everything else and as the fallback when the server refuses shared memory (e.g. it
+        gRPC for everything else and as the fallback when the server refuses shared memory (e.g. it
         is on another host).
         """
         if not (self._shared_memory and SHARED_INPUT in inputs):
