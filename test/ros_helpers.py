@@ -78,9 +78,9 @@ class Probe:
 
     def change_state(self, node: str, transition: str, timeout_s: float = 20.0) -> bool:
         """
-        Return what `ros2 lifecycle set NODE TRANSITION` does.
+        Do what `ros2 lifecycle set NODE TRANSITION` does.
 
-        Call NODE/change_state by label.
+        Call NODE/change_state by label; returns whether the transition succeeded.
         """
         from lifecycle_msgs.msg import Transition
         from lifecycle_msgs.srv import ChangeState

@@ -209,7 +209,7 @@ def postprocess(lane_probability: np.ndarray, drivable_margin: np.ndarray,
                 image_size: tuple[int, int], num_points: int,
                 min_lane_length: float) -> LaneResult:
     """
-    Return the lane model's maps (uint8 [h, w] each) -> lanes, scores, sides and drivable area.
+    Turn the lane model's maps (uint8 [h, w] each) into lanes, scores, sides and drivable area.
 
     image_size is (image_height, image_width) of the original frame. min_lane_length is the
     vertical extent a lane's detected pixels must cover, as a fraction of image height.

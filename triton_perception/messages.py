@@ -128,7 +128,7 @@ def read_lane_points(cloud: PointCloud2) -> np.ndarray:
 
 
 def image_message(pixels: np.ndarray, header: Header, encoding: str) -> Image:
-    """Return an rgb8 [H, W, 3] or mono8 [H, W] array -> sensor_msgs/Image (one copy)."""
+    """Build a sensor_msgs/Image from an rgb8 [H, W, 3] or mono8 [H, W] array (one copy)."""
     channels = 1 if pixels.ndim == 2 else pixels.shape[2]
     return Image(header=header, height=pixels.shape[0], width=pixels.shape[1], encoding=encoding,
                  is_bigendian=0, step=pixels.shape[1] * channels,
@@ -163,6 +163,6 @@ def lanes_from_cloud(cloud: PointCloud2) -> tuple[list[np.ndarray], np.ndarray]:
 
 
 def mask_from_image(message: Image) -> np.ndarray:
-    """Return a mono8 Image (drivable_area) -> uint8 [H, W], honouring row padding."""
+    """Read a mono8 Image (drivable_area) as uint8 [H, W], honouring row padding."""
     return np.frombuffer(bytes(message.data), dtype=np.uint8).reshape(
         message.height, message.step)[:, :message.width]

@@ -1,7 +1,7 @@
 """
 What both inference nodes share.
 
-parameters, lifecycle, image subscription, Triton worker, diagnostics.
+Parameters, lifecycle, image subscription, Triton worker, diagnostics.
 
 A node's callbacks only hand frames to the InferenceWorker and return; conversion, inference
 and publishing happen on the worker's threads, so a slow Triton never blocks the executor.
@@ -157,7 +157,7 @@ class PerceptionNode(LifecycleNode):
         return TransitionCallbackReturn.SUCCESS
 
     def on_error(self, state: LifecycleState) -> TransitionCallbackReturn:
-        """Return a transition raised (Humble's rclpy does not log what): back to unconfigured."""
+        """Log the transition that raised (Humble's rclpy does not) and go back to unconfigured."""
         self._stop_inference('lifecycle error')
         self._client_settings = None
         self.get_logger().error(f'a lifecycle transition from {state.label} failed; inference '

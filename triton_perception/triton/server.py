@@ -118,7 +118,7 @@ def find_tritonserver(explicit: str | None = None) -> TritonInstallation:
 
 
 def _installation_around(binary: Path) -> TritonInstallation:
-    """Return a release tree keeps its backends next to bin/."""
+    """Return the installation around `binary`: a release tree keeps its backends beside bin/."""
     backends = binary.parent.parent / 'backends'
     if not backends.is_dir():
         raise ServerError(f'{binary} has no backends directory at {backends}; '
@@ -182,7 +182,7 @@ def server_command(config: ServerConfig, installation: TritonInstallation) -> li
 
 def server_environment(installation: TritonInstallation) -> dict[str, str]:
     """
-    Return the Python backend's models must import numpy/OpenCV/onnxruntime from this interpreter.
+    Return the server's environment: the Python backend imports numpy, OpenCV, onnxruntime here.
 
     The backend stub embeds Python and ignores PYTHONPATH; it locates its environment through
     the `python3` first on PATH, so this interpreter's bin/ goes first (as PyTriton does).
