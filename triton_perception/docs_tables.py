@@ -24,7 +24,8 @@ TYPE_NAMES = {bool: 'bool', int: 'integer', float: 'double', str: 'string', list
 
 
 def _cell(text: str) -> str:
-    return text.replace('|', '\\|').replace('\n', ' ')
+    """Escape what markdown would read as a column break or an HTML tag."""
+    return text.replace('|', '\\|').replace('<', '&lt;').replace('>', '&gt;').replace('\n', ' ')
 
 
 def _default(value: ParameterValue) -> str:
