@@ -1,4 +1,5 @@
-"""Frames lost before the node against the image subscription's depth (development measurement).
+"""
+Frames lost before the node against the image subscription's depth (development measurement).
 
 Starts a real tritonserver (CPU profile) and detection_node, keeps one core busy with a CPU hog,
 publishes 1280x720 rgb8 frames best-effort at 25 Hz for a while per depth, and prints what the
@@ -10,20 +11,20 @@ from __future__ import annotations
 
 import argparse
 import os
+from pathlib import Path
 import subprocess
 import sys
 import tempfile
 import time
-from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 os.environ.setdefault('ROS_DOMAIN_ID', str(os.getpid() % 100))
 os.environ['ROS_AUTOMATIC_DISCOVERY_RANGE'] = 'LOCALHOST'
 os.environ.setdefault('ROS_LOG_DIR', tempfile.mkdtemp(prefix='reader-depth-log-'))
 
+from diagnostic_msgs.msg import DiagnosticArray  # noqa: E402
 import numpy as np  # noqa: E402
 import rclpy  # noqa: E402
-from diagnostic_msgs.msg import DiagnosticArray  # noqa: E402
 from rclpy.qos import QoSProfile, ReliabilityPolicy  # noqa: E402
 from sensor_msgs.msg import Image  # noqa: E402
 from std_msgs.msg import Header  # noqa: E402
@@ -31,7 +32,7 @@ from std_msgs.msg import Header  # noqa: E402
 from triton_perception.diagnostics import find_status  # noqa: E402
 from triton_perception.messages import image_message  # noqa: E402
 from triton_perception.paths import dds_profile_environment  # noqa: E402
-from triton_perception.processes import NodeProcess, free_ports, ros_arguments  # noqa: E402
+from triton_perception.processes import free_ports, NodeProcess, ros_arguments  # noqa: E402
 from triton_perception.triton.server import ServerConfig, TritonServer  # noqa: E402
 
 os.environ.update(dds_profile_environment())
@@ -79,7 +80,7 @@ def measure(depth: int, seconds: float, triton_url: str, logs: Path, node) -> di
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=__doc__.strip().splitlines()[0])
     parser.add_argument('--depths', type=int, nargs='+', default=[1, 3, 10])
     parser.add_argument('--seconds', type=float, default=60.0)
     parser.add_argument('--no-hog', action='store_true')

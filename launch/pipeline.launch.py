@@ -1,4 +1,5 @@
-"""The whole pipeline: tritonserver (optional), perception nodes behind a readiness gate, rviz.
+"""
+The whole pipeline: tritonserver (optional), perception nodes behind a readiness gate, rviz.
 
 ros2 launch triton_perception pipeline.launch.py [name:=value ...]; `ros2 launch -s` lists the
 arguments. `triton-perception run` starts the same plan on machines without ROS launch.

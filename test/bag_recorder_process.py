@@ -1,4 +1,5 @@
-"""Run a BagRecorder in its own process (its own DDS participant) for test_bag_tools.py.
+"""
+Run a BagRecorder in its own process (its own DDS participant) for test_bag_tools.py.
 
 Records one topic until COUNT messages arrived or TIMEOUT_S passed, then prints one JSON
 line: {"counts": {topic: n}, "publisher_type_hashes": [...]}. The hashes are those the
@@ -13,9 +14,9 @@ from __future__ import annotations
 import argparse
 import json
 import os
+from pathlib import Path
 import sys
 import time
-from pathlib import Path
 
 import rclpy
 from rclpy.context import Context

@@ -1,7 +1,10 @@
-"""What counts as a capability check in the package's sources, for the tests that let a newer
-API pass only behind one (test_humble_api, test_target_python): a `try:` whose handler catches
-ImportError, AttributeError or TypeError, or an `if` (or conditional expression) on
-`hasattr(...)` or on a `*_AVAILABLE` flag."""
+"""
+What counts as a capability check in the package's sources.
+
+It serves the tests that let a newer API pass only behind one (test_humble_api, test_target_python):
+a `try:` whose handler catches ImportError, AttributeError or TypeError, or an `if` (or conditional
+expression) on `hasattr(...)` or on a `*_AVAILABLE` flag.
+"""
 from __future__ import annotations
 
 import ast
@@ -24,7 +27,7 @@ def _is_capability_test(test: ast.expr) -> bool:
 
 
 def guarded_nodes(tree: ast.AST) -> set[int]:
-    """ids of every node inside a capability check."""
+    """Ids of every node inside a capability check."""
     guarded: set[int] = set()
     for node in ast.walk(tree):
         blocks: list[list[ast.stmt]] = []

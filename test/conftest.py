@@ -2,9 +2,9 @@
 from __future__ import annotations
 
 import os
-import tempfile
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterator
+import tempfile
+from typing import Any, Iterator, TYPE_CHECKING
 
 import pytest
 
@@ -15,6 +15,8 @@ if TYPE_CHECKING:
     from triton_perception.triton.server import TritonServer
 
 REPO = Path(__file__).resolve().parents[1]
+# The fault tests' fixtures (real nodes and servers), for the modules that request them.
+pytest_plugins = ('fault_plumbing',)
 # Models and data: ../shared beside the checkout, or where TRITON_PERCEPTION_SHARED points (a
 # colcon workspace has src/triton_perception, with nothing beside it).
 SHARED_ENV = 'TRITON_PERCEPTION_SHARED'
@@ -33,18 +35,21 @@ os.environ.update(dds_profile_environment())
 
 
 def shared_path(*parts: str) -> Path:
-    """A file or directory under the shared models and data; a missing one fails the test
-    with its path (a renamed file must not turn into silently skipped tests)."""
+    """
+    Return a file or directory under the shared models and data.
+
+    A missing one fails the test with its path (a renamed file must not turn into silently skipped
+    tests).
+    """
     path = SHARED.joinpath(*parts)
     if not path.exists():
         pytest.fail(f'{path} is missing: tests need the shared models and data ({SHARED_ENV} or '
-                    f'../shared beside the checkout; see README, "Tests")', pytrace=False)
+                    f'../shared beside the checkout; see docs/development.md)', pytrace=False)
     return path
 
 
 def copy_of_model_repository(directory: Path) -> Path:
-    """A copy of the package's installed model repository (code links kept) to install more
-    models into without touching the checkout's."""
+    """Copy the package's installed model repository, which the session server installed."""
     import shutil
 
     copy = directory / 'model_repository'
@@ -55,8 +60,12 @@ def copy_of_model_repository(directory: Path) -> Path:
 
 def node_with_repository(executable: str, arguments: list[str], repository: Path,
                          log_directory: Path) -> Any:
-    """A NodeProcess that reads the model repository `repository` (an installed detector's
-    labels, a lane model's lane_model.json), leaving this process's environment as it was."""
+    """
+    Start a node that reads the model repository `repository`.
+
+    It finds an installed detector's labels or a lane model's lane_model.json there; this
+    process's environment is left as it was.
+    """
     from triton_perception.paths import MODEL_REPOSITORY_ENV
     from triton_perception.processes import NodeProcess
 
@@ -75,7 +84,7 @@ def node_with_repository(executable: str, arguments: list[str], repository: Path
 def shared() -> Path:
     if not SHARED.is_dir():
         pytest.fail(f'{SHARED} is missing: tests need the shared models and data beside the '
-                    'repository (see README, "Tests")')
+                    'repository (see docs/development.md)')
     return SHARED
 
 
@@ -98,8 +107,12 @@ def triton_server(shared: Path) -> Iterator[TritonServer]:
 
 @pytest.fixture(autouse=True)
 def session_server_alive(request: pytest.FixtureRequest) -> Iterator[None]:
-    """A test of the session's tritonserver fails at once, with the server's last words, if the
-    server has gone; otherwise every later test would wait out its timeouts and blame itself."""
+    """
+    Fail a test at once if the session's tritonserver has gone.
+
+    The failure carries the server's last words; otherwise every later test would wait out its
+    timeouts and blame itself.
+    """
     if 'triton_server' not in request.fixturenames:
         yield
         return
@@ -117,7 +130,7 @@ def session_server_alive(request: pytest.FixtureRequest) -> Iterator[None]:
 
 @pytest.fixture(scope='module')
 def ros_node(request: pytest.FixtureRequest) -> Iterator[Any]:
-    """An rclpy node in a context of its own for one test module, named after the module."""
+    """Give one test module an rclpy node in a context of its own, named after the module."""
     import rclpy
     from rclpy.context import Context
 
@@ -133,7 +146,7 @@ def ros_node(request: pytest.FixtureRequest) -> Iterator[Any]:
 
 @pytest.fixture(scope='module')
 def probe(request: pytest.FixtureRequest) -> Iterator[Any]:
-    """A probe node spinning in the background for one test module (ros_helpers.Probe)."""
+    """Give one test module a probe node spinning in the background (ros_helpers.Probe)."""
     from ros_helpers import Probe
 
     probe = Probe(f'{request.module.__name__}_probe')

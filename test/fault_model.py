@@ -1,4 +1,5 @@
-"""Python-backend model for the fault tests, copied into a temporary repository as 1/model.py.
+"""
+Python-backend model for the fault tests, copied into a temporary repository as 1/model.py.
 
 One file, many misbehaviours: the config parameter `behaviour` selects what the model returns
 and `delay_s` how long it takes, so each fault is a model name the nodes can be pointed at.
@@ -9,8 +10,6 @@ import time
 
 import numpy as np
 import triton_python_backend_utils as pb_utils
-
-
 
 ROWS = 300  # padded rows of DETECTIONS, as the served detection graph returns them
 
@@ -28,8 +27,11 @@ def padded(rows: np.ndarray, count: int) -> list:
 
 
 def lane_outputs(height: int, width: int, drivable_shape: tuple) -> list:
-    """The lane model's two maps at the frame's size (a drivable margin of `drivable_shape`):
-    two straight ego lines, drivable below the middle."""
+    """
+    Return the lane model's two maps at the frame's size (a drivable margin of `drivable_shape`).
+
+    Two straight ego lines, drivable below the middle.
+    """
     probability = np.zeros((height, width), dtype=np.uint8)
     for x in (int(width * 0.3), int(width * 0.7)):
         probability[height // 2:, max(0, x - 1):x + 2] = 230
@@ -40,6 +42,7 @@ def lane_outputs(height: int, width: int, drivable_shape: tuple) -> list:
 
 
 class TritonPythonModel:
+
     def initialize(self, args: dict) -> None:
         parameters = json.loads(args['model_config']).get('parameters', {})
         self.behaviour = parameters['behaviour']['string_value']
@@ -66,8 +69,11 @@ class TritonPythonModel:
         return pb_utils.InferenceResponse(output_tensors=outputs)
 
     def _sleep(self, request) -> bool:
-        """Sleep `delay_s`, giving up early once the client has gone (its deadline passed), so
-        that timed-out requests do not pile up in the server."""
+        """
+        Sleep `delay_s`, giving up early once the client has gone (its deadline passed).
+
+        Timed-out requests then do not pile up in the server.
+        """
         deadline = time.monotonic() + self.delay_s
         while time.monotonic() < deadline:
             if request.is_cancelled():

@@ -1,29 +1,32 @@
-"""Shared plumbing of the fault tests (test_faults_*.py): what they send, how they read the
-nodes' /diagnostics counts, the servers and node processes they start and the processes
-they must see end. The fixtures here are imported by the test modules that use them.
+"""
+Shared plumbing of the fault tests (test_faults_*.py).
+
+What they send, how they read the nodes' /diagnostics counts, the servers and node processes they
+start and the processes they must see end. The fixtures here are imported by the test modules that
+use them.
 """
 from __future__ import annotations
 
 import os
+from pathlib import Path
 import signal
 import subprocess
 import threading
 import time
-from pathlib import Path
 from typing import Any, Callable, Iterator
 
+from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus
 import numpy as np
 import pytest
-from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus
 from sensor_msgs.msg import Image
 
 from conftest import REPO
 from fault_repository import write_repository
-from ros_helpers import RELIABLE, Probe, wait_until
+from ros_helpers import Probe, RELIABLE, wait_until
 from test_pipeline_run import clip_frames
 from triton_perception.diagnostics import NodeStatus, status_name
 from triton_perception.models import install_models
-from triton_perception.processes import NodeProcess, alive, free_ports, process_tree, ros_arguments
+from triton_perception.processes import alive, free_ports, NodeProcess, process_tree, ros_arguments
 from triton_perception.triton.server import ServerConfig, TritonServer
 
 SEED = 20240801
@@ -38,7 +41,7 @@ OVERLOAD_S = float(os.environ.get('TRITON_PERCEPTION_OVERLOAD_S', '20'))
 # backoff at 1 s (client.py), so results resume about a second after the server is ready.
 # Generous limits for conditions to come true on a loaded 2-core machine: a test fails on them
 # only when the behaviour does not happen. How fast it happens is measured (`measured`), and
-# the README quotes those figures; speed targets live in `make bench` and `make soak`.
+# docs/reliability.md quotes those figures; speed targets live in `make bench` and `make soak`.
 CONDITION_LIMIT_S = 60.0
 SLOW_MODEL_DELAY_S = 2.0
 BUSY_MODEL_DELAY_S = 0.5
@@ -48,8 +51,6 @@ FAULT_MODELS = {'yolov5': 'ok', 'bad_shape': 'bad_shape', 'bad_dtype': 'bad_dtyp
                 'nan_detections': 'nan', 'bad_count': 'bad_count', 'lane_detection': 'lanes_ok',
                 'lanes_bad_area': 'lanes_bad_area'}
 DETECTOR_STEPS = ('yolov5', 'yolov5_preprocess', 'yolov5_model')
-
-
 
 
 Arrivals = list[tuple[float, Any]]  # (time.monotonic() at arrival, message)
@@ -71,8 +72,11 @@ def arrived_since(arrivals: Arrivals, since: float) -> float | None:
 
 @pytest.fixture
 def measured(request: pytest.FixtureRequest) -> Callable[[str, Any], None]:
-    """Attach a measured figure to the test's report (user_properties; --junitxml shows them
-    with -o junit_family=legacy)."""
+    """
+    Attach a measured figure to the test's report (user_properties).
+
+    --junitxml shows them with -o junit_family=legacy.
+    """
     return lambda name, value: request.node.user_properties.append((name, value))
 
 
@@ -83,7 +87,7 @@ def diagnostics(probe: Probe) -> Arrivals:
 
 def statuses(diagnostics: Arrivals, node: str, since: float = 0.0
              ) -> list[tuple[float, DiagnosticStatus]]:
-    """The /diagnostics statuses of one node (its fully qualified name), oldest first."""
+    """Return the /diagnostics statuses of one node (its fully qualified name), oldest first."""
     name = status_name(node)
     return [(at, status) for at, array in list(diagnostics) if at >= since
             for status in array.status if status.name == name]
@@ -100,7 +104,7 @@ def latest(diagnostics: Arrivals, node: str) -> dict[str, str] | None:
 
 def wait_settled(diagnostics: Arrivals, node: str, received: int | None = None,
                  timeout_s: float = 30.0) -> dict[str, str]:
-    """The node's counts once nothing is pending (and `received` frames have arrived)."""
+    """Return the node's counts once nothing is pending (and `received` frames have arrived)."""
     def condition() -> dict[str, str] | None:
         current = latest(diagnostics, node)
         if current is None or int(current['pending']) != 0:
@@ -113,10 +117,14 @@ def wait_settled(diagnostics: Arrivals, node: str, received: int | None = None,
 
 
 def primed(diagnostics: Arrivals, publisher: Any, node: str, frame: Any) -> int:
-    """Send `frame` until the node has counted one; returns the node's `received` once those
-    primers have settled, the baseline of exact counts. A reader can match our writer later
-    than our writer matches it, and the samples it misses meanwhile are lost to it: so first
-    wait until the node reports our publisher, which leaves the primers little to lose."""
+    """
+    Send `frame` until the node has counted one.
+
+    Returns the node's `received` once those primers have settled, the baseline of exact counts. A
+    reader can match our writer later than our writer matches it, and the samples it misses
+    meanwhile are lost to it: so first wait until the node reports our publisher, which leaves the
+    primers little to lose.
+    """
     wait_until(lambda: int((latest(diagnostics, node) or {}).get('image_publishers', 0)) >= 1,
                30.0, f'{node} to see the publisher')
 
@@ -139,7 +147,7 @@ def assert_balanced(counts: dict[str, str]) -> None:
 
 
 def proc_status(pid: int, field: str) -> int:
-    """An integer field of /proc/<pid>/status (Threads, or VmRSS in kB)."""
+    """Return an integer field of /proc/<pid>/status (Threads, or VmRSS in kB)."""
     for line in (Path('/proc') / str(pid) / 'status').read_text().splitlines():
         if line.startswith(f'{field}:'):
             return int(line.split()[1])
@@ -148,8 +156,12 @@ def proc_status(pid: int, field: str) -> int:
 
 @pytest.fixture
 def start_node(tmp_path: Path) -> Iterator[StartNode]:
-    """Node processes for one test, with reliable input (every frame sent is accounted for by
-    the node) and fast diagnostics; whatever a failed test left running is stopped after it."""
+    """
+    Start node processes for one test, with reliable input and fast diagnostics.
+
+    Every frame sent is accounted for by the node; whatever a failed test left running is stopped
+    after it.
+    """
     started: list[NodeProcess] = []
 
     def start(executable: str, namespace: str, url: str, **parameters: Any) -> NodeProcess:
@@ -227,7 +239,11 @@ def quiet_server(repository: Path, ports: tuple[int, int, int],
 
 @pytest.fixture(scope='module')
 def detector_repository(shared: Path, tmp_path_factory: Any) -> Path:
-    """The real yolov5 ensemble alone (links into the package's repository): starts in ~2 s."""
+    """
+    Return the real yolov5 ensemble alone (links into the package's repository).
+
+    Starts in ~2 s.
+    """
     install_models(REPO / 'model_repository', shared / 'models', log=lambda _line: None)
     root = tmp_path_factory.mktemp('detector_repository')
     for step in DETECTOR_STEPS:
@@ -237,7 +253,7 @@ def detector_repository(shared: Path, tmp_path_factory: Any) -> Path:
 
 @pytest.fixture(scope='module')
 def fault_server(tmp_path_factory: Any) -> Iterator[TritonServer]:
-    """A real tritonserver serving the misbehaving models of test/fault_model.py."""
+    """Serve the misbehaving models of test/fault_model.py from a real tritonserver."""
     root = write_repository(tmp_path_factory.mktemp('fault_repository'), FAULT_MODELS)
     write_repository(root, {'slow': 'ok'}, delay_s=SLOW_MODEL_DELAY_S, instances=2)
     # 'slow' is left out of the readiness list only so that its warm-up does not cost 2 s.
@@ -290,8 +306,11 @@ def wait_gone(pids: set[int], timeout_s: float) -> None:
 
 
 def kill_survivors(pids: set[int]) -> None:
-    """Python-backend stubs of a killed tritonserver can outlive it (see
-    test_stopping_a_killed_server_ends_its_stubs): a test removes those it caused."""
+    """
+    Remove the Python-backend stubs a test's killed tritonserver left behind.
+
+    They can outlive it (see test_stopping_a_killed_server_ends_its_stubs).
+    """
     for pid in pids:
         try:
             os.kill(pid, signal.SIGKILL)

@@ -1,29 +1,31 @@
-"""Small Triton repositories for the fault tests, written into a temporary directory.
+"""
+Small Triton repositories for the fault tests, written into a temporary directory.
 
 Every model is test/fault_model.py with a `behaviour` parameter; detection-like models take
-the inputs detection_node sends and return DETECTIONS and NUM_DETECTIONS, lane-like ones take lane_node's and
-return the lane model's two maps. Nothing here holds weights, so nothing is committed but text.
+the inputs detection_node sends and return DETECTIONS and NUM_DETECTIONS, lane-like ones take
+lane_node's and return the lane model's two maps. Nothing here holds weights, so nothing is
+committed but text.
 """
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
+import shutil
 
 MODEL_SOURCE = Path(__file__).resolve().parent / 'fault_model.py'
 
-DETECTION_INPUTS = '''input [
+DETECTION_INPUTS = """input [
   { name: "IMAGE" data_type: TYPE_UINT8 dims: [ -1, -1, 3 ] },
   { name: "SCORE_THRESHOLD" data_type: TYPE_FP32 dims: [ 1 ] optional: true },
   { name: "IOU_THRESHOLD" data_type: TYPE_FP32 dims: [ 1 ] optional: true },
   { name: "MAX_DETECTIONS" data_type: TYPE_INT32 dims: [ 1 ] optional: true }
-]'''
-LANE_INPUTS = '''input [
+]"""
+LANE_INPUTS = """input [
   { name: "IMAGE" data_type: TYPE_UINT8 dims: [ -1, -1, 3 ] }
-]'''
-LANE_OUTPUTS = '''output [
+]"""
+LANE_OUTPUTS = """output [
   { name: "LANE_PROBABILITY" data_type: TYPE_UINT8 dims: [ -1, -1 ] },
   { name: "DRIVABLE_MARGIN" data_type: TYPE_UINT8 dims: [ -1, -1 ] }
-]'''
+]"""
 LANE_BEHAVIOURS = ('lanes_ok', 'lanes_bad_area')
 
 

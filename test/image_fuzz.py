@@ -1,4 +1,5 @@
-"""Seeded generators of hostile camera frames: the fields of sensor_msgs Image and CompressedImage.
+"""
+Seeded generators of hostile camera frames: the fields of sensor_msgs Image and CompressedImage.
 
 Each call draws one kind of damage (invalid encoding, truncated or oversized data, bad step,
 absurd sizes, random bytes, corrupted or bomb-like JPEG/PNG) or a valid frame, so that the
@@ -8,13 +9,13 @@ from __future__ import annotations
 
 import random
 import struct
-import zlib
 from typing import Any
+import zlib
 
 import cv2
 import numpy as np
 
-from triton_perception.image_conversion import SUPPORTED_ENCODINGS, encode_rgb
+from triton_perception.image_conversion import encode_rgb, SUPPORTED_ENCODINGS
 
 UINT32_MAX = 2**32 - 1
 INVALID_ENCODINGS = ('', '32FC1', '16UC1', 'rgb16', 'RGB8', 'jpeg', 'bgr8 ', 'mono16', '8UC3',
@@ -38,8 +39,8 @@ def _valid_image(rng: random.Random) -> dict[str, Any]:
         rows = np.frombuffer(data, np.uint8).reshape(height, step)
         data = np.pad(rows, ((0, 0), (0, padding))).tobytes()
         step += padding
-    return dict(height=height, width=width, encoding=encoding, is_bigendian=rng.randint(0, 1),
-                step=step, data=data)
+    return {'height': height, 'width': width, 'encoding': encoding,
+            'is_bigendian': rng.randint(0, 1), 'step': step, 'data': data}
 
 
 def fuzzed_image(rng: random.Random) -> dict[str, Any]:
@@ -61,10 +62,10 @@ def fuzzed_image(rng: random.Random) -> dict[str, Any]:
     elif kind == 'zero':
         fields[rng.choice(('width', 'height'))] = 0
     elif kind == 'random':
-        fields = dict(height=rng.randint(0, 70), width=rng.randint(0, 70),
-                      encoding=rng.choice(SUPPORTED_ENCODINGS + INVALID_ENCODINGS),
-                      is_bigendian=rng.randint(0, 1), step=rng.randint(0, 300),
-                      data=rng.randbytes(rng.randint(0, 6000)))
+        fields = {'height': rng.randint(0, 70), 'width': rng.randint(0, 70),
+                  'encoding': rng.choice(SUPPORTED_ENCODINGS + INVALID_ENCODINGS),
+                  'is_bigendian': rng.randint(0, 1), 'step': rng.randint(0, 300),
+                  'data': rng.randbytes(rng.randint(0, 6000))}
     elif kind == 'odd_width':
         width = rng.randint(0, 31) * 2 + 1
         fields.update(encoding=rng.choice(('yuv422', 'uyvy', 'yuv422_yuy2')), width=width,
@@ -78,14 +79,14 @@ def _png_chunk(kind: bytes, payload: bytes) -> bytes:
 
 
 def png_bomb(width: int, height: int) -> bytes:
-    """A PNG whose header claims `width` x `height`, with almost no data behind it."""
+    """Return a PNG whose header claims `width` x `height`, with almost no data behind it."""
     header = struct.pack('>IIBBBBB', width, height, 8, 2, 0, 0, 0)
     return (PNG_SIGNATURE + _png_chunk(b'IHDR', header)
             + _png_chunk(b'IDAT', zlib.compress(b'\0' * 64)) + _png_chunk(b'IEND', b''))
 
 
 def jpeg_bomb(rng: random.Random, width: int, height: int) -> bytes:
-    """A real JPEG with its frame header rewritten to claim `width` x `height`."""
+    """Return a real JPEG with its frame header rewritten to claim `width` x `height`."""
     ok, jpeg = cv2.imencode('.jpg', _noise(rng, 8, 8))
     assert ok
     data = bytearray(jpeg.tobytes())
@@ -120,4 +121,4 @@ def fuzzed_compressed(rng: random.Random) -> dict[str, Any]:
         data = png_bomb(*size) if extension == '.png' else jpeg_bomb(rng, *size)
     elif kind == 'empty':
         data = b''
-    return dict(format=rng.choice(FORMATS), data=data)
+    return {'format': rng.choice(FORMATS), 'data': data}

@@ -1,4 +1,5 @@
-"""Lane models built at test time whose output is a known constant encoding known lanes.
+"""
+Lane models built at test time whose output is a known constant encoding known lanes.
 
 No weights of LaneATT, UFLD or other lane models are reachable here, so each model's output is
 `C + 0 x ReduceSum(input)`: it still depends on the input (nothing is folded away, the input's
@@ -14,7 +15,7 @@ from typing import NamedTuple
 import cv2
 import numpy as np
 import onnx
-from onnx import TensorProto, helper, numpy_helper
+from onnx import helper, numpy_helper, TensorProto
 
 LANEATT_OFFSETS = 72
 
@@ -35,7 +36,7 @@ class Curve(NamedTuple):
 
 def through(x_top: float, x_bottom: float, top: float, bottom: float,
             bend: float = 0.0) -> Curve:
-    """The curve from (x_top, top) to (x_bottom, bottom), bent by `bend` px at mid-height."""
+    """Return the curve from (x_top, top) to (x_bottom, bottom), bent by `bend` px at mid-height."""
     c = -4.0 * bend / (bottom - top) ** 2
     b = (x_bottom - x_top) / (bottom - top) - c * (bottom + top)
     return Curve(x_top - b * top - c * top * top, b, c, top, bottom)
@@ -43,7 +44,7 @@ def through(x_top: float, x_bottom: float, top: float, bottom: float,
 
 def constant_model(path: Path, outputs: dict[str, np.ndarray], input_shape: list[int],
                    input_type: int = TensorProto.FLOAT, input_name: str = 'input') -> Path:
-    """An opset-12 model: input -> outputs[name] + 0 * sum(input), for each output."""
+    """Return an opset-12 model: input -> outputs[name] + 0 * sum(input), for each output."""
     nodes, initializers = [], []
     source = input_name
     if input_type != TensorProto.FLOAT:
@@ -69,8 +70,12 @@ def constant_model(path: Path, outputs: dict[str, np.ndarray], input_shape: list
 
 def laneatt_rows(curves: list[Curve], width: int = 640, height: int = 360,
                  anchors: int = 2784, logit: float = 10.0) -> np.ndarray:
-    """[anchors, 77] LaneATT rows: each curve, a near-duplicate 5 px to its right with a lower
-    score (NMS must remove it), and distractors below the confidence threshold."""
+    """
+    [anchors, 77] LaneATT rows.
+
+    Each curve, a near-duplicate 5 px to its right with a lower score (NMS must remove it), and
+    distractors below the confidence threshold.
+    """
     rows = np.zeros((anchors, 5 + LANEATT_OFFSETS), np.float32)
     rows[:, 0], rows[:, 1] = logit, -logit     # background: probability ~ 0
     ys = (1.0 - np.arange(LANEATT_OFFSETS) / (LANEATT_OFFSETS - 1)) * height
@@ -100,8 +105,12 @@ def laneatt_rows(curves: list[Curve], width: int = 640, height: int = 360,
 
 def ufld_v1_output(curves: list[Curve], row_anchors: list[float], griding: int, lanes: int,
                    width: int, logit: float = 20.0) -> np.ndarray:
-    """[1, griding + 1, rows, lanes]: per row, a +logit at the bin nearest each curve's x, -logit
-    elsewhere; the 'no point' bin where the row is outside the curve."""
+    """
+    [1, griding + 1, rows, lanes].
+
+    Per row, a +logit at the bin nearest each curve's x, -logit elsewhere; the 'no point' bin where
+    the row is outside the curve.
+    """
     output = np.full((1, griding + 1, len(row_anchors), lanes), -logit, np.float32)
     step = (width - 1) / (griding - 1)
     for lane in range(lanes):
@@ -132,8 +141,11 @@ def segmentation_output(curves: list[Curve], width: int, height: int,
 def ufld_v2_outputs(curves: list[Curve], row_anchors: np.ndarray, frame_width: int,
                     frame_height: int, grid: int, columns: int,
                     logit: float = 20.0) -> dict[str, np.ndarray]:
-    """loc_row/loc_col/exist_row/exist_col with the curves (frame pixels) as row lanes 1 and 2,
-    one-hot bins, no column lanes."""
+    """
+    Build UFLD v2's four outputs encoding the curves (frame pixels) as row lanes 1 and 2.
+
+    The bins are one-hot; there are no column lanes.
+    """
     rows = len(row_anchors)
     loc_row = np.full((1, grid, rows, 4), -logit, np.float32)
     exist_row = np.zeros((1, 2, rows, 4), np.float32)

@@ -1,6 +1,9 @@
-"""The public API of pure-Python ROS packages (rclpy, launch, launch_ros), read from their
-source files without importing them, so any distribution's tree can be read here: per module,
-the public names it binds; per class, its bases and public members; per function, method and class, its parameter names.
+"""
+The public API of pure-Python ROS packages (rclpy, launch, launch_ros).
+
+It is read from their source files without importing them, so any distribution's tree can be read
+here: per module, the public names it binds; per class, its bases and public members; per function,
+method and class, its parameter names.
 
 test/data/humble_python_api.json is this module's output for the `humble` branches of
 https://github.com/ros2/rclpy, https://github.com/ros2/launch and https://github.com/ros2/launch_ros
@@ -15,8 +18,8 @@ from __future__ import annotations
 import argparse
 import ast
 import json
-import re
 from pathlib import Path
+import re
 from typing import Any
 
 Api = dict[str, Any]
@@ -40,8 +43,11 @@ def _is_type_checking(node: ast.stmt) -> bool:
 
 
 def _bound_names(statement: ast.stmt) -> list[str]:
-    """The names a module-level or class-level statement binds (imports included: rclpy
-    re-exports, e.g. `rclpy.try_shutdown` from rclpy.utilities)."""
+    """
+    Return the names a module-level or class-level statement binds, imports included.
+
+    rclpy re-exports names that way, e.g. `rclpy.try_shutdown` from rclpy.utilities.
+    """
     if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
         return [statement.name]
     if isinstance(statement, (ast.Import, ast.ImportFrom)):
@@ -62,8 +68,11 @@ def _bound_names(statement: ast.stmt) -> list[str]:
 
 
 def _class_api(node: ast.ClassDef) -> Api:
-    """Bases (by name) and members (methods with their parameters; None for attributes);
-    `__init__`'s parameters are also the class's own, since calling the class passes them."""
+    """
+    Bases (by name) and members (methods with their parameters; None for attributes).
+
+    `__init__`'s parameters are also the class's own, since calling the class passes them.
+    """
     members: dict[str, list[str] | None] = {}
     for statement in node.body:
         if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)):
@@ -103,7 +112,7 @@ def module_api(path: Path) -> Api:
 
 
 def package_api(root: Path) -> dict[str, Api]:
-    """Module name ('rclpy.node') -> its API, for every .py file under the package `root`."""
+    """Map module names ('rclpy.node') to their API, for every .py file under the package `root`."""
     modules = {}
     for path in sorted(root.rglob('*.py')):
         parts = path.relative_to(root.parent).with_suffix('').parts

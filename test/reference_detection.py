@@ -1,5 +1,8 @@
-"""An independent reference for the served detection graph: raw YOLOv5 rows -> final
-detections in original-image pixels, in plain numpy (greedy class-aware NMS).
+"""
+An independent reference for the served detection graph.
+
+Raw YOLOv5 rows -> final detections in original-image pixels, in plain numpy (greedy class-aware
+NMS).
 
 This is what the package's NMS step computed before the decode and NMS moved into the ONNX
 graph; the graph must reproduce it (test_detection_processing.py).
@@ -26,8 +29,10 @@ def check_thresholds(score_threshold: float, iou_threshold: float, max_detection
         raise ValueError(f'max detections must be >= 0, got {max_detections}')
 
 
-def candidates(prediction: np.ndarray, score_threshold: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Best class per row, score = objectness x class score, rows below the threshold dropped.
+def candidates(prediction: np.ndarray,
+               score_threshold: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """
+    Best class per row, score = objectness x class score, rows below the threshold dropped.
 
     Returns xyxy boxes (model-input pixels), scores and class ids.
     """
@@ -45,7 +50,7 @@ def candidates(prediction: np.ndarray, score_threshold: float) -> tuple[np.ndarr
 
 
 def box_iou(box: np.ndarray, boxes: np.ndarray) -> np.ndarray:
-    """IoU of one xyxy box against many (continuous coordinates, no +1)."""
+    """Compute the IoU of one xyxy box against many (continuous coordinates, no +1)."""
     inter_w = np.clip(np.minimum(box[2], boxes[:, 2]) - np.maximum(box[0], boxes[:, 0]), 0, None)
     inter_h = np.clip(np.minimum(box[3], boxes[:, 3]) - np.maximum(box[1], boxes[:, 1]), 0, None)
     inter = inter_w * inter_h
@@ -56,7 +61,8 @@ def box_iou(box: np.ndarray, boxes: np.ndarray) -> np.ndarray:
 
 def nms(boxes: np.ndarray, scores: np.ndarray, class_ids: np.ndarray,
         iou_threshold: float, max_detections: int) -> np.ndarray:
-    """Greedy class-aware NMS; indices of kept boxes, best score first.
+    """
+    Greedy class-aware NMS; indices of kept boxes, best score first.
 
     A box is suppressed by a better-scoring kept box of the same class with IoU above the
     threshold. Stops once max_detections are kept, which bounds the work even when a very low
@@ -84,7 +90,8 @@ def undo_letterbox(boxes: np.ndarray, letterbox: np.ndarray) -> np.ndarray:
 
 def postprocess(prediction: np.ndarray, letterbox: np.ndarray, score_threshold: float,
                 iou_threshold: float, max_detections: int) -> np.ndarray:
-    """Raw [1, N, 5 + classes] model output -> float32 [K, 6] detections, best first.
+    """
+    Raw [1, N, 5 + classes] model output -> float32 [K, 6] detections, best first.
 
     Boxes that lie entirely in the letterbox padding collapse to zero area when clipped and
     are dropped: they describe nothing in the image.

@@ -1,18 +1,25 @@
-"""A reference for the served lanes: the lane geometry as it ran inside Triton on TwinLiteNet's
-float heads, before the model step returned compact uint8 maps. Only what reads the heads
-differs (the mask and probabilities from the lane logits, the drivable area from the float
-logit margin); grouping, fitting and sides are the package's own. The served lanes must stay
-within 2 px of it and the drivable area within IoU 0.98 (test_lane_processing.py)."""
+"""
+A reference for the served lanes.
+
+The lane geometry as it ran inside Triton on TwinLiteNet's float heads, before the model step
+returned compact uint8 maps. Only what reads the heads differs (the mask and probabilities from the
+lane logits, the drivable area from the float logit margin); grouping, fitting and sides are the
+package's own. The served lanes must stay within 2 px of it and the drivable area within IoU 0.98
+(test_lane_processing.py).
+"""
 import cv2
 import numpy as np
 
-from triton_perception.lane_geometry import (MIN_PIECE_PIXELS, LaneResult, Piece,
-                                             check_settings, group_pieces, lane_sides,
-                                             sample_lane)
+from triton_perception.lane_geometry import (check_settings, group_pieces, lane_sides, LaneResult,
+                                             MIN_PIECE_PIXELS, Piece, sample_lane)
 
 
 def lane_pieces(lane_logits: np.ndarray) -> list[Piece]:
-    """Connected components of the argmax lane mask of [2, h, w] logits, as row-centre pieces."""
+    """
+    Find the connected components of the argmax lane mask of [2, h, w] logits.
+
+    They come as row-centre pieces.
+    """
     height = lane_logits.shape[1]
     mask = (lane_logits[1] > lane_logits[0]).astype(np.uint8)
     count, labels, stats, _ = cv2.connectedComponentsWithStats(mask, connectivity=8)
@@ -36,7 +43,7 @@ def lane_pieces(lane_logits: np.ndarray) -> list[Piece]:
 
 def postprocess(drivable_logits: np.ndarray, lane_logits: np.ndarray, image_size: np.ndarray,
                 num_points: int, min_lane_length: float) -> LaneResult:
-    """TwinLiteNet's float heads ([1, 2, h, w] each) -> lanes, scores, sides, drivable area."""
+    """Turn TwinLiteNet's float heads ([1, 2, h, w] each) into lanes and a drivable area."""
     check_settings(num_points, min_lane_length)
     image_height, image_width = (int(v) for v in image_size)
     lane_logits = lane_logits.reshape(lane_logits.shape[-3:])
@@ -53,7 +60,7 @@ def postprocess(drivable_logits: np.ndarray, lane_logits: np.ndarray, image_size
     sides = lane_sides(lanes, polylines, bottom_x, mask_width, mask_height)
     order = np.argsort(bottom_x, kind='stable')
     polylines = polylines[order] * np.array([image_width / mask_width, image_height / mask_height],
-                                             dtype=np.float32)
+                                            dtype=np.float32)
     margin = drivable_logits.reshape(drivable_logits.shape[-3:])
     margin = margin[1] - margin[0]
     if margin.shape != (image_height, image_width):

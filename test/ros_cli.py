@@ -1,15 +1,19 @@
-"""Test-side helpers for the ROS user's path: a colcon workspace built from this checkout, the
-environment its `install/setup.bash` gives, `ros2` commands, and `ros2 launch` as a process."""
+"""
+Test-side helpers for the ROS user's path.
+
+A colcon workspace built from this checkout, the environment its `install/setup.bash` gives, `ros2`
+commands, and `ros2 launch` as a process.
+"""
 from __future__ import annotations
 
+from dataclasses import dataclass
 import os
+from pathlib import Path
 import shutil
 import signal
 import subprocess
 import sys
 import time
-from dataclasses import dataclass
-from pathlib import Path
 from typing import Sequence
 
 from ros_helpers import wait_until
@@ -23,8 +27,12 @@ COLCON = VENV / 'colcon' / 'bin' / 'colcon'
 
 
 def venv_environment() -> dict[str, str]:
-    """This process's environment (test ROS domain, logs, DDS profile) with the venv as the ROS
-    underlay, as `source /opt/ros/<distro>/setup.bash` gives on a ROS machine."""
+    """
+    Return this process's environment with the venv as the ROS underlay.
+
+    It keeps the test ROS domain, logs and DDS profile, as `source /opt/ros/<distro>/setup.bash`
+    gives on a ROS machine.
+    """
     environment = dict(os.environ)
     environment['AMENT_PREFIX_PATH'] = str(VENV)
     environment['PATH'] = os.pathsep.join([str(VENV / 'bin'), environment.get('PATH', '')])
@@ -32,7 +40,7 @@ def venv_environment() -> dict[str, str]:
 
 
 def sourced_environment(install: Path) -> dict[str, str]:
-    """The environment after `source install/setup.bash` on top of the venv underlay."""
+    """Return the environment after `source install/setup.bash` on top of the venv underlay."""
     result = subprocess.run(['bash', '-c', f'source "{install}/setup.bash" && env -0'],
                             env=venv_environment(), capture_output=True, timeout=60, check=True)
     pairs = (item.split('=', 1) for item in result.stdout.decode().split('\0') if '=' in item)
@@ -40,7 +48,7 @@ def sourced_environment(install: Path) -> dict[str, str]:
 
 
 def copy_checkout(source: Path) -> None:
-    """The tracked files of this checkout (no venv, weights or build output), as a clone has."""
+    """Copy the tracked files of this checkout (no venv, weights or build output) as a clone."""
     files = subprocess.run(['git', 'ls-files', '-z'], cwd=REPO, capture_output=True,
                            check=True).stdout.decode().split('\0')
     for name in filter(None, files):
@@ -109,14 +117,17 @@ class LaunchedPipeline:
         return self.log_path.read_text(encoding='utf-8', errors='replace')
 
     def processes(self) -> list[int]:
-        """launch and everything it started (tritonserver, its stubs, the gate, the nodes)."""
+        """Launch and everything it started (tritonserver, its stubs, the gate, the nodes)."""
         return process_tree(self.process.pid) if self.process.poll() is None else []
 
     def signal_and_wait_gone(self, stop_signal: int, whole_group: bool,
                              timeout_s: float = 10.0) -> list[int]:
-        """Send `stop_signal` to launch alone (what a supervisor does) or to its process group
-        (Ctrl-C in a terminal); wait until launch and every process it started are gone.
-        Returns the pids that were there; fails naming the survivors."""
+        """
+        Send `stop_signal` and wait until launch and every process it started are gone.
+
+        The signal goes to launch alone (what a supervisor does) or to its process group (Ctrl-C in
+        a terminal). Returns the pids that were there; fails naming the survivors.
+        """
         tree = self.processes()
         if whole_group:
             os.killpg(self.process.pid, stop_signal)
@@ -134,8 +145,11 @@ class LaunchedPipeline:
         return tree
 
     def kill(self, known: Sequence[int] = ()) -> None:
-        """Whatever is left, at once (cleanup after a failure); `known`: pids seen earlier,
-        which a killed launch no longer parents."""
+        """
+        Whatever is left, at once (cleanup after a failure); `known`.
+
+        Pids seen earlier, which a killed launch no longer parents.
+        """
         for pid in reversed([*process_tree(self.process.pid), *known]):
             try:
                 os.kill(pid, signal.SIGKILL)

@@ -1,9 +1,9 @@
 """Test-side ROS plumbing: a probe node in its own context, spinning in a thread."""
 from __future__ import annotations
 
+from pathlib import Path
 import threading
 import time
-from pathlib import Path
 from typing import Any, Callable
 
 import rclpy
@@ -77,7 +77,11 @@ class Probe:
                    f'{count} publisher(s) on {topic}')
 
     def change_state(self, node: str, transition: str, timeout_s: float = 20.0) -> bool:
-        """What `ros2 lifecycle set NODE TRANSITION` does: call NODE/change_state by label."""
+        """
+        Do what `ros2 lifecycle set NODE TRANSITION` does.
+
+        Call NODE/change_state by label; returns whether the transition succeeded.
+        """
         from lifecycle_msgs.msg import Transition
         from lifecycle_msgs.srv import ChangeState
 

@@ -26,7 +26,8 @@ def random_rgb(height: int = 48, width: int = 64) -> np.ndarray:
 
 
 def bus_rgb() -> np.ndarray:
-    return np.ascontiguousarray(cv2.imread(str(shared_path('data', 'images', 'bus.jpg')))[..., ::-1])
+    bgr = cv2.imread(str(shared_path('data', 'images', 'bus.jpg')))
+    return np.ascontiguousarray(bgr[..., ::-1])
 
 
 def rejection_reason(call: Any, *args: Any) -> str:

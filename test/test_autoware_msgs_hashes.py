@@ -1,5 +1,8 @@
-"""The installed autoware_perception_msgs (TrackedObjects and what it holds) is wire-compatible
-with upstream's: the fields of each built type equal upstream's, and so does its RIHS01 hash.
+"""
+Check that the installed autoware_perception_msgs is wire-compatible with upstream's.
+
+The fields of each built type (TrackedObjects and what it holds) equal upstream's, and so does
+its RIHS01 hash.
 
 On development machines the package is the subset built from dev/autoware_perception_msgs by
 dev/build_interfaces.sh; on a deployment it is the distro package
@@ -8,13 +11,14 @@ computed by rosidl from field names and types only (not comments nor constants),
 give equal hashes. No published upstream hash was found to pin against: the hashes below are
 those of the build from upstream's fields, recorded so that any change to a definition fails
 here, and the field lists are upstream's (autowarefoundation/autoware_msgs 1.12.0, commit
-7025d8f; unchanged since the messages were introduced, #63 and #87)."""
+7025d8f; unchanged since the messages were introduced, #63 and #87).
+"""
 from __future__ import annotations
 
 import json
 import os
-import sys
 from pathlib import Path
+import sys
 
 import pytest
 
@@ -49,7 +53,7 @@ SEQUENCE_OFFSET = 144
 
 
 def installed_description(type_name: str) -> dict:
-    """The type description rosidl generated at build time (share/<pkg>/msg/<Type>.json)."""
+    """Return the type description rosidl generated at build time (share/<pkg>/msg/<Type>.json)."""
     prefixes = [sys.prefix, *os.environ.get('AMENT_PREFIX_PATH', '').split(os.pathsep)]
     for prefix in prefixes:
         path = Path(prefix, 'share', 'autoware_perception_msgs', 'msg', f'{type_name}.json')
@@ -59,7 +63,7 @@ def installed_description(type_name: str) -> dict:
 
 
 def field_type(field: dict) -> str:
-    """A FieldType as the .msg spelling used in UPSTREAM_FIELDS."""
+    """Return a FieldType as the .msg spelling used in UPSTREAM_FIELDS."""
     type_id = field['type']['type_id']
     sequence = type_id >= SEQUENCE_OFFSET
     kind = TYPE_IDS[type_id - SEQUENCE_OFFSET if sequence else type_id]

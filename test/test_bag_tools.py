@@ -1,4 +1,5 @@
-"""Bag tools on the real clip: make -> read back, and play -> record across two DDS processes.
+"""
+Bag tools on the real clip: make -> read back, and play -> record across two DDS processes.
 
 Bags are read back with rosbags directly (not only through triton_perception.bag.reading),
 so a bug shared by writer and reader cannot hide itself.
@@ -7,32 +8,27 @@ from __future__ import annotations
 
 import json
 import os
+from pathlib import Path
 import subprocess
 import sys
 import threading
-from pathlib import Path
 from typing import Any
 
 import cv2
 import numpy as np
 import pytest
-import yaml
 from rosbags.highlevel import AnyReader
 from rosbags.rosbag2 import Reader
+import yaml
 
-from triton_perception.bag.common import (
-    COMPRESSED_IMAGE_TYPE,
-    DEFAULT_TOPIC,
-    IMAGE_TYPE,
-    BagError,
-    typestore,
-    typestore_for,
-)
+from conftest import SHARED, shared_path
+from triton_perception.bag.common import (BagError, COMPRESSED_IMAGE_TYPE, DEFAULT_TOPIC,
+                                          IMAGE_TYPE, typestore, typestore_for)
 from triton_perception.bag.make import DEFAULT_EPOCH_S, make_bag
 from triton_perception.bag.reading import read_images
 
 REPO = Path(__file__).resolve().parents[1]
-from conftest import SHARED, shared_path  # noqa: E402
+
 CLIP = SHARED / 'data' / 'videos' / 'solidWhiteRight.mp4'
 ROAD_IMAGES = SHARED / 'data' / 'road' / 'bdd'
 RECORDER_PROCESS = Path(__file__).with_name('bag_recorder_process.py')
@@ -44,7 +40,6 @@ PLAY_FRAMES = 10
 # Upper bound for process start-up, discovery and delivery; every wait ends as soon as its
 # condition holds.
 ROS_TIMEOUT_S = 30.0
-
 
 
 def clip_rgb(count: int) -> list[np.ndarray]:
@@ -66,7 +61,7 @@ def clip_frames() -> list[np.ndarray]:
 
 
 def installed_hash(type_name: str) -> str:
-    """The RIHS01 hash rclpy's generated interface declares (share/<pkg>/msg/<Type>.json)."""
+    """Return the RIHS01 hash rclpy's generated interface declares (share/<pkg>/msg/<Type>.json)."""
     package, kind, name = type_name.split('/')
     description = Path(sys.prefix) / 'share' / package / kind / f'{name}.json'
     if not description.is_file():
@@ -75,7 +70,7 @@ def installed_hash(type_name: str) -> str:
 
 
 def read_messages(bag: Path) -> list[tuple[Any, int, Any]]:
-    """(connection, bag time, deserialised message) for every record, via rosbags only."""
+    """Read (connection, bag time, deserialised message) for every record, via rosbags only."""
     with AnyReader([bag]) as reader:
         return [(connection, stamp, reader.deserialize(raw, connection.msgtype))
                 for connection, stamp, raw in reader.messages()]

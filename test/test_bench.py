@@ -1,4 +1,5 @@
-"""`triton-perception bench` end to end with tiny settings, against the session's tritonserver.
+"""
+`triton-perception bench` end to end with tiny settings, against the session's tritonserver.
 
 Runs the command as users do (its own process, so its ROS context and signal handling are its
 own) and checks the JSON has every figure with a sane value and the Markdown table is printed.
@@ -6,9 +7,9 @@ own) and checks the JSON has every figure with a sane value and the Markdown tab
 from __future__ import annotations
 
 import json
+from pathlib import Path
 import subprocess
 import sys
-from pathlib import Path
 from typing import Any
 
 import pytest

@@ -1,6 +1,9 @@
-"""Unit tests for triton_perception.image_conversion's CompressedImage path: JPEG and PNG decoded
-to RGB, sizes checked against the pixel budget before decoding, damaged data rejected with a
-reason (no ROS runtime needed)."""
+"""
+Unit tests for triton_perception.image_conversion's CompressedImage path.
+
+JPEG and PNG decoded to RGB, sizes checked against the pixel budget before decoding, damaged data
+rejected with a reason (no ROS runtime needed).
+"""
 from __future__ import annotations
 
 import array
@@ -13,9 +16,9 @@ import numpy as np
 import pytest
 
 from conftest import shared_path
-from sample_images import (BUDGET, NO_SENSOR_MSGS, bus_rgb, mean_abs_error, random_rgb,
+from sample_images import (BUDGET, bus_rgb, mean_abs_error, NO_SENSOR_MSGS, random_rgb,
                            rejection_reason, smooth_rgb)
-from triton_perception.image_conversion import ImageRejected, compressed_to_rgb
+from triton_perception.image_conversion import compressed_to_rgb, ImageRejected
 
 
 def compressed_msg(data: bytes, fmt: str = 'jpeg') -> SimpleNamespace:
@@ -33,7 +36,8 @@ def encoded(ext: str, image: np.ndarray, *params: int) -> bytes:
 
 def test_decodes_real_jpeg_photo() -> None:
     rgb = bus_rgb()
-    out = compressed_to_rgb(compressed_msg(shared_path('data', 'images', 'bus.jpg').read_bytes()), BUDGET)
+    data = shared_path('data', 'images', 'bus.jpg').read_bytes()
+    out = compressed_to_rgb(compressed_msg(data), BUDGET)
     assert out.flags.c_contiguous
     np.testing.assert_array_equal(out, rgb)
 
@@ -109,7 +113,7 @@ def _png_claiming(width: int, height: int) -> bytes:
 def _jpeg_claiming(width: int, height: int) -> bytes:
     data = bytearray(encoded('.jpg', smooth_rgb()))
     sof = data.index(b'\xff\xc0')
-    data[sof + 5 : sof + 9] = height.to_bytes(2, 'big') + width.to_bytes(2, 'big')
+    data[sof + 5: sof + 9] = height.to_bytes(2, 'big') + width.to_bytes(2, 'big')
     return bytes(data)
 
 
@@ -136,10 +140,10 @@ def _corrupt_jpeg(kind: str) -> bytes:
         data[data.index(b'\xff\xc0') + 4] = 7  # libjpeg only decodes 8/12-bit samples
     elif kind == 'huffman':
         dht = data.index(b'\xff\xc4')
-        data[dht + 5 : dht + 21] = b'\xff' * 16  # code counts overflow the code space
+        data[dht + 5: dht + 21] = b'\xff' * 16  # code counts overflow the code space
     elif kind == 'no_frame':
         sof = data.index(b'\xff\xc0')
-        del data[sof : sof + 2 + int.from_bytes(data[sof + 2 : sof + 4], 'big')]
+        del data[sof: sof + 2 + int.from_bytes(data[sof + 2: sof + 4], 'big')]
     elif kind == 'garbage':
         data[3:] = b'\x00' + b'\x5a' * 200
     return bytes(data)
@@ -154,7 +158,8 @@ def test_corrupted_jpeg_is_undecodable(kind: str) -> None:
 def test_corrupted_png_is_undecodable() -> None:
     data = bytearray(encoded('.png', random_rgb()))
     data[data.index(b'IDAT') + 20] ^= 0xFF  # breaks the chunk CRC
-    assert rejection_reason(compressed_to_rgb, compressed_msg(bytes(data), 'png'), BUDGET) == 'undecodable'
+    message = compressed_msg(bytes(data), 'png')
+    assert rejection_reason(compressed_to_rgb, message, BUDGET) == 'undecodable'
 
 
 @pytest.mark.parametrize('ext', ['.jpg', '.png'])

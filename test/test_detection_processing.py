@@ -1,6 +1,9 @@
-"""The detection chain without a server: yolov5_preprocess's processing (loaded from the model
-repository by path) and the served detection graph (built from the shipped weights, run with
-onnxruntime), checked against an independent numpy reference (test/reference_detection.py).
+"""
+The detection chain without a server.
+
+yolov5_preprocess's processing (loaded from the model repository by path) and the served detection
+graph (built from the shipped weights, run with onnxruntime), checked against an independent numpy
+reference (test/reference_detection.py).
 
 The server tests (test_ensembles.py) then only need to check the wiring.
 """
@@ -14,11 +17,11 @@ import numpy as np
 import onnx
 import pytest
 
-import reference_detection as detection
 from conftest import shared_path
+import reference_detection as detection
+from triton_perception.graphs.detection import (build_detection_graph, HeadLayoutError,
+                                                inspect_head, MAX_OUTPUT)
 from triton_perception.triton.model_config import load_step_module
-from triton_perception.graphs.detection import (MAX_OUTPUT, HeadLayoutError,
-                                                build_detection_graph, inspect_head)
 from triton_perception.validation import check_detections
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -84,7 +87,7 @@ def reference() -> Callable[..., np.ndarray]:
 
 
 def make_reference() -> Callable[..., np.ndarray]:
-    """The upstream model (float input) + the numpy reference decode and NMS."""
+    """Return the upstream model (float input) + the numpy reference decode and NMS."""
     runner = session(shared_path('models', 'yolov5n', 'yolov5n.onnx'))
 
     def detect(image: np.ndarray, score: float = 0.25, iou: float = 0.45,
@@ -114,8 +117,11 @@ def assert_matches_reference(detections: np.ndarray, reference: list) -> None:
     (640, 640), (480, 480), (1080, 810), (720, 1280), (100, 2000), (2000, 60), (3, 5000), (1, 1),
 ])
 def test_letterbox_round_trip(height: int, width: int) -> None:
-    """The image area found in the letterboxed canvas maps back onto the whole original image,
-    and a bright rectangle inside it maps back onto itself."""
+    """
+    The image area found in the letterboxed canvas maps back onto the whole original image.
+
+    A bright rectangle inside it maps back onto itself.
+    """
     image = np.full((height, width, 3), 40, dtype=np.uint8)
     rect = np.array([width * 0.25, height * 0.4, width * 0.75, height * 0.9])
     x1, y1, x2, y2 = np.round(rect).astype(int)
@@ -143,8 +149,8 @@ def test_letterbox_round_trip(height: int, width: int) -> None:
                                 bright[:, 1].max() + 1, bright[:, 0].max() + 1]], dtype=np.float64)
         # Linear resampling blurs each edge by about one canvas pixel.
         tolerance = 1.5 / min(params[0], params[1])
-        np.testing.assert_allclose(detection.undo_letterbox(bright_box, params)[0], [x1, y1, x2, y2],
-                                   atol=tolerance)
+        np.testing.assert_allclose(detection.undo_letterbox(bright_box, params)[0],
+                                   [x1, y1, x2, y2], atol=tolerance)
 
 
 def test_letterbox_keeps_pixels_and_pads_grey() -> None:
@@ -188,13 +194,15 @@ def brute_force_nms(boxes: np.ndarray, scores: np.ndarray, class_ids: np.ndarray
                     iou_threshold: float) -> list[int]:
     """Textbook O(n^2) greedy NMS: keep a box unless a kept, better box of its class overlaps it."""
     def iou(a: np.ndarray, b: np.ndarray) -> float:
-        inter = max(0.0, min(a[2], b[2]) - max(a[0], b[0])) * max(0.0, min(a[3], b[3]) - max(a[1], b[1]))
+        inter = (max(0.0, min(a[2], b[2]) - max(a[0], b[0]))
+                 * max(0.0, min(a[3], b[3]) - max(a[1], b[1])))
         union = (a[2] - a[0]) * (a[3] - a[1]) + (b[2] - b[0]) * (b[3] - b[1]) - inter
         return inter / union
 
     kept: list[int] = []
     for i in sorted(range(len(scores)), key=lambda k: -scores[k]):
-        if all(class_ids[j] != class_ids[i] or iou(boxes[i], boxes[j]) <= iou_threshold for j in kept):
+        if all(class_ids[j] != class_ids[i] or iou(boxes[i], boxes[j]) <= iou_threshold
+               for j in kept):
             kept.append(i)
     return kept
 
@@ -214,8 +222,10 @@ def test_nms_matches_brute_force(seed: int, iou_threshold: float) -> None:
 
     expected = brute_force_nms(boxes, scores, class_ids, iou_threshold)
     assert 5 < len(expected) < count  # the case really exercises suppression
-    assert detection.nms(boxes, scores, class_ids, iou_threshold, max_detections=count).tolist() == expected
-    assert detection.nms(boxes, scores, class_ids, iou_threshold, max_detections=5).tolist() == expected[:5]
+    kept = detection.nms(boxes, scores, class_ids, iou_threshold, max_detections=count)
+    assert kept.tolist() == expected
+    kept = detection.nms(boxes, scores, class_ids, iou_threshold, max_detections=5)
+    assert kept.tolist() == expected[:5]
 
 
 def test_nms_keeps_overlapping_boxes_of_different_classes() -> None:
@@ -257,7 +267,7 @@ def test_preprocess_rejects_bad_thresholds(score: float, iou: float, max_det: in
 # --- the served graph ------------------------------------------------------------------------
 
 def real_frames() -> list[tuple[str, np.ndarray]]:
-    """The repository's images: bus, zidane, the six road frames and every 4th clip frame."""
+    """Return the repository's images: bus, zidane, the six road frames and every 4th clip frame."""
     frames = [(name, read_rgb(name)) for name in ('bus.jpg', 'zidane.jpg')]
     road = sorted(shared_path('data', 'road', 'bdd').glob('*.jpg'))
     assert len(road) == 6, road
@@ -279,8 +289,11 @@ def real_frames() -> list[tuple[str, np.ndarray]]:
 
 @pytest.mark.slow
 def test_served_graph_equals_the_reference_on_real_frames(detector, reference) -> None:
-    """Decode, class-aware NMS and letterbox undo inside the graph change nothing: same boxes
-    within 0.5 px, scores within 1e-3, same classes, same order."""
+    """
+    Decode, class-aware NMS and letterbox undo inside the graph change nothing.
+
+    Same boxes within 0.5 px, scores within 1e-3, same classes, same order.
+    """
     boxes = 0
     for name, rgb in real_frames():
         ours, theirs = detector(rgb), reference(rgb)

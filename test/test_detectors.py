@@ -1,28 +1,31 @@
-"""Bring your own detector: models derived at test time from the shipped yolov5n.onnx with the
-`onnx` package (nothing downloaded, nothing committed), installed with `models install
---detector`, served in-process and by a real tritonserver to a real detection_node."""
+"""
+Bring your own detector.
+
+Models derived at test time from the shipped yolov5n.onnx with the `onnx` package (nothing
+downloaded, nothing committed), installed with `models install --detector`, served in-process and by
+a real tritonserver to a real detection_node.
+"""
 from __future__ import annotations
 
+from pathlib import Path
 import subprocess
 import sys
-from pathlib import Path
 from typing import Any, Iterator
 
 import cv2
 import numpy as np
 import onnx
-import pytest
 from onnx import helper, numpy_helper
+import pytest
 from sensor_msgs.msg import Image
 from std_msgs.msg import Header
 from vision_msgs.msg import Detection2DArray, LabelInfo
 
+from conftest import copy_of_model_repository, node_with_repository, REPO, shared_path
 import reference_detection
-from conftest import REPO, copy_of_model_repository, node_with_repository, shared_path
 from ros_helpers import LATCHED, Probe, wait_until
 from test_detection_processing import GRAPH_INPUTS, preprocessing, read_rgb, session
-from triton_perception.detectors import (DetectorInstallError, install_detector,
-                                         installed_detectors)
+from triton_perception.detectors import DetectorInstallError, install_detector, installed_detectors
 from triton_perception.engines import engine_steps
 from triton_perception.graphs.detection import MAX_OUTPUT
 from triton_perception.messages import image_message
@@ -81,7 +84,7 @@ def labels_file(tmp_path: Path, names: list[str]) -> Path:
 
 @pytest.fixture(scope='module')
 def repository(tmp_path_factory: pytest.TempPathFactory, triton_server: Any) -> Path:
-    """A copy of the package's installed model repository (the session server installed it)."""
+    """Copy the package's installed model repository, which the session server installed."""
     return copy_of_model_repository(tmp_path_factory.mktemp('detectors'))
 
 
@@ -111,8 +114,12 @@ def frames() -> list[np.ndarray]:
 @pytest.mark.server
 def test_a_three_class_detector_equals_an_independent_decode(repository: Path,
                                                              tmp_path: Path) -> None:
-    """Its best class is chosen among its own three: a box whose best COCO class was truck may
-    become a car, so this is not yolov5n filtered to three classes."""
+    """
+    Its best class is chosen among its own three.
+
+    A box whose best COCO class was truck may become a car, so this is not yolov5n filtered to three
+    classes.
+    """
     onnx_path = derived(tmp_path, 'three')
     detector = install_detector(repository, onnx_path, labels_file(tmp_path, THREE), 'three',
                                 log=lambda _line: None)

@@ -1,5 +1,9 @@
-"""Ego lines that do not jump: the side rules (triton_perception.lane_sides) on drawn cases, and
-on the whole highway clip as lane_node serves it (in-process, the served graph and geometry)."""
+"""
+Ego lines that do not jump.
+
+The side rules (triton_perception.lane_sides) on drawn cases, and on the whole highway clip as
+lane_node serves it (in-process, the served graph and geometry).
+"""
 from __future__ import annotations
 
 import cv2
@@ -84,4 +88,4 @@ def test_ego_lines_stay_near_their_neighbours_on_the_whole_clip(
                 deviation = np.abs(xs[frame] - np.nanmedian(window, axis=0))
             if np.nanmax(np.nan_to_num(deviation, nan=0.0)) > MAX_JUMP_PX:
                 jumps.append((frame, side, np.round(xs[frame]).tolist()))
-    assert not jumps, f'ego lines off their neighbours\' median by > {MAX_JUMP_PX} px: {jumps}'
+    assert not jumps, f"ego lines off their neighbours' median by > {MAX_JUMP_PX} px: {jumps}"

@@ -1,28 +1,28 @@
-"""The TensorRT engine builder: trtexec invocation, progress, build records, stale engines.
+"""
+The TensorRT engine builder: trtexec invocation, progress, build records, stale engines.
 
 TensorRT does not run on this machine; a stand-in `trtexec` script records its arguments and
 writes an engine file, so the wrapper's own logic is what is tested here. The real build is
-checked on an Orin (README, "Orin deployment").
+checked on an Orin (docs/orin.md).
 """
 from __future__ import annotations
 
 import json
-import stat
 from pathlib import Path
+import stat
 
 import pytest
 
-from triton_perception.engines import (EngineBuildError, build_engines, find_trtexec,
-                                       stale_engines)
+from triton_perception.engines import build_engines, EngineBuildError, find_trtexec, stale_engines
 
-STAND_IN = '''#!/usr/bin/env bash
+STAND_IN = """#!/usr/bin/env bash
 echo "&&&& RUNNING TensorRT.trtexec [TensorRT v100300] $*" | tee -a "{calls}"
 echo "[I] TensorRT version: 10.3.0"
 for argument in "$@"; do
   case "$argument" in --saveEngine=*) printf 'engine' > "${{argument#--saveEngine=}}";; esac
 done
 exit {exit_code}
-'''
+"""
 
 
 def stand_in_trtexec(directory: Path, exit_code: int = 0) -> Path:

@@ -1,4 +1,5 @@
-"""The yolov5 and lane_detection ensembles through a real tritonserver (CPU profile), over gRPC.
+"""
+The yolov5 and lane_detection ensembles through a real tritonserver (CPU profile), over gRPC.
 
 The processing itself is unit-tested in test_detection_processing.py / test_lane_processing.py;
 here the contract clients rely on is checked end to end: tensor names, shapes and types, the
@@ -12,13 +13,12 @@ import pytest
 import tritonclient.grpc as grpcclient
 from tritonclient.utils import InferenceServerException, np_to_triton_dtype
 
-from test_detection_processing import (BUS_REFERENCE, ZIDANE_REFERENCE, assert_matches_reference,
-                                       make_reference, read_rgb)
-from triton_perception.validation import check_detections
+from test_detection_processing import (assert_matches_reference, BUS_REFERENCE, make_reference,
+                                       read_rgb, ZIDANE_REFERENCE)
 from test_lane_processing import has_ego_lanes, make_lane_detector, read_clip
-from triton_perception.lane_geometry import NUM_POINTS, LaneResult, postprocess
+from triton_perception.lane_geometry import LaneResult, NUM_POINTS, postprocess
 from triton_perception.triton.model_config import read_config
-from triton_perception.validation import check_lane_maps
+from triton_perception.validation import check_detections, check_lane_maps
 
 REPOSITORY = Path(__file__).resolve().parents[1] / 'model_repository'
 DETECTION_OUTPUTS = ('DETECTIONS', 'NUM_DETECTIONS')
@@ -31,14 +31,16 @@ def client(triton_server):
         yield connection
 
 
-def infer(client, model: str, image: np.ndarray, outputs: tuple[str, ...], **optional: np.ndarray) -> dict:
+def infer(client, model: str, image: np.ndarray, outputs: tuple[str, ...],
+          **optional: np.ndarray) -> dict:
     """One request: IMAGE plus any optional [1] inputs given by name."""
     inputs = []
     for name, value in {'IMAGE': image, **optional}.items():
         tensor = grpcclient.InferInput(name, list(value.shape), np_to_triton_dtype(value.dtype))
         tensor.set_data_from_numpy(value)
         inputs.append(tensor)
-    result = client.infer(model, inputs, outputs=[grpcclient.InferRequestedOutput(n) for n in outputs])
+    requested = [grpcclient.InferRequestedOutput(name) for name in outputs]
+    result = client.infer(model, inputs, outputs=requested)
     return {name: result.as_numpy(name) for name in outputs}
 
 
@@ -51,7 +53,7 @@ def lane_maps(client, image: np.ndarray) -> dict:
 
 
 def find_lanes(client, image: np.ndarray, min_lane_length: float = 0.1) -> LaneResult:
-    """What a client outside ROS does: the ensemble's maps, then the package's geometry."""
+    """Return what a client outside ROS does: the ensemble's maps, then the package's geometry."""
     probability, margin = check_lane_maps(lane_maps(client, image))
     return postprocess(probability, margin, image.shape[:2], NUM_POINTS, min_lane_length)
 
@@ -80,7 +82,8 @@ def test_ensemble_steps_exist_and_connect(ensemble: str) -> None:
         step_config = read_config(REPOSITORY / step.model_name / 'config.pbtxt')
         assert set(step.input_map) <= {tensor.name for tensor in step_config.input}
         assert set(step.output_map) <= {tensor.name for tensor in step_config.output}
-        assert set(step.input_map.values()) <= available, f'{step.model_name} reads a tensor not yet produced'
+        assert set(step.input_map.values()) <= available, \
+            f'{step.model_name} reads a tensor not yet produced'
         available |= set(step.output_map.values())
     assert {tensor.name for tensor in config.output} <= available
 
@@ -136,7 +139,8 @@ def test_odd_shapes_match_in_process_reference(client) -> None:
 def test_defaults_apply_without_optional_inputs(client) -> None:
     bus = read_rgb('bus.jpg')
     explicit = detect(client, bus, SCORE_THRESHOLD=np.array([0.25], np.float32),
-                      IOU_THRESHOLD=np.array([0.45], np.float32), MAX_DETECTIONS=np.array([100], np.int32))
+                      IOU_THRESHOLD=np.array([0.45], np.float32),
+                      MAX_DETECTIONS=np.array([100], np.int32))
     np.testing.assert_array_equal(detect(client, bus), explicit)
 
 

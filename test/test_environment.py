@@ -3,20 +3,20 @@ from __future__ import annotations
 
 import ipaddress
 import os
+from pathlib import Path
 import subprocess
 import sys
 import zipfile
-from pathlib import Path
 
 import pytest
 from std_msgs.msg import String
 
-from ros_helpers import Probe, wait_until
 from conftest import REPO
+from ros_helpers import Probe, wait_until
 from triton_perception.processes import free_ports
 from triton_perception.triton.server import ServerConfig, ServerError, TritonServer
 
-TALKER = '''
+TALKER = """
 import sys, rclpy
 from rclpy.qos import QoSProfile, ReliabilityPolicy
 from std_msgs.msg import String
@@ -28,7 +28,7 @@ while rclpy.ok() and publisher.get_subscription_count() == 0:
 for index in range(5):
     publisher.publish(String(data=f'hello {index}'))
 rclpy.spin_once(node, timeout_sec=1.0)
-'''
+"""
 
 
 @pytest.mark.ros
@@ -123,8 +123,12 @@ def test_no_weights_or_media_are_tracked() -> None:
 
 @pytest.mark.slow
 def test_environment_checks_pass_every_time_under_cpu_load() -> None:
-    """dev/setup.sh's system checks are deterministic: 200 runs next to a process that keeps
-    one core busy all pass (a `ldconfig -p | grep -q` under pipefail failed here by chance)."""
+    """
+    dev/setup.sh's system checks are deterministic.
+
+    200 runs next to a process that keeps one core busy all pass (a `ldconfig -p | grep -q` under
+    pipefail failed here by chance).
+    """
     hog = subprocess.Popen(['sh', '-c', 'while :; do :; done'])
     try:
         failures = []

@@ -1,4 +1,5 @@
-"""Fuzzed frames to a running node and a 100 Hz overload: every frame is accounted for.
+"""
+Fuzzed frames to a running node and a 100 Hz overload: every frame is accounted for.
 
 Real processes throughout: a real tritonserver that is absent, killed, hung or serving
 broken models (written at test time by test/fault_repository.py), node processes over
@@ -16,21 +17,24 @@ import numpy as np
 import pytest
 from sensor_msgs.msg import CompressedImage, Image
 
-from fault_plumbing import (COUNTED, OVERLOAD_S, SEED, Arrivals, Replay, StartNode,
-                            assert_balanced, latest, noise_frame, primed, proc_status,
-                            stop_cleanly, wait_settled)
-from fault_plumbing import clip, diagnostics, measured, start_node  # noqa: F401 (fixtures)
+from fault_plumbing import (Arrivals, assert_balanced, COUNTED, latest, noise_frame, OVERLOAD_S,
+                            primed, proc_status, Replay, SEED, StartNode, stop_cleanly,
+                            wait_settled)
 from image_fuzz import fuzzed_compressed, fuzzed_image
 from ros_helpers import Probe, wait_until
 from triton_perception.triton.server import TritonServer
 
-
 # --- fuzzed frames to a running node -----------------------------------------------------
+
 
 def publish_counted(diagnostics: Arrivals, publisher: Any, fqn: str, messages: Iterator[Any],
                     total: int, baseline: int, batch: int = 50) -> None:
-    """Publish in batches, each once the node has counted the previous ones in: a reliable
-    reader whose history (qos_depth) overflows would lose samples nobody could account for."""
+    """
+    Publish in batches, each once the node has counted the previous ones in.
+
+    A reliable reader whose history (qos_depth) overflows would lose samples nobody could account
+    for.
+    """
     sent = 0
     while sent < total:
         for _ in range(min(batch, total - sent)):

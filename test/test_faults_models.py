@@ -1,5 +1,8 @@
-"""Models that fail to load, return malformed output, are not served, or answer after the
-request timeout: each is named, and requests, threads and memory stay bounded.
+"""
+Faulty models: each fault is named, and requests, threads and memory stay bounded.
+
+The faults: models that fail to load, return malformed output, are not served, or answer after the
+request timeout.
 
 Real processes throughout: a real tritonserver that is absent, killed, hung or serving
 broken models (written at test time by test/fault_repository.py), node processes over
@@ -11,21 +14,20 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Callable
 
-import pytest
 from diagnostic_msgs.msg import DiagnosticStatus
+import pytest
 from sensor_msgs.msg import Image
 
-from fault_plumbing import (Arrivals, Replay, StartNode, assert_balanced, latest, noise_frame,
-                            primed, proc_status, quiet_server, statuses, stop_cleanly, values,
+from fault_plumbing import (Arrivals, assert_balanced, latest, noise_frame, primed, proc_status,
+                            quiet_server, Replay, StartNode, statuses, stop_cleanly, values,
                             wait_settled)
-from fault_plumbing import diagnostics, fault_server, measured, start_node  # noqa: F401 (fixtures)
 from fault_repository import write_repository
 from ros_helpers import Probe, wait_until
 from triton_perception.processes import free_ports
 from triton_perception.triton.server import ServerError, TritonServer
 
-
 # --- models that fail to load or return malformed output ----------------------------------
+
 
 @pytest.mark.server
 def test_a_model_that_fails_to_load_is_named(tmp_path: Path) -> None:
@@ -56,8 +58,12 @@ MALFORMED = [
 def test_malformed_outputs_fail_with_a_reason(probe: Probe, diagnostics: Arrivals,
                                               fault_server: TritonServer,
                                               start_node: StartNode) -> None:
-    """Each node runs against one broken model; a lane_node on a well-formed one is the control
-    (the checks accept what the real ensembles return: see test_nodes.py)."""
+    """
+    Each node runs against one broken model.
+
+    A lane_node on a well-formed one is the control (the checks accept what the real ensembles
+    return: see test_nodes.py).
+    """
     cases = [*MALFORMED, ('lane_node', 'lane_detection', None)]
     nodes = [start_node(executable, f'/faults_{model}', fault_server.grpc_url,
                         model_name=model) for executable, model, _ in cases]

@@ -1,5 +1,8 @@
-"""The server is absent, killed or stopped: nodes wait and recover, the runner respawns it,
-and stopping the pipeline ends every process in time.
+"""
+The server is absent, killed or stopped.
+
+Nodes wait and recover, the runner respawns it, and stopping the pipeline ends every process in
+time.
 
 Real processes throughout: a real tritonserver that is absent, killed, hung or serving
 broken models (written at test time by test/fault_repository.py), node processes over
@@ -9,35 +12,33 @@ are attached to each test's report (fixture `measured`); tests assert behaviour.
 from __future__ import annotations
 
 import os
+from pathlib import Path
 import signal
 import subprocess
 import sys
 import threading
 import time
-from pathlib import Path
 from typing import Any, Callable
 
+from diagnostic_msgs.msg import DiagnosticStatus
 import numpy as np
 import pytest
-import tritonclient.grpc as grpcclient
-from diagnostic_msgs.msg import DiagnosticStatus
 from sensor_msgs.msg import Image, PointCloud2
+import tritonclient.grpc as grpcclient
 from tritonclient.utils import InferenceServerException
 from vision_msgs.msg import Detection2DArray
 
-from fault_plumbing import (ABSENT_S, BUSY_MODEL_DELAY_S, CONDITION_LIMIT_S, Arrivals, Replay,
-                            StartNode, arrived_since, assert_balanced, children_named,
-                            kill_survivors, kill_tree, quiet_server, record_arrivals, statuses,
+from fault_plumbing import (ABSENT_S, Arrivals, arrived_since, assert_balanced, BUSY_MODEL_DELAY_S,
+                            children_named, CONDITION_LIMIT_S, kill_survivors, kill_tree,
+                            quiet_server, record_arrivals, Replay, StartNode, statuses,
                             stop_cleanly, values, wait_gone, wait_settled)
-from fault_plumbing import (clip, detector_repository, diagnostics, measured,
-                            start_node)  # noqa: F401 (fixtures)
 from fault_repository import write_repository
 from ros_helpers import BEST_EFFORT, Probe, wait_until
 from triton_perception.diagnostics import NodeStatus
 from triton_perception.processes import free_ports, process_tree
 
-
 # --- no server at start-up ------------------------------------------------------------------
+
 
 @pytest.mark.ros
 @pytest.mark.server
@@ -181,8 +182,12 @@ def test_stopping_a_killed_server_ends_its_stubs(pipeline_repository: Path) -> N
 
 @pytest.fixture(scope='module')
 def pipeline_repository(tmp_path_factory: Any) -> Path:
-    """Both ensemble names, answered by test models: the detector takes 0.5 s per frame, so
-    requests are always in flight when the pipeline is stopped."""
+    """
+    Both ensemble names, answered by test models.
+
+    The detector takes 0.5 s per frame, so requests are always in flight when the pipeline is
+    stopped.
+    """
     root = write_repository(tmp_path_factory.mktemp('pipeline_repository'),
                             {'yolov5': 'ok'}, delay_s=BUSY_MODEL_DELAY_S)
     return write_repository(root, {'lane_detection': 'lanes_ok'})
@@ -255,8 +260,6 @@ def test_runner_respawns_a_killed_server(
             kill_tree(process)
         kill_survivors(stubs)
     assert process.returncode == 0, log_path.read_text()
-
-
 
 
 # --- shutdown --------------------------------------------------------------------------------

@@ -6,8 +6,8 @@ from typing import Any
 import pytest
 from sensor_msgs.msg import Image
 
-import triton_perception.nodes.frame_losses as frame_losses
 from triton_perception.accounting import FrameAccounting
+import triton_perception.nodes.frame_losses as frame_losses
 from triton_perception.qos import stream_qos
 
 pytestmark = [pytest.mark.ros]
@@ -22,8 +22,12 @@ def test_this_rclpy_counts_sequence_gaps(ros_node: Any) -> None:
 
 def test_without_message_info_the_message_lost_event_counts(
         ros_node: Any, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Humble's rclpy passes no MessageInfo: the subscription's message_lost event counts
-    instead, and what it reports is counted as lost before the node."""
+    """
+    Humble's rclpy passes no MessageInfo.
+
+    The subscription's message_lost event counts instead, and what it reports is counted as lost
+    before the node.
+    """
     monkeypatch.setattr(frame_losses, 'MESSAGE_INFO_AVAILABLE', False)
     accounting = FrameAccounting()
     counter = frame_losses.FrameLossCounter(ros_node, accounting, '/humble/image')

@@ -1,19 +1,22 @@
-"""Frames lost before a node's callback are counted (`lost_before_node`), so that for every
-publisher `sent == received + lost_before_node` (real node process, real Fast DDS)."""
+"""
+Frames lost before a node's callback are counted (`lost_before_node`).
+
+For every publisher, `sent == received + lost_before_node` (real node process, real Fast DDS).
+"""
 from __future__ import annotations
 
 import contextlib
 import signal
 from typing import Any, Iterator
 
+from diagnostic_msgs.msg import DiagnosticArray
 import numpy as np
 import pytest
-from diagnostic_msgs.msg import DiagnosticArray
 from sensor_msgs.msg import Image
 from std_msgs.msg import Header
 
 from ros_helpers import Probe, wait_until
-from triton_perception.diagnostics import NodeStatus, find_status
+from triton_perception.diagnostics import find_status, NodeStatus
 from triton_perception.messages import image_message
 from triton_perception.processes import NodeProcess, ros_arguments
 from triton_perception.qos import stream_qos
@@ -60,10 +63,14 @@ def stoppable_node(triton_server: Any, tmp_path: Any) -> Iterator[NodeProcess]:
 
 def test_frames_overwritten_before_the_callback_are_counted(
         probe: Probe, diagnostics: list[DiagnosticArray], stoppable_node: NodeProcess) -> None:
-    """While the node is stopped (SIGSTOP: an executor that is late), a burst of frames
-    overwrites its depth-1 reader history, or is dropped by the best-effort transport while the
-    process cannot read: the frames never reach the callback. The next frame the node receives
-    from the camera shows them as a gap in the publisher's sequence numbers."""
+    """
+    Frames a stopped node never reads are counted as a gap in the publisher's sequence.
+
+    While the node is stopped (SIGSTOP: an executor that is late), a burst of frames overwrites
+    its depth-1 reader history, or is dropped by the best-effort transport while the process
+    cannot read: the frames never reach the callback. The next frame the node receives from the
+    camera shows them as a gap in the publisher's sequence numbers.
+    """
     fqn = '/losses/detection_node'
     publisher = probe.node.create_publisher(Image, '/losses/image', stream_qos('reliable', 100))
     try:

@@ -3,19 +3,19 @@ from __future__ import annotations
 
 import json
 import os
+from pathlib import Path
 import sys
 import time
-from pathlib import Path
 from types import SimpleNamespace
 
 import numpy as np
 import pytest
-from rosbags.typesys import Stores, get_typestore
+from rosbags.typesys import get_typestore, Stores
 from std_msgs.msg import Header
 from vision_msgs.msg import Detection2DArray
 
-from triton_perception.ground.camera import (CameraModelError, GroundCamera, Intrinsics,
-                                             Mounting, rotation_rpy)
+from triton_perception.ground.camera import (CameraModelError, GroundCamera, Intrinsics, Mounting,
+                                             rotation_rpy)
 from triton_perception.ground.messages import (ground_cloud_message, ground_detections_message,
                                                lane_markers_message, occupancy_grid_message,
                                                read_ground_points)
@@ -109,7 +109,7 @@ def test_unusable_camera_info_and_pose_are_explained() -> None:
 # 2. A synthetic pinhole view: lines at known lateral offsets, seen at a known height and pitch.
 @pytest.mark.parametrize('height,pitch', [(1.2, 0.02), (1.6, 0.08), (2.5, 0.15)])
 def test_synthetic_lines_are_recovered_within_2_percent_at_10_m(height: float,
-                                                                 pitch: float) -> None:
+                                                                pitch: float) -> None:
     cam = camera([0, 0, height, 0, pitch, 0])
     offsets = (1.75, -1.95, 5.45)
     lanes = []
@@ -238,9 +238,12 @@ def test_camera_pose_parameter() -> None:
 
 
 def test_tf2_msgs_is_wire_compatible_with_upstream() -> None:
-    """The dev-only tf2_msgs (dev/tf2_msgs) must hash like upstream's TFMessage, as rosbags'
-    Jazzy type store (built from upstream definitions) computes it, or /tf_static never
-    matches a real robot_state_publisher."""
+    """
+    The dev-only tf2_msgs (dev/tf2_msgs) must hash like upstream's TFMessage.
+
+    As rosbags' Jazzy type store (built from upstream definitions) computes it, or /tf_static never
+    matches a real robot_state_publisher.
+    """
     prefixes = [sys.prefix, *os.environ.get('AMENT_PREFIX_PATH', '').split(os.pathsep)]
     found = [Path(prefix) / 'share' / 'tf2_msgs' / 'msg' / 'TFMessage.json'
              for prefix in prefixes if prefix]
@@ -265,7 +268,7 @@ def test_geometry_source_reasons_and_camera_pose(ros_node: object) -> None:
                       k=K.ravel().tolist(), d=[0.0] * 5)
     info.header.frame_id = 'other'
     source._on_camera_info(info)
-    assert source.camera('cam') is None and "frames other" in source.reason
+    assert source.camera('cam') is None and 'frames other' in source.reason
     info.header.frame_id = 'cam'
     source._on_camera_info(info)
     assert source.camera('cam') is None

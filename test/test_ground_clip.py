@@ -1,4 +1,5 @@
-"""Issue 14, test 3: the highway clip on the ground, with the calibration in test/data/highway_clip.
+"""
+Issue 14, test 3: the highway clip on the ground, with the calibration in test/data/highway_clip.
 
 The lane and detection steps run in-process exactly as the ensembles chain them (the same
 functions as test_lane_processing and test_detection_processing), on every second frame.
@@ -14,7 +15,6 @@ import yaml
 
 from test_detection_processing import make_detector
 from test_lane_processing import make_lane_detector, read_clip
-
 from triton_perception.ground.camera import GroundCamera, Intrinsics, Mounting
 from triton_perception.ground.outputs import ground_boxes, ground_lane_points
 
@@ -34,7 +34,7 @@ def clip_camera() -> GroundCamera:
 
 
 def lateral_at(points: np.ndarray, x: float) -> float:
-    """y of a ground lane at distance x (NaN outside the part it covers)."""
+    """Y of a ground lane at distance x (NaN outside the part it covers)."""
     order = np.argsort(points['x'])
     return float(np.interp(x, points['x'][order], points['y'][order], left=np.nan,
                            right=np.nan))
@@ -51,7 +51,8 @@ def clip_on_the_ground(tmp_path_factory: pytest.TempPathFactory) -> list[dict]:
         points = ground_lane_points(camera, lanes.lanes, lanes.sides)
         left, right = points[points['side'] == -1], points[points['side'] == 1]
         objects = detect_objects(frame)
-        contacts, _widths, _heights = ground_boxes(camera, objects[np.isin(objects[:, 5], VEHICLES)])
+        vehicles = objects[np.isin(objects[:, 5], VEHICLES)]
+        contacts, _widths, _heights = ground_boxes(camera, vehicles)
         ahead = contacts[np.isfinite(contacts[:, 0]) & (contacts[:, 0] > 0), 0]
         frames.append({
             'left': {x: lateral_at(left, x) for x in (6.0, 8.0, 20.0)},

@@ -1,27 +1,30 @@
-"""Ground outputs of the real nodes (issue 14, test 4 and the way on): nothing and a reason in
-/diagnostics without CameraInfo or a transform; the four ground topics once both are known."""
+"""
+Ground outputs of the real nodes (issue 14, test 4 and the way on).
+
+Nothing and a reason in /diagnostics without CameraInfo or a transform; the four ground topics once
+both are known.
+"""
 from __future__ import annotations
 
 import itertools
 import math
 from typing import Any, Iterator
 
-import numpy as np
-import pytest
-import yaml
 from diagnostic_msgs.msg import DiagnosticArray
 from geometry_msgs.msg import TransformStamped
 from nav_msgs.msg import OccupancyGrid
+import numpy as np
+import pytest
 from sensor_msgs.msg import CameraInfo, PointCloud2
 from tf2_msgs.msg import TFMessage
-from visualization_msgs.msg import MarkerArray
 from vision_msgs.msg import Detection2DArray, Detection3DArray
+from visualization_msgs.msg import MarkerArray
+import yaml
 
 from ros_helpers import LATCHED, Probe, wait_until
 from test_ground_clip import CALIBRATION
 from test_nodes import (image_message, latest_diagnostics, road_rgb,  # noqa: F401 (fixture)
                         send_and_receive, start_node)
-
 from triton_perception.ground.messages import read_ground_points
 from triton_perception.processes import NodeProcess
 
@@ -77,7 +80,7 @@ def ground_reasons(diagnostics: list, contains: str) -> dict[str, str] | None:
 
 
 def test_ground_outputs_follow_the_geometry(probe: Probe, nodes: list[NodeProcess],
-                                            road_rgb: np.ndarray) -> None:
+                                            road_rgb: np.ndarray) -> None:  # noqa: F811
     diagnostics = probe.received.get('/diagnostics') or probe.record(DiagnosticArray,
                                                                      '/diagnostics')
     ground = {topic: probe.record(kind, topic) for topic, kind in zip(
@@ -88,8 +91,12 @@ def test_ground_outputs_follow_the_geometry(probe: Probe, nodes: list[NodeProces
     sent = []  # every frame's stamp: a node answers whichever frame it last took
 
     def frame_through_both(stamp: int) -> Any:
-        """Both results of one frame; send_and_receive sends it again until each arrives
-        (a node that has not yet matched the probe's publisher would never see it)."""
+        """
+        Both results of one frame.
+
+        send_and_receive sends it again until each arrives (a node that has not yet matched the
+        probe's publisher would never see it).
+        """
         message = image_message(road_rgb, 'bgr8', FRAME, stamp)
         sent.append(message.header.stamp)
         send_and_receive(probe, f'{NS}/image', message, f'{NS}/lanes', PointCloud2, clouds)
@@ -108,8 +115,12 @@ def test_ground_outputs_follow_the_geometry(probe: Probe, nodes: list[NodeProces
     probe.wait_for_subscribers(info_publisher, count=2)
 
     def with_camera_info(stamp: int) -> Any:
-        """CameraInfo again before each frame: a reader that has not matched the probe's
-        writer yet misses a sample, as camera drivers' subscribers do."""
+        """
+        Publish CameraInfo again before each frame.
+
+        A reader that has not matched the probe's writer yet misses a sample, as camera drivers'
+        subscribers do.
+        """
         info_publisher.publish(camera_info())
         return frame_through_both(stamp)
     stamps = itertools.count(2)  # a new stamp each time: an old result must not answer

@@ -1,5 +1,7 @@
-"""The package uses only the rclpy, launch and launch_ros API that ROS 2 Humble (JetPack 6's ROS)
-has, or uses newer API behind a capability check.
+"""
+The package uses only the rclpy, launch and launch_ros API that ROS 2 Humble has.
+
+Humble is JetPack 6's ROS; newer API is used only behind a capability check.
 
 The development machine runs newer releases (rclpy from Kilted, launch from Jazzy), so a call
 Humble lacks would pass every other test here and fail on the Orin. This test reads the package's
@@ -16,8 +18,8 @@ unless the use sits inside a capability check (test/capability_checks.py says wh
 from __future__ import annotations
 
 import ast
-import json
 from dataclasses import dataclass
+import json
 from pathlib import Path
 
 import launch
@@ -37,8 +39,12 @@ PACKAGE_SOURCES = sorted([*(REPO / 'triton_perception').rglob('*.py'),
 
 @dataclass(frozen=True)
 class ApiIndex:
-    """What one distribution's rclpy, launch and launch_ros offer: each module's names, the
-    public methods of their classes, and the parameters of functions, methods and classes."""
+    """
+    What one distribution's rclpy, launch and launch_ros offer.
+
+    Each module's names, the public methods of their classes, and the parameters of functions,
+    methods and classes.
+    """
 
     modules: dict[str, set[str]]
     methods: frozenset[str]
@@ -70,9 +76,13 @@ class ApiIndex:
 
 
 def _class_parameters(name: str, classes: dict[str, list[Api]], seen: set[str]) -> set[str]:
-    """What calling a class of that name accepts: `__init__`'s parameters, and where it forwards
-    **kwargs, its bases' (launch_ros's Node -> ExecuteProcess -> ExecuteLocal). '**' stays when
-    a base is not known here, and then any keyword passes."""
+    """
+    Return what calling a class of that name accepts.
+
+    `__init__`'s parameters, and where it forwards **kwargs, its bases' (launch_ros's Node ->
+    ExecuteProcess -> ExecuteLocal). '**' stays when a base is not known here, and then any keyword
+    passes.
+    """
     if name not in classes or name in seen:
         return {'**'}
     accepted: set[str] = set()
@@ -97,8 +107,11 @@ def installed_api() -> ApiIndex:
 
 
 def defined_names(trees: list[ast.AST]) -> set[str]:
-    """Functions, classes and attributes the package defines itself: a method of its own may
-    share a name with a newer rclpy method."""
+    """
+    Functions, classes and attributes the package defines itself.
+
+    A method of its own may share a name with a newer rclpy method.
+    """
     names = set()
     for tree in trees:
         for node in ast.walk(tree):

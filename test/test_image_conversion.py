@@ -1,6 +1,9 @@
-"""Unit tests for triton_perception.image_conversion's raw Image path: every supported encoding
-decoded to RGB, padded rows, byte containers, and malformed messages rejected with a reason (no
-ROS runtime needed). CompressedImage: test_compressed_conversion.py."""
+"""
+Unit tests for triton_perception.image_conversion's raw Image path.
+
+Every supported encoding decoded to RGB, padded rows, byte containers, and malformed messages
+rejected with a reason (no ROS runtime needed). CompressedImage: test_compressed_conversion.py.
+"""
 from __future__ import annotations
 
 import array
@@ -12,10 +15,10 @@ import cv2
 import numpy as np
 import pytest
 
-from sample_images import (BUDGET, NO_SENSOR_MSGS, bus_rgb, mean_abs_error, random_rgb,
+from sample_images import (BUDGET, bus_rgb, mean_abs_error, NO_SENSOR_MSGS, random_rgb,
                            rejection_reason, smooth_rgb)
-from triton_perception.image_conversion import (SUPPORTED_ENCODINGS, ImageRejected, encode_rgb,
-                                                image_to_rgb)
+from triton_perception.image_conversion import (encode_rgb, image_to_rgb, ImageRejected,
+                                                SUPPORTED_ENCODINGS)
 
 PADDING = 13
 EXACT = ('rgb8', 'bgr8', 'rgba8', 'bgra8')
@@ -36,9 +39,13 @@ CHANNEL = {'r': 0, 'g1': 1, 'g2': 1, 'b': 2}
 
 
 def _independent_bytes(rgb: np.ndarray, encoding: str) -> tuple[bytes, int]:
-    """The message bytes of `rgb` built without the package's encoder: numpy channel slicing
-    and OpenCV, from the encodings' definitions (REP 104 / sensor_msgs image_encodings). YUV
-    comes from the package's encoder, which test_yuv_encoder_matches_opencv_encoder checks."""
+    """
+    Return the message bytes of `rgb` built without the package's encoder.
+
+    numpy channel slicing and OpenCV, from the encodings' definitions (REP 104 / sensor_msgs
+    image_encodings). YUV comes from the package's encoder, which
+    test_yuv_encoder_matches_opencv_encoder checks.
+    """
     height, width = rgb.shape[:2]
     alpha = np.full((height, width, 1), 200, np.uint8)
     if encoding == 'rgb8':
@@ -71,7 +78,7 @@ def _image_msg(
         rows = np.frombuffer(data, np.uint8).reshape(height, step)
         data = np.pad(rows, ((0, 0), (0, padding)), constant_values=0xAB).tobytes()
         step += padding
-    fields = dict(height=height, width=width, encoding=encoding, is_bigendian=0)
+    fields = {'height': height, 'width': width, 'encoding': encoding, 'is_bigendian': 0}
     fields.update(step=step, data=data)
     fields.update(overrides)
     return SimpleNamespace(**fields)
@@ -122,15 +129,19 @@ def test_lossy_encodings_round_trip_closely(source: str, encoding: str, padding:
 
 @pytest.mark.parametrize('encoding', [*EXACT, 'mono8', *BAYER])
 def test_package_encoder_matches_the_encoding_definitions(encoding: str) -> None:
-    """encode_rgb (used by the demo, bench and fuzzing) writes what the definitions say
-    (alpha aside: the package writes 255)."""
+    """
+    encode_rgb (used by the demo, bench and fuzzing) writes what the definitions say.
+
+    Alpha aside: the package writes 255.
+    """
     rgb = random_rgb()
     ours, step = encode_rgb(rgb, encoding)
     theirs, their_step = _independent_bytes(rgb, encoding)
     assert step == their_step
     ours_array, theirs_array = np.frombuffer(ours, np.uint8), np.frombuffer(theirs, np.uint8)
     if encoding in ('rgba8', 'bgra8'):
-        ours_array, theirs_array = ours_array.reshape(-1, 4)[:, :3], theirs_array.reshape(-1, 4)[:, :3]
+        ours_array = ours_array.reshape(-1, 4)[:, :3]
+        theirs_array = theirs_array.reshape(-1, 4)[:, :3]
     np.testing.assert_array_equal(ours_array, theirs_array)
 
 
@@ -205,7 +216,7 @@ def test_padded_rgb8_is_copied_once_into_a_writable_array() -> None:
 def test_conversion_reads_padded_rows_in_place(
     encoding: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """cvtColor must get a strided view of msg.data, so its output is the only copy."""
+    """The cvtColor call must get a strided view of msg.data, so its output is the only copy."""
     msg = _image_msg(smooth_rgb(), encoding, PADDING)
     sources = []
     convert = cv2.cvtColor

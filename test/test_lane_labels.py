@@ -1,5 +1,9 @@
-"""The served lanes against an independent reference: ego lines labelled by eye on 10 frames of
-the clip and on the road images (test/data/lane_labels.json; how in lane_labels.md)."""
+"""
+The served lanes against an independent reference.
+
+Ego lines labelled by eye on 10 frames of the clip and on the road images
+(test/data/lane_labels.json; how in lane_labels.md).
+"""
 from __future__ import annotations
 
 import json
@@ -40,7 +44,7 @@ def lanes_of(tmp_path_factory: pytest.TempPathFactory) -> Callable[[dict], Any]:
 
 
 def x_at(polyline: np.ndarray, row: float) -> float:
-    """u of a lane polyline at image row v (NaN outside the part it covers)."""
+    """U of a lane polyline at image row v (NaN outside the part it covers)."""
     order = np.argsort(polyline[:, 1])
     return float(np.interp(row, polyline[order, 1], polyline[order, 0], left=np.nan,
                            right=np.nan))
@@ -72,9 +76,12 @@ def test_served_ego_lines_match_the_labels(lanes_of: Callable, entry: dict) -> N
 
 @pytest.mark.slow
 def test_drivable_area_covers_the_labelled_ego_lane(lanes_of: Callable) -> None:
-    """The ego-lane quadrilateral between the labelled lines (rows 400-520) is drivable. The
-    model also marks the other lanes and the paved shoulder drivable, as BDD100K's drivable
-    area does, so the check is coverage of the labelled lane, not IoU."""
+    """
+    The ego-lane quadrilateral between the labelled lines (rows 400-520) is drivable.
+
+    The model also marks the other lanes and the paved shoulder drivable, as BDD100K's drivable area
+    does, so the check is coverage of the labelled lane, not IoU.
+    """
     for entry in (item for item in LABELS['frames'] if item['source'] == 'clip'):
         area = lanes_of(entry).drivable_area > 0
         (bottom, _, top), left, right = entry['rows'], entry['left'], entry['right']

@@ -1,28 +1,32 @@
-"""Bring your own lane model: models built at test time (lane_model_fixtures) whose constant
-output encodes known lanes, installed with the package's installer, served in-process, by a
-real tritonserver and through a real lane_node; decoded lanes must match the generating
-geometry within 1 px at three or more rows, with the right count and ego sides."""
+"""
+Bring your own lane model.
+
+Models built at test time (lane_model_fixtures) whose constant output encodes known lanes, installed
+with the package's installer, served in-process, by a real tritonserver and through a real
+lane_node; decoded lanes must match the generating geometry within 1 px at three or more rows, with
+the right count and ego sides.
+"""
 from __future__ import annotations
 
+from pathlib import Path
 import subprocess
 import sys
-from pathlib import Path
 from typing import Any
 
 import numpy as np
-import pytest
 from onnx import TensorProto
+import pytest
 
 from conftest import copy_of_model_repository
-from lane_model_fixtures import (Curve, constant_model, laneatt_rows, segmentation_output,
-                                 through, ufld_v1_output, ufld_v2_outputs)
+from lane_model_fixtures import (constant_model, Curve, laneatt_rows, segmentation_output, through,
+                                 ufld_v1_output, ufld_v2_outputs)
 from triton_perception.bench.references import onnx_model
-from triton_perception.lane_models.decode import DecodeSettings, cropped_top_rows, decode_lanes
-from triton_perception.lane_models.install import install_lane_model, install_served_lane_model
-from triton_perception.lane_models.spec import (LaneConfigError, installed_lane_models,
-                                                lane_model_for)
-from triton_perception.lane_models.layouts import LaneLayoutError
 from triton_perception.lane_geometry import LaneResult
+from triton_perception.lane_models.decode import cropped_top_rows, decode_lanes, DecodeSettings
+from triton_perception.lane_models.install import install_lane_model, install_served_lane_model
+from triton_perception.lane_models.layouts import LaneLayoutError
+from triton_perception.lane_models.spec import (installed_lane_models, lane_model_for,
+                                                LaneConfigError)
 from triton_perception.triton.model_config import load_step_module
 
 # Ego-left, ego-right and a line further right, in pixels of a 640 x 360 input.
@@ -35,8 +39,12 @@ NO_LOG = {'log': lambda _line: None}
 
 def check_lanes(result: LaneResult, curves: list[Curve], sides: list[int],
                 scale: tuple[float, float], top_rows: int = 0) -> None:
-    """Each served lane within 1 frame px of its curve at every sampled row inside the curve
-    (at least three), left to right, with the expected sides."""
+    """
+    Check each served lane against its curve.
+
+    Within 1 frame px at every sampled row inside the curve (at least three), left to right,
+    with the expected sides.
+    """
     assert len(result.lanes) == len(curves), result.sides
     assert result.sides.tolist() == sides
     for lane, curve in zip(result.lanes, curves):
@@ -74,8 +82,11 @@ def frame() -> np.ndarray:
 @pytest.mark.parametrize('input_type', [TensorProto.FLOAT, TensorProto.FLOAT16])
 def test_laneatt_proposals_decode_to_their_lanes(repository: Path, tmp_path: Path,
                                                  input_type: int) -> None:
-    """The design document's contract: [2784, 77] rows, input [1, 3, 360, 640] FP32 or FP16;
-    duplicates 5 px apart removed by NMS, low-probability distractors dropped."""
+    """
+    The design document's contract: [2784, 77] rows, input [1, 3, 360, 640] FP32 or FP16.
+
+    Duplicates 5 px apart removed by NMS, low-probability distractors dropped.
+    """
     path = constant_model(tmp_path / 'laneatt.onnx', {'predict_lanes': laneatt_rows(CURVES)},
                           [1, 3, 360, 640], input_type)
     name = f'laneatt_{input_type}'
@@ -93,7 +104,7 @@ def test_laneatt_proposals_decode_to_their_lanes(repository: Path, tmp_path: Pat
 
 
 def test_ufld_v1_row_anchors_decode_to_their_lanes(repository: Path, tmp_path: Path) -> None:
-    """CULane's 18 row anchors on a 288 x 800 input; 800 bins so a bin is 1 model px."""
+    """Decode CULane's 18 row anchors on a 288 x 800 input; 800 bins make a bin 1 model px."""
     anchors = [121, 131, 141, 150, 160, 170, 180, 189, 199, 209, 219, 228, 238, 248, 258, 267,
                277, 287]
     curves = [through(360, 150, 120, 287, bend=5), through(440, 650, 120, 287)]
@@ -108,8 +119,11 @@ def test_ufld_v1_row_anchors_decode_to_their_lanes(repository: Path, tmp_path: P
 
 def test_segmentation_with_a_top_crop_decodes_to_its_lanes(repository: Path,
                                                            tmp_path: Path) -> None:
-    """A one-head segmentation model (no drivable area) whose input sees the frame below its
-    top 25 %: lanes come back in frame pixels below the crop."""
+    """
+    A one-head segmentation model (no drivable area) whose input sees the frame below its top 25 %.
+
+    Lanes come back in frame pixels below the crop.
+    """
     curves = [through(290, 100, 40, 250), through(350, 540, 40, 250, bend=4)]
     head = segmentation_output(curves, 640, 256)
     path = constant_model(tmp_path / 'seg.onnx', {'lanes': head}, [1, 3, 256, 640])
@@ -162,8 +176,12 @@ def test_a_layout_that_does_not_fit_is_refused_naming_the_shapes(
 
 
 def test_ufld_v2_row_lanes_decode_to_their_lanes(repository: Path, tmp_path: Path) -> None:
-    """CULane's v2 config: 72 row and 81 column anchors over the frame, the input the bottom
-    60 % of the frame (top_crop 0.4 by default); 800 bins across the frame."""
+    """
+    Decode the row lanes of UFLD v2's CULane config.
+
+    72 row and 81 column anchors over the frame, the input the bottom 60 % of the frame (top_crop
+    0.4 by default); 800 bins across the frame.
+    """
     anchors = np.linspace(0.42, 1.0, 72)
     curves = [through(420, 200, 240, 540), through(540, 800, 240, 540, bend=-6)]
     outputs = ufld_v2_outputs(curves, anchors, FRAME[1], FRAME[0], grid=800, columns=81)

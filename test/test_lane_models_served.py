@@ -1,7 +1,10 @@
-"""The design document's LaneATT contract through a real tritonserver and a real lane_node:
-`[2784, 77]` proposals from an FP32 `[3, 360, 640]` input and its FP16-input variant, each
-installed from its ONNX file and around an existing served model (`laneDetect_model`,
-`max_batch_size: 1`, as the design document deploys it)."""
+"""
+The design document's LaneATT contract through a real tritonserver and a real lane_node.
+
+`[2784, 77]` proposals from an FP32 `[3, 360, 640]` input and its FP16-input variant, each installed
+from its ONNX file and around an existing served model (`laneDetect_model`, `max_batch_size: 1`, as
+the design document deploys it).
+"""
 from __future__ import annotations
 
 import os
@@ -9,19 +12,19 @@ from pathlib import Path
 from typing import Any, Iterator
 
 import numpy as np
-import pytest
-import tritonclient.grpc as grpcclient
 from onnx import TensorProto
+import pytest
 from sensor_msgs.msg import Image, PointCloud2
 from std_msgs.msg import Header
+import tritonclient.grpc as grpcclient
 
 from conftest import copy_of_model_repository, node_with_repository
 from lane_model_fixtures import constant_model, laneatt_rows
 from ros_helpers import Probe, wait_until
 from test_ensembles import infer
-from test_lane_models import CURVES, FRAME, NO_LOG, SIDES, check_lanes, frame
+from test_lane_models import check_lanes, CURVES, FRAME, frame, NO_LOG, SIDES
 from triton_perception.engines import engine_steps
-from triton_perception.lane_models.decode import DecodeSettings, decode_lanes
+from triton_perception.lane_models.decode import decode_lanes, DecodeSettings
 from triton_perception.lane_models.install import install_lane_model, install_served_lane_model
 from triton_perception.lane_models.spec import lane_model_for
 from triton_perception.messages import image_message, lanes_from_cloud
@@ -35,8 +38,12 @@ INSTALLED = ('laneatt_onnx32', 'laneatt_onnx16', 'laneatt_served32', 'laneatt_se
 
 def add_served_model(repository: Path, name: str, triton_type: str, onnx_type: int,
                      directory: Path) -> None:
-    """A user's existing lane model: batching config with a float input, as the design
-    document's TensorRT plan has it; here served by onnxruntime in the Python backend."""
+    """
+    Add a user's existing lane model to the repository.
+
+    Batching config with a float input, as the design document's TensorRT plan has it; here served
+    by onnxruntime in the Python backend.
+    """
     step = repository / name
     (step / '1').mkdir(parents=True)
     constant_model(step / '1' / 'model.onnx', {'predict_lanes': laneatt_rows(CURVES)[None]},
@@ -44,7 +51,7 @@ def add_served_model(repository: Path, name: str, triton_type: str, onnx_type: i
     for code in ('model.py', 'onnx_runner.py'):
         (step / '1' / code).symlink_to(os.path.relpath(
             (repository / 'yolov5_model' / '1' / code).resolve(), step / '1'))
-    (step / 'config.pbtxt').write_text(f'''name: "{name}"
+    (step / 'config.pbtxt').write_text(f"""name: "{name}"
 backend: "python"
 max_batch_size: 1
 input [ {{ name: "input" data_type: {triton_type} dims: [ 3, 360, 640 ] }} ]
@@ -54,7 +61,7 @@ parameters {{ key: "intra_op_threads" value {{ string_value: "1" }} }}
 parameters {{ key: "inter_op_threads" value {{ string_value: "1" }} }}
 parameters {{ key: "allow_spinning" value {{ string_value: "false" }} }}
 instance_group [ {{ count: 1 kind: KIND_CPU }} ]
-''')
+""")
 
 
 @pytest.fixture(scope='module')

@@ -1,6 +1,8 @@
-"""The lane chain without a server: lane_preprocess's processing (loaded from the model
-repository by path), the served lane graph (built from the shipped weights, run with
-onnxruntime) and the package's lane geometry.
+"""
+The lane chain without a server.
+
+lane_preprocess's processing (loaded from the model repository by path), the served lane graph
+(built from the shipped weights, run with onnxruntime) and the package's lane geometry.
 
 Synthetic lane masks pin down grouping, ordering and sides; real frames check that the served
 maps give the lanes the float heads gave (test/reference_lanes.py) and that the whole chain finds
@@ -15,15 +17,16 @@ import cv2
 import numpy as np
 import pytest
 
+from conftest import SHARED, shared_path
 import reference_lanes
 from triton_perception import lane_geometry as geometry
+from triton_perception.graphs.lanes import build_lane_graph, MARGIN_SCALE
 from triton_perception.lane_sides import assign_sides
 from triton_perception.triton.model_config import load_step_module
-from triton_perception.graphs.lanes import MARGIN_SCALE, build_lane_graph
 
 ROOT = Path(__file__).resolve().parents[1]
 REPOSITORY = ROOT / 'model_repository'
-from conftest import SHARED, shared_path  # noqa: E402
+
 TWINLITENET_ONNX = SHARED / 'models' / 'twinlitenet' / 'twinlitenet.onnx'
 CLIP = SHARED / 'data' / 'videos' / 'solidWhiteRight.mp4'
 
@@ -42,25 +45,25 @@ onnx_runner = load_step_module(REPOSITORY, 'lane_model', 'onnx_runner')
 
 
 def to_map(mask: np.ndarray) -> np.ndarray:
-    """The lane model's uint8 probability map of a mask (probability 1/(1+e^-5) inside)."""
+    """Return the lane model's uint8 probability map of a mask (probability 1/(1+e^-5) inside)."""
     return np.where(mask, np.uint8(round(255 / (1 + np.exp(-5.0)))),
                     np.uint8(round(255 / (1 + np.exp(5.0))))).astype(np.uint8)
 
 
 def to_margin(mask: np.ndarray) -> np.ndarray:
-    """The lane model's uint8 drivable margin of a mask (logit margin +-5 inside/outside)."""
+    """Return the lane model's uint8 drivable margin of a mask (logit margin +-5 inside/outside)."""
     return np.where(mask, np.uint8(128 + 5 * MARGIN_SCALE),
                     np.uint8(128 - 5 * MARGIN_SCALE)).astype(np.uint8)
 
 
 def line_x(bottom_x: float, y: float) -> float:
-    """x at row y of a straight lane through the vanishing point meeting the bottom at bottom_x."""
+    """X at row y of a straight lane through the vanishing point meeting the bottom at bottom_x."""
     vx, vy = VANISHING_POINT
     return vx + (bottom_x - vx) * (y - vy) / (MASK_HEIGHT - vy)
 
 
-def draw_lane(mask: np.ndarray, bottom_x: float, y_top: float = 200.0, y_bottom: float = MASK_HEIGHT,
-              thickness: int = 4) -> None:
+def draw_lane(mask: np.ndarray, bottom_x: float, y_top: float = 200.0,
+              y_bottom: float = MASK_HEIGHT, thickness: int = 4) -> None:
     start = (round(line_x(bottom_x, y_top)), round(y_top))
     end = (round(line_x(bottom_x, y_bottom)), round(y_bottom))
     cv2.line(mask, start, end, 1, thickness)
@@ -118,7 +121,7 @@ def test_dashes_of_one_marking_are_one_lane() -> None:
     dashed = result.lanes[0]
     assert bottom_u(dashed) == pytest.approx(240, abs=4)
     assert dashed[-1, 1] == pytest.approx(2 * 196, abs=3)  # spans the top dash too
-    assert dashed[0, 1] == pytest.approx(720)             # extended over the gap below the last dash
+    assert dashed[0, 1] == pytest.approx(720)  # extended over the gap below the last dash
 
 
 def test_lines_further_out_are_second_and_unknown() -> None:
@@ -169,7 +172,8 @@ def test_empty_mask_gives_no_lanes_with_correct_shapes() -> None:
     assert result.sides.shape == (0,) and result.sides.dtype == np.int8
     assert result.drivable_area.shape == (540, 960) and result.drivable_area.dtype == np.uint8
     assert set(np.unique(result.drivable_area)) == {0, 255}
-    assert np.all(result.drivable_area[:, :470] == 255) and np.all(result.drivable_area[:, 490:] == 0)
+    assert np.all(result.drivable_area[:, :470] == 255)
+    assert np.all(result.drivable_area[:, 490:] == 0)
 
 
 def test_tiny_image_keeps_its_size() -> None:
@@ -209,7 +213,7 @@ def test_resize_frame_rejects_bad_images(image: np.ndarray) -> None:
 # --- real frames ---------------------------------------------------------------------------
 
 def read_clip(indices: range) -> list[np.ndarray]:
-    """The given frames of solidWhiteRight.mp4, RGB."""
+    """Return the given frames of solidWhiteRight.mp4, RGB."""
     shared_path('data', 'videos', 'solidWhiteRight.mp4')
     capture = cv2.VideoCapture(str(CLIP))
     frames = []
@@ -250,7 +254,7 @@ def make_lane_detector(directory: Path) -> Callable[..., Any]:
 
 
 def make_reference_lanes() -> Callable[..., Any]:
-    """The upstream model's float heads + the geometry as it ran on them (reference_lanes)."""
+    """Return the upstream model's float heads and reference_lanes' geometry on them."""
     runner = session(shared_path('models', 'twinlitenet', 'twinlitenet.onnx'))
 
     def detect(frame: np.ndarray, min_lane_length: float = 0.1):
@@ -269,9 +273,12 @@ def graph_directory(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.mark.slow
 def test_served_maps_give_the_lanes_of_the_float_heads(graph_directory: Path) -> None:
-    """The compact uint8 maps change nothing that matters: on the road frames and every 4th clip
-    frame the same lanes with the same sides (ego lanes within 2 px) and the drivable area
-    within IoU 0.98 (measured on all 229 images: 0 px, IoU >= 0.996)."""
+    """
+    The compact uint8 maps change nothing that matters.
+
+    On the road frames and every 4th clip frame the same lanes with the same sides (ego lanes within
+    2 px) and the drivable area within IoU 0.98 (measured on all 229 images: 0 px, IoU >= 0.996).
+    """
     detect, reference = make_lane_detector(graph_directory), make_reference_lanes()
     road = sorted(shared_path('data', 'road', 'bdd').glob('*.jpg'))
     frames = [cv2.cvtColor(cv2.imread(str(path)), cv2.COLOR_BGR2RGB) for path in road]
@@ -290,7 +297,11 @@ def test_served_maps_give_the_lanes_of_the_float_heads(graph_directory: Path) ->
 
 
 def has_ego_lanes(lanes: np.ndarray, sides: np.ndarray, image_height: int) -> bool:
-    """An ego-left (-1) and an ego-right (+1) lane that meet the image bottom in the expected bands."""
+    """
+    Check for an ego-left (-1) and an ego-right (+1) lane.
+
+    Both must meet the image bottom in the expected bands.
+    """
     by_side = dict(zip(sides.tolist(), lanes))
     if -1 not in by_side or 1 not in by_side:
         return False

@@ -1,28 +1,29 @@
-"""The launch files under real ROS 2 launch/launch_ros: declared arguments and the concrete
-processes they start, checked against the plan without starting anything (test_ros2_cli.py
-starts them for real). `make setup` installs ROS launch from ../shared/ros-python.
+"""
+The launch files under real ROS 2 launch/launch_ros.
+
+Declared arguments and the concrete processes they start, checked against the plan without starting
+anything (test_ros2_cli.py starts them for real). `make setup` installs ROS launch from
+../shared/ros-python.
 """
 from __future__ import annotations
 
 import os
+from pathlib import Path
 import stat
 import sys
-from pathlib import Path
-
-import pytest
-import yaml
-
-from conftest import REPO
-from triton_perception.plan import ARGUMENT_NAMES, ARGUMENTS, PlanError, pipeline_plan
-from triton_perception.triton.server import find_tritonserver, server_command
 
 from launch import LaunchContext
 from launch.actions import ExecuteProcess, RegisterEventHandler, Shutdown
 from launch.events.process import ProcessExited
-from launch.launch_description_sources import (
-    get_launch_description_from_python_launch_file)
+from launch.launch_description_sources import get_launch_description_from_python_launch_file
 from launch.utilities import perform_substitutions
 from launch_ros.actions import Node
+import pytest
+import yaml
+
+from conftest import REPO
+from triton_perception.plan import ARGUMENT_NAMES, ARGUMENTS, pipeline_plan, PlanError
+from triton_perception.triton.server import find_tritonserver, server_command
 
 LAUNCH_DIR = REPO / 'launch'
 PACKAGE = 'triton_perception'
@@ -40,7 +41,7 @@ PORTS = {'grpc_port': '18601', 'http_port': '18600', 'metrics_port': '18602'}
 
 @pytest.fixture(autouse=True)
 def restore_environment():
-    """SetEnvironmentVariable actions change os.environ; keep other tests unaffected."""
+    """Keep other tests unaffected by SetEnvironmentVariable actions (they change os.environ)."""
     saved = dict(os.environ)
     yield
     os.environ.clear()
@@ -49,7 +50,7 @@ def restore_environment():
 
 @pytest.fixture
 def ament_prefix(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """A prefix where launch_ros finds lib/triton_perception/<executable> (as after colcon)."""
+    """Make a prefix where launch_ros finds lib/triton_perception/<executable> (as after colcon)."""
     prefix = tmp_path / 'prefix'
     marker = prefix / 'share' / 'ament_index' / 'resource_index' / 'packages' / PACKAGE
     marker.parent.mkdir(parents=True)
@@ -71,7 +72,7 @@ def ament_prefix(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 @pytest.fixture
 def tritonserver(tmp_path: Path) -> Path:
-    """A stand-in tritonserver in a release layout (bin/ beside backends/); never run."""
+    """Return a stand-in tritonserver in a release layout (bin/ beside backends/); never run."""
     binary = tmp_path / 'triton' / 'bin' / 'tritonserver'
     binary.parent.mkdir(parents=True)
     (tmp_path / 'triton' / 'backends').mkdir()
@@ -101,7 +102,7 @@ def visit(file_name: str, arguments: dict[str, str]) -> tuple[LaunchContext, lis
 
 
 def processes(found: list, context: LaunchContext) -> dict[str, ExecuteProcess]:
-    """Plain processes (not nodes) by name, with their command and environment resolved."""
+    """Return the plain processes by name (no nodes), with command and environment resolved."""
     named = {}
     for action in found:
         if isinstance(action, ExecuteProcess) and not isinstance(action, Node):
@@ -111,7 +112,7 @@ def processes(found: list, context: LaunchContext) -> dict[str, ExecuteProcess]:
 
 
 def node_command(node: Node, context: LaunchContext) -> list[str]:
-    """The command line launch_ros runs for `node` (what Node.execute prepares)."""
+    """Return the command line launch_ros runs for `node` (what Node.execute prepares)."""
     node._perform_substitutions(context)  # private, but the same from Humble to Rolling
     ros_arguments = {'name': f'__node:={node.node_name.rsplit("/", 1)[-1]}'}
     if node.expanded_node_namespace != '':

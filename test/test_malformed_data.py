@@ -1,5 +1,7 @@
-"""Malformed model outputs are named, and fuzzed camera frames are rejected without a crash:
-the pure checks, without ROS or Triton.
+"""
+Malformed model outputs are named, and fuzzed camera frames are rejected without a crash.
+
+The pure checks, without ROS or Triton.
 """
 from __future__ import annotations
 
@@ -13,9 +15,9 @@ import pytest
 
 from fault_plumbing import SEED
 from image_fuzz import fuzzed_compressed, fuzzed_image
-from triton_perception.image_conversion import (ImageRejected, check_compressed, check_image,
-                                                compressed_to_rgb, image_to_rgb)
-from triton_perception.validation import MalformedOutput, check_detections, check_lane_maps
+from triton_perception.image_conversion import (check_compressed, check_image, compressed_to_rgb,
+                                                image_to_rgb, ImageRejected)
+from triton_perception.validation import check_detections, check_lane_maps, MalformedOutput
 
 # The nodes' default max_image_pixels: a damaged JPEG/PNG header may claim up to this much.
 DEFAULT_MAX_PIXELS = 3840 * 2160
@@ -87,8 +89,11 @@ def test_malformed_lane_outputs_are_named(name: str, value: Any, message: str) -
 # --- fuzzing the converters without ROS -------------------------------------------------------
 
 def test_image_conversion_survives_fuzzing() -> None:
-    """Every damaged Image is either converted to [H, W, 3] uint8 or rejected with a reason,
-    and the cheap callback check agrees with the full conversion."""
+    """
+    Every damaged Image is either converted to [H, W, 3] uint8 or rejected with a reason.
+
+    The cheap callback check agrees with the full conversion.
+    """
     rng = random.Random(SEED)
     outcomes: dict[str, int] = {}
     for _ in range(10_000):

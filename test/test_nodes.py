@@ -1,26 +1,29 @@
-"""detection_node and lane_node as separate processes: real Fast DDS, real tritonserver, real weights."""
+"""
+detection_node and lane_node as separate processes.
+
+Real Fast DDS, real tritonserver, real weights.
+"""
 from __future__ import annotations
 
+from pathlib import Path
 import signal
 import time
-from pathlib import Path
 from typing import Any, Iterator
 
 import cv2
+from diagnostic_msgs.msg import DiagnosticArray
 import numpy as np
 import pytest
-from diagnostic_msgs.msg import DiagnosticArray
 from sensor_msgs.msg import CompressedImage, Image, PointCloud2
 from std_msgs.msg import Header
 from vision_msgs.msg import Detection2DArray, LabelInfo
 
 from conftest import shared_path
 from ros_helpers import BEST_EFFORT, LATCHED, Probe, wait_until
-
-from triton_perception.processes import NodeProcess, ros_arguments
+from triton_perception.diagnostics import find_status
 from triton_perception.image_conversion import encode_rgb
 from triton_perception.messages import load_labels, read_lane_points
-from triton_perception.diagnostics import find_status
+from triton_perception.processes import NodeProcess, ros_arguments
 
 pytestmark = [pytest.mark.ros, pytest.mark.server]
 # ObjectHypothesis.class_id is the decimal class id; its name is in the node's LabelInfo.
@@ -33,7 +36,8 @@ BUS_REFERENCE = [('person', 0.823, 219, 408, 349, 863), ('person', 0.816, 52, 39
 
 @pytest.fixture(scope='module')
 def bus_rgb(shared: Path) -> np.ndarray:
-    return cv2.cvtColor(cv2.imread(str(shared_path('data', 'images', 'bus.jpg'))), cv2.COLOR_BGR2RGB)
+    bgr = cv2.imread(str(shared_path('data', 'images', 'bus.jpg')))
+    return cv2.cvtColor(bgr, cv2.COLOR_BGR2RGB)
 
 
 @pytest.fixture(scope='module')
@@ -96,7 +100,8 @@ def image_message(rgb: np.ndarray, encoding: str, frame_id: str, stamp_s: int,
 
 def send_and_receive(probe: Probe, topic_in: str, message: Any, topic_out: str,
                      output_type: type, received: list[Any], timeout_s: float = 30.0) -> Any:
-    """Publish one frame and return the result whose header matches it.
+    """
+    Publish one frame and return the result whose header matches it.
 
     The frame is sent again every few seconds until its result arrives: discovery is
     asymmetric, and a subscriber that has not yet matched our publisher never sees a sample.
@@ -123,9 +128,10 @@ def assert_matches_bus_reference(detections: Detection2DArray) -> None:
     for detection in detections.detections:
         box = detection.bbox
         hypothesis = detection.results[0].hypothesis
+        centre = box.center.position
         found.append((COCO[int(hypothesis.class_id)], hypothesis.score,
-                      box.center.position.x - box.size_x / 2, box.center.position.y - box.size_y / 2,
-                      box.center.position.x + box.size_x / 2, box.center.position.y + box.size_y / 2))
+                      centre.x - box.size_x / 2, centre.y - box.size_y / 2,
+                      centre.x + box.size_x / 2, centre.y + box.size_y / 2))
     assert len(found) == len(BUS_REFERENCE), found
     for expected in BUS_REFERENCE:
         match = [item for item in found if item[0] == expected[0]
@@ -135,7 +141,7 @@ def assert_matches_bus_reference(detections: Detection2DArray) -> None:
 
 
 def latest_diagnostics(records: list[DiagnosticArray], fqn: str) -> dict[str, str] | None:
-    """The newest report of the node `fqn` (other nodes of this module report too)."""
+    """Return the newest report of the node `fqn` (other nodes of this module report too)."""
     status = find_status(records, fqn)
     return None if status is None else status.values
 
@@ -181,11 +187,14 @@ def test_label_info_reaches_a_late_subscriber(probe: Probe, detection_node: Node
 
 
 BAD_FRAMES = {
-    'unsupported_encoding': dict(encoding='32FC1', width=4, height=4, step=16, data=bytes(64)),
-    'truncated': dict(encoding='rgb8', width=640, height=480, step=1920, data=bytes(1000)),
-    'empty': dict(encoding='rgb8', width=0, height=0, step=0, data=b''),
-    'too_large': dict(encoding='rgb8', width=100_000, height=100_000, step=300_000, data=bytes(10)),
-    'bad_step': dict(encoding='rgb8', width=10, height=10, step=5, data=bytes(50)),
+    'unsupported_encoding': {'encoding': '32FC1', 'width': 4, 'height': 4, 'step': 16,
+                             'data': bytes(64)},
+    'truncated': {'encoding': 'rgb8', 'width': 640, 'height': 480, 'step': 1920,
+                  'data': bytes(1000)},
+    'empty': {'encoding': 'rgb8', 'width': 0, 'height': 0, 'step': 0, 'data': b''},
+    'too_large': {'encoding': 'rgb8', 'width': 100_000, 'height': 100_000, 'step': 300_000,
+                  'data': bytes(10)},
+    'bad_step': {'encoding': 'rgb8', 'width': 10, 'height': 10, 'step': 5, 'data': bytes(50)},
 }
 
 
@@ -229,8 +238,12 @@ def test_burst_is_bounded_and_accounted(probe: Probe, detection_node: NodeProces
     started_ns = time.time_ns()
 
     def fresh_and_idle() -> dict[str, str] | None:
-        """The baseline: reported after this test began, with nothing pending (a frame of an
-        earlier test being counted after the baseline would unbalance the figures)."""
+        """
+        Return the baseline.
+
+        Reported after this test began, with nothing pending (a frame of an earlier test being
+        counted after the baseline would unbalance the figures).
+        """
         fresh = [array for array in list(diagnostics)
                  if array.header.stamp.sec * 10**9 + array.header.stamp.nanosec >= started_ns]
         values = latest_diagnostics(fresh, '/det/detection_node')
@@ -302,8 +315,8 @@ def test_overlay_is_published_while_watched(probe: Probe, lane_node: NodeProcess
 
 @pytest.mark.parametrize('transport', ['shared_memory', 'grpc'])
 def test_frame_transports_give_the_same_detections(probe: Probe, triton_server: Any,
-                                                    tmp_path_factory: Any, bus_rgb: np.ndarray,
-                                                    transport: str) -> None:
+                                                   tmp_path_factory: Any, bus_rgb: np.ndarray,
+                                                   transport: str) -> None:
     """Shared-memory regions are owner-only and disappear with the node, even on SIGKILL."""
     namespace = f'/transport_{transport}'
     node = start_node('detection_node', namespace, triton_server, tmp_path_factory,
@@ -330,8 +343,12 @@ def test_frame_transports_give_the_same_detections(probe: Probe, triton_server: 
 def test_lifecycle_transitions_start_and_stop_inference(probe: Probe, triton_server: Any,
                                                         tmp_path_factory: Any,
                                                         bus_rgb: np.ndarray) -> None:
-    """autostart false: nothing is subscribed until configure and activate; deactivate
-    unsubscribes and keeps the result publishers; every received frame stays accounted for."""
+    """
+    Autostart false: nothing is subscribed until configure and activate.
+
+    Deactivate unsubscribes and keeps the result publishers; every received frame stays accounted
+    for.
+    """
     namespace, fqn = '/managed', '/managed/detection_node'
     diagnostics = probe.received.get('/diagnostics') or probe.record(DiagnosticArray,
                                                                      '/diagnostics')
@@ -379,9 +396,12 @@ def test_lifecycle_transitions_start_and_stop_inference(probe: Probe, triton_ser
 @pytest.mark.parametrize('executable,parameter,value', [
     ('detection_node', 'score_threshold', 1.5), ('lane_node', 'diagnostics_period_s', 0.01)])
 def test_a_bad_parameter_ends_the_node_with_its_reason(executable: str, parameter: str,
-                                                        value: float, tmp_path: Path) -> None:
-    """Exit code 2 and one clear line naming the parameter and its range, and no traceback
-    (rclpy from Jazzy on also destroys the half-built node at shutdown)."""
+                                                       value: float, tmp_path: Path) -> None:
+    """
+    Exit code 2 and one clear line naming the parameter and its range, and no traceback.
+
+    From Jazzy on, rclpy also destroys the half-built node at shutdown.
+    """
     node = NodeProcess(executable, ros_arguments({parameter: value}, namespace='/bad_parameter'),
                        tmp_path)
     wait_until(lambda: not node.alive(), 60.0, f'{executable} to exit')

@@ -1,11 +1,15 @@
-"""package.xml as rosdep and colcon read it on a user's ROS machine: every dependency key
-resolves, for Humble (JetPack 6) and Jazzy, against the offline copy of ros/rosdistro in
-../shared/rosdistro (a key that resolves nowhere makes `rosdep install` fail for every user)."""
+"""
+package.xml as rosdep and colcon read it on a user's ROS machine.
+
+Every dependency key resolves, for Humble (JetPack 6) and Jazzy, against the offline copy of
+ros/rosdistro in ../shared/rosdistro (a key that resolves nowhere makes `rosdep install` fail for
+every user).
+"""
 from __future__ import annotations
 
-import xml.etree.ElementTree as ElementTree
 from functools import lru_cache
 from pathlib import Path
+import xml.etree.ElementTree as ElementTree
 
 import pytest
 import yaml
@@ -55,8 +59,12 @@ def test_every_dependency_key_resolves(distribution: str) -> None:
 
 
 def test_own_rosdep_keys_are_needed_installable_and_documented() -> None:
-    """Keys the project defines itself: only where rosdistro has none, each with a pip package
-    for Ubuntu and Debian, and the README tells users how to register the file."""
+    """
+    Keys the project defines itself.
+
+    Only where rosdistro has none, each with a pip package for Ubuntu and Debian, and the README
+    tells users how to register the file.
+    """
     keys = dependency_keys()
     for key, rules in yaml.safe_load(OWN_ROSDEP_FILE.read_text()).items():
         assert key in keys, f'{key} is defined but package.xml does not use it'

@@ -2,16 +2,16 @@
 from __future__ import annotations
 
 import os
+from pathlib import Path
 import signal
 import subprocess
 import sys
 import time
-from pathlib import Path
 from typing import Any, Iterator
 
+from builtin_interfaces.msg import Time
 import cv2
 import pytest
-from builtin_interfaces.msg import Time
 from sensor_msgs.msg import Image, PointCloud2
 from std_msgs.msg import Header
 from vision_msgs.msg import Detection2DArray
@@ -27,8 +27,11 @@ CAR = str(load_labels().index('car'))  # class_id is the id; LabelInfo has the n
 
 def start_pipeline(tmp_path: Path, namespace: str,
                    *arguments: str) -> tuple[subprocess.Popen, Path]:
-    """`triton-perception run` in `namespace`, camera on <namespace>/cam/image_raw unless
-    `arguments` say otherwise."""
+    """
+    Start `triton-perception run` in `namespace`.
+
+    The camera is on <namespace>/cam/image_raw unless `arguments` say otherwise.
+    """
     http_port, grpc_port, metrics_port = free_ports(3)
     log_path = tmp_path / f'run{namespace.replace("/", "_")}.log'
     with open(log_path, 'w', encoding='utf-8') as log:
@@ -139,8 +142,11 @@ def test_two_cameras_share_one_server(probe: Probe, shared: Path, tmp_path: Path
 
 
 def test_nothing_outlives_a_killed_runner(probe: Probe, tmp_path: Path) -> None:
-    """SIGKILL gives the runner no chance to stop anything: tritonserver (with its stubs) and
-    the node end by themselves, through the parent-death signal."""
+    """
+    SIGKILL gives the runner no chance to stop anything.
+
+    tritonserver (with its stubs) and the node end by themselves, through the parent-death signal.
+    """
     namespace = '/killed'
     process, log_path = start_pipeline(tmp_path, namespace, 'enable_lanes:=false',
                                        'enable_overlay:=false',

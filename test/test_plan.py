@@ -1,4 +1,4 @@
-"""The pipeline plan that the launch files and `triton-perception run` share (no ROS launch needed)."""
+"""The pipeline plan the launch files and `triton-perception run` share (no ROS launch needed)."""
 from __future__ import annotations
 
 import ast
@@ -9,8 +9,8 @@ import yaml
 
 from conftest import REPO
 from triton_perception.parameters import DETECTION, LANES, OVERLAY, specs_by_name
-from triton_perception.plan import ARGUMENT_NAMES, PlanError, camera_info_sibling, \
-    parse_launch_arguments, pipeline_plan
+from triton_perception.plan import (ARGUMENT_NAMES, camera_info_sibling, parse_launch_arguments,
+                                    pipeline_plan, PlanError)
 
 
 def test_defaults_start_a_local_server_and_three_nodes() -> None:
@@ -126,7 +126,8 @@ def test_launch_files_only_use_declared_plan_arguments(launch_file: str) -> None
         node.name for node in ast.walk(tree) if isinstance(node, ast.FunctionDef)}
     assert 'pipeline_plan' in names
     for node in ast.walk(tree):
-        if isinstance(node, ast.Tuple) and all(isinstance(item, ast.Constant) for item in node.elts):
+        if isinstance(node, ast.Tuple) and all(isinstance(item, ast.Constant)
+                                               for item in node.elts):
             listed = [item.value for item in node.elts]
             if listed and all(isinstance(item, str) for item in listed) and set(listed) & set(
                     ARGUMENT_NAMES):
@@ -155,15 +156,6 @@ def test_rviz_config_names_only_published_topics() -> None:
     assert config['Visualization Manager']['Global Options']['Fixed Frame'] == \
         specs_by_name(LANES)['target_frame'].default
     assert Path(REPO / 'config' / 'pipeline.rviz').is_file()
-
-
-def test_readme_documents_every_parameter_and_argument() -> None:
-    # Tracking's parameters are documented with the rest of tracking, in docs/tracking.md.
-    readme = (REPO / 'README.md').read_text() + (REPO / 'docs' / 'tracking.md').read_text()
-    for spec in (*DETECTION, *LANES, *OVERLAY):
-        assert f'`{spec.name}`' in readme, spec.name
-    for name in ARGUMENT_NAMES:
-        assert f'`{name}`' in readme, name
 
 
 def test_readiness_gate_waits_for_the_models_the_nodes_use(tmp_path: Path) -> None:

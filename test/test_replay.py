@@ -10,7 +10,7 @@ import yaml
 
 from conftest import REPO, shared_path
 from test_ground_clip import CALIBRATION
-from triton_perception.bag.evaluate import EvaluationSettings, evaluate
+from triton_perception.bag.evaluate import evaluate, EvaluationSettings
 from triton_perception.bag.figures import regressions, tracking_figures
 from triton_perception.bag.make import make_bag
 
@@ -28,8 +28,11 @@ def clip_bag(shared: Path, directory: Path, frames: int | None,
 @pytest.mark.slow
 def test_full_clip_replay_at_recorded_rate(shared: Path, triton_server: Any,
                                            tmp_path: Path) -> None:
-    """With the clip's CameraInfo in the bag and its camera_pose in the parameters, the
-    evaluation also reports the ego lane on the ground."""
+    """
+    The evaluation also reports the ego lane on the ground.
+
+    That needs the clip's CameraInfo in the bag and its camera_pose in the parameters.
+    """
     params = yaml.safe_load((REPO / 'config' / 'params.yaml').read_text())
     pose = yaml.safe_load((CALIBRATION / 'camera_pose.yaml').read_text())['/**']['ros__parameters']
     for node in ('detection_node', 'lane_node'):
@@ -51,7 +54,7 @@ def test_full_clip_replay_at_recorded_rate(shared: Path, triton_server: Any,
     assert report['detection']['frames'] == report['nodes']['detection_node']['published']
     assert report['detection']['frames_with_class'].get('car', 0) >= 0.90, report['detection']
     ground = report['ground']
-    print(f"ground: {ground}")
+    print(f'ground: {ground}')
     assert ground['ego_lane_frames'] >= 0.9 * report['lanes']['frames'], ground
     assert abs(ground['ego_lane_width_m']['mean'] - 3.7) <= 0.3, ground  # the calibration's
     # The spread is reported, not asserted: which frames a loaded machine processes (the
@@ -64,7 +67,7 @@ def test_full_clip_replay_at_recorded_rate(shared: Path, triton_server: Any,
 
 
 def report_with(car_rate: float, lost_fraction: float) -> dict[str, Any]:
-    """A minimal report, written out by hand, with the figures `regressions` compares."""
+    """Return a minimal report, written out by hand, with the figures `regressions` compares."""
     return {'detection': {'frames_with_class': {'car': car_rate}, 'mean_per_frame': {'car': 2.0}},
             'lanes': {'ego_lane_rate': 0.98, 'mean_lanes_per_frame': 2.5},
             'nodes': {'lane_node': {'published_fraction': 0.6, 'lost_fraction': lost_fraction}}}

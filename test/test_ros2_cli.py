@@ -1,26 +1,30 @@
-"""The ROS user's path for real: `colcon build` (plain and --symlink-install) of this checkout
-against the venv's ROS, `ros2 launch` from the install space with a probe getting results,
-`ros2 param` and `ros2 lifecycle` on the launched nodes, and no process outliving launch,
-whatever signal ends it. ROS launch and the ros2 CLI come from ../shared/ros-python."""
+"""
+The ROS user's path for real.
+
+`colcon build` (plain and --symlink-install) of this checkout against the venv's ROS, `ros2 launch`
+from the install space with a probe getting results, `ros2 param` and `ros2 lifecycle` on the
+launched nodes, and no process outliving launch, whatever signal ends it. ROS launch and the ros2
+CLI come from ../shared/ros-python.
+"""
 from __future__ import annotations
 
+from pathlib import Path
 import signal
 import subprocess
 import sys
-from pathlib import Path
 from typing import Any, Iterator
 
 import cv2
+from diagnostic_msgs.msg import DiagnosticArray
 import numpy as np
 import pytest
-from diagnostic_msgs.msg import DiagnosticArray
 from sensor_msgs.msg import Image, PointCloud2
 from std_msgs.msg import Header
 from vision_msgs.msg import Detection2DArray
 
-from ros_cli import (REPO, VENV, LaunchedPipeline, colcon_build, copy_checkout, ros2,
-                     sourced_environment, venv_environment)
 from conftest import shared_path
+from ros_cli import (colcon_build, copy_checkout, LaunchedPipeline, REPO, ros2,
+                     sourced_environment, VENV, venv_environment)
 from ros_helpers import Probe, wait_until
 from triton_perception.diagnostics import find_status
 from triton_perception.messages import image_message
@@ -49,15 +53,18 @@ def workspace(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope='module')
 def installed(workspace: Path, shared: Path) -> Path:
-    """A plain colcon install space with the weights installed into it (README, ROS machine)."""
+    """Build a plain colcon install space holding the weights (the README's install commands)."""
     install = colcon_build(workspace, 'install', symlink_install=False)
     install_models(sourced_environment(install), shared)
     return install
 
 
 def install_models(environment: dict[str, str], shared: Path) -> Path:
-    """`triton-perception models install` in that environment; returns the model repository.
-    (The interpreter is the venv's: the install space's console script names colcon's own.)"""
+    """
+    `triton-perception models install` in that environment; returns the model repository.
+
+    (The interpreter is the venv's: the install space's console script names colcon's own.)
+    """
     result = subprocess.run([sys.executable, '-m', 'triton_perception.cli', 'models', 'install',
                              '--from', str(shared / 'models')], env=environment,
                             capture_output=True, text=True, timeout=300)
@@ -118,8 +125,11 @@ def wait_ready(diagnostics: list[DiagnosticArray], pipeline: LaunchedPipeline,
 @pytest.fixture(scope='module')
 def launched(installed: Path, diagnostics: list[DiagnosticArray],
              tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
-    """The whole pipeline (tritonserver, readiness gate, both nodes) launched from the colcon
-    install space. The last test of the module stops it with Ctrl-C."""
+    """
+    Launch the whole pipeline (tritonserver, readiness gate, both nodes) from colcon's install.
+
+    The last test of the module stops it with Ctrl-C.
+    """
     environment = sourced_environment(installed)
     pipeline = LaunchedPipeline.start(
         environment, tmp_path_factory.mktemp('launch') / 'launch.log',
@@ -210,9 +220,12 @@ def test_ctrl_c_leaves_no_process_behind(launched: dict[str, Any]) -> None:
                          ids=['SIGTERM', 'SIGKILL'])
 def test_nothing_outlives_launch_whatever_ends_it(
         stop_signal: int, diagnostics: list[DiagnosticArray], tmp_path: Path) -> None:
-    """From the development checkout (the venv's ament index), as a supervisor or script would
-    end it: the signal reaches launch alone, which passes nothing on for SIGKILL (and, for
-    SIGTERM, may end before its children); every process it started ends by itself."""
+    """
+    From the development checkout (the venv's ament index), as a supervisor or script would end it.
+
+    The signal reaches launch alone, which passes nothing on for SIGKILL (and, for SIGTERM, may end
+    before its children); every process it started ends by itself.
+    """
     namespace = f'/sig{int(stop_signal)}'
     pipeline = LaunchedPipeline.start(
         venv_environment(), tmp_path / 'launch.log',
@@ -227,8 +240,11 @@ def test_nothing_outlives_launch_whatever_ends_it(
 
 
 def test_launch_testing_test_of_the_pipeline_passes(tmp_path: Path) -> None:
-    """test/launch_tests/pipeline_answers.py, run with launch_testing's own runner (as `colcon
-    test` would): frames answered while launched, every process exited cleanly after."""
+    """
+    Run test/launch_tests/pipeline_answers.py with launch_testing's own runner.
+
+    As `colcon test` would: frames answered while launched, every process exited cleanly after.
+    """
     result = subprocess.run(
         [str(VENV / 'bin' / 'launch_test'), str(REPO / 'test' / 'launch_tests' /
                                                 'pipeline_answers.py')],

@@ -1,30 +1,28 @@
-"""What the network may do to the server: no model (un)loading; TLS to the server.
-"""
+"""What the network may do to the server: no model (un)loading; TLS to the server."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 import subprocess
 import urllib.error
 import urllib.request
-from pathlib import Path
 
 import pytest
-import tritonclient.grpc as grpcclient
 from sensor_msgs.msg import Image
+import tritonclient.grpc as grpcclient
 from tritonclient.utils import InferenceServerException
 from vision_msgs.msg import Detection2DArray
 
-import triton_perception.triton.server as server_module
-from fault_plumbing import (Replay, StartNode, noise_frame, quiet_server, record_arrivals,
+from fault_plumbing import (noise_frame, quiet_server, record_arrivals, Replay, StartNode,
                             stop_cleanly)
-from fault_plumbing import start_node  # noqa: F401 (fixtures)
 from fault_repository import write_repository
 from ros_helpers import Probe, wait_until
 from triton_perception.processes import free_ports
+import triton_perception.triton.server as server_module
 from triton_perception.triton.server import TritonServer
 
-
 # --- security --------------------------------------------------------------------------------
+
 
 @pytest.mark.server
 def test_models_cannot_be_unloaded_or_loaded_over_the_network(triton_server: TritonServer) -> None:
@@ -43,7 +41,7 @@ def test_models_cannot_be_unloaded_or_loaded_over_the_network(triton_server: Tri
 
 
 def self_signed_certificate(directory: Path) -> tuple[Path, Path]:
-    """A certificate for 127.0.0.1 (and localhost), made by the openssl command line."""
+    """Return a certificate for 127.0.0.1 (and localhost), made by the openssl command line."""
     key, certificate = directory / 'server.key', directory / 'server.pem'
     subprocess.run(['openssl', 'req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-days', '1',
                     '-subj', '/CN=localhost', '-addext',

@@ -1,8 +1,11 @@
-"""Everything the package ships runs on Python 3.10: JetPack 6 is Ubuntu 22.04, whose Python (and
-so Humble's rclpy and the Python backend stub of JetPack's Triton) is 3.10, while this machine
-runs 3.11. Syntax is checked by parsing as 3.10; the standard library by a list of what 3.11 and
-later added that code like this might reach for (a use inside a capability check passes:
-test/capability_checks.py)."""
+"""
+Everything the package ships runs on Python 3.10.
+
+JetPack 6 is Ubuntu 22.04, whose Python (and so Humble's rclpy and the Python backend stub of
+JetPack's Triton) is 3.10, while this machine runs 3.11. Syntax is checked by parsing as 3.10; the
+standard library by a list of what 3.11 and later added that code like this might reach for (a use
+inside a capability check passes: test/capability_checks.py).
+"""
 from __future__ import annotations
 
 import ast
@@ -36,8 +39,11 @@ NEWER_STDLIB: dict[str, set[str] | None] = {
 
 
 def newer_stdlib_uses(path: Path, root: Path = REPO) -> list[str]:
-    """`module.name`, `from module import name`, `import module` and bare builtins from
-    NEWER_STDLIB, outside capability checks."""
+    """
+    Find uses of NEWER_STDLIB outside capability checks.
+
+    As `module.name`, `from module import name`, `import module` and bare builtins.
+    """
     tree = ast.parse(path.read_text(encoding='utf-8'))
     guarded = guarded_nodes(tree)
     found = []
@@ -76,8 +82,11 @@ def test_uses_no_standard_library_newer_than_3_10() -> None:
 
 
 def test_newer_syntax_and_names_are_found(tmp_path: Path) -> None:
-    """Positive control: 3.11 syntax fails to parse as 3.10; 3.11 names are found, and pass
-    inside a capability check."""
+    """
+    Positive control: 3.11 syntax fails to parse as 3.10.
+
+    3.11 names are found, and pass inside a capability check.
+    """
     with pytest.raises(SyntaxError):
         ast.parse('try:\n    pass\nexcept* ValueError:\n    pass\n', feature_version=TARGET)
     plain = tmp_path / 'plain.py'

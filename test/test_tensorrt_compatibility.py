@@ -1,4 +1,5 @@
-"""Checks that stand in for the Orin we do not have.
+"""
+Checks that stand in for the Orin we do not have.
 
 1. Every operator of every served graph is in onnx-tensorrt's support table for TensorRT 8.6
    (JetPack 6.0) and 10.x (JetPack 6.1/6.2), with supported tensor types, and meets the
@@ -13,13 +14,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from google.protobuf import text_format
 import numpy as np
 import onnx
-import pytest
-import yaml
-from google.protobuf import text_format
 from onnx import TensorProto
+import pytest
 from tritonclient.grpc import model_config_pb2
+import yaml
 
 from conftest import REPO, shared_path
 from triton_perception.graphs.build import build_graph
@@ -57,9 +58,13 @@ def served_graphs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, onnx.Mo
 
 
 def installed_lane_graphs(directory: Path) -> dict[str, Path]:
-    """The graphs `models install --lanes/--lanes-served` serves, one per layout and input
-    type, with every preprocessing option that adds operators (BGR, mean/std, FP16, no batch)."""
-    from lane_model_fixtures import (CURVES_FOR_GRAPHS, constant_model, laneatt_rows,
+    """
+    Build the graphs `models install --lanes/--lanes-served` serves.
+
+    One per layout and input type, with every preprocessing option that adds operators (BGR,
+    mean/std, FP16, no batch).
+    """
+    from lane_model_fixtures import (constant_model, CURVES_FOR_GRAPHS, laneatt_rows,
                                      segmentation_output, ufld_v1_output)
     from triton_perception.lane_models.graph import build_input_graph
     from triton_perception.lane_models.install import install_lane_model
@@ -219,11 +224,11 @@ def test_installed_lane_models_end_on_the_gpu(tmp_path: Path) -> None:
 
 def test_the_structural_check_sees_the_jetson_failure() -> None:
     """Its positive control: today's-style ensemble (Python NMS after the TensorRT model)."""
-    broken = text_format.Parse('''
+    broken = text_format.Parse("""
         name: "broken" platform: "ensemble"
         ensemble_scheduling { step [
           { model_name: "yolov5_model" model_version: -1
             output_map { key: "detections" value: "rows" } },
           { model_name: "yolov5_preprocess" model_version: -1
-            input_map { key: "IMAGE" value: "rows" } } ] }''', model_config_pb2.ModelConfig())
+            input_map { key: "IMAGE" value: "rows" } } ] }""", model_config_pb2.ModelConfig())
     assert gpu_outputs_read_by_python(broken) == ['yolov5_preprocess reads rows from yolov5_model']

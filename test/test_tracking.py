@@ -1,6 +1,9 @@
-"""The tracker on synthetic scenes with known truth (test/tracking_scenes.py): identities scored
-with py-motmetrics, lifetimes and confirmation in seconds, ground velocity in odom and the time
-to collision against their analytic values. Pure: no ROS, no server."""
+"""
+The tracker on synthetic scenes with known truth (test/tracking_scenes.py).
+
+Identities scored with py-motmetrics, lifetimes and confirmation in seconds, ground velocity in odom
+and the time to collision against their analytic values. Pure: no ROS, no server.
+"""
 from __future__ import annotations
 
 import math
@@ -9,9 +12,9 @@ import motmetrics
 import numpy as np
 import pytest
 
-from tracking_scenes import CAMERA, PEDESTRIAN, Ego, Frame, WorldObject, render
-from triton_perception.tracking.benchmark import tracking_update_ms
+from tracking_scenes import CAMERA, Ego, Frame, PEDESTRIAN, render, WorldObject
 from triton_perception.tracking.association import iou_matrix, match
+from triton_perception.tracking.benchmark import tracking_update_ms
 from triton_perception.tracking.ground_motion import Pose2D, time_to_collision
 from triton_perception.tracking.pipeline import CameraTracking, FrameTracks
 from triton_perception.tracking.tracker import Tracker, TrackerSettings
@@ -20,7 +23,7 @@ RATE_HZ = 30.0
 
 
 def stamps(seconds: float, rate: float = RATE_HZ, start: float = 1000.0) -> np.ndarray:
-    """Frame stamps (s) far from zero, as header stamps are."""
+    """Return frame times in seconds, far from zero, as header stamps are."""
     return start + np.arange(int(round(seconds * rate))) / rate
 
 
@@ -32,8 +35,11 @@ def run(frames: list[Frame], tracking: CameraTracking | None = None,
 
 
 def mot_scores(frames: list[Frame], results: list[FrameTracks]) -> tuple[dict, list]:
-    """IDF1, switches and fragmentations of the published (confirmed) ids against the truth;
-    and the switch events (object names)."""
+    """
+    IDF1, switches and fragmentations of the published (confirmed) ids against the truth.
+
+    And the switch events (object names).
+    """
     accumulator = motmetrics.MOTAccumulator(auto_id=True)
     # motmetrics keeps ids in numeric columns: number the names and track ids.
     object_numbers: dict[str, int] = {}
@@ -57,8 +63,11 @@ def mot_scores(frames: list[Frame], results: list[FrameTracks]) -> tuple[dict, l
 
 
 def traffic() -> list[WorldObject]:
-    """Ego at 10 m/s among cars, a parked car, and two pedestrians on the right who cross each
-    other (the nearer hides the farther for a moment)."""
+    """
+    Build a scene: ego at 10 m/s among cars, a parked car, and two crossing pedestrians.
+
+    The pedestrians are on the right; the nearer hides the farther for a moment.
+    """
     return [
         WorldObject('lead', (30.0, 0.0), (8.0, 0.0)),
         WorldObject('left', (15.0, 3.5), (13.0, 0.0)),
@@ -82,12 +91,16 @@ def test_noisy_traffic_keeps_identities() -> None:
 
 
 def test_identities_over_noise_draws() -> None:
-    """The same scene with 20 other noise draws: IDF1 >= 0.9 in each, no switch away from the
-    crossing, and the crossing swaps the walkers (two switches) in at most 4 of the 20.
+    """
+    The same scene with 20 other noise draws.
+
+    IDF1 >= 0.9 in each, no switch away from the crossing, and the crossing swaps the walkers (two
+    switches) in at most 4 of the 20.
 
     An IoU tracker cannot always tell apart two people who overlap fully while the visible one
     is missed: over 100 draws (seeds 1000-1099) the walkers swapped in 14, once twice; IDF1
-    was 0.874 at worst, 0.936 on average."""
+    was 0.874 at worst, 0.936 on average.
+    """
     swaps = 0
     for seed in range(100, 120):
         frames = render(traffic(), Ego(10.0), stamps(5.0), seed=seed, pixel_noise=0.03,
@@ -101,7 +114,7 @@ def test_identities_over_noise_draws() -> None:
 
 def single_car_ids(stamps_s: np.ndarray, hidden: tuple[float, float] | None = None,
                    settings: TrackerSettings = TrackerSettings()) -> list[str]:
-    """Published ids of one car ahead, with no detections inside the `hidden` interval."""
+    """Return the published ids of one car ahead, undetected inside the `hidden` interval."""
     frames = render([WorldObject('car', (25.0, 3.5), (2.0, 0.0))], Ego(0.0), stamps_s, seed=3)
     tracker = Tracker(settings)
     ids = []
@@ -162,8 +175,11 @@ def test_time_going_back_starts_again() -> None:
 
 
 def test_low_score_detections_keep_tracks_but_start_none() -> None:
-    """ByteTrack's second stage: a car whose score drops (occluded, blurred) keeps its id;
-    low-score boxes alone never become tracks."""
+    """
+    Keep a car's id through ByteTrack's second stage when its score drops (occluded, blurred).
+
+    Low-score boxes alone never become tracks.
+    """
     frames = render([WorldObject('car', (25.0, 0.0), (1.0, 0.0))], Ego(0.0), stamps(3.0))
     tracker = Tracker()
     ids = []
@@ -199,15 +215,18 @@ def test_match_respects_the_gate() -> None:
 
 
 def velocity_at_end(frames: list[Frame]) -> np.ndarray:
-    """The odom velocity of the only object at the last frame that has it."""
+    """Return the odom velocity of the only object at the last frame that has it."""
     results = run(frames)
     return next(result.ground[0].velocity for result in reversed(results)
                 if result.ground and result.ground[0] is not None)
 
 
 def test_velocity_does_not_depend_on_the_frame_rate() -> None:
-    """10 Hz, 30 Hz and 30 Hz with every third frame dropped: the same velocity (10 %), and the
-    true one."""
+    """
+    10 Hz, 30 Hz and 30 Hz with every third frame dropped.
+
+    The same velocity (10 %), and the true one.
+    """
     car = [WorldObject('car', (20.0, 3.5), (14.0, 1.0))]
     ego = Ego(10.0)
     at_10 = velocity_at_end(render(car, ego, stamps(4.0, 10.0), seed=4))
@@ -243,8 +262,11 @@ def test_without_odom_the_velocity_is_relative_to_the_vehicle() -> None:
 
 
 def test_time_to_collision_matches_the_analytic_value() -> None:
-    """Ego at 15 m/s behind a car at 5 m/s whose rear is 42.75 m ahead of base_link at t = 0:
-    TTC(t) = (42.75 - 10 t) / 10."""
+    """
+    Ego at 15 m/s behind a car at 5 m/s whose rear is 42.75 m ahead of base_link at t = 0.
+
+    TTC(t) = (42.75 - 10 t) / 10.
+    """
     lead = WorldObject('lead', (45.0, 0.0), (5.0, 0.0))
     frames = render([lead], Ego(15.0), stamps(3.0), seed=7, pixel_noise=0.01)
     results = run(frames)

@@ -1,6 +1,10 @@
-"""Issue 23 on the real clip: the served tracker, with detection_node's default parameters,
-against car identities labelled by eye on solidWhiteRight.mp4 frames 0-80 (25 fps, 3.2 s);
-test/data/clip_track_labels.md says how the labels were made."""
+"""
+Issue 23 on the real clip.
+
+The served tracker, with detection_node's default parameters, against car identities labelled by eye
+on solidWhiteRight.mp4 frames 0-80 (25 fps, 3.2 s); test/data/clip_track_labels.md says how the
+labels were made.
+"""
 from __future__ import annotations
 
 import json
@@ -11,7 +15,6 @@ import pytest
 
 from test_detection_processing import make_detector
 from test_lane_processing import read_clip
-
 from triton_perception.parameters import DETECTION
 from triton_perception.tracking.association import iou_matrix
 from triton_perception.tracking.pipeline import tracker_settings
@@ -45,8 +48,12 @@ def served_ids(tmp_path_factory: pytest.TempPathFactory) -> dict[str, list[tuple
 
 
 def identity_changes(history: dict[str, list[tuple[int, str]]]) -> tuple[list, list]:
-    """(switches, fragmentations): a car's published id changing to an id another car has
-    carried is a switch, to an id no car carried a fragmentation (its track broke)."""
+    """
+    (switches, fragmentations).
+
+    A car's published id changing to an id another car has carried is a switch, to an id no car
+    carried a fragmentation (its track broke).
+    """
     owners: dict[str, set[str]] = {}
     for car, sequence in history.items():
         for _index, track_id in sequence:

@@ -3,16 +3,15 @@ from __future__ import annotations
 
 import math
 
-import numpy as np
 from autoware_perception_msgs.msg import ObjectClassification, TrackedObjectKinematics
+import numpy as np
 from std_msgs.msg import Header
 from visualization_msgs.msg import Marker
 
 from triton_perception.messages import detection_array_message, track_ids_from_message
 from triton_perception.overlay import draw_detections
 from triton_perception.tracking.ground_motion import GroundTrack
-from triton_perception.tracking.messages import (track_markers_message, track_uuid,
-                                                 tracked_object)
+from triton_perception.tracking.messages import track_markers_message, track_uuid, tracked_object
 
 ROWS = np.array([[10, 20, 110, 220, 0.9, 2], [300, 40, 340, 120, 0.4, 0]], dtype=np.float32)
 

@@ -1,28 +1,29 @@
-"""detection_node with tracking (issue 23, end to end): stable ids in detections and
-detections/ground, and autoware_perception_msgs/TrackedObjects with the input's header, from the
-real node on the real tritonserver."""
+"""
+detection_node with tracking (issue 23, end to end).
+
+Stable ids in detections and detections/ground, and autoware_perception_msgs/TrackedObjects with the
+input's header, from the real node on the real tritonserver.
+"""
 from __future__ import annotations
 
+import time
 from typing import Any, Iterator
 
-import time
-
-import numpy as np
-import pytest
-import yaml
 from autoware_perception_msgs.msg import TrackedObjects
 from diagnostic_msgs.msg import DiagnosticArray
 from geometry_msgs.msg import TransformStamped
+import numpy as np
+import pytest
 from sensor_msgs.msg import CameraInfo
 from tf2_msgs.msg import TFMessage
 from vision_msgs.msg import Detection2DArray, Detection3DArray
+import yaml
 
 from ros_helpers import Probe, wait_until
 from test_ground_clip import CALIBRATION
 from test_ground_nodes import camera_info
 from test_nodes import (image_message, latest_diagnostics, road_rgb,  # noqa: F401 (fixture)
                         send_and_receive, start_node)
-
 from triton_perception.processes import NodeProcess
 
 EGO_SPEED = 10.0  # m/s along odom x in the odometry test
@@ -91,8 +92,11 @@ def test_tracking_publishes_stable_ids_and_tracked_objects(
 
 def test_with_odometry_velocities_are_in_odom(
         probe: Probe, node: NodeProcess, road_rgb: np.ndarray) -> None:  # noqa: F811
-    """The vehicle drives at 10 m/s (odom -> base_link on /tf) and the camera sees the same
-    frame: every car moves with the vehicle, so in odom at 10 m/s forward."""
+    """
+    The vehicle drives at 10 m/s (odom -> base_link on /tf) and the camera sees the same frame.
+
+    Every car moves with the vehicle, so in odom at 10 m/s forward.
+    """
     tracks = probe.record(TrackedObjects, f'{NS}/detections/tracks')
     detections = probe.record(Detection2DArray, f'{NS}/detections')
     diagnostics = probe.received.get('/diagnostics') or probe.record(DiagnosticArray,

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from triton_perception.accounting import FrameAccounting
-from triton_perception.transport_losses import SequenceGapCounter, publisher_sequence
+from triton_perception.transport_losses import publisher_sequence, SequenceGapCounter
 
 
 def test_gaps_in_one_publishers_sequence_are_counted() -> None:
@@ -28,8 +28,12 @@ def test_publishers_are_counted_apart() -> None:
 
 
 def test_a_restarted_publisher_counts_no_loss() -> None:
-    """A new GID starts its own count; a sequence that goes backwards under the same key
-    (a process restarted with a reused GID) starts over; neither is a loss."""
+    """
+    A new GID starts its own count.
+
+    A sequence that goes backwards under the same key (a process restarted with a reused GID) starts
+    over; neither is a loss.
+    """
     counter = SequenceGapCounter()
     for number in (1, 2, 3, 4):
         counter.observe('old-gid', number)
@@ -75,7 +79,7 @@ def test_demo_fails_on_faults_and_only_reports_losses() -> None:
         return figures
     assert demo_problems({'nodes': {'lane_node': node(received=98, lost_before_node=2)}}) == []
     assert demo_problems({'nodes': {'lane_node': node(failed=1)}}) == [
-        "lane_node: 1 frames failed: {}"]
+        'lane_node: 1 frames failed: {}']
     assert demo_problems({'nodes': {'lane_node': node(received=0, published=0)}}) == [
         'lane_node received no frame (is it running? see the log above)']
     assert demo_problems({'nodes': {'lane_node': node(published=0)}}) == [

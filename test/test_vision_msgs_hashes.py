@@ -1,4 +1,5 @@
-"""Check that the installed vision_msgs is wire-compatible with upstream vision_msgs 4.x.
+"""
+Check that the installed vision_msgs is wire-compatible with upstream vision_msgs 4.x.
 
 On development machines vision_msgs is the dev-only copy built by ``dev/build_interfaces.sh``;
 on a deployment it is the distro package. Either way the RIHS01 type hashes must equal the
@@ -7,14 +8,14 @@ upstream ones (table in the shared dev-environment notes), or DDS peers refuse t
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 import json
 import os
+from pathlib import Path
 import sys
 import time
-import uuid
-from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
+import uuid
 
 import pytest
 
@@ -45,8 +46,12 @@ def expected(type_name: str) -> str:
 
 @pytest.fixture(scope='module', autouse=True)
 def ament_index() -> Iterator[None]:
-    """The wheels' venv is the ROS underlay, and nothing has been sourced: point the ament
-    index at it when the environment does not, before any node of this module starts."""
+    """
+    Point the ament index at the wheels' venv, the ROS underlay, when nothing was sourced.
+
+    Point the ament index at it when the environment does not, before any node of this module
+    starts.
+    """
     with pytest.MonkeyPatch.context() as patch:
         if not os.environ.get('AMENT_PREFIX_PATH'):
             patch.setenv('AMENT_PREFIX_PATH', sys.prefix)
@@ -87,7 +92,8 @@ def test_installed_interface_hash_matches_upstream(type_name: str) -> None:
 @pytest.mark.ros
 @pytest.mark.parametrize('type_name', TYPE_NAMES)
 def test_runtime_type_support_hash_matches_upstream(ros_node: Any, type_name: str) -> None:
-    """The hash the compiled type support announces over DDS equals upstream.
+    """
+    The hash the compiled type support announces over DDS equals upstream.
 
     rclpy has no direct accessor for a message class's hash; the graph API reports the hash
     the middleware got from the loaded type support, which is what remote peers compare.
@@ -107,11 +113,7 @@ def test_runtime_type_support_hash_matches_upstream(ros_node: Any, type_name: st
 @pytest.mark.ros
 def test_detection2d_array_round_trip(ros_node: Any) -> None:
     """A Detection2DArray published on a real topic arrives intact in the same process."""
-    from vision_msgs.msg import (
-        Detection2D,
-        Detection2DArray,
-        ObjectHypothesisWithPose,
-    )
+    from vision_msgs.msg import Detection2D, Detection2DArray, ObjectHypothesisWithPose
 
     topic = f'/vision_msgs_hash_test/detections_{uuid.uuid4().hex[:8]}'
     received: list[Detection2DArray] = []

@@ -1,5 +1,8 @@
-"""Synthetic traffic with known truth for the tracker tests: objects move in a fixed frame
-(odom), the ego vehicle drives, a calibrated camera mounted on it sees them as boxes.
+"""
+Synthetic traffic with known truth for the tracker tests.
+
+Objects move in a fixed frame (odom), the ego vehicle drives, a calibrated camera mounted on it sees
+them as boxes.
 
 Boxes are the image bounds of each object's 3D box, so perspective, scale change and
 occlusion are those of a real camera; detector noise, misses and false positives are added
@@ -39,7 +42,7 @@ class WorldObject:
     class_id: int = 2  # COCO car
 
     def position(self, t: float) -> np.ndarray:
-        """The footprint centre in odom at time t (s)."""
+        """Return the footprint centre in odom at time t (s)."""
         return np.array(self.start) + np.array(self.velocity) * t
 
 
@@ -65,7 +68,7 @@ class Frame:
 
 
 def project(obj: WorldObject, t: float, ego: Pose2D) -> tuple[np.ndarray, float] | None:
-    """The object's image box and distance (m) from the camera, or None when out of view."""
+    """Return the object's image box and distance (m) from the camera, or None when out of view."""
     length, width, height = obj.size
     centre = obj.position(t)
     corners = np.array([[dx, dy, dz] for dx in (-length / 2, length / 2)
@@ -87,7 +90,7 @@ def project(obj: WorldObject, t: float, ego: Pose2D) -> tuple[np.ndarray, float]
 
 
 def covered_fraction(box: np.ndarray, nearer: list[np.ndarray]) -> float:
-    """The largest fraction of `box` any one nearer box covers."""
+    """Return the largest fraction of `box` any one nearer box covers."""
     area = (box[2] - box[0]) * (box[3] - box[1])
     best = 0.0
     for other in nearer:
@@ -101,9 +104,12 @@ def covered_fraction(box: np.ndarray, nearer: list[np.ndarray]) -> float:
 def render(objects: list[WorldObject], ego: Ego, stamps: np.ndarray, seed: int = 0,
            pixel_noise: float = 0.02, miss_rate: float = 0.0,
            false_positives_per_frame: float = 0.0) -> list[Frame]:
-    """Frames at `stamps` (s; the scene's t = 0 is the first stamp): boxes jittered by
-    `pixel_noise` x box height (each edge), each visible object missed with `miss_rate`,
-    Poisson false positives of low-to-mid score."""
+    """
+    Frames at `stamps` (s; the scene's t = 0 is the first stamp).
+
+    Boxes jittered by `pixel_noise` x box height (each edge), each visible object missed with
+    `miss_rate`, Poisson false positives of low-to-mid score.
+    """
     random = np.random.default_rng(seed)
     frames = []
     for stamp in stamps:

@@ -1,4 +1,5 @@
-"""Per-frame fate and latency: every received frame ends as exactly one outcome.
+"""
+Per-frame fate and latency: every received frame ends as exactly one outcome.
 
 Feeds /diagnostics and replay reports. The identity `received == published + dropped +
 rejected + failed + pending` holds at every moment, where pending frames are waiting in the
@@ -9,10 +10,10 @@ publisher that sent N frames, `N == received + lost_before_node`.
 from __future__ import annotations
 
 import collections
+from dataclasses import dataclass, field
 import enum
 import threading
 import time
-from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -92,8 +93,11 @@ class FrameAccounting:
                 self._last_error = reason
 
     def lost_before_node(self, count: int, reason: str) -> int:
-        """Count frames that never reached the callback (not part of `received`); returns the
-        total so far."""
+        """
+        Count frames that never reached the callback (not part of `received`).
+
+        Returns the total so far.
+        """
         with self._lock:
             if count > 0:
                 self._lost_before_node += count

@@ -1,21 +1,25 @@
-"""`triton-perception`: one entry point for the server, models, the pipeline, bags and benchmarks."""
+"""
+`triton-perception`.
+
+One entry point for the server, models, the pipeline, bags and benchmarks.
+"""
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 import signal
 import sys
 import threading
 import time
-from pathlib import Path
 from typing import Callable, Sequence
 
 from triton_perception.bag.commands import add_bag_commands
 from triton_perception.bag.common import BagError
-from triton_perception.engines import EngineBuildError, build_engines
+from triton_perception.engines import build_engines, EngineBuildError
 from triton_perception.lane_models.spec import LAYOUTS as LANE_LAYOUTS
-from triton_perception.models import ModelInstallError, default_models_directory, install_models
+from triton_perception.models import default_models_directory, install_models, ModelInstallError
 from triton_perception.paths import default_model_repository
-from triton_perception.plan import ARGUMENTS, PlanError, parse_launch_arguments, pipeline_plan
+from triton_perception.plan import ARGUMENTS, parse_launch_arguments, pipeline_plan, PlanError
 from triton_perception.processes import die_with_parent
 from triton_perception.triton.server import PROFILES, ServerConfig, ServerError, TritonServer
 
@@ -34,7 +38,7 @@ def raise_on_termination() -> None:
 
 def add_server_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument('--model-repository', type=Path, default=None,
-                        help='Triton model repository (default: the package\'s)')
+                        help="Triton model repository (default: the package's)")
     parser.add_argument('--profile', choices=PROFILES, default='auto',
                         help='tensorrt (Orin engines), cpu (ONNX via the Python backend), or auto: '
                              'tensorrt when engines exist (default)')
@@ -75,8 +79,8 @@ def command_server(arguments: argparse.Namespace) -> int:
 
 
 def command_models(arguments: argparse.Namespace) -> int:
-    from triton_perception.detectors import (DetectorInstallError,  # noqa: PLC0415
-                                             install_detector, installed_detectors)
+    from triton_perception.detectors import DetectorInstallError  # noqa: PLC0415
+    from triton_perception.detectors import install_detector, installed_detectors
 
     repository = arguments.model_repository or default_model_repository()
     log = lambda line: print(f'models: {line}', flush=True)  # noqa: E731
@@ -117,8 +121,8 @@ def command_models(arguments: argparse.Namespace) -> int:
 
 
 def print_lane_models(repository: Path) -> None:
-    from triton_perception.lane_models.spec import (SHIPPED_LANES,  # noqa: PLC0415
-                                                    installed_lane_models, shipped_lane_model)
+    from triton_perception.lane_models.spec import installed_lane_models, shipped_lane_model
+    from triton_perception.lane_models.spec import SHIPPED_LANES  # noqa: PLC0415
     lane_models = installed_lane_models(repository)
     if SHIPPED_LANES not in [model.name for model in lane_models] and (
             repository / SHIPPED_LANES).is_dir():
@@ -133,8 +137,8 @@ def print_lane_models(repository: Path) -> None:
 def install_lanes(arguments: argparse.Namespace, repository: Path,
                   log: Callable[[str], None]) -> int:
     """`models install --lanes FILE.onnx | --lanes-served MODEL --name NAME --layout L`."""
-    from triton_perception.lane_models.install import (install_lane_model,  # noqa: PLC0415
-                                                       install_served_lane_model, remove_steps)
+    from triton_perception.lane_models.install import install_lane_model  # noqa: PLC0415
+    from triton_perception.lane_models.install import install_served_lane_model, remove_steps
     from triton_perception.lane_models.spec import LaneConfigError  # noqa: PLC0415
     problems = [text for text, bad in (
         ('give one of --lanes and --lanes-served', bool(arguments.lanes) == bool(
@@ -228,8 +232,8 @@ def command_demo(arguments: argparse.Namespace) -> int:
 
 
 def command_bench(arguments: argparse.Namespace) -> int:
-    from triton_perception.bench import (DEFAULT_VIDEO, BenchError,  # noqa: PLC0415 (rclpy)
-                                         BenchSettings, markdown_table, parse_cases, run_bench,
+    from triton_perception.bench import (BenchError, BenchSettings,  # noqa: PLC0415 (rclpy)
+                                         DEFAULT_VIDEO, markdown_table, parse_cases, run_bench,
                                          steps_table)
     from triton_perception.tracking.benchmark import tracking_line  # noqa: PLC0415
 
@@ -256,6 +260,11 @@ def command_bench(arguments: argparse.Namespace) -> int:
     return 0
 
 
+def command_docs(arguments: argparse.Namespace) -> int:
+    from triton_perception.docs_tables import main as write_tables  # noqa: PLC0415
+    return write_tables(check=arguments.check)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog='triton-perception', description=__doc__)
     commands = parser.add_subparsers(dest='command', required=True)
@@ -266,7 +275,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     models = commands.add_parser('models', help='install ONNX weights into the model repository')
     models.add_argument('action', choices=['install', 'list'],
-                        help='install: the package\'s models, or with --detector or --lanes '
+                        help="install: the package's models, or with --detector or --lanes "
                              'one of your own; list: the installed detectors and lane models')
     models.add_argument('--detector', type=Path, default=None,
                         help='your detector: a YOLOv5 or YOLOv8/YOLO11 ONNX export (static '
@@ -308,7 +317,7 @@ def build_parser() -> argparse.ArgumentParser:
     run.set_defaults(run=command_run)
 
     wait_ready = commands.add_parser('wait-ready', help='wait until a Triton serves the models '
-                                     '(the launch files\' readiness gate)')
+                                     "(the launch files' readiness gate)")
     wait_ready.add_argument('--url', default='127.0.0.1:8001', help='gRPC HOST:PORT')
     wait_ready.add_argument('--models', nargs='+', default=['yolov5', 'lane_detection'])
     wait_ready.add_argument('--timeout', type=float, default=None,
@@ -363,6 +372,12 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument('--video', type=Path, default=None,
                        help='road clip (default ../shared/data/videos/solidWhiteRight.mp4)')
     bench.set_defaults(run=command_bench)
+
+    docs = commands.add_parser('docs', help='write the parameter and launch-argument tables of '
+                               'docs/ from the code')
+    docs.add_argument('--check', action='store_true',
+                      help='only say whether a page is out of date (exit 1 if one is)')
+    docs.set_defaults(run=command_docs)
     return parser
 
 

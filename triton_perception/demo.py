@@ -1,4 +1,5 @@
-"""`make demo`: the highway clip through the whole pipeline, as a newcomer's first run.
+"""
+`make demo`: the highway clip through the whole pipeline, as a newcomer's first run.
 
 Turns the clip into a bag, replays it through tritonserver and both nodes (the same
 evaluation as `bag evaluate`), and renders what the pipeline published into an annotated
@@ -6,8 +7,8 @@ video and a contact sheet, next to the evaluation report.
 """
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
+import shutil
 from typing import Any, Callable
 
 import cv2
@@ -15,7 +16,7 @@ import numpy as np
 from rosbags.highlevel import AnyReader
 
 from triton_perception.bag.common import typestore
-from triton_perception.bag.evaluate import EvaluationSettings, evaluate
+from triton_perception.bag.evaluate import evaluate, EvaluationSettings
 from triton_perception.bag.figures import markdown
 from triton_perception.bag.make import make_bag
 from triton_perception.bag.reading import read_images
@@ -35,7 +36,7 @@ def published_results(outputs_bag: Path, labels: list[str]) -> dict[str, dict[in
     with AnyReader([outputs_bag], default_typestore=typestore()) as reader:
         for connection, _time, raw in reader.messages():
             kind = connection.topic.rsplit('/', 1)[-1]
-            message = reader.deserialize(raw, connection.msgtype)
+            message: Any = reader.deserialize(raw, connection.msgtype)
             stamp = message.header.stamp.sec * 1_000_000_000 + message.header.stamp.nanosec
             if kind == 'detections':
                 results[kind][stamp] = (detections_from_message(message, labels),
@@ -48,8 +49,12 @@ def published_results(outputs_bag: Path, labels: list[str]) -> dict[str, dict[in
 
 
 def latest_at(results: dict[int, Any], stamp: int) -> Any:
-    """The newest result for a frame at or before `stamp`: the nodes drop frames under load,
-    and a viewer shows the last result until the next one, as rviz would."""
+    """
+    Return the newest result for a frame at or before `stamp`.
+
+    The nodes drop frames under load, and a viewer shows the last result until the next one, as rviz
+    would.
+    """
     earlier = [key for key in results if key <= stamp]
     return results[max(earlier)] if earlier else None
 
@@ -76,7 +81,7 @@ def render(input_bag: Path, topic: str, outputs_bag: Path, video_path: Path,
                 draw_detections(canvas, detections[0], labels, detections[1])
             bgr = cv2.cvtColor(canvas, cv2.COLOR_RGB2BGR)
             if writer is None:
-                writer = cv2.VideoWriter(str(video_path), cv2.VideoWriter_fourcc(*'mp4v'),
+                writer = cv2.VideoWriter(str(video_path), cv2.VideoWriter.fourcc(*'mp4v'),
                                          rate_hz, (bgr.shape[1], bgr.shape[0]))
             writer.write(bgr)
             if index in sheet_indices:
@@ -125,9 +130,13 @@ def run_demo(video: Path, output: Path, profile: str, log: Callable[[str], None]
 
 
 def demo_problems(report: dict[str, Any]) -> list[str]:
-    """The faults that fail the demo: a node that is down or not accounting for its frames,
-    failed frames, or no results. Frames lost before a node are reported, not failed on: on a
-    loaded machine the transport may lose one without anything being wrong in the package."""
+    """
+    Return the faults that fail the demo.
+
+    A node that is down or not accounting for its frames, failed frames, or no results. Frames lost
+    before a node are reported, not failed on: on a loaded machine the transport may lose one
+    without anything being wrong in the package.
+    """
     problems = []
     for node, figures in report['nodes'].items():
         if figures['received'] == 0:
@@ -137,7 +146,7 @@ def demo_problems(report: dict[str, Any]) -> list[str]:
         if figures['failed']:
             problems.append(f"{node}: {figures['failed']} frames failed: {figures['reasons']}")
         if not figures['accounted']:
-            problems.append(f"{node}: frames not accounted for (received "
+            problems.append(f'{node}: frames not accounted for (received '
                             f"{figures['received']} + lost {figures['lost_before_node']} of "
                             f"{figures['frames_in']} published)")
     return problems

@@ -1,6 +1,9 @@
-"""Bring your own detector: install a YOLOv5 or YOLOv8/YOLO11 ONNX export, with any classes and
-input size, as a detection ensemble NAME beside the default `yolov5`, with the same
-IMAGE -> DETECTIONS + NUM_DETECTIONS contract (model_repository/README.md).
+"""
+Bring your own detector.
+
+Install a YOLOv5 or YOLOv8/YOLO11 ONNX export, with any classes and input size, as a detection
+ensemble NAME beside the default `yolov5`, with the same IMAGE -> DETECTIONS + NUM_DETECTIONS
+contract (model_repository/README.md).
 
     triton-perception models install --detector best.onnx --labels classes.txt --name cones
 
@@ -13,14 +16,14 @@ detection_node then serves it with `model_name:=NAME`, with its labels.
 """
 from __future__ import annotations
 
+from dataclasses import asdict, dataclass
 import json
 import os
-import re
-from dataclasses import asdict, dataclass
 from pathlib import Path
+import re
 from typing import Callable
 
-from triton_perception.models import sha256_of
+from triton_perception.checksums import sha256_of
 
 DETECTOR_RECORD = 'detector.json'
 LABELS_FILE = 'labels.txt'
@@ -53,9 +56,10 @@ def read_labels(path: Path) -> list[str]:
 def install_detector(repository: Path, onnx_path: Path, labels_path: Path, name: str,
                      layout: str = 'auto', log: Callable[[str], None] = print) -> Detector:
     """Check the file and its labels, build the served graph and write the three steps."""
-    from triton_perception.graphs.detection import (HeadLayoutError,  # noqa: PLC0415
-                                                    build_detection_graph, inspect_head)
     import onnx  # noqa: PLC0415
+
+    from triton_perception.graphs.detection import build_detection_graph, inspect_head
+    from triton_perception.graphs.detection import HeadLayoutError  # noqa: PLC0415
 
     if not NAME_PATTERN.fullmatch(name) or name in ('lane_detection', TEMPLATE):
         raise DetectorInstallError(
@@ -89,7 +93,7 @@ def install_detector(repository: Path, onnx_path: Path, labels_path: Path, name:
 
 
 def _write_steps(repository: Path, detector: Detector) -> None:
-    """The template's configs with the new names and input size; code files linked."""
+    """Write the template's configs with the new names and input size, and link its code files."""
     name, size = detector.name, (detector.input_height, detector.input_width)
     replacements = [(f'"{TEMPLATE}_preprocess"', f'"{name}_preprocess"'),
                     (f'"{TEMPLATE}_model"', f'"{name}_model"'),
@@ -125,15 +129,19 @@ def installed_detectors(repository: Path) -> list[Detector]:
 
 
 def detector_labels_file(repository: Path, model_name: str) -> Path | None:
-    """The labels an installed detector came with (None for one without)."""
+    """Return the labels an installed detector came with (None for one without)."""
     path = repository / model_name / LABELS_FILE
     return path if path.is_file() else None
 
 
 def labels_for(model_name: str, labels_file: str = '',
                repository: Path | None = None) -> list[str]:
-    """A detector's class names: `labels_file` if given, else the labels its install stored
-    in the model repository, else the 80 COCO names (the default yolov5)."""
+    """
+    Return a detector's class names.
+
+    `labels_file` if given, else the labels its install stored in the model repository, else the 80
+    COCO names (the default yolov5).
+    """
     from triton_perception.messages import load_labels  # noqa: PLC0415
     from triton_perception.paths import default_model_repository  # noqa: PLC0415
 

@@ -1,4 +1,5 @@
-"""The /diagnostics format of the inference nodes, in one place: the status name and the keys.
+"""
+The /diagnostics format of the inference nodes, in one place: the status name and the keys.
 
 The nodes write it (`nodes/base.py`); `bag evaluate`, the bench, the soak and the tests read it
 through `find_status` and `NodeStatus`, so a renamed key changes here only.
@@ -15,12 +16,16 @@ COUNTS = ('received', *FATES, 'pending', 'lost_before_node')
 
 
 def status_name(node_fqn: str) -> str:
-    """The name of a node's status in /diagnostics, by which tools and tests find its counts."""
+    """
+    Return the name of a node's status in /diagnostics.
+
+    Tools and tests find its counts by it.
+    """
     return f'{STATUS_PREFIX}{node_fqn}'
 
 
 def reason_key(reason: str) -> str:
-    """The key of a per-reason count, e.g. 'count dropped: triton not ready'."""
+    """Return the key of a per-reason count, e.g. 'count dropped: triton not ready'."""
     return f'{REASON_PREFIX}{reason}'
 
 
@@ -72,7 +77,7 @@ class NodeStatus:
 
 
 def find_status(arrays: Iterable[Any], node_fqn: str) -> NodeStatus | None:
-    """The newest status of node `node_fqn` in DiagnosticArray messages, oldest first."""
+    """Return the newest status of node `node_fqn` in DiagnosticArray messages, oldest first."""
     name = status_name(node_fqn)
     for array in reversed(list(arrays)):
         for status in array.status:

@@ -1,4 +1,5 @@
-"""Build the TensorRT engines of the Orin profile from the installed ONNX files, with trtexec.
+"""
+Build the TensorRT engines of the Orin profile from the installed ONNX files, with trtexec.
 
 Engines only run on the device and TensorRT version that built them, so they are built on
 the Orin itself, and each engine gets a `model.plan.json` recording what it was built from
@@ -6,26 +7,30 @@ and on; the server warns when an engine no longer matches its ONNX file or its d
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
 import json
 import os
+from pathlib import Path
 import platform
 import re
 import shutil
 import subprocess
 import threading
 import time
-from dataclasses import dataclass
-from pathlib import Path
 from typing import Callable
 
-from triton_perception.models import sha256_of
+from triton_perception.checksums import sha256_of
 
 ENGINE_STEPS = ('yolov5_model', 'lane_model')  # the package's own; installed detectors add more
 
 
 def engine_steps(repository: Path) -> list[str]:
-    """The TensorRT model steps of the repository: the package's and every installed
-    detector's (a config with platform tensorrt_plan and a served graph to build from)."""
+    """
+    Return the TensorRT model steps of the repository.
+
+    The package's and every installed detector's (a config with platform tensorrt_plan and a served
+    graph to build from).
+    """
     steps = list(ENGINE_STEPS)
     for config in sorted(Path(repository).glob('*/config.pbtxt')):
         step = config.parent.name
@@ -33,6 +38,8 @@ def engine_steps(repository: Path) -> list[str]:
                 encoding='utf-8') and (config.parent / '1' / 'model.onnx').is_file():
             steps.append(step)
     return steps
+
+
 JETPACK_TRTEXEC = Path('/usr/src/tensorrt/bin/trtexec')
 DEVICE_MODEL = Path('/proc/device-tree/model')
 PROGRESS_PERIOD_S = 15.0

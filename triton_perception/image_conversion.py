@@ -1,4 +1,5 @@
-"""Convert sensor_msgs Image / CompressedImage payloads into RGB numpy arrays.
+"""
+Convert sensor_msgs Image / CompressedImage payloads into RGB numpy arrays.
 
 The module has no ROS imports so the conversion rules can be unit-tested and reused by
 offline bag tools; messages are duck-typed (anything with the message's attributes works).
@@ -31,12 +32,13 @@ class ImageLike(Protocol):
 class CompressedImageLike(Protocol):
     """The sensor_msgs/CompressedImage fields read here."""
 
-    format: str
+    format: str  # noqa: A003 (sensor_msgs/CompressedImage's field name)
     data: Any
 
 
 class ImageRejected(FrameRejected):
-    """An incoming image cannot be converted.
+    """
+    An incoming image cannot be converted.
 
     ``reason`` is a stable code for counters and logs: unsupported_encoding,
     unsupported_format, empty, too_large, bad_step, odd_width, truncated, bad_data,
@@ -86,7 +88,8 @@ _DECODE_FLAGS = cv2.IMREAD_COLOR | cv2.IMREAD_IGNORE_ORIENTATION
 
 
 def image_to_rgb(msg: ImageLike, max_image_pixels: int) -> np.ndarray:
-    """Return a C-contiguous uint8 [H, W, 3] RGB array for a sensor_msgs/Image.
+    """
+    Return a C-contiguous uint8 [H, W, 3] RGB array for a sensor_msgs/Image.
 
     Unpadded rgb8 is returned as a read-only view sharing memory with ``msg.data`` (no
     copy); copy it before mutating. Every other case costs exactly one copy: the padded
@@ -107,7 +110,7 @@ def check_image(msg: ImageLike, max_image_pixels: int) -> None:
 
 
 def _checked_pixels(msg: ImageLike, max_image_pixels: int) -> tuple[np.ndarray, _Encoding, bool]:
-    """The pixel bytes as an [H, W(, C)] view of the message, after validating its header."""
+    """Return the pixel bytes as an [H, W(, C)] view of the message, after validating its header."""
     _check_budget(max_image_pixels)
     encoding = _lookup(msg.encoding)
     height, width, step = int(msg.height), int(msg.width), int(msg.step)
@@ -119,7 +122,7 @@ def _checked_pixels(msg: ImageLike, max_image_pixels: int) -> tuple[np.ndarray, 
     if step < row_bytes:
         raise ImageRejected(
             'bad_step',
-            f"step {step} is less than width {width} x {encoding.bytes_per_pixel} bytes "
+            f'step {step} is less than width {width} x {encoding.bytes_per_pixel} bytes '
             f"per pixel = {row_bytes} for encoding '{msg.encoding}'",
         )
     buf = _byte_view(msg.data)
@@ -137,7 +140,8 @@ def _checked_pixels(msg: ImageLike, max_image_pixels: int) -> tuple[np.ndarray, 
 
 
 def compressed_to_rgb(msg: CompressedImageLike, max_image_pixels: int) -> np.ndarray:
-    """Decode a JPEG or PNG sensor_msgs/CompressedImage to a C-contiguous uint8 RGB array.
+    """
+    Decode a JPEG or PNG sensor_msgs/CompressedImage to a C-contiguous uint8 RGB array.
 
     The container is recognised by its magic bytes, not by ``msg.format`` (publishers fill
     that in inconsistently); the size in its header is checked against
@@ -156,7 +160,7 @@ def compressed_to_rgb(msg: CompressedImageLike, max_image_pixels: int) -> np.nda
 
 
 def check_compressed(msg: CompressedImageLike, max_image_pixels: int) -> None:
-    """The container and size checks of compressed_to_rgb, without decoding."""
+    """Run the container and size checks of compressed_to_rgb, without decoding."""
     _checked_container(msg, max_image_pixels)
 
 
@@ -166,7 +170,7 @@ def _checked_container(msg: CompressedImageLike,
     buf = _byte_view(msg.data)
     if buf.size == 0:
         raise ImageRejected('empty', f'compressed data is empty (format {msg.format!r})')
-    view = memoryview(buf)
+    view = memoryview(buf.data)
     if bytes(view[:8]) == _PNG_SIGNATURE:
         kind = 'PNG'
         width, height = _png_size(view)
@@ -184,7 +188,8 @@ def _checked_container(msg: CompressedImageLike,
 
 
 def encode_rgb(rgb: np.ndarray, encoding: str) -> tuple[bytes, int]:
-    """Return (data, step) of an unpadded sensor_msgs/Image holding ``rgb`` in ``encoding``.
+    """
+    Return (data, step) of an unpadded sensor_msgs/Image holding ``rgb`` in ``encoding``.
 
     Lets tests and bag tools produce every encoding the decoder accepts. Bayer output
     samples the mosaic from the RGB image; YUV 4:2:2 uses BT.601 limited range (what
@@ -198,7 +203,7 @@ def encode_rgb(rgb: np.ndarray, encoding: str) -> tuple[bytes, int]:
     if encoding in _FROM_RGB:
         pixels = cv2.cvtColor(rgb, _FROM_RGB[encoding])
     elif encoding.startswith('bayer_'):
-        pixels = _mosaic(rgb, encoding[len('bayer_') : -1])
+        pixels = _mosaic(rgb, encoding[len('bayer_'): -1])
     elif bytes_per_pixel == 2:
         pixels = _rgb_to_yuv422(rgb, luma_first=encoding == 'yuv422_yuy2')
     else:
@@ -239,7 +244,8 @@ def _check_even_width(encoding: str, width: int) -> None:
 
 
 def _byte_view(data: Any) -> np.ndarray:
-    """View message data as flat uint8 without copying.
+    """
+    View message data as flat uint8 without copying.
 
     rclpy gives array.array('B'); bytes, bytearray, memoryview and numpy arrays work too.
     """
@@ -275,7 +281,8 @@ def _png_size(view: memoryview) -> tuple[int, int]:
 
 
 def _jpeg_size(view: memoryview) -> tuple[int, int]:
-    """Walk the marker segments up to the first scan and read the frame size from SOF.
+    """
+    Walk the marker segments up to the first scan and read the frame size from SOF.
 
     Also requires an end-of-image marker after the scan: byte stuffing keeps FF D9 out of
     entropy-coded data, so its absence means the stream was cut short (older OpenCV
@@ -297,14 +304,14 @@ def _jpeg_size(view: memoryview) -> tuple[int, int]:
             raise ImageRejected(
                 'undecodable', f'JPEG has marker FF{marker:02X} at offset {pos} before its scan'
             )
-        segment_end = pos + 2 + int.from_bytes(view[pos + 2 : pos + 4], 'big')
+        segment_end = pos + 2 + int.from_bytes(view[pos + 2: pos + 4], 'big')
         if marker in _JPEG_SOF:
             if size is not None:
                 raise ImageRejected('undecodable', 'JPEG has more than one frame header')
             if pos + 9 > len(view):
                 break
-            size = (int.from_bytes(view[pos + 7 : pos + 9], 'big'),
-                    int.from_bytes(view[pos + 5 : pos + 7], 'big'))
+            size = (int.from_bytes(view[pos + 7: pos + 9], 'big'),
+                    int.from_bytes(view[pos + 5: pos + 7], 'big'))
         elif marker == _JPEG_SOS:
             if size is None:
                 raise ImageRejected('undecodable', 'JPEG scan starts before a frame header')

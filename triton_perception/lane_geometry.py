@@ -1,4 +1,5 @@
-"""Lane polylines, ego sides and the drivable area from the lane model's compact outputs.
+"""
+Lane polylines, ego sides and the drivable area from the lane model's compact outputs.
 
 The lane_detection ensemble ends at the model step (on an Orin a TensorRT engine, whose GPU
 output JetPack's Python backend cannot take), returning two uint8 maps at model resolution
@@ -85,7 +86,8 @@ def check_settings(num_points: int, min_lane_length: float) -> None:
 
 
 def lane_pieces(lane_probability: np.ndarray) -> list[Piece]:
-    """Connected components of the lane mask, as row-centre pieces.
+    """
+    Find the connected components of the lane mask, as row-centre pieces.
 
     lane_probability: uint8 [h, w], probability x 255 (>= LANE_MASK_MIN on the mask).
     """
@@ -115,7 +117,7 @@ def lane_pieces(lane_probability: np.ndarray) -> list[Piece]:
 
 
 def fit_curve(y: np.ndarray, x: np.ndarray, mask_height: int) -> np.poly1d:
-    """x = f(y): a line, or a quadratic once the points span enough rows to show curvature."""
+    """X = f(y): a line, or a quadratic once the points span enough rows to show curvature."""
     degree = 2 if y.max() - y.min() >= QUADRATIC_MIN_SPAN * mask_height else 1
     degree = min(degree, len(np.unique(y)) - 1)
     return np.poly1d(np.polyfit(y, x, degree)) if degree > 0 else np.poly1d([float(np.mean(x))])
@@ -132,7 +134,7 @@ def joins(lane: Lane, piece: Piece, mask_height: int) -> float | None:
 
 
 def group_pieces(pieces: list[Piece], mask_height: int) -> list[Lane]:
-    """Greedy grouping, longest pieces first so that every lane is seeded by its most reliable part."""
+    """Group greedily, longest pieces first, so every lane is seeded by its most reliable part."""
     lanes: list[Lane] = []
     for piece in sorted(pieces, key=lambda p: p.y[-1] - p.y[0], reverse=True):
         residuals = [joins(lane, piece, mask_height) for lane in lanes]
@@ -148,8 +150,10 @@ def group_pieces(pieces: list[Piece], mask_height: int) -> list[Lane]:
     return lanes
 
 
-def sample_lane(lane: Lane, mask_width: int, mask_height: int, num_points: int) -> tuple[np.ndarray, float]:
-    """Points (x, y) from where the lane meets the image border up to its top, and its bottom x.
+def sample_lane(lane: Lane, mask_width: int, mask_height: int,
+                num_points: int) -> tuple[np.ndarray, float]:
+    """
+    Points (x, y) from where the lane meets the image border up to its top, and its bottom x.
 
     Below the lowest detected row the curve continues along its tangent (a quadratic
     extrapolated beyond its data bends away quickly). The bottom x is where that tangent
@@ -179,15 +183,19 @@ def lane_sides(lanes: list[Lane], polylines: np.ndarray, bottom_x: np.ndarray,
 
 
 def drivable_area(drivable_margin: np.ndarray, image_height: int, image_width: int) -> np.ndarray:
-    """0/255 mask at input resolution; the margin is resized (not the binary mask) for smooth edges."""
-    margin = drivable_margin.astype(np.float32) - DRIVABLE_ZERO
+    """
+    0/255 mask at input resolution.
+
+    The margin is resized (not the binary mask) for smooth edges.
+    """
+    margin: np.ndarray = drivable_margin.astype(np.float32) - DRIVABLE_ZERO
     if margin.shape != (image_height, image_width):
         margin = cv2.resize(margin, (image_width, image_height), interpolation=cv2.INTER_LINEAR)
     return np.where(margin > 0, np.uint8(255), np.uint8(0))
 
 
 def check_maps(lane_probability: np.ndarray, drivable_margin: np.ndarray) -> None:
-    """The lane model's two maps: uint8, 2-D, the same size (a ValueError names the fault)."""
+    """Check the lane model's two maps: uint8, 2-D, the same size (a ValueError names the fault)."""
     for name, array in (('lane_probability', lane_probability),
                         ('drivable_margin', drivable_margin)):
         if array.dtype != np.uint8 or array.ndim != 2 or 0 in array.shape:
@@ -201,7 +209,8 @@ def check_maps(lane_probability: np.ndarray, drivable_margin: np.ndarray) -> Non
 def postprocess(lane_probability: np.ndarray, drivable_margin: np.ndarray,
                 image_size: tuple[int, int], num_points: int,
                 min_lane_length: float) -> LaneResult:
-    """The lane model's maps (uint8 [h, w] each) -> lanes, scores, sides and drivable area.
+    """
+    Turn the lane model's maps (uint8 [h, w] each) into lanes, scores, sides and drivable area.
 
     image_size is (image_height, image_width) of the original frame. min_lane_length is the
     vertical extent a lane's detected pixels must cover, as a fraction of image height.
@@ -218,13 +227,13 @@ def postprocess(lane_probability: np.ndarray, drivable_margin: np.ndarray,
     bottom_x = np.empty(len(lanes))
     for index, lane in enumerate(lanes):
         polylines[index], bottom_x[index] = sample_lane(lane, mask_width, mask_height, num_points)
-    scores = np.array([sum(p.probability_sum for p in lane.pieces) / sum(p.pixels for p in lane.pieces)
-                       for lane in lanes], dtype=np.float32)
+    scores = np.array([sum(p.probability_sum for p in lane.pieces)
+                       / sum(p.pixels for p in lane.pieces) for lane in lanes], dtype=np.float32)
     sides = lane_sides(lanes, polylines, bottom_x, mask_width, mask_height)
 
     order = np.argsort(bottom_x, kind='stable')
     polylines = polylines[order] * np.array([image_width / mask_width, image_height / mask_height],
-                                             dtype=np.float32)
+                                            dtype=np.float32)
     return LaneResult(
         lanes=polylines,
         scores=scores[order],

@@ -1,4 +1,5 @@
-"""Which lanes bound the ego lane: side labels shared by every lane model's decoding.
+"""
+Which lanes bound the ego lane: side labels shared by every lane model's decoding.
 
 Sides come from where each lane meets the frame's bottom row (extrapolated along its lowest
 tangent), relative to the frame centre: the nearest line left of centre is -1 (ego-left
@@ -22,7 +23,7 @@ EGO_MAX_EXTRAPOLATION = 2.0
 
 
 def x_at(points: np.ndarray, y: float) -> float:
-    """x of a polyline (N x 2, any order) at row y, or NaN outside its rows."""
+    """X of a polyline (N x 2, any order) at row y, or NaN outside its rows."""
     order = np.argsort(points[:, 1], kind='stable')
     ys, xs = points[order, 1], points[order, 0]
     if not ys[0] - 1e-6 <= y <= ys[-1] + 1e-6:
@@ -31,8 +32,11 @@ def x_at(points: np.ndarray, y: float) -> float:
 
 
 def bottom_x(points: np.ndarray, frame_height: float) -> float:
-    """Where the tangent at a polyline's lowest two points meets the bottom row (may be outside
-    the frame); a horizontal-ish or single-row polyline keeps its lowest x."""
+    """
+    Return where the tangent at a polyline's lowest two points meets the bottom row.
+
+    It may be outside the frame; a horizontal-ish or single-row polyline keeps its lowest x.
+    """
     order = np.argsort(-points[:, 1], kind='stable')
     low, above = points[order[0]], points[order[min(1, len(order) - 1)]]
     rise = float(low[1] - above[1])
@@ -44,7 +48,7 @@ def bottom_x(points: np.ndarray, frame_height: float) -> float:
 
 def exit_row(x_low: float, y_low: float, bottom: float, frame_width: float,
              frame_height: float) -> float:
-    """The row where the line from (x_low, y_low) to (bottom, frame_height) leaves the frame."""
+    """Return the row where the line (x_low, y_low) -> (bottom, frame_height) leaves the frame."""
     if 0.0 <= bottom <= frame_width or abs(bottom - x_low) < 1e-9:
         return frame_height
     border = 0.0 if bottom < 0.0 else frame_width
@@ -54,13 +58,16 @@ def exit_row(x_low: float, y_low: float, bottom: float, frame_width: float,
 def ego_eligible(polylines: list[np.ndarray], bottoms: np.ndarray, detected_top: np.ndarray,
                  detected_low: np.ndarray, frame_width: float,
                  frame_height: float) -> np.ndarray:
-    """Which lanes may take a side (see the module docstring). Arrays are per lane, in frame
-    pixels; detected_top/low are the rows of each lane's highest and lowest detected point."""
+    """
+    Which lanes may take a side (see the module docstring). Arrays are per lane, in frame pixels.
+
+    detected_top/low are the rows of each lane's highest and lowest detected point.
+    """
     count = len(polylines)
     heights = np.maximum(detected_low - detected_top, 1e-6)
     exits = np.array([exit_row(x_at(polylines[i], detected_low[i]), detected_low[i], bottoms[i],
                                frame_width, frame_height) for i in range(count)])
-    eligible = (exits - detected_low) <= EGO_MAX_EXTRAPOLATION * heights
+    eligible: np.ndarray = (exits - detected_low) <= EGO_MAX_EXTRAPOLATION * heights
     for a in range(count):
         for b in range(a + 1, count):
             shared_top = max(detected_top[a], detected_top[b])

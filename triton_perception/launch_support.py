@@ -1,4 +1,5 @@
-"""Launch-file glue shared by launch/*.launch.py; imported only where ROS launch is installed.
+"""
+Launch-file glue shared by launch/*.launch.py; imported only where ROS launch is installed.
 
 Uses only API that exists from ROS 2 Humble (launch 1.0, launch_ros 0.19) on.
 """
@@ -17,7 +18,7 @@ from triton_perception.plan import ARGUMENTS
 
 
 def declare_arguments(names: tuple[str, ...]) -> list[DeclareLaunchArgument]:
-    """The plan's arguments with their defaults, descriptions and choices (`ros2 launch -s`)."""
+    """Declare the plan's arguments, with defaults, descriptions and choices (`ros2 launch -s`)."""
     return [DeclareLaunchArgument(argument.name, default_value=argument.default,
                                   description=argument.description,
                                   **({'choices': list(argument.choices)} if argument.choices
@@ -36,7 +37,8 @@ def _stop_launch(reason: str) -> list[LaunchDescriptionEntity]:
 
 def start_after_gate(gate: ExecuteProcess,
                      entities: list[LaunchDescriptionEntity]) -> RegisterEventHandler:
-    """Start `entities` when the readiness gate exits 0, and only then.
+    """
+    Start `entities` when the readiness gate exits 0, and only then.
 
     A gate that fails (Triton unreachable for good, the client missing, a crash) stops the
     launch with the reason instead of starting the nodes against a Triton that is not ready;
@@ -55,8 +57,12 @@ def start_after_gate(gate: ExecuteProcess,
 
 def stop_launch_on_exit(name: str) -> Callable[[ProcessExited, LaunchContext],
                                                list[LaunchDescriptionEntity] | None]:
-    """`on_exit` for a required process: as in `triton-perception run`, a node that dies ends
-    the pipeline (its exit during the launch's own shutdown does nothing)."""
+    """
+    `on_exit` for a required process.
+
+    As in `triton-perception run`, a node that dies ends the pipeline (its exit during the launch's
+    own shutdown does nothing).
+    """
     def on_exit(event: ProcessExited,
                 context: LaunchContext) -> list[LaunchDescriptionEntity] | None:
         if context.is_shutdown:

@@ -1,4 +1,5 @@
-"""Inference results -> standard ROS messages (vision_msgs, sensor_msgs); no rclpy needed.
+"""
+Inference results -> standard ROS messages (vision_msgs, sensor_msgs); no rclpy needed.
 
 Every output message carries the input frame's header unchanged, so consumers can match
 results to frames by stamp and place them in the camera's frame.
@@ -15,7 +16,7 @@ from vision_msgs.msg import (BoundingBox2D, Detection2D, Detection2DArray, Label
 
 from triton_perception.paths import config_file
 
-# One lane polyline sample per point; offsets are part of the published contract (README).
+# One lane polyline sample per point; offsets are part of the published contract (docs/topics.md).
 LANE_POINT_DTYPE = np.dtype({
     'names': ['u', 'v', 'lane_id', 'side', 'score'],
     'formats': ['<f4', '<f4', '<u2', 'i1', '<f4'],
@@ -45,16 +46,18 @@ def label_info_message(labels: list[str], header: Header, threshold: float) -> L
 
 
 def class_name(labels: list[str], class_id: int) -> str:
-    """The label, or the id as text for a model with more classes than the labels file."""
+    """Return the label, or the id as text for a model with more classes than the labels file."""
     return labels[class_id] if 0 <= class_id < len(labels) else str(class_id)
 
 
 def class_index(class_id: str, labels: list[str]) -> int:
-    """`ObjectHypothesis.class_id` -> the class's index in LabelInfo (-1 when unknown).
+    """
+    `ObjectHypothesis.class_id` -> the class's index in LabelInfo (-1 when unknown).
 
     vision_msgs: class_id is the class's id, looked up in the LabelInfo (VisionInfo) the
     detector publishes; this package writes the decimal id. Bags recorded before it did carry
-    the class name, which is accepted too."""
+    the class name, which is accepted too.
+    """
     if class_id.isdigit():
         return int(class_id)
     return labels.index(class_id) if class_id in labels else -1
@@ -62,9 +65,12 @@ def class_index(class_id: str, labels: list[str]) -> int:
 
 def detection_array_message(detections: np.ndarray, header: Header,
                             track_ids: list[str] | None = None) -> Detection2DArray:
-    """DETECTIONS rows (x1, y1, x2, y2, score, class_id) in image pixels -> Detection2DArray,
-    with `class_id` the decimal class id (its name is in the node's LabelInfo) and `id` the
-    row's track id ('' for none, as vision_msgs defines an absent id)."""
+    """
+    Build a Detection2DArray from DETECTIONS rows (x1, y1, x2, y2, score, class_id) in pixels.
+
+    `class_id` is the decimal class id (its name is in the node's LabelInfo) and `id` the row's
+    track id ('' for none, as vision_msgs defines an absent id).
+    """
     message = Detection2DArray(header=header)
     ids = track_ids if track_ids is not None else [''] * len(detections)
     for (x1, y1, x2, y2, score, class_id), track_id in zip(detections.tolist(), ids):
@@ -84,8 +90,12 @@ def detection_array_message(detections: np.ndarray, header: Header,
 
 
 def lane_ids(lanes: np.ndarray) -> np.ndarray:
-    """lane_id of each polyline of LANES [L, P, 2]: numbered left to right by where the lanes
-    start (at the image border); `lanes` and `lanes/ground` share this numbering."""
+    """
+    lane_id of each polyline of LANES [L, P, 2].
+
+    Numbered left to right by where the lanes start (at the image border); `lanes` and
+    `lanes/ground` share this numbering.
+    """
     ids = np.empty(len(lanes), dtype=np.uint16)
     if len(lanes):
         ids[np.argsort(lanes[:, 0, 0], kind='stable')] = np.arange(len(lanes), dtype=np.uint16)
@@ -116,12 +126,12 @@ def lanes_cloud_message(lanes: np.ndarray, scores: np.ndarray, sides: np.ndarray
 
 
 def read_lane_points(cloud: PointCloud2) -> np.ndarray:
-    """The inverse of lanes_cloud_message, as documented in the README."""
+    """Return the inverse of lanes_cloud_message, as docs/topics.md documents it."""
     return np.frombuffer(bytes(cloud.data), dtype=LANE_POINT_DTYPE, count=cloud.width)
 
 
 def image_message(pixels: np.ndarray, header: Header, encoding: str) -> Image:
-    """An rgb8 [H, W, 3] or mono8 [H, W] array -> sensor_msgs/Image (one copy)."""
+    """Build a sensor_msgs/Image from an rgb8 [H, W, 3] or mono8 [H, W] array (one copy)."""
     channels = 1 if pixels.ndim == 2 else pixels.shape[2]
     return Image(header=header, height=pixels.shape[0], width=pixels.shape[1], encoding=encoding,
                  is_bigendian=0, step=pixels.shape[1] * channels,
@@ -134,7 +144,8 @@ def track_ids_from_message(message: Detection2DArray) -> list[str]:
 
 
 def detections_from_message(message: Detection2DArray, labels: list[str]) -> np.ndarray:
-    """Detection2DArray -> DETECTIONS rows, so that one drawing function serves every caller.
+    """
+    Detection2DArray -> DETECTIONS rows, so that one drawing function serves every caller.
 
     Works on rclpy messages and on rosbags-deserialised ones alike (same field names).
     """
@@ -160,6 +171,6 @@ def lanes_from_cloud(cloud: PointCloud2) -> tuple[list[np.ndarray], np.ndarray]:
 
 
 def mask_from_image(message: Image) -> np.ndarray:
-    """A mono8 Image (drivable_area) -> uint8 [H, W], honouring row padding."""
+    """Read a mono8 Image (drivable_area) as uint8 [H, W], honouring row padding."""
     return np.frombuffer(bytes(message.data), dtype=np.uint8).reshape(
         message.height, message.step)[:, :message.width]

@@ -1,4 +1,5 @@
-"""Install the ONNX weights into the model repository, verified against config/models.yaml.
+"""
+Install the ONNX weights into the model repository, verified against config/models.yaml.
 
 A model with a `graph` entry is not copied: the graph builder (triton_perception.graphs) turns
 the upstream file into the graph its model step serves, and a record beside it
@@ -6,17 +7,18 @@ the upstream file into the graph its model step serves, and a record beside it
 """
 from __future__ import annotations
 
-import hashlib
+from dataclasses import dataclass
 import json
 import os
-import shutil
-from dataclasses import dataclass
 from pathlib import Path
+import shutil
 from typing import Callable
 
 import yaml
 
-from triton_perception.paths import SOURCE_ROOT, config_file
+from triton_perception.checksums import sha256_of
+from triton_perception.detectors import Detector, DETECTOR_RECORD, TEMPLATE
+from triton_perception.paths import config_file, SOURCE_ROOT
 
 MODELS_DIR_ENV = 'TRITON_PERCEPTION_MODELS_DIR'
 
@@ -49,16 +51,8 @@ def default_models_directory() -> Path | None:
     return shared if shared.is_dir() else None
 
 
-def sha256_of(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, 'rb') as stream:
-        for chunk in iter(lambda: stream.read(1 << 20), b''):
-            digest.update(chunk)
-    return digest.hexdigest()
-
-
 def build_record(model: ModelFile) -> dict[str, str]:
-    """What an installed file must have been made from to be current."""
+    """Return what an installed file must have been made from to be current."""
     from triton_perception.graphs import builder_fingerprint  # noqa: PLC0415 (needs onnx)
     return {'source_sha256': model.sha256, 'graph': model.graph,
             'builder': builder_fingerprint() if model.graph else ''}
@@ -74,7 +68,8 @@ def is_current(model: ModelFile, target: Path) -> bool:
     if not model.graph:
         return sha256_of(target) == model.sha256
     try:
-        return json.loads(record_path(target).read_text(encoding='utf-8')) == build_record(model)
+        record = json.loads(record_path(target).read_text(encoding='utf-8'))
+        return bool(record == build_record(model))
     except (OSError, ValueError):
         return False
 
@@ -130,7 +125,7 @@ def check_models(repository: Path) -> list[str]:
         if not target.is_file():
             problems.append(f"{target} is missing: run 'triton-perception models install'")
         elif not is_current(model, target):
-            problems.append(f"{target} was built from other weights or by another version of "
+            problems.append(f'{target} was built from other weights or by another version of '
                             "the graph builder: run 'triton-perception models install'")
     return problems
 
@@ -144,10 +139,9 @@ def _missing_message(model: ModelFile, origin: Path | None) -> str:
 
 
 def record_default_detector(repository: Path, origin: Path, sha256: str) -> None:
-    """The default yolov5 detector in `models list`, like the ones users install."""
+    """Record the default yolov5 detector for `models list`, like the ones users install."""
     import onnx  # noqa: PLC0415
 
-    from triton_perception.detectors import DETECTOR_RECORD, TEMPLATE, Detector  # noqa: PLC0415
     from triton_perception.graphs.detection import inspect_head  # noqa: PLC0415
     head = inspect_head(onnx.load(str(origin)))
     detector = Detector(TEMPLATE, head.layout, head.input_width, head.input_height,

@@ -1,6 +1,8 @@
 """Drawing results onto frames: used by the nodes' overlay topics, the overlay node and the demo."""
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 import cv2
 import numpy as np
 
@@ -13,16 +15,19 @@ SIDE_COLOURS = {  # RGB by LANE_SIDES value: ego boundaries stand out
 
 
 def palette(class_id: int) -> tuple[int, int, int]:
-    """A stable, distinct colour per class id."""
+    """Return a stable, distinct colour per class id."""
     hue = (class_id * 47) % 180
-    bgr = cv2.cvtColor(np.uint8([[[hue, 220, 255]]]), cv2.COLOR_HSV2RGB)[0, 0]
+    bgr = cv2.cvtColor(np.array([[[hue, 220, 255]]], np.uint8), cv2.COLOR_HSV2RGB)[0, 0]
     return int(bgr[0]), int(bgr[1]), int(bgr[2])
 
 
 def draw_detections(rgb: np.ndarray, detections: np.ndarray, labels: list[str],
                     track_ids: list[str] | None = None) -> np.ndarray:
-    """Boxes with 'name #id score' labels ('name score' without a track id), drawn in place on
-    an RGB image."""
+    """
+    Draw boxes in place on an RGB image.
+
+    Labels read 'name #id score' ('name score' without a track id).
+    """
     thickness = max(1, round(max(rgb.shape[:2]) / 500))
     ids = track_ids if track_ids is not None else [''] * len(detections)
     for (x1, y1, x2, y2, score, class_id), track_id in zip(detections.tolist(), ids):
@@ -50,7 +55,7 @@ def draw_drivable_area(rgb: np.ndarray, mask: np.ndarray) -> np.ndarray:
     return rgb
 
 
-def draw_lanes(rgb: np.ndarray, lanes: np.ndarray, sides: np.ndarray) -> np.ndarray:
+def draw_lanes(rgb: np.ndarray, lanes: Iterable[np.ndarray], sides: np.ndarray) -> np.ndarray:
     """Lane polylines coloured by side, drawn in place."""
     thickness = max(2, round(max(rgb.shape[:2]) / 300))
     for polyline, side in zip(lanes, sides.tolist()):

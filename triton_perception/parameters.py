@@ -1,18 +1,22 @@
-"""Every node parameter in one table: default, unit, accepted values, whether it can change live.
+"""
+Every node parameter in one table: default, unit, accepted values, whether it can change live.
 
 Nodes declare their parameters from these specs and validate start-up and run-time values
 with `validate`, so the messages (naming the parameter and the accepted values), the
-defaults in config/params.yaml and the README table all come from one place.
+defaults in config/params.yaml and the tables of docs/parameters.md all come from one place.
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
 import math
 import os
 import re
-from dataclasses import dataclass
 from typing import Any, Callable
 
 ParameterValue = bool | int | float | str | list[float]
+# Validated values by name. Each has its spec's type (`validate` checks it at run time), which a
+# type checker cannot tell apart by name, so the values are typed Any.
+Settings = dict[str, Any]
 
 
 class ParameterError(ValueError):
@@ -45,7 +49,11 @@ class ParameterSpec:
         return value
 
     def _validate_numbers(self, value: Any) -> list[float]:
-        """A list of numbers: rclpy gives lists, tuples or array.array, integers or floats."""
+        """
+        Return a list of numbers.
+
+        rclpy gives lists, tuples or array.array, integers or floats.
+        """
         try:
             numbers = [float(item) for item in value if not isinstance(item, (bool, str))]
             complete = len(numbers) == len(value)
@@ -123,12 +131,13 @@ COMMON = (
          'an existing file path or empty', _is_file_or_empty),
 )
 
+
 def _is_camera_pose(value: list[float]) -> bool:
     return len(value) == 6 and all(math.isfinite(item) for item in value) and (
         value[2] > 0.0 or not any(value))
 
 
-# Ground-plane outputs (README "Lanes and objects on the ground").
+# Ground-plane outputs (docs/topics.md, "Lanes and objects on the ground").
 GROUND = (
     flag('ground_outputs', True, 'publish the ground-plane outputs once CameraInfo and the '
          "camera's mounting are known (/diagnostics key ground says why they are off)"),
@@ -157,7 +166,7 @@ TRACKING = (
            'track alive'),
     number('tracking_new_track_score', 0.45, 0.0, 1.0, 'lowest score of a detection that starts '
            'a new track'),
-    number('tracking_iou_gate', 0.2, 0.0, 1.0, 'lowest IoU between a track\'s predicted box and '
+    number('tracking_iou_gate', 0.2, 0.0, 1.0, "lowest IoU between a track's predicted box and "
            'a high-score detection for a match'),
     number('tracking_low_iou_gate', 0.5, 0.0, 1.0, 'lowest IoU for a match with a low-score '
            'detection'),
@@ -170,12 +179,12 @@ TRACKING = (
     flag('tracking_publish_unconfirmed', False, 'publish the ids of tracks not yet confirmed '
          '(most short-lived tracks are false positives)'),
     text('odom_frame', 'odom', 'fixed frame of the ground velocities, looked up in TF as '
-         'odom_frame <- target_frame at each frame\'s stamp; without that transform velocities '
+         "odom_frame <- target_frame at each frame's stamp; without that transform velocities "
          'are relative to the vehicle (target_frame) and /diagnostics says so; empty: always '
          'relative', 'a frame name or empty'),
     number('ego_half_width_m', 1.0, 0.1, 10.0, 'half width of the ego path straight ahead in '
            'target_frame: objects whose predicted path enters it get a time to collision (m)'),
-    number('ego_front_m', 0.0, -10.0, 20.0, 'x of the vehicle\'s front in target_frame: the time '
+    number('ego_front_m', 0.0, -10.0, 20.0, "x of the vehicle's front in target_frame: the time "
            'to collision is until an object reaches it (m)'),
 )
 
@@ -191,7 +200,8 @@ DETECTION = COMMON + (
                   'e.g. "person,car,bus"', 'comma-separated names from the labels, or empty',
                   lambda _value: True, dynamic=True),
     text('labels_file', '', 'text file with one class name per line, line n = class id n '
-         '(empty: the labels installed with the detector model_name, else the 80 COCO names)', 'an existing file path or empty', _is_file_or_empty),
+         '(empty: the labels installed with the detector model_name, else the 80 COCO names)',
+         'an existing file path or empty', _is_file_or_empty),
 ) + GROUND + TRACKING
 
 LANES = COMMON + (
@@ -238,7 +248,7 @@ def specs_by_name(specs: tuple[ParameterSpec, ...]) -> dict[str, ParameterSpec]:
 
 
 def validate_all(specs: tuple[ParameterSpec, ...],
-                 values: dict[str, Any]) -> dict[str, ParameterValue]:
+                 values: dict[str, Any]) -> Settings:
     """Validate every value; one error message lists every bad parameter."""
     problems, valid = [], {}
     for spec in specs:

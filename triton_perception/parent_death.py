@@ -1,4 +1,5 @@
-"""Run a command that ends when the process that started it dies, by any signal.
+"""
+Run a command that ends when the process that started it dies, by any signal.
 
     python -m triton_perception.parent_death COMMAND [ARGUMENT ...]
 

@@ -2,8 +2,8 @@
 from __future__ import annotations
 
 import os
-import sys
 from pathlib import Path
+import sys
 
 PACKAGE = 'triton_perception'
 SOURCE_ROOT = Path(__file__).resolve().parent.parent
@@ -12,7 +12,8 @@ FASTDDS_PROFILE_VARIABLES = ('FASTRTPS_DEFAULT_PROFILES_FILE', 'FASTDDS_DEFAULT_
 
 
 def share_directory() -> Path:
-    """share/triton_perception of the installation in use.
+    """
+    share/triton_perception of the installation in use.
 
     The ament index first: a colcon install space (also with --symlink-install, where this
     module resolves into the source tree but the weights are installed under the install
@@ -39,8 +40,12 @@ def default_model_repository() -> Path:
 
 
 def dds_profile_environment() -> dict[str, str]:
-    """Large camera frames need the shared-memory Fast DDS profile (config/fastdds_profile.xml),
-    unless the user chose a profile of their own or another middleware."""
+    """
+    Return the environment that selects the shared-memory Fast DDS profile.
+
+    Large camera frames need it (config/fastdds_profile.xml), unless the user chose a profile of
+    their own or another middleware.
+    """
     rmw = os.environ.get('RMW_IMPLEMENTATION', 'rmw_fastrtps_cpp')
     if not rmw.startswith('rmw_fastrtps') or any(
             os.environ.get(variable) for variable in FASTDDS_PROFILE_VARIABLES):

@@ -1,23 +1,24 @@
-"""Launch arguments -> the processes, parameters and remappings of a pipeline.
+"""
+Launch arguments -> the processes, parameters and remappings of a pipeline.
 
 launch/*.launch.py and `triton-perception run` both build their processes from this plan, so
 the launch files stay thin and everything they do is tested without ROS launch installed.
 """
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+import re
 
 import yaml
 
 from triton_perception.parameters import DETECTION, LANES, specs_by_name
-from triton_perception.paths import config_file, default_model_repository, dds_profile_environment
+from triton_perception.paths import config_file, dds_profile_environment, default_model_repository
 from triton_perception.triton.server import PROFILES, ServerConfig, ServerError
 
 PACKAGE = 'triton_perception'
-MODEL_DEFAULTS = {'detection_node': specs_by_name(DETECTION)['model_name'].default,
-                  'lane_node': specs_by_name(LANES)['model_name'].default}
+MODEL_DEFAULTS = {'detection_node': str(specs_by_name(DETECTION)['model_name'].default),
+                  'lane_node': str(specs_by_name(LANES)['model_name'].default)}
 
 
 class PlanError(ValueError):
@@ -51,7 +52,7 @@ ARGUMENTS = (
              'start_triton is false; default 127.0.0.1:<grpc_port>)'),
     Argument('tritonserver', '', 'path of the tritonserver binary (default: PATH, '
              '/opt/tritonserver, the nvidia-pytriton wheel)'),
-    Argument('model_repository', '', 'Triton model repository (default: the package\'s)'),
+    Argument('model_repository', '', "Triton model repository (default: the package's)"),
     Argument('profile', 'auto', 'tensorrt (Orin engines), cpu (ONNX in the Python backend) or '
              'auto (tensorrt when engines exist)', PROFILES),
     Argument('grpc_port', '8001', 'gRPC port of the local tritonserver'),
@@ -82,11 +83,11 @@ class NodePlan:
 
     @property
     def fqn(self) -> str:
-        """The fully qualified node name: unique in a plan, also with several cameras."""
+        """Return the fully qualified node name: unique in a plan, also with several cameras."""
         return f'{self.namespace}/{self.name}'
 
     def ros_arguments(self) -> list[str]:
-        """The `--ros-args` a process needs for this node, as `ros2 run` would pass them."""
+        """Return the `--ros-args` a process needs for this node, as `ros2 run` would pass them."""
         arguments = ['--ros-args', '-r', f'__node:={self.name}', '--params-file',
                      str(self.params_file)]
         if self.namespace:
@@ -112,7 +113,7 @@ class PipelinePlan:
 
 
 def model_name(params_file: Path, node: str) -> str:
-    """The Triton model a node will ask for: its `model_name` in the parameters file."""
+    """Return the Triton model a node will ask for: its `model_name` in the parameters file."""
     try:
         params = yaml.safe_load(params_file.read_text(encoding='utf-8')) or {}
     except yaml.YAMLError as error:
@@ -168,15 +169,15 @@ def _cameras(arguments: dict[str, str], namespace: str) -> list[tuple[str, str]]
             raise PlanError("argument 'camera_topic' is empty; give the camera's Image topic")
         return [(namespace, arguments['camera_topic'])]
     if arguments['camera_topic'] != default_topic:
-        raise PlanError("give either camera_topic (one camera) or cameras (NAME=TOPIC pairs), "
-                        "not both")
+        raise PlanError('give either camera_topic (one camera) or cameras (NAME=TOPIC pairs), '
+                        'not both')
     cameras: dict[str, str] = {}
     for entry in arguments['cameras'].split(','):
         name, separator, topic = (part.strip() for part in entry.partition('='))
         if not (separator and re.fullmatch(r'[A-Za-z][A-Za-z0-9_]*', name) and topic):
             raise PlanError(f"argument 'cameras': '{entry.strip()}' is not NAME=TOPIC (NAME: "
-                            "letters, digits and _, starting with a letter), e.g. "
-                            "front=/front/image_raw")
+                            'letters, digits and _, starting with a letter), e.g. '
+                            'front=/front/image_raw')
         if name in cameras:
             raise PlanError(f"argument 'cameras': the name '{name}' is given twice")
         cameras[name] = topic
@@ -216,14 +217,14 @@ def pipeline_plan(values: dict[str, str]) -> PipelinePlan:
         triton_url = arguments['triton_url'] or server.grpc_url
     else:
         if not arguments['triton_url']:
-            raise PlanError("start_triton:=false needs triton_url:=HOST:PORT (the gRPC endpoint "
-                            "of the Triton to use)")
+            raise PlanError('start_triton:=false needs triton_url:=HOST:PORT (the gRPC endpoint '
+                            'of the Triton to use)')
         triton_url = arguments['triton_url']
     try:
         respawn_delay_s = float(arguments['respawn_delay'])
     except ValueError:
         raise PlanError(f"argument 'respawn_delay': '{arguments['respawn_delay']}' is not a "
-                        "number of seconds") from None
+                        'number of seconds') from None
     params_file = Path(arguments['params_file'] or config_file('params.yaml'))
     if not params_file.is_file():
         raise PlanError(f"argument 'params_file': {params_file} does not exist")
@@ -235,7 +236,7 @@ def pipeline_plan(values: dict[str, str]) -> PipelinePlan:
     cameras = _cameras(arguments, _namespace(arguments['namespace']))
     if arguments['camera_info_topic'] and len(cameras) > 1:
         raise PlanError("camera_info_topic names one camera's CameraInfo; with cameras, each "
-                        'camera uses its image topic\'s sibling camera_info')
+                        "camera uses its image topic's sibling camera_info")
     nodes = []
     for namespace, camera in cameras:
         info_topic = arguments['camera_info_topic'] or camera_info_sibling(camera)

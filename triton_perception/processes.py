@@ -1,15 +1,15 @@
 """Process-tree facts from /proc (no psutil on a Jetson by default) and process-life helpers."""
 from __future__ import annotations
 
+from collections import defaultdict
 import ctypes
 import os
+from pathlib import Path
 import signal
 import socket
 import subprocess
 import sys
 import time
-from collections import defaultdict
-from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 CLOCK_TICKS = os.sysconf('SC_CLK_TCK')
@@ -39,13 +39,13 @@ def process_tree(root: int) -> list[int]:
 
 
 def alive(pid: int) -> bool:
-    """Running (a zombie waiting to be reaped counts as gone)."""
+    """Say whether the process is running (a zombie waiting to be reaped counts as gone)."""
     fields = _stat_fields(pid)
     return fields is not None and fields[0] != 'Z'
 
 
 def tree_cpu_s(root: int) -> float:
-    """utime + stime of a process tree, in seconds."""
+    """Utime + stime of a process tree, in seconds."""
     ticks = 0
     for pid in process_tree(root):
         if fields := _stat_fields(pid):
@@ -54,7 +54,7 @@ def tree_cpu_s(root: int) -> float:
 
 
 def status_kib(pid: int, field: str) -> int:
-    """A `kB` line of /proc/<pid>/status (VmRSS, VmHWM); 0 once the process is gone."""
+    """Return a `kB` line of /proc/<pid>/status (VmRSS, VmHWM); 0 once the process is gone."""
     try:
         for line in Path(f'/proc/{pid}/status').read_text().splitlines():
             if line.startswith(f'{field}:'):
@@ -82,14 +82,18 @@ def free_ports(count: int) -> list[int]:
 
 
 def die_with_parent() -> bool:
-    """SIGTERM this process when the process that started it dies, even by SIGKILL, so no
-    tritonserver or node outlives its supervisor (as a preexec_fn: the child). Linux only;
-    elsewhere returns False and does nothing."""
+    """
+    SIGTERM this process when the process that started it dies, even by SIGKILL.
+
+    Then no tritonserver or node outlives its supervisor (as a preexec_fn: the child). Linux only;
+    elsewhere returns False and does nothing.
+    """
     if not sys.platform.startswith('linux'):
         return False
     libc = ctypes.CDLL(None, use_errno=True)
     pr_set_pdeathsig = 1
-    return libc.prctl(pr_set_pdeathsig, signal.SIGTERM) == 0
+    result: int = libc.prctl(pr_set_pdeathsig, signal.SIGTERM)
+    return result == 0
 
 
 def ros_arguments(parameters: Mapping[str, Any], namespace: str = '') -> list[str]:
@@ -104,14 +108,22 @@ def ros_arguments(parameters: Mapping[str, Any], namespace: str = '') -> list[st
 
 
 def node_command(executable: str, python: str = sys.executable) -> list[str]:
-    """The command that runs a node executable of this package (what lib/triton_perception/
-    <executable> runs), with the given interpreter, so that it never depends on PATH."""
+    """
+    Return the command that runs a node executable of this package.
+
+    What lib/triton_perception/<executable> runs, with the given interpreter, so that it never
+    depends on PATH.
+    """
     return [python, '-m', f'triton_perception.nodes.{executable}']
 
 
 class NodeProcess:
-    """A node executable in its own process, as `ros2 run` starts it; its output goes to a file
-    so that whoever started it can quote the node's last words when it fails."""
+    """
+    A node executable in its own process, as `ros2 run` starts it.
+
+    Its output goes to a file so that whoever started it can quote the node's last words when it
+    fails.
+    """
 
     def __init__(self, executable: str, arguments: Sequence[str], log_directory: Path) -> None:
         self.name = executable

@@ -1,9 +1,13 @@
-"""Every QoS profile of the package in one place: what the nodes publish and subscribe with,
-and what the bag tools, the benchmark and the tests use to talk to them."""
+"""
+Every QoS profile of the package in one place.
+
+What the nodes publish and subscribe with, and what the bag tools, the benchmark and the tests use
+to talk to them.
+"""
 from __future__ import annotations
 
-from rclpy.qos import (DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy,
-                       qos_profile_sensor_data)
+from rclpy.qos import (DurabilityPolicy, HistoryPolicy, qos_profile_sensor_data, QoSProfile,
+                       ReliabilityPolicy)
 
 RELIABILITIES: dict[str, ReliabilityPolicy] = {
     'reliable': ReliabilityPolicy.RELIABLE,
@@ -12,8 +16,12 @@ RELIABILITIES: dict[str, ReliabilityPolicy] = {
 
 
 def stream_qos(reliability: str, depth: int) -> QoSProfile:
-    """Keep-last, volatile: camera images (what camera drivers and `ros2 bag play` use by
-    default) and any other stream. ValueError names what is accepted."""
+    """
+    Keep-last, volatile.
+
+    Camera images (what camera drivers and `ros2 bag play` use by default) and any other stream.
+    ValueError names what is accepted.
+    """
     if reliability not in RELIABILITIES:
         raise ValueError(f"reliability {reliability!r} is not one of {', '.join(RELIABILITIES)}")
     if depth < 1:

@@ -1,4 +1,5 @@
-"""Run a pipeline plan without ROS launch: tritonserver, readiness gate, nodes, supervision.
+"""
+Run a pipeline plan without ROS launch: tritonserver, readiness gate, nodes, supervision.
 
 Does what pipeline.launch.py does, for machines with rclpy but no launch system: the server
 is respawned after a crash, a node that dies ends the pipeline with its exit code, and
@@ -130,9 +131,12 @@ class PipelineRunner:
         return 0
 
     def stop(self) -> None:
-        """SIGINT to the nodes and SIGTERM to the server at once; whatever outlives
-        STOP_TIMEOUT_S is killed (the server with its Python-backend stubs), so the whole
-        pipeline is gone within a few seconds even when Triton hangs."""
+        """
+        SIGINT to the nodes and SIGTERM to the server at once.
+
+        Whatever outlives STOP_TIMEOUT_S is killed (the server with its Python-backend stubs), so
+        the whole pipeline is gone within a few seconds even when Triton hangs.
+        """
         for process in self.nodes.values():
             if process.poll() is None:
                 process.send_signal(signal.SIGINT)

@@ -1,4 +1,5 @@
-"""`make soak`: a long looped replay that watches memory and accounting (not run in CI).
+"""
+`make soak`: a long looped replay that watches memory and accounting (not run in CI).
 
 Passes when, after warm-up, the resident memory of each node and of the tritonserver tree grew
 by less than 10 %, and every frame each node received is accounted for.
@@ -6,14 +7,14 @@ by less than 10 %, and every frame each node received is accounted for.
 from __future__ import annotations
 
 import json
+from pathlib import Path
 import tempfile
 import threading
 import time
-from pathlib import Path
 from typing import Any, Callable
 
 from triton_perception.bag.evaluate import camera_topic, pipeline_session, replay_plan
-from triton_perception.bag.figures import NODES, node_figures
+from triton_perception.bag.figures import node_figures, NODES
 from triton_perception.bag.play import play_bag
 from triton_perception.processes import tree_rss_mb
 

@@ -1,5 +1,5 @@
-"""Frames lost before they reach a node's callback, counted from the publishers' sequence
-numbers.
+"""
+Frames lost before they reach a node's callback, counted from the publishers' sequence numbers.
 
 A DDS reader's history (KEEP_LAST) overwrites a sample the executor has not taken yet, and a
 best-effort transport drops fragments of large frames; neither shows in a node's own counts,
@@ -17,7 +17,8 @@ UNSUPPORTED_SEQUENCE_NUMBER = 0
 
 @dataclass
 class SequenceGapCounter:
-    """Counts gaps in each publisher's publication sequence numbers.
+    """
+    Counts gaps in each publisher's publication sequence numbers.
 
     Counting starts at the first sample seen from a publisher (what it sent before the reader
     matched it was never meant for this reader). A publisher that restarts has a new GID, so it
@@ -29,8 +30,11 @@ class SequenceGapCounter:
     lost: int = 0
 
     def observe(self, publisher: Hashable, sequence_number: int) -> int:
-        """Record one received sample; returns how many samples of this publisher were missed
-        just before it."""
+        """
+        Record one received sample.
+
+        Returns how many samples of this publisher were missed just before it.
+        """
         previous = self._last.get(publisher)
         self._last[publisher] = sequence_number
         if previous is None or sequence_number <= previous:
@@ -40,14 +44,20 @@ class SequenceGapCounter:
         return missed
 
     def forget(self) -> None:
-        """Start over (e.g. the subscription was recreated): earlier samples say nothing about
-        what the next subscription will see."""
+        """
+        Start over (e.g. the subscription was recreated).
+
+        Earlier samples say nothing about what the next subscription will see.
+        """
         self._last.clear()
 
 
 def publisher_sequence(message_info: Mapping[str, Any]) -> tuple[Hashable, int] | None:
-    """(publisher key, publication sequence number) from rclpy's MessageInfo, or None when the
-    RMW does not provide them."""
+    """
+    Return (publisher key, publication sequence number) from rclpy's MessageInfo.
+
+    None when the RMW does not provide them.
+    """
     sequence_number = message_info.get('publication_sequence_number')
     gid = message_info.get('publisher_gid')
     if not sequence_number or sequence_number == UNSUPPORTED_SEQUENCE_NUMBER or not gid:

@@ -1,4 +1,5 @@
-"""Check what Triton returned against the ensembles' output contract, before any message is built.
+"""
+Check what Triton returned against the ensembles' output contract, before any message is built.
 
 Triton passes on whatever a model returns: a wrong shape, another dtype or NaN would otherwise
 end up in published messages (or fail deep inside message code with an obscure error). Each
@@ -19,8 +20,11 @@ class MalformedOutput(ValueError):
 
 
 def check_detections(outputs: Tensors) -> np.ndarray:
-    """DETECTIONS float32 [R, 6] rows padded to a fixed R, NUM_DETECTIONS int32 [1] in [0, R];
-    returns the valid rows, which must be finite."""
+    """
+    Check DETECTIONS float32 [R, 6] rows padded to a fixed R, NUM_DETECTIONS int32 [1] in [0, R].
+
+    Returns the valid rows, which must be finite.
+    """
     padded = _checked(outputs, 'DETECTIONS', np.float32, '[R, 6]',
                       lambda shape: len(shape) == 2 and shape[1] == 6)
     count_tensor = _checked(outputs, 'NUM_DETECTIONS', np.int32, '[1]', lambda shape: shape == (1,))
@@ -65,8 +69,12 @@ def _check_finite(name: str, array: np.ndarray) -> None:
 
 def check_lane_outputs(outputs: Tensors, names: tuple[str, ...],
                        segmentation: bool) -> Tensors:
-    """An installed lane model's outputs: the compact uint8 maps of a segmentation model (as
-    check_lane_maps), else finite FP32 tensors of at least two dimensions."""
+    """
+    Return an installed lane model's outputs.
+
+    The compact uint8 maps of a segmentation model (as check_lane_maps), else finite FP32 tensors of
+    at least two dimensions.
+    """
     if segmentation:
         if len(names) == 2:
             return dict(zip(names, check_lane_maps(outputs)))

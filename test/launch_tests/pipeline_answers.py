@@ -1,6 +1,8 @@
-"""pipeline.launch.py tested the ROS-standard way, with launch_testing: launch the whole pipeline
-(tritonserver, readiness gate, detection_node, lane_node), check that a camera frame gets
-detections and lanes, then that every process exited cleanly.
+"""
+pipeline.launch.py tested the ROS-standard way, with launch_testing.
+
+Launch the whole pipeline (tritonserver, readiness gate, detection_node, lane_node), check that a
+camera frame gets detections and lanes, then that every process exited cleanly.
 
     launch_test test/launch_tests/pipeline_answers.py
 
@@ -10,20 +12,20 @@ AMENT_PREFIX_PATH=.venv) and the model weights installed; test_ros2_cli.py runs 
 from __future__ import annotations
 
 import os
+from pathlib import Path
 import time
 import unittest
-from pathlib import Path
 
 import cv2
+from diagnostic_msgs.msg import DiagnosticArray
+from launch import LaunchDescription
+from launch.actions import IncludeLaunchDescription
+from launch.launch_description_sources import PythonLaunchDescriptionSource
 import launch_testing
 import launch_testing.actions
 import launch_testing.asserts
 import pytest
 import rclpy
-from diagnostic_msgs.msg import DiagnosticArray
-from launch import LaunchDescription
-from launch.actions import IncludeLaunchDescription
-from launch.launch_description_sources import PythonLaunchDescriptionSource
 from sensor_msgs.msg import Image, PointCloud2
 from std_msgs.msg import Header
 from vision_msgs.msg import Detection2DArray

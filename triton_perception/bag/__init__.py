@@ -1,4 +1,5 @@
-"""rosbag2 tools without a ROS install: make camera bags from media, play them, record topics.
+"""
+rosbag2 tools without a ROS install: make camera bags from media, play them, record topics.
 
 ``make`` and ``reading`` use only rosbags, OpenCV and numpy, so bags can be built and
 inspected anywhere; ``play`` and ``record`` need rclpy. Nothing is imported here, so

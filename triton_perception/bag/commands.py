@@ -3,11 +3,11 @@ from __future__ import annotations
 
 import argparse
 import os
+from pathlib import Path
 import signal
 import sys
 import threading
 import time
-from pathlib import Path
 
 from triton_perception.bag.common import BagError
 
@@ -98,7 +98,7 @@ def command_record(arguments: argparse.Namespace) -> int:
 
 
 def command_evaluate(arguments: argparse.Namespace) -> int:
-    from triton_perception.bag.evaluate import EvaluationSettings, evaluate  # noqa
+    from triton_perception.bag.evaluate import evaluate, EvaluationSettings  # noqa
     from triton_perception.bag.figures import markdown  # noqa: PLC0415
 
     report = evaluate(EvaluationSettings(
@@ -130,7 +130,7 @@ def add_bag_commands(commands: argparse._SubParsersAction) -> None:
                       help='write sensor_msgs/CompressedImage (jpeg) instead of Image')
     make.add_argument('--encoding', choices=['rgb8', 'bgr8'], default='rgb8')
     make.add_argument('--rate', type=float, default=None,
-                      help='frames per second (default: the video\'s; 10 for images)')
+                      help="frames per second (default: the video's; 10 for images)")
     make.add_argument('--max-frames', type=int, default=None)
     make.add_argument('--camera-info', type=Path, default=None, metavar='CALIBRATION_YAML',
                       help='also write CameraInfo from this calibration (camera_calibration_'

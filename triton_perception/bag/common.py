@@ -1,14 +1,15 @@
 """What every bag module shares: the typestore, the rosbag2 format version, storage names."""
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
 import json
 import os
-import sys
-from collections.abc import Callable, Iterable
 from pathlib import Path
+import sys
+from typing import Final
 
 from rosbags.rosbag2 import StoragePlugin, Writer
-from rosbags.typesys import Stores, get_types_from_msg, get_typestore
+from rosbags.typesys import get_types_from_msg, get_typestore, Stores
 from rosbags.typesys.store import Typestore
 
 # ROS 2 Kilted definitions, the distro of the rclpy wheels: their RIHS01 hashes equal those in
@@ -16,7 +17,7 @@ from rosbags.typesys.store import Typestore
 # carry the hashes a Kilted (or Jazzy: same sensor_msgs) `ros2 bag` expects.
 TYPESTORE_DISTRO = Stores.ROS2_KILTED
 # Metadata version written by rosbag2 since Jazzy; older rosbag2 releases refuse newer versions.
-ROSBAG2_VERSION = 9
+ROSBAG2_VERSION: Final = 9
 
 IMAGE_TYPE = 'sensor_msgs/msg/Image'
 COMPRESSED_IMAGE_TYPE = 'sensor_msgs/msg/CompressedImage'
@@ -31,12 +32,13 @@ class BagError(Exception):
 
 
 def typestore() -> Typestore:
-    """A fresh typestore per caller: registering types mutates it."""
+    """Return a fresh typestore per caller: registering types mutates it."""
     return get_typestore(TYPESTORE_DISTRO)
 
 
 def typestore_for(type_names: Iterable[str]) -> Typestore:
-    """The Kilted typestore plus installed interfaces it lacks (vision_msgs, custom messages).
+    """
+    Return the Kilted typestore plus installed interfaces it lacks (vision_msgs, custom messages).
 
     A recorded bag must embed each type's definition and hash; types outside the rosbags
     store are read from the .msg and .json files their package installs under share/. The
@@ -78,7 +80,7 @@ def _installed_file(type_name: str, suffix: str) -> Path:
 
 
 def new_writer(output: Path, storage: str) -> Writer:
-    """A rosbags Writer for a bag directory that must not exist yet."""
+    """Return a rosbags Writer for a bag directory that must not exist yet."""
     if storage not in STORAGES:
         raise BagError(f"storage {storage!r} is not one of {', '.join(STORAGES)}")
     if output.exists():

@@ -1,4 +1,5 @@
-"""Replay a camera bag through the pipeline, record its outputs, and report (or compare) figures.
+"""
+Replay a camera bag through the pipeline, record its outputs, and report (or compare) figures.
 
 The regression workflow for users' own drives: `bag evaluate drive/ --output base/` once, then
 `bag evaluate drive/ --output new/ --expected base/report.json` after a change; the second run
@@ -7,24 +8,24 @@ fails when a figure moved beyond its stated tolerance.
 from __future__ import annotations
 
 import contextlib
+from dataclasses import dataclass
 import json
+from pathlib import Path
 import tempfile
 import threading
 import time
-from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, Callable, Iterator
 
-import rclpy
-import yaml
 from diagnostic_msgs.msg import DiagnosticArray
+import rclpy
 from rclpy.context import Context
 from rclpy.executors import SingleThreadedExecutor
 from rosbags.highlevel import AnyReader, AnyReaderError
+import yaml
 
-from triton_perception.bag.common import COMPRESSED_IMAGE_TYPE, IMAGE_TYPE, BagError, typestore
-from triton_perception.bag.figures import (NODES, analyse_outputs, detection_labels, markdown,
-                                          node_figures, regressions)
+from triton_perception.bag.common import BagError, COMPRESSED_IMAGE_TYPE, IMAGE_TYPE, typestore
+from triton_perception.bag.figures import (analyse_outputs, detection_labels, markdown,
+                                           node_figures, NODES, regressions)
 from triton_perception.bag.play import play_bag
 from triton_perception.bag.record import BagRecorder
 from triton_perception.diagnostics import NodeStatus, status_name
@@ -56,7 +57,7 @@ class EvaluationSettings:
 
 
 def camera_topic(bag: Path, topic: str | None) -> tuple[str, int]:
-    """The bag's image topic (the only one, unless named) and its message count."""
+    """Return the bag's image topic (the only one, unless named) and its message count."""
     try:
         reader = AnyReader([Path(bag)], default_typestore=typestore())
     except (FileNotFoundError, AnyReaderError) as error:
@@ -76,8 +77,12 @@ def camera_topic(bag: Path, topic: str | None) -> tuple[str, int]:
 
 
 def geometry_messages(bag: Path, image_topic: str) -> tuple[str | None, list[Any]]:
-    """The bag's CameraInfo topic beside the image topic (or None) and its /tf_static messages,
-    so that the ground outputs can be evaluated when the bag holds the camera's geometry."""
+    """
+    Find the bag's CameraInfo topic (or None) and its /tf_static messages.
+
+    The CameraInfo topic is the one beside the image topic; with both, the ground outputs can be
+    evaluated when the bag holds the camera's geometry.
+    """
     info_topic = camera_info_sibling(image_topic)
     with AnyReader([Path(bag)], default_typestore=typestore()) as reader:
         has_info = any(c.topic == info_topic and c.msgtype == 'sensor_msgs/msg/CameraInfo'
@@ -90,16 +95,24 @@ def geometry_messages(bag: Path, image_topic: str) -> tuple[str | None, list[Any
 
 
 class NoAliasDumper(yaml.SafeDumper):
-    """rcl's parameter-file parser rejects YAML aliases ("Will not support aliasing"), which
-    PyYAML writes for values shared between nodes (e.g. one camera_pose list for both)."""
+    """
+    A YAML dumper that writes no aliases.
+
+    rcl's parameter-file parser rejects YAML aliases ("Will not support aliasing"), which PyYAML
+    writes for values shared between nodes (e.g. one camera_pose list for both).
+    """
 
     def ignore_aliases(self, data: Any) -> bool:
         return True
 
 
 def evaluation_params_file(base: Path | None, directory: Path) -> Path:
-    """The user's parameters, with a reliable, deep image subscription: in a replay every
-    recorded frame must reach the nodes, so that each one is accounted for by them."""
+    """
+    Return the user's parameters, with a reliable, deep image subscription.
+
+    In a replay every recorded frame must reach the nodes, so that each one is accounted for by
+    them.
+    """
     params = yaml.safe_load((base or config_file('params.yaml')).read_text(encoding='utf-8'))
     for node in NODES:
         section = params.setdefault(f'/**/{node}', {}).setdefault('ros__parameters', {})
@@ -151,7 +164,7 @@ def recorded_all(watch: DiagnosticsWatch, recorder: BagRecorder) -> bool:
 
 @dataclass
 class PipelineSession:
-    """A running pipeline (runner thread) and a node of ours (spinning) that feeds and watches it."""
+    """A running pipeline (runner thread) and a spinning node of ours that feeds and watches it."""
 
     runner: PipelineRunner
     node: Any
@@ -187,7 +200,7 @@ def pipeline_session(plan: Any, log: Callable[[str], None],
 
 def replay_plan(bag: Path, topic: str, profile: str, triton_url: str,
                 params_file: Path | None, scratch: Path) -> Any:
-    """The pipeline for a replay: both inference nodes in NAMESPACE, on the bag's topic."""
+    """Return the pipeline for a replay: both inference nodes in NAMESPACE, on the bag's topic."""
     return pipeline_plan({
         'camera_topic': topic, 'namespace': NAMESPACE, 'enable_overlay': 'false',
         'profile': profile, 'start_triton': 'false' if triton_url else 'true',

@@ -1,6 +1,9 @@
-"""What `bag evaluate` reports, from a replay's recorded outputs and the nodes' own accounting:
-per-class detections, lanes, the ego lane on the ground, every frame's fate, the comparison with
-an earlier report, and the Markdown rendering. Plain Python over a bag file: no ROS."""
+"""
+What `bag evaluate` reports, from a replay's recorded outputs and the nodes' own accounting.
+
+per-class detections, lanes, the ego lane on the ground, every frame's fate, the comparison with an
+earlier report, and the Markdown rendering. Plain Python over a bag file: no ROS.
+"""
 from __future__ import annotations
 
 from collections import Counter
@@ -8,14 +11,14 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import yaml
 from rosbags.highlevel import AnyReader
+import yaml
 
 from triton_perception.bag.common import typestore
 from triton_perception.detectors import labels_for
 from triton_perception.diagnostics import NodeStatus
-from triton_perception.ground.outputs import GROUND_POINT_DTYPE, ego_lane
-from triton_perception.messages import LANE_POINT_DTYPE, class_index, class_name
+from triton_perception.ground.outputs import ego_lane, GROUND_POINT_DTYPE
+from triton_perception.messages import class_index, class_name, LANE_POINT_DTYPE
 from triton_perception.paths import config_file
 
 NODES = ('detection_node', 'lane_node')
@@ -37,7 +40,7 @@ TOLERANCES = (
 
 
 def detection_labels(params_file: Path | None) -> list[str]:
-    """The class names detection_node used: its `labels_file`, else its detector's labels."""
+    """Return the class names detection_node used: its `labels_file`, else its detector's labels."""
     params = yaml.safe_load((params_file or config_file('params.yaml')).read_text(
         encoding='utf-8')) or {}
     section = params.get('/**/detection_node', {}).get('ros__parameters', {})
@@ -53,7 +56,7 @@ def analyse_outputs(outputs_bag: Path, labels: list[str]) -> dict[str, Any]:
     track_ids: list[tuple[float, list[str]]] = []
     with AnyReader([outputs_bag], default_typestore=typestore()) as reader:
         for connection, _stamp, raw in reader.messages():
-            message = reader.deserialize(raw, connection.msgtype)
+            message: Any = reader.deserialize(raw, connection.msgtype)
             if connection.topic.endswith('/detections'):
                 detection_frames += 1
                 names = [class_name(labels, class_index(d.results[0].hypothesis.class_id, labels))
@@ -94,9 +97,13 @@ def analyse_outputs(outputs_bag: Path, labels: list[str]) -> dict[str, Any]:
 
 
 def tracking_figures(frames: list[tuple[float, list[str]]]) -> dict[str, Any]:
-    """From each published frame's (stamp in s, track ids): tracks per frame, how long tracks
-    last (from their first to their last frame, s), and new tracks per second of the replay, a
-    proxy for fragmentation (an object whose track breaks gets a new id)."""
+    """
+    From each published frame's (stamp in s, track ids).
+
+    Tracks per frame, how long tracks last (from their first to their last frame, s), and new tracks
+    per second of the replay, a proxy for fragmentation (an object whose track breaks gets a new
+    id).
+    """
     first: dict[str, float] = {}
     last: dict[str, float] = {}
     for stamp, ids in frames:
@@ -116,8 +123,12 @@ def tracking_figures(frames: list[tuple[float, list[str]]]) -> dict[str, Any]:
 
 
 def ground_figures(frames: int, ego_lanes: list[tuple[float, float]]) -> dict[str, Any]:
-    """Ego-lane width and the vehicle's lateral offset from the lane centre (+ = left), both
-    at target_frame's origin, over the frames whose ground lanes had both ego lines."""
+    """
+    Summarise the ego-lane width and the vehicle's lateral offset from the lane centre.
+
+    Both at target_frame's origin (offset + = left), over the frames whose ground lanes had both ego
+    lines.
+    """
     values = np.array(ego_lanes, dtype=np.float64).reshape(-1, 2)
 
     def spread(column: int) -> dict[str, float]:
@@ -129,9 +140,12 @@ def ground_figures(frames: int, ego_lanes: list[tuple[float, float]]) -> dict[st
 
 
 def node_figures(frames: int | None, accounting: dict[str, NodeStatus]) -> dict[str, Any]:
-    """Per node: its counts, and whether every frame is accounted for: each frame the player
-    published (`frames`; None when unknown, as in a looped soak) was received or lost before
-    the node, and each received frame was settled."""
+    """
+    Per node: its counts, and whether every frame is accounted for.
+
+    Each frame the player published (`frames`; None when unknown, as in a looped soak) was received
+    or lost before the node, and each received frame was settled.
+    """
     figures = {}
     for node in NODES:
         status = accounting.get(node, NodeStatus({}))
@@ -151,7 +165,11 @@ def node_figures(frames: int | None, accounting: dict[str, NodeStatus]) -> dict[
 
 
 def flatten(report: dict[str, Any], metric: str) -> dict[str, float]:
-    """'detection.frames_with_class' -> {'car': 1.0, ...}; 'nodes.published_fraction' -> per node."""
+    """
+    'detection.frames_with_class' -> {'car': 1.0, ...}.
+
+    'nodes.published_fraction' -> per node.
+    """
     section, name = metric.split('.')
     if section == 'nodes':
         return {node: figures.get(name, 0.0) for node, figures in report['nodes'].items()}

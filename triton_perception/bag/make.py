@@ -1,4 +1,5 @@
-"""Turn a video file or a directory of images into a reproducible camera rosbag2.
+"""
+Turn a video file or a directory of images into a reproducible camera rosbag2.
 
 Stamps come from the frame index and the frame rate, counted from a fixed epoch, so the
 same input always gives the same bag (OpenCV's CAP_PROP_POS_MSEC is unreliable for this).
@@ -6,29 +7,23 @@ Each message's header stamp equals its bag time, as if a camera driver had been 
 """
 from __future__ import annotations
 
-import itertools
-import math
-import shutil
-import time
 from collections.abc import Iterator
 from contextlib import suppress
 from dataclasses import dataclass
+import itertools
+import math
 from pathlib import Path
+import shutil
+import time
+from typing import Any
 
 import cv2
 import numpy as np
-import yaml
 from rosbags.typesys.store import Typestore
+import yaml
 
-from triton_perception.bag.common import (
-    COMPRESSED_IMAGE_TYPE,
-    DEFAULT_TOPIC,
-    IMAGE_TYPE,
-    BagError,
-    Progress,
-    new_writer,
-    typestore,
-)
+from triton_perception.bag.common import (BagError, COMPRESSED_IMAGE_TYPE, DEFAULT_TOPIC,
+                                          IMAGE_TYPE, new_writer, Progress, typestore)
 from triton_perception.plan import camera_info_sibling
 
 DEFAULT_EPOCH_S = 1_700_000_000
@@ -81,7 +76,8 @@ def make_bag(
     progress: Progress | None = None,
     camera_info: Path | None = None,
 ) -> BagSummary:
-    """Write ``source`` (video file or image directory) as Image or CompressedImage messages.
+    """
+    Write ``source`` (video file or image directory) as Image or CompressedImage messages.
 
     ``rate_hz`` overrides the video's frame rate; for an image directory (files sorted by
     name) it defaults to 10 Hz. ``compressed`` writes JPEG CompressedImage messages
@@ -153,8 +149,8 @@ def make_bag(
     return summary
 
 
-def _calibration(path: Path) -> dict[str, object]:
-    """CameraInfo fields (without header) from a camera_calibration_parsers YAML file."""
+def _calibration(path: Path) -> dict[str, Any]:
+    """Read the CameraInfo fields (without header) from a camera_calibration_parsers YAML file."""
     try:
         data = yaml.safe_load(Path(path).read_text(encoding='utf-8'))
         matrices = {name: np.array(data[key]['data'], dtype=np.float64) for name, key in (
@@ -211,7 +207,7 @@ def _image_frames(paths: list[Path]) -> Iterator[np.ndarray]:
         yield frame
 
 
-def _image_message(store: Typestore, header: object, bgr: np.ndarray, encoding: str) -> object:
+def _image_message(store: Typestore, header: Any, bgr: np.ndarray, encoding: str) -> object:
     pixels = cv2.cvtColor(bgr, cv2.COLOR_BGR2RGB) if encoding == 'rgb8' else bgr
     height, width = pixels.shape[:2]
     return store.types[IMAGE_TYPE](
@@ -219,7 +215,7 @@ def _image_message(store: Typestore, header: object, bgr: np.ndarray, encoding: 
         step=width * 3, data=np.ascontiguousarray(pixels).reshape(-1))
 
 
-def _compressed_message(store: Typestore, header: object, bgr: np.ndarray) -> object:
+def _compressed_message(store: Typestore, header: Any, bgr: np.ndarray) -> object:
     ok, jpeg = cv2.imencode('.jpg', bgr, [cv2.IMWRITE_JPEG_QUALITY, JPEG_QUALITY])
     if not ok:
         raise BagError(f'OpenCV could not JPEG-encode a {bgr.shape[1]}x{bgr.shape[0]} frame')

@@ -1,4 +1,5 @@
-"""Publish a rosbag2's messages with rclpy at their recorded timing, like `ros2 bag play`.
+"""
+Publish a rosbag2's messages with rclpy at their recorded timing, like `ros2 bag play`.
 
 Records are published as their raw CDR bytes (rclpy's ``Publisher.publish`` accepts
 ``bytes``), so nothing is deserialised and the subscribers get exactly what was recorded.
@@ -7,12 +8,12 @@ from the previous message, so scheduling errors do not accumulate.
 """
 from __future__ import annotations
 
-import threading
-import time
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
+import threading
+import time
+from typing import Any, Callable
 
 from rclpy.duration import Duration
 from rclpy.node import Node
@@ -57,7 +58,8 @@ def play_bag(
     progress: Progress | None = None,
     stop_event: threading.Event | None = None,
 ) -> PlaySummary:
-    """Play ``bag`` (all topics, or ``topics``) through publishers created on ``node``.
+    """
+    Play ``bag`` (all topics, or ``topics``) through publishers created on ``node``.
 
     ``rate`` scales the recorded timing (2.0 plays twice as fast). With
     ``wait_for_subscribers`` > 0, playback starts only once every publisher has matched that
@@ -86,8 +88,9 @@ def play_bag(
             raise BagError(f'start offset {start_offset_s} s is past the end of {bag} '
                            f'({(reader.end_time - reader.start_time) / 1e9:.3f} s long)')
         types = {c.topic: c.msgtype for c in selected}
-        publishers = {topic: node.create_publisher(message_class(msgtype), topic, qos)
-                      for topic, msgtype in types.items()}
+        publishers: dict[str, Any] = {
+            topic: node.create_publisher(message_class(msgtype), topic, qos)
+            for topic, msgtype in types.items()}
         try:
             if wait_for_subscribers > 0:
                 _wait_for_subscribers(publishers, wait_for_subscribers, subscribers_matched,
@@ -105,7 +108,11 @@ def play_bag(
 
 
 def _select_connections(reader: Reader, topics: list[str] | None) -> list[Connection]:
-    """The connections to play; every connection must be CDR and each topic must have one type."""
+    """
+    Return the connections to play.
+
+    Every connection must be CDR and each topic must have one type.
+    """
     connections = reader.connections
     if topics is not None:
         missing = sorted(set(topics) - {c.topic for c in connections})

@@ -3,18 +3,13 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import numpy as np
 from rosbags.highlevel import AnyReader, AnyReaderError
 
-from triton_perception.bag.common import (
-    COMPRESSED_IMAGE_TYPE,
-    DEFAULT_TOPIC,
-    IMAGE_TYPE,
-    BagError,
-    typestore,
-)
+from triton_perception.bag.common import (BagError, COMPRESSED_IMAGE_TYPE, DEFAULT_TOPIC,
+                                          IMAGE_TYPE, typestore)
 from triton_perception.image_conversion import compressed_to_rgb, image_to_rgb
 
 # Far above any camera; only guards against a corrupt message claiming a huge size.
@@ -22,7 +17,8 @@ DEFAULT_MAX_IMAGE_PIXELS = 100_000_000
 
 
 class BagImage(NamedTuple):
-    """One frame: bag (receive) time, the message's header stamp, and uint8 [H, W, 3] RGB.
+    """
+    One frame: bag (receive) time, the message's header stamp, and uint8 [H, W, 3] RGB.
 
     ``rgb`` may be a read-only view of the message buffer (unpadded rgb8); copy to modify.
     """
@@ -34,7 +30,8 @@ class BagImage(NamedTuple):
 
 def read_images(bag: Path, topic: str = DEFAULT_TOPIC, *,
                 max_image_pixels: int = DEFAULT_MAX_IMAGE_PIXELS) -> Iterator[BagImage]:
-    """Yield every Image or CompressedImage on ``topic`` in bag-time order.
+    """
+    Yield every Image or CompressedImage on ``topic`` in bag-time order.
 
     Decoding goes through the same conversion as the nodes (triton_perception.image_conversion),
     so evaluation sees exactly the pixels the pipeline would.
@@ -52,7 +49,7 @@ def read_images(bag: Path, topic: str = DEFAULT_TOPIC, *,
             if connection.msgtype not in (IMAGE_TYPE, COMPRESSED_IMAGE_TYPE):
                 raise BagError(f'{topic} in {bag} carries {connection.msgtype}, not an image type')
         for connection, stamp_ns, raw in reader.messages(connections=connections):
-            message = reader.deserialize(raw, connection.msgtype)
+            message: Any = reader.deserialize(raw, connection.msgtype)
             rgb = (image_to_rgb(message, max_image_pixels) if connection.msgtype == IMAGE_TYPE
                    else compressed_to_rgb(message, max_image_pixels))
             stamp = message.header.stamp

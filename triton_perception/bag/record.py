@@ -1,4 +1,5 @@
-"""Record topics into a rosbag2 from raw rclpy subscriptions, like `ros2 bag record`.
+"""
+Record topics into a rosbag2 from raw rclpy subscriptions, like `ros2 bag record`.
 
 Messages are stored as received (serialised CDR; nothing is deserialised) with the node
 clock's receive time as bag time, as rosbag2 does, so a bag of pipeline outputs shows when
@@ -6,11 +7,11 @@ results arrived; their header stamps still tie them to the input frames.
 """
 from __future__ import annotations
 
-import shutil
-import threading
 from collections.abc import Mapping
 from functools import partial
 from pathlib import Path
+import shutil
+import threading
 from types import TracebackType
 
 from rclpy.node import Node
@@ -22,7 +23,8 @@ from triton_perception.bag.ros import message_class, qos_profile
 
 
 class BagRecorder:
-    """Write every message on ``topics`` ({topic: 'pkg/msg/Type'}) to a new bag at ``output``.
+    """
+    Write every message on ``topics`` ({topic: 'pkg/msg/Type'}) to a new bag at ``output``.
 
     The caller spins ``node`` (any executor; callbacks may run on several threads). Default
     QoS is reliable with depth 100: lossless against reliable publishers (the ROS default,

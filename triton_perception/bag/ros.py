@@ -8,6 +8,7 @@ from rclpy.qos import QoSProfile
 from triton_perception.bag.common import BagError
 from triton_perception.qos import stream_qos
 
+
 def message_class(type_name: str) -> type:
     """'sensor_msgs/msg/Image' -> sensor_msgs.msg.Image (rosidl_runtime_py is not on PyPI)."""
     try:
@@ -15,7 +16,8 @@ def message_class(type_name: str) -> type:
     except ValueError:
         raise BagError(f"type name {type_name!r} is not of the form 'package/msg/Type'") from None
     try:
-        return getattr(importlib.import_module(f'{package}.{kind}'), name)
+        message_type: type = getattr(importlib.import_module(f'{package}.{kind}'), name)
+        return message_type
     except (ImportError, AttributeError):
         raise BagError(f'message type {type_name} is not installed for rclpy') from None
 

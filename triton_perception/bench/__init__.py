@@ -1,4 +1,5 @@
-"""`triton-perception bench`: what Triton and ROS cost on top of the bare processing, measured here.
+"""
+`triton-perception bench`: what Triton and ROS cost on top of the bare processing, measured here.
 
 Per case (detection, lanes, both nodes at once) on the frames of a road clip:
 - reference_ms: the model repository's own pre/postprocess modules and ONNX runner, loaded by
@@ -15,7 +16,7 @@ from __future__ import annotations
 
 from triton_perception.bench.report import markdown_table, steps_table
 from triton_perception.bench.run import run_bench
-from triton_perception.bench.settings import DEFAULT_VIDEO, BenchError, BenchSettings, parse_cases
+from triton_perception.bench.settings import BenchError, BenchSettings, DEFAULT_VIDEO, parse_cases
 
 __all__ = ['DEFAULT_VIDEO', 'BenchError', 'BenchSettings', 'markdown_table', 'parse_cases',
            'run_bench', 'steps_table']

@@ -2,13 +2,13 @@
 from __future__ import annotations
 
 import os
-import threading
 from pathlib import Path
+import threading
 from typing import Sequence
 
 import numpy as np
 
-from triton_perception.bench.settings import RSS_SAMPLE_PERIOD_S, BenchError
+from triton_perception.bench.settings import BenchError, RSS_SAMPLE_PERIOD_S
 from triton_perception.processes import NodeProcess, process_tree, status_kib
 
 
@@ -25,7 +25,6 @@ def p95(values_ms: Sequence[float]) -> float | None:
 
 def ratio(numerator: float | None, denominator: float | None) -> float | None:
     return round(numerator / denominator, 3) if numerator and denominator else None
-
 
 
 class TreeRssPeak:
@@ -58,7 +57,7 @@ class TreeRssPeak:
 
 
 def listening_pid(port: int) -> int | None:
-    """The local tritonserver listening on `port`, for --triton-url (its CPU and memory)."""
+    """Return the local tritonserver listening on `port`, for --triton-url (its CPU and memory)."""
     inodes = set()
     for table in ('/proc/net/tcp', '/proc/net/tcp6'):
         try:

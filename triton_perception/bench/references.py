@@ -1,5 +1,9 @@
-"""The bare processing: the model repository's own steps, run in this process (no ROS, no
-Triton) with the CPU profile's settings, as the yardstick Triton and ROS are measured against."""
+"""
+The bare processing.
+
+The model repository's own steps, run in this process (no ROS, no Triton) with the CPU profile's
+settings, as the yardstick Triton and ROS are measured against.
+"""
 from __future__ import annotations
 
 from pathlib import Path
@@ -17,7 +21,7 @@ from triton_perception.validation import check_detections
 
 def onnx_model(repository: Path,
                step: str) -> Callable[[dict[str, np.ndarray]], dict[str, np.ndarray]]:
-    """The CPU profile's model step: its ONNX runner with the configs/cpu.pbtxt settings."""
+    """Return the CPU profile's model step: its ONNX runner with the configs/cpu.pbtxt settings."""
     config = step_config(repository, step, 'cpu')
     parameters = parameters_of(config)
     runner = load_step_module(repository, step, 'onnx_runner').OnnxRunner(
@@ -53,19 +57,23 @@ def detection_reference(repository: Path) -> Callable[[np.ndarray], Any]:
 
 
 def lane_reference(repository: Path) -> Callable[[np.ndarray], Any]:
-    """lane_preprocess -> lane_model (the served graph) -> the package's lane geometry, as
-    lane_node runs it, with the node's default lane length."""
+    """
+    Run lane_preprocess, lane_model (the served graph) and the package's lane geometry.
+
+    As lane_node runs them, with the node's default lane length.
+    """
     resize_frame = load_step_module(repository, 'lane_preprocess', 'preprocessing').resize_frame
     size = parameters_of(step_config(repository, 'lane_preprocess'))
     width, height = int(size['input_width']), int(size['input_height'])
     model = onnx_model(repository, 'lane_model')
-    min_lane_length = float(specs_by_name(LANES)['min_lane_length'].default)
+    min_lane_length = specs_by_name(LANES)['min_lane_length'].default
+    assert isinstance(min_lane_length, float)
 
     def detect(rgb: np.ndarray) -> Any:
         (tensor,) = resize_frame(rgb, width, height)
         maps = model({'images': tensor})
         return lane_postprocess(maps['lane_probability'], maps['drivable_margin'],
-                                rgb.shape[:2], NUM_POINTS, min_lane_length)
+                                (rgb.shape[0], rgb.shape[1]), NUM_POINTS, min_lane_length)
     return detect
 
 

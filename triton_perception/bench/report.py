@@ -3,9 +3,9 @@ from __future__ import annotations
 
 import json
 import os
+from pathlib import Path
 import platform
 import subprocess
-from pathlib import Path
 from typing import Any
 
 import onnxruntime
@@ -23,20 +23,20 @@ METHOD = {
     'ros_e2e_ms': 'publish (rgb8, reliable publisher) -> result callback in this process, '
                   'frames one at a time; lanes: lanes and drivable_area both received',
     'throughput_fps': f'clip looped at {RATE_HZ:g} Hz; results received / duration; both: the '
-                      'slower node\'s (the nodes drop frames independently)',
+                      "slower node's (the nodes drop frames independently)",
     'p95_first_10s_ms': 'publish -> result received, frames published in the first 10 s of the '
-                        'throughput phase (last 10 s likewise); both: each node\'s results',
+                        "throughput phase (last 10 s likewise); both: each node's results",
     'cpu_ms_per_frame': 'utime+stime of the process and its children over the throughput '
                         'phase (including the drain) / results; both: node = sum of each '
-                        'node\'s per result, server = per (results of both nodes / 2)',
+                        "node's per result, server = per (results of both nodes / 2)",
     'reference_cpu_ms_per_frame': 'process CPU time of the reference loop / frames (onnxruntime '
                                   'uses 2 threads, so it exceeds reference_ms)',
     'bytes_per_frame': 'per ensemble, bytes one frame moves across process boundaries: client '
                        '-> server (frame + request inputs), into the model step (between steps), '
-                       'server -> client (the ensemble outputs), from the configs\' shapes',
-    'triton_steps_ms': 'Triton statistics over the latency phase (the bench\'s and the node\'s '
+                       "server -> client (the ensemble outputs), from the configs' shapes",
+    'triton_steps_ms': "Triton statistics over the latency phase (the bench's and the node's "
                        'requests): mean ms per request of each timer, for the ensemble and each '
-                       'of its steps; where Triton\'s share of the time goes',
+                       "of its steps; where Triton's share of the time goes",
     'node_peak_rss_mb': 'VmHWM of each node process, summed for both',
     'server_peak_rss_mb': f'max over {RSS_SAMPLE_PERIOD_S:g} s samples of the summed VmRSS of '
                           'tritonserver and its children (Python backend stubs), during the case; '
@@ -56,7 +56,11 @@ def cpu_model() -> str:
 
 
 def source_version() -> str | None:
-    """The checkout's commit, '-dirty' with local changes: the figures belong to that code."""
+    """
+    Return the checkout's commit, '-dirty' with local changes.
+
+    The figures belong to that code.
+    """
     if not (SOURCE_ROOT / '.git').exists():
         return None
     try:

@@ -2,24 +2,24 @@
 from __future__ import annotations
 
 import array
+from collections import defaultdict
 import os
+from pathlib import Path
 import random
 import threading
 import time
-from collections import defaultdict
-from pathlib import Path
 from typing import Any, Sequence
 
 import cv2
+from diagnostic_msgs.msg import DiagnosticArray
 import numpy as np
 import rclpy
-from diagnostic_msgs.msg import DiagnosticArray
 from rclpy.context import Context
 from rclpy.executors import SingleThreadedExecutor
 from rclpy.signals import SignalHandlerOptions
 from sensor_msgs.msg import Image
 
-from triton_perception.bench.settings import (FRAME_QOS, RESULTS_READER_QOS, BenchError, NodeKind,
+from triton_perception.bench.settings import (BenchError, FRAME_QOS, NodeKind, RESULTS_READER_QOS,
                                               Stamp)
 from triton_perception.diagnostics import NodeStatus, status_name
 from triton_perception.paths import dds_profile_environment
@@ -130,8 +130,12 @@ class CaseWiring:
                     self._ready.add(status.name)
 
     def ready(self) -> bool:
-        """Every node matched our publisher, each result topic has a publisher (Humble counts no
-        matched publishers on a subscription), and every node says Triton is ready."""
+        """
+        Say whether the pipeline is ready for frames.
+
+        Every node matched our publisher, each result topic has a publisher (Humble counts no
+        matched publishers on a subscription), and every node says Triton is ready.
+        """
         return (self.publisher.get_subscription_count() >= len(self.kinds)
                 and all(self._node.count_publishers(subscription.topic_name) >= 1
                         for subscription in self.subscriptions)
@@ -151,8 +155,6 @@ class CaseWiring:
         for subscription in self.subscriptions:
             self._node.destroy_subscription(subscription)
         self._node.destroy_publisher(self.publisher)
-
-
 
 
 def ros_environment(ros_home: Path) -> dict[str, str]:

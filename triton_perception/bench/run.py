@@ -1,39 +1,40 @@
 """One benchmark run: the server (started or found), the clip, the ROS side and every case."""
 from __future__ import annotations
 
+from collections import defaultdict
 import os
+from pathlib import Path
 import shutil
 import tempfile
 import threading
 import time
-from collections import defaultdict
-from pathlib import Path
 from typing import Any, Callable, Sequence
 
 import numpy as np
-import tritonclient.grpc as grpcclient
 from sensor_msgs.msg import Image
+import tritonclient.grpc as grpcclient
 
-from triton_perception.bench.measures import (TreeRssPeak, check_alive, listening_pid, p95, ratio,
-                                              summary)
+from triton_perception.bench.measures import (check_alive, listening_pid, p95, ratio, summary,
+                                              TreeRssPeak)
 from triton_perception.bench.references import REFERENCES
-from triton_perception.bench.report import METHOD, machine_description, source_version, write_report
-from triton_perception.bench.ros_side import (CaseWiring, RosSide, read_clip, rgb_view,
-                                              ros_environment)
-from triton_perception.bench.settings import (CASES, DRAIN_TIMEOUT_S, FRAME_TIMEOUT_S, NODES,
-                                              PROGRESS_PERIOD_S, RATE_HZ, READY_TIMEOUT_S,
-                                              WARMUP_FRAMES, WINDOW_S, BenchError, BenchSettings,
-                                              NodeKind, Stamp)
-from triton_perception.tracking.benchmark import tracking_line, tracking_update_ms
+from triton_perception.bench.report import (machine_description, METHOD, source_version,
+                                            write_report)
+from triton_perception.bench.ros_side import (CaseWiring, read_clip, rgb_view, ros_environment,
+                                              RosSide)
+from triton_perception.bench.settings import (BenchError, BenchSettings, CASES, DRAIN_TIMEOUT_S,
+                                              FRAME_TIMEOUT_S, NodeKind, NODES, PROGRESS_PERIOD_S,
+                                              RATE_HZ, READY_TIMEOUT_S, Stamp, WARMUP_FRAMES,
+                                              WINDOW_S)
 from triton_perception.bench.transfers import transfer_bytes
 from triton_perception.bench.triton_side import (EnsembleRequests, inference_statistics,
                                                  step_breakdown)
 from triton_perception.diagnostics import NodeStatus
 from triton_perception.models import check_models
 from triton_perception.paths import default_model_repository
-from triton_perception.processes import (NodeProcess, free_ports, ros_arguments, status_kib,
+from triton_perception.processes import (free_ports, NodeProcess, ros_arguments, status_kib,
                                          tree_cpu_s)
 from triton_perception.runner import wait_for_remote_models
+from triton_perception.tracking.benchmark import tracking_line, tracking_update_ms
 from triton_perception.triton.client import is_loopback
 from triton_perception.triton.server import ServerConfig, TritonServer
 
@@ -114,8 +115,11 @@ class Benchmark:
 
     def latencies(self, case: str, kinds: Sequence[NodeKind], wiring: CaseWiring,
                   nodes: Sequence[NodeProcess]) -> dict[str, Any]:
-        """Each frame through the reference, Triton and ROS in turn, one at a time: on a
-        shared machine, load that comes and goes then weighs on all three alike."""
+        """
+        Each frame through the reference, Triton and ROS in turn, one at a time.
+
+        On a shared machine, load that comes and goes then weighs on all three alike.
+        """
         self.log(f'{case}: latency, {self.settings.frames} frames (after {WARMUP_FRAMES} '
                  'warm-up), each through the reference (in-process, no ROS, no Triton), '
                  'Triton gRPC and ROS in turn')
@@ -149,7 +153,7 @@ class Benchmark:
         finally:
             requests.close()
         frames = self.settings.frames
-        figures = {
+        figures: dict[str, Any] = {
             'reference_ms': summary(times['reference']),
             'reference_cpu_ms_per_frame': round(cpu_ms['reference'] / frames, 2),
             'triton_ms': {**summary(times['triton']),
@@ -201,7 +205,7 @@ class Benchmark:
         node_cpu = {node.name: tree_cpu_s(node.pid) - node_cpu_before[node.name]
                     for node in nodes}
         server_cpu = (tree_cpu_s(self.server_pid) - server_cpu_before
-                      if server_cpu_before is not None else None)
+                      if self.server_pid and server_cpu_before is not None else None)
         bench_cpu = time.process_time() - bench_cpu_before
 
         tracker = wiring.tracker
@@ -213,7 +217,7 @@ class Benchmark:
         counts = {name: len(pairs) for name, pairs in latencies.items()}
         pooled = [pair for pairs in latencies.values() for pair in pairs]
         frame_equivalents = sum(counts.values()) / len(nodes)
-        per_node = {node.name: {
+        per_node: dict[str, dict[str, Any]] = {node.name: {
             'results': counts[node.name],
             'throughput_fps': round(counts[node.name] / duration_s, 2),
             'cpu_ms_per_frame': (round(node_cpu[node.name] * 1e3 / counts[node.name], 2)
@@ -251,8 +255,12 @@ class Benchmark:
 
 
 def run_bench(settings: BenchSettings, log: Callable[[str], None]) -> dict[str, Any]:
-    """Measure every case; the JSON is rewritten after each case so an interrupted run keeps
-    what it measured. Every process started here is stopped before returning or raising."""
+    """
+    Measure every case.
+
+    The JSON is rewritten after each case so an interrupted run keeps what it measured. Every
+    process started here is stopped before returning or raising.
+    """
     repository = (settings.model_repository or default_model_repository()).resolve()
     problems = check_models(repository)
     if problems:

@@ -98,5 +98,3 @@ def parse_cases(text: str) -> tuple[str, ...]:
     if unknown or not cases:
         raise BenchError(f'unknown cases {unknown or [text]}; choose from {", ".join(CASES)}')
     return cases
-
-

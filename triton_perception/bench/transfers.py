@@ -1,6 +1,10 @@
-"""Bytes one frame moves across process boundaries in each case: client -> server (the frame and
-the request's thresholds), between the ensemble's steps (Python backend stub -> Triton -> model
-step), and server -> client (the ensemble's outputs), from the model configs' static shapes."""
+"""
+Bytes one frame moves across process boundaries in each case.
+
+Client -> server (the frame and the request's thresholds), between the ensemble's steps (Python
+backend stub -> Triton -> model step), and server -> client (the ensemble's outputs), from the model
+configs' static shapes.
+"""
 from __future__ import annotations
 
 from pathlib import Path

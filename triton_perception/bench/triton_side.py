@@ -7,7 +7,7 @@ from typing import Sequence
 import numpy as np
 import tritonclient.grpc as grpcclient
 
-from triton_perception.bench.settings import REQUEST_TIMEOUT_S, STEP_TIMERS, NodeKind
+from triton_perception.bench.settings import NodeKind, REQUEST_TIMEOUT_S, STEP_TIMERS
 from triton_perception.triton.client import infer_inputs
 
 

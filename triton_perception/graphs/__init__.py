@@ -1,4 +1,4 @@
-"""ONNX graphs the model steps serve, built from the upstream weights (see model_repository/README.md)."""
+"""ONNX graphs the model steps serve, built from upstream weights (model_repository/README.md)."""
 from __future__ import annotations
 
 import hashlib

@@ -2,14 +2,16 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Callable
 
 from triton_perception.graphs.detection import build_detection_graph
 from triton_perception.graphs.lanes import build_lane_graph
 
 
 def build_graph(kind: str, source: Path, destination: Path) -> None:
-    builders = {'detection': build_detection_graph, 'lanes': build_lane_graph}
+    builders: dict[str, Callable[[Path, Path], object]] = {
+        'detection': build_detection_graph, 'lanes': build_lane_graph}
     if kind not in builders:
-        raise ValueError(f"unknown graph {kind!r} in config/models.yaml; known: "
+        raise ValueError(f'unknown graph {kind!r} in config/models.yaml; known: '
                          f"{', '.join(builders)}")
     builders[kind](source, destination)

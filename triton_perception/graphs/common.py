@@ -1,4 +1,5 @@
-"""Appending operators to an upstream ONNX graph, deterministically (same input file, same bytes).
+"""
+Appending operators to an upstream ONNX graph, deterministically (same input file, same bytes).
 
 The served graphs keep the upstream network as it is and add pre- and post-processing around
 it with plain ONNX operators that onnx-tensorrt supports in TensorRT 8.6 and 10.x
@@ -32,14 +33,19 @@ class GraphBuilder:
         self._count += 1
         return f'{self._prefix}/{hint}_{self._count}'
 
-    def input(self, name: str, elem_type: int, shape: Sequence[int]) -> str:
+    def input(self, name: str, elem_type: int,  # noqa: A003 (the graph's input, as ONNX says)
+              shape: Sequence[int]) -> str:
         self.model.graph.input.append(helper.make_tensor_value_info(name, elem_type, list(shape)))
         return name
 
     def replace_input(self, old: str, new: str, elem_type: int,
                       shape: Sequence[int]) -> tuple[str, str]:
-        """Replace graph input `old` by a new input `new`; returns (new, internal), where
-        `internal` is the tensor the upstream nodes now read and the caller must produce."""
+        """
+        Replace graph input `old` by a new input `new`.
+
+        Returns (new, internal), where `internal` is the tensor the upstream nodes now read and the
+        caller must produce.
+        """
         internal = self._name(f'{old}_internal')
         for node in self.model.graph.node:
             node.input[:] = [internal if name == old else name for name in node.input]
@@ -65,10 +71,13 @@ class GraphBuilder:
         return names[0] if outputs is None or len(names) == 1 and not isinstance(outputs, int) \
             else tuple(names)
 
-    def slice(self, tensor: str, start: int, end: int, axis: int) -> str:
-        return self.node('Slice', [tensor, self.constant(np.array([start], np.int64), 'start'),
-                                   self.constant(np.array([end], np.int64), 'end'),
-                                   self.constant(np.array([axis], np.int64), 'axis')])
+    def slice(self, tensor: str, start: int, end: int,  # noqa: A003 (the ONNX Slice op)
+              axis: int) -> str:
+        name: str = self.node('Slice', [tensor,
+                                        self.constant(np.array([start], np.int64), 'start'),
+                                        self.constant(np.array([end], np.int64), 'end'),
+                                        self.constant(np.array([axis], np.int64), 'axis')])
+        return name
 
     def set_outputs(self, outputs: Sequence[tuple[str, int, Sequence[int]]]) -> None:
         del self.model.graph.output[:]
@@ -77,7 +86,7 @@ class GraphBuilder:
 
 
 def check_single_input(model: onnx.ModelProto) -> tuple[str, list[int]]:
-    """The name and static NCHW shape of the model's one image input."""
+    """Return the name and static NCHW shape of the model's one image input."""
     initializers = {tensor.name for tensor in model.graph.initializer}
     inputs = [tensor for tensor in model.graph.input if tensor.name not in initializers]
     if len(inputs) != 1:
@@ -90,8 +99,12 @@ def check_single_input(model: onnx.ModelProto) -> tuple[str, list[int]]:
 
 
 def sort_topologically(graph: onnx.GraphProto) -> None:
-    """Order the nodes so each comes after what it reads (added pre-processing feeds the
-    upstream network); stable, so the same graph always comes out the same."""
+    """
+    Order the nodes so each comes after what it reads.
+
+    Added pre-processing feeds the upstream network. Stable, so the same graph always comes out the
+    same.
+    """
     available = {tensor.name for tensor in graph.input} | {
         tensor.name for tensor in graph.initializer} | {''}
     pending, ordered = list(graph.node), []

@@ -1,5 +1,8 @@
-"""The served detection graph: an upstream YOLO ONNX file plus decode, class-aware NMS and the
-letterbox undo, so that the model step returns final detections.
+"""
+The served detection graph.
+
+An upstream YOLO ONNX file plus decode, class-aware NMS and the letterbox undo, so that the model
+step returns final detections.
 
 Why in the graph: on JetPack's Triton the Python backend cannot take GPU tensors, so no Python
 step may follow the TensorRT step (model_repository/README.md, "Jetson"). The same graph serves
@@ -31,7 +34,7 @@ import numpy as np
 import onnx
 from onnx import TensorProto
 
-from triton_perception.graphs.common import GraphBuilder, check_single_input, save_graph
+from triton_perception.graphs.common import check_single_input, GraphBuilder, save_graph
 
 # Candidates kept (by score) before NMS; TopK's K must be a constant below 3840 for TensorRT.
 PRE_NMS_TOP_K = 1000
@@ -190,9 +193,8 @@ def build_detection_graph(source: Path, destination: Path, layout: str = 'auto')
     graph.node('Cast', [graph.node('ReduceSum', [valid_float], axes=[0, 1], keepdims=1)],
                ['num_detections_2d'], to=TensorProto.INT32)
     graph.node('Reshape', ['num_detections_2d', graph.constant(np.array([1], np.int64),
-                                                                'count_shape')], ['num_detections'])
+                                                               'count_shape')], ['num_detections'])
     graph.set_outputs([('detections', TensorProto.FLOAT, [out_k, 6]),
                        ('num_detections', TensorProto.INT32, [1])])
     save_graph(graph.model, destination)
     return head
-

@@ -1,6 +1,8 @@
-"""The served lane graph: TwinLiteNet with a uint8 input and two compact uint8 outputs, so that
-the model step is the last step of `lane_detection` and the lane geometry runs in lane_node
-(triton_perception.lane_geometry).
+"""
+The served lane graph.
+
+TwinLiteNet with a uint8 input and two compact uint8 outputs, so that the model step is the last
+step of `lane_detection` and the lane geometry runs in lane_node (triton_perception.lane_geometry).
 
 Graph input:  images  UINT8 [1, 3, H, W], the resized frame (cast and /255 happen here).
 Graph outputs, at model resolution:
@@ -21,7 +23,7 @@ import numpy as np
 import onnx
 from onnx import TensorProto
 
-from triton_perception.graphs.common import GraphBuilder, check_single_input, save_graph
+from triton_perception.graphs.common import check_single_input, GraphBuilder, save_graph
 
 MARGIN_SCALE = 16.0   # drivable margin steps per logit unit (+-7.9 logits fit in uint8)
 MARGIN_ZERO = 128
@@ -29,8 +31,11 @@ MARGIN_ZERO = 128
 
 def add_compact_maps(graph: GraphBuilder, lane_margin: str, drivable_margin: str | None,
                      height: int, width: int) -> list[str]:
-    """The two uint8 outputs from [H, W] logit margins (positive = lane / drivable); without a
-    drivable head only lane_probability. Returns the output names."""
+    """
+    Return the two uint8 outputs from [H, W] logit margins (positive = lane / drivable).
+
+    Without a drivable head only lane_probability. Returns the output names.
+    """
     zero = graph.constant(np.float32(0.0), 'zero')
 
     def to_uint8(value: str, positive: str, low: float, high: float, name: str) -> None:
@@ -74,9 +79,10 @@ def build_lane_graph(source: Path, destination: Path) -> None:
 
     def margin(head: str) -> str:
         """[1, 2, H, W] logits -> [H, W] foreground minus background."""
-        return graph.node('Squeeze', [graph.node('Sub', [graph.slice(head, 1, 2, axis=1),
-                                                         graph.slice(head, 0, 1, axis=1)])],
-                          axes=[0, 1])
+        difference = graph.node('Sub', [graph.slice(head, 1, 2, axis=1),
+                                        graph.slice(head, 0, 1, axis=1)])
+        squeezed: str = graph.node('Squeeze', [difference], axes=[0, 1])
+        return squeezed
 
     add_compact_maps(graph, margin('ll'), margin('da'), height, width)
     save_graph(graph.model, destination)

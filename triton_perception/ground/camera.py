@@ -1,4 +1,5 @@
-"""A calibrated, mounted camera looking at flat ground: pixels <-> points on z = 0.
+"""
+A calibrated, mounted camera looking at flat ground: pixels <-> points on z = 0.
 
 Frames (REP 103 / REP 105):
 - `target_frame` (e.g. base_link): x forward, y left, z up; the ground is the plane z = 0.
@@ -18,6 +19,7 @@ meet it beyond `max_range` are dropped.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 import cv2
 import numpy as np
@@ -44,7 +46,7 @@ def rotation_rpy(roll: float, pitch: float, yaw: float) -> np.ndarray:
 
 
 def quaternion_matrix(x: float, y: float, z: float, w: float) -> np.ndarray:
-    """The rotation of a (normalised) quaternion, as in geometry_msgs/Quaternion."""
+    """Return the rotation of a (normalised) quaternion, as in geometry_msgs/Quaternion."""
     norm = np.sqrt(x * x + y * y + z * z + w * w)
     if norm < 1e-9:
         raise CameraModelError('the transform has a zero quaternion')
@@ -57,6 +59,7 @@ def quaternion_matrix(x: float, y: float, z: float, w: float) -> np.ndarray:
 @dataclass(frozen=True)
 class Intrinsics:
     """What the ground projection needs from a sensor_msgs/CameraInfo."""
+
     k: np.ndarray  # 3x3
     d: np.ndarray  # distortion coefficients (may be empty)
     model: str = 'plumb_bob'
@@ -64,7 +67,7 @@ class Intrinsics:
     height: int = 0
 
     @classmethod
-    def from_camera_info(cls, info: object) -> 'Intrinsics':
+    def from_camera_info(cls, info: Any) -> 'Intrinsics':
         """From a CameraInfo (rclpy or rosbags message); raises CameraModelError if unusable."""
         k = np.array(info.k, dtype=np.float64).reshape(3, 3)
         if not (k[0, 0] > 0 and k[1, 1] > 0 and np.all(np.isfinite(k))):
@@ -96,8 +99,10 @@ class Intrinsics:
         # OpenCV's iterative undistortion; more iterations than its default 5 keep strong
         # barrel distortion accurate at the image corners.
         criteria = (cv2.TERM_CRITERIA_COUNT | cv2.TERM_CRITERIA_EPS, 40, 1e-10)
-        return cv2.undistortPointsIter(pixels, self.k, self.d, None, None,
-                                       criteria).reshape(-1, 2)
+        # OpenCV's stubs leave out None (no rectification, no new matrix), which it accepts.
+        undistorted: np.ndarray = cv2.undistortPointsIter(
+            pixels, self.k, self.d, None, None, criteria)  # type: ignore[call-overload]
+        return undistorted.reshape(-1, 2)
 
     def project(self, points_optical: np.ndarray) -> np.ndarray:
         """Points [N, 3] in the optical frame (z > 0) -> pixels [N, 2], with distortion."""
@@ -108,13 +113,17 @@ class Intrinsics:
         if self.model in FISHEYE_MODELS and self.distorted:
             return cv2.fisheye.projectPoints(points, zero, zero, self.k,
                                              self.d[:4])[0].reshape(-1, 2)
-        return cv2.projectPoints(points, zero, zero, self.k,
-                                 self.d if self.distorted else None)[0].reshape(-1, 2)
+        # OpenCV's stubs leave out None (no distortion), which the function accepts.
+        projected: np.ndarray = cv2.projectPoints(
+            points, zero, zero, self.k,
+            self.d if self.distorted else None)[0]  # type: ignore[arg-type]
+        return projected.reshape(-1, 2)
 
 
 @dataclass(frozen=True)
 class Mounting:
     """The optical frame's pose in target_frame: p_target = rotation @ p_optical + origin."""
+
     rotation: np.ndarray
     origin: np.ndarray
 
@@ -139,6 +148,7 @@ class Mounting:
 @dataclass(frozen=True)
 class GroundCamera:
     """Intrinsics + mounting: the pure geometry behind every ground output."""
+
     intrinsics: Intrinsics
     mounting: Mounting
     max_range: float = 100.0
@@ -148,10 +158,12 @@ class GroundCamera:
         """Pixels [N, 2] -> ray directions [N, 3] in target_frame (not normalised)."""
         normalised = self.intrinsics.normalised(pixels)
         optical = np.concatenate([normalised, np.ones((len(normalised), 1))], axis=1)
-        return optical @ self.mounting.rotation.T
+        rays: np.ndarray = optical @ self.mounting.rotation.T
+        return rays
 
     def to_ground(self, pixels: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Pixels [N, 2] -> (points [N, 3] on z = 0, valid [N] bool).
+        """
+        Pixels [N, 2] -> (points [N, 3] on z = 0, valid [N] bool).
 
         Invalid: the ray does not go down (at or above the horizon) or meets the ground
         farther than max_range (horizontally) from the camera. Invalid points are NaN.

@@ -1,19 +1,20 @@
-"""Ground outputs -> ROS messages (sensor_msgs, visualization_msgs, nav_msgs, vision_msgs).
+"""
+Ground outputs -> ROS messages (sensor_msgs, visualization_msgs, nav_msgs, vision_msgs).
 
 Every message carries the input frame's stamp and is stamped in target_frame.
 """
 from __future__ import annotations
 
-import numpy as np
 from builtin_interfaces.msg import Duration
 from geometry_msgs.msg import Point
 from nav_msgs.msg import OccupancyGrid
+import numpy as np
 from sensor_msgs.msg import PointCloud2, PointField
 from std_msgs.msg import ColorRGBA, Header
-from visualization_msgs.msg import Marker, MarkerArray
 from vision_msgs.msg import Detection2DArray, Detection3D, Detection3DArray
+from visualization_msgs.msg import Marker, MarkerArray
 
-from triton_perception.ground.outputs import GROUND_POINT_DTYPE, GridSpec
+from triton_perception.ground.outputs import GridSpec, GROUND_POINT_DTYPE
 
 GROUND_POINT_FIELDS = (
     PointField(name='x', offset=0, datatype=PointField.FLOAT32, count=1),
@@ -41,7 +42,7 @@ def ground_cloud_message(points: np.ndarray, header: Header) -> PointCloud2:
 
 
 def read_ground_points(cloud: PointCloud2) -> np.ndarray:
-    """The inverse of ground_cloud_message (rclpy and rosbags messages alike)."""
+    """Return the inverse of ground_cloud_message (rclpy and rosbags messages alike)."""
     return np.frombuffer(bytes(cloud.data), dtype=GROUND_POINT_DTYPE, count=cloud.width)
 
 
@@ -79,9 +80,12 @@ def occupancy_grid_message(cells: np.ndarray, grid: GridSpec, header: Header) ->
 def ground_detections_message(detections: Detection2DArray, contacts: np.ndarray,
                               widths: np.ndarray, heights: np.ndarray,
                               header: Header) -> Detection3DArray:
-    """One Detection3D per 2D detection whose bottom edge meets the ground: the contact point
-    as the position, the ground width as size.y, the height as size.z (size.x, the depth, is
-    not observable: 0), the 2D detection's hypotheses and id."""
+    """
+    One Detection3D per 2D detection whose bottom edge meets the ground.
+
+    The contact point as the position, the ground width as size.y, the height as size.z (size.x, the
+    depth, is not observable: 0), the 2D detection's hypotheses and id.
+    """
     message = Detection3DArray(header=header)
     for detection, contact, width, height in zip(detections.detections, contacts, widths,
                                                  heights):

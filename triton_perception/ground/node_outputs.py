@@ -1,4 +1,5 @@
-"""The ground outputs of lane_node and detection_node: publishers plus one call per frame.
+"""
+The ground outputs of lane_node and detection_node: publishers plus one call per frame.
 
 Each node makes one of these and calls `publish` from its deliver path (worker thread) with the
 arrays it already has; nothing is built while the geometry is unknown.
@@ -7,13 +8,13 @@ from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
 from nav_msgs.msg import OccupancyGrid
+import numpy as np
 from rclpy.node import Node
 from sensor_msgs.msg import PointCloud2
 from std_msgs.msg import Header
-from visualization_msgs.msg import MarkerArray
 from vision_msgs.msg import Detection2DArray, Detection3DArray
+from visualization_msgs.msg import MarkerArray
 
 from triton_perception.ground.messages import (ground_cloud_message, ground_detections_message,
                                                ground_header, lane_markers_message,
@@ -48,8 +49,9 @@ class LaneGroundOutputs:
         if drivable is None:  # a lane model without a drivable-area output
             return
         sampler = self._sampler
-        if sampler is None or sampler.key != (id(camera), self._grid, drivable.shape[:2]):
-            sampler = self._sampler = GridSampler(camera, self._grid, drivable.shape[:2])
+        height, width = drivable.shape[:2]
+        if sampler is None or sampler.key != (id(camera), self._grid, (height, width)):
+            sampler = self._sampler = GridSampler(camera, self._grid, (height, width))
         self._grid_publisher.publish(
             occupancy_grid_message(sampler.values(drivable), self._grid, stamped))
 
@@ -64,7 +66,11 @@ class DetectionGroundOutputs:
 
     def publish(self, header: Header, detections: np.ndarray,
                 message: Detection2DArray) -> None:
-        """DETECTIONS rows and the Detection2DArray built from them (same order)."""
+        """
+        Publish the ground boxes of DETECTIONS rows and the Detection2DArray built from them.
+
+        Both hold the same boxes in the same order.
+        """
         camera = self.geometry.camera(header.frame_id)
         if camera is None:
             return

@@ -1,4 +1,5 @@
-"""Lane polylines, drivable-area masks and boxes in image pixels -> points on the ground.
+"""
+Lane polylines, drivable-area masks and boxes in image pixels -> points on the ground.
 
 Pure numpy on top of GroundCamera; the messages are built in ground/messages.py.
 """
@@ -11,7 +12,7 @@ import numpy as np
 from triton_perception.ground.camera import GroundCamera
 from triton_perception.messages import lane_ids
 
-# Ground lane points; the published PointCloud2 layout (README) is this dtype's.
+# Ground lane points; the published PointCloud2 layout (docs/topics.md) is this dtype's.
 GROUND_POINT_DTYPE = np.dtype({
     'names': ['x', 'y', 'z', 'lane_id', 'side'],
     'formats': ['<f4', '<f4', '<f4', '<u2', 'i1'],
@@ -23,8 +24,11 @@ FREE, OCCUPIED, UNKNOWN = 0, 100, -1
 
 def ground_lane_points(camera: GroundCamera, lanes: np.ndarray,
                        sides: np.ndarray) -> np.ndarray:
-    """LANES [L, P, 2] + LANE_SIDES [L] -> structured ground points (GROUND_POINT_DTYPE),
-    lane by lane in polyline order; points that do not meet the ground are left out."""
+    """
+    Project LANES [L, P, 2] + LANE_SIDES [L] onto the ground as GROUND_POINT_DTYPE points.
+
+    Lane by lane in polyline order; points that do not meet the ground are left out.
+    """
     count = len(lanes)
     if count == 0 or lanes.ndim != 3:
         return np.zeros(0, dtype=GROUND_POINT_DTYPE)
@@ -34,12 +38,14 @@ def ground_lane_points(camera: GroundCamera, lanes: np.ndarray,
     points['x'], points['y'], points['z'] = ground[:, 0], ground[:, 1], ground[:, 2]
     points['lane_id'] = np.repeat(lane_ids(lanes), per_lane)
     points['side'] = np.repeat(np.asarray(sides).astype(np.int8), per_lane)
-    return points[valid]
+    kept: np.ndarray = points[valid]
+    return kept
 
 
 @dataclass(frozen=True)
 class GridSpec:
     """A ground grid ahead of target_frame's origin: x in [x_min, x_min + length), y centred."""
+
     length: float = 40.0
     width: float = 20.0
     resolution: float = 0.2
@@ -53,7 +59,7 @@ class GridSpec:
 
     @property
     def origin(self) -> tuple[float, float]:
-        """The (x, y) of the grid's corner cell (0, 0), as OccupancyGrid.info.origin."""
+        """Return the (x, y) of the grid's corner cell (0, 0), as OccupancyGrid.info.origin."""
         return self.x_min, -self.shape[0] * self.resolution / 2.0
 
     def cell_centres(self) -> np.ndarray:
@@ -67,8 +73,11 @@ class GridSpec:
 
 
 class GridSampler:
-    """Where each grid cell's centre falls in the mask: computed once per camera, grid and mask
-    size, so that each frame costs one gather."""
+    """
+    Where each grid cell's centre falls in the mask.
+
+    Computed once per camera, grid and mask size, so that each frame costs one gather.
+    """
 
     def __init__(self, camera: GroundCamera, grid: GridSpec, mask_shape: tuple[int, int]) -> None:
         self.key = (id(camera), grid, mask_shape)
@@ -94,8 +103,11 @@ class GridSampler:
 
 def ground_boxes(camera: GroundCamera,
                  detections: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """DETECTIONS [N, 6] (x1, y1, x2, y2, score, class) -> (contact [N, 3], ground width [N],
-    height [N]); NaN rows where the bottom edge does not meet the ground.
+    """
+    Place DETECTIONS [N, 6] (x1, y1, x2, y2, score, class) on the ground.
+
+    Returns (contact [N, 3], ground width [N], height [N]); NaN rows where the bottom edge does not
+    meet the ground.
 
     The contact point is where the box's bottom centre meets the ground; the width is the
     ground distance between the bottom corners' rays; the height is where the top centre's ray
@@ -121,9 +133,13 @@ def ground_boxes(camera: GroundCamera,
 
 
 def ego_lane(points: np.ndarray, reach: float = 20.0) -> tuple[float, float] | None:
-    """(ego-lane width, lateral offset of target_frame's origin from the lane centre, + = left),
-    both at x = 0: each ego line (side -1, +1) is fitted as y = a x + b over its points closer
-    than `reach`, which is where flat ground holds best. None without both lines."""
+    """
+    Measure the ego lane's width and its centre's lateral offset, both at x = 0.
+
+    Returns (width, lateral offset of target_frame's origin from the lane centre, + = left), or None
+    without both lines. Each ego line (side -1, +1) is fitted as y = a x + b over its points closer
+    than `reach`, which is where flat ground holds best.
+    """
     intercepts = []
     for side in (-1, 1):
         line = points[(points['side'] == side) & (points['x'] < reach)]

@@ -1,16 +1,19 @@
-"""Static transforms as /tf_static carries them -> the transform between two frames.
+"""
+Static transforms as /tf_static carries them -> the transform between two frames.
 
 Used when tf2_ros is not installed: robot_state_publisher and static_transform_publisher put
 camera mountings on /tf_static, a latched topic of tf2_msgs/TFMessage.
 """
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from triton_perception.ground.camera import quaternion_matrix
 
 
-def transform_matrix(transform: object) -> np.ndarray:
+def transform_matrix(transform: Any) -> np.ndarray:
     """geometry_msgs/Transform -> 4x4 (parent <- child)."""
     matrix = np.eye(4)
     rotation, translation = transform.rotation, transform.translation
@@ -25,8 +28,8 @@ class StaticTransforms:
     def __init__(self) -> None:
         self._parents: dict[str, tuple[str, np.ndarray]] = {}
 
-    def add(self, message: object) -> None:
-        """A tf2_msgs/TFMessage; a later transform of the same child replaces the earlier."""
+    def add(self, message: Any) -> None:
+        """Add a tf2_msgs/TFMessage; a later transform of the same child replaces the earlier."""
         for stamped in message.transforms:
             parent = stamped.header.frame_id.lstrip('/')
             child = stamped.child_frame_id.lstrip('/')
@@ -51,4 +54,5 @@ class StaticTransforms:
         common = next((frame for frame in from_source if frame in from_target), None)
         if common is None:
             return None
-        return np.linalg.inv(from_target[common]) @ from_source[common]
+        matrix: np.ndarray = np.linalg.inv(from_target[common]) @ from_source[common]
+        return matrix

@@ -1,5 +1,8 @@
-"""What a node needs to know before it can put pixels on the ground: the latest CameraInfo of the
-frame and the camera's mounting in target_frame (TF, else the camera_pose parameter).
+"""
+What a node needs to know before it can put pixels on the ground.
+
+The latest CameraInfo of the frame and the camera's mounting in target_frame (TF, else the
+camera_pose parameter).
 
 Shared by lane_node and detection_node. Subscription callbacks only store messages; the
 worker thread asks `camera(frame_id)` per frame and gets a GroundCamera, or None with `reason`
@@ -11,14 +14,14 @@ import threading
 from typing import Any
 
 import numpy as np
-from rclpy.node import Node
 from rclpy.duration import Duration
+from rclpy.node import Node
 from rclpy.time import Time
-from triton_perception.qos import CAMERA_INFO_QOS, TF_QOS, TF_STATIC_QOS
 from sensor_msgs.msg import CameraInfo
 
 from triton_perception.ground.camera import CameraModelError, GroundCamera, Intrinsics, Mounting
 from triton_perception.ground.static_tf import StaticTransforms, transform_matrix
+from triton_perception.qos import CAMERA_INFO_QOS, TF_QOS, TF_STATIC_QOS
 
 try:  # the full TF (dynamic transforms too) where tf2_ros is installed
     import tf2_ros
@@ -86,8 +89,12 @@ class CameraGeometrySource:
             self._latest.add(message)
 
     def _transform(self, target: str, frame: str, stamp: Any = None) -> np.ndarray | None:
-        """4x4 target <- frame: at `stamp` (a header stamp; waits up to TF_WAIT_S for it), or
-        the latest when None. Without tf2_ros only static transforms are known."""
+        """
+        4x4 target <- frame: at `stamp` (a header stamp.
+
+        Waits up to TF_WAIT_S for it), or the latest when None. Without tf2_ros only static
+        transforms are known.
+        """
         if self._buffer is not None:
             try:
                 if stamp is None:
@@ -106,9 +113,12 @@ class CameraGeometrySource:
             return self._static.lookup(target, frame)
 
     def transform_at(self, target: str, frame: str, stamp: Any) -> np.ndarray | None:
-        """4x4 target <- frame at a header stamp (e.g. odom <- base_link, which moves), or None
-        when TF does not have it. Without tf2_ros: the latest transforms received, whatever
-        their stamps (no interpolation)."""
+        """
+        4x4 target <- frame at a header stamp (e.g.
+
+        Odom <- base_link, which moves), or None when TF does not have it. Without tf2_ros: the
+        latest transforms received, whatever their stamps (no interpolation).
+        """
         if not self.enabled or not target:
             return None
         if self._buffer is None:
@@ -128,7 +138,7 @@ class CameraGeometrySource:
                       'camera_pose is not set')
 
     def camera(self, frame_id: str) -> GroundCamera | None:
-        """The geometry of this frame, or None (then `reason` says why)."""
+        """Return the geometry of this frame, or None (then `reason` says why)."""
         if not self.enabled:
             return None
         with self._lock:

@@ -1,4 +1,5 @@
-"""Lane models other than the shipped TwinLiteNet: their layouts, install and decoding.
+"""
+Lane models other than the shipped TwinLiteNet: their layouts, install and decoding.
 
 Three output layouts cover the lane detectors deployed on Jetson (docs/lane_models.md):
 proposals (LaneATT), row anchors (Ultra-Fast-Lane-Detection v1 and v2) and segmentation

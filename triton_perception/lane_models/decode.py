@@ -1,4 +1,5 @@
-"""Every lane layout's outputs -> the one LaneResult lane_node publishes (frame pixels).
+"""
+Every lane layout's outputs -> the one LaneResult lane_node publishes (frame pixels).
 
 Runs in the client (lane_node's worker thread, or any program holding the ensemble's outputs),
 since JetPack's Triton cannot run a Python step after the GPU step.
@@ -9,10 +10,10 @@ from typing import NamedTuple
 
 import numpy as np
 
-from triton_perception.lane_geometry import LaneResult, drivable_area, postprocess
-from triton_perception.lane_models.proposals import ProposalSettings, decode_proposals
-from triton_perception.lane_models.row_anchors import RowAnchorSettings, decode_v1, decode_v2
-from triton_perception.lane_models.spec import LaneModel, LaneConfigError
+from triton_perception.lane_geometry import drivable_area, LaneResult, postprocess
+from triton_perception.lane_models.proposals import decode_proposals, ProposalSettings
+from triton_perception.lane_models.row_anchors import decode_v1, decode_v2, RowAnchorSettings
+from triton_perception.lane_models.spec import LaneConfigError, LaneModel
 from triton_perception.lane_sides import assign_sides, bottom_x, ego_eligible
 
 
@@ -32,8 +33,12 @@ def cropped_top_rows(frame_height: int, top_crop: float) -> int:
 
 
 class InputMapping(NamedTuple):
-    """Where the model input's pixels come from in the frame (the preprocessing step's crop and
-    stretch or letterbox, undone): frame = offset + (model - pad) * scale, per axis."""
+    """
+    Where the model input's pixels come from in the frame.
+
+    The preprocessing step's crop and stretch or letterbox, undone:
+    frame = offset + (model - pad) * scale, per axis.
+    """
 
     offset: np.ndarray  # (x, y) frame px
     pad: np.ndarray     # (x, y) model px
@@ -41,7 +46,8 @@ class InputMapping(NamedTuple):
     content: tuple[int, int, int, int]  # model-input rows/cols holding the frame: y0, y1, x0, x1
 
     def to_frame(self, points: np.ndarray) -> np.ndarray:
-        return self.offset + (points - self.pad) * self.scale
+        frame: np.ndarray = self.offset + (points - self.pad) * self.scale
+        return frame
 
 
 def input_mapping(model: LaneModel, frame_size: tuple[int, int]) -> InputMapping:
@@ -92,7 +98,7 @@ def finish(polylines: list[np.ndarray], scores: np.ndarray, frame_size: tuple[in
 
 
 def best_lanes(result: LaneResult, max_lanes: int) -> LaneResult:
-    """The max_lanes best-scoring lanes, still left to right with their sides."""
+    """Return the max_lanes best-scoring lanes, still left to right with their sides."""
     if len(result.scores) <= max_lanes:
         return result
     keep = np.sort(np.argsort(-result.scores, kind='stable')[:max_lanes])
@@ -102,7 +108,7 @@ def best_lanes(result: LaneResult, max_lanes: int) -> LaneResult:
 
 def decode_lanes(model: LaneModel, outputs: dict[str, np.ndarray], frame_size: tuple[int, int],
                  settings: DecodeSettings) -> LaneResult:
-    """The ensemble's outputs (named as model.outputs) -> lanes in frame pixels."""
+    """Return the ensemble's outputs (named as model.outputs) -> lanes in frame pixels."""
     mapping = input_mapping(model, frame_size)
     arrays = [outputs[name] for name in model.outputs]
     if model.layout == 'segmentation':
@@ -116,7 +122,8 @@ def decode_lanes(model: LaneModel, outputs: dict[str, np.ndarray], frame_size: t
     elif model.layout == 'row-anchor' and model.decode['version'] == 1:
         lanes, scores = decode_v1(arrays[0], model.input_width, model.decode['row_anchors'])
     elif model.layout == 'row-anchor':
-        lanes, scores = decode_v2(*arrays, _v2_settings(model))
+        lanes, scores = decode_v2(arrays[0], arrays[1], arrays[2], arrays[3],
+                                  _v2_settings(model))
         lanes = [_frame_fractions_to_model(points, model, frame_size, mapping)
                  for points in lanes]
     else:
@@ -133,12 +140,13 @@ def _frame_fractions_to_model(points: np.ndarray, model: LaneModel, frame_size: 
                               mapping: InputMapping) -> np.ndarray:
     """UFLD v2 gives frame fractions; take them to model-input px so one mapping serves all."""
     frame = points * np.array([frame_size[1], frame_size[0]], dtype=np.float64)
-    return (frame - mapping.offset) / mapping.scale + mapping.pad
+    model_pixels: np.ndarray = (frame - mapping.offset) / mapping.scale + mapping.pad
+    return model_pixels
 
 
 def _segmentation(model: LaneModel, arrays: list[np.ndarray], mapping: InputMapping,
                   frame_size: tuple[int, int], settings: DecodeSettings) -> LaneResult:
-    """The compact maps of the served segmentation graph (model resolution)."""
+    """Return the compact maps of the served segmentation graph (model resolution)."""
     probability = arrays[0]
     has_drivable = len(arrays) > 1
     margin = arrays[1] if has_drivable else np.zeros_like(probability)

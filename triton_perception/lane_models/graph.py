@@ -1,4 +1,5 @@
-"""Served graphs of installed lane models: a uint8 frame in, preprocessing in the graph.
+"""
+Served graphs of installed lane models: a uint8 frame in, preprocessing in the graph.
 
 The preprocessing step hands over the cropped and resized frame as uint8 [1, 3, H, W]; the
 graph does what each model was trained with (channel order, /255, ImageNet mean/std, FP16) so
@@ -15,9 +16,9 @@ from pathlib import Path
 
 import numpy as np
 import onnx
-from onnx import TensorProto, helper
+from onnx import helper, TensorProto
 
-from triton_perception.graphs.common import GraphBuilder, check_single_input, save_graph
+from triton_perception.graphs.common import check_single_input, GraphBuilder, save_graph
 from triton_perception.graphs.lanes import add_compact_maps
 from triton_perception.lane_models.spec import LaneModel, Preprocessing
 
@@ -63,7 +64,7 @@ def add_preprocessing(graph: GraphBuilder, pixels: str, output: str,
 
 
 def build_lane_model_graph(source: Path, destination: Path, lane_model: LaneModel) -> None:
-    """The user's ONNX file with a uint8 input and its outputs as lane_model.outputs says."""
+    """Build the user's ONNX file with a uint8 input and the outputs lane_model.outputs names."""
     model = onnx.load(str(source))
     input_name, (_, _, height, width) = check_single_input(model)
     shapes = output_shapes(model)
@@ -96,22 +97,29 @@ def build_lane_model_graph(source: Path, destination: Path, lane_model: LaneMode
 
 def _margin(graph: GraphBuilder, head: str, shape: list[int], channel: int,
             activation: str) -> str:
-    """[1, C, h, w] head -> [h, w] logit margin of `channel` (positive where it wins):
-    softmax: its logit minus the largest other one; sigmoid: the logit itself."""
+    """
+    [1, C, h, w] head -> [h, w] logit margin of `channel` (positive where it wins): softmax.
+
+    Its logit minus the largest other one; sigmoid: the logit itself.
+    """
     chosen = graph.slice(head, channel, channel + 1, axis=1)
     if activation == 'softmax':
         others = [graph.slice(head, c, c + 1, axis=1) for c in range(shape[1]) if c != channel]
         rival = others[0] if len(others) == 1 else graph.node(
             'ReduceMax', [graph.node('Concat', others, axis=1)], axes=[1], keepdims=1)
         chosen = graph.node('Sub', [chosen, rival])
-    return graph.node('Squeeze', [chosen], axes=[0, 1])
+    margin: str = graph.node('Squeeze', [chosen], axes=[0, 1])
+    return margin
 
 
 def build_input_graph(destination: Path, output_name: str, output_dims: list[int],
                       preprocessing: Preprocessing, input_type: str) -> None:
-    """A standalone preprocessing graph for a model already served in Triton: uint8
-    [1, 3, H, W] `images` -> `output_name` with the model's full input shape (with or
-    without the batch dimension)."""
+    """
+    Build a standalone preprocessing graph for a model already served in Triton.
+
+    It maps uint8 [1, 3, H, W] `images` -> `output_name` with the model's full input shape
+    (with or without the batch dimension).
+    """
     height, width = output_dims[-2:]
     model = helper.make_model(helper.make_graph([], 'lane_input', [], []),
                               opset_imports=[helper.make_opsetid('', INPUT_GRAPH_OPSET)])

@@ -1,4 +1,5 @@
-"""Bring your own lane model: `models install --lanes FILE.onnx` or `--lanes-served MODEL`.
+"""
+Bring your own lane model: `models install --lanes FILE.onnx` or `--lanes-served MODEL`.
 
 From an ONNX file, writes into the model repository (as `--detector` does):
   NAME/             the ensemble (IMAGE in, the layout's outputs out) and lane_model.json
@@ -12,21 +13,20 @@ model's input (FP32 or FP16, as its config says), followed by the served model i
 from __future__ import annotations
 
 import os
-import shutil
 from pathlib import Path
+import shutil
 from typing import Callable
 
-import onnx
 from google.protobuf import text_format
+import onnx
 from tritonclient.grpc import model_config_pb2 as pb
 
 from triton_perception.graphs.common import check_single_input
 from triton_perception.lane_models.graph import (build_input_graph, build_lane_model_graph,
                                                  input_type_of, output_shapes)
 from triton_perception.lane_models.layouts import resolve_layout
-from triton_perception.lane_models.spec import (SHIPPED_LANES, LaneConfigError, LaneModel,
-                                                preprocessing_from, read_lane_config,
-                                                write_lane_record)
+from triton_perception.lane_models.spec import (LaneConfigError, LaneModel, preprocessing_from,
+                                                read_lane_config, SHIPPED_LANES, write_lane_record)
 from triton_perception.models import sha256_of
 from triton_perception.triton.model_config import read_config
 
@@ -80,7 +80,7 @@ def install_lane_model(repository: Path, onnx_path: Path, name: str, layout: str
     ensemble_outputs = [(ensemble, dims) for ensemble, (_, dims) in zip(outputs, step_outputs)]
     _write_ensemble(repository, lane_model, [(f'{name}_model', {'images': 'images'}, dict(zip(
         [step for step, _ in step_outputs], outputs)))], ensemble_outputs)
-    log(f"{name}: installed ({repository / name}); serve it with lane_node model_name:={name} "
+    log(f'{name}: installed ({repository / name}); serve it with lane_node model_name:={name} '
         '(run `triton-perception engines build` on the Orin)')
     return lane_model
 
@@ -88,7 +88,7 @@ def install_lane_model(repository: Path, onnx_path: Path, name: str, layout: str
 def install_served_lane_model(repository: Path, served: str, name: str, layout: str,
                               lane_config: Path | None = None,
                               log: Callable[[str], None] = print) -> LaneModel:
-    """An ensemble around a model the repository already serves (no ONNX file needed)."""
+    """Return an ensemble around a model the repository already serves (no ONNX file needed)."""
     check_name(repository, name)
     config_path = repository / served / 'config.pbtxt'
     if not config_path.is_file():
@@ -150,8 +150,12 @@ def _tensor(name: str, data_type: int, dims: list[int]) -> pb.ModelInput:
 def _model_step(name: str, image: tuple[str, int, list[int]],
                 outputs: list[tuple[str, list[int]]], tensorrt: bool,
                 output_type: int = pb.TYPE_FP32) -> pb.ModelConfig:
-    """A served graph's step: a TensorRT plan on the GPU (Orin) or onnxruntime in the Python
-    backend (configs/cpu.pbtxt), with the same tensors."""
+    """
+    Return a served graph's step.
+
+    A TensorRT plan on the GPU (Orin) or onnxruntime in the Python backend (configs/cpu.pbtxt), with
+    the same tensors.
+    """
     config = pb.ModelConfig(name=name, max_batch_size=0)
     config.input.append(_tensor(*image))
     for output, dims in outputs:
@@ -216,7 +220,7 @@ def _write(path: Path, config: pb.ModelConfig) -> None:
 
 
 def _link_code(repository: Path, step: str, template: str) -> None:
-    """The step's code files are links to the package's own steps (one copy of the code)."""
+    """Link the step's code files to the package's own steps (one copy of the code)."""
     target = repository / step / '1'
     target.mkdir(parents=True, exist_ok=True)
     for code in sorted((repository / template / '1').glob('*.py')):

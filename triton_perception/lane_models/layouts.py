@@ -1,4 +1,5 @@
-"""Which outputs a layout reads and its default settings, checked against a model's shapes.
+"""
+Which outputs a layout reads and its default settings, checked against a model's shapes.
 
 A layout that does not fit the shapes is an error naming the shapes and every layout's
 expected shapes, so a user learns at install, not at the first frame, what is wrong.
@@ -9,8 +10,8 @@ from typing import Any
 
 from triton_perception.lane_models.proposals import FIXED_COLUMNS
 from triton_perception.lane_models.row_anchors import default_row_anchors, default_v2_anchors
-from triton_perception.lane_models.spec import (ACTIVATIONS, SCORE_FORMATS, LaneConfigError,
-                                                Preprocessing)
+from triton_perception.lane_models.spec import (ACTIVATIONS, LaneConfigError, Preprocessing,
+                                                SCORE_FORMATS)
 
 SUPPORTED = ('proposals: one output [N, 5 + offsets] or [1, N, 5 + offsets] (LaneATT); '
              'row-anchor: one output [1, griding_num + 1, rows, lanes] (UFLD v1) or four '
@@ -25,6 +26,10 @@ DECODE_KEYS = {'proposals': {'scores'},
 V2_CROP = {(72, 81): 0.4, (56, 41): 0.2}  # 1 - crop_ratio of the CULane and TuSimple configs
 
 
+# (outputs in decode order, decode settings, default preprocessing)
+Resolved = tuple[tuple[str, ...], dict[str, Any], Preprocessing]
+
+
 class LaneLayoutError(LaneConfigError):
     """The model's outputs do not fit the layout asked for."""
 
@@ -36,9 +41,8 @@ def _mismatch(layout: str, shapes: dict[str, list[int]], why: str) -> LaneLayout
 
 
 def resolve_layout(layout: str, shapes: dict[str, list[int]], input_height: int,
-                   decode: dict[str, Any]) -> tuple[tuple[str, ...], dict[str, Any],
-                                                    Preprocessing]:
-    """(outputs in decode order, decode settings, default preprocessing) for `layout`."""
+                   decode: dict[str, Any]) -> Resolved:
+    """Return (outputs in decode order, decode settings, default preprocessing) of `layout`."""
     if layout not in DECODE_KEYS:
         raise LaneConfigError(f'unknown layout {layout!r}; supported: {SUPPORTED}')
     unknown = set(decode) - DECODE_KEYS[layout]
@@ -52,7 +56,7 @@ def resolve_layout(layout: str, shapes: dict[str, list[int]], input_height: int,
     return _segmentation(shapes, decode)
 
 
-def _proposals(shapes: dict[str, list[int]], decode: dict[str, Any]):  # noqa: ANN202
+def _proposals(shapes: dict[str, list[int]], decode: dict[str, Any]) -> Resolved:
     if len(shapes) != 1:
         raise _mismatch('proposals', shapes, 'it reads one output')
     (name, shape), = shapes.items()
@@ -66,7 +70,7 @@ def _proposals(shapes: dict[str, list[int]], decode: dict[str, Any]):  # noqa: A
 
 
 def _row_anchors(shapes: dict[str, list[int]], input_height: int,
-                 decode: dict[str, Any]):  # noqa: ANN202
+                 decode: dict[str, Any]) -> Resolved:
     if len(shapes) == 1:
         (name, shape), = shapes.items()
         if len(shape) != 4 or shape[0] != 1 or shape[1] < 3:
@@ -102,7 +106,7 @@ def _check_anchors(key: str, anchors: Any, count: int) -> None:
                               f'anchor), got {anchors!r}')
 
 
-def _segmentation(shapes: dict[str, list[int]], decode: dict[str, Any]):  # noqa: ANN202
+def _segmentation(shapes: dict[str, list[int]], decode: dict[str, Any]) -> Resolved:
     heads = {name: shape for name, shape in shapes.items() if len(shape) == 4 and shape[0] == 1}
     if not heads:
         raise _mismatch('segmentation', shapes, 'no [1, C, h, w] output')
@@ -114,7 +118,7 @@ def _segmentation(shapes: dict[str, list[int]], decode: dict[str, Any]):  # noqa
     channel = decode.get('lane_channel', 1 if channels > 1 else 0)
     activation = decode.get('activation', 'softmax' if channels > 1 else 'sigmoid')
     if activation not in ACTIVATIONS:
-        raise LaneConfigError(f"decode.activation: {activation!r} is not one of "
+        raise LaneConfigError(f'decode.activation: {activation!r} is not one of '
                               f"{', '.join(ACTIVATIONS)}")
     if not isinstance(channel, int) or not 0 <= channel < channels or (
             activation == 'softmax' and channels < 2):
@@ -128,7 +132,7 @@ def _segmentation(shapes: dict[str, list[int]], decode: dict[str, Any]):  # noqa
         if drivable not in heads or heads[drivable][1] < 2 or heads[drivable][2:] != heads[
                 lane_output][2:]:
             raise _mismatch('segmentation', shapes, f'drivable_output {drivable!r} must be a '
-                            '[1, C >= 2, h, w] output of the lane output\'s size')
+                            "[1, C >= 2, h, w] output of the lane output's size")
         settings.update(drivable_output=drivable,
                         drivable_channel=int(decode.get('drivable_channel', 1)))
     outputs = ('LANE_PROBABILITY', 'DRIVABLE_MARGIN') if drivable else ('LANE_PROBABILITY',)

@@ -1,4 +1,5 @@
-"""The proposals layout: LaneATT's rows, decoded as its `proposals_to_pred` and lane NMS do.
+"""
+The proposals layout: LaneATT's rows, decoded as its `proposals_to_pred` and lane NMS do.
 
 Each row (lucastabelini/LaneATT, lib/models/laneatt.py) is
 ``[score_background, score_lane, start_y, start_x, length, x_0 .. x_{S-1}]`` with S offsets
@@ -25,7 +26,8 @@ class ProposalSettings(NamedTuple):
 
 
 def lane_probability(rows: np.ndarray, scores: str) -> np.ndarray:
-    """The lane class probability of each row.
+    """
+    Return the lane class probability of each row.
 
     'auto' takes the two score columns as probabilities when every row's pair already sums to
     one within 1e-3 and lies in [0, 1] (an export with the softmax in the graph), else as logits.
@@ -39,7 +41,8 @@ def lane_probability(rows: np.ndarray, scores: str) -> np.ndarray:
         return pair[:, 1]
     shifted = pair - pair.max(axis=1, keepdims=True)
     exponent = np.exp(shifted)
-    return exponent[:, 1] / exponent.sum(axis=1)
+    probability: np.ndarray = exponent[:, 1] / exponent.sum(axis=1)
+    return probability
 
 
 def _row_span(row: np.ndarray, strips: int, offsets: int) -> tuple[int, int]:
@@ -51,8 +54,13 @@ def _row_span(row: np.ndarray, strips: int, offsets: int) -> tuple[int, int]:
 
 
 def overlaps(a: np.ndarray, b: np.ndarray, distance: float, strips: int) -> bool:
-    """LaneATT's lane 'IoU': the mean |dx| over the rows both lanes cover is below `distance`;
-    lanes that share no row never suppress each other."""
+    """
+    Tell whether two lanes overlap by LaneATT's lane 'IoU'.
+
+    They do when the mean |dx| over the rows both lanes cover is below `distance`.
+
+    Lanes that share no row never suppress each other.
+    """
     offsets = strips + 1
     start_a, end_a = _row_span(a, strips, offsets)
     start_b, end_b = _row_span(b, strips, offsets)
@@ -76,7 +84,8 @@ def nms(rows: np.ndarray, probability: np.ndarray, distance: float, top_k: int,
 
 
 def proposal_points(row: np.ndarray, input_width: int, input_height: int) -> np.ndarray:
-    """One proposal's points (x, y) in model-input pixels, bottom first (`proposals_to_pred`).
+    """
+    One proposal's points (x, y) in model-input pixels, bottom first (`proposals_to_pred`).
 
     Below its start the proposal is extended with its own x-values while they stay inside the
     image, as LaneATT does, so a lane reaches the bottom border when its regression says so.

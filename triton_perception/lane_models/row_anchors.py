@@ -1,4 +1,5 @@
-"""The row-anchor layout: Ultra-Fast-Lane-Detection v1 and v2, decoded as upstream's demos do.
+"""
+The row-anchor layout: Ultra-Fast-Lane-Detection v1 and v2, decoded as upstream's demos do.
 
 v1 (cfzd/Ultra-Fast-Lane-Detection, demo.py): one output ``[1, griding_num + 1, rows, lanes]``.
 Per row and lane, the softmax over the first griding_num bins gives an expected bin ``loc``
@@ -39,8 +40,11 @@ class RowAnchorSettings(NamedTuple):
 
 
 def default_row_anchors(rows: int, input_height: int) -> tuple[float, ...]:
-    """v1's published anchors for its CULane (18 rows) or TuSimple (56) models, scaled from its
-    288-row input to this model's input height."""
+    """
+    Return v1's published anchors for its CULane (18 rows) or TuSimple (56) models.
+
+    They are scaled from its 288-row input to this model's input height.
+    """
     for anchors in (CULANE_ROW_ANCHORS, TUSIMPLE_ROW_ANCHORS):
         if len(anchors) == rows:
             return tuple(float(a) * input_height / V1_ANCHOR_HEIGHT for a in anchors)
@@ -49,8 +53,12 @@ def default_row_anchors(rows: int, input_height: int) -> tuple[float, ...]:
 
 
 def default_v2_anchors(rows: int, columns: int) -> tuple[tuple[float, ...], tuple[float, ...]]:
-    """v2's row and column anchors for its CULane/CurveLanes (72 x 81) and TuSimple (56 x 41)
-    configs (configs/*.py: row_anchor, col_anchor), as fractions of the frame."""
+    """
+    Return v2's row and column anchors, as fractions of the frame.
+
+    These are its CULane/CurveLanes (72 x 81) and TuSimple (56 x 41) configs (configs/*.py:
+    row_anchor, col_anchor).
+    """
     if (rows, columns) == (72, 81):
         return tuple(np.linspace(0.42, 1.0, rows)), tuple(np.linspace(0.0, 1.0, columns))
     if (rows, columns) == (56, 41):
@@ -62,12 +70,14 @@ def default_v2_anchors(rows: int, columns: int) -> tuple[tuple[float, ...], tupl
 
 def _softmax(values: np.ndarray, axis: int) -> np.ndarray:
     shifted = np.exp(values - values.max(axis=axis, keepdims=True))
-    return shifted / shifted.sum(axis=axis, keepdims=True)
+    normalised: np.ndarray = shifted / shifted.sum(axis=axis, keepdims=True)
+    return normalised
 
 
 def decode_v1(output: np.ndarray, input_width: int,
               row_anchors: Sequence[float]) -> tuple[list[np.ndarray], np.ndarray]:
-    """[1, griding_num + 1, rows, lanes] -> polylines in model-input px (bottom first), scores.
+    """
+    [1, griding_num + 1, rows, lanes] -> polylines in model-input px (bottom first), scores.
 
     A lane's score is the mean probability of its chosen bins' rows having a point.
     """
@@ -105,7 +115,8 @@ def _local_expectation(locations: np.ndarray, index: int) -> float:
 def decode_v2(loc_row: np.ndarray, loc_col: np.ndarray, exist_row: np.ndarray,
               exist_col: np.ndarray, settings: RowAnchorSettings
               ) -> tuple[list[np.ndarray], np.ndarray]:
-    """The four v2 outputs -> polylines in *frame fractions* (x, y in [0, 1], bottom first).
+    """
+    Return the four v2 outputs -> polylines in *frame fractions* (x, y in [0, 1], bottom first).
 
     Scores are the mean existence probability of the lane's points.
     """

@@ -1,4 +1,5 @@
-"""What an installed lane model is: its layout, input, preprocessing and decode structure.
+"""
+What an installed lane model is: its layout, input, preprocessing and decode structure.
 
 `models install --lanes` writes it as NAME/lane_model.json beside the ensemble; lane_node reads
 it to know which outputs to ask for and how to decode them. The shipped `lane_detection` is a
@@ -6,8 +7,8 @@ segmentation model with the default settings (its record is written at `models i
 """
 from __future__ import annotations
 
-import json
 from dataclasses import asdict, dataclass, field, fields, replace
+import json
 from pathlib import Path
 from typing import Any
 
@@ -31,7 +32,8 @@ class LaneConfigError(ValueError):
 
 @dataclass(frozen=True)
 class Preprocessing:
-    """How a frame becomes the model input (in the served graphs, never in model code).
+    """
+    How a frame becomes the model input (in the served graphs, never in model code).
 
     top_crop: fraction of the frame's rows cut from the top before resizing (CLRNet's
     cut_height / height, UFLD v2's 1 - crop_ratio). normalize: 'unit' = /255, 'imagenet' =
@@ -75,7 +77,7 @@ class LaneModel:
 
 
 def shipped_lane_model() -> LaneModel:
-    """The contract of the package's own lane_detection ensemble (TwinLiteNet)."""
+    """Return the contract of the package's own lane_detection ensemble (TwinLiteNet)."""
     return LaneModel(SHIPPED_LANES, 'segmentation', 640, 360, 'float32', SEGMENTATION_OUTPUTS,
                      Preprocessing(), {'lane_output': 'll', 'lane_channel': 1,
                                        'activation': 'softmax', 'drivable_output': 'da',
@@ -89,8 +91,11 @@ def _choose(section: str, key: str, value: Any, choices: tuple[str, ...]) -> str
 
 
 def read_lane_config(path: Path | None) -> dict[str, Any]:
-    """The optional --lane-config YAML: {preprocessing: {...}, decode: {...}}, checked here so
-    that a typo fails at install, naming the key, not at the first frame."""
+    """
+    Return the optional --lane-config YAML: {preprocessing: {...}, decode.
+
+    {...}}, checked here so that a typo fails at install, naming the key, not at the first frame.
+    """
     if path is None:
         return {}
     if not path.is_file():
@@ -107,7 +112,7 @@ def read_lane_config(path: Path | None) -> dict[str, Any]:
 
 
 def preprocessing_from(config: dict[str, Any], defaults: Preprocessing) -> Preprocessing:
-    """The layout's default preprocessing, overridden by the lane config's section."""
+    """Return the layout's default preprocessing, overridden by the lane config's section."""
     section = dict(config.get('preprocessing', {}))
     known = {item.name for item in fields(Preprocessing)}
     if set(section) - known:
@@ -143,9 +148,13 @@ def installed_lane_models(repository: Path) -> list[LaneModel]:
 
 
 def lane_model_for(repository: Path, name: str) -> LaneModel:
-    """The lane model lane_node serves as `model_name`: its installed record, else the shipped
-    lane_detection contract under that name (a model served elsewhere, e.g. by a remote Triton
-    whose repository this machine cannot read, or an ensemble written by hand)."""
+    """
+    Return the lane model lane_node serves as `model_name`.
+
+    Its installed record, else the shipped lane_detection contract under that name (a model served
+    elsewhere, e.g. by a remote Triton whose repository this machine cannot read, or an ensemble
+    written by hand).
+    """
     path = record_path(repository, name)
     if path.is_file():
         return LaneModel.from_json(path.read_text(encoding='utf-8'))

@@ -1,5 +1,7 @@
-"""What both inference nodes share: parameters, lifecycle, image subscription, Triton worker,
-diagnostics.
+"""
+What both inference nodes share.
+
+Parameters, lifecycle, image subscription, Triton worker, diagnostics.
 
 A node's callbacks only hand frames to the InferenceWorker and return; conversion, inference
 and publishing happen on the worker's threads, so a slow Triton never blocks the executor.
@@ -7,14 +9,14 @@ and publishing happen on the worker's threads, so a slow Triton never blocks the
 from __future__ import annotations
 
 import os
+from pathlib import Path
 import signal
 import sys
-from pathlib import Path
 from typing import Any, Callable
 
-import rclpy
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
 from rcl_interfaces.msg import SetParametersResult
+import rclpy
 from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
 from rclpy.lifecycle import LifecycleNode, LifecycleState, TransitionCallbackReturn
 from rclpy.node import Node
@@ -24,22 +26,20 @@ from sensor_msgs.msg import CompressedImage, Image
 from std_msgs.msg import Header
 
 from triton_perception.accounting import AccountingSnapshot, Fate, FrameAccounting, FrameRejected
-from triton_perception.messages import image_message
-from triton_perception.nodes.frame_losses import FrameLossCounter
-from triton_perception.nodes.ros_parameters import declare_parameters
 from triton_perception.diagnostics import reason_key, status_name
 from triton_perception.image_conversion import (check_compressed, check_image, compressed_to_rgb,
                                                 image_to_rgb)
+from triton_perception.messages import image_message
+from triton_perception.nodes.frame_losses import FrameLossCounter
+from triton_perception.nodes.ros_parameters import declare_parameters
 from triton_perception.parameters import ParameterError, ParameterSpec, ParameterValue
 from triton_perception.paths import dds_profile_environment
 from triton_perception.processes import die_with_parent
 from triton_perception.qos import DIAGNOSTICS_QOS, stream_qos
-from triton_perception.triton.client import ClientSettings, Frame, InferenceWorker, Tensors, \
-    TlsOptions
+from triton_perception.triton.client import (ClientSettings, Frame, InferenceWorker, Tensors,
+                                             TlsOptions)
 
 FRAME_PROBLEM_THROTTLE_S = 5.0
-
-
 
 
 class RosLog:
@@ -63,7 +63,8 @@ def read_text_file(path: str) -> str | None:
 
 
 class PerceptionNode(LifecycleNode):
-    """Base of detection_node and lane_node; subclasses say what to send and what to publish.
+    """
+    Base of detection_node and lane_node; subclasses say what to send and what to publish.
 
     A managed (lifecycle) node. Its interface (parameters, result publishers, /diagnostics)
     exists from construction, so subscribers stay matched across transitions. Configuring
@@ -96,8 +97,12 @@ class PerceptionNode(LifecycleNode):
         self.add_on_set_parameters_callback(self._on_set_parameters)
 
     def autostart(self) -> bool:
-        """Configure and activate, unless `autostart` is false (then a lifecycle manager or
-        `ros2 lifecycle set` does); False when a transition failed (the reason is logged)."""
+        """
+        Configure and activate, unless `autostart` is false.
+
+        Then a lifecycle manager or `ros2 lifecycle set` does. False when a transition failed (the
+        reason is logged).
+        """
         if not self.settings['autostart']:
             self.get_logger().info(
                 'autostart is false: unconfigured until a lifecycle manager or `ros2 lifecycle '
@@ -152,7 +157,7 @@ class PerceptionNode(LifecycleNode):
         return TransitionCallbackReturn.SUCCESS
 
     def on_error(self, state: LifecycleState) -> TransitionCallbackReturn:
-        """A transition raised (Humble's rclpy does not log what): back to unconfigured."""
+        """Log the transition that raised (Humble's rclpy does not) and go back to unconfigured."""
         self._stop_inference('lifecycle error')
         self._client_settings = None
         self.get_logger().error(f'a lifecycle transition from {state.label} failed; inference '
@@ -182,11 +187,15 @@ class PerceptionNode(LifecycleNode):
         return SetParametersResult(successful=True)
 
     def check_dynamic_parameter(self, name: str, value: ParameterValue) -> None:
-        """Subclasses reject values that pass the spec but not the node's state."""
+        """Reject values that pass the spec but not the node's state; subclasses override this."""
 
     def _on_frame(self, message: Image | CompressedImage) -> None:
-        """Reject malformed frames here (header checks only), so a burst of them cannot hide
-        behind the latest-frame slot; conversion happens on the worker."""
+        """
+        Reject malformed frames here (header checks only).
+
+        A burst of them then cannot hide behind the latest-frame slot; conversion happens on the
+        worker.
+        """
         received_at = self.accounting.received()
         worker = self._worker
         if worker is None:  # taken in the same executor wake-up as the deactivation
@@ -206,7 +215,7 @@ class PerceptionNode(LifecycleNode):
         worker.submit(Frame(message, received_at))
 
     def frame_rgb(self, frame: Frame) -> Any:
-        """The frame as RGB uint8 [H, W, 3]; raises FrameRejected (counted) for bad input."""
+        """Return the frame as RGB uint8 [H, W, 3]; raises FrameRejected (counted) for bad input."""
         if isinstance(frame.message, CompressedImage):
             return compressed_to_rgb(frame.message, self.settings['max_image_pixels'])
         return image_to_rgb(frame.message, self.settings['max_image_pixels'])
@@ -218,8 +227,11 @@ class PerceptionNode(LifecycleNode):
         raise NotImplementedError
 
     def publish_overlay(self, publisher: Any, draw: Callable[[], Any], header: Header) -> None:
-        """Draw (a copy of the frame) and publish only while someone subscribes; counted in
-        /diagnostics as `overlays_published`."""
+        """
+        Draw (a copy of the frame) and publish only while someone subscribes.
+
+        Counted in /diagnostics as `overlays_published`.
+        """
         if self.settings['overlay'] and publisher.get_subscription_count() > 0:
             publisher.publish(image_message(draw(), header, 'rgb8'))
             self._overlays_published += 1
@@ -285,9 +297,13 @@ def _raise_keyboard_interrupt(_signum: int, _frame: object) -> None:
 
 
 def _ignore_stop_signals() -> None:
-    """From here on the shutdown must finish. In a terminal, Ctrl-C reaches the node from the
-    terminal and again from launch; and one SIGINT can end spin() through rclpy's handler and
-    then arrive once more as a pending KeyboardInterrupt (seen in a CI run: exit -2)."""
+    """
+    From here on the shutdown must finish.
+
+    In a terminal, Ctrl-C reaches the node from the terminal and again from launch; and one SIGINT
+    can end spin() through rclpy's handler and then arrive once more as a pending KeyboardInterrupt
+    (seen in a CI run: exit -2).
+    """
     while True:
         try:
             signal.signal(signal.SIGINT, signal.SIG_IGN)

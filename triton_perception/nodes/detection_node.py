@@ -8,23 +8,26 @@ import numpy as np
 from sensor_msgs.msg import Image
 from vision_msgs.msg import Detection2DArray, LabelInfo
 
-from triton_perception.ground.node_outputs import DetectionGroundOutputs
-from triton_perception.messages import (detection_array_message,
-                                        label_info_message)
 from triton_perception.detectors import labels_for
-from triton_perception.qos import LATCHED_QOS, OVERLAY_QOS, RESULT_QOS
+from triton_perception.ground.node_outputs import DetectionGroundOutputs
+from triton_perception.messages import detection_array_message, label_info_message
 from triton_perception.nodes.base import PerceptionNode, run_nodes
 from triton_perception.overlay import draw_detections
 from triton_perception.parameters import DETECTION, ParameterValue, parse_class_filter
+from triton_perception.qos import LATCHED_QOS, OVERLAY_QOS, RESULT_QOS
 from triton_perception.tracking.node_outputs import DetectionTracking
 from triton_perception.triton.client import Frame, Tensors
 from triton_perception.validation import check_detections
 
 
 class DetectionNode(PerceptionNode):
-    """Publishes `detections`, latched `label_info`, `detections/overlay` while watched,
+    """
+    Object detection through Triton: `detections`, `label_info`, overlay and ground boxes.
+
+    It publishes `detections`, latched `label_info`, `detections/overlay` while watched,
     `detections/ground` once the camera geometry is known and, with tracking, the track ids in
-    both and `detections/tracks` (+ markers)."""
+    both and `detections/tracks` (+ markers).
+    """
 
     def __init__(self, **node_options: Any) -> None:
         super().__init__('detection_node', DETECTION, ('DETECTIONS', 'NUM_DETECTIONS'),

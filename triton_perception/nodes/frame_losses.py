@@ -1,4 +1,5 @@
-"""Counting the frames a node's image subscription never saw, on every supported rclpy.
+"""
+Counting the frames a node's image subscription never saw, on every supported rclpy.
 
 - rclpy from Iron on passes `MessageInfo` to a callback that takes two arguments; its
   `publication_sequence_number` and `publisher_gid` give gaps per publisher
@@ -15,7 +16,7 @@ from typing import Any, Callable
 from rclpy.node import Node
 
 from triton_perception.accounting import FrameAccounting
-from triton_perception.transport_losses import SequenceGapCounter, publisher_sequence
+from triton_perception.transport_losses import publisher_sequence, SequenceGapCounter
 
 try:  # Jazzy and newer
     from rclpy.event_handler import SubscriptionEventCallbacks
@@ -37,8 +38,11 @@ def message_lost_supported() -> bool:
 
 
 class FrameLossCounter:
-    """Wraps a node's frame callback so that frames lost on the way are counted as
-    `lost before the node`, with a throttled warning that names the usual cause."""
+    """
+    Counts the frames lost on the way to a node's frame callback as `lost before the node`.
+
+    It wraps the callback, with a throttled warning that names the usual cause.
+    """
 
     def __init__(self, node: Node, accounting: FrameAccounting, topic: str) -> None:
         self._node = node
@@ -50,7 +54,7 @@ class FrameLossCounter:
                        else 'message_lost events' if message_lost_supported() else 'none')
 
     def subscription_arguments(self, on_frame: Callable[[Any], None]) -> dict[str, Any]:
-        """`callback` (and `event_callbacks`) for `create_subscription`."""
+        """Return `callback` (and `event_callbacks`) for `create_subscription`."""
         self._gaps.forget()
         if MESSAGE_INFO_AVAILABLE:
             def on_frame_with_info(message: Any, message_info: Any) -> None:
@@ -80,7 +84,7 @@ class FrameLossCounter:
         self._node.get_logger().warning(
             f'{total} frames from {self._topic} lost before this node ({reason}s): give the '
             'camera driver the same Fast DDS profile and a reader depth that fits its rate '
-            '(README, "QoS and the Fast DDS profile")',
+            '(docs/topics.md, "QoS and the Fast DDS profile")',
             throttle_duration_sec=LOSS_WARNING_THROTTLE_S)
 
     def _say_unsupported(self, why: str) -> None:

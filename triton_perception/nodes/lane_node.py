@@ -1,5 +1,9 @@
-"""lane_node: camera frames -> a Triton lane ensemble (the shipped `lane_detection` or an
-installed lane model) -> its decoding (on the worker thread) -> lanes and drivable area."""
+"""
+lane_node.
+
+Camera frames -> a Triton lane ensemble (the shipped `lane_detection` or an installed lane
+model) -> its decoding (on the worker thread) -> lanes and drivable area.
+"""
 from __future__ import annotations
 
 import sys
@@ -9,22 +13,26 @@ from sensor_msgs.msg import Image, PointCloud2
 
 from triton_perception.ground.node_outputs import LaneGroundOutputs
 from triton_perception.lane_geometry import NUM_POINTS
-from triton_perception.lane_models.decode import DecodeSettings, decode_lanes
+from triton_perception.lane_models.decode import decode_lanes, DecodeSettings
 from triton_perception.lane_models.spec import lane_model_for
 from triton_perception.messages import image_message, lanes_cloud_message
 from triton_perception.nodes.base import PerceptionNode, run_nodes
-from triton_perception.qos import OVERLAY_QOS, RESULT_QOS
 from triton_perception.overlay import draw_drivable_area, draw_lanes
 from triton_perception.parameters import LANES
 from triton_perception.paths import default_model_repository
+from triton_perception.qos import OVERLAY_QOS, RESULT_QOS
 from triton_perception.triton.client import Frame, Tensors
 from triton_perception.validation import check_lane_outputs
 
 
 class LaneNode(PerceptionNode):
-    """Publishes `lanes` (PointCloud2), `drivable_area` (mono8, for models that have one),
+    """
+    Lane detection through Triton: lanes, drivable area, overlay and ground outputs.
+
+    It publishes `lanes` (PointCloud2), `drivable_area` (mono8, for models that have one),
     `lanes/overlay` while watched, and on the ground (once the camera geometry is known)
-    `lanes/ground`, `lanes/markers` and `drivable_area/grid`."""
+    `lanes/ground`, `lanes/markers` and `drivable_area/grid`.
+    """
 
     def __init__(self, **node_options: Any) -> None:
         super().__init__('lane_node', LANES, (), **node_options)
@@ -33,7 +41,7 @@ class LaneNode(PerceptionNode):
         self._outputs = self._lane_model.outputs
         if not self._lane_model.source:
             self.get_logger().info(
-                f"no lane model record {self._lane_model.name}/lane_model.json in {repository}: "
+                f'no lane model record {self._lane_model.name}/lane_model.json in {repository}: '
                 'expecting the lane_detection contract (LANE_PROBABILITY, DRIVABLE_MARGIN); '
                 'install your own with `triton-perception models install --lanes`')
         self._lanes = self.create_publisher(PointCloud2, 'lanes', RESULT_QOS)
@@ -52,7 +60,8 @@ class LaneNode(PerceptionNode):
         model = self._lane_model
         checked = check_lane_outputs(outputs, model.outputs, model.layout == 'segmentation')
         settings = self.settings
-        result = decode_lanes(model, checked, inputs['IMAGE'].shape[:2], DecodeSettings(
+        height, width = inputs['IMAGE'].shape[:2]
+        result = decode_lanes(model, checked, (height, width), DecodeSettings(
             NUM_POINTS, settings['min_lane_length'], settings['lane_score_threshold'],
             settings['lane_nms_distance_px'], settings['max_lanes']))
         header = frame.message.header

@@ -1,4 +1,5 @@
-"""overlay_node: one annotated image (drivable area, lanes, boxes) for rviz or rqt_image_view.
+"""
+overlay_node: one annotated image (drivable area, lanes, boxes) for rviz or rqt_image_view.
 
 Frames and results are matched by header stamp in a bounded cache. The node subscribes to the
 camera only while someone subscribes to `overlay`, so it costs nothing when unwatched.
@@ -6,26 +7,26 @@ camera only while someone subscribes to `overlay`, so it costs nothing when unwa
 from __future__ import annotations
 
 import collections
+from dataclasses import dataclass, field
 import sys
 import threading
 import time
-from dataclasses import dataclass, field
 from typing import Any
 
 from rclpy.node import Node
+from rclpy.subscription import Subscription
 from sensor_msgs.msg import CompressedImage, Image, PointCloud2
 from vision_msgs.msg import Detection2DArray, LabelInfo
 
 from triton_perception.accounting import FrameRejected
 from triton_perception.image_conversion import compressed_to_rgb, image_to_rgb
-from triton_perception.messages import (detections_from_message, image_message,
-                                        lanes_from_cloud, mask_from_image,
-                                        track_ids_from_message)
+from triton_perception.messages import (detections_from_message, image_message, lanes_from_cloud,
+                                        mask_from_image, track_ids_from_message)
 from triton_perception.nodes.base import run_nodes
-from triton_perception.qos import LATCHED_QOS, OVERLAY_QOS, RESULT_QOS, stream_qos
-from triton_perception.overlay import draw_detections, draw_drivable_area, draw_lanes
 from triton_perception.nodes.ros_parameters import declare_parameters
+from triton_perception.overlay import draw_detections, draw_drivable_area, draw_lanes
 from triton_perception.parameters import OVERLAY
+from triton_perception.qos import LATCHED_QOS, OVERLAY_QOS, RESULT_QOS, stream_qos
 
 WATCH_PERIOD_S = 0.5
 StampKey = tuple[int, int]
@@ -43,6 +44,7 @@ class PendingFrame:
 
 
 class OverlayNode(Node):
+
     def __init__(self, **node_options: Any) -> None:
         super().__init__('overlay_node', **node_options)
         # Read-only parameters (descriptors say so): the subscriptions depend on them.
@@ -62,7 +64,7 @@ class OverlayNode(Node):
                 self.create_subscription(message_type, topic,
                                          lambda message, key=topic: self._on_result(key, message),
                                          RESULT_QOS)
-        self._camera_subscription = None
+        self._camera_subscription: Subscription | None = None
         self.create_timer(WATCH_PERIOD_S, self._follow_watchers)
 
     def _on_labels(self, message: LabelInfo) -> None:

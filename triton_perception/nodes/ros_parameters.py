@@ -1,15 +1,16 @@
-"""Declaring the parameter table (`parameters.py`) on an rclpy node, with descriptors that carry
-each parameter's type, range or choices and whether it can change at run time, so that
-`ros2 param describe` and rqt_reconfigure show the limits and refuse what a node would."""
+"""
+Declare the parameter table (`parameters.py`) on an rclpy node, with descriptors.
+
+The descriptors carry each parameter's type, range or choices and whether it can change at run time,
+so that `ros2 param describe` and rqt_reconfigure show the limits and refuse what a node would.
+"""
 from __future__ import annotations
 
-from rcl_interfaces.msg import (FloatingPointRange, IntegerRange, ParameterDescriptor,
-                                ParameterType)
+from rcl_interfaces.msg import FloatingPointRange, IntegerRange, ParameterDescriptor, ParameterType
 from rclpy.exceptions import InvalidParameterTypeException, InvalidParameterValueException
 from rclpy.node import Node
 
-from triton_perception.parameters import (ParameterError, ParameterSpec, ParameterValue,
-                                          validate_all)
+from triton_perception.parameters import ParameterError, ParameterSpec, Settings, validate_all
 
 PARAMETER_TYPES = {bool: ParameterType.PARAMETER_BOOL, int: ParameterType.PARAMETER_INTEGER,
                    float: ParameterType.PARAMETER_DOUBLE, str: ParameterType.PARAMETER_STRING}
@@ -37,10 +38,15 @@ def descriptor(spec: ParameterSpec) -> ParameterDescriptor:
     return result
 
 
-def declare_parameters(node: Node, specs: tuple[ParameterSpec, ...]) -> dict[str, ParameterValue]:
-    """Declare every parameter and validate the start-up values; one ParameterError names every
-    bad value and what is accepted (rclpy's own type and range errors included)."""
-    problems, values = [], {}
+def declare_parameters(node: Node, specs: tuple[ParameterSpec, ...]) -> Settings:
+    """
+    Declare every parameter and validate the start-up values.
+
+    One ParameterError names every bad value and what is accepted (rclpy's own type and range errors
+    included).
+    """
+    problems: list[str] = []
+    values: dict[str, object] = {}
     for spec in specs:
         try:
             values[spec.name] = node.declare_parameter(spec.name, spec.default,

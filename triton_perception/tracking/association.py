@@ -6,7 +6,7 @@ from scipy.optimize import linear_sum_assignment
 
 
 def iou_matrix(boxes_a: np.ndarray, boxes_b: np.ndarray) -> np.ndarray:
-    """IoU [A, B] of boxes (x1, y1, x2, y2); 0 for empty boxes."""
+    """Return the IoU [A, B] of boxes (x1, y1, x2, y2); 0 for empty boxes."""
     if len(boxes_a) == 0 or len(boxes_b) == 0:
         return np.zeros((len(boxes_a), len(boxes_b)))
     a = boxes_a[:, None, :4]
@@ -23,7 +23,8 @@ def iou_matrix(boxes_a: np.ndarray, boxes_b: np.ndarray) -> np.ndarray:
 
 
 def match(similarity: np.ndarray, gate: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Optimal one-to-one pairs of rows and columns with similarity >= gate.
+    """
+    Optimal one-to-one pairs of rows and columns with similarity >= gate.
 
     Returns (pairs [K, 2] of (row, column), unmatched rows, unmatched columns). The gate is
     applied before the assignment, so a pair under the gate never displaces a valid one.

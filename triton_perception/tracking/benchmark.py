@@ -1,4 +1,5 @@
-"""The tracker's cost per frame: one update with 50 objects (the issue's target: under 1 ms).
+"""
+The tracker's cost per frame: one update with 50 objects (the issue's target: under 1 ms).
 
 Measured in-process on synthetic boxes (no server, no ROS), printed by `triton-perception
 bench` and kept in its JSON; never asserted, since a shared CI machine's timing says little.
@@ -21,8 +22,12 @@ RATE_HZ = 30.0
 
 
 def synthetic_frames(objects: int, frames: int, seed: int = 0) -> list[np.ndarray]:
-    """DETECTIONS per frame: `objects` boxes on straight image paths with pixel noise, spread
-    over the lower half of a 1280x720 image (where boxes meet the ground)."""
+    """
+    Make DETECTIONS per frame.
+
+    `objects` boxes on straight image paths with pixel noise, spread over the lower half of a
+    1280x720 image (where boxes meet the ground).
+    """
     random = np.random.default_rng(seed)
     start = np.column_stack([random.uniform(0, 1200, objects), random.uniform(380, 650, objects)])
     velocity = random.normal(0.0, 30.0, (objects, 2))
@@ -37,8 +42,12 @@ def synthetic_frames(objects: int, frames: int, seed: int = 0) -> list[np.ndarra
 
 
 def tracking_update_ms(objects: int = OBJECTS, frames: int = FRAMES) -> dict[str, Any]:
-    """Median and p95 ms of one `CameraTracking.update`: image tracks only, and with the ground
-    motion of every box (the node's path when the camera geometry is known)."""
+    """
+    Median and p95 ms of one `CameraTracking.update`.
+
+    Image tracks only, and with the ground motion of every box (the node's path when the camera
+    geometry is known).
+    """
     camera = GroundCamera(
         Intrinsics(np.array([[1000.0, 0.0, 640.0], [0.0, 1000.0, 360.0], [0.0, 0.0, 1.0]]),
                    np.zeros(0), 'plumb_bob', 1280, 720),

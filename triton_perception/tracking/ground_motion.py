@@ -1,4 +1,5 @@
-"""Motion of tracked objects on the ground: velocity in a fixed frame and time to collision.
+"""
+Motion of tracked objects on the ground: velocity in a fixed frame and time to collision.
 
 Each track's ground contact point is filtered with a constant-velocity Kalman filter in a frame
 fixed to the world (`odom`), not in the vehicle's frame: in the vehicle's frame a parked car
@@ -11,8 +12,8 @@ on the box's bottom edge moves a far point much more along the ray than across i
 """
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
+import math
 
 import numpy as np
 
@@ -41,7 +42,7 @@ class Pose2D:
 
     @classmethod
     def identity(cls) -> 'Pose2D':
-        """The vehicle frame itself: velocities are then relative to the vehicle."""
+        """Return the vehicle frame itself: velocities are then relative to the vehicle."""
         return cls(np.eye(2), np.zeros(2))
 
     @classmethod
@@ -78,9 +79,13 @@ class GroundTrack:
 
 def contact_covariance(camera: GroundCamera, pixels: np.ndarray,
                        pixel_std: np.ndarray) -> np.ndarray:
-    """Covariance [N, 2, 2] (x, y in the camera's target frame) of ground points seen at
-    `pixels` [N, 2] with isotropic pixel noise `pixel_std` [N] (px), by the Jacobian of the
-    pixel-to-ground projection (central differences). NaN where the ray misses the ground."""
+    """
+    Return the covariance [N, 2, 2] of ground points seen at `pixels` [N, 2].
+
+    x, y are in the camera's target frame; the pixel noise `pixel_std` [N] (px) is isotropic and
+    goes through the Jacobian of the pixel-to-ground projection (central differences). NaN where
+    the ray misses the ground.
+    """
     step = 0.5
     offsets = np.array([[step, 0.0], [-step, 0.0], [0.0, step], [0.0, -step]])
     count = len(pixels)
@@ -88,17 +93,21 @@ def contact_covariance(camera: GroundCamera, pixels: np.ndarray,
     points = camera.to_ground(probes)[0][:, :2].reshape(count, 4, 2)
     jacobian = np.stack([(points[:, 0] - points[:, 1]) / (2 * step),
                          (points[:, 2] - points[:, 3]) / (2 * step)], axis=2)
-    return (pixel_std ** 2)[:, None, None] * (jacobian @ jacobian.transpose(0, 2, 1))
+    covariance: np.ndarray = (pixel_std ** 2)[:, None, None] * (
+        jacobian @ jacobian.transpose(0, 2, 1))
+    return covariance
 
 
 def time_to_collision(positions: np.ndarray, velocities: np.ndarray, half_width: float,
                       front: float = 0.0) -> np.ndarray:
-    """Seconds [N] until objects at `positions` [N, 2] moving at `velocities` [N, 2] (both
-    relative, in the vehicle frame: x forward, y left) reach the vehicle's front x = `front`
-    inside the ego path |y| <= `half_width`; inf when not closing or passing beside the path.
+    """
+    Return the seconds [N] until objects reach the vehicle's front inside the ego path.
 
-    The path is straight ahead and the relative velocity constant, which is what a
-    constant-velocity track predicts."""
+    Objects at `positions` [N, 2] move at `velocities` [N, 2] (both relative, in the vehicle
+    frame: x forward, y left) and reach x = `front` inside |y| <= `half_width`; inf when not
+    closing or passing beside the path. The path is straight ahead and the relative velocity
+    constant, which is what a constant-velocity track predicts.
+    """
     positions = np.asarray(positions, dtype=np.float64).reshape(-1, 2)
     velocities = np.asarray(velocities, dtype=np.float64).reshape(-1, 2)
     gap = positions[:, 0] - front
@@ -131,9 +140,13 @@ class GroundMotion:
 
     def update(self, stamp: float, track_ids: list[str], points: np.ndarray,
                covariances: np.ndarray, vehicle: Pose2D) -> list[GroundTrack]:
-        """Filter one frame: contact `points` [N, 2] and their `covariances` [N, 2, 2], both in
-        the vehicle frame, for `track_ids` (N, distinct, non-empty); `vehicle` is the vehicle
-        frame's pose in the fixed frame at `stamp` (s). Returns the measured tracks."""
+        """
+        Filter one frame.
+
+        Contact `points` [N, 2] and their `covariances` [N, 2, 2], both in the vehicle frame, for
+        `track_ids` (N, distinct, non-empty); `vehicle` is the vehicle frame's pose in the fixed
+        frame at `stamp` (s). Returns the measured tracks.
+        """
         if self._stamp is not None and stamp < self._stamp:
             self.reset()
         dt = 0.0 if self._stamp is None else stamp - self._stamp
@@ -180,7 +193,7 @@ class GroundMotion:
         self._last_seen = np.concatenate([self._last_seen, np.full(len(new), stamp)])
 
     def _ego_motion(self, stamp: float, vehicle: Pose2D) -> None:
-        """The vehicle's velocity and yaw rate in the fixed frame, by differences of poses."""
+        """Return the vehicle's velocity and yaw rate in the fixed frame, from pose differences."""
         if self._ego is not None and stamp > self._ego[0]:
             previous_stamp, previous = self._ego
             dt = stamp - previous_stamp

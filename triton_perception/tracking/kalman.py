@@ -1,4 +1,5 @@
-"""Constant-velocity Kalman filters, batched over tracks, with time steps in seconds.
+"""
+Constant-velocity Kalman filters, batched over tracks, with time steps in seconds.
 
 State per track: D positions then their D velocities ([p, v]). The process noise is the
 continuous white-noise acceleration model, integrated over the actual time step, so a filter fed
@@ -23,7 +24,8 @@ def transition(dt: np.ndarray, dims: int) -> np.ndarray:
 
 
 def process_noise(dt: np.ndarray, acceleration_std: np.ndarray) -> np.ndarray:
-    """Q [N, 2D, 2D] of a white-noise acceleration with spectral density sigma^2 per axis.
+    """
+    Q [N, 2D, 2D] of a white-noise acceleration with spectral density sigma^2 per axis.
 
     acceleration_std is [N, D]: per track and axis, so that image axes can scale with the
     box size. Q = q [[dt^3/3, dt^2/2], [dt^2/2, dt]] for each axis.
@@ -72,11 +74,14 @@ def update(mean: np.ndarray, covariance: np.ndarray, measured: np.ndarray,
 
 
 def small_inverse(matrices: np.ndarray) -> np.ndarray:
-    """Inverses of symmetric positive-definite matrices [N, D, D], in closed form where it
-    exists: LAPACK's batched calls cost more than the whole tracker update on a small CPU.
+    """
+    Inverses of symmetric positive-definite matrices [N, D, D], in closed form where it exists.
+
+    LAPACK's batched calls cost more than the whole tracker update on a small CPU.
 
     Diagonal batches (the image filter: its axes never couple) invert element-wise; 2x2 ones
-    (the ground filter) by the adjugate."""
+    (the ground filter) by the adjugate.
+    """
     dims = matrices.shape[1]
     diagonal = np.diagonal(matrices, axis1=1, axis2=2)
     if not np.any(matrices - diagonal[:, :, None] * np.eye(dims)):
@@ -85,14 +90,15 @@ def small_inverse(matrices: np.ndarray) -> np.ndarray:
         a, b, c, d = (matrices[:, 0, 0], matrices[:, 0, 1], matrices[:, 1, 0],
                       matrices[:, 1, 1])
         determinant = a * d - b * c
-        return np.stack([np.stack([d, -b], axis=1), np.stack([-c, a], axis=1)],
-                        axis=1) / determinant[:, None, None]
+        inverse: np.ndarray = np.stack([np.stack([d, -b], axis=1), np.stack([-c, a], axis=1)],
+                                       axis=1) / determinant[:, None, None]
+        return inverse
     return np.linalg.inv(matrices)
 
 
 def initial_state(positions: np.ndarray, position_std: np.ndarray,
                   velocity_std: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """New tracks at measured positions [N, D], at rest with the given uncertainties [N, D]."""
+    """Start tracks at measured positions [N, D], at rest with the uncertainties [N, D]."""
     count, dims = positions.shape
     mean = np.concatenate([positions, np.zeros((count, dims))], axis=1)
     variances = np.concatenate([position_std, velocity_std], axis=1) ** 2

@@ -1,4 +1,5 @@
-"""Tracks -> ROS messages: autoware_perception_msgs/TrackedObjects for planners, markers for rviz.
+"""
+Tracks -> ROS messages: autoware_perception_msgs/TrackedObjects for planners, markers for rviz.
 
 Why TrackedObjects rather than radar_msgs/RadarTracks: it is what Autoware's prediction and
 planning read (and its rviz plugin draws), it carries an existence probability and a
@@ -18,11 +19,11 @@ from __future__ import annotations
 
 import math
 
-import numpy as np
 from autoware_perception_msgs.msg import (ObjectClassification, Shape, TrackedObject,
                                           TrackedObjectKinematics, TrackedObjects)
 from builtin_interfaces.msg import Duration
 from geometry_msgs.msg import Point
+import numpy as np
 from std_msgs.msg import ColorRGBA, Header
 from unique_identifier_msgs.msg import UUID
 from visualization_msgs.msg import Marker, MarkerArray
@@ -51,11 +52,12 @@ def track_uuid(session: bytes, track_id: str) -> UUID:
 
 
 def planar_covariance(block: np.ndarray, rotation_variance: float = 0.0) -> list[float]:
-    """A 6x6 row-major covariance (x, y, z, rotations) holding a 2x2 (x, y) block."""
+    """Return a 6x6 row-major covariance (x, y, z, rotations) holding a 2x2 (x, y) block."""
     covariance = np.zeros((6, 6))
     covariance[:2, :2] = block
     covariance[5, 5] = rotation_variance
-    return covariance.reshape(-1).tolist()
+    values: list[float] = covariance.reshape(-1).tolist()
+    return values
 
 
 def tracked_object(session: bytes, track_id: str, class_name: str, score: float,
@@ -87,12 +89,12 @@ def tracked_object(session: bytes, track_id: str, class_name: str, score: float,
 
 
 def tracked_objects_message(header: Header, objects: list[TrackedObject]) -> TrackedObjects:
-    """The frame's tracked objects, stamped with the input frame's stamp in the fixed frame."""
+    """Return the frame's tracked objects, stamped with the input frame's stamp and fixed frame."""
     return TrackedObjects(header=header, objects=objects)
 
 
 def describe(track_id: str, class_name: str, track: GroundTrack) -> str:
-    """The marker text: class, id, speed and, when closing on the ego path, the TTC."""
+    """Return the marker text: class, id, speed and, when closing on the ego path, the TTC."""
     text = f'{class_name} #{track_id} {float(np.linalg.norm(track.velocity)):.1f} m/s'
     if math.isfinite(track.time_to_collision):
         text += f' TTC {track.time_to_collision:.1f} s'
@@ -101,8 +103,12 @@ def describe(track_id: str, class_name: str, track: GroundTrack) -> str:
 
 def track_markers_message(header: Header,
                           rows: list[tuple[str, str, GroundTrack]]) -> MarkerArray:
-    """DELETEALL, then per (track id, class name, track) a text with the id, speed and time to
-    collision, and an arrow from the object to where its velocity takes it in ARROW_SECONDS."""
+    """
+    Build the track markers: DELETEALL, then per (track id, class name, track) two markers.
+
+    A text with the id, speed and time to collision, and an arrow from the object to where its
+    velocity takes it in ARROW_SECONDS.
+    """
     markers = [Marker(header=header, ns='tracks', action=Marker.DELETEALL)]
     for index, (track_id, class_name, track) in enumerate(rows):
         start = Point(x=float(track.position[0]), y=float(track.position[1]), z=0.0)

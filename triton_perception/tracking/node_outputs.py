@@ -1,5 +1,8 @@
-"""detection_node's tracking: one CameraTracking per camera frame_id, the ids it hands to the
-detection messages, and `detections/tracks` + `detections/tracks/markers`.
+"""
+detection_node's tracking.
+
+One CameraTracking per camera frame_id, the ids it hands to the detection messages, and
+`detections/tracks` + `detections/tracks/markers`.
 
 Runs on the node's worker thread, after the detections of a frame are known and before they
 are published, so that Detection2D.id and Detection3D.id carry the track id.
@@ -11,8 +14,8 @@ import math
 import os
 from typing import Any
 
-import numpy as np
 from autoware_perception_msgs.msg import TrackedObjects
+import numpy as np
 from rclpy.node import Node
 from std_msgs.msg import Header
 from visualization_msgs.msg import MarkerArray
@@ -29,8 +32,8 @@ OFF = 'off (tracking is false)'
 
 
 def stamp_seconds(header: Header) -> float:
-    """A header stamp in seconds: every tracking duration is measured in these."""
-    return header.stamp.sec + header.stamp.nanosec * 1e-9
+    """Return a header stamp in seconds: every tracking duration is measured in these."""
+    return float(header.stamp.sec + header.stamp.nanosec * 1e-9)
 
 
 class DetectionTracking:
@@ -54,8 +57,11 @@ class DetectionTracking:
         self._markers = node.create_publisher(MarkerArray, 'detections/tracks/markers', qos)
 
     def process(self, header: Header, detections: np.ndarray) -> list[str] | None:
-        """Track one frame's DETECTIONS, publish the tracks, and return each row's id to publish
-        ('' for none); None when tracking is off."""
+        """
+        Track one frame's DETECTIONS, publish the tracks, and return each row's id to publish.
+
+        An id is '' for none; the result is None when tracking is off.
+        """
         if not self.enabled:
             return None
         camera_tracking = self._cameras.get(header.frame_id)
@@ -78,7 +84,7 @@ class DetectionTracking:
         return ids
 
     def _vehicle_pose(self, header: Header, geometry_known: bool) -> tuple[str, Pose2D | None]:
-        """(fixed frame, target_frame's pose in it): odom_frame via TF, else target_frame."""
+        """Return (fixed frame, target_frame's pose in it): odom_frame via TF, else target_frame."""
         target, odom = self._settings['target_frame'], self._settings['odom_frame']
         if geometry_known and odom:
             matrix = self._geometry.transform_at(odom, target, header.stamp)

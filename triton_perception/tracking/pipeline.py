@@ -1,4 +1,5 @@
-"""One camera's tracking per frame: image tracks, then the ground motion of tracked boxes.
+"""
+One camera's tracking per frame: image tracks, then the ground motion of tracked boxes.
 
 detection_node calls `CameraTracking.update` from its worker thread with what it already has
 (the frame's stamp, DETECTIONS, the ground camera and the vehicle's pose in the fixed frame);
@@ -13,9 +14,9 @@ import numpy as np
 
 from triton_perception.ground.camera import GroundCamera
 from triton_perception.ground.outputs import ground_boxes
-from triton_perception.tracking.ground_motion import (GroundMotion, GroundMotionSettings,
-                                                      GroundTrack, Pose2D, contact_covariance)
-from triton_perception.tracking.tracker import Tracker, TrackerSettings, TrackedBoxes
+from triton_perception.tracking.ground_motion import (contact_covariance, GroundMotion,
+                                                      GroundMotionSettings, GroundTrack, Pose2D)
+from triton_perception.tracking.tracker import TrackedBoxes, Tracker, TrackerSettings
 
 # Bottom-edge noise of a box, as a fraction of its height, for the contact point's covariance.
 CONTACT_PIXEL_NOISE = 0.05
@@ -23,7 +24,7 @@ MIN_CONTACT_PIXEL_NOISE = 1.0
 
 
 def tracker_settings(settings: dict[str, Any]) -> TrackerSettings:
-    """The node parameters (parameters.TRACKING) as the tracker's settings."""
+    """Return the node parameters (parameters.TRACKING) as the tracker's settings."""
     return TrackerSettings(
         high_score=settings['tracking_high_score'], low_score=settings['tracking_low_score'],
         new_track_score=settings['tracking_new_track_score'],
@@ -34,7 +35,7 @@ def tracker_settings(settings: dict[str, Any]) -> TrackerSettings:
 
 
 def motion_settings(settings: dict[str, Any]) -> GroundMotionSettings:
-    """The node parameters as the ground filters' settings."""
+    """Return the node parameters as the ground filters' settings."""
     return GroundMotionSettings(lifetime_s=settings['tracking_lifetime_s'],
                                 ego_half_width_m=settings['ego_half_width_m'],
                                 ego_front_m=settings['ego_front_m'])
@@ -66,9 +67,13 @@ class CameraTracking:
 
     def update(self, stamp: float, detections: np.ndarray, camera: GroundCamera | None = None,
                vehicle: Pose2D | None = None) -> FrameTracks:
-        """Track DETECTIONS [N, 6] at `stamp` (s); with a camera, filter the ground contact of
-        every tracked box in the fixed frame where `vehicle` (target_frame's pose there; None:
-        target_frame itself, so velocities are relative to the vehicle) puts it."""
+        """
+        Track DETECTIONS [N, 6] at `stamp` (s).
+
+        With a camera, filter the ground contact of every tracked box in the fixed frame where
+        `vehicle` (target_frame's pose there; None: target_frame itself, so velocities are relative
+        to the vehicle) puts it.
+        """
         boxes = self.tracker.update(stamp, detections)
         ground: list[GroundTrack | None] = [None] * len(boxes.ids)
         unknown = np.full(len(boxes.ids), np.nan)

@@ -1,4 +1,5 @@
-"""ByteTrack in the image, with time in seconds taken from header stamps.
+"""
+ByteTrack in the image, with time in seconds taken from header stamps.
 
 ByteTrack (Zhang et al., ECCV 2022, MIT licence) associates in three stages:
 1. confirmed tracks with the high-score detections, by IoU against the Kalman prediction
@@ -18,8 +19,8 @@ or a paused bag (whose stamps stop too) therefore neither break tracks nor short
 """
 from __future__ import annotations
 
-import itertools
 from dataclasses import dataclass, field, fields
+import itertools
 from typing import Iterator
 
 import numpy as np
@@ -33,11 +34,13 @@ STAMP_TOLERANCE_S = 1e-6
 
 @dataclass(frozen=True)
 class TrackerSettings:
-    """ByteTrack's thresholds, with durations in seconds.
+    """
+    ByteTrack's thresholds, with durations in seconds.
 
     ByteTrack's score thresholds (0.5 high, 0.6 to start a track) suit YOLOX-X on MOT17; the
     nano YOLOv5 this package serves scores cars a person sees clearly at 0.4-0.6 (the demo
-    clip), so those two are lower here. The IoU gates are ByteTrack's."""
+    clip), so those two are lower here. The IoU gates are ByteTrack's.
+    """
 
     high_score: float = 0.4
     low_score: float = 0.1
@@ -69,7 +72,7 @@ class TrackedBoxes:
     velocities: np.ndarray  # [N, 2] image velocity of the box centre (px/s); NaN without track
 
     def published_ids(self, include_unconfirmed: bool) -> list[str]:
-        """The ids to publish: unconfirmed tracks' ids only when asked for."""
+        """Return the ids to publish: unconfirmed tracks' ids only when asked for."""
         return [track_id if (confirmed or include_unconfirmed) else ''
                 for track_id, confirmed in zip(self.ids, self.confirmed.tolist())]
 
@@ -118,7 +121,7 @@ def _size_scale(state: np.ndarray) -> np.ndarray:
 
 
 def _object_array(items: list[str]) -> np.ndarray:
-    """A 1-D object array (np.array would make a fixed-width string array)."""
+    """Return a 1-D object array (np.array would make a fixed-width string array)."""
     array = np.empty(len(items), dtype=object)
     array[:] = items
     return array
@@ -145,7 +148,8 @@ class Tracker:
         self._stamp = None
 
     def update(self, stamp: float, detections: np.ndarray) -> TrackedBoxes:
-        """Associate one frame's DETECTIONS [N, 6] (x1, y1, x2, y2, score, class) at `stamp` (s).
+        """
+        Associate one frame's DETECTIONS [N, 6] (x1, y1, x2, y2, score, class) at `stamp` (s).
 
         A stamp earlier than the previous one resets the tracker; the same stamp again is a
         zero time step.

@@ -1,4 +1,5 @@
-"""Asynchronous inference against Triton for a stream of frames; knows nothing of ROS.
+"""
+Asynchronous inference against Triton for a stream of frames; knows nothing of ROS.
 
 One latest-frame slot and at most `max_in_flight` requests: a ROS callback hands a frame over
 and returns at once; a newer frame replaces a waiting one (the old one is counted as dropped),
@@ -7,13 +8,13 @@ waits with backoff and resumes by itself.
 """
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 import ipaddress
 import itertools
+from multiprocessing.shared_memory import SharedMemory
 import os
 import threading
 import time
-from dataclasses import dataclass, field
-from multiprocessing.shared_memory import SharedMemory
 from typing import Any, Callable, Protocol
 
 import grpc
@@ -41,12 +42,13 @@ _region_numbers = itertools.count()
 
 
 class Log(Protocol):
+
     def info(self, message: str) -> None: ...
 
     def warning(self, message: str) -> None: ...
 
     def frame_problem(self, message: str) -> None:
-        """A per-frame problem; the implementation throttles these."""
+        """Report a per-frame problem; the implementation throttles these."""
 
 
 @dataclass
@@ -97,8 +99,11 @@ def is_loopback(host: str) -> bool:
 
 
 def make_client(settings: ClientSettings) -> grpcclient.InferenceServerClient:
-    """gRPC reconnects within a second (its default backoff grows to 120 s, which would delay
-    recovery after a server restart); TLS credentials from the PEM contents."""
+    """
+    Make a gRPC client that reconnects within a second; TLS credentials from the PEM contents.
+
+    Its default backoff grows to 120 s, which would delay recovery after a server restart.
+    """
     tls = settings.tls
     credentials = grpc.ssl_channel_credentials(
         root_certificates=_pem(tls.root_certificates), private_key=_pem(tls.private_key),
@@ -121,6 +126,7 @@ def infer_inputs(tensors: Tensors) -> list[grpcclient.InferInput]:
 
 
 class _SilentLog:
+
     def info(self, message: str) -> None:
         del message
 
@@ -135,7 +141,8 @@ _SILENT = _SilentLog()
 
 
 class SharedMemoryInput:
-    """The frame tensor through Triton system shared memory instead of the gRPC message.
+    """
+    The frame tensor through Triton system shared memory instead of the gRPC message.
 
     One region per request thread, named after the model and process, created owner-only
     (0600) by Python's SharedMemory. It is unlinked on close, and by Python's resource tracker
@@ -173,7 +180,11 @@ class SharedMemoryInput:
         return tensor
 
     def forget_registration(self) -> None:
-        """The server lost the region (it restarted between two requests): register again."""
+        """
+        Forget the registration the server lost (it restarted between two requests).
+
+        The next request registers the region again.
+        """
         self._registered_generation = -1
 
     def close(self, client: grpcclient.InferenceServerClient | None) -> None:
@@ -196,8 +207,11 @@ class InferenceWorker:
     def __init__(self, settings: ClientSettings, accounting: FrameAccounting,
                  prepare: Callable[[Frame], Tensors],
                  deliver: Callable[[Frame, Tensors, Tensors], None], log: Log) -> None:
-        """`prepare` turns a frame into input tensors (raising FrameRejected for bad input);
-        `deliver` publishes the inputs and outputs of a finished request."""
+        """
+        `prepare` turns a frame into input tensors (raising FrameRejected for bad input).
+
+        `deliver` publishes the inputs and outputs of a finished request.
+        """
         self.settings = settings
         self._accounting = accounting
         self._prepare = prepare
@@ -273,8 +287,11 @@ class InferenceWorker:
         self._wake_connection.set()
 
     def _connection_loop(self) -> None:
-        """Checks the model once a second while ready, and with backoff while it is not, so a
-        crashed server shows in diagnostics even when no frame is in flight."""
+        """
+        Check the model once a second while ready, and with backoff while it is not.
+
+        A crashed server then shows in diagnostics even when no frame is in flight.
+        """
         client = make_client(self.settings)
         backoff_s = INITIAL_BACKOFF_S
         next_log = 0.0
@@ -335,8 +352,12 @@ class InferenceWorker:
 
     def _request_inputs(self, client: grpcclient.InferenceServerClient,
                         shared: SharedMemoryInput, inputs: Tensors) -> list[grpcclient.InferInput]:
-        """The frame through shared memory when enabled; gRPC for everything else and as the
-        fallback when the server refuses shared memory (e.g. it is on another host)."""
+        """
+        Return the frame through shared memory when enabled.
+
+        gRPC for everything else and as the fallback when the server refuses shared memory (e.g. it
+        is on another host).
+        """
         if not (self._shared_memory and SHARED_INPUT in inputs):
             return infer_inputs(inputs)
         try:

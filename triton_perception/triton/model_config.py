@@ -1,10 +1,14 @@
-"""A model step as Triton's Python backend sees it: its config and its modules, read from the
-model repository, for code that runs a step's processing outside the server (bench, tests)."""
+"""
+A model step as Triton's Python backend sees it.
+
+Its config and its modules, read from the model repository, for code that runs a step's processing
+outside the server (bench, tests).
+"""
 from __future__ import annotations
 
 import importlib.util
-import sys
 from pathlib import Path
+import sys
 from types import ModuleType
 
 from google.protobuf import text_format
@@ -24,13 +28,17 @@ def load_step_module(repository: Path, step: str, module: str) -> ModuleType:
 
 
 def read_config(path: Path) -> model_config_pb2.ModelConfig:
-    """A config.pbtxt as Triton parses it (the protobuf text format of ModelConfig)."""
+    """Return a config.pbtxt as Triton parses it (the protobuf text format of ModelConfig)."""
     return text_format.Parse(path.read_text(encoding='utf-8'), model_config_pb2.ModelConfig())
 
 
 def step_config(repository: Path, step: str,
                 config_name: str | None = None) -> model_config_pb2.ModelConfig:
-    """A step's config as Triton picks it: configs/<name>.pbtxt if present, else config.pbtxt."""
+    """
+    Return a step's config as Triton picks it.
+
+    configs/<name>.pbtxt if present, else config.pbtxt.
+    """
     path = repository / step / 'configs' / f'{config_name}.pbtxt'
     if config_name is None or not path.is_file():
         path = repository / step / 'config.pbtxt'
@@ -38,5 +46,5 @@ def step_config(repository: Path, step: str,
 
 
 def parameters_of(config: model_config_pb2.ModelConfig) -> dict[str, str]:
-    """A config's `parameters` as plain strings (how the Python backend reads them)."""
+    """Return a config's `parameters` as plain strings (how the Python backend reads them)."""
     return {key: value.string_value for key, value in config.parameters.items()}

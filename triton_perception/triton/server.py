@@ -1,4 +1,5 @@
-"""Find, start, watch and stop a local tritonserver.
+"""
+Find, start, watch and stop a local tritonserver.
 
 Used by `triton-perception server`, the pipeline runner, the launch files and the tests, so
 that all of them start Triton the same way: bound to loopback, no model control over the
@@ -7,8 +8,10 @@ network, with the environment its Python backend needs, and never left behind as
 from __future__ import annotations
 
 import collections
+from dataclasses import dataclass, field
 import json
 import os
+from pathlib import Path
 import shutil
 import signal
 import socket
@@ -16,11 +19,9 @@ import subprocess
 import sys
 import threading
 import time
+from typing import Callable
 import urllib.error
 import urllib.request
-from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Callable
 
 from triton_perception.engines import engine_steps, stale_engines
 from triton_perception.paths import default_model_repository
@@ -81,7 +82,7 @@ class ServerConfig:
 
 
 def client_host(bind_address: str) -> str:
-    """The address a local client uses to reach a server bound to `bind_address`."""
+    """Return the address a local client uses to reach a server bound to `bind_address`."""
     return '127.0.0.1' if bind_address in ('0.0.0.0', '') else bind_address
 
 
@@ -117,7 +118,7 @@ def find_tritonserver(explicit: str | None = None) -> TritonInstallation:
 
 
 def _installation_around(binary: Path) -> TritonInstallation:
-    """A release tree keeps its backends next to bin/."""
+    """Return the installation around `binary`: a release tree keeps its backends beside bin/."""
     backends = binary.parent.parent / 'backends'
     if not backends.is_dir():
         raise ServerError(f'{binary} has no backends directory at {backends}; '
@@ -180,7 +181,8 @@ def server_command(config: ServerConfig, installation: TritonInstallation) -> li
 
 
 def server_environment(installation: TritonInstallation) -> dict[str, str]:
-    """The Python backend's models must import numpy/OpenCV/onnxruntime from this interpreter.
+    """
+    Return the server's environment: the Python backend imports numpy, OpenCV, onnxruntime here.
 
     The backend stub embeds Python and ignores PYTHONPATH; it locates its environment through
     the `python3` first on PATH, so this interpreter's bin/ goes first (as PyTriton does).
@@ -262,12 +264,16 @@ class TritonServer:
                 self._log(f'[tritonserver] {line}')
 
     def recent_output(self) -> list[str]:
-        """The server's last lines (up to 200), without the noise: what it said before dying."""
+        """
+        Return the server's last lines (up to 200), without the noise.
+
+        What it said before dying.
+        """
         return [line for line in self._recent_lines
                 if line and not any(text in line for text in NOISE)]
 
     def poll(self) -> int | None:
-        """The exit code once the server has stopped, else None."""
+        """Return the exit code once the server has stopped, else None."""
         return self._process.poll() if self._process else None
 
     def wait_until_ready(self, timeout_s: float | None = None) -> None:
@@ -296,8 +302,12 @@ class TritonServer:
                           f'{self.failure_report()}')
 
     def _warm_up(self) -> None:
-        """One tiny request per ensemble, so the first camera frame does not pay the Python
-        backend's first-call cost (~0.1 s per step)."""
+        """
+        Send one tiny request per ensemble.
+
+        The first camera frame then does not pay the Python backend's first-call cost (~0.1 s per
+        step).
+        """
         frame = json.dumps({'inputs': [{'name': 'IMAGE', 'shape': [1, 1, 3], 'datatype': 'UINT8',
                                         'data': [0, 0, 0]}]}).encode()
         for model in self.config.models:
@@ -311,7 +321,7 @@ class TritonServer:
     def _http_ok(self, path: str) -> bool:
         try:
             with urllib.request.urlopen(f'{self.http_url}{path}', timeout=2.0) as response:
-                return response.status == 200
+                return bool(response.status == 200)
         except (urllib.error.URLError, OSError):
             return False
 
@@ -321,7 +331,8 @@ class TritonServer:
                                          method='POST')
         try:
             with urllib.request.urlopen(request, timeout=2.0) as response:
-                return json.loads(response.read())
+                index: list[dict] = json.loads(response.read())
+                return index
         except (urllib.error.URLError, OSError, ValueError):
             return []
 
@@ -345,9 +356,12 @@ class TritonServer:
             f'  {line[:400]}' for line in (reasons or lines)[-25:])
 
     def stop(self, timeout_s: float = 10.0) -> int | None:
-        """SIGTERM, then SIGKILL after `timeout_s`; returns the exit code. The Python-backend
-        stubs share the server's process group and are killed with it: a stub blocked on a
-        dead server would otherwise live on."""
+        """
+        SIGTERM, then SIGKILL after `timeout_s`; returns the exit code.
+
+        The Python-backend stubs share the server's process group and are killed with it: a stub
+        blocked on a dead server would otherwise live on.
+        """
         if not self._process:
             return None
         if self._process.poll() is None:

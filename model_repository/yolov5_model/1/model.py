@@ -1,4 +1,5 @@
-"""Triton wrapper of onnx_runner.py: serves `<version dir>/<onnx_file>` with onnxruntime on the CPU.
+"""
+Triton wrapper of onnx_runner.py: serves `<version dir>/<onnx_file>` with onnxruntime on the CPU.
 
 Model-agnostic: tensor names come from the model config and are checked against the ONNX file,
 so yolov5_model and lane_model share this file (lane_model/1/model.py is a symlink to it).
@@ -22,12 +23,14 @@ class TritonPythonModel:
 
     def initialize(self, args: dict) -> None:
         config = json.loads(args['model_config'])
-        parameters = {key: value['string_value'] for key, value in config.get('parameters', {}).items()}
+        parameters = {key: value['string_value']
+                      for key, value in config.get('parameters', {}).items()}
         path = os.path.join(args['model_repository'], args['model_version'],
                             parameters['onnx_file'])
         if not os.path.isfile(path):
             raise pb_utils.TritonModelException(
-                f"{args['model_name']}: ONNX file {path} is missing; install the model weights first")
+                f"{args['model_name']}: ONNX file {path} is missing; install the model weights "
+                'first')
         self.runner = OnnxRunner(
             path,
             intra_op_threads=int(parameters['intra_op_threads']),
@@ -44,8 +47,9 @@ class TritonPythonModel:
                 f'(inputs {self.runner.input_names}, outputs {self.runner.output_names})')
         self.runner.warm_up()
         pb_utils.Logger.log_info(
-            f"{args['model_name']}: {path} on onnxruntime CPU, {parameters['intra_op_threads']} intra-op "
-            f"thread(s), spinning {parameters['allow_spinning']}; warmed up")
+            f"{args['model_name']}: {path} on onnxruntime CPU, "
+            f"{parameters['intra_op_threads']} intra-op thread(s), "
+            f"spinning {parameters['allow_spinning']}; warmed up")
 
     def execute(self, requests: list) -> list:
         responses = []

@@ -1,4 +1,5 @@
-"""Run an ONNX model with onnxruntime on the CPU: the CPU stand-in for a TensorRT plan.
+"""
+Run an ONNX model with onnxruntime on the CPU: the CPU stand-in for a TensorRT plan.
 
 Plain onnxruntime, free of Triton, so the package's benchmark can build the very same session.
 Shared by yolov5_model and lane_model (lane_model/1 links to these files).
@@ -6,12 +7,13 @@ Shared by yolov5_model and lane_model (lane_model/1 links to these files).
 import numpy as np
 import onnxruntime as ort
 
-ONNX_TO_NUMPY = {'tensor(float)': np.float32, 'tensor(float16)': np.float16, 'tensor(uint8)': np.uint8,
-                 'tensor(int32)': np.int32, 'tensor(int64)': np.int64}
+ONNX_TO_NUMPY = {'tensor(float)': np.float32, 'tensor(float16)': np.float16,
+                 'tensor(uint8)': np.uint8, 'tensor(int32)': np.int32, 'tensor(int64)': np.int64}
 
 
 class OnnxRunner:
-    """One CPU onnxruntime session with explicit thread counts.
+    """
+    One CPU onnxruntime session with explicit thread counts.
 
     Thread counts matter because Triton serves several models at once on few cores: sessions
     that each claim every core, and spin while waiting, slow each other down.
@@ -23,7 +25,8 @@ class OnnxRunner:
         options.intra_op_num_threads = intra_op_threads
         options.inter_op_num_threads = inter_op_threads
         options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
-        options.add_session_config_entry('session.intra_op.allow_spinning', '1' if allow_spinning else '0')
+        options.add_session_config_entry('session.intra_op.allow_spinning',
+                                         '1' if allow_spinning else '0')
         self.session = ort.InferenceSession(path, options, providers=['CPUExecutionProvider'])
 
     @property
@@ -38,7 +41,8 @@ class OnnxRunner:
         return self.session.run(output_names, inputs)
 
     def warm_up(self) -> None:
-        """Run once on zeros so allocations and kernel choices happen before the first frame.
+        """
+        Run once on zeros so allocations and kernel choices happen before the first frame.
 
         Dynamic dimensions (strings or None in the ONNX shape) are taken as 1.
         """

@@ -1,4 +1,5 @@
-"""Triton wrapper of preprocessing.py: IMAGE (uint8 HxWx3 RGB) -> model input + side info.
+"""
+Triton wrapper of preprocessing.py: IMAGE (uint8 HxWx3 RGB) -> model input + side info.
 
 Shared by yolov5_preprocess and lane_preprocess (whose 1/ links to these files). The config
 names the function (parameter `preprocess`, "module:function"); the function returns the
@@ -23,7 +24,8 @@ class TritonPythonModel:
 
     def initialize(self, args: dict) -> None:
         config = json.loads(args['model_config'])
-        parameters = {key: value['string_value'] for key, value in config.get('parameters', {}).items()}
+        parameters = {key: value['string_value']
+                      for key, value in config.get('parameters', {}).items()}
         module_name, _, function_name = parameters['preprocess'].partition(':')
         self.preprocess = getattr(importlib.import_module(module_name), function_name)
         self.width = int(parameters['input_width'])

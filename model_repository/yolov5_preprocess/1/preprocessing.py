@@ -1,4 +1,5 @@
-"""Turn an RGB frame into a model input tensor: letterbox for YOLOv5, plain resize for TwinLiteNet.
+"""
+Turn an RGB frame into a model input tensor: letterbox for YOLOv5, plain resize for TwinLiteNet.
 
 Plain numpy/OpenCV, free of Triton, so that the unit tests and the package's benchmark run
 exactly the code the server runs. yolov5_preprocess and lane_preprocess share this file
@@ -41,14 +42,18 @@ def check_thresholds(score_threshold: float, iou_threshold: float, max_detection
 
 
 def scalar(value, kind):
-    """A [1] request tensor (or a config default given as text) as a Python number."""
+    """Return a [1] request tensor (or a config default given as text) as a Python number."""
     return kind(np.asarray(value).reshape(-1)[0]) if not isinstance(value, str) else kind(value)
 
 
 def detection_inputs(image: np.ndarray, width: int, height: int, score_threshold,
                      iou_threshold, max_detections, most_detections) -> tuple[np.ndarray, ...]:
-    """Everything the detection graph takes: the letterboxed uint8 frame, the letterbox vector
-    and the checked thresholds (a request's own values, else the config's defaults)."""
+    """
+    Everything the detection graph takes.
+
+    The letterboxed uint8 frame, the letterbox vector and the checked thresholds (a request's own
+    values, else the config's defaults).
+    """
     score, iou = scalar(score_threshold, float), scalar(iou_threshold, float)
     count = scalar(max_detections, int)
     check_thresholds(score, iou, count, scalar(most_detections, int))
@@ -58,7 +63,8 @@ def detection_inputs(image: np.ndarray, width: int, height: int, score_threshold
 
 
 def letterbox(image: np.ndarray, width: int, height: int) -> tuple[np.ndarray, np.ndarray]:
-    """Resize keeping aspect ratio, centre on a PAD_VALUE canvas, NCHW uint8.
+    """
+    Resize keeping aspect ratio, centre on a PAD_VALUE canvas, NCHW uint8.
 
     Follows YOLOv5's own letterbox (rounded resized size, pad split with the -0.1/+0.1 rule)
     so scores and boxes match the published reference.
@@ -87,7 +93,8 @@ def letterbox(image: np.ndarray, width: int, height: int) -> tuple[np.ndarray, n
 
 
 def resize_frame(image: np.ndarray, width: int, height: int) -> tuple[np.ndarray]:
-    """The [1, 3, height, width] uint8 tensor of the frame, plainly resized.
+    """
+    Return the [1, 3, height, width] uint8 tensor of the frame, plainly resized.
 
     TwinLiteNet was trained on plainly resized frames (no letterbox, no mean/std), so the image
     is stretched to the input size; the model's graph scales it to [0, 1]. The lane geometry
@@ -106,9 +113,12 @@ def cropped_top_rows(frame_height: int, top_crop: float) -> int:
 
 def lane_frame(image: np.ndarray, width: int, height: int, top_crop='0',
                resize='stretch') -> tuple[np.ndarray]:
-    """An installed lane model's input: the frame's top `top_crop` cut off, the rest stretched
-    (or letterboxed) to the model's size, as uint8 [1, 3, height, width]; its graph does the
-    channel order and normalisation."""
+    """
+    Return an installed lane model's input.
+
+    The frame's top `top_crop` cut off, the rest stretched (or letterboxed) to the model's size, as
+    uint8 [1, 3, height, width]; its graph does the channel order and normalisation.
+    """
     check_image(image)
     image = image[cropped_top_rows(image.shape[0], scalar(top_crop, float)):]
     if str(resize) == 'letterbox':

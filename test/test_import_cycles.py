@@ -1,0 +1,60 @@
+"""
+No two modules of the package import each other, directly or through others.
+
+Imports inside functions count too: deferring one only hides a cycle until the function runs.
+"""
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+from conftest import REPO
+
+PACKAGE = REPO / 'triton_perception'
+
+
+def module_name(path: Path) -> str:
+    parts = path.relative_to(REPO).with_suffix('').parts
+    return '.'.join(parts[:-1] if parts[-1] == '__init__' else parts)
+
+
+def import_graph() -> dict[str, set[str]]:
+    """Map each module of the package to the package's modules it imports."""
+    modules = {module_name(path): path for path in PACKAGE.rglob('*.py')}
+    graph = {}
+    for name, path in modules.items():
+        imported = set()
+        for node in ast.walk(ast.parse(path.read_text(encoding='utf-8'))):
+            if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+                imported |= {node.module, *(f'{node.module}.{alias.name}' for alias in node.names)}
+            elif isinstance(node, ast.Import):
+                imported |= {alias.name for alias in node.names}
+        graph[name] = {target for target in imported if target in modules and target != name}
+    return graph
+
+
+def cycle_through(graph: dict[str, set[str]], start: str) -> list[str] | None:
+    """Return a path of imports from `start` back to itself, if there is one."""
+    paths, seen = [[start]], set()
+    while paths:
+        path = paths.pop()
+        for target in sorted(graph[path[-1]]):
+            if target == start:
+                return path + [start]
+            if target not in seen:
+                seen.add(target)
+                paths.append(path + [target])
+    return None
+
+
+def test_the_package_has_no_import_cycle() -> None:
+    graph = import_graph()
+    cycles = [cycle for cycle in (cycle_through(graph, name) for name in sorted(graph)) if cycle]
+    assert not cycles, 'import cycles: ' + '; '.join(' -> '.join(cycle) for cycle in cycles)
+
+
+def test_a_cycle_is_found() -> None:
+    """Positive control: the search finds a cycle of three."""
+    graph = {'a': {'b'}, 'b': {'c'}, 'c': {'a'}, 'd': {'a'}}
+    assert cycle_through(graph, 'a') == ['a', 'b', 'c', 'a']
+    assert cycle_through(graph, 'd') is None
