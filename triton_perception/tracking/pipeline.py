@@ -81,9 +81,10 @@ class CameraTracking:
             np.zeros(0, dtype=np.int64)
         pixels = np.stack([(detections[rows, 0] + detections[rows, 2]) / 2,
                            detections[rows, 3]], axis=1)
-        heights = detections[rows, 3] - detections[rows, 1]
+        box_heights = detections[rows, 3] - detections[rows, 1]
         covariances = contact_covariance(
-            camera, pixels, np.maximum(CONTACT_PIXEL_NOISE * heights, MIN_CONTACT_PIXEL_NOISE))
+            camera, pixels, np.maximum(CONTACT_PIXEL_NOISE * box_heights,
+                                       MIN_CONTACT_PIXEL_NOISE))
         usable = np.all(np.isfinite(covariances.reshape(len(rows), 4)), axis=1)
         rows = rows[usable]
         tracks = self.motion.update(stamp, [boxes.ids[row] for row in rows.tolist()],
