@@ -94,9 +94,12 @@ def analyse_outputs(outputs_bag: Path, labels: list[str]) -> dict[str, Any]:
 
 
 def tracking_figures(frames: list[tuple[float, list[str]]]) -> dict[str, Any]:
-    """From each published frame's (stamp in s, track ids): tracks per frame, how long tracks
-    last (from their first to their last frame, s), and new tracks per second of the replay, a
-    proxy for fragmentation (an object whose track breaks gets a new id)."""
+    """Sum up the track ids of each published frame (stamp in s, track ids).
+
+    Tracks per frame, how long tracks last (from their first to their last frame, s), and new
+    tracks per second of the replay, a proxy for fragmentation (an object whose track breaks
+    gets a new id).
+    """
     first: dict[str, float] = {}
     last: dict[str, float] = {}
     for stamp, ids in frames:

@@ -21,8 +21,10 @@ RATE_HZ = 30.0
 
 
 def synthetic_frames(objects: int, frames: int, seed: int = 0) -> list[np.ndarray]:
-    """DETECTIONS per frame: `objects` boxes on straight image paths with pixel noise, spread
-    over the lower half of a 1280x720 image (where boxes meet the ground)."""
+    """Make DETECTIONS per frame: `objects` boxes on straight image paths with pixel noise.
+
+    They are spread over the lower half of a 1280x720 image, where boxes meet the ground.
+    """
     random = np.random.default_rng(seed)
     start = np.column_stack([random.uniform(0, 1200, objects), random.uniform(380, 650, objects)])
     velocity = random.normal(0.0, 30.0, (objects, 2))
@@ -37,8 +39,11 @@ def synthetic_frames(objects: int, frames: int, seed: int = 0) -> list[np.ndarra
 
 
 def tracking_update_ms(objects: int = OBJECTS, frames: int = FRAMES) -> dict[str, Any]:
-    """Median and p95 ms of one `CameraTracking.update`: image tracks only, and with the ground
-    motion of every box (the node's path when the camera geometry is known)."""
+    """Measure the median and p95 ms of one `CameraTracking.update`.
+
+    Image tracks only, and with the ground motion of every box (the node's path when the
+    camera geometry is known).
+    """
     camera = GroundCamera(
         Intrinsics(np.array([[1000.0, 0.0, 640.0], [0.0, 1000.0, 360.0], [0.0, 0.0, 1.0]]),
                    np.zeros(0), 'plumb_bob', 1280, 720),

@@ -41,7 +41,7 @@ class Pose2D:
 
     @classmethod
     def identity(cls) -> 'Pose2D':
-        """The vehicle frame itself: velocities are then relative to the vehicle."""
+        """Return the vehicle frame itself: velocities are then relative to the vehicle."""
         return cls(np.eye(2), np.zeros(2))
 
     @classmethod
@@ -78,9 +78,12 @@ class GroundTrack:
 
 def contact_covariance(camera: GroundCamera, pixels: np.ndarray,
                        pixel_std: np.ndarray) -> np.ndarray:
-    """Covariance [N, 2, 2] (x, y in the camera's target frame) of ground points seen at
-    `pixels` [N, 2] with isotropic pixel noise `pixel_std` [N] (px), by the Jacobian of the
-    pixel-to-ground projection (central differences). NaN where the ray misses the ground."""
+    """Compute the covariance [N, 2, 2] of ground points seen at `pixels` [N, 2].
+
+    In the camera's target frame (x, y), for isotropic pixel noise `pixel_std` [N] (px), by the
+    Jacobian of the pixel-to-ground projection (central differences). NaN where the ray misses
+    the ground.
+    """
     step = 0.5
     offsets = np.array([[step, 0.0], [-step, 0.0], [0.0, step], [0.0, -step]])
     count = len(pixels)
@@ -93,12 +96,13 @@ def contact_covariance(camera: GroundCamera, pixels: np.ndarray,
 
 def time_to_collision(positions: np.ndarray, velocities: np.ndarray, half_width: float,
                       front: float = 0.0) -> np.ndarray:
-    """Seconds [N] until objects at `positions` [N, 2] moving at `velocities` [N, 2] (both
-    relative, in the vehicle frame: x forward, y left) reach the vehicle's front x = `front`
-    inside the ego path |y| <= `half_width`; inf when not closing or passing beside the path.
+    """Compute the seconds [N] until objects reach the vehicle's front in the ego path.
 
-    The path is straight ahead and the relative velocity constant, which is what a
-    constant-velocity track predicts."""
+    Objects at `positions` [N, 2] moving at `velocities` [N, 2] (both relative, in the vehicle
+    frame: x forward, y left) reach the front x = `front` inside |y| <= `half_width`; inf when
+    not closing or passing beside the path. The path is straight ahead and the relative
+    velocity constant, which is what a constant-velocity track predicts.
+    """
     positions = np.asarray(positions, dtype=np.float64).reshape(-1, 2)
     velocities = np.asarray(velocities, dtype=np.float64).reshape(-1, 2)
     gap = positions[:, 0] - front
@@ -131,9 +135,12 @@ class GroundMotion:
 
     def update(self, stamp: float, track_ids: list[str], points: np.ndarray,
                covariances: np.ndarray, vehicle: Pose2D) -> list[GroundTrack]:
-        """Filter one frame: contact `points` [N, 2] and their `covariances` [N, 2, 2], both in
-        the vehicle frame, for `track_ids` (N, distinct, non-empty); `vehicle` is the vehicle
-        frame's pose in the fixed frame at `stamp` (s). Returns the measured tracks."""
+        """Filter one frame's contact points; return the measured tracks.
+
+        Contact `points` [N, 2] and their `covariances` [N, 2, 2], both in the vehicle frame,
+        for `track_ids` (N, distinct, non-empty); `vehicle` is the vehicle frame's pose in the
+        fixed frame at `stamp` (s).
+        """
         if self._stamp is not None and stamp < self._stamp:
             self.reset()
         dt = 0.0 if self._stamp is None else stamp - self._stamp
@@ -180,7 +187,7 @@ class GroundMotion:
         self._last_seen = np.concatenate([self._last_seen, np.full(len(new), stamp)])
 
     def _ego_motion(self, stamp: float, vehicle: Pose2D) -> None:
-        """The vehicle's velocity and yaw rate in the fixed frame, by differences of poses."""
+        """Update the vehicle's velocity and yaw rate in the fixed frame from its poses."""
         if self._ego is not None and stamp > self._ego[0]:
             previous_stamp, previous = self._ego
             dt = stamp - previous_stamp

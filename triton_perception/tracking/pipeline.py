@@ -23,7 +23,7 @@ MIN_CONTACT_PIXEL_NOISE = 1.0
 
 
 def tracker_settings(settings: dict[str, Any]) -> TrackerSettings:
-    """The node parameters (parameters.TRACKING) as the tracker's settings."""
+    """Convert the node parameters (parameters.TRACKING) to the tracker's settings."""
     return TrackerSettings(
         high_score=settings['tracking_high_score'], low_score=settings['tracking_low_score'],
         new_track_score=settings['tracking_new_track_score'],
@@ -34,7 +34,7 @@ def tracker_settings(settings: dict[str, Any]) -> TrackerSettings:
 
 
 def motion_settings(settings: dict[str, Any]) -> GroundMotionSettings:
-    """The node parameters as the ground filters' settings."""
+    """Convert the node parameters to the ground filters' settings."""
     return GroundMotionSettings(lifetime_s=settings['tracking_lifetime_s'],
                                 ego_half_width_m=settings['ego_half_width_m'],
                                 ego_front_m=settings['ego_front_m'])
@@ -66,9 +66,12 @@ class CameraTracking:
 
     def update(self, stamp: float, detections: np.ndarray, camera: GroundCamera | None = None,
                vehicle: Pose2D | None = None) -> FrameTracks:
-        """Track DETECTIONS [N, 6] at `stamp` (s); with a camera, filter the ground contact of
-        every tracked box in the fixed frame where `vehicle` (target_frame's pose there; None:
-        target_frame itself, so velocities are relative to the vehicle) puts it."""
+        """Track DETECTIONS [N, 6] at `stamp` (s) and, with a camera, their ground motion.
+
+        The ground contact of every tracked box is filtered in the fixed frame where `vehicle`
+        (target_frame's pose there; None: target_frame itself, so velocities are relative to
+        the vehicle) puts it.
+        """
         boxes = self.tracker.update(stamp, detections)
         ground: list[GroundTrack | None] = [None] * len(boxes.ids)
         unknown = np.full(len(boxes.ids), np.nan)

@@ -37,7 +37,8 @@ class TrackerSettings:
 
     ByteTrack's score thresholds (0.5 high, 0.6 to start a track) suit YOLOX-X on MOT17; the
     nano YOLOv5 this package serves scores cars a person sees clearly at 0.4-0.6 (the demo
-    clip), so those two are lower here. The IoU gates are ByteTrack's."""
+    clip), so those two are lower here. The IoU gates are ByteTrack's.
+    """
 
     high_score: float = 0.4
     low_score: float = 0.1
@@ -69,7 +70,7 @@ class TrackedBoxes:
     velocities: np.ndarray  # [N, 2] image velocity of the box centre (px/s); NaN without track
 
     def published_ids(self, include_unconfirmed: bool) -> list[str]:
-        """The ids to publish: unconfirmed tracks' ids only when asked for."""
+        """Return the ids to publish: unconfirmed tracks' ids only when asked for."""
         return [track_id if (confirmed or include_unconfirmed) else ''
                 for track_id, confirmed in zip(self.ids, self.confirmed.tolist())]
 
@@ -118,7 +119,7 @@ def _size_scale(state: np.ndarray) -> np.ndarray:
 
 
 def _object_array(items: list[str]) -> np.ndarray:
-    """A 1-D object array (np.array would make a fixed-width string array)."""
+    """Make a 1-D object array (np.array would make a fixed-width string array)."""
     array = np.empty(len(items), dtype=object)
     array[:] = items
     return array
