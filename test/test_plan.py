@@ -151,7 +151,7 @@ def test_rviz_config_names_only_published_topics() -> None:
     collect(config)
     published = {'/camera/image_raw', '/overlay', '/detections/overlay', '/lanes/overlay',
                  '/drivable_area', '/drivable_area/grid',
-                 '/lanes/markers', '/lanes/ground'}
+                 '/lanes/markers', '/lanes/ground', '/detections/tracks/markers'}
     assert topics and set(topics) <= published, topics
     assert config['Visualization Manager']['Global Options']['Fixed Frame'] == \
         specs_by_name(LANES)['target_frame'].default

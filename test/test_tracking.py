@@ -304,3 +304,20 @@ def test_the_bench_measures_an_update_with_50_objects() -> None:
     figures = tracking_update_ms(objects=50, frames=40)
     assert figures['objects'] == 50
     assert figures['image_ms']['median'] > 0 and figures['with_ground_ms']['p95'] > 0
+
+
+def test_every_detection_keeps_its_row_when_some_miss_the_ground() -> None:
+    """
+    Keep every row's own ground width and height when a box misses the ground.
+
+    A box whose bottom is above the horizon has no ground track.
+    """
+    frames = render([WorldObject('car', (25.0, 0.0), (0.0, 0.0))], Ego(0.0), stamps(0.5))
+    tracking = CameraTracking(TrackerSettings(confirmation_s=0.0))
+    sky = np.array([[600.0, 100.0, 700.0, 150.0, 0.9, 4]])  # an aeroplane
+    for frame in frames:
+        result = tracking.update(frame.stamp, np.vstack([sky, frame.detections]), CAMERA)
+    assert result.ground[0] is None and result.ground[1] is not None
+    assert len(result.widths) == len(result.heights) == 2
+    assert np.isnan(result.widths[0]) and result.widths[1] == pytest.approx(1.8, rel=0.15)
+    assert result.heights[1] == pytest.approx(1.5, rel=0.15)

@@ -10,8 +10,10 @@ from visualization_msgs.msg import Marker
 
 from triton_perception.messages import detection_array_message, track_ids_from_message
 from triton_perception.overlay import draw_detections
+from triton_perception.parameters import DETECTION
 from triton_perception.tracking.ground_motion import GroundTrack
 from triton_perception.tracking.messages import track_markers_message, track_uuid, tracked_object
+from triton_perception.tracking.node_outputs import DetectionTracking, OFF
 
 ROWS = np.array([[10, 20, 110, 220, 0.9, 2], [300, 40, 340, 120, 0.4, 0]], dtype=np.float32)
 
@@ -66,3 +68,12 @@ def test_overlay_captions_carry_the_id() -> None:
     # The caption of the tracked box is wider ('car #12 0.90' against 'car 0.90').
     assert (with_ids != without).any()
     assert (with_ids[:, 250:, :] == without[:, 250:, :]).all()  # the untracked box
+
+
+def test_tracking_off_leaves_ids_empty() -> None:
+    """tracking: false makes no publishers (no node is touched) and hands out no ids."""
+    settings = {**{spec.name: spec.default for spec in DETECTION}, 'tracking': False}
+    tracking = DetectionTracking(None, settings, None, ['person'], None)  # type: ignore[arg-type]
+    ids = tracking.process(Header(frame_id='camera'), ROWS)
+    assert ids is None and tracking.reason == OFF
+    assert track_ids_from_message(detection_array_message(ROWS, Header(), ids)) == ['', '']

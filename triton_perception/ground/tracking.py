@@ -101,6 +101,9 @@ class CameraGeometrySource:
                     # The latest transform: a camera mounting is static, or close to it.
                     stamped = self._buffer.lookup_transform(target.lstrip('/'),
                                                             frame.lstrip('/'), Time())
+                elif not self._buffer.can_transform(target.lstrip('/'), frame.lstrip('/'),
+                                                    Time()):
+                    return None  # not connected at all: no reason to wait for it
                 else:
                     stamped = self._buffer.lookup_transform(
                         target.lstrip('/'), frame.lstrip('/'), Time.from_msg(stamp),

@@ -6,7 +6,7 @@ from scipy.optimize import linear_sum_assignment
 
 
 def iou_matrix(boxes_a: np.ndarray, boxes_b: np.ndarray) -> np.ndarray:
-    """Return the IoU [A, B] of boxes (x1, y1, x2, y2); 0 for empty boxes."""
+    """Compute the IoU [A, B] of boxes (x1, y1, x2, y2); 0 for empty boxes."""
     if len(boxes_a) == 0 or len(boxes_b) == 0:
         return np.zeros((len(boxes_a), len(boxes_b)))
     a = boxes_a[:, None, :4]

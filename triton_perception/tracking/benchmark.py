@@ -23,10 +23,9 @@ RATE_HZ = 30.0
 
 def synthetic_frames(objects: int, frames: int, seed: int = 0) -> list[np.ndarray]:
     """
-    Make DETECTIONS per frame.
+    Make DETECTIONS per frame: `objects` boxes on straight image paths with pixel noise.
 
-    `objects` boxes on straight image paths with pixel noise, spread over the lower half of a
-    1280x720 image (where boxes meet the ground).
+    They are spread over the lower half of a 1280x720 image, where boxes meet the ground.
     """
     random = np.random.default_rng(seed)
     start = np.column_stack([random.uniform(0, 1200, objects), random.uniform(380, 650, objects)])
@@ -43,10 +42,10 @@ def synthetic_frames(objects: int, frames: int, seed: int = 0) -> list[np.ndarra
 
 def tracking_update_ms(objects: int = OBJECTS, frames: int = FRAMES) -> dict[str, Any]:
     """
-    Median and p95 ms of one `CameraTracking.update`.
+    Measure the median and p95 ms of one `CameraTracking.update`.
 
-    Image tracks only, and with the ground motion of every box (the node's path when the camera
-    geometry is known).
+    Image tracks only, and with the ground motion of every box (the node's path when the
+    camera geometry is known).
     """
     camera = GroundCamera(
         Intrinsics(np.array([[1000.0, 0.0, 640.0], [0.0, 1000.0, 360.0], [0.0, 0.0, 1.0]]),

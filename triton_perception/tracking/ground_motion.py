@@ -80,11 +80,11 @@ class GroundTrack:
 def contact_covariance(camera: GroundCamera, pixels: np.ndarray,
                        pixel_std: np.ndarray) -> np.ndarray:
     """
-    Return the covariance [N, 2, 2] of ground points seen at `pixels` [N, 2].
+    Compute the covariance [N, 2, 2] of ground points seen at `pixels` [N, 2].
 
-    x, y are in the camera's target frame; the pixel noise `pixel_std` [N] (px) is isotropic and
-    goes through the Jacobian of the pixel-to-ground projection (central differences). NaN where
-    the ray misses the ground.
+    In the camera's target frame (x, y), for isotropic pixel noise `pixel_std` [N] (px), by the
+    Jacobian of the pixel-to-ground projection (central differences). NaN where the ray misses
+    the ground.
     """
     step = 0.5
     offsets = np.array([[step, 0.0], [-step, 0.0], [0.0, step], [0.0, -step]])
@@ -101,12 +101,12 @@ def contact_covariance(camera: GroundCamera, pixels: np.ndarray,
 def time_to_collision(positions: np.ndarray, velocities: np.ndarray, half_width: float,
                       front: float = 0.0) -> np.ndarray:
     """
-    Return the seconds [N] until objects reach the vehicle's front inside the ego path.
+    Compute the seconds [N] until objects reach the vehicle's front in the ego path.
 
-    Objects at `positions` [N, 2] move at `velocities` [N, 2] (both relative, in the vehicle
-    frame: x forward, y left) and reach x = `front` inside |y| <= `half_width`; inf when not
-    closing or passing beside the path. The path is straight ahead and the relative velocity
-    constant, which is what a constant-velocity track predicts.
+    Objects at `positions` [N, 2] moving at `velocities` [N, 2] (both relative, in the vehicle
+    frame: x forward, y left) reach the front x = `front` inside |y| <= `half_width`; inf when
+    not closing or passing beside the path. The path is straight ahead and the relative
+    velocity constant, which is what a constant-velocity track predicts.
     """
     positions = np.asarray(positions, dtype=np.float64).reshape(-1, 2)
     velocities = np.asarray(velocities, dtype=np.float64).reshape(-1, 2)
@@ -141,11 +141,11 @@ class GroundMotion:
     def update(self, stamp: float, track_ids: list[str], points: np.ndarray,
                covariances: np.ndarray, vehicle: Pose2D) -> list[GroundTrack]:
         """
-        Filter one frame.
+        Filter one frame's contact points; return the measured tracks.
 
-        Contact `points` [N, 2] and their `covariances` [N, 2, 2], both in the vehicle frame, for
-        `track_ids` (N, distinct, non-empty); `vehicle` is the vehicle frame's pose in the fixed
-        frame at `stamp` (s). Returns the measured tracks.
+        Contact `points` [N, 2] and their `covariances` [N, 2, 2], both in the vehicle frame,
+        for `track_ids` (N, distinct, non-empty); `vehicle` is the vehicle frame's pose in the
+        fixed frame at `stamp` (s).
         """
         if self._stamp is not None and stamp < self._stamp:
             self.reset()
@@ -193,7 +193,7 @@ class GroundMotion:
         self._last_seen = np.concatenate([self._last_seen, np.full(len(new), stamp)])
 
     def _ego_motion(self, stamp: float, vehicle: Pose2D) -> None:
-        """Return the vehicle's velocity and yaw rate in the fixed frame, from pose differences."""
+        """Update the vehicle's velocity and yaw rate in the fixed frame from its poses."""
         if self._ego is not None and stamp > self._ego[0]:
             previous_stamp, previous = self._ego
             dt = stamp - previous_stamp

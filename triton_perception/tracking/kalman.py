@@ -75,12 +75,11 @@ def update(mean: np.ndarray, covariance: np.ndarray, measured: np.ndarray,
 
 def small_inverse(matrices: np.ndarray) -> np.ndarray:
     """
-    Inverses of symmetric positive-definite matrices [N, D, D], in closed form where it exists.
+    Invert symmetric positive-definite matrices [N, D, D], in closed form where it exists.
 
-    LAPACK's batched calls cost more than the whole tracker update on a small CPU.
-
-    Diagonal batches (the image filter: its axes never couple) invert element-wise; 2x2 ones
-    (the ground filter) by the adjugate.
+    LAPACK's batched calls cost more than the whole tracker update on a small CPU. Diagonal
+    batches (the image filter: its axes never couple) invert element-wise; 2x2 ones (the
+    ground filter) by the adjugate.
     """
     dims = matrices.shape[1]
     diagonal = np.diagonal(matrices, axis1=1, axis2=2)
@@ -98,7 +97,7 @@ def small_inverse(matrices: np.ndarray) -> np.ndarray:
 
 def initial_state(positions: np.ndarray, position_std: np.ndarray,
                   velocity_std: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Start tracks at measured positions [N, D], at rest with the uncertainties [N, D]."""
+    """Start tracks at measured positions [N, D], at rest, with the given uncertainties."""
     count, dims = positions.shape
     mean = np.concatenate([positions, np.zeros((count, dims))], axis=1)
     variances = np.concatenate([position_std, velocity_std], axis=1) ** 2

@@ -52,7 +52,7 @@ def track_uuid(session: bytes, track_id: str) -> UUID:
 
 
 def planar_covariance(block: np.ndarray, rotation_variance: float = 0.0) -> list[float]:
-    """Return a 6x6 row-major covariance (x, y, z, rotations) holding a 2x2 (x, y) block."""
+    """Make a 6x6 row-major covariance (x, y, z, rotations) holding a 2x2 (x, y) block."""
     covariance = np.zeros((6, 6))
     covariance[:2, :2] = block
     covariance[5, 5] = rotation_variance
@@ -89,12 +89,12 @@ def tracked_object(session: bytes, track_id: str, class_name: str, score: float,
 
 
 def tracked_objects_message(header: Header, objects: list[TrackedObject]) -> TrackedObjects:
-    """Return the frame's tracked objects, stamped with the input frame's stamp and fixed frame."""
+    """Gather the frame's tracked objects, stamped in the fixed frame (input frame's stamp)."""
     return TrackedObjects(header=header, objects=objects)
 
 
 def describe(track_id: str, class_name: str, track: GroundTrack) -> str:
-    """Return the marker text: class, id, speed and, when closing on the ego path, the TTC."""
+    """Write the marker text: class, id, speed and, when closing on the ego path, the TTC."""
     text = f'{class_name} #{track_id} {float(np.linalg.norm(track.velocity)):.1f} m/s'
     if math.isfinite(track.time_to_collision):
         text += f' TTC {track.time_to_collision:.1f} s'
@@ -104,10 +104,10 @@ def describe(track_id: str, class_name: str, track: GroundTrack) -> str:
 def track_markers_message(header: Header,
                           rows: list[tuple[str, str, GroundTrack]]) -> MarkerArray:
     """
-    Build the track markers: DELETEALL, then per (track id, class name, track) two markers.
+    Draw the tracks for rviz: DELETEALL, then a text and an arrow per track.
 
-    A text with the id, speed and time to collision, and an arrow from the object to where its
-    velocity takes it in ARROW_SECONDS.
+    Per (track id, class name, track): a text with the id, speed and time to collision, and an
+    arrow from the object to where its velocity takes it in ARROW_SECONDS.
     """
     markers = [Marker(header=header, ns='tracks', action=Marker.DELETEALL)]
     for index, (track_id, class_name, track) in enumerate(rows):

@@ -1,11 +1,10 @@
 """
-detection_node's tracking.
+detection_node's tracking, its ids in the detection messages, and its track topics.
 
 One CameraTracking per camera frame_id, the ids it hands to the detection messages, and
-`detections/tracks` + `detections/tracks/markers`.
-
-Runs on the node's worker thread, after the detections of a frame are known and before they
-are published, so that Detection2D.id and Detection3D.id carry the track id.
+`detections/tracks` + `detections/tracks/markers`. Runs on the node's worker thread, after
+the detections of a frame are known and before they are published, so that Detection2D.id and
+Detection3D.id carry the track id.
 """
 from __future__ import annotations
 
@@ -32,7 +31,7 @@ OFF = 'off (tracking is false)'
 
 
 def stamp_seconds(header: Header) -> float:
-    """Return a header stamp in seconds: every tracking duration is measured in these."""
+    """Convert a header stamp to seconds: every tracking duration is measured in these."""
     return float(header.stamp.sec + header.stamp.nanosec * 1e-9)
 
 
@@ -58,9 +57,9 @@ class DetectionTracking:
 
     def process(self, header: Header, detections: np.ndarray) -> list[str] | None:
         """
-        Track one frame's DETECTIONS, publish the tracks, and return each row's id to publish.
+        Track one frame's DETECTIONS, publish the tracks, and return each row's id.
 
-        An id is '' for none; the result is None when tracking is off.
+        The ids are those to publish ('' for none); None when tracking is off.
         """
         if not self.enabled:
             return None
@@ -80,11 +79,13 @@ class DetectionTracking:
         if camera is not None:
             self._publish(Header(stamp=header.stamp, frame_id=fixed_frame), detections, tracks,
                           ids, absolute=fixed_frame != self._settings['target_frame'])
+        else:
+            self.nearest_collision = 'none'
         self._describe(camera is not None, fixed_frame, camera_tracking)
         return ids
 
     def _vehicle_pose(self, header: Header, geometry_known: bool) -> tuple[str, Pose2D | None]:
-        """Return (fixed frame, target_frame's pose in it): odom_frame via TF, else target_frame."""
+        """Find the fixed frame and target_frame's pose in it: odom_frame via TF, else None."""
         target, odom = self._settings['target_frame'], self._settings['odom_frame']
         if geometry_known and odom:
             matrix = self._geometry.transform_at(odom, target, header.stamp)

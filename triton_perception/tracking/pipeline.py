@@ -24,7 +24,7 @@ MIN_CONTACT_PIXEL_NOISE = 1.0
 
 
 def tracker_settings(settings: dict[str, Any]) -> TrackerSettings:
-    """Return the node parameters (parameters.TRACKING) as the tracker's settings."""
+    """Convert the node parameters (parameters.TRACKING) to the tracker's settings."""
     return TrackerSettings(
         high_score=settings['tracking_high_score'], low_score=settings['tracking_low_score'],
         new_track_score=settings['tracking_new_track_score'],
@@ -35,7 +35,7 @@ def tracker_settings(settings: dict[str, Any]) -> TrackerSettings:
 
 
 def motion_settings(settings: dict[str, Any]) -> GroundMotionSettings:
-    """Return the node parameters as the ground filters' settings."""
+    """Convert the node parameters to the ground filters' settings."""
     return GroundMotionSettings(lifetime_s=settings['tracking_lifetime_s'],
                                 ego_half_width_m=settings['ego_half_width_m'],
                                 ego_front_m=settings['ego_front_m'])
@@ -68,11 +68,11 @@ class CameraTracking:
     def update(self, stamp: float, detections: np.ndarray, camera: GroundCamera | None = None,
                vehicle: Pose2D | None = None) -> FrameTracks:
         """
-        Track DETECTIONS [N, 6] at `stamp` (s).
+        Track DETECTIONS [N, 6] at `stamp` (s) and, with a camera, their ground motion.
 
-        With a camera, filter the ground contact of every tracked box in the fixed frame where
-        `vehicle` (target_frame's pose there; None: target_frame itself, so velocities are relative
-        to the vehicle) puts it.
+        The ground contact of every tracked box is filtered in the fixed frame where `vehicle`
+        (target_frame's pose there; None: target_frame itself, so velocities are relative to
+        the vehicle) puts it.
         """
         boxes = self.tracker.update(stamp, detections)
         ground: list[GroundTrack | None] = [None] * len(boxes.ids)
@@ -86,9 +86,10 @@ class CameraTracking:
             np.zeros(0, dtype=np.int64)
         pixels = np.stack([(detections[rows, 0] + detections[rows, 2]) / 2,
                            detections[rows, 3]], axis=1)
-        heights = detections[rows, 3] - detections[rows, 1]
+        box_heights = detections[rows, 3] - detections[rows, 1]
         covariances = contact_covariance(
-            camera, pixels, np.maximum(CONTACT_PIXEL_NOISE * heights, MIN_CONTACT_PIXEL_NOISE))
+            camera, pixels, np.maximum(CONTACT_PIXEL_NOISE * box_heights,
+                                       MIN_CONTACT_PIXEL_NOISE))
         usable = np.all(np.isfinite(covariances.reshape(len(rows), 4)), axis=1)
         rows = rows[usable]
         tracks = self.motion.update(stamp, [boxes.ids[row] for row in rows.tolist()],

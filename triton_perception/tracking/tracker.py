@@ -121,7 +121,7 @@ def _size_scale(state: np.ndarray) -> np.ndarray:
 
 
 def _object_array(items: list[str]) -> np.ndarray:
-    """Return a 1-D object array (np.array would make a fixed-width string array)."""
+    """Make a 1-D object array (np.array would make a fixed-width string array)."""
     array = np.empty(len(items), dtype=object)
     array[:] = items
     return array
