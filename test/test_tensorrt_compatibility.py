@@ -23,6 +23,7 @@ from tritonclient.grpc import model_config_pb2
 import yaml
 
 from conftest import REPO, shared_path
+from test_frame_input import frame_input_graph
 from triton_perception.graphs.build import build_graph
 from triton_perception.models import manifest
 from triton_perception.triton.model_config import read_config
@@ -54,6 +55,8 @@ def served_graphs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, onnx.Mo
         graphs[model.name] = onnx.shape_inference.infer_shapes(onnx.load(str(source)))
     for name, path in installed_lane_graphs(directory).items():
         graphs[name] = onnx.shape_inference.infer_shapes(onnx.load(str(path)))
+    graphs['frame_input'] = onnx.shape_inference.infer_shapes(onnx.load(str(
+        frame_input_graph(directory / 'frame_input.onnx'))))
     return graphs
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import collections
 from dataclasses import dataclass, field
+import hashlib
 import json
 import os
 from pathlib import Path
@@ -143,14 +144,19 @@ def _pytriton_installation() -> TritonInstallation | None:
     if missing:
         raise ServerError(f'the nvidia-pytriton wheel lacks {", ".join(missing)}; '
                           f'reinstall it for Python {version}')
-    backends = _cache_directory() / f'backends-py{version}'
+    # One directory per installed wheel: two environments on one machine (two checkouts, CI
+    # beside a developer) must not relink each other's stub under a running server.
+    installed = hashlib.sha256(str(root).encode()).hexdigest()[:12]
+    backends = _cache_directory() / f'backends-py{version}-{installed}'
     python_backend = backends / 'python'
     python_backend.mkdir(parents=True, exist_ok=True)
     for source in backend_files:
         link = python_backend / source.name
         if not (link.is_symlink() and link.resolve() == source):
-            link.unlink(missing_ok=True)
-            link.symlink_to(source)
+            partial = link.with_name(f'{link.name}.{os.getpid()}.partial')
+            partial.unlink(missing_ok=True)
+            partial.symlink_to(source)
+            os.replace(partial, link)  # a server starting now sees the old link or the new
     return TritonInstallation(binary=root / 'bin' / 'tritonserver', backend_directory=backends,
                               library_path=(libs,))
 
