@@ -11,7 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 import subprocess
 import sys
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 from onnx import TensorProto
@@ -103,46 +103,71 @@ def test_laneatt_proposals_decode_to_their_lanes(repository: Path, tmp_path: Pat
     assert len(top_two.lanes) == 2
 
 
-def test_ufld_v1_row_anchors_decode_to_their_lanes(repository: Path, tmp_path: Path) -> None:
-    """Decode CULane's 18 row anchors on a 288 x 800 input; 800 bins make a bin 1 model px."""
-    anchors = [121, 131, 141, 150, 160, 170, 180, 189, 199, 209, 219, 228, 238, 248, 258, 267,
-               277, 287]
-    curves = [through(360, 150, 120, 287, bend=5), through(440, 650, 120, 287)]
-    output = ufld_v1_output(curves, anchors, griding=800, lanes=4, width=800)
-    path = constant_model(tmp_path / 'ufld.onnx', {'loc': output}, [1, 3, 288, 800])
-    model = install_lane_model(repository, path, 'ufld', 'row-anchor', **NO_LOG)
-    assert model.decode['version'] == 1 and model.preprocessing.normalize == 'imagenet'
-    result = decode_lanes(model, served_in_process(repository, 'ufld', frame()), FRAME,
-                          DecodeSettings())
-    check_lanes(result, curves, [-1, 1], (960 / 800, 540 / 288))
-
-
-def test_segmentation_with_a_top_crop_decodes_to_its_lanes(repository: Path,
-                                                           tmp_path: Path) -> None:
-    """
-    A one-head segmentation model (no drivable area) whose input sees the frame below its top 25 %.
-
-    Lanes come back in frame pixels below the crop.
-    """
-    curves = [through(290, 100, 40, 250), through(350, 540, 40, 250, bend=4)]
-    head = segmentation_output(curves, 640, 256)
-    path = constant_model(tmp_path / 'seg.onnx', {'lanes': head}, [1, 3, 256, 640])
-    config = tmp_path / 'seg.yaml'
-    config.write_text('preprocessing: {top_crop: 0.25}\n')
-    model = install_lane_model(repository, path, 'seg', 'segmentation', config, **NO_LOG)
-    assert model.outputs == ('LANE_PROBABILITY',)
-    result = decode_lanes(model, served_in_process(repository, 'seg', frame()), FRAME,
-                          DecodeSettings())
-    top = cropped_top_rows(FRAME[0], 0.25)
+def check_segmentation(result: LaneResult, curves: list[Curve], top_crop: float,
+                       input_height: int) -> None:
+    """Check lanes served from a drawn mask against the curves drawn (frame below the crop)."""
+    top = cropped_top_rows(FRAME[0], top_crop)
     assert result.drivable_area is None
     assert len(result.lanes) == 2 and result.sides.tolist() == [-1, 1]
     for lane, curve in zip(result.lanes, curves):
-        model_y = (lane[:, 1] - top) * 256 / (FRAME[0] - top)
+        model_y = (lane[:, 1] - top) * input_height / (FRAME[0] - top)
         inside = (model_y >= curve.top + 3) & (model_y <= curve.bottom - 3)
         assert inside.sum() >= 3
         # Mask pixel (r, c) covers [c, c + 1) x [r, r + 1): a line drawn at x is centred at x + 0.5.
         error = np.abs(lane[inside, 0] - (curve.x(model_y[inside] - 0.5) + 0.5) * 1.5)
         assert error.max() <= 1.0, error
+
+
+def layout_case(name: str, directory: Path) -> tuple[Path, str, Path | None,
+                                                     Callable[[LaneResult], None]]:
+    """
+    Build one of the row-anchor and segmentation test models.
+
+    Returns its ONNX file, layout, lane config and the check its served lanes must pass.
+    ufld: CULane's 18 v1 row anchors on a 288 x 800 input, 800 bins (a bin is 1 model px);
+    ufld2: v2's CULane config (72 row and 81 column anchors, the bottom 60 % of the frame), 800
+    bins; seg: a one-head segmentation model (no drivable area) seeing the frame below its top
+    25 %.
+    """
+    if name == 'ufld':
+        anchors = [121, 131, 141, 150, 160, 170, 180, 189, 199, 209, 219, 228, 238, 248, 258,
+                   267, 277, 287]
+        curves = [through(360, 150, 120, 287, bend=5), through(440, 650, 120, 287)]
+        output = ufld_v1_output(curves, anchors, griding=800, lanes=4, width=800)
+        path = constant_model(directory / 'ufld.onnx', {'loc': output}, [1, 3, 288, 800])
+        return path, 'row-anchor', None, lambda result: check_lanes(
+            result, curves, [-1, 1], (960 / 800, 540 / 288))
+    if name == 'ufld2':
+        curves = [through(420, 200, 240, 540), through(540, 800, 240, 540, bend=-6)]
+        outputs = ufld_v2_outputs(curves, np.linspace(0.42, 1.0, 72), FRAME[1], FRAME[0],
+                                  grid=800, columns=81)
+        path = constant_model(directory / 'ufld2.onnx', outputs, [1, 3, 320, 1600])
+        return path, 'row-anchor', None, lambda result: check_lanes(
+            result, curves, [-1, 1], (1.0, 1.0))
+    curves = [through(290, 100, 40, 250), through(350, 540, 40, 250, bend=4)]
+    path = constant_model(directory / 'seg.onnx', {'lanes': segmentation_output(
+        curves, 640, 256)}, [1, 3, 256, 640])
+    config = directory / 'seg.yaml'
+    config.write_text('preprocessing: {top_crop: 0.25}\n')
+    return path, 'segmentation', config, lambda result: check_segmentation(
+        result, curves, 0.25, 256)
+
+
+ROW_ANCHOR_AND_SEGMENTATION = ('ufld', 'ufld2', 'seg')
+
+
+@pytest.mark.parametrize('name', ROW_ANCHOR_AND_SEGMENTATION)
+def test_row_anchor_and_segmentation_models_decode_to_their_lanes(
+        repository: Path, tmp_path: Path, name: str) -> None:
+    path, layout, config, check = layout_case(name, tmp_path)
+    model = install_lane_model(repository, path, name, layout, config, **NO_LOG)
+    expected = {'ufld': (1, 'imagenet', 0.0, ('loc',)),
+                'ufld2': (2, 'imagenet', 0.4, ('loc_row', 'loc_col', 'exist_row', 'exist_col')),
+                'seg': (None, 'unit', 0.25, ('LANE_PROBABILITY',))}[name]
+    assert (model.decode.get('version'), model.preprocessing.normalize,
+            model.preprocessing.top_crop, model.outputs) == expected
+    check(decode_lanes(model, served_in_process(repository, name, frame()), FRAME,
+                       DecodeSettings()))
 
 
 def test_the_crop_rows_agree_with_the_preprocessing_step(repository: Path) -> None:
@@ -173,24 +198,6 @@ def test_a_layout_that_does_not_fit_is_refused_naming_the_shapes(
     bad.write_text('decode: {nms: 3}\n')
     with pytest.raises(LaneConfigError, match=r"decode: unknown keys \['nms'\]"):
         install_lane_model(repository, path, 'badconfig', 'proposals', bad, **NO_LOG)
-
-
-def test_ufld_v2_row_lanes_decode_to_their_lanes(repository: Path, tmp_path: Path) -> None:
-    """
-    Decode the row lanes of UFLD v2's CULane config.
-
-    72 row and 81 column anchors over the frame, the input the bottom 60 % of the frame (top_crop
-    0.4 by default); 800 bins across the frame.
-    """
-    anchors = np.linspace(0.42, 1.0, 72)
-    curves = [through(420, 200, 240, 540), through(540, 800, 240, 540, bend=-6)]
-    outputs = ufld_v2_outputs(curves, anchors, FRAME[1], FRAME[0], grid=800, columns=81)
-    path = constant_model(tmp_path / 'ufld2.onnx', outputs, [1, 3, 320, 1600])
-    model = install_lane_model(repository, path, 'ufld2', 'row-anchor', **NO_LOG)
-    assert model.decode['version'] == 2 and model.preprocessing.top_crop == 0.4
-    result = decode_lanes(model, served_in_process(repository, 'ufld2', frame()), FRAME,
-                          DecodeSettings())
-    check_lanes(result, curves, [-1, 1], (1.0, 1.0))
 
 
 def test_models_list_and_install_errors_on_the_command_line(repository: Path,

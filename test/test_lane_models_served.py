@@ -22,7 +22,8 @@ from conftest import copy_of_model_repository, node_with_repository
 from lane_model_fixtures import constant_model, laneatt_rows
 from ros_helpers import Probe, wait_until
 from test_ensembles import infer
-from test_lane_models import check_lanes, CURVES, FRAME, frame, NO_LOG, SIDES
+from test_lane_models import (check_lanes, CURVES, FRAME, frame, layout_case, NO_LOG,
+                              ROW_ANCHOR_AND_SEGMENTATION, SIDES)
 from triton_perception.engines import engine_steps
 from triton_perception.lane_models.decode import decode_lanes, DecodeSettings
 from triton_perception.lane_models.install import install_lane_model, install_served_lane_model
@@ -78,10 +79,14 @@ def lane_server(tmp_path_factory: pytest.TempPathFactory, triton_server: Any
         add_served_model(repository, name, triton_type, onnx_type, directory)
         install_served_lane_model(repository, name, f'laneatt_served{bits}', 'proposals',
                                   **NO_LOG)
+    for name in ROW_ANCHOR_AND_SEGMENTATION:
+        path, layout, config, _ = layout_case(name, directory)
+        install_lane_model(repository, path, name, layout, config, **NO_LOG)
     http, grpc, metrics = free_ports(3)
     server = TritonServer(ServerConfig(model_repository=repository, profile='cpu',
                                        http_port=http, grpc_port=grpc, metrics_port=metrics,
-                                       models=INSTALLED, ready_timeout_s=300),
+                                       models=INSTALLED + ROW_ANCHOR_AND_SEGMENTATION,
+                                       ready_timeout_s=300),
                           log=lambda _line: None, show_server_log=False)
     with server:
         yield server, repository
@@ -99,6 +104,17 @@ def test_each_install_serves_the_lanes_through_triton(
     outputs = infer(client, name, frame(), model.outputs)
     result = decode_lanes(model, outputs, FRAME, DecodeSettings())
     check_lanes(result, CURVES, SIDES, (1.5, 1.5))
+
+
+@pytest.mark.server
+@pytest.mark.parametrize('name', ROW_ANCHOR_AND_SEGMENTATION)
+def test_row_anchor_and_segmentation_lanes_through_triton(
+        lane_server: tuple[TritonServer, Path], tmp_path: Path, name: str) -> None:
+    server, repository = lane_server
+    model = lane_model_for(repository, name)
+    outputs = infer(grpcclient.InferenceServerClient(server.grpc_url), name, frame(),
+                    model.outputs)
+    layout_case(name, tmp_path)[3](decode_lanes(model, outputs, FRAME, DecodeSettings()))
 
 
 @pytest.mark.ros
