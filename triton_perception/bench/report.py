@@ -39,13 +39,14 @@ METHOD = {
     'triton_steps_ms': "Triton statistics over the latency phase (the bench's and the node's "
                        'requests): mean ms per request of each timer, for the ensemble and each '
                        "of its steps; where Triton's share of the time goes",
-    'budget': 'one-node cases, latency phase (frames one at a time): per frame, the bench\'s '
+    'budget': "one-node cases, latency phase (frames one at a time): per frame, the bench's "
               'publish -> last result received split into stages that sum to it; median and p90 '
               'over frames of each stage (so the medians need not add up). node_*: the '
               "node's own stage sums in /diagnostics (stage_*_ms_sum, time.monotonic() in the "
               'worker: callback -> client.infer called -> returned -> every result published), '
-              f'read after each frame (the bench sets diagnostics_period_s {DIAGNOSTICS_PERIOD_S:g});'
-              " Triton rows: Triton's statistics (get_inference_statistics) before and after the "
+              'read after each frame (the bench sets diagnostics_period_s '
+              f"{DIAGNOSTICS_PERIOD_S:g}); Triton rows: Triton's statistics "
+              '(get_inference_statistics) before and after the '
               "frame, each step's queue/compute_input/compute_infer/compute_output, ensemble "
               "scheduling = the ensemble's success time - the steps'; client_server = the "
               "node's client.infer round trip - the ensemble's success time (serialisation, "
@@ -55,7 +56,7 @@ METHOD = {
               'delay); a frame is skipped unless exactly one node frame and one Triton request '
               'lie between the readings',
     'cpu_outside_graph_ms_per_frame': 'one-node cases, throughput phase: utime+stime per '
-                                      'result of the node, of tritonserver\'s own process (gRPC '
+                                      "result of the node, of tritonserver's own process (gRPC "
                                       'front end, ensemble scheduler, in-process backends) and '
                                       'of each Python backend stub by the model it serves (its '
                                       'command line); outside_graph = node + tritonserver + '

@@ -141,10 +141,6 @@ class CaseWiring:
             self.tracker.arrive(topic, stamp_of(message), dds_transport_ms(info))
         return on_result
 
-    def status(self, node: str) -> NodeStatus | None:
-        """Return the node's newest /diagnostics status (None before the first)."""
-        return self.statuses.get(node)
-
     def wait_status(self, node: str, published: int, timeout_s: float) -> NodeStatus | None:
         """Return the node's first status counting at least `published` frames, None on timeout."""
         deadline = time.monotonic() + timeout_s

@@ -14,8 +14,8 @@ import numpy as np
 from sensor_msgs.msg import Image
 import tritonclient.grpc as grpcclient
 
-from triton_perception.bench.budget import (CpuSplit, cpu_outside_graph, frame_budget,
-                                             node_stages, summarise, triton_request)
+from triton_perception.bench.budget import (cpu_outside_graph, CpuSplit, frame_budget,
+                                            node_stages, summarise, triton_request)
 from triton_perception.bench.measures import (check_alive, listening_pid, p95, ratio,
                                               server_cpu_by_process, summary, TreeRssPeak)
 from triton_perception.bench.references import REFERENCES
@@ -267,7 +267,6 @@ class Benchmark:
                  f'({figures["throughput_fps"]} fps), p95 first/last {WINDOW_S:g} s '
                  f'{figures["p95_first_10s_ms"]}/{figures["p95_last_10s_ms"]} ms')
         return figures
-
 
     def cpu_outside_graph(self, kinds: Sequence[NodeKind], node_cpu_s: float,
                           before: tuple[float, dict[str, float]] | None,
