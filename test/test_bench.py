@@ -61,7 +61,7 @@ def test_bench_detection_end_to_end(triton_server: Any, tmp_path: Path) -> None:
     # The overhead budget: every frame timed through the node's stage sums and Triton's
     # statistics (none skipped with frames one at a time), Triton's rows per step.
     budget = figures['budget']
-    assert budget['frames'] == 5 and budget['skipped_frames'] == 0, budget
+    assert budget['frames'] == 5 and budget['skipped_frames'] == 0, budget['skipped_why']
     graph = budget['steps'][-1]  # the model step, as in bytes_per_frame
     assert {'frame_to_node', 'node_to_request', 'client_server', f'triton {graph} compute_infer',
             'triton_ensemble', 'node_to_publish'} <= set(budget['stages_ms']), budget

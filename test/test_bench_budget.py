@@ -7,9 +7,10 @@ from typing import Any
 import pytest
 
 from triton_perception.accounting import Fate, FrameAccounting, RequestTimes, STAGES
-from triton_perception.bench.budget import (cpu_outside_graph, CpuSplit, frame_budget,
-                                            FRAME_TO_NODE, node_stages, ordered_rows, row_label,
-                                            step_row, summarise, triton_request, TritonRequest)
+from triton_perception.bench.budget import (counted_one_more, cpu_outside_graph, CpuSplit,
+                                            frame_budget, FRAME_TO_NODE, node_stages,
+                                            ordered_rows, row_label, step_row, summarise,
+                                            triton_request, TritonRequest)
 from triton_perception.bench.measures import stub_model
 from triton_perception.bench.report import budget_table
 from triton_perception.bench.ros_side import dds_transport_ms
@@ -50,6 +51,15 @@ def test_a_step_that_did_not_run_gives_none() -> None:
     after = statistics(5, 2, {'pre': 5, 'net': 5})
     after['net']['success_count'] = 1
     assert triton_request(before, after, 'ens', STEPS) is None
+
+
+def test_statistics_count_one_more_request_once_every_model_does() -> None:
+    before = statistics(0, 3, {'pre': 0, 'net': 0})
+    after = statistics(5, 4, {'pre': 5, 'net': 5})
+    assert counted_one_more(before, after, ('ens', *STEPS))
+    after['net']['success_count'] = 3  # the model step's timers not released yet
+    assert not counted_one_more(before, after, ('ens', *STEPS))
+    assert counted_one_more(before, after, ('ens', 'pre'))
 
 
 def test_node_stages_are_the_deltas_of_one_timed_frame() -> None:

@@ -67,6 +67,13 @@ def triton_request(before: Mapping[str, Mapping[str, int]],
         step: {timer: delta(step, timer) / 1e6 for timer in STEP_TIMERS} for step in steps})
 
 
+def counted_one_more(earlier: Mapping[str, Mapping[str, int]],
+                     later: Mapping[str, Mapping[str, int]], models: Sequence[str]) -> bool:
+    """Say whether every one of `models` counts at least one more successful request."""
+    return all(later.get(model, {}).get('success_count', 0)
+               >= earlier.get(model, {}).get('success_count', 0) + 1 for model in models)
+
+
 def node_stages(before: Mapping[str, float], before_timed: int, after: Mapping[str, float],
                 after_timed: int) -> dict[str, float] | None:
     """

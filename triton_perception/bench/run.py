@@ -14,8 +14,9 @@ import numpy as np
 from sensor_msgs.msg import Image
 import tritonclient.grpc as grpcclient
 
-from triton_perception.bench.budget import (cpu_outside_graph, CpuSplit, frame_budget,
-                                            node_stages, summarise, triton_request)
+from triton_perception.bench.budget import (counted_one_more, cpu_outside_graph, CpuSplit,
+                                            frame_budget, node_stages, summarise,
+                                            triton_request)
 from triton_perception.bench.measures import (check_alive, listening_pid, p95, ratio,
                                               server_cpu_by_process, summary, TreeRssPeak)
 from triton_perception.bench.references import REFERENCES
@@ -299,15 +300,36 @@ class FrameBudgets:
         self._steps = ensemble_steps(repository, self._ensemble)
         self._client = grpcclient.InferenceServerClient(url) if self._enabled else None
         self._statistics: dict[str, dict[str, int]] = {}
+        self._last_statistics: dict[str, dict[str, int]] | None = None
         self._status = (wiring.wait_status(self._node, 0, STATUS_TIMEOUT_S) if self._enabled
                         else None)
         self.frames: list[dict[str, float]] = []
         self.e2e_ms: list[float] = []
-        self.skipped = 0
+        self.skipped: dict[str, int] = defaultdict(int)  # reason -> frames
+
+    def _statistics_after(self, earlier: dict[str, dict[str, int]] | None
+                          ) -> dict[str, dict[str, int]]:
+        """
+        Return Triton's statistics once they count one more request than `earlier`.
+
+        Triton updates them as it releases a request, which can follow the response; waiting
+        keeps a request's timers from landing in the next frame's window.
+        """
+        assert self._client is not None
+        deadline = time.monotonic() + STATUS_TIMEOUT_S
+        while True:
+            statistics = inference_statistics(self._url, self._client)
+            if earlier is None or counted_one_more(earlier, statistics,
+                                                   (self._ensemble, *self._steps)):
+                return statistics
+            if time.monotonic() > deadline:
+                return statistics
+            time.sleep(0.002)
 
     def before_frame(self) -> None:
+        """Read Triton's statistics once they count the bench's own request for this frame."""
         if self._client is not None:
-            self._statistics = inference_statistics(self._url, self._client)
+            self._statistics = self._statistics_after(self._last_statistics)
 
     def after_frame(self, stamp: Stamp, latency_ms: float | None, measured: bool) -> None:
         if self._client is None:
@@ -315,7 +337,8 @@ class FrameBudgets:
         before = self._status
         published = before.count('published') + 1 if before is not None else 1
         status = self._wiring.wait_status(self._node, published, STATUS_TIMEOUT_S)
-        statistics = inference_statistics(self._url, self._client)
+        statistics = self._statistics_after(self._statistics)
+        self._last_statistics = statistics
         self._status = status or self._wiring.statuses.get(self._node)
         if not measured:
             return
@@ -323,7 +346,8 @@ class FrameBudgets:
                             status.timed) if before is not None and status is not None else None)
         triton = triton_request(self._statistics, statistics, self._ensemble, self._steps)
         if latency_ms is None or node is None or triton is None:
-            self.skipped += 1
+            self.skipped['no result' if latency_ms is None else 'node stage sums'
+                         if node is None else 'Triton statistics'] += 1
             return
         self.frames.append(frame_budget(latency_ms, node, triton,
                                         self._wiring.tracker.transport_ms(stamp)))
@@ -333,7 +357,8 @@ class FrameBudgets:
         if not self._enabled:
             return None
         return {**summarise(self.frames, self.e2e_ms, reference_median_ms),
-                'skipped_frames': self.skipped, 'ensemble': self._ensemble,
+                'skipped_frames': sum(self.skipped.values()),
+                'skipped_why': dict(self.skipped), 'ensemble': self._ensemble,
                 'steps': list(self._steps)}
 
     def close(self) -> None:
