@@ -9,8 +9,8 @@ import pytest
 from triton_perception.accounting import Fate, FrameAccounting, RequestTimes, STAGES
 from triton_perception.bench.budget import (counted_one_more, cpu_outside_graph, CpuSplit,
                                             frame_budget, FRAME_TO_NODE, node_stages,
-                                            ordered_rows, row_label, step_row, summarise,
-                                            triton_request, TritonRequest)
+                                            ordered_rows, row_label, stage_means, step_row,
+                                            summarise, triton_request, TritonRequest)
 from triton_perception.bench.measures import stub_model
 from triton_perception.bench.report import budget_table
 from triton_perception.bench.ros_side import dds_transport_ms
@@ -69,6 +69,16 @@ def test_node_stages_are_the_deltas_of_one_timed_frame() -> None:
                                                 'to_publish': 2.0}
     assert node_stages(before, 4, after, 6) is None
     assert node_stages({}, 4, after, 5) is None
+
+
+def test_stage_means_over_a_phase() -> None:
+    def status(sums: tuple[float, float, float], timed: int) -> NodeStatus:
+        return NodeStatus({**{stage_key(stage): str(value) for stage, value in zip(STAGES, sums)},
+                           TIMED_KEY: str(timed)})
+    assert stage_means(status((1.0, 10.0, 2.0), 1), status((5.0, 110.0, 12.0), 5)) == {
+        'to_request': 1.0, 'request': 25.0, 'to_publish': 2.5}
+    assert stage_means(status((1.0, 10.0, 2.0), 1), status((1.0, 10.0, 2.0), 1)) is None
+    assert stage_means(None, status((1.0, 10.0, 2.0), 1)) is None
 
 
 def test_the_budget_rows_sum_to_the_end_to_end_time_in_the_order_a_frame_meets_them() -> None:
@@ -130,7 +140,12 @@ def test_cpu_outside_the_graph_counts_the_node_the_server_and_the_other_steps() 
 def test_budget_table_prints_each_stage_and_the_cpu_line() -> None:
     budget = summarise([{'node_to_request': 1.0, 'triton net compute_infer': 30.0}], [40.0], 33.0)
     cpu = cpu_outside_graph(CpuSplit(0.5, 0.1, {'net': 3.0}), ('net',), 'net', 100)
-    report: dict[str, Any] = {'detection': {'budget': budget,
+    budget['steps'] = ['net']
+    loaded = {'node_stages_ms': {'detection_node': {'to_request': 1.0, 'request': 50.0,
+                                                    'to_publish': 2.0}},
+              'triton_steps_ms': {'net': {'queue_ms': 12.0, 'compute_input_ms': 1.0,
+                                          'compute_infer_ms': 30.0, 'compute_output_ms': 1.0}}}
+    report: dict[str, Any] = {'detection': {'budget': budget, 'throughput': loaded,
                                             'cpu_outside_graph_ms_per_frame': cpu},
                               'both': {'budget': None}}
     table = budget_table(report)
@@ -138,6 +153,8 @@ def test_budget_table_prints_each_stage_and_the_cpu_line() -> None:
     assert '| detection | Triton: net compute_infer | 30 | 30 |' in table
     assert '| detection | **beyond the reference** | 7 | – |' in table
     assert 'detection: CPU ms per result outside the model graph 6' in table
+    assert ('request round trip 50 (Triton queue 12.00, compute 32.00), response -> published 2'
+            in table)
     assert '| both |' not in table
 
 

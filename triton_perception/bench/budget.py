@@ -20,6 +20,7 @@ import numpy as np
 
 from triton_perception.accounting import STAGES
 from triton_perception.bench.settings import STEP_TIMERS
+from triton_perception.diagnostics import NodeStatus
 
 # Budget rows in the order a frame meets them; Triton's per-step rows go where TRITON_STEPS is.
 FRAME_TO_NODE = 'frame_to_node'
@@ -84,6 +85,16 @@ def node_stages(before: Mapping[str, float], before_timed: int, after: Mapping[s
     if after_timed - before_timed != 1 or not set(STAGES) <= set(before) & set(after):
         return None
     return {stage: after[stage] - before[stage] for stage in STAGES}
+
+
+def stage_means(before: NodeStatus | None, after: NodeStatus | None) -> dict[str, float] | None:
+    """Return the node's mean ms per timed frame in each stage between two of its statuses."""
+    if before is None or after is None or after.timed <= before.timed:
+        return None
+    frames = after.timed - before.timed
+    sums = node_stages(before.stage_ms_sums, 0, after.stage_ms_sums, 1)
+    return ({stage: round(value / frames, 2) for stage, value in sums.items()}
+            if sums is not None else None)
 
 
 def frame_budget(e2e_ms: float, node_ms: Mapping[str, float], triton: TritonRequest,

@@ -55,6 +55,10 @@ METHOD = {
               "frame's publish, DDS and the node's executor, plus the bench's own callback "
               'delay); a frame is skipped unless exactly one node frame and one Triton request '
               'lie between the readings',
+    'throughput.node_stages_ms': "throughput phase: the node's stage sums (as in budget) over "
+                                 'the phase / the frames they count: mean ms per result',
+    'throughput.triton_steps_ms': 'throughput phase: as triton_steps_ms, over the phase (with '
+                                  'max_in_flight > 1 the queue timers show requests waiting)',
     'cpu_outside_graph_ms_per_frame': 'one-node cases, throughput phase: utime+stime per '
                                       "result of the node, of tritonserver's own process (gRPC "
                                       'front end, ensemble scheduler, in-process backends) and '
@@ -165,6 +169,7 @@ def budget_table(report: dict[str, Any]) -> str:
         rows.append(line(f'**end to end** ({budget["frames"]} frames)', budget['e2e_ms']))
         rows.append(line('reference (in-process)', {'median': budget['reference_ms']}))
         rows.append(line('**beyond the reference**', {'median': budget['beyond_reference_ms']}))
+        notes += loaded_line(case, report[case].get('throughput', {}), budget.get('steps', []))
         cpu = report[case].get('cpu_outside_graph_ms_per_frame')
         if cpu:
             steps = ', '.join(f'{step} {_cell(ms)}' for step, ms in cpu['server_steps_ms'].items())
@@ -173,6 +178,22 @@ def budget_table(report: dict[str, Any]) -> str:
                          f'tritonserver {_cell(cpu["server_main_ms"])}; stubs: {steps}; graph '
                          f'step {cpu["graph_step"]})')
     return '\n'.join(rows + [''] + notes if notes else rows)
+
+
+def loaded_line(case: str, throughput: dict[str, Any], steps: list[str]) -> list[str]:
+    """Return the throughput phase's means: the node's stages, Triton's queue and compute."""
+    nodes = [stages for stages in throughput.get('node_stages_ms', {}).values() if stages]
+    timers = throughput.get('triton_steps_ms', {})
+    if len(nodes) != 1 or not all(step in timers for step in steps) or not steps:
+        return []
+    stages = nodes[0]
+    queue = sum(timers[step]['queue_ms'] for step in steps)
+    compute = sum(timers[step][f'{timer}_ms'] for step in steps for timer in STEP_TIMERS
+                  if timer != 'queue')
+    return [f'{case} at {RATE_HZ:g} Hz (throughput phase, mean ms per result): node callback -> '
+            f'request sent {_cell(stages["to_request"])}, request round trip '
+            f'{_cell(stages["request"])} (Triton queue {queue:.2f}, compute {compute:.2f}), '
+            f'response -> published {_cell(stages["to_publish"])}']
 
 
 def _cell(value: Any) -> str:

@@ -15,7 +15,7 @@ from sensor_msgs.msg import Image
 import tritonclient.grpc as grpcclient
 
 from triton_perception.bench.budget import (counted_one_more, cpu_outside_graph, CpuSplit,
-                                            frame_budget, node_stages, summarise,
+                                            frame_budget, node_stages, stage_means, summarise,
                                             triton_request)
 from triton_perception.bench.measures import (check_alive, listening_pid, p95, ratio,
                                               server_cpu_by_process, summary, TreeRssPeak)
@@ -24,7 +24,8 @@ from triton_perception.bench.report import (machine_description, METHOD, source_
                                             write_report)
 from triton_perception.bench.ros_side import (CaseWiring, read_clip, rgb_view, ros_environment,
                                               RosSide)
-from triton_perception.bench.settings import (BenchError, BenchSettings, CASES, DRAIN_TIMEOUT_S,
+from triton_perception.bench.settings import (BenchError, BenchSettings, CASES,
+                                              DIAGNOSTICS_PERIOD_S, DRAIN_TIMEOUT_S,
                                               FRAME_TIMEOUT_S, NodeKind, NODES, PROGRESS_PERIOD_S,
                                               RATE_HZ, READY_TIMEOUT_S, Stamp,
                                               STATUS_TIMEOUT_S, WARMUP_FRAMES, WINDOW_S)
@@ -199,6 +200,8 @@ class Benchmark:
         node_cpu_before = {node.name: tree_cpu_s(node.pid) for node in nodes}
         server_cpu_before = tree_cpu_s(self.server_pid) if self.server_pid else None
         split_before = server_cpu_by_process(self.server_pid) if self.server_pid else None
+        statistics_before = inference_statistics(self.triton_url)
+        statuses_before = {node.name: wiring.statuses.get(node.name) for node in nodes}
         bench_cpu_before = time.process_time()
         stamps: list[Stamp] = []
         start = time.monotonic()
@@ -221,6 +224,11 @@ class Benchmark:
                       if self.server_pid and server_cpu_before is not None else None)
         bench_cpu = time.process_time() - bench_cpu_before
         split_after = server_cpu_by_process(self.server_pid) if self.server_pid else None
+        statistics_after = inference_statistics(self.triton_url)
+        time.sleep(2 * DIAGNOSTICS_PERIOD_S)  # a status that counts the last results
+        node_stages_ms = {node.name: stage_means(statuses_before[node.name],
+                                                 wiring.statuses.get(node.name))
+                          for node in nodes}
 
         tracker = wiring.tracker
         # The nodes drop frames independently (latest-frame slots), so with both nodes few
@@ -261,6 +269,9 @@ class Benchmark:
                                                 for stamp in stamps),
                 'latency_ms': summary([latency for _, latency in pooled]),
                 'bench_process_cpu_ms_per_frame': round(bench_cpu * 1e3 / len(stamps), 2),
+                # Under load: where the node's time and Triton's go, means per request.
+                'node_stages_ms': node_stages_ms,
+                'triton_steps_ms': step_breakdown(statistics_before, statistics_after),
             },
             'per_node': per_node,
         }
