@@ -20,7 +20,8 @@ CASE_KEYS = ('reference_ms', 'reference_cpu_ms_per_frame', 'triton_ms', 'ros_e2e
              'triton_steps_ms', 'ratio',
              'capacity_fps', 'throughput_fps', 'throughput_ratio', 'p95_first_10s_ms',
              'p95_last_10s_ms', 'node_cpu_ms_per_frame', 'server_cpu_ms_per_frame',
-             'node_peak_rss_mb', 'server_peak_rss_mb', 'throughput', 'per_node')
+             'node_peak_rss_mb', 'server_peak_rss_mb', 'throughput', 'per_node', 'budget',
+             'cpu_outside_graph_ms_per_frame')
 MACHINE_KEYS = ('cpu_model', 'cores', 'memory_gb', 'python', 'onnxruntime', 'triton', 'profile')
 
 
@@ -29,7 +30,7 @@ def test_bench_detection_end_to_end(triton_server: Any, tmp_path: Path) -> None:
     completed = subprocess.run(
         [str(Path(sys.executable).parent / 'triton-perception'), 'bench', '--frames', '5',
          '--duration', '5', '--cases', 'detection', '--triton-url', triton_server.grpc_url,
-         '--profile', 'cpu', '--json', str(output)],
+         '--profile', 'cpu', '--max-in-flight', '2', '--json', str(output)],
         capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL)
     assert completed.returncode == 0, completed.stderr[-4000:]
 
@@ -56,5 +57,17 @@ def test_bench_detection_end_to_end(triton_server: Any, tmp_path: Path) -> None:
     # Warm-up and timed frames, once from the bench's client and once from the node.
     assert steps['yolov5']['requests'] >= 2 * 5, steps
     assert steps['yolov5_model']['compute_infer_ms'] > 0, steps
+    assert report['settings']['node_parameters']['max_in_flight'] == 2, report['settings']
+    # The overhead budget: every frame timed through the node's stage sums and Triton's
+    # statistics (none skipped with frames one at a time), Triton's rows per step.
+    budget = figures['budget']
+    assert budget['frames'] == 5 and budget['skipped_frames'] == 0, budget['skipped_why']
+    graph = budget['steps'][-1]  # the model step, as in bytes_per_frame
+    assert {'frame_to_node', 'node_to_request', 'client_server', f'triton {graph} compute_infer',
+            'triton_ensemble', 'node_to_publish'} <= set(budget['stages_ms']), budget
+    assert budget['stages_ms'][f'triton {graph} compute_infer']['median'] > 0, budget
+    cpu = figures['cpu_outside_graph_ms_per_frame']
+    assert cpu['graph_step'] == graph and cpu['node_ms'] > 0, cpu
+    assert '| detection | node: callback -> request sent |' in completed.stdout, completed.stdout
     assert '| detection |' in completed.stdout, completed.stdout
     assert '| detection | yolov5_model |' in completed.stdout, completed.stdout

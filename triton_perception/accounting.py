@@ -34,6 +34,18 @@ class Fate(enum.Enum):
 
 
 LOST_BEFORE_NODE = 'lost before the node'
+# A published frame's time in the node, in three stages (summed over published frames): the
+# frame callback until the request is sent, the request until Triton's answer arrives, and the
+# answer until every result is published.
+STAGES = ('to_request', 'request', 'to_publish')
+
+
+@dataclass(frozen=True)
+class RequestTimes:
+    """When a frame's request was sent and its answer arrived (time.monotonic())."""
+
+    sent_at: float
+    answered_at: float
 
 
 @dataclass
@@ -47,6 +59,9 @@ class AccountingSnapshot:
     output_rate_hz: float
     last_error: str
     lost_before_node: int = 0
+    # Per stage of STAGES: ms summed over the `timed` published frames.
+    stage_ms_sums: dict[str, float] = field(default_factory=dict)
+    timed: int = 0
 
     @property
     def balanced(self) -> bool:
@@ -68,6 +83,8 @@ class FrameAccounting:
     _published_times: collections.deque = field(default_factory=collections.deque)
     _last_error: str = ''
     _lost_before_node: int = 0
+    _stage_ms_sums: dict[str, float] = field(default_factory=lambda: dict.fromkeys(STAGES, 0.0))
+    _timed: int = 0
 
     def __post_init__(self) -> None:
         self._latencies_ms = collections.deque(maxlen=self.latency_window)
@@ -80,7 +97,9 @@ class FrameAccounting:
             self._received_times.append(now)
         return now
 
-    def settle(self, fate: Fate, received_at: float, reason: str = '') -> None:
+    def settle(self, fate: Fate, received_at: float, reason: str = '',
+               request: RequestTimes | None = None) -> None:
+        """Count a frame's fate; a published frame's `request` times add to the stage sums."""
         now = time.monotonic()
         with self._lock:
             self._counts[fate.value] += 1
@@ -89,6 +108,12 @@ class FrameAccounting:
             if fate is Fate.PUBLISHED:
                 self._latencies_ms.append((now - received_at) * 1000.0)
                 self._published_times.append(now)
+                if request is not None:
+                    for stage, start, end in zip(STAGES, (received_at, request.sent_at,
+                                                          request.answered_at),
+                                                 (request.sent_at, request.answered_at, now)):
+                        self._stage_ms_sums[stage] += (end - start) * 1000.0
+                    self._timed += 1
             elif fate in (Fate.FAILED, Fate.REJECTED) and reason:
                 self._last_error = reason
 
@@ -129,7 +154,8 @@ class FrameAccounting:
                 input_rate_hz=len(self._received_times) / self.rate_window_s,
                 output_rate_hz=len(self._published_times) / self.rate_window_s,
                 last_error=self._last_error,
-                lost_before_node=self._lost_before_node)
+                lost_before_node=self._lost_before_node,
+                stage_ms_sums=dict(self._stage_ms_sums), timed=self._timed)
 
 
 def latency_summary(latencies_ms: np.ndarray) -> dict[str, float]:

@@ -232,9 +232,9 @@ def command_demo(arguments: argparse.Namespace) -> int:
 
 
 def command_bench(arguments: argparse.Namespace) -> int:
-    from triton_perception.bench import (BenchError, BenchSettings,  # noqa: PLC0415 (rclpy)
-                                         DEFAULT_VIDEO, markdown_table, parse_cases, run_bench,
-                                         steps_table)
+    from triton_perception.bench import (  # noqa: PLC0415 (rclpy)
+        BenchError, BenchSettings, budget_table, DEFAULT_VIDEO, markdown_table, parse_cases,
+        run_bench, steps_table)
     from triton_perception.tracking.benchmark import tracking_line  # noqa: PLC0415
 
     raise_on_termination()
@@ -244,7 +244,7 @@ def command_bench(arguments: argparse.Namespace) -> int:
             cases=parse_cases(arguments.cases), json_path=arguments.json,
             profile=arguments.profile, triton_url=arguments.triton_url,
             model_repository=arguments.model_repository,
-            video=arguments.video or DEFAULT_VIDEO),
+            video=arguments.video or DEFAULT_VIDEO, max_in_flight=arguments.max_in_flight),
             lambda line: print(f'bench: {line}', file=sys.stderr, flush=True))
     except BenchError as error:
         print(f'triton-perception: error: {error}', file=sys.stderr)
@@ -255,6 +255,8 @@ def command_bench(arguments: argparse.Namespace) -> int:
     print(markdown_table(report))
     print()
     print(steps_table(report))
+    print()
+    print(budget_table(report))
     print()
     print(tracking_line(report['tracking']))
     return 0
@@ -371,6 +373,8 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument('--model-repository', type=Path, default=None)
     bench.add_argument('--video', type=Path, default=None,
                        help='road clip (default ../shared/data/videos/solidWhiteRight.mp4)')
+    bench.add_argument('--max-in-flight', type=int, default=None,
+                       help="the nodes' max_in_flight (default: the parameter's default)")
     bench.set_defaults(run=command_bench)
 
     docs = commands.add_parser('docs', help='write the parameter and launch-argument tables of '

@@ -9,6 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Iterable
 
+from triton_perception.accounting import STAGES
+
 STATUS_PREFIX = 'triton_perception: '
 REASON_PREFIX = 'count '
 FATES = ('published', 'dropped', 'rejected', 'failed')
@@ -22,6 +24,14 @@ def status_name(node_fqn: str) -> str:
     Tools and tests find its counts by it.
     """
     return f'{STATUS_PREFIX}{node_fqn}'
+
+
+def stage_key(stage: str) -> str:
+    """Return the key of a stage's summed time, e.g. 'stage_request_ms_sum' (accounting.STAGES)."""
+    return f'stage_{stage}_ms_sum'
+
+
+TIMED_KEY = 'stage_timed_frames'
 
 
 def reason_key(reason: str) -> str:
@@ -55,6 +65,16 @@ class NodeStatus:
     def latency_ms(self) -> dict[str, float]:
         return {key: float(self.values[f'latency_{key}_ms'])
                 for key in ('p50', 'p95', 'max') if f'latency_{key}_ms' in self.values}
+
+    @property
+    def stage_ms_sums(self) -> dict[str, float]:
+        """Ms per stage summed over `timed` published frames; empty from a node without them."""
+        return {stage: float(self.values[stage_key(stage)]) for stage in STAGES
+                if stage_key(stage) in self.values}
+
+    @property
+    def timed(self) -> int:
+        return self.count(TIMED_KEY)
 
     @property
     def triton_ready(self) -> bool:

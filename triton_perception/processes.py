@@ -46,11 +46,13 @@ def alive(pid: int) -> bool:
 
 def tree_cpu_s(root: int) -> float:
     """Utime + stime of a process tree, in seconds."""
-    ticks = 0
-    for pid in process_tree(root):
-        if fields := _stat_fields(pid):
-            ticks += int(fields[11]) + int(fields[12])
-    return ticks / CLOCK_TICKS
+    return sum(process_cpu_s(pid) for pid in process_tree(root))
+
+
+def process_cpu_s(pid: int) -> float:
+    """Utime + stime of one process (its threads, not its children), in seconds; 0 once gone."""
+    fields = _stat_fields(pid)
+    return (int(fields[11]) + int(fields[12])) / CLOCK_TICKS if fields else 0.0
 
 
 def status_kib(pid: int, field: str) -> int:

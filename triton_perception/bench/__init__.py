@@ -9,14 +9,17 @@ Per case (detection, lanes, both nodes at once) on the frames of a road clip:
   as its own process, one frame at a time;
   each frame goes through the three in turn, so load from other work weighs on all three alike;
 - a throughput phase at camera rate (the clip looped) giving delivered results per second,
-  latency early and late in the run, and CPU time and peak memory of the node and the server.
+  latency early and late in the run, and CPU time and peak memory of the node and the server;
+- for one-node cases, the overhead budget: per frame of the latency phase, where the end-to-end
+  time goes, stage by stage (node, gRPC, Triton's own timers, DDS), and CPU ms per frame outside
+  the model graph.
 Writes JSON and prints a Markdown table; every process it starts is stopped on exit or Ctrl-C.
 """
 from __future__ import annotations
 
-from triton_perception.bench.report import markdown_table, steps_table
+from triton_perception.bench.report import budget_table, markdown_table, steps_table
 from triton_perception.bench.run import run_bench
 from triton_perception.bench.settings import BenchError, BenchSettings, DEFAULT_VIDEO, parse_cases
 
-__all__ = ['DEFAULT_VIDEO', 'BenchError', 'BenchSettings', 'markdown_table', 'parse_cases',
-           'run_bench', 'steps_table']
+__all__ = ['DEFAULT_VIDEO', 'BenchError', 'BenchSettings', 'budget_table', 'markdown_table',
+           'parse_cases', 'run_bench', 'steps_table']

@@ -9,7 +9,7 @@ from typing import Sequence
 import numpy as np
 
 from triton_perception.bench.settings import BenchError, RSS_SAMPLE_PERIOD_S
-from triton_perception.processes import NodeProcess, process_tree, status_kib
+from triton_perception.processes import NodeProcess, process_cpu_s, process_tree, status_kib
 
 
 def summary(values_ms: Sequence[float]) -> dict[str, float | int | None]:
@@ -54,6 +54,39 @@ class TreeRssPeak:
     @property
     def peak_mb(self) -> float | None:
         return round(self.peak_kib / 1024, 1) if self._root is not None else None
+
+
+def stub_model(pid: int) -> str | None:
+    """
+    Return the model a Python backend stub process serves, None for any other process.
+
+    The stub's command line names the model's file, <repository>/<model>/<version>/model.py.
+    """
+    try:
+        arguments = Path(f'/proc/{pid}/cmdline').read_bytes().decode(errors='replace').split('\0')
+    except OSError:
+        return None
+    if not arguments or not arguments[0].endswith('triton_python_backend_stub'):
+        return None
+    return next((Path(argument).parents[1].name for argument in arguments[1:]
+                 if argument.endswith('.py') and len(Path(argument).parents) > 2), None)
+
+
+def server_cpu_by_process(root: int) -> tuple[float, dict[str, float]]:
+    """
+    Return CPU seconds so far of tritonserver's own process and of its stubs by model.
+
+    Any other descendant counts with tritonserver.
+    """
+    main = 0.0
+    stubs: dict[str, float] = {}
+    for pid in process_tree(root):
+        model = stub_model(pid) if pid != root else None
+        if model is None:
+            main += process_cpu_s(pid)
+        else:
+            stubs[model] = stubs.get(model, 0.0) + process_cpu_s(pid)
+    return main, stubs
 
 
 def listening_pid(port: int) -> int | None:

@@ -10,7 +10,9 @@ from typing import Any
 
 import onnxruntime
 
-from triton_perception.bench.settings import CASES, RATE_HZ, RSS_SAMPLE_PERIOD_S, STEP_TIMERS
+from triton_perception.bench.budget import row_label
+from triton_perception.bench.settings import (CASES, DIAGNOSTICS_PERIOD_S, RATE_HZ,
+                                              RSS_SAMPLE_PERIOD_S, STEP_TIMERS)
 from triton_perception.paths import SOURCE_ROOT
 
 METHOD = {
@@ -37,6 +39,35 @@ METHOD = {
     'triton_steps_ms': "Triton statistics over the latency phase (the bench's and the node's "
                        'requests): mean ms per request of each timer, for the ensemble and each '
                        "of its steps; where Triton's share of the time goes",
+    'budget': "one-node cases, latency phase (frames one at a time): per frame, the bench's "
+              'publish -> last result received split into stages that sum to it; median and p90 '
+              'over frames of each stage (so the medians need not add up). node_*: the '
+              "node's own stage sums in /diagnostics (stage_*_ms_sum, time.monotonic() in the "
+              'worker: callback -> client.infer called -> returned -> every result published), '
+              'read after each frame (the bench sets diagnostics_period_s '
+              f"{DIAGNOSTICS_PERIOD_S:g}); Triton rows: Triton's statistics "
+              '(get_inference_statistics) before and after the '
+              "frame, each step's queue/compute_input/compute_infer/compute_output, ensemble "
+              "scheduling = the ensemble's success time - the steps'; client_server = the "
+              "node's client.infer round trip - the ensemble's success time (serialisation, "
+              'gRPC, the front end); result_to_subscriber = DDS reception - source timestamp '
+              'of the last result message (MessageInfo); frame_to_node = the remainder (the '
+              "frame's publish, DDS and the node's executor, plus the bench's own callback "
+              'delay); a frame is skipped unless exactly one node frame and one Triton request '
+              'lie between the readings',
+    'throughput.node_stages_ms': "throughput phase: the node's stage sums (as in budget) over "
+                                 'the phase / the frames they count: mean ms per result',
+    'throughput.triton_steps_ms': 'throughput phase: as triton_steps_ms, over the phase (with '
+                                  'max_in_flight > 1 the queue timers show requests waiting)',
+    'cpu_outside_graph_ms_per_frame': 'one-node cases, throughput phase: utime+stime per '
+                                      "result of the node, of tritonserver's own process (gRPC "
+                                      'front end, ensemble scheduler, in-process backends) and '
+                                      'of each Python backend stub by the model it serves (its '
+                                      'command line); outside_graph = node + tritonserver + '
+                                      "the stubs of the ensemble's steps before the model step; "
+                                      "the model step's stub counts whole as the graph (its IPC "
+                                      'included, so outside_graph is a lower bound); None when '
+                                      'the model step has no process of its own',
     'node_peak_rss_mb': 'VmHWM of each node process, summed for both',
     'server_peak_rss_mb': f'max over {RSS_SAMPLE_PERIOD_S:g} s samples of the summed VmRSS of '
                           'tritonserver and its children (Python backend stubs), during the case; '
@@ -120,6 +151,53 @@ def steps_table(report: dict[str, Any]) -> str:
             rows.append(f'| {case} | {model} | {figures["requests"]} | ' + ' | '.join(
                 f'{figures[f"{timer}_ms"]:g}' for timer in STEP_TIMERS) + ' |')
     return '\n'.join(rows)
+
+
+def budget_table(report: dict[str, Any]) -> str:
+    """Where each one-node case's end-to-end time goes: per stage, median and p90 ms."""
+    rows = ['| case | stage | median ms | p90 ms |', '| --- | --- | --- | --- |']
+    notes = []
+    for case in CASES:
+        budget = report.get(case, {}).get('budget')
+        if not budget:
+            continue
+
+        def line(label: str, figures: dict[str, Any], case: str = case) -> str:
+            return (f'| {case} | {label} | {_cell(figures.get("median"))} | '
+                    f'{_cell(figures.get("p90"))} |')
+        rows += [line(row_label(row), figures) for row, figures in budget['stages_ms'].items()]
+        rows.append(line(f'**end to end** ({budget["frames"]} frames)', budget['e2e_ms']))
+        rows.append(line('reference (in-process)', {'median': budget['reference_ms']}))
+        rows.append(line('**beyond the reference**', {'median': budget['beyond_reference_ms']}))
+        notes += loaded_line(case, report[case].get('throughput', {}), budget.get('steps', []))
+        cpu = report[case].get('cpu_outside_graph_ms_per_frame')
+        if cpu:
+            steps = ', '.join(f'{step} {_cell(ms)}' for step, ms in cpu['server_steps_ms'].items())
+            notes.append(f'{case}: CPU ms per result outside the model graph '
+                         f'{_cell(cpu["outside_graph_ms"])} (node {_cell(cpu["node_ms"])}, '
+                         f'tritonserver {_cell(cpu["server_main_ms"])}; stubs: {steps}; graph '
+                         f'step {cpu["graph_step"]})')
+    return '\n'.join(rows + [''] + notes if notes else rows)
+
+
+def loaded_line(case: str, throughput: dict[str, Any], steps: list[str]) -> list[str]:
+    """Return the throughput phase's means: the node's stages, Triton's queue and compute."""
+    nodes = [stages for stages in throughput.get('node_stages_ms', {}).values() if stages]
+    timers = throughput.get('triton_steps_ms', {})
+    if len(nodes) != 1 or not all(step in timers for step in steps) or not steps:
+        return []
+    stages = nodes[0]
+    queue = sum(timers[step]['queue_ms'] for step in steps)
+    compute = sum(timers[step][f'{timer}_ms'] for step in steps for timer in STEP_TIMERS
+                  if timer != 'queue')
+    return [f'{case} at {RATE_HZ:g} Hz (throughput phase, mean ms per result): node callback -> '
+            f'request sent {_cell(stages["to_request"])}, request round trip '
+            f'{_cell(stages["request"])} (Triton queue {queue:.2f}, compute {compute:.2f}), '
+            f'response -> published {_cell(stages["to_publish"])}']
+
+
+def _cell(value: Any) -> str:
+    return '–' if value is None else f'{value:g}' if isinstance(value, float) else str(value)
 
 
 def write_report(report: dict[str, Any], path: Path | None) -> None:

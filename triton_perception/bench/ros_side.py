@@ -22,6 +22,7 @@ from sensor_msgs.msg import Image
 from triton_perception.bench.settings import (BenchError, FRAME_QOS, NodeKind, RESULTS_READER_QOS,
                                               Stamp)
 from triton_perception.diagnostics import NodeStatus, status_name
+from triton_perception.nodes.frame_losses import MESSAGE_INFO_AVAILABLE
 from triton_perception.paths import dds_profile_environment
 from triton_perception.qos import DIAGNOSTICS_QOS
 
@@ -38,17 +39,29 @@ class ResultTracker:
         self._condition = threading.Condition()
         self.sent: dict[Stamp, float] = {}
         self._arrived: dict[Stamp, dict[str, float]] = defaultdict(dict)
+        self._transport_ms: dict[Stamp, dict[str, float]] = defaultdict(dict)
 
     def send(self, stamp: Stamp) -> None:
         with self._condition:
             self.sent[stamp] = time.monotonic()
 
-    def arrive(self, topic: str, stamp: Stamp) -> None:
+    def arrive(self, topic: str, stamp: Stamp, transport_ms: float | None = None) -> None:
+        """Record a result's arrival; `transport_ms`: its DDS source -> reception time."""
         now = time.monotonic()
         with self._condition:
             if stamp in self.sent:
                 self._arrived[stamp][topic] = now
+                if transport_ms is not None:
+                    self._transport_ms[stamp][topic] = transport_ms
                 self._condition.notify_all()
+
+    def transport_ms(self, stamp: Stamp) -> float | None:
+        """Return the DDS transport ms of the frame's last result to arrive, None if unknown."""
+        with self._condition:
+            arrived = self._arrived.get(stamp, {})
+            if not arrived:
+                return None
+            return self._transport_ms.get(stamp, {}).get(max(arrived, key=arrived.__getitem__))
 
     def _done_at(self, stamp: Stamp, nodes: Sequence[str]) -> float | None:
         arrived = self._arrived.get(stamp, {})
@@ -108,10 +121,8 @@ class CaseWiring:
                                       for kind in kinds})
         self.publisher = ros.node.create_publisher(Image, f'{namespace}/image', FRAME_QOS)
         self.subscriptions = [
-            ros.node.create_subscription(
-                message_type, f'{namespace}/{topic}',
-                lambda message, topic=topic: self.tracker.arrive(topic, stamp_of(message)),
-                RESULTS_READER_QOS)
+            ros.node.create_subscription(message_type, f'{namespace}/{topic}',
+                                         self._on_result(topic), RESULTS_READER_QOS)
             for kind in kinds for topic, message_type in kind.topics]
         self._status_names = {status_name(f'{namespace}/{kind.executable}'): kind.executable
                               for kind in kinds}
@@ -120,6 +131,26 @@ class CaseWiring:
         self.subscriptions.append(ros.node.create_subscription(
             DiagnosticArray, '/diagnostics', self._on_diagnostics, DIAGNOSTICS_QOS))
         self._last_stamp_ns = 0
+
+    def _on_result(self, topic: str) -> Any:
+        """Return a result callback; with MessageInfo it also records the DDS transport time."""
+        if not MESSAGE_INFO_AVAILABLE:
+            return lambda message: self.tracker.arrive(topic, stamp_of(message))
+
+        def on_result(message: Any, info: Any) -> None:
+            self.tracker.arrive(topic, stamp_of(message), dds_transport_ms(info))
+        return on_result
+
+    def wait_status(self, node: str, published: int, timeout_s: float) -> NodeStatus | None:
+        """Return the node's first status counting at least `published` frames, None on timeout."""
+        deadline = time.monotonic() + timeout_s
+        while True:
+            status = self.statuses.get(node)
+            if status is not None and status.count('published') >= published:
+                return status
+            if time.monotonic() > deadline:
+                return None
+            time.sleep(0.002)
 
     def _on_diagnostics(self, message: DiagnosticArray) -> None:
         for status in message.status:
@@ -155,6 +186,15 @@ class CaseWiring:
         for subscription in self.subscriptions:
             self._node.destroy_subscription(subscription)
         self._node.destroy_publisher(self.publisher)
+
+
+def dds_transport_ms(info: Any) -> float | None:
+    """Return reception - source timestamp (ns, both the host's clock) of a MessageInfo, in ms."""
+    try:
+        source, received = int(info['source_timestamp']), int(info['received_timestamp'])
+    except (KeyError, TypeError, ValueError):
+        return None
+    return (received - source) / 1e6 if source > 0 and received > 0 else None
 
 
 def ros_environment(ros_home: Path) -> dict[str, str]:

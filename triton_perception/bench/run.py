@@ -14,18 +14,22 @@ import numpy as np
 from sensor_msgs.msg import Image
 import tritonclient.grpc as grpcclient
 
-from triton_perception.bench.measures import (check_alive, listening_pid, p95, ratio, summary,
-                                              TreeRssPeak)
+from triton_perception.bench.budget import (counted_one_more, cpu_outside_graph, CpuSplit,
+                                            frame_budget, node_stages, stage_means, summarise,
+                                            triton_request)
+from triton_perception.bench.measures import (check_alive, listening_pid, p95, ratio,
+                                              server_cpu_by_process, summary, TreeRssPeak)
 from triton_perception.bench.references import REFERENCES
 from triton_perception.bench.report import (machine_description, METHOD, source_version,
                                             write_report)
 from triton_perception.bench.ros_side import (CaseWiring, read_clip, rgb_view, ros_environment,
                                               RosSide)
-from triton_perception.bench.settings import (BenchError, BenchSettings, CASES, DRAIN_TIMEOUT_S,
+from triton_perception.bench.settings import (BenchError, BenchSettings, CASES,
+                                              DIAGNOSTICS_PERIOD_S, DRAIN_TIMEOUT_S,
                                               FRAME_TIMEOUT_S, NodeKind, NODES, PROGRESS_PERIOD_S,
-                                              RATE_HZ, READY_TIMEOUT_S, Stamp, WARMUP_FRAMES,
-                                              WINDOW_S)
-from triton_perception.bench.transfers import transfer_bytes
+                                              RATE_HZ, READY_TIMEOUT_S, Stamp,
+                                              STATUS_TIMEOUT_S, WARMUP_FRAMES, WINDOW_S)
+from triton_perception.bench.transfers import ensemble_steps, transfer_bytes
 from triton_perception.bench.triton_side import (EnsembleRequests, inference_statistics,
                                                  step_breakdown)
 from triton_perception.diagnostics import NodeStatus
@@ -84,6 +88,8 @@ class Benchmark:
             'server_cpu_ms_per_frame': figures['server_cpu_ms_per_frame'],
             'node_peak_rss_mb': figures['node_peak_rss_mb'],
             'server_peak_rss_mb': server_rss.peak_mb,
+            'cpu_outside_graph_ms_per_frame': figures['cpu_outside_graph_ms_per_frame'],
+            'budget': figures['budget'],
             'throughput': figures['throughput'],
             'per_node': figures['per_node'],
             'load_average_1min': [round(load_before, 2), round(os.getloadavg()[0], 2)],
@@ -96,13 +102,14 @@ class Benchmark:
         try:
             for kind in kinds:
                 nodes.append(NodeProcess(
-                    kind.executable, ros_arguments({'triton_url': self.triton_url},
-                                                   namespace=namespace), self.log_directory))
+                    kind.executable, ros_arguments(
+                        {'triton_url': self.triton_url, **self.settings.node_parameters()},
+                        namespace=namespace), self.log_directory))
             self.log(f'{case}: started {", ".join(node.name for node in nodes)} in {namespace}; '
                      'waiting for discovery and Triton readiness')
             self.wait_until_ready(wiring, nodes)
             figures = self.latencies(case, kinds, wiring, nodes)
-            figures.update(self.throughput(case, wiring, nodes))
+            figures.update(self.throughput(case, kinds, wiring, nodes))
             figures['node_peak_rss_mb'] = round(sum(
                 figures['per_node'][node.name]['peak_rss_mb'] for node in nodes), 1)
             return figures
@@ -134,6 +141,7 @@ class Benchmark:
         times: dict[str, list[float]] = defaultdict(list)
         cpu_ms: dict[str, float] = defaultdict(float)
         lost = 0
+        budget = FrameBudgets(self.triton_url, wiring, self.repository, kinds)
         try:
             for index, message in enumerate(self.measured):
                 rgb = rgb_view(message)
@@ -143,15 +151,19 @@ class Benchmark:
                     if index >= WARMUP_FRAMES:
                         times[name].append((time.perf_counter() - start) * 1e3)
                         cpu_ms[name] += (time.process_time() - cpu_start) * 1e3
-                latency = wiring.tracker.wait(wiring.publish(message), FRAME_TIMEOUT_S)
+                budget.before_frame()
+                stamp = wiring.publish(message)
+                latency = wiring.tracker.wait(stamp, FRAME_TIMEOUT_S)
                 if latency is None:
                     for node in nodes:
                         check_alive(node)
                     lost += index >= WARMUP_FRAMES
                 elif index >= WARMUP_FRAMES:
                     times['ros'].append(latency)
+                budget.after_frame(stamp, latency, index >= WARMUP_FRAMES)
         finally:
             requests.close()
+            budget.close()
         frames = self.settings.frames
         figures: dict[str, Any] = {
             'reference_ms': summary(times['reference']),
@@ -161,6 +173,7 @@ class Benchmark:
             'ros_e2e_ms': {**summary(times['ros']), 'lost': lost},
             'triton_steps_ms': step_breakdown(statistics_before,
                                               inference_statistics(self.triton_url)),
+            'budget': budget.summary(summary(times['reference'])['median']),
         }
         self.log(f'{case}: median (p95) reference {figures["reference_ms"]["median"]} '
                  f'({figures["reference_ms"]["p95"]}) ms, Triton {figures["triton_ms"]["median"]} '
@@ -180,12 +193,15 @@ class Benchmark:
                                  'Triton):\n' + '\n'.join(node.output_tail() for node in nodes))
             time.sleep(0.02)
 
-    def throughput(self, case: str, wiring: CaseWiring,
+    def throughput(self, case: str, kinds: Sequence[NodeKind], wiring: CaseWiring,
                    nodes: Sequence[NodeProcess]) -> dict[str, Any]:
         duration_s = self.settings.duration_s
         self.log(f'{case}: throughput, clip looped at {RATE_HZ:g} Hz for {duration_s:g} s')
         node_cpu_before = {node.name: tree_cpu_s(node.pid) for node in nodes}
         server_cpu_before = tree_cpu_s(self.server_pid) if self.server_pid else None
+        split_before = server_cpu_by_process(self.server_pid) if self.server_pid else None
+        statistics_before = inference_statistics(self.triton_url)
+        statuses_before = {node.name: wiring.statuses.get(node.name) for node in nodes}
         bench_cpu_before = time.process_time()
         stamps: list[Stamp] = []
         start = time.monotonic()
@@ -207,6 +223,12 @@ class Benchmark:
         server_cpu = (tree_cpu_s(self.server_pid) - server_cpu_before
                       if self.server_pid and server_cpu_before is not None else None)
         bench_cpu = time.process_time() - bench_cpu_before
+        split_after = server_cpu_by_process(self.server_pid) if self.server_pid else None
+        statistics_after = inference_statistics(self.triton_url)
+        time.sleep(2 * DIAGNOSTICS_PERIOD_S)  # a status that counts the last results
+        node_stages_ms = {node.name: stage_means(statuses_before[node.name],
+                                                 wiring.statuses.get(node.name))
+                          for node in nodes}
 
         tracker = wiring.tracker
         # The nodes drop frames independently (latest-frame slots), so with both nodes few
@@ -238,6 +260,8 @@ class Benchmark:
             'server_cpu_ms_per_frame': (round(server_cpu * 1e3 / frame_equivalents, 2)
                                         if frame_equivalents and server_cpu is not None
                                         else None),
+            'cpu_outside_graph_ms_per_frame': self.cpu_outside_graph(
+                kinds, sum(node_cpu.values()), split_before, split_after, frame_equivalents),
             'throughput': {
                 'duration_s': duration_s, 'rate_hz': RATE_HZ, 'published': len(stamps),
                 'results_per_node': counts,
@@ -245,6 +269,9 @@ class Benchmark:
                                                 for stamp in stamps),
                 'latency_ms': summary([latency for _, latency in pooled]),
                 'bench_process_cpu_ms_per_frame': round(bench_cpu * 1e3 / len(stamps), 2),
+                # Under load: where the node's time and Triton's go, means per request.
+                'node_stages_ms': node_stages_ms,
+                'triton_steps_ms': step_breakdown(statistics_before, statistics_after),
             },
             'per_node': per_node,
         }
@@ -252,6 +279,102 @@ class Benchmark:
                  f'({figures["throughput_fps"]} fps), p95 first/last {WINDOW_S:g} s '
                  f'{figures["p95_first_10s_ms"]}/{figures["p95_last_10s_ms"]} ms')
         return figures
+
+    def cpu_outside_graph(self, kinds: Sequence[NodeKind], node_cpu_s: float,
+                          before: tuple[float, dict[str, float]] | None,
+                          after: tuple[float, dict[str, float]] | None,
+                          frames: float) -> dict[str, Any] | None:
+        """CPU ms per result outside the model graph (one node only: its graph is one step)."""
+        if before is None or after is None or len(kinds) != 1:
+            return None
+        steps = ensemble_steps(self.repository, kinds[0].model)
+        split = CpuSplit(node_cpu_s, after[0] - before[0], {
+            model: seconds - before[1].get(model, 0.0) for model, seconds in after[1].items()})
+        return cpu_outside_graph(split, steps, steps[-1], frames)
+
+
+class FrameBudgets:
+    """
+    The overhead budget of a one-node case, one frame at a time.
+
+    Around each frame: Triton's statistics before and after, the node's /diagnostics status
+    that counts the frame (its stage sums), and the result's DDS timestamps.
+    """
+
+    def __init__(self, url: str, wiring: CaseWiring, repository: Path,
+                 kinds: Sequence[NodeKind]) -> None:
+        self._enabled = len(kinds) == 1
+        self._url = url
+        self._wiring = wiring
+        self._node = kinds[0].executable
+        self._ensemble = kinds[0].model
+        self._steps = ensemble_steps(repository, self._ensemble)
+        self._client = grpcclient.InferenceServerClient(url) if self._enabled else None
+        self._statistics: dict[str, dict[str, int]] = {}
+        self._last_statistics: dict[str, dict[str, int]] | None = None
+        self._status = (wiring.wait_status(self._node, 0, STATUS_TIMEOUT_S) if self._enabled
+                        else None)
+        self.frames: list[dict[str, float]] = []
+        self.e2e_ms: list[float] = []
+        self.skipped: dict[str, int] = defaultdict(int)  # reason -> frames
+
+    def _statistics_after(self, earlier: dict[str, dict[str, int]] | None
+                          ) -> dict[str, dict[str, int]]:
+        """
+        Return Triton's statistics once they count one more request than `earlier`.
+
+        Triton updates them as it releases a request, which can follow the response; waiting
+        keeps a request's timers from landing in the next frame's window.
+        """
+        assert self._client is not None
+        deadline = time.monotonic() + STATUS_TIMEOUT_S
+        while True:
+            statistics = inference_statistics(self._url, self._client)
+            if earlier is None or counted_one_more(earlier, statistics,
+                                                   (self._ensemble, *self._steps)):
+                return statistics
+            if time.monotonic() > deadline:
+                return statistics
+            time.sleep(0.002)
+
+    def before_frame(self) -> None:
+        """Read Triton's statistics once they count the bench's own request for this frame."""
+        if self._client is not None:
+            self._statistics = self._statistics_after(self._last_statistics)
+
+    def after_frame(self, stamp: Stamp, latency_ms: float | None, measured: bool) -> None:
+        if self._client is None:
+            return
+        before = self._status
+        published = before.count('published') + 1 if before is not None else 1
+        status = self._wiring.wait_status(self._node, published, STATUS_TIMEOUT_S)
+        statistics = self._statistics_after(self._statistics)
+        self._last_statistics = statistics
+        self._status = status or self._wiring.statuses.get(self._node)
+        if not measured:
+            return
+        node = (node_stages(before.stage_ms_sums, before.timed, status.stage_ms_sums,
+                            status.timed) if before is not None and status is not None else None)
+        triton = triton_request(self._statistics, statistics, self._ensemble, self._steps)
+        if latency_ms is None or node is None or triton is None:
+            self.skipped['no result' if latency_ms is None else 'node stage sums'
+                         if node is None else 'Triton statistics'] += 1
+            return
+        self.frames.append(frame_budget(latency_ms, node, triton,
+                                        self._wiring.tracker.transport_ms(stamp)))
+        self.e2e_ms.append(latency_ms)
+
+    def summary(self, reference_median_ms: float | None) -> dict[str, Any] | None:
+        if not self._enabled:
+            return None
+        return {**summarise(self.frames, self.e2e_ms, reference_median_ms),
+                'skipped_frames': sum(self.skipped.values()),
+                'skipped_why': dict(self.skipped), 'ensemble': self._ensemble,
+                'steps': list(self._steps)}
+
+    def close(self) -> None:
+        if self._client is not None:
+            self._client.close()
 
 
 def run_bench(settings: BenchSettings, log: Callable[[str], None]) -> dict[str, Any]:
@@ -306,6 +429,7 @@ def run_bench(settings: BenchSettings, log: Callable[[str], None]) -> dict[str, 
                          'video': str(settings.video), 'frame_size': [messages[0].width,
                                                                       messages[0].height],
                          'cases': list(settings.cases), 'triton_url': url,
+                         'node_parameters': settings.node_parameters(),
                          'triton_started_by_bench': server is not None},
             'method': METHOD,
         }

@@ -28,6 +28,11 @@ READY_TIMEOUT_S = 120.0
 DRAIN_TIMEOUT_S = 5.0
 PROGRESS_PERIOD_S = 10.0
 REQUEST_TIMEOUT_S = 30.0
+# The nodes' /diagnostics period during the bench: after each one-at-a-time frame the bench waits
+# for the status that counts it (the node's stage times), so the default 1 s would cost ~0.5 s
+# per frame.
+DIAGNOSTICS_PERIOD_S = 0.1
+STATUS_TIMEOUT_S = 2.0
 # Reliable publisher: it matches the nodes' best-effort subscription (their default QoS).
 FRAME_QOS = stream_qos('reliable', 1)
 RESULTS_READER_QOS = stream_qos('reliable', 50)
@@ -84,11 +89,21 @@ class BenchSettings:
     triton_url: str | None = None
     model_repository: Path | None = None
     video: Path = DEFAULT_VIDEO
+    max_in_flight: int | None = None  # the nodes' parameter; None: its default
 
     def __post_init__(self) -> None:
         if self.frames < 1 or self.duration_s <= 0:
             raise BenchError(f'need --frames >= 1 and --duration > 0, got {self.frames} and '
                              f'{self.duration_s:g}')
+        if self.max_in_flight is not None and not 1 <= self.max_in_flight <= 8:
+            raise BenchError(f'need 1 <= --max-in-flight <= 8, got {self.max_in_flight}')
+
+    def node_parameters(self) -> dict[str, int | float]:
+        """Return the parameters the bench gives every node, besides triton_url."""
+        parameters: dict[str, int | float] = {'diagnostics_period_s': DIAGNOSTICS_PERIOD_S}
+        if self.max_in_flight is not None:
+            parameters['max_in_flight'] = self.max_in_flight
+        return parameters
 
 
 def parse_cases(text: str) -> tuple[str, ...]:

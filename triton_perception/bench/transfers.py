@@ -33,3 +33,10 @@ def transfer_bytes(repository: Path, model: str, frame: np.ndarray,
     return {'client_to_server': int(frame.nbytes) + request_bytes,
             'between_steps': tensor_bytes(step_config(repository, last, 'cpu').input),
             'server_to_client': tensor_bytes(ensemble.output)}
+
+
+def ensemble_steps(repository: Path, model: str) -> tuple[str, ...]:
+    """Return the models an ensemble runs, in order; a model that is no ensemble is its one step."""
+    steps = tuple(step.model_name for step in
+                  step_config(repository, model).ensemble_scheduling.step)
+    return steps or (model,)

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
-from typing import Sequence
+from typing import Any, Sequence
 
 import numpy as np
 import tritonclient.grpc as grpcclient
@@ -11,14 +11,30 @@ from triton_perception.bench.settings import NodeKind, REQUEST_TIMEOUT_S, STEP_T
 from triton_perception.triton.client import infer_inputs
 
 
-def inference_statistics(url: str) -> dict[str, dict[str, int]]:
-    """Per model: requests so far and the nanoseconds summed in each of STEP_TIMERS."""
-    with grpcclient.InferenceServerClient(url) as client:
+def inference_statistics(url: str,
+                         client: grpcclient.InferenceServerClient | None = None
+                         ) -> dict[str, dict[str, int]]:
+    """
+    Per model: requests so far and the nanoseconds summed in each of STEP_TIMERS.
+
+    Also `success` (ns from the request's arrival to its response, Triton's request time) and
+    `success_count` (successful requests).
+    """
+    if client is None:
+        with grpcclient.InferenceServerClient(url) as own_client:
+            statistics = own_client.get_inference_statistics(as_json=True)
+    else:
         statistics = client.get_inference_statistics(as_json=True)
-    return {model['name']: {
-        'requests': int(model.get('inference_count', 0)),
-        **{timer: int(model.get('inference_stats', {}).get(timer, {}).get('ns', 0))
-           for timer in STEP_TIMERS}} for model in statistics.get('model_stats', [])}
+    return {model['name']: model_statistics(model) for model in statistics.get('model_stats', [])}
+
+
+def model_statistics(model: dict[str, Any]) -> dict[str, int]:
+    """One model's entry of the statistics extension's JSON, as inference_statistics returns it."""
+    timers = model.get('inference_stats', {})
+    return {'requests': int(model.get('inference_count', 0)),
+            'success': int(timers.get('success', {}).get('ns', 0)),
+            'success_count': int(timers.get('success', {}).get('count', 0)),
+            **{timer: int(timers.get(timer, {}).get('ns', 0)) for timer in STEP_TIMERS}}
 
 
 def step_breakdown(before: dict[str, dict[str, int]],

@@ -26,7 +26,7 @@ from sensor_msgs.msg import CompressedImage, Image
 from std_msgs.msg import Header
 
 from triton_perception.accounting import AccountingSnapshot, Fate, FrameAccounting, FrameRejected
-from triton_perception.diagnostics import reason_key, status_name
+from triton_perception.diagnostics import reason_key, stage_key, status_name, TIMED_KEY
 from triton_perception.image_conversion import (check_compressed, check_image, compressed_to_rgb,
                                                 image_to_rgb)
 from triton_perception.messages import image_message
@@ -268,6 +268,9 @@ class PerceptionNode(LifecycleNode):
             'input_rate_hz': f'{snapshot.input_rate_hz:.1f}',
             'output_rate_hz': f'{snapshot.output_rate_hz:.1f}',
             **{f'latency_{key}_ms': f'{value:.1f}' for key, value in snapshot.latency_ms.items()},
+            # Where that latency goes, summed over the timed frames (the bench divides deltas).
+            **{stage_key(stage): f'{value:.3f}' for stage, value in snapshot.stage_ms_sums.items()},
+            TIMED_KEY: snapshot.timed,
             'last_error': snapshot.last_error,
             'overlays_published': self._overlays_published,
             **{reason_key(reason): count for reason, count in sorted(snapshot.reasons.items())},

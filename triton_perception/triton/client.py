@@ -22,7 +22,7 @@ import numpy as np
 import tritonclient.grpc as grpcclient
 from tritonclient.utils import InferenceServerException, np_to_triton_dtype
 
-from triton_perception.accounting import Fate, FrameAccounting, FrameRejected
+from triton_perception.accounting import Fate, FrameAccounting, FrameRejected, RequestTimes
 
 Tensors = dict[str, np.ndarray]
 # Status codes that mean "the server is gone", as opposed to "this request was bad".
@@ -390,9 +390,11 @@ class InferenceWorker:
             self._log.frame_problem(f'could not prepare a request: {error!r}')
             return
         try:
-            result = client.infer(self.settings.model,
-                                  self._request_inputs(client, shared, inputs), outputs=outputs,
+            request_inputs = self._request_inputs(client, shared, inputs)
+            sent_at = time.monotonic()
+            result = client.infer(self.settings.model, request_inputs, outputs=outputs,
                                   client_timeout=self.settings.timeout_s)
+            answered_at = time.monotonic()
         except InferenceServerException as error:
             if 'shared memory' in (error.message() or ''):
                 shared.forget_registration()
@@ -406,7 +408,8 @@ class InferenceWorker:
                                     f'result handling: {type(error).__name__}: {error}')
             self._log.frame_problem(f'could not publish the result: {error}')
             return
-        self._accounting.settle(Fate.PUBLISHED, frame.received_at)
+        self._accounting.settle(Fate.PUBLISHED, frame.received_at,
+                                request=RequestTimes(sent_at, answered_at))
 
     def _request_failed(self, frame: Frame, error: InferenceServerException) -> None:
         status = error.status() or ''
