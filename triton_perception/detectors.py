@@ -18,12 +18,12 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 import json
-import os
 from pathlib import Path
 import re
 from typing import Callable
 
 from triton_perception.checksums import sha256_of
+from triton_perception.triton.model_config import link_step_code
 
 DETECTOR_RECORD = 'detector.json'
 LABELS_FILE = 'labels.txt'
@@ -112,12 +112,7 @@ def _write_steps(repository: Path, detector: Detector) -> None:
                 text = text.replace(old, new)
             (target_step / file).parent.mkdir(parents=True, exist_ok=True)
             (target_step / file).write_text(text, encoding='utf-8')
-        (target_step / '1').mkdir(parents=True, exist_ok=True)
-        for code in sorted((repository / step / '1').glob('*.py')):
-            link = target_step / '1' / code.name
-            if link.is_symlink() or link.exists():
-                link.unlink()
-            link.symlink_to(os.path.relpath(code.resolve(), link.parent))
+        link_step_code(repository, step, target_step.name)
 
 
 def installed_detectors(repository: Path) -> list[Detector]:

@@ -12,7 +12,6 @@ model's input (FP32 or FP16, as its config says), followed by the served model i
 """
 from __future__ import annotations
 
-import os
 from pathlib import Path
 import shutil
 from typing import Callable
@@ -21,6 +20,7 @@ from google.protobuf import text_format
 import onnx
 from tritonclient.grpc import model_config_pb2 as pb
 
+from triton_perception.detectors import NAME_PATTERN
 from triton_perception.graphs.common import check_single_input
 from triton_perception.lane_models.graph import (build_input_graph, build_lane_model_graph,
                                                  input_type_of, output_shapes)
@@ -28,18 +28,17 @@ from triton_perception.lane_models.layouts import resolve_layout
 from triton_perception.lane_models.spec import (LaneConfigError, LaneModel, preprocessing_from,
                                                 read_lane_config, SHIPPED_LANES, write_lane_record)
 from triton_perception.models import sha256_of
-from triton_perception.triton.model_config import read_config
+from triton_perception.triton.model_config import link_step_code, read_config
 
 STEP_CODE = {'preprocess': 'yolov5_preprocess', 'model': 'yolov5_model'}  # linked, not copied
 RESERVED = ('yolov5', SHIPPED_LANES)
 TRITON_TYPES = {'float32': pb.TYPE_FP32, 'float16': pb.TYPE_FP16}
 CPU_INSTANCE = pb.ModelInstanceGroup(count=1, kind=pb.ModelInstanceGroup.KIND_CPU)
-NAME_CHARACTERS = set('abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-')
 
 
-def check_name(repository: Path, name: str) -> None:
-    if not name or not name[0].isalpha() or set(name) - NAME_CHARACTERS or len(name) > 64 or \
-            name in RESERVED:
+def check_name(name: str) -> None:
+    """Refuse a name Triton or the package cannot take (the detectors' rule, one definition)."""
+    if not NAME_PATTERN.fullmatch(name) or name in RESERVED:
         raise LaneConfigError(f"lane model name {name!r}: use letters, digits, '_' and '-', "
                               f"starting with a letter, and not {' or '.join(RESERVED)}")
 
@@ -48,7 +47,7 @@ def install_lane_model(repository: Path, onnx_path: Path, name: str, layout: str
                        lane_config: Path | None = None,
                        log: Callable[[str], None] = print) -> LaneModel:
     """Check the file against the layout, build the served graph, write the three steps."""
-    check_name(repository, name)
+    check_name(name)
     if not onnx_path.is_file():
         raise LaneConfigError(f'lane model file {onnx_path} does not exist')
     config = read_lane_config(lane_config)
@@ -76,7 +75,7 @@ def install_lane_model(repository: Path, onnx_path: Path, name: str, layout: str
         f'{name}_model', images, step_outputs, tensorrt=True))
     _write(repository / f'{name}_model' / 'configs' / 'cpu.pbtxt', _model_step(
         f'{name}_model', images, step_outputs, tensorrt=False))
-    _link_code(repository, f'{name}_model', STEP_CODE['model'])
+    link_step_code(repository, STEP_CODE['model'], f'{name}_model')
     ensemble_outputs = [(ensemble, dims) for ensemble, (_, dims) in zip(outputs, step_outputs)]
     _write_ensemble(repository, lane_model, [(f'{name}_model', {'images': 'images'}, dict(zip(
         [step for step, _ in step_outputs], outputs)))], ensemble_outputs)
@@ -89,7 +88,7 @@ def install_served_lane_model(repository: Path, served: str, name: str, layout: 
                               lane_config: Path | None = None,
                               log: Callable[[str], None] = print) -> LaneModel:
     """Return an ensemble around a model the repository already serves (no ONNX file needed)."""
-    check_name(repository, name)
+    check_name(name)
     config_path = repository / served / 'config.pbtxt'
     if not config_path.is_file():
         raise LaneConfigError(f'no served model {served!r}: {config_path} does not exist (put '
@@ -128,7 +127,7 @@ def install_served_lane_model(repository: Path, served: str, name: str, layout: 
                                                            TRITON_TYPES[lane_model.input_type]))
     _write(repository / step / 'configs' / 'cpu.pbtxt', _model_step(
         step, images, produced, False, TRITON_TYPES[lane_model.input_type]))
-    _link_code(repository, step, STEP_CODE['model'])
+    link_step_code(repository, STEP_CODE['model'], step)
     _write_ensemble(repository, lane_model, [
         (step, {'images': 'images'}, {tensor.name: f'{name}_input_tensor'}),
         (served, {tensor.name: f'{name}_input_tensor'}, {output: output for output in outputs})],
@@ -193,7 +192,7 @@ def _write_ensemble(repository: Path, lane_model: LaneModel,
         preprocess.parameters[key].string_value = value
     preprocess.instance_group.append(CPU_INSTANCE)
     _write(repository / f'{name}_preprocess' / 'config.pbtxt', preprocess)
-    _link_code(repository, f'{name}_preprocess', STEP_CODE['preprocess'])
+    link_step_code(repository, STEP_CODE['preprocess'], f'{name}_preprocess')
 
     ensemble = pb.ModelConfig(name=name, platform='ensemble', max_batch_size=0)
     ensemble.input.append(_tensor('IMAGE', pb.TYPE_UINT8, [-1, -1, 3]))
@@ -217,17 +216,6 @@ def _write(path: Path, config: pb.ModelConfig) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     header = '# Written by `triton-perception models install` (triton_perception.lane_models).\n'
     path.write_text(header + text_format.MessageToString(config), encoding='utf-8')
-
-
-def _link_code(repository: Path, step: str, template: str) -> None:
-    """Link the step's code files to the package's own steps (one copy of the code)."""
-    target = repository / step / '1'
-    target.mkdir(parents=True, exist_ok=True)
-    for code in sorted((repository / template / '1').glob('*.py')):
-        link = target / code.name
-        if link.is_symlink() or link.exists():
-            link.unlink()
-        link.symlink_to(os.path.relpath(code.resolve(), link.parent))
 
 
 def remove_steps(repository: Path, name: str) -> None:

@@ -7,6 +7,7 @@ outside the server (bench, tests).
 from __future__ import annotations
 
 import importlib.util
+import os
 from pathlib import Path
 import sys
 from types import ModuleType
@@ -25,6 +26,22 @@ def load_step_module(repository: Path, step: str, module: str) -> ModuleType:
     sys.modules[name] = loaded
     spec.loader.exec_module(loaded)
     return loaded
+
+
+def link_step_code(repository: Path, template: str, step: str) -> None:
+    """
+    Link every code file of step `template`'s version directory into step `step`'s.
+
+    Installed detectors and lane models run the package's own step code: one copy of it, so an
+    update of the package updates every installed step.
+    """
+    target = repository / step / '1'
+    target.mkdir(parents=True, exist_ok=True)
+    for code in sorted((repository / template / '1').glob('*.py')):
+        link = target / code.name
+        if link.is_symlink() or link.exists():
+            link.unlink()
+        link.symlink_to(os.path.relpath(code.resolve(), link.parent))
 
 
 def read_config(path: Path) -> model_config_pb2.ModelConfig:
