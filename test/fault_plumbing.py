@@ -50,7 +50,7 @@ BUSY_MODEL_DELAY_S = 0.5
 FAULT_MODELS = {'yolov5': 'ok', 'bad_shape': 'bad_shape', 'bad_dtype': 'bad_dtype',
                 'nan_detections': 'nan', 'bad_count': 'bad_count', 'lane_detection': 'lanes_ok',
                 'lanes_bad_area': 'lanes_bad_area'}
-DETECTOR_STEPS = ('yolov5', 'yolov5_preprocess', 'yolov5_model')
+DETECTOR_STEPS = ('yolov5', 'yolov5_model')
 
 
 Arrivals = list[tuple[float, Any]]  # (time.monotonic() at arrival, message)

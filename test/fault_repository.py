@@ -15,9 +15,9 @@ MODEL_SOURCE = Path(__file__).resolve().parent / 'fault_model.py'
 
 DETECTION_INPUTS = """input [
   { name: "IMAGE" data_type: TYPE_UINT8 dims: [ -1, -1, 3 ] },
-  { name: "SCORE_THRESHOLD" data_type: TYPE_FP32 dims: [ 1 ] optional: true },
-  { name: "IOU_THRESHOLD" data_type: TYPE_FP32 dims: [ 1 ] optional: true },
-  { name: "MAX_DETECTIONS" data_type: TYPE_INT32 dims: [ 1 ] optional: true }
+  { name: "SCORE_THRESHOLD" data_type: TYPE_FP32 dims: [ 1 ] },
+  { name: "IOU_THRESHOLD" data_type: TYPE_FP32 dims: [ 1 ] },
+  { name: "MAX_DETECTIONS" data_type: TYPE_INT32 dims: [ 1 ] }
 ]"""
 LANE_INPUTS = """input [
   { name: "IMAGE" data_type: TYPE_UINT8 dims: [ -1, -1, 3 ] }

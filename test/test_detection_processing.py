@@ -1,9 +1,10 @@
 """
 The detection chain without a server.
 
-yolov5_preprocess's processing (loaded from the model repository by path) and the served detection
-graph (built from the shipped weights, run with onnxruntime), checked against an independent numpy
-reference (test/reference_detection.py).
+The served detection graph (built from the shipped weights, run with onnxruntime; it takes the
+frame itself), checked against an independent reference: the Python letterbox
+(triton_perception.frame_preprocessing), the upstream network and a numpy decode and NMS
+(test/reference_detection.py).
 
 The server tests (test_ensembles.py) then only need to check the wiring.
 """
@@ -19,6 +20,7 @@ import pytest
 
 from conftest import shared_path
 import reference_detection as detection
+from triton_perception import frame_preprocessing as preprocessing
 from triton_perception.graphs.detection import (build_detection_graph, HeadLayoutError,
                                                 inspect_head, MAX_OUTPUT)
 from triton_perception.triton.model_config import load_step_module
@@ -39,10 +41,13 @@ ZIDANE_REFERENCE = [
     (0, 0.368, (136, 181, 739, 720)),
     (27, 0.271, (438, 434, 504, 711)),
 ]
-GRAPH_INPUTS = ('images', 'letterbox', 'score_threshold', 'iou_threshold', 'max_detections')
+SCORE_THRESHOLD = 0.25
+# Must not change: boxes within 1 px and scores within 0.01 of the Python letterbox's, except
+# boxes whose score is this close to the threshold in one path (the resize moves them across).
+SCORE_TOLERANCE = 0.01
+BOX_TOLERANCE_PX = 1.0
 
 
-preprocessing = load_step_module(REPOSITORY, 'yolov5_preprocess', 'preprocessing')
 onnx_runner = load_step_module(REPOSITORY, 'yolov5_model', 'onnx_runner')
 
 
@@ -69,13 +74,20 @@ def detector(served_graph: Path) -> Callable[..., np.ndarray]:
 
 
 def make_detector(directory: Path) -> Callable[..., np.ndarray]:
-    """yolov5_preprocess -> the served graph, in-process, as the ensemble chains them."""
-    runner = session(served_detection_graph(directory))
+    """Return the shipped served graph, in-process, as the ensemble's one step runs it."""
+    return graph_detector(served_detection_graph(directory))
 
-    def detect(image: np.ndarray, score: float = 0.25, iou: float = 0.45,
+
+def graph_detector(path: Path) -> Callable[..., np.ndarray]:
+    """Return a served detection graph (frame and thresholds in), run in-process."""
+    runner = session(path)
+
+    def detect(image: np.ndarray, score: float = SCORE_THRESHOLD, iou: float = 0.45,
                max_det: int = 100) -> np.ndarray:
-        inputs = preprocessing.detection_inputs(image, 640, 640, score, iou, max_det, MAX_OUTPUT)
-        rows, count = runner.run(dict(zip(GRAPH_INPUTS, inputs)),
+        rows, count = runner.run({'image': image,
+                                  'score_threshold': np.array([score], np.float32),
+                                  'iou_threshold': np.array([iou], np.float32),
+                                  'max_detections': np.array([max_det], np.int32)},
                                  ['detections', 'num_detections'])
         return check_detections({'DETECTIONS': rows, 'NUM_DETECTIONS': count})
     return detect
@@ -90,7 +102,7 @@ def make_reference() -> Callable[..., np.ndarray]:
     """Return the upstream model (float input) + the numpy reference decode and NMS."""
     runner = session(shared_path('models', 'yolov5n', 'yolov5n.onnx'))
 
-    def detect(image: np.ndarray, score: float = 0.25, iou: float = 0.45,
+    def detect(image: np.ndarray, score: float = SCORE_THRESHOLD, iou: float = 0.45,
                max_det: int = 100) -> np.ndarray:
         pixels, params = preprocessing.letterbox(image, 640, 640)
         (prediction,) = runner.run({'images': pixels.astype(np.float32) / 255.0}, ['output0'])
@@ -251,17 +263,20 @@ def test_postprocess_drops_boxes_lying_in_the_padding() -> None:
     np.testing.assert_allclose(detections[:, :4], [[540, 260, 740, 460]])
 
 
-@pytest.mark.parametrize('score, iou, max_det, message', [
-    (-0.1, 0.45, 100, 'score threshold'), (1.5, 0.45, 100, 'score threshold'),
-    (0.25, 2.0, 100, 'IoU threshold'), (0.25, 0.45, -1, 'max detections'),
-    (0.25, 0.45, MAX_OUTPUT + 1, 'at most 300 rows'),
+@pytest.mark.parametrize('given, same_as', [
+    ({'score': -0.1}, {'score': 0.0}), ({'score': 1.5}, {'score': 1.0}),
+    ({'iou': 2.0}, {'iou': 1.0}), ({'iou': -1.0}, {'iou': 0.0}),
+    ({'max_det': -1}, {'max_det': 0}), ({'max_det': MAX_OUTPUT + 50}, {'max_det': MAX_OUTPUT}),
 ])
-def test_preprocess_rejects_bad_thresholds(score: float, iou: float, max_det: int,
-                                           message: str) -> None:
-    """The request fails (INVALID_ARGUMENT) naming the value, before the model runs."""
-    with pytest.raises(ValueError, match=message):
-        preprocessing.detection_inputs(np.zeros((8, 8, 3), np.uint8), 640, 640, score, iou,
-                                       max_det, MAX_OUTPUT)
+def test_the_graph_clamps_out_of_range_thresholds(detector, given: dict, same_as: dict) -> None:
+    """
+    The request contract: thresholds outside their range act as the nearest bound.
+
+    The same in both profiles, since the served graph does it (a TensorRT engine cannot refuse a
+    request); detection_node refuses such parameters before they reach a request.
+    """
+    bus = read_rgb('bus.jpg')
+    np.testing.assert_array_equal(detector(bus, **given), detector(bus, **same_as))
 
 
 # --- the served graph ------------------------------------------------------------------------
@@ -287,22 +302,87 @@ def real_frames() -> list[tuple[str, np.ndarray]]:
     return frames
 
 
-@pytest.mark.slow
-def test_served_graph_equals_the_reference_on_real_frames(detector, reference) -> None:
+def unmatched(ours: np.ndarray, theirs: np.ndarray) -> tuple[list[int], list[int]]:
     """
-    Decode, class-aware NMS and letterbox undo inside the graph change nothing.
+    Pair the detections of two paths; return the indices of each side left without a partner.
 
-    Same boxes within 0.5 px, scores within 1e-3, same classes, same order.
+    Partners have the same class, box corners within BOX_TOLERANCE_PX and scores within
+    SCORE_TOLERANCE.
     """
-    boxes = 0
+    free = list(range(len(theirs)))
+    lonely = []
+    for index, row in enumerate(ours):
+        partner = next((other for other in free if theirs[other, 5] == row[5] and abs(
+            theirs[other, 4] - row[4]) <= SCORE_TOLERANCE and np.abs(
+                theirs[other, :4] - row[:4]).max() <= BOX_TOLERANCE_PX), None)
+        if partner is None:
+            lonely.append(index)
+        else:
+            free.remove(partner)
+    return lonely, free
+
+
+def iou(first: np.ndarray, second: np.ndarray) -> float:
+    inter = (max(0.0, min(first[2], second[2]) - max(first[0], second[0]))
+             * max(0.0, min(first[3], second[3]) - max(first[1], second[1])))
+    union = ((first[2] - first[0]) * (first[3] - first[1])
+             + (second[2] - second[0]) * (second[3] - second[1]) - inter)
+    return inter / union if union > 0 else 0.0
+
+
+def differences(ours: np.ndarray, theirs: np.ndarray, name: str) -> tuple[list[str], list[str]]:
+    """
+    Return the detections two paths disagree on beyond the must-not-change tolerances.
+
+    (crossings, beyond): a detection only one path has, scoring within SCORE_TOLERANCE of the
+    threshold, crossed it because of the resize; every other disagreement is `beyond` (the same
+    object's box or score moved further, or an object only one path finds).
+    """
+    only_ours, only_theirs = unmatched(ours, theirs)
+    crossings, beyond = [], []
+    for index in only_ours:
+        row = ours[index]
+        partner = next((other for other in only_theirs if theirs[other, 5] == row[5]
+                        and iou(theirs[other], row) >= 0.5), None)
+        if partner is not None:
+            only_theirs.remove(partner)
+            beyond.append(f'{name}: class {int(row[5])} graph score {row[4]:.3f} box '
+                          f'{[round(float(value), 1) for value in row[:4]]}, python score '
+                          f'{theirs[partner, 4]:.3f} box '
+                          f'{[round(float(value), 1) for value in theirs[partner, :4]]}')
+            continue
+        (crossings if row[4] < SCORE_THRESHOLD + SCORE_TOLERANCE else beyond).append(
+            f'{name}: graph only, class {int(row[5])} score {row[4]:.3f}')
+    for index in only_theirs:
+        row = theirs[index]
+        (crossings if row[4] < SCORE_THRESHOLD + SCORE_TOLERANCE else beyond).append(
+            f'{name}: python only, class {int(row[5])} score {row[4]:.3f}')
+    return crossings, beyond
+
+
+@pytest.mark.slow
+def test_the_graph_letterbox_changes_no_detection(detector, reference) -> None:
+    """
+    Must not change: the graph's letterbox against the Python letterbox of the former step.
+
+    On the repository's images (bus, zidane, the road frames, every 4th clip frame): the same
+    classes, boxes within 1 px, scores within 0.01. The graph's resize differs from cv2's
+    fixed-point one by at most one level on some pixels (none for 2:1 and 3:1 reductions), so a
+    few detections move further: those are counted and listed, and must stay at most 1 % of all
+    (2 of 316 measured: both on 960 x 540 clip frames, a 1.5:1 reduction; docs/models.md).
+    """
+    boxes, crossings, beyond = 0, [], []
     for name, rgb in real_frames():
-        ours, theirs = detector(rgb), reference(rgb)
-        assert ours.shape == theirs.shape, (name, ours, theirs)
-        np.testing.assert_array_equal(ours[:, 5], theirs[:, 5], err_msg=name)
-        np.testing.assert_allclose(ours[:, 4], theirs[:, 4], atol=1e-3, err_msg=name)
-        np.testing.assert_allclose(ours[:, :4], theirs[:, :4], atol=0.5, err_msg=name)
-        boxes += len(ours)
+        theirs = reference(rgb)
+        crossed, moved = differences(detector(rgb), theirs, name)
+        crossings += crossed
+        beyond += moved
+        boxes += len(theirs)
+    print(f'\n{boxes} detections compared; {len(crossings)} cross the score threshold because '
+          f'of the resize:\n' + '\n'.join(crossings) + f'\n{len(beyond)} differ beyond 1 px / '
+          '0.01:\n' + '\n'.join(beyond))
     assert boxes > 200  # the comparison covered real detections (316 here)
+    assert len(crossings) + len(beyond) <= boxes // 100, (crossings, beyond)
 
 
 def test_graph_build_is_deterministic(served_graph: Path, tmp_path: Path) -> None:
@@ -314,7 +394,10 @@ def test_graph_build_is_deterministic(served_graph: Path, tmp_path: Path) -> Non
 def test_served_graph_interface(served_graph: Path) -> None:
     model = onnx.load(str(served_graph))
     inputs = {tensor.name: tensor.type.tensor_type.elem_type for tensor in model.graph.input}
-    assert inputs == {'images': onnx.TensorProto.UINT8, 'letterbox': onnx.TensorProto.FLOAT,
+    image = model.graph.input[0]
+    frame = [dim.dim_param or dim.dim_value for dim in image.type.tensor_type.shape.dim]
+    assert (image.name, frame) == ('image', ['height', 'width', 3])
+    assert inputs == {'image': onnx.TensorProto.UINT8,
                       'score_threshold': onnx.TensorProto.FLOAT,
                       'iou_threshold': onnx.TensorProto.FLOAT,
                       'max_detections': onnx.TensorProto.INT32}

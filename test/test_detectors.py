@@ -24,14 +24,12 @@ from vision_msgs.msg import Detection2DArray, LabelInfo
 from conftest import copy_of_model_repository, node_with_repository, REPO, shared_path
 import reference_detection
 from ros_helpers import LATCHED, Probe, wait_until
-from test_detection_processing import GRAPH_INPUTS, preprocessing, read_rgb, session
+from test_detection_processing import differences, graph_detector, preprocessing, read_rgb, session
 from triton_perception.detectors import DetectorInstallError, install_detector, installed_detectors
 from triton_perception.engines import engine_steps
-from triton_perception.graphs.detection import MAX_OUTPUT
 from triton_perception.messages import image_message
 from triton_perception.processes import free_ports, ros_arguments
 from triton_perception.triton.server import ServerConfig, TritonServer
-from triton_perception.validation import check_detections
 
 THREE = ['person', 'car', 'bus']
 COCO_IDS = [0, 2, 5]  # their columns in yolov5n's 80-class head
@@ -89,14 +87,7 @@ def repository(tmp_path_factory: pytest.TempPathFactory, triton_server: Any) -> 
 
 
 def served(repository: Path, name: str):
-    runner = session(repository / f'{name}_model' / '1' / 'model.onnx')
-
-    def detect(rgb: np.ndarray) -> np.ndarray:
-        inputs = preprocessing.detection_inputs(rgb, 640, 640, 0.25, 0.45, 100, MAX_OUTPUT)
-        rows, count = runner.run(dict(zip(GRAPH_INPUTS, inputs)), ['detections',
-                                                                   'num_detections'])
-        return check_detections({'DETECTIONS': rows, 'NUM_DETECTIONS': count})
-    return detect
+    return graph_detector(repository / f'{name}_model' / '1' / 'model.onnx')
 
 
 def frames() -> list[np.ndarray]:
@@ -133,12 +124,9 @@ def test_a_three_class_detector_equals_an_independent_decode(repository: Path,
         pixels, letterbox = preprocessing.letterbox(rgb, 640, 640)
         (rows,) = head.run({'images': pixels.astype(np.float32) / 255.0}, ['output0'])
         expected = reference_detection.postprocess(rows, letterbox, 0.25, 0.45, 100)
-        ours = detect(rgb)
-        assert ours.shape == expected.shape
-        np.testing.assert_array_equal(ours[:, 5], expected[:, 5])
-        np.testing.assert_allclose(ours[:, 4], expected[:, 4], atol=1e-3)
-        np.testing.assert_allclose(ours[:, :4], expected[:, :4], atol=0.5)
-        boxes += len(ours)
+        crossings, beyond = differences(detect(rgb), expected, 'three')
+        assert len(crossings) + len(beyond) <= 1, (crossings, beyond)
+        boxes += len(expected)
     assert boxes > 10
 
 

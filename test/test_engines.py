@@ -9,11 +9,16 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+import shutil
 import stat
+import subprocess
+import sys
 
 import pytest
 
+from conftest import REPO
 from triton_perception.engines import build_engines, EngineBuildError, find_trtexec, stale_engines
+from triton_perception.frame_range import frame_range_of, FrameRange, FrameRangeError, parse_size
 
 STAND_IN = """#!/usr/bin/env bash
 echo "&&&& RUNNING TensorRT.trtexec [TensorRT v100300] $*" | tee -a "{calls}"
@@ -33,9 +38,12 @@ def stand_in_trtexec(directory: Path, exit_code: int = 0) -> Path:
 
 
 def repository_with_onnx(directory: Path) -> Path:
+    """Return the shipped steps' configs with stand-in ONNX files."""
     for step in ('yolov5_model', 'lane_model'):
         (directory / step / '1').mkdir(parents=True)
         (directory / step / '1' / 'model.onnx').write_bytes(step.encode())
+        shutil.copy(REPO / 'model_repository' / step / 'config.pbtxt', directory / step)
+        shutil.copytree(REPO / 'model_repository' / step / 'configs', directory / step / 'configs')
     return directory
 
 
@@ -73,3 +81,54 @@ def test_missing_trtexec_says_where_to_get_it(monkeypatch: pytest.MonkeyPatch) -
 def test_missing_onnx_says_to_install_models(tmp_path: Path) -> None:
     with pytest.raises(EngineBuildError, match='models install'):
         build_engines(tmp_path, str(stand_in_trtexec(tmp_path)), log=lambda _line: None)
+
+
+def test_engines_are_built_for_the_configs_frame_range(tmp_path: Path) -> None:
+    """Default: 1x1 up to landscape 4K, tuned for 1920x1080 (trtexec's shapes are H x W x C)."""
+    repository = repository_with_onnx(tmp_path / 'repo')
+    build_engines(repository, str(stand_in_trtexec(tmp_path)), log=lambda _line: None)
+    for call in (tmp_path / 'calls.log').read_text().splitlines():
+        assert '--minShapes=image:1x1x3 --optShapes=image:1080x1920x3 ' \
+            '--maxShapes=image:2160x3840x3' in call, call
+    record = json.loads((repository / 'lane_model' / '1' / 'model.plan.json').read_text())
+    assert record['frame_range'] == '1x1 to 3840x2160'
+
+
+def test_one_frame_size_narrows_engines_and_both_profiles(tmp_path: Path) -> None:
+    """`engines build --frame-size 1280x720`: the engines, the Orin and the CPU configs agree."""
+    repository = repository_with_onnx(tmp_path / 'repo')
+    result = subprocess.run([sys.executable, '-m', 'triton_perception.cli', 'engines', 'build',
+                             '--model-repository', str(repository), '--trtexec',
+                             str(stand_in_trtexec(tmp_path)), '--frame-size', '1280x720'],
+                            capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    for call in (tmp_path / 'calls.log').read_text().splitlines():
+        assert '--minShapes=image:720x1280x3 --optShapes=image:720x1280x3 ' \
+            '--maxShapes=image:720x1280x3' in call, call
+    for step in ('yolov5_model', 'lane_model'):
+        for config in ('config.pbtxt', 'configs/cpu.pbtxt'):
+            assert frame_range_of((repository / step / config).read_text()) == FrameRange(
+                (1280, 720), (1280, 720)), (step, config)
+    assert 'frames 1280x720 to 1280x720' in result.stdout
+
+
+@pytest.mark.parametrize('arguments, message', [
+    (['--frame-size', '1280'], "frame size '1280': expected WIDTHxHEIGHT"),
+    (['--max-frame', '0x720'], "frame size '0x720'"),
+    (['--min-frame', '800x600', '--max-frame', '640x480'], 'the smallest frame is larger'),
+])
+def test_a_bad_frame_range_is_refused_before_building(tmp_path: Path, arguments: list[str],
+                                                      message: str) -> None:
+    repository = repository_with_onnx(tmp_path / 'repo')
+    result = subprocess.run([sys.executable, '-m', 'triton_perception.cli', 'engines', 'build',
+                             '--model-repository', str(repository), '--trtexec',
+                             str(stand_in_trtexec(tmp_path)), *arguments],
+                            capture_output=True, text=True, timeout=120)
+    assert result.returncode != 0 and message in result.stderr, result.stderr
+    assert not (tmp_path / 'calls.log').exists()
+
+
+def test_frame_sizes_parse_as_width_by_height() -> None:
+    assert parse_size('1920x1080') == (1920, 1080) == parse_size(' 1920 X 1080 ')
+    with pytest.raises(FrameRangeError):
+        parse_size('1920x')

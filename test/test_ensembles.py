@@ -3,7 +3,8 @@ The yolov5 and lane_detection ensembles through a real tritonserver (CPU profile
 
 The processing itself is unit-tested in test_detection_processing.py / test_lane_processing.py;
 here the contract clients rely on is checked end to end: tensor names, shapes and types, the
-reference accuracy, per-request overrides through optional inputs, and error messages. The
+reference accuracy, the per-request thresholds (required inputs, clamped), the frame range, and
+error messages. The
 server comes from the session fixture `triton_server` (test/conftest.py).
 """
 from pathlib import Path
@@ -13,9 +14,10 @@ import pytest
 import tritonclient.grpc as grpcclient
 from tritonclient.utils import InferenceServerException, np_to_triton_dtype
 
-from test_detection_processing import (assert_matches_reference, BUS_REFERENCE, make_reference,
-                                       read_rgb, ZIDANE_REFERENCE)
+from test_detection_processing import (assert_matches_reference, BUS_REFERENCE, differences,
+                                       make_reference, read_rgb, ZIDANE_REFERENCE)
 from test_lane_processing import has_ego_lanes, make_lane_detector, read_clip
+from triton_perception.frame_range import frame_range_of, FrameRange
 from triton_perception.lane_geometry import LaneResult, NUM_POINTS, postprocess
 from triton_perception.triton.model_config import read_config
 from triton_perception.validation import check_detections, check_lane_maps
@@ -32,10 +34,10 @@ def client(triton_server):
 
 
 def infer(client, model: str, image: np.ndarray, outputs: tuple[str, ...],
-          **optional: np.ndarray) -> dict:
-    """One request: IMAGE plus any optional [1] inputs given by name."""
+          **others: np.ndarray) -> dict:
+    """One request: IMAGE plus any other [1] inputs given by name."""
     inputs = []
-    for name, value in {'IMAGE': image, **optional}.items():
+    for name, value in {'IMAGE': image, **others}.items():
         tensor = grpcclient.InferInput(name, list(value.shape), np_to_triton_dtype(value.dtype))
         tensor.set_data_from_numpy(value)
         inputs.append(tensor)
@@ -44,8 +46,13 @@ def infer(client, model: str, image: np.ndarray, outputs: tuple[str, ...],
     return {name: result.as_numpy(name) for name in outputs}
 
 
-def detect(client, image: np.ndarray, **optional: np.ndarray) -> np.ndarray:
-    return check_detections(infer(client, 'yolov5', image, DETECTION_OUTPUTS, **optional))
+def detect(client, image: np.ndarray, score: float = 0.25, iou: float = 0.45,
+           max_det: int = 100) -> np.ndarray:
+    """One yolov5 request with its three required thresholds (the node's defaults)."""
+    return check_detections(infer(
+        client, 'yolov5', image, DETECTION_OUTPUTS,
+        SCORE_THRESHOLD=np.array([score], np.float32), IOU_THRESHOLD=np.array([iou], np.float32),
+        MAX_DETECTIONS=np.array([max_det], np.int32)))
 
 
 def lane_maps(client, image: np.ndarray) -> dict:
@@ -72,6 +79,8 @@ def test_orin_and_cpu_profiles_serve_the_same_tensors(model: str) -> None:
     assert cpu.backend == 'python'
     assert tensor_signature(orin.input) == tensor_signature(cpu.input)
     assert tensor_signature(orin.output) == tensor_signature(cpu.output)
+    assert frame_range_of((REPOSITORY / model / 'config.pbtxt').read_text()) == frame_range_of(
+        (REPOSITORY / model / 'configs' / 'cpu.pbtxt').read_text()) == FrameRange()
 
 
 @pytest.mark.parametrize('ensemble', ['yolov5', 'lane_detection'])
@@ -115,7 +124,11 @@ def test_uniform_grey_gives_no_detections(client, shape: tuple) -> None:
 
 @pytest.mark.server
 def test_odd_shapes_match_in_process_reference(client) -> None:
-    """Portrait, very wide and odd-sized frames give what the independent reference gives."""
+    """
+    Portrait, very wide and odd-sized frames give what the independent reference gives.
+
+    Within the must-not-change tolerances of the graph's letterbox (test_detection_processing).
+    """
     reference = make_reference()
     bus, zidane = read_rgb('bus.jpg'), read_rgb('zidane.jpg')
     frames = {
@@ -126,47 +139,66 @@ def test_odd_shapes_match_in_process_reference(client) -> None:
     for name, frame in frames.items():
         served, expected = detect(client, frame), reference(frame)
         assert len(expected) > 0, name
-        assert served.shape == expected.shape, name
-        np.testing.assert_array_equal(served[:, 5], expected[:, 5], err_msg=name)
-        np.testing.assert_allclose(served[:, 4], expected[:, 4], atol=1e-3, err_msg=name)
-        np.testing.assert_allclose(served[:, :4], expected[:, :4], atol=0.5, err_msg=name)
+        assert differences(served, expected, name) == ([], []), name
         height, width = frame.shape[:2]
         assert np.all(served[:, [0, 2]] <= width) and np.all(served[:, [1, 3]] <= height), name
         assert np.all(np.diff(served[:, 4]) <= 0), name  # best first
 
 
 @pytest.mark.server
-def test_defaults_apply_without_optional_inputs(client) -> None:
-    bus = read_rgb('bus.jpg')
-    explicit = detect(client, bus, SCORE_THRESHOLD=np.array([0.25], np.float32),
-                      IOU_THRESHOLD=np.array([0.45], np.float32),
-                      MAX_DETECTIONS=np.array([100], np.int32))
-    np.testing.assert_array_equal(detect(client, bus), explicit)
+def test_thresholds_are_required_inputs(client) -> None:
+    """
+    The same contract as the Orin's TensorRT step, which can have no optional input.
+
+    Triton refuses the request naming the missing input, before any model runs.
+    """
+    with pytest.raises(InferenceServerException, match='SCORE_THRESHOLD'):
+        infer(client, 'yolov5', read_rgb('bus.jpg'), DETECTION_OUTPUTS,
+              IOU_THRESHOLD=np.array([0.45], np.float32),
+              MAX_DETECTIONS=np.array([100], np.int32))
 
 
 @pytest.mark.server
-def test_per_request_overrides(client) -> None:
+def test_per_request_thresholds(client) -> None:
     bus = read_rgb('bus.jpg')
-    assert len(detect(client, bus, SCORE_THRESHOLD=np.array([0.6], np.float32))) == 3
-    assert len(detect(client, bus, MAX_DETECTIONS=np.array([2], np.int32))) == 2
-    assert len(detect(client, bus, SCORE_THRESHOLD=np.array([0.1], np.float32),
-                      IOU_THRESHOLD=np.array([0.9], np.float32))) > len(BUS_REFERENCE)
-    # An override lasts one request only.
+    assert len(detect(client, bus, score=0.6)) == 3
+    assert len(detect(client, bus, max_det=2)) == 2
+    assert len(detect(client, bus, score=0.1, iou=0.9)) > len(BUS_REFERENCE)
+    # A request's thresholds last that request only.
     assert_matches_reference(detect(client, bus), BUS_REFERENCE)
 
 
 @pytest.mark.server
 @pytest.mark.parametrize('model', ['yolov5', 'lane_detection'])
-def test_empty_image_is_rejected_with_a_clear_message(client, model: str) -> None:
+@pytest.mark.parametrize('height, width', [(0, 8), (2161, 3840), (2160, 3841)])
+def test_a_frame_outside_the_range_is_refused_naming_it(client, model: str, height: int,
+                                                        width: int) -> None:
+    """As the Orin's engine, built for 1x1 to 3840x2160, refuses it; the message says what to do."""
     outputs = DETECTION_OUTPUTS if model == 'yolov5' else LANE_OUTPUTS
-    with pytest.raises(InferenceServerException, match='IMAGE is empty'):
-        infer(client, model, np.zeros((0, 8, 3), dtype=np.uint8), outputs)
+    extra = {} if model == 'lane_detection' else {
+        'SCORE_THRESHOLD': np.array([0.25], np.float32),
+        'IOU_THRESHOLD': np.array([0.45], np.float32), 'MAX_DETECTIONS': np.array([100], np.int32)}
+    with pytest.raises(InferenceServerException,
+                       match=rf'frame {width}x{height} is outside the frame sizes this model is '
+                             r'built for, 1x1 to 3840x2160 .* engines build --max-frame'):
+        infer(client, model, np.zeros((height, width, 3), dtype=np.uint8), outputs, **extra)
 
 
 @pytest.mark.server
-def test_bad_threshold_is_rejected_with_a_clear_message(client) -> None:
-    with pytest.raises(InferenceServerException, match=r'score threshold must be in \[0, 1\]'):
-        detect(client, read_rgb('bus.jpg'), SCORE_THRESHOLD=np.array([1.5], np.float32))
+def test_the_largest_frame_is_served(client) -> None:
+    frame = np.full((2160, 3840, 3), 90, dtype=np.uint8)
+    assert detect(client, frame).shape == (0, 6)
+    assert lane_maps(client, frame)['LANE_PROBABILITY'].shape == (360, 640)
+
+
+@pytest.mark.server
+def test_out_of_range_thresholds_are_clamped(client) -> None:
+    """The documented contract for clients outside ROS (docs/models.md)."""
+    bus = read_rgb('bus.jpg')
+    assert detect(client, bus, score=1.5).shape == (0, 6)
+    np.testing.assert_array_equal(detect(client, bus, score=-1.0), detect(client, bus, score=0.0))
+    np.testing.assert_array_equal(detect(client, bus, max_det=1000),
+                                  detect(client, bus, max_det=300))
 
 
 # --- lane_detection -------------------------------------------------------------------------

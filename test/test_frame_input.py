@@ -1,9 +1,10 @@
 """
 The frame itself into a served graph (triton_perception.graphs.frame_input).
 
-The letterbox graph against the Python letterbox of the preprocessing step on 24 frame sizes
-(odd, portrait, 1 x 1, 4K): the letterbox vector (resized size and pads) exact, pixels within one
-level; the plain resize (with and without a top crop) against the lane preprocessing step.
+The letterbox graph against the Python letterbox (triton_perception.frame_preprocessing) on 24
+frame sizes (odd, portrait, 1 x 1, 4K): the letterbox vector (resized size and pads) exact, pixels
+within one level; the plain resize (with and without a top crop) and the cropped letterbox of lane
+models likewise.
 """
 from __future__ import annotations
 
@@ -11,15 +12,13 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import onnx
 from onnx import helper, TensorProto
 import onnxruntime
 import pytest
 
-from conftest import REPO
+from triton_perception import frame_preprocessing as preprocessing
 from triton_perception.graphs.common import GraphBuilder, save_graph
-from triton_perception.graphs.frame_input import add_letterbox, add_stretch
-from triton_perception.triton.model_config import load_step_module
+from triton_perception.graphs.frame_input import add_frame_input
 
 SIZES = [(1, 1), (1, 2), (2, 1), (3, 5), (7, 640), (640, 7), (377, 1001), (1001, 377),
          (480, 640), (720, 1280), (1080, 1920), (2160, 3840), (640, 640), (641, 639),
@@ -34,16 +33,20 @@ def frame_input_graph(destination: Path) -> Path:
                               opset_imports=[helper.make_opsetid('', 12)])
     graph = GraphBuilder(model, 'frame')
     image = graph.input('IMAGE', TensorProto.UINT8, ['H', 'W', 3])
-    canvas, vector = add_letterbox(graph, image, 640, 640)
+    canvas, vector = add_frame_input(graph, image, 640, 640, 'letterbox')
+    assert vector is not None
     outputs = {'canvas': canvas, 'letterbox': vector,
-               'stretched': add_stretch(graph, image, 640, 360),
-               'cropped': add_stretch(graph, image, 640, 360, TOP_CROP)}
+               'stretched': add_frame_input(graph, image, 640, 360)[0],
+               'cropped': add_frame_input(graph, image, 640, 360, 'stretch', TOP_CROP)[0],
+               'cropped_letterbox': add_frame_input(graph, image, 640, 360, 'letterbox',
+                                                    TOP_CROP)[0]}
     for name, tensor in outputs.items():
         graph.node('Identity', [tensor], [name])
     graph.set_outputs([('canvas', TensorProto.FLOAT, [1, 3, 640, 640]),
                        ('letterbox', TensorProto.FLOAT, [6]),
                        ('stretched', TensorProto.FLOAT, [1, 3, 360, 640]),
-                       ('cropped', TensorProto.FLOAT, [1, 3, 360, 640])])
+                       ('cropped', TensorProto.FLOAT, [1, 3, 360, 640]),
+                       ('cropped_letterbox', TensorProto.FLOAT, [1, 3, 360, 640])])
     save_graph(graph.model, destination)
     return destination
 
@@ -65,48 +68,22 @@ def smooth_frame(height: int, width: int) -> np.ndarray:
 @pytest.mark.parametrize('height,width', SIZES)
 def test_the_graph_letterbox_equals_the_python_letterbox(served: Any, height: int,
                                                          width: int) -> None:
-    preprocessing = load_step_module(REPO / 'model_repository', 'yolov5_preprocess',
-                                     'preprocessing')
     frame = smooth_frame(height, width)
     pixels, vector = preprocessing.letterbox(frame, 640, 640)
-    canvas, letterbox, stretched, cropped = served.run(None, {'IMAGE': frame})
+    canvas, letterbox, stretched, cropped, cropped_letterbox = served.run(None, {'IMAGE': frame})
     np.testing.assert_array_equal(letterbox, vector)  # resized size and pads exact
     assert canvas.shape == pixels.shape
     assert np.abs(canvas - pixels.astype(np.float32)).max() <= 1.0
-    (plain,) = preprocessing.resize_frame(frame, 640, 360)
+    plain = preprocessing.resize_frame(frame, 640, 360)
     assert np.abs(stretched - plain.astype(np.float32)).max() <= 1.0
-    (lane,) = preprocessing.lane_frame(frame, 640, 360, str(TOP_CROP))
+    lane = preprocessing.lane_frame(frame, 640, 360, TOP_CROP)
     assert np.abs(cropped - lane.astype(np.float32)).max() <= 1.0
+    lane = preprocessing.lane_frame(frame, 640, 360, TOP_CROP, 'letterbox')
+    assert np.abs(cropped_letterbox - lane.astype(np.float32)).max() <= 1.0
 
 
 def test_full_hd_to_the_lane_input_is_exact(served: Any) -> None:
     """1920 x 1080 -> 640 x 360 is an exact 3:1 reduction: bit-identical to cv2."""
-    preprocessing = load_step_module(REPO / 'model_repository', 'yolov5_preprocess',
-                                     'preprocessing')
     frame = smooth_frame(1080, 1920)
-    (plain,) = preprocessing.resize_frame(frame, 640, 360)
+    plain = preprocessing.resize_frame(frame, 640, 360)
     np.testing.assert_array_equal(served.run(['stretched'], {'IMAGE': frame})[0], plain)
-
-
-def test_resize_and_pad_take_floats_and_shape_arithmetic_is_integer(tmp_path: Path) -> None:
-    """TensorRT: no UINT8 into Resize or Pad, integer shape tensors, linear half-pixel Resize."""
-    model = onnx.shape_inference.infer_shapes(onnx.load(str(frame_input_graph(
-        tmp_path / 'frame_input.onnx'))))
-    types = {info.name: info.type.tensor_type.elem_type for info in [
-        *model.graph.value_info, *model.graph.input, *model.graph.output]}
-    types.update({init.name: init.data_type for init in model.graph.initializer})
-    integer_shape = (TensorProto.INT64, TensorProto.INT32)
-    for node in model.graph.node:
-        attributes = {a.name: helper.get_attribute_value(a) for a in node.attribute}
-        if node.op_type in ('Resize', 'Pad'):
-            assert types[node.input[0]] == TensorProto.FLOAT, node.name
-        if node.op_type == 'Resize':
-            assert attributes['mode'] == b'linear', node.name
-            assert attributes['coordinate_transformation_mode'] == b'half_pixel', node.name
-            assert 'antialias' not in attributes
-            assert types[node.input[3]] in integer_shape, node.name
-        if node.op_type == 'Pad':
-            assert types[node.input[1]] in integer_shape, node.name
-        if node.op_type in ('Shape', 'Slice'):
-            assert all(types[name] in integer_shape for name in (
-                node.output if node.op_type == 'Shape' else node.input[1:])), node.name

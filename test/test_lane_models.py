@@ -21,13 +21,14 @@ from conftest import copy_of_model_repository
 from lane_model_fixtures import (constant_model, Curve, laneatt_rows, segmentation_output, through,
                                  ufld_v1_output, ufld_v2_outputs)
 from triton_perception.bench.references import onnx_model
+from triton_perception.frame_preprocessing import cropped_top_rows
+from triton_perception.graphs.frame_input import FRAME_INPUT
 from triton_perception.lane_geometry import LaneResult
-from triton_perception.lane_models.decode import cropped_top_rows, decode_lanes, DecodeSettings
+from triton_perception.lane_models.decode import decode_lanes, DecodeSettings
 from triton_perception.lane_models.install import install_lane_model, install_served_lane_model
 from triton_perception.lane_models.layouts import LaneLayoutError
 from triton_perception.lane_models.spec import (installed_lane_models, lane_model_for,
                                                 LaneConfigError)
-from triton_perception.triton.model_config import load_step_module
 
 # Ego-left, ego-right and a line further right, in pixels of a 640 x 360 input.
 CURVES = [through(300, 200, 150, 359, bend=6), through(340, 470, 150, 359, bend=-8),
@@ -61,13 +62,9 @@ def repository(tmp_path_factory: pytest.TempPathFactory, triton_server: Any) -> 
 
 
 def served_in_process(repository: Path, name: str, frame: np.ndarray) -> dict[str, np.ndarray]:
-    """NAME_preprocess then NAME_model, as the CPU profile's steps run them."""
+    """NAME_model on the frame, as the CPU profile's one step runs it."""
     model = lane_model_for(repository, name)
-    preprocessing = load_step_module(repository, f'{name}_preprocess', 'preprocessing')
-    (pixels,) = preprocessing.lane_frame(frame, model.input_width, model.input_height,
-                                         str(model.preprocessing.top_crop),
-                                         model.preprocessing.resize)
-    outputs = onnx_model(repository, f'{name}_model')({'images': pixels})
+    outputs = onnx_model(repository, f'{name}_model')({FRAME_INPUT: frame})
     if model.layout == 'segmentation':
         return dict(zip(model.outputs, (outputs['lane_probability'],
                                         *([outputs['drivable_margin']] if len(
@@ -168,13 +165,6 @@ def test_row_anchor_and_segmentation_models_decode_to_their_lanes(
             model.preprocessing.top_crop, model.outputs) == expected
     check(decode_lanes(model, served_in_process(repository, name, frame()), FRAME,
                        DecodeSettings()))
-
-
-def test_the_crop_rows_agree_with_the_preprocessing_step(repository: Path) -> None:
-    preprocessing = load_step_module(repository, 'lane_preprocess', 'preprocessing')
-    for height in (1, 2, 359, 360, 541, 1080):
-        for crop in (0.0, 0.2, 0.25, 0.4, 0.99):
-            assert preprocessing.cropped_top_rows(height, crop) == cropped_top_rows(height, crop)
 
 
 def test_a_layout_that_does_not_fit_is_refused_naming_the_shapes(

@@ -5,10 +5,16 @@ Checks that stand in for the Orin we do not have.
    (JetPack 6.0) and 10.x (JetPack 6.1/6.2), with supported tensor types, and meets the
    table's restrictions: TopK's K a constant below 3840 (sorted), UINT8 only at network inputs
    and outputs, NonMaxSuppression on FP32/FP16, axes given as constants.
-2. In the default (Orin) configs no Python-backend step consumes a tensor a GPU step produced:
-   JetPack's Python backend cannot take GPU tensors ("The Python backend does not support GPU
-   Tensors and Async BLS", Triton docs/user_guide/jetson.md; server issues #2876, #4772,
-   #7667, #8183), so such an ensemble would load, report READY and fail every frame.
+2. The frame input's rules (onnx-tensorrt operators.md, 8.6-GA and 10.1-GA): Resize linear,
+   half_pixel, no antialias; no UINT8 into Resize or Pad; shape tensors computed with integers
+   only (float shape arithmetic fails inside TensorRT, NVIDIA forum 197588); Pad and Slice axes
+   as initializers.
+3. The configs: no `optional: true` input in a TensorRT config (tensorrt_backend refuses it,
+   server #6523); every graph input and output has the type its config says (onnx-tensorrt no
+   longer casts INT64 to INT32 from 9.0 on).
+4. No step of a default (Orin) ensemble uses the Python backend: on JetPack it runs on the CPU
+   in a separate stub process, cannot take GPU tensors ("The Python backend does not support GPU
+   Tensors and Async BLS", Triton docs/user_guide/jetson.md) and costs milliseconds per request.
 """
 from __future__ import annotations
 
@@ -42,9 +48,14 @@ REPOSITORY = REPO / 'model_repository'
 
 
 @pytest.fixture(scope='module')
-def served_graphs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, onnx.ModelProto]:
+def graph_directory(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp('served')
+
+
+@pytest.fixture(scope='module')
+def served_graphs(graph_directory: Path) -> dict[str, onnx.ModelProto]:
     """Each model step's graph as `models install` serves it, built from the shipped weights."""
-    directory = tmp_path_factory.mktemp('served')
+    directory = graph_directory
     graphs = {}
     for model in manifest():
         source = shared_path('models', model.file)
@@ -183,55 +194,192 @@ def test_the_served_detection_graph_keeps_nms_small(served_graphs: dict) -> None
     assert any(node.op_type == 'TopK' for node in model.graph.node)
 
 
+# --- the frame input's rules ---------------------------------------------------------------
+
+SHAPE_INPUTS = {'Resize': (3,), 'Reshape': (1,), 'Pad': (1,), 'Slice': (1, 2, 3, 4),
+                'Expand': (1,), 'Tile': (1,), 'ConstantOfShape': (0,), 'Unsqueeze': (1,),
+                'Squeeze': (1,)}
+INTEGER = (TensorProto.INT64, TensorProto.INT32, TensorProto.BOOL)
+
+
+def dynamic_tensors(model: onnx.ModelProto) -> set[str]:
+    """Tensors whose shape shape inference left open: what depends on the frame's size."""
+    return {info.name for info in [*model.graph.input, *model.graph.value_info]
+            if any(not dim.HasField('dim_value') for dim in info.type.tensor_type.shape.dim)}
+
+
+def float_shape_arithmetic(model: onnx.ModelProto) -> list[str]:
+    """
+    Non-integer tensors on the way from a frame-sized tensor's Shape to any shape input.
+
+    Walks back from each shape input through its producers to the Shape nodes. Shape arithmetic
+    on static shapes (the upstream network's own, e.g. YOLOv5's Upsample scales) folds to
+    constants when TensorRT builds, so only walks that reach the Shape of a dynamic tensor count.
+    """
+    types = tensor_types(model)
+    dynamic = dynamic_tensors(model)
+    producers = {output: node for node in model.graph.node for output in node.output}
+    problems: set[str] = set()
+    for node in model.graph.node:
+        for index in SHAPE_INPUTS.get(node.op_type, ()):
+            if index >= len(node.input) or not node.input[index]:
+                continue
+            floats, reaches_frame, pending, seen = [], False, [node.input[index]], set()
+            while pending:
+                tensor = pending.pop()
+                if not tensor or tensor in seen:
+                    continue
+                seen.add(tensor)
+                if types.get(tensor) not in INTEGER:
+                    floats.append(f'{tensor} ({TYPE_NAMES.get(types.get(tensor))})')
+                producer = producers.get(tensor)
+                if producer is None:
+                    continue
+                if producer.op_type == 'Shape':
+                    reaches_frame |= producer.input[0] in dynamic
+                else:
+                    pending.extend(producer.input)
+            if reaches_frame:
+                problems.update(floats)
+    return sorted(problems)
+
+
+def test_the_frame_input_rules_are_met(served_graphs: dict) -> None:
+    problems = []
+    for name, model in served_graphs.items():
+        types = tensor_types(model)
+        dynamic = dynamic_tensors(model)
+        constants = {init.name for init in model.graph.initializer} | {
+            node.output[0] for node in model.graph.node if node.op_type == 'Constant'}
+        for node in model.graph.node:
+            attributes = {attribute.name: onnx.helper.get_attribute_value(attribute)
+                          for attribute in node.attribute}
+            if node.op_type in ('Resize', 'Pad') and types.get(node.input[0]) != \
+                    TensorProto.FLOAT:
+                problems.append(f'{name}: {node.op_type} {node.name} takes '
+                                f'{TYPE_NAMES.get(types.get(node.input[0]))}, not FP32')
+            if node.op_type == 'Resize' and attributes.get('antialias', 0):
+                problems.append(f'{name}: Resize {node.name} antialiases')
+            if node.op_type == 'Resize' and node.input[0] in dynamic and (
+                    attributes.get('mode') != b'linear' or attributes.get(
+                        'coordinate_transformation_mode') != b'half_pixel'):
+                problems.append(f'{name}: the frame Resize {node.name} is not linear '
+                                f'half_pixel: {attributes}')
+            axes_input = {'Pad': 3, 'Slice': 3}.get(node.op_type)
+            if axes_input is not None and len(node.input) > axes_input and node.input[
+                    axes_input] and node.input[axes_input] not in constants:
+                problems.append(f'{name}: {node.op_type} {node.name} axes are no initializer')
+        problems += [f'{name}: float shape arithmetic: {tensor}'
+                     for tensor in float_shape_arithmetic(model)]
+    assert problems == [], '\n'.join(problems)
+    frame_resizes = {name for name, model in served_graphs.items() for node in model.graph.node
+                     if node.op_type == 'Resize' and node.input[0] in dynamic_tensors(model)}
+    assert frame_resizes == set(served_graphs)  # every served graph takes the frame itself
+
+
+def test_the_shape_check_sees_float_shape_arithmetic() -> None:
+    """Its positive control: a Resize whose sizes went through a float Div."""
+    graph = onnx.helper.make_graph([
+        onnx.helper.make_node('Shape', ['x'], ['shape']),
+        onnx.helper.make_node('Cast', ['shape'], ['shape_f'], to=TensorProto.FLOAT),
+        onnx.helper.make_node('Div', ['shape_f', 'two'], ['half_f']),
+        onnx.helper.make_node('Cast', ['half_f'], ['half'], to=TensorProto.INT64),
+        onnx.helper.make_node('Resize', ['x', '', '', 'half'], ['y'], mode='linear')],
+        'float_shapes', [onnx.helper.make_tensor_value_info('x', TensorProto.FLOAT,
+                                                            [1, 3, 'height', 'width'])],
+        [onnx.helper.make_tensor_value_info('y', TensorProto.FLOAT, None)],
+        [onnx.numpy_helper.from_array(np.array(2.0, np.float32), 'two')])
+    model = onnx.shape_inference.infer_shapes(onnx.helper.make_model(
+        graph, opset_imports=[onnx.helper.make_opsetid('', 12)]))
+    assert float_shape_arithmetic(model) == ['half_f (FP32)', 'shape_f (FP32)', 'two (FP32)']
+
+
+# --- the configs ---------------------------------------------------------------------------
+
+TRITON_TO_ONNX = {model_config_pb2.TYPE_FP32: TensorProto.FLOAT,
+                  model_config_pb2.TYPE_FP16: TensorProto.FLOAT16,
+                  model_config_pb2.TYPE_UINT8: TensorProto.UINT8,
+                  model_config_pb2.TYPE_INT32: TensorProto.INT32,
+                  model_config_pb2.TYPE_INT64: TensorProto.INT64}
+
+
+def engine_configs(graph_directory: Path) -> list[tuple[Path, Path]]:
+    """(config.pbtxt, served graph) of every TensorRT step, shipped and installed."""
+    pairs = [(REPOSITORY / model.install_as.split('/')[0] / 'config.pbtxt',
+              graph_directory / f'{model.name}.onnx') for model in manifest() if model.graph]
+    installed = graph_directory / 'lanes'
+    pairs += [(config, config.parent / '1' / 'model.onnx')
+              for config in sorted(installed.glob('*/config.pbtxt'))
+              if (config.parent / '1' / 'model.onnx').is_file()]
+    return pairs
+
+
+def test_engine_configs_match_their_graphs(served_graphs: dict, graph_directory: Path) -> None:
+    """No optional input in a TensorRT config; each tensor's type and rank as the graph's."""
+    problems, checked = [], 0
+    for config_path, graph_path in engine_configs(graph_directory):
+        config = read_config(config_path)
+        assert config.platform == 'tensorrt_plan', config_path
+        graph = onnx.load(str(graph_path)).graph
+        tensors = {tensor.name: tensor.type.tensor_type for tensor in [*graph.input,
+                                                                       *graph.output]}
+        for tensor in [*config.input, *config.output]:
+            if getattr(tensor, 'optional', False):
+                problems.append(f'{config_path}: input {tensor.name} is optional')
+            if tensor.name not in tensors:
+                problems.append(f'{config_path}: {tensor.name} is not in {graph_path.name}')
+                continue
+            graph_type = tensors[tensor.name]
+            if TRITON_TO_ONNX.get(tensor.data_type) != graph_type.elem_type:
+                problems.append(f'{config_path}: {tensor.name} is '
+                                f'{model_config_pb2.DataType.Name(tensor.data_type)} in the '
+                                f'config, {TensorProto.DataType.Name(graph_type.elem_type)} in '
+                                'the graph')
+            if len(tensor.dims) != len(graph_type.shape.dim):
+                problems.append(f'{config_path}: {tensor.name} has rank {len(tensor.dims)}, '
+                                f'{len(graph_type.shape.dim)} in the graph')
+        checked += 1
+    assert problems == [], '\n'.join(problems)
+    assert checked >= 5, checked  # both shipped steps and the installed lane models
+
+
 # --- the ensembles' structure ---------------------------------------------------------------
 
-def runs_on_gpu(config: model_config_pb2.ModelConfig) -> bool:
-    return config.platform == 'tensorrt_plan' or any(
-        group.kind == model_config_pb2.ModelInstanceGroup.KIND_GPU
-        for group in config.instance_group)
-
-
-def is_python(config: model_config_pb2.ModelConfig) -> bool:
-    return config.backend == 'python'
-
-
-def gpu_outputs_read_by_python(ensemble: model_config_pb2.ModelConfig,
-                               repository: Path = REPOSITORY) -> list[str]:
-    produced_on_gpu: dict[str, str] = {}
-    problems = []
-    for step in ensemble.ensemble_scheduling.step:
-        config = read_config(repository / step.model_name / 'config.pbtxt')
-        if is_python(config):
-            problems += [f'{step.model_name} reads {tensor} from {produced_on_gpu[tensor]}'
-                         for tensor in step.input_map.values() if tensor in produced_on_gpu]
-        if runs_on_gpu(config):
-            produced_on_gpu.update({tensor: step.model_name
-                                    for tensor in step.output_map.values()})
-    return problems
+def python_steps(ensemble: model_config_pb2.ModelConfig,
+                 repository: Path = REPOSITORY) -> list[str]:
+    """Return the steps of an ensemble whose default (Orin) config uses the Python backend."""
+    return [step.model_name for step in ensemble.ensemble_scheduling.step
+            if read_config(repository / step.model_name / 'config.pbtxt').backend == 'python']
 
 
 @pytest.mark.parametrize('ensemble', ['yolov5', 'lane_detection'])
-def test_no_python_step_consumes_a_gpu_output(ensemble: str) -> None:
+def test_no_default_ensemble_step_uses_the_python_backend(ensemble: str) -> None:
     config = read_config(REPOSITORY / ensemble / 'config.pbtxt')
     assert config.platform == 'ensemble'
-    assert gpu_outputs_read_by_python(config) == []
+    assert python_steps(config) == []
+    assert len(config.ensemble_scheduling.step) == 1  # one model step, the frame in
 
 
-def test_installed_lane_models_end_on_the_gpu(tmp_path: Path) -> None:
-    installed_lane_graphs(tmp_path)
+def test_installed_models_have_no_python_step(served_graphs: dict, graph_directory: Path) -> None:
+    repository = graph_directory / 'lanes'  # served_graphs installed them
     for name in ('laneatt16', 'ufld', 'seg'):
-        config = read_config(tmp_path / 'lanes' / name / 'config.pbtxt')
-        assert gpu_outputs_read_by_python(config, tmp_path / 'lanes') == []
-        assert runs_on_gpu(read_config(tmp_path / 'lanes' / f'{name}_model' / 'config.pbtxt'))
+        config = read_config(repository / name / 'config.pbtxt')
+        assert python_steps(config, repository) == []
+        assert read_config(repository / f'{name}_model' / 'config.pbtxt').platform == \
+            'tensorrt_plan'
 
 
-def test_the_structural_check_sees_the_jetson_failure() -> None:
-    """Its positive control: today's-style ensemble (Python NMS after the TensorRT model)."""
+def test_the_structural_check_sees_a_python_step(tmp_path: Path) -> None:
+    """Its positive control: an ensemble with a Python preprocessing step before the model."""
+    (tmp_path / 'resize').mkdir()
+    (tmp_path / 'resize' / 'config.pbtxt').write_text('name: "resize" backend: "python"')
+    (tmp_path / 'yolov5_model').mkdir()
+    (tmp_path / 'yolov5_model' / 'config.pbtxt').write_text(
+        (REPOSITORY / 'yolov5_model' / 'config.pbtxt').read_text())
     broken = text_format.Parse("""
         name: "broken" platform: "ensemble"
         ensemble_scheduling { step [
-          { model_name: "yolov5_model" model_version: -1
-            output_map { key: "detections" value: "rows" } },
-          { model_name: "yolov5_preprocess" model_version: -1
-            input_map { key: "IMAGE" value: "rows" } } ] }""", model_config_pb2.ModelConfig())
-    assert gpu_outputs_read_by_python(broken) == ['yolov5_preprocess reads rows from yolov5_model']
+          { model_name: "resize" model_version: -1 output_map { key: "x" value: "x" } },
+          { model_name: "yolov5_model" model_version: -1 input_map { key: "image" value: "x" } }
+        ] }""", model_config_pb2.ModelConfig())
+    assert python_steps(broken, tmp_path) == ['resize']

@@ -16,6 +16,8 @@ from typing import Callable, Sequence
 from triton_perception.bag.commands import add_bag_commands
 from triton_perception.bag.common import BagError
 from triton_perception.engines import build_engines, EngineBuildError
+from triton_perception.frame_range import (DEFAULT_MAX, DEFAULT_MIN, FrameRange, FrameRangeError,
+                                           parse_size)
 from triton_perception.lane_models.spec import LAYOUTS as LANE_LAYOUTS
 from triton_perception.models import default_models_directory, install_models, ModelInstallError
 from triton_perception.paths import default_model_repository
@@ -194,9 +196,15 @@ def command_wait_ready(arguments: argparse.Namespace) -> int:
 
 
 def command_engines(arguments: argparse.Namespace) -> int:
+    frame_range = None
+    if arguments.frame_size:
+        frame_range = FrameRange(parse_size(arguments.frame_size), parse_size(arguments.frame_size))
+    elif arguments.max_frame or arguments.min_frame:
+        frame_range = FrameRange(parse_size(arguments.min_frame or DEFAULT_MIN),
+                                 parse_size(arguments.max_frame or DEFAULT_MAX))
     build_engines(arguments.model_repository or default_model_repository(), arguments.trtexec,
                   fp16=not arguments.fp32, workspace_mib=arguments.workspace_mib,
-                  log=lambda line: print(f'engines: {line}', flush=True))
+                  frame_range=frame_range, log=lambda line: print(f'engines: {line}', flush=True))
     return 0
 
 
@@ -337,6 +345,13 @@ def build_parser() -> argparse.ArgumentParser:
     engines.add_argument('--fp32', action='store_true', help='build FP32 instead of FP16')
     engines.add_argument('--workspace-mib', type=int, default=2048,
                          help='TensorRT builder workspace (MiB)')
+    engines.add_argument('--frame-size', metavar='WxH', default='',
+                         help='build for frames of this one size only (smallest engines)')
+    engines.add_argument('--max-frame', metavar='WxH', default='',
+                         help=f"largest frame the engines take (default: the configs' "
+                              f'max_frame, shipped as {DEFAULT_MAX})')
+    engines.add_argument('--min-frame', metavar='WxH', default='',
+                         help=f'smallest frame the engines take (default {DEFAULT_MIN})')
     engines.set_defaults(run=command_engines)
 
     soak = commands.add_parser('soak', help='long looped replay watching memory and accounting')
@@ -390,7 +405,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     run: Callable[[argparse.Namespace], int] = arguments.run
     try:
         return run(arguments)
-    except (ServerError, ModelInstallError, PlanError, BagError, EngineBuildError,
+    except (ServerError, ModelInstallError, PlanError, BagError, EngineBuildError, FrameRangeError,
             FileNotFoundError) as error:
         print(f'triton-perception: error: {error}', file=sys.stderr)
         return 2

@@ -9,9 +9,9 @@ contract (model_repository/README.md).
 
 writes into the model repository:
   NAME/               the ensemble, and `labels.txt` + `detector.json` (what `models list` shows)
-  NAME_preprocess/    Python letterbox to the detector's input size (yolov5_preprocess's code)
-  NAME_model/         the served graph built from the file (TensorRT on the Orin after
-                      `engines build`, onnxruntime in the CPU profile)
+  NAME_model/         the served graph built from the file, letterbox to the detector's input
+                      size included (TensorRT on the Orin after `engines build`, onnxruntime
+                      in the CPU profile)
 detection_node then serves it with `model_name:=NAME`, with its labels.
 """
 from __future__ import annotations
@@ -93,17 +93,15 @@ def install_detector(repository: Path, onnx_path: Path, labels_path: Path, name:
 
 
 def _write_steps(repository: Path, detector: Detector) -> None:
-    """Write the template's configs with the new names and input size, and link its code files."""
-    name, size = detector.name, (detector.input_height, detector.input_width)
-    replacements = [(f'"{TEMPLATE}_preprocess"', f'"{name}_preprocess"'),
-                    (f'"{TEMPLATE}_model"', f'"{name}_model"'),
-                    (f'name: "{TEMPLATE}"', f'name: "{name}"'),
-                    ('dims: [ 1, 3, 640, 640 ]', f'dims: [ 1, 3, {size[0]}, {size[1]} ]'),
-                    ('string_value: "640" } }\nparameters { key: "input_height" value { '
-                     'string_value: "640"', f'string_value: "{size[1]}" }} }}\nparameters '
-                     f'{{ key: "input_height" value {{ string_value: "{size[0]}"')]
+    """
+    Write the template's configs with the new names, and link its code files.
+
+    The frame input, thresholds and outputs are the template's: the input size lives in the graph.
+    """
+    name = detector.name
+    replacements = [(f'"{TEMPLATE}_model"', f'"{name}_model"'),
+                    (f'name: "{TEMPLATE}"', f'name: "{name}"')]
     for step, files in ((TEMPLATE, ('config.pbtxt',)),
-                        (f'{TEMPLATE}_preprocess', ('config.pbtxt',)),
                         (f'{TEMPLATE}_model', ('config.pbtxt', 'configs/cpu.pbtxt'))):
         target_step = repository / step.replace(TEMPLATE, name, 1)
         for file in files:

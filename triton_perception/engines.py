@@ -4,6 +4,11 @@ Build the TensorRT engines of the Orin profile from the installed ONNX files, wi
 Engines only run on the device and TensorRT version that built them, so they are built on
 the Orin itself, and each engine gets a `model.plan.json` recording what it was built from
 and on; the server warns when an engine no longer matches its ONNX file or its device.
+
+Every served graph takes the frame itself, so each engine is built with an optimization profile
+over the frame sizes its config declares (triton_perception.frame_range; trtexec's
+--minShapes/--optShapes/--maxShapes). TensorRT runs no shape outside it, so a frame outside the
+range fails with an error naming the range in both profiles.
 """
 from __future__ import annotations
 
@@ -20,6 +25,8 @@ import time
 from typing import Callable
 
 from triton_perception.checksums import sha256_of
+from triton_perception.frame_range import frame_range_of, FrameRange, set_frame_range
+from triton_perception.graphs.frame_input import FRAME_INPUT
 
 ENGINE_STEPS = ('yolov5_model', 'lane_model')  # the package's own; installed detectors add more
 
@@ -55,6 +62,7 @@ class EngineRecord:
     tensorrt: str
     device: str
     precision: str
+    frame_range: str = ''
 
     def problems_with(self, onnx_sha256: str, device: str) -> list[str]:
         problems = []
@@ -87,10 +95,11 @@ def find_trtexec(explicit: str | None = None) -> Path:
         'Without TensorRT, serve the CPU profile instead (profile:=cpu).')
 
 
-def trtexec_command(trtexec: Path, onnx: Path, engine: Path, fp16: bool,
-                    workspace_mib: int) -> list[str]:
+def trtexec_command(trtexec: Path, onnx: Path, engine: Path, fp16: bool, workspace_mib: int,
+                    frame_range: FrameRange) -> list[str]:
     command = [str(trtexec), f'--onnx={onnx}', f'--saveEngine={engine}',
-               f'--memPoolSize=workspace:{workspace_mib}M', '--skipInference']
+               f'--memPoolSize=workspace:{workspace_mib}M', '--skipInference',
+               *frame_range.trtexec_shapes(FRAME_INPUT)]
     if fp16:
         command.append('--fp16')
     return command
@@ -98,15 +107,21 @@ def trtexec_command(trtexec: Path, onnx: Path, engine: Path, fp16: bool,
 
 def build_engine(trtexec: Path, onnx: Path, fp16: bool, workspace_mib: int,
                  log: Callable[[str], None]) -> Path:
-    """One engine next to its ONNX file; the old engine stays until the new one is complete."""
+    """
+    Build one engine next to its ONNX file, for the frame range its step config declares.
+
+    The old engine stays until the new one is complete.
+    """
     if not onnx.is_file():
         raise EngineBuildError(f"{onnx} is missing: run 'triton-perception models install' first")
     engine = onnx.with_name('model.plan')
     partial = onnx.with_name('model.plan.partial')
     build_log = onnx.with_name('trtexec.log')
-    command = trtexec_command(trtexec, onnx, partial, fp16, workspace_mib)
-    log(f'building {engine} ({"FP16" if fp16 else "FP32"}; several minutes on an Orin; '
-        f'trtexec output in {build_log})')
+    frame_range = frame_range_of((onnx.parent.parent / 'config.pbtxt').read_text(
+        encoding='utf-8'))
+    command = trtexec_command(trtexec, onnx, partial, fp16, workspace_mib, frame_range)
+    log(f'building {engine} ({"FP16" if fp16 else "FP32"}, frames {frame_range}; several '
+        f'minutes on an Orin; trtexec output in {build_log})')
     started = time.monotonic()
     tensorrt = 'unknown'
     with open(build_log, 'w', encoding='utf-8') as log_file:
@@ -137,7 +152,7 @@ def build_engine(trtexec: Path, onnx: Path, fp16: bool, workspace_mib: int,
                                f'lines of {build_log}:\n' + '\n'.join(tail))
     partial.replace(engine)
     record = EngineRecord(onnx_sha256=sha256_of(onnx), tensorrt=tensorrt, device=device_name(),
-                          precision='fp16' if fp16 else 'fp32')
+                          precision='fp16' if fp16 else 'fp32', frame_range=str(frame_range))
     engine.with_suffix('.plan.json').write_text(json.dumps(record.__dict__, indent=2),
                                                 encoding='utf-8')
     log(f'built {engine} in {time.monotonic() - started:.0f} s (TensorRT {tensorrt})')
@@ -145,9 +160,19 @@ def build_engine(trtexec: Path, onnx: Path, fp16: bool, workspace_mib: int,
 
 
 def build_engines(repository: Path, trtexec: str | None = None, fp16: bool = True,
-                  workspace_mib: int = 2048,
+                  workspace_mib: int = 2048, frame_range: FrameRange | None = None,
                   log: Callable[[str], None] = print) -> list[Path]:
+    """
+    Build every engine step's engine.
+
+    With `frame_range`, each step's configs (both profiles) declare it first, so the engines, the
+    configs and the CPU profile agree on the frames they take.
+    """
     tool = find_trtexec(trtexec)
+    if frame_range is not None:
+        for step in engine_steps(repository):
+            set_frame_range(repository / step, frame_range)
+            log(f'{step}: frames {frame_range}')
     return [build_engine(tool, repository / step / '1' / 'model.onnx', fp16, workspace_mib, log)
             for step in engine_steps(repository)]
 

@@ -1,8 +1,8 @@
 """
 The bare processing.
 
-The model repository's own steps, run in this process (no ROS, no Triton) with the CPU profile's
-settings, as the yardstick Triton and ROS are measured against.
+The model repository's own model steps, run in this process (no ROS, no Triton) with the CPU
+profile's settings, as the yardstick Triton and ROS are measured against.
 """
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ from typing import Any, Callable
 import numpy as np
 
 from triton_perception.bench.settings import detection_request_inputs
+from triton_perception.graphs.frame_input import FRAME_INPUT
 from triton_perception.lane_geometry import NUM_POINTS
 from triton_perception.lane_geometry import postprocess as lane_postprocess
 from triton_perception.parameters import LANES, specs_by_name
@@ -38,19 +39,12 @@ def onnx_model(repository: Path,
 
 
 def detection_reference(repository: Path) -> Callable[[np.ndarray], Any]:
-    """yolov5_preprocess -> yolov5_model (the served graph), with the node's default thresholds."""
-    detection_inputs = load_step_module(repository, 'yolov5_preprocess',
-                                        'preprocessing').detection_inputs
-    parameters = parameters_of(step_config(repository, 'yolov5_preprocess'))
-    width, height = int(parameters['input_width']), int(parameters['input_height'])
+    """yolov5_model (the served graph, frame in), with the node's default thresholds."""
     model = onnx_model(repository, 'yolov5_model')
-    thresholds = [value.item() for value in detection_request_inputs().values()]
-    names = ('images', 'letterbox', 'score_threshold', 'iou_threshold', 'max_detections')
+    thresholds = {name.lower(): value for name, value in detection_request_inputs().items()}
 
     def detect(rgb: np.ndarray) -> Any:
-        inputs = detection_inputs(rgb, width, height, *thresholds,
-                                  parameters['arg_most_detections'])
-        outputs = model(dict(zip(names, inputs)))
+        outputs = model({FRAME_INPUT: rgb, **thresholds})
         return check_detections({'DETECTIONS': outputs['detections'],
                                  'NUM_DETECTIONS': outputs['num_detections']})
     return detect
@@ -58,20 +52,16 @@ def detection_reference(repository: Path) -> Callable[[np.ndarray], Any]:
 
 def lane_reference(repository: Path) -> Callable[[np.ndarray], Any]:
     """
-    Run lane_preprocess, lane_model (the served graph) and the package's lane geometry.
+    Run lane_model (the served graph, frame in) and the package's lane geometry.
 
     As lane_node runs them, with the node's default lane length.
     """
-    resize_frame = load_step_module(repository, 'lane_preprocess', 'preprocessing').resize_frame
-    size = parameters_of(step_config(repository, 'lane_preprocess'))
-    width, height = int(size['input_width']), int(size['input_height'])
     model = onnx_model(repository, 'lane_model')
     min_lane_length = specs_by_name(LANES)['min_lane_length'].default
     assert isinstance(min_lane_length, float)
 
     def detect(rgb: np.ndarray) -> Any:
-        (tensor,) = resize_frame(rgb, width, height)
-        maps = model({'images': tensor})
+        maps = model({FRAME_INPUT: rgb})
         return lane_postprocess(maps['lane_probability'], maps['drivable_margin'],
                                 (rgb.shape[0], rgb.shape[1]), NUM_POINTS, min_lane_length)
     return detect

@@ -34,12 +34,12 @@ class GraphBuilder:
         return f'{self._prefix}/{hint}_{self._count}'
 
     def input(self, name: str, elem_type: int,  # noqa: A003 (the graph's input, as ONNX says)
-              shape: Sequence[int]) -> str:
+              shape: Sequence[int | str]) -> str:
         self.model.graph.input.append(helper.make_tensor_value_info(name, elem_type, list(shape)))
         return name
 
     def replace_input(self, old: str, new: str, elem_type: int,
-                      shape: Sequence[int]) -> tuple[str, str]:
+                      shape: Sequence[int | str]) -> tuple[str, str]:
         """
         Replace graph input `old` by a new input `new`.
 

@@ -8,12 +8,14 @@ Why in the graph: on JetPack's Triton the Python backend cannot take GPU tensors
 step may follow the TensorRT step (model_repository/README.md, "Jetson"). The same graph serves
 the CPU profile (onnxruntime in the Python backend) and is what `engines build` gives trtexec.
 
-Graph inputs (names as in the model config):
-  images          UINT8 [1, 3, H, W]  the letterboxed frame (cast and /255 happen here)
-  letterbox       FP32 [6]            scale_x, scale_y, pad_left, pad_top, width, height
-  score_threshold FP32 [1]            minimum objectness x class score (>=)
-  iou_threshold   FP32 [1]            class-aware NMS IoU (a box is suppressed above it)
-  max_detections  INT32 [1]           rows kept, at most MAX_OUTPUT (build-time)
+Graph inputs (names as in the model config), all required (TensorRT has no optional inputs):
+  image           UINT8 [H, W, 3]     the RGB frame, any size; YOLOv5's letterbox to the
+                                      network's size happens here (graphs/frame_input.py)
+  score_threshold FP32 [1]            minimum objectness x class score (>=), clamped to [0, 1]
+  iou_threshold   FP32 [1]            class-aware NMS IoU (a box is suppressed above it),
+                                      clamped to [0, 1]
+  max_detections  INT32 [1]           rows kept: below 0 none, above MAX_OUTPUT (build-time)
+                                      MAX_OUTPUT
 Graph outputs:
   detections      FP32 [MAX_OUTPUT, 6] x1, y1, x2, y2, score, class_id in original-image
                   pixels, clipped, best first; rows past num_detections are zero
@@ -35,6 +37,8 @@ import onnx
 from onnx import TensorProto
 
 from triton_perception.graphs.common import check_single_input, GraphBuilder, save_graph
+from triton_perception.graphs.frame_input import (add_letterbox, FRAME_DIMS, FRAME_INPUT,
+                                                  frame_pixels)
 
 # Candidates kept (by score) before NMS; TopK's K must be a constant below 3840 for TensorRT.
 PRE_NMS_TOP_K = 1000
@@ -92,18 +96,31 @@ def inspect_head(model: onnx.ModelProto, layout: str = 'auto') -> DetectorHead:
     return DetectorHead(name, classes, boxes, height, width, input_name, output.name)
 
 
+def _clamped(graph: GraphBuilder, threshold: str) -> str:
+    """
+    Clamp a per-request threshold to [0, 1].
+
+    The graph cannot refuse a request, so out-of-range values are clamped the same way in both
+    profiles; clients that want an error check first (detection_node's parameter ranges do).
+    """
+    clamped: str = graph.node('Min', [graph.node('Max', [threshold, graph.constant(
+        np.float32(0.0), 'threshold_low')]), graph.constant(np.float32(1.0), 'threshold_high')])
+    return clamped
+
+
 def build_detection_graph(source: Path, destination: Path, layout: str = 'auto') -> DetectorHead:
     """Write the served graph for the detector at `source`; returns what its head is."""
     model = onnx.load(str(source))
     head = inspect_head(model, layout)
     graph = GraphBuilder(model, 'det')
-    pixels, network_input = graph.replace_input(head.input_name, 'images', TensorProto.UINT8,
-                                                [1, 3, head.input_height, head.input_width])
-    graph.node('Mul', [graph.node('Cast', [pixels], to=TensorProto.FLOAT),
-                       graph.constant(np.float32(1.0 / 255.0), 'inv255')], [network_input])
-    letterbox = graph.input('letterbox', TensorProto.FLOAT, [6])
-    score_threshold = graph.input('score_threshold', TensorProto.FLOAT, [1])
-    iou_threshold = graph.input('iou_threshold', TensorProto.FLOAT, [1])
+    image, network_input = graph.replace_input(head.input_name, FRAME_INPUT, TensorProto.UINT8,
+                                               FRAME_DIMS)
+    canvas, letterbox = add_letterbox(graph, frame_pixels(graph, image), head.input_width,
+                                      head.input_height)
+    graph.node('Mul', [canvas, graph.constant(np.float32(1.0 / 255.0), 'inv255')],
+               [network_input])
+    score_threshold = _clamped(graph, graph.input('score_threshold', TensorProto.FLOAT, [1]))
+    iou_threshold = _clamped(graph, graph.input('iou_threshold', TensorProto.FLOAT, [1]))
     max_detections = graph.input('max_detections', TensorProto.INT32, [1])
 
     rows = head.output_name

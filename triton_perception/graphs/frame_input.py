@@ -1,12 +1,14 @@
 """
 The frame itself into a served graph: YOLOv5's letterbox or a plain resize as ONNX operators.
 
-A step towards graphs that take the uint8 [H, W, 3] frame, so that no Python step precedes the
-TensorRT step on the Orin (issue 22; not yet wired into the served graphs). Written for what
-onnx-tensorrt 8.6 and 10.x accept: the frame is cast to float before anything else reads it
-(TensorRT takes UINT8 only straight into a Cast), Resize and Pad work on FP32, `sizes` and pads
-come from integer shape arithmetic only (float shape tensors fail inside TensorRT), Resize is
-linear with half_pixel and no antialias, opset 11-12.
+Every served graph takes the uint8 RGB frame [H, W, 3] of any size, so that each ensemble is one
+model step and no Python step precedes the TensorRT step on the Orin (model_repository/README.md).
+Written for what onnx-tensorrt 8.6 and 10.x accept: the frame is cast to float before anything
+else reads it (TensorRT takes UINT8 only straight into a Cast), Resize and Pad work on FP32,
+`sizes` and pads come from integer shape arithmetic only (float shape tensors fail inside
+TensorRT), Resize is linear with half_pixel and no antialias, opset 11-12.
+
+The Python reference these graphs are tested against is triton_perception.frame_preprocessing.
 """
 from __future__ import annotations
 
@@ -19,6 +21,9 @@ from onnx import TensorProto
 from triton_perception.graphs.common import GraphBuilder
 
 PAD_VALUE = 114.0
+# The served graphs' frame input: its name in every model step and its symbolic dimensions.
+FRAME_INPUT = 'image'
+FRAME_DIMS: list[int | str] = ['height', 'width', 3]
 
 
 def _tensor(name: Any) -> str:
@@ -57,32 +62,35 @@ def frame_size(graph: GraphBuilder, pixels: str) -> tuple[str, str]:
             graph.node('Gather', [shape, _scalar(graph, 3, 'w_index')], axis=0))
 
 
-def _nchw(graph: GraphBuilder, image: str) -> str:
+def frame_pixels(graph: GraphBuilder, image: str) -> str:
     """Cast uint8 [H, W, 3] to float [1, 3, H, W] (Resize and Pad take no UINT8 in TensorRT)."""
     return _tensor(graph.node('Unsqueeze', [graph.node('Transpose', [graph.node(
         'Cast', [image], to=TensorProto.FLOAT)], perm=[2, 0, 1])], axes=[0]))
 
 
 def _resize(graph: GraphBuilder, pixels: str, height: str, width: str) -> str:
-    """Resize bilinearly, half-pixel (cv2.INTER_LINEAR), rounded to whole levels as uint8 is."""
+    """Resize bilinearly, half-pixel (cv2.INTER_LINEAR), rounded to whole levels as cv2's uint8."""
     sizes = graph.node('Concat', [graph.constant(np.array([1, 3], np.int64), 'nc'),
                                   graph.node('Unsqueeze', [height], axes=[0]),
                                   graph.node('Unsqueeze', [width], axes=[0])], axis=0)
     empty = graph.constant(np.zeros(0, np.float32), 'empty')
     resized = graph.node('Resize', [pixels, empty, empty, sizes], mode='linear',
                          coordinate_transformation_mode='half_pixel')
-    return _tensor(graph.node('Round', [resized]))
+    # Halves round up, as cv2's fixed-point rounding does: exact 2:1 and 3:1 reductions (whose
+    # averages end in .5) then equal cv2 bit for bit, where ONNX Round (half to even) would not.
+    return _tensor(graph.node('Floor', [graph.node('Add', [resized, graph.constant(
+        np.float32(0.5), 'half_level')])]))
 
 
-def add_letterbox(graph: GraphBuilder, image: str, width: int, height: int) -> tuple[str, str]:
+def add_letterbox(graph: GraphBuilder, pixels: str, width: int,
+                  height: int) -> tuple[str, str]:
     """
-    Letterbox a uint8 [H, W, 3] frame as YOLOv5 does.
+    Letterbox a float [1, 3, H, W] frame (frame_pixels) as YOLOv5 does.
 
     Returns the float [1, 3, height, width] canvas (levels 0-255) and the float [6] letterbox
-    vector of the Python step (preprocessing.py): resized size round(dim x ratio), half to
-    even, and the pad split by the -0.1/+0.1 rule (left/top = floor of half the padding).
+    vector of frame_preprocessing.letterbox: resized size round(dim x ratio), half to even, and
+    the pad split by the -0.1/+0.1 rule (left/top = floor of half the padding).
     """
-    pixels = _nchw(graph, image)  # TensorRT takes UINT8 only straight into a Cast
     frame_h, frame_w = frame_size(graph, pixels)
     in_w, in_h = _scalar(graph, width, 'in_w'), _scalar(graph, height, 'in_h')
     # in_w / W <= in_h / H, compared without division (shape arithmetic stays integer).
@@ -118,24 +126,46 @@ def add_letterbox(graph: GraphBuilder, image: str, width: int, height: int) -> t
     return canvas, vector
 
 
-def add_stretch(graph: GraphBuilder, image: str, width: int, height: int,
-                top_crop: float = 0.0) -> str:
+def crop_top(graph: GraphBuilder, pixels: str, top_crop: float) -> str:
     """
-    Resize a uint8 [H, W, 3] frame to float [1, 3, height, width] (levels 0-255).
+    Cut the top `top_crop` of a float [1, 3, H, W] frame's rows off.
 
-    Its top `top_crop` is cut off first, as the lane preprocessing step does.
+    round(top_crop x H) rows, at most H - 1, as frame_preprocessing.cropped_top_rows.
     """
-    pixels = _nchw(graph, image)
-    if top_crop:
-        frame_h, _ = frame_size(graph, pixels)
-        fraction = Fraction(top_crop).limit_denominator(10_000)
-        numerator = _scalar(graph, fraction.numerator, 'crop_num')
-        denominator = _scalar(graph, fraction.denominator, 'crop_den')
-        top = _rounded_ratio(graph, graph.node('Mul', [frame_h, numerator]), denominator)
-        pixels = graph.node('Slice', [pixels, graph.node('Unsqueeze', [top], axes=[0]),
-                                      graph.constant(np.array([2 ** 62], np.int64), 'crop_end'),
-                                      graph.constant(np.array([2], np.int64), 'crop_axis')])
+    if not top_crop:
+        return pixels
+    frame_h, _ = frame_size(graph, pixels)
+    fraction = Fraction(top_crop).limit_denominator(10_000)
+    numerator = _scalar(graph, fraction.numerator, 'crop_num')
+    denominator = _scalar(graph, fraction.denominator, 'crop_den')
+    top = graph.node('Min', [_rounded_ratio(graph, graph.node('Mul', [frame_h, numerator]),
+                                            denominator),
+                             graph.node('Sub', [frame_h, _scalar(graph, 1, 'one_row')])])
+    return _tensor(graph.node('Slice', [
+        pixels, graph.node('Unsqueeze', [top], axes=[0]),
+        graph.constant(np.array([2 ** 62], np.int64), 'crop_end'),
+        graph.constant(np.array([2], np.int64), 'crop_axis')]))
+
+
+def add_stretch(graph: GraphBuilder, pixels: str, width: int, height: int) -> str:
+    """Resize a float [1, 3, H, W] frame to float [1, 3, height, width] (levels 0-255)."""
     resized = _resize(graph, pixels, _scalar(graph, height, 'out_h'),
                       _scalar(graph, width, 'out_w'))
     shape = graph.constant(np.array([1, 3, height, width], np.int64), 'stretch_shape')
     return _tensor(graph.node('Reshape', [resized, shape]))
+
+
+def add_frame_input(graph: GraphBuilder, image: str, width: int, height: int,
+                    resize: str = 'stretch', top_crop: float = 0.0) -> tuple[str, str | None]:
+    """
+    Turn the uint8 [H, W, 3] frame into the network's float [1, 3, height, width] (levels 0-255).
+
+    `resize` 'letterbox' (YOLOv5's) or 'stretch', after cutting the top `top_crop` off. Returns
+    the canvas and, for a letterbox, the letterbox vector (None for a stretch).
+    """
+    pixels = crop_top(graph, frame_pixels(graph, image), top_crop)
+    if resize == 'letterbox':
+        return add_letterbox(graph, pixels, width, height)
+    if resize != 'stretch':
+        raise ValueError(f'resize {resize!r} is not letterbox or stretch')
+    return add_stretch(graph, pixels, width, height), None

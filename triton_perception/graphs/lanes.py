@@ -4,7 +4,8 @@ The served lane graph.
 TwinLiteNet with a uint8 input and two compact uint8 outputs, so that the model step is the last
 step of `lane_detection` and the lane geometry runs in lane_node (triton_perception.lane_geometry).
 
-Graph input:  images  UINT8 [1, 3, H, W], the resized frame (cast and /255 happen here).
+Graph input:  image  UINT8 [H, W, 3], the RGB frame of any size; the resize to the network's
+              size, the cast and /255 happen here (graphs/frame_input.py).
 Graph outputs, at model resolution:
   lane_probability UINT8 [H, W]  the lane-line probability x 255, rounded, and >= 128 exactly
                                  where the lane head's logit margin is positive (the mask the
@@ -24,6 +25,7 @@ import onnx
 from onnx import TensorProto
 
 from triton_perception.graphs.common import check_single_input, GraphBuilder, save_graph
+from triton_perception.graphs.frame_input import add_frame_input, FRAME_DIMS, FRAME_INPUT
 
 MARGIN_SCALE = 16.0   # drivable margin steps per logit unit (+-7.9 logits fit in uint8)
 MARGIN_ZERO = 128
@@ -65,6 +67,7 @@ def add_compact_maps(graph: GraphBuilder, lane_margin: str, drivable_margin: str
 
 
 def build_lane_graph(source: Path, destination: Path) -> None:
+    """Write the served lane graph for TwinLiteNet at `source` (a plain resize, as trained)."""
     model = onnx.load(str(source))
     input_name, (_, channels, height, width) = check_single_input(model)
     outputs = [output.name for output in model.graph.output]
@@ -72,10 +75,11 @@ def build_lane_graph(source: Path, destination: Path) -> None:
         raise ValueError(f'expected TwinLiteNet (3-channel input, outputs da and ll), found '
                          f'{channels} channels and outputs {outputs}')
     graph = GraphBuilder(model, 'lanes')
-    pixels, network_input = graph.replace_input(input_name, 'images', TensorProto.UINT8,
-                                                [1, 3, height, width])
-    graph.node('Mul', [graph.node('Cast', [pixels], to=TensorProto.FLOAT),
-                       graph.constant(np.float32(1.0 / 255.0), 'inv255')], [network_input])
+    image, network_input = graph.replace_input(input_name, FRAME_INPUT, TensorProto.UINT8,
+                                               FRAME_DIMS)
+    canvas, _ = add_frame_input(graph, image, width, height)
+    graph.node('Mul', [canvas, graph.constant(np.float32(1.0 / 255.0), 'inv255')],
+               [network_input])
 
     def margin(head: str) -> str:
         """[1, 2, H, W] logits -> [H, W] foreground minus background."""

@@ -10,6 +10,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from triton_perception.frame_preprocessing import cropped_top_rows, letterbox_geometry
 from triton_perception.lane_geometry import drivable_area, LaneResult, postprocess
 from triton_perception.lane_models.proposals import decode_proposals, ProposalSettings
 from triton_perception.lane_models.row_anchors import decode_v1, decode_v2, RowAnchorSettings
@@ -27,16 +28,11 @@ class DecodeSettings(NamedTuple):
     max_lanes: int = 8             # every layout: lanes kept, best score first
 
 
-def cropped_top_rows(frame_height: int, top_crop: float) -> int:
-    """As the preprocessing step's function of the same name (a test holds them equal)."""
-    return min(frame_height - 1, int(round(top_crop * frame_height)))
-
-
 class InputMapping(NamedTuple):
     """
     Where the model input's pixels come from in the frame.
 
-    The preprocessing step's crop and stretch or letterbox, undone:
+    The served graph's crop and stretch or letterbox, undone:
     frame = offset + (model - pad) * scale, per axis.
     """
 
@@ -57,12 +53,10 @@ def input_mapping(model: LaneModel, frame_size: tuple[int, int]) -> InputMapping
     width_in, height_in = model.input_width, model.input_height
     if model.preprocessing.resize == 'stretch':
         resized, pad = (width_in, height_in), (0, 0)
-    else:  # YOLOv5's letterbox rules, as the preprocessing step applies them
-        ratio = min(width_in / frame_width, height_in / height)
-        resized = (min(width_in, max(1, round(frame_width * ratio))),
-                   min(height_in, max(1, round(height * ratio))))
-        pad = (int(round((width_in - resized[0]) / 2 - 0.1)),
-               int(round((height_in - resized[1]) / 2 - 0.1)))
+    else:  # YOLOv5's letterbox rules, as the served graph applies them
+        resized_width, resized_height, pad_left, pad_top = letterbox_geometry(
+            frame_width, height, width_in, height_in)
+        resized, pad = (resized_width, resized_height), (pad_left, pad_top)
     return InputMapping(np.array([0.0, top]), np.array(pad, dtype=np.float64),
                         np.array([frame_width / resized[0], height / resized[1]]),
                         (pad[1], pad[1] + resized[1], pad[0], pad[0] + resized[0]))

@@ -1,11 +1,11 @@
 """
-Served graphs of installed lane models: a uint8 frame in, preprocessing in the graph.
+Served graphs of installed lane models: the uint8 frame in, all preprocessing in the graph.
 
-The preprocessing step hands over the cropped and resized frame as uint8 [1, 3, H, W]; the
-graph does what each model was trained with (channel order, /255, ImageNet mean/std, FP16) so
-that on the Orin it runs on the GPU inside the TensorRT engine, and only a quarter of the bytes
-of a float tensor cross between the steps. Outputs leave as FP32 (onnx-tensorrt casts nothing
-itself), or, for segmentation, as the two compact uint8 maps of the shipped lane graph.
+The graph takes the RGB frame [H, W, 3] of any size and does what each model was trained with
+(top crop, stretch or letterbox, channel order, /255, ImageNet mean/std, FP16), so that on the
+Orin it all runs on the GPU inside the TensorRT engine, with no Python step before it. Outputs
+leave as FP32 (onnx-tensorrt casts nothing itself), or, for segmentation, as the two compact
+uint8 maps of the shipped lane graph.
 
 For a model the user already serves in Triton (a TensorRT plan with a float input), the same
 preprocessing is a small graph of its own placed in front of it (`build_input_graph`).
@@ -19,6 +19,7 @@ import onnx
 from onnx import helper, TensorProto
 
 from triton_perception.graphs.common import check_single_input, GraphBuilder, save_graph
+from triton_perception.graphs.frame_input import add_frame_input, FRAME_DIMS, FRAME_INPUT
 from triton_perception.graphs.lanes import add_compact_maps
 from triton_perception.lane_models.spec import LaneModel, Preprocessing
 
@@ -44,10 +45,11 @@ def output_shapes(model: onnx.ModelProto) -> dict[str, list[int]]:
             for tensor in model.graph.output}
 
 
-def add_preprocessing(graph: GraphBuilder, pixels: str, output: str,
+def add_preprocessing(graph: GraphBuilder, image: str, width: int, height: int, output: str,
                       preprocessing: Preprocessing, input_type: str) -> None:
-    """uint8 NCHW RGB `pixels` -> the network's input tensor `output`."""
-    value = graph.node('Cast', [pixels], to=TensorProto.FLOAT)
+    """uint8 [H, W, 3] RGB frame `image` -> the network's [1, 3, height, width] input `output`."""
+    value, _ = add_frame_input(graph, image, width, height, preprocessing.resize,
+                               preprocessing.top_crop)
     if preprocessing.channel_order == 'bgr':
         value = graph.node('Gather', [value, graph.constant(np.array([2, 1, 0], np.int64),
                                                             'bgr')], axis=1)
@@ -69,9 +71,9 @@ def build_lane_model_graph(source: Path, destination: Path, lane_model: LaneMode
     input_name, (_, _, height, width) = check_single_input(model)
     shapes = output_shapes(model)
     graph = GraphBuilder(model, 'lane_model')
-    pixels, network_input = graph.replace_input(input_name, 'images', TensorProto.UINT8,
-                                                [1, 3, height, width])
-    add_preprocessing(graph, pixels, network_input, lane_model.preprocessing,
+    image, network_input = graph.replace_input(input_name, FRAME_INPUT, TensorProto.UINT8,
+                                               FRAME_DIMS)
+    add_preprocessing(graph, image, width, height, network_input, lane_model.preprocessing,
                       lane_model.input_type)
     if lane_model.layout == 'segmentation':
         decode = lane_model.decode
@@ -117,16 +119,16 @@ def build_input_graph(destination: Path, output_name: str, output_dims: list[int
     """
     Build a standalone preprocessing graph for a model already served in Triton.
 
-    It maps uint8 [1, 3, H, W] `images` -> `output_name` with the model's full input shape
+    It maps the uint8 [H, W, 3] frame `image` -> `output_name` with the model's full input shape
     (with or without the batch dimension).
     """
     height, width = output_dims[-2:]
     model = helper.make_model(helper.make_graph([], 'lane_input', [], []),
                               opset_imports=[helper.make_opsetid('', INPUT_GRAPH_OPSET)])
     graph = GraphBuilder(model, 'lane_input')
-    pixels = graph.input('images', TensorProto.UINT8, [1, 3, height, width])
+    image = graph.input(FRAME_INPUT, TensorProto.UINT8, FRAME_DIMS)
     batched = output_name if len(output_dims) == 4 else f'{output_name}/batched'
-    add_preprocessing(graph, pixels, batched, preprocessing, input_type)
+    add_preprocessing(graph, image, width, height, batched, preprocessing, input_type)
     if len(output_dims) == 3:
         graph.node('Squeeze', [batched], [output_name], axes=[0])
     graph.set_outputs([(output_name, ELEMENT_TYPES[input_type], output_dims)])

@@ -3,12 +3,13 @@ Bring your own lane model: `models install --lanes FILE.onnx` or `--lanes-served
 
 From an ONNX file, writes into the model repository (as `--detector` does):
   NAME/             the ensemble (IMAGE in, the layout's outputs out) and lane_model.json
-  NAME_preprocess/  crop and resize the frame to the model's input size (Python, CPU)
-  NAME_model/       the served graph: uint8 input, the model's own preprocessing, the network
-                    (TensorRT after `engines build` on the Orin, onnxruntime in the CPU profile)
+  NAME_model/       the served graph: the uint8 frame in, the model's own preprocessing (crop,
+                    resize, channel order, normalisation), the network (TensorRT after
+                    `engines build` on the Orin, onnxruntime in the CPU profile)
 From a model already served in the repository (e.g. a TensorRT `laneDetect_model` with a float
 input), NAME_model is replaced by NAME_input, a small preprocessing graph producing that
-model's input (FP32 or FP16, as its config says), followed by the served model itself.
+model's input (FP32 or FP16, as its config says), followed by the served model itself. No
+Python step runs in either ensemble's request path on the Orin.
 """
 from __future__ import annotations
 
@@ -21,7 +22,9 @@ import onnx
 from tritonclient.grpc import model_config_pb2 as pb
 
 from triton_perception.detectors import NAME_PATTERN
+from triton_perception.frame_range import DEFAULT_MAX, DEFAULT_MIN
 from triton_perception.graphs.common import check_single_input
+from triton_perception.graphs.frame_input import FRAME_INPUT
 from triton_perception.lane_models.graph import (build_input_graph, build_lane_model_graph,
                                                  input_type_of, output_shapes)
 from triton_perception.lane_models.layouts import resolve_layout
@@ -30,7 +33,7 @@ from triton_perception.lane_models.spec import (LaneConfigError, LaneModel, prep
 from triton_perception.models import sha256_of
 from triton_perception.triton.model_config import link_step_code, read_config
 
-STEP_CODE = {'preprocess': 'yolov5_preprocess', 'model': 'yolov5_model'}  # linked, not copied
+RUNNER_STEP = 'yolov5_model'  # the CPU profile's ONNX runner, linked, not copied
 RESERVED = ('yolov5', SHIPPED_LANES)
 TRITON_TYPES = {'float32': pb.TYPE_FP32, 'float16': pb.TYPE_FP16}
 CPU_INSTANCE = pb.ModelInstanceGroup(count=1, kind=pb.ModelInstanceGroup.KIND_CPU)
@@ -70,14 +73,13 @@ def install_lane_model(repository: Path, onnx_path: Path, name: str, layout: str
     build_lane_model_graph(onnx_path, graph_path, lane_model)
     served = onnx.load(str(graph_path))
     step_outputs = [(tensor.name, _dims(tensor)) for tensor in served.graph.output]
-    images = ('images', pb.TYPE_UINT8, [1, 3, height, width])
     _write(repository / f'{name}_model' / 'config.pbtxt', _model_step(
-        f'{name}_model', images, step_outputs, tensorrt=True))
+        f'{name}_model', step_outputs, tensorrt=True))
     _write(repository / f'{name}_model' / 'configs' / 'cpu.pbtxt', _model_step(
-        f'{name}_model', images, step_outputs, tensorrt=False))
-    link_step_code(repository, STEP_CODE['model'], f'{name}_model')
+        f'{name}_model', step_outputs, tensorrt=False))
+    link_step_code(repository, RUNNER_STEP, f'{name}_model')
     ensemble_outputs = [(ensemble, dims) for ensemble, (_, dims) in zip(outputs, step_outputs)]
-    _write_ensemble(repository, lane_model, [(f'{name}_model', {'images': 'images'}, dict(zip(
+    _write_ensemble(repository, lane_model, [(f'{name}_model', {FRAME_INPUT: 'IMAGE'}, dict(zip(
         [step for step, _ in step_outputs], outputs)))], ensemble_outputs)
     log(f'{name}: installed ({repository / name}); serve it with lane_node model_name:={name} '
         '(run `triton-perception engines build` on the Orin)')
@@ -121,15 +123,14 @@ def install_served_lane_model(repository: Path, served: str, name: str, layout: 
     build_input_graph(repository / step / '1' / 'model.onnx', tensor.name, list(tensor.dims)
                       if not batch else full_input, lane_model.preprocessing,
                       lane_model.input_type)
-    images = ('images', pb.TYPE_UINT8, [1, 3, height, width])
     produced = [(tensor.name, full_input)]
-    _write(repository / step / 'config.pbtxt', _model_step(step, images, produced, True,
+    _write(repository / step / 'config.pbtxt', _model_step(step, produced, True,
                                                            TRITON_TYPES[lane_model.input_type]))
     _write(repository / step / 'configs' / 'cpu.pbtxt', _model_step(
-        step, images, produced, False, TRITON_TYPES[lane_model.input_type]))
-    link_step_code(repository, STEP_CODE['model'], step)
+        step, produced, False, TRITON_TYPES[lane_model.input_type]))
+    link_step_code(repository, RUNNER_STEP, step)
     _write_ensemble(repository, lane_model, [
-        (step, {'images': 'images'}, {tensor.name: f'{name}_input_tensor'}),
+        (step, {FRAME_INPUT: 'IMAGE'}, {tensor.name: f'{name}_input_tensor'}),
         (served, {tensor.name: f'{name}_input_tensor'}, {output: output for output in outputs})],
         [(output, shapes[output]) for output in outputs])
     log(f'{name}: installed around the served model {served} ({width}x{height} '
@@ -146,17 +147,18 @@ def _tensor(name: str, data_type: int, dims: list[int]) -> pb.ModelInput:
     return pb.ModelInput(name=name, data_type=data_type, dims=dims)
 
 
-def _model_step(name: str, image: tuple[str, int, list[int]],
-                outputs: list[tuple[str, list[int]]], tensorrt: bool,
+def _model_step(name: str, outputs: list[tuple[str, list[int]]], tensorrt: bool,
                 output_type: int = pb.TYPE_FP32) -> pb.ModelConfig:
     """
-    Return a served graph's step.
+    Return a served graph's step: the uint8 frame in.
 
     A TensorRT plan on the GPU (Orin) or onnxruntime in the Python backend (configs/cpu.pbtxt), with
-    the same tensors.
+    the same tensors and frame range.
     """
     config = pb.ModelConfig(name=name, max_batch_size=0)
-    config.input.append(_tensor(*image))
+    config.input.append(_tensor(FRAME_INPUT, pb.TYPE_UINT8, [-1, -1, 3]))
+    for key, value in (('min_frame', DEFAULT_MIN), ('max_frame', DEFAULT_MAX)):
+        config.parameters[key].string_value = value
     for output, dims in outputs:
         data_type = pb.TYPE_UINT8 if output in ('lane_probability', 'drivable_margin') else \
             output_type
@@ -178,31 +180,14 @@ def _model_step(name: str, image: tuple[str, int, list[int]],
 def _write_ensemble(repository: Path, lane_model: LaneModel,
                     steps: list[tuple[str, dict[str, str], dict[str, str]]],
                     outputs: list[tuple[str, list[int]]]) -> None:
-    """NAME (ensemble) and NAME_preprocess; `steps` follow the preprocessing step."""
+    """NAME, the ensemble of `steps` (the first takes the frame), and its lane_model.json."""
     name = lane_model.name
-    preprocess = pb.ModelConfig(name=f'{name}_preprocess', backend='python', max_batch_size=0)
-    preprocess.input.append(_tensor('IMAGE', pb.TYPE_UINT8, [-1, -1, 3]))
-    preprocess.output.append(pb.ModelOutput(name='images', data_type=pb.TYPE_UINT8,
-                                            dims=[1, 3, -1, -1]))
-    for key, value in (('preprocess', 'preprocessing:lane_frame'),
-                       ('input_width', str(lane_model.input_width)),
-                       ('input_height', str(lane_model.input_height)),
-                       ('arg_top_crop', repr(lane_model.preprocessing.top_crop)),
-                       ('arg_resize', lane_model.preprocessing.resize)):
-        preprocess.parameters[key].string_value = value
-    preprocess.instance_group.append(CPU_INSTANCE)
-    _write(repository / f'{name}_preprocess' / 'config.pbtxt', preprocess)
-    link_step_code(repository, STEP_CODE['preprocess'], f'{name}_preprocess')
-
     ensemble = pb.ModelConfig(name=name, platform='ensemble', max_batch_size=0)
     ensemble.input.append(_tensor('IMAGE', pb.TYPE_UINT8, [-1, -1, 3]))
     for output, dims in outputs:
         data_type = pb.TYPE_UINT8 if lane_model.layout == 'segmentation' else pb.TYPE_FP32
         ensemble.output.append(pb.ModelOutput(name=output, data_type=data_type, dims=dims))
     scheduling = ensemble.ensemble_scheduling
-    first = scheduling.step.add(model_name=f'{name}_preprocess', model_version=-1)
-    first.input_map['IMAGE'] = 'IMAGE'
-    first.output_map['images'] = 'images'
     for step_name, input_map, output_map in steps:
         step = scheduling.step.add(model_name=step_name, model_version=-1)
         step.input_map.update(input_map)
@@ -220,5 +205,5 @@ def _write(path: Path, config: pb.ModelConfig) -> None:
 
 def remove_steps(repository: Path, name: str) -> None:
     """Undo a partial install (an error after some steps were written)."""
-    for step in (name, f'{name}_preprocess', f'{name}_model', f'{name}_input'):
+    for step in (name, f'{name}_model', f'{name}_input'):
         shutil.rmtree(repository / step, ignore_errors=True)

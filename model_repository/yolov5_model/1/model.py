@@ -3,6 +3,8 @@ Triton wrapper of onnx_runner.py: serves `<version dir>/<onnx_file>` with onnxru
 
 Model-agnostic: tensor names come from the model config and are checked against the ONNX file,
 so yolov5_model and lane_model share this file (lane_model/1/model.py is a symlink to it).
+A frame outside the config's min_frame..max_frame is refused as the Orin's TensorRT engine,
+built for that range, refuses it, so that both profiles accept the same frames.
 """
 import json
 import os
@@ -15,7 +17,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import triton_python_backend_utils as pb_utils  # noqa: E402
 
-from onnx_runner import OnnxRunner  # noqa: E402
+from onnx_runner import FRAME_INPUT, frame_size_error, OnnxRunner  # noqa: E402
 
 
 class TritonPythonModel:
@@ -45,6 +47,8 @@ class TritonPythonModel:
             raise pb_utils.TritonModelException(
                 f"{args['model_name']}: config tensors {sorted(missing)} are not in {path} "
                 f'(inputs {self.runner.input_names}, outputs {self.runner.output_names})')
+        self.frame_range = (parameters.get('min_frame', '1x1'), parameters.get('max_frame', ''))
+        self.model_name = args['model_name']
         self.runner.warm_up()
         pb_utils.Logger.log_info(
             f"{args['model_name']}: {path} on onnxruntime CPU, "
@@ -56,6 +60,11 @@ class TritonPythonModel:
         for request in requests:
             inputs = {name: pb_utils.get_input_tensor_by_name(request, name).as_numpy()
                       for name in self.input_names}
+            error = frame_size_error(self.model_name, inputs.get(FRAME_INPUT), *self.frame_range)
+            if error:
+                responses.append(pb_utils.InferenceResponse(
+                    error=pb_utils.TritonError(error, pb_utils.TritonError.INVALID_ARG)))
+                continue
             outputs = self.runner.run(inputs, self.output_names)
             responses.append(pb_utils.InferenceResponse(output_tensors=[
                 pb_utils.Tensor(name, value) for name, value in zip(self.output_names, outputs)]))

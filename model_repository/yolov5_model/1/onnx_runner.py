@@ -7,8 +7,28 @@ Shared by yolov5_model and lane_model (lane_model/1 links to these files).
 import numpy as np
 import onnxruntime as ort
 
+FRAME_INPUT = 'image'  # the served graphs' frame (triton_perception.graphs.frame_input)
 ONNX_TO_NUMPY = {'tensor(float)': np.float32, 'tensor(float16)': np.float16,
                  'tensor(uint8)': np.uint8, 'tensor(int32)': np.int32, 'tensor(int64)': np.int64}
+
+
+def frame_size_error(model_name: str, frame, min_frame: str, max_frame: str) -> str:
+    """
+    Say why a frame is outside min_frame..max_frame ('WxH', width x height), or ''.
+
+    The range is the one the Orin's TensorRT engine is built for (`engines build`); the wording
+    is triton_perception.frame_range's, which a test holds equal.
+    """
+    if frame is None or not max_frame:
+        return ''
+    height, width = frame.shape[:2]
+    (min_w, min_h), (max_w, max_h) = (
+        [int(value) for value in text.split('x')] for text in (min_frame, max_frame))
+    if min_w <= width <= max_w and min_h <= height <= max_h:
+        return ''
+    return (f'{model_name}: frame {width}x{height} is outside the frame sizes this model is built '
+            f'for, {min_frame} to {max_frame} (width x height); rebuild its engine for them '
+            "with 'triton-perception engines build --max-frame WxH' (or --frame-size WxH)")
 
 
 class OnnxRunner:

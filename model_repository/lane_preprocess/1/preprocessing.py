@@ -1,1 +1,0 @@
-../../yolov5_preprocess/1/preprocessing.py

@@ -1,0 +1,89 @@
+"""
+The frame sizes a served graph takes: its config's min_frame..max_frame, its engine's profile.
+
+Every served graph takes the frame itself, uint8 [H, W, 3] of any size (graphs/frame_input.py).
+A TensorRT engine only runs shapes inside the optimization profile it was built with, so
+`engines build` builds one from the step config's parameters min_frame and max_frame
+("WxH", width x height), and the CPU profile's runner refuses the frames outside them too
+(onnx_runner.frame_size_error), so that both profiles accept the same frames.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+import re
+
+DEFAULT_MIN = '1x1'
+DEFAULT_MAX = '3840x2160'  # landscape 4K UHD; portrait or larger cameras raise it
+OPTIMUM = (1920, 1080)     # the size TensorRT tunes its kernels for, clipped into the range
+# One parameter in a config's text, on one line or as protobuf's text format spreads it.
+PARAMETER = re.compile(r'parameters\s*\{\s*key:\s*"(min_frame|max_frame)"\s*value\s*\{\s*'
+                       r'string_value:\s*"([^"]*)"\s*\}\s*\}')
+
+
+class FrameRangeError(ValueError):
+    """A frame size or range is malformed; the message says what is accepted."""
+
+
+def parse_size(text: str) -> tuple[int, int]:
+    """Return (width, height) of 'WxH'."""
+    match = re.fullmatch(r'\s*(\d+)\s*[xX]\s*(\d+)\s*', text)
+    if not match or min(int(match.group(1)), int(match.group(2))) < 1:
+        raise FrameRangeError(f'frame size {text!r}: expected WIDTHxHEIGHT in pixels, e.g. '
+                              '1920x1080')
+    return int(match.group(1)), int(match.group(2))
+
+
+@dataclass(frozen=True)
+class FrameRange:
+    """Smallest and largest frame, (width, height) each; both bounds included."""
+
+    smallest: tuple[int, int] = parse_size(DEFAULT_MIN)
+    largest: tuple[int, int] = parse_size(DEFAULT_MAX)
+
+    def __post_init__(self) -> None:
+        if any(low > high for low, high in zip(self.smallest, self.largest)):
+            raise FrameRangeError(f'frame range {self}: the smallest frame is larger than the '
+                                  'largest')
+
+    def __str__(self) -> str:
+        return f'{self.smallest[0]}x{self.smallest[1]} to {self.largest[0]}x{self.largest[1]}'
+
+    @property
+    def optimum(self) -> tuple[int, int]:
+        width, height = (min(max(value, low), high) for value, low, high in zip(
+            OPTIMUM, self.smallest, self.largest))
+        return width, height
+
+    def trtexec_shapes(self, input_name: str) -> list[str]:
+        """Return trtexec's profile flags for an [H, W, 3] input."""
+        def shape(size: tuple[int, int]) -> str:
+            return f'{input_name}:{size[1]}x{size[0]}x3'
+        return [f'--minShapes={shape(self.smallest)}', f'--optShapes={shape(self.optimum)}',
+                f'--maxShapes={shape(self.largest)}']
+
+
+def frame_range_of(config_text: str) -> FrameRange:
+    """Return the range a step config's parameters declare (the defaults where absent)."""
+    found = dict(PARAMETER.findall(config_text))
+    return FrameRange(parse_size(found.get('min_frame', DEFAULT_MIN)),
+                      parse_size(found.get('max_frame', DEFAULT_MAX)))
+
+
+def with_frame_range(config_text: str, frame_range: FrameRange) -> str:
+    """Return the config text declaring `frame_range` (replacing the parameters it had)."""
+    values = {'min_frame': '{}x{}'.format(*frame_range.smallest),
+              'max_frame': '{}x{}'.format(*frame_range.largest)}
+    if len(PARAMETER.findall(config_text)) != 2:
+        raise FrameRangeError('the config declares no min_frame/max_frame parameters: it does not '
+                              'take the frame itself')
+    return PARAMETER.sub(lambda match: f'parameters {{ key: "{match.group(1)}" value {{ '
+                         f'string_value: "{values[match.group(1)]}" }} }}', config_text)
+
+
+def set_frame_range(step: Path, frame_range: FrameRange) -> None:
+    """Declare `frame_range` in both profiles' configs of a model step."""
+    for path in (step / 'config.pbtxt', step / 'configs' / 'cpu.pbtxt'):
+        if path.is_file():
+            path.write_text(with_frame_range(path.read_text(encoding='utf-8'), frame_range),
+                            encoding='utf-8')
