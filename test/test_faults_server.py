@@ -25,7 +25,7 @@ import numpy as np
 import pytest
 from sensor_msgs.msg import Image, PointCloud2
 import tritonclient.grpc as grpcclient
-from tritonclient.utils import InferenceServerException
+from tritonclient.utils import InferenceServerException, np_to_triton_dtype
 from vision_msgs.msg import Detection2DArray
 
 from fault_plumbing import (ABSENT_S, Arrivals, arrived_since, assert_balanced, BUSY_MODEL_DELAY_S,
@@ -150,11 +150,17 @@ def test_stopping_a_killed_server_ends_its_stubs(pipeline_repository: Path) -> N
 
     def request_continuously() -> None:
         with grpcclient.InferenceServerClient(server.grpc_url) as client:
-            tensor = grpcclient.InferInput('IMAGE', [48, 64, 3], 'UINT8')
-            tensor.set_data_from_numpy(np.zeros((48, 64, 3), np.uint8))
+            inputs = []
+            for name, value in (('IMAGE', np.zeros((48, 64, 3), np.uint8)),
+                                ('SCORE_THRESHOLD', np.array([0.25], np.float32)),
+                                ('IOU_THRESHOLD', np.array([0.45], np.float32)),
+                                ('MAX_DETECTIONS', np.array([100], np.int32))):
+                inputs.append(grpcclient.InferInput(name, list(value.shape),
+                                                    np_to_triton_dtype(value.dtype)))
+                inputs[-1].set_data_from_numpy(value)
             while not stop_requests.is_set():
                 try:
-                    client.infer('yolov5', [tensor], client_timeout=5.0)
+                    client.infer('yolov5', inputs, client_timeout=5.0)
                     completed.append(time.monotonic())
                 except InferenceServerException:
                     stop_requests.wait(0.1)  # the server is gone; the test ends us
