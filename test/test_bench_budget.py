@@ -112,9 +112,10 @@ def test_summary_gives_median_and_p90_per_row_and_the_excess_over_the_reference(
     assert figures['stages_ms']['node_to_request'] == {'median': 5.5, 'p90': 9.1}
     assert figures['e2e_ms'] == {'median': 24.5, 'p90': 28.1}
     assert figures['beyond_reference_ms'] == 4.5
+    assert figures['beyond_triton_compute_ms'] == 24.5 - 55.0  # e2e minus the steps' compute
     empty = summarise([], [], None)
     assert empty['e2e_ms'] == {'median': None, 'p90': None}
-    assert empty['beyond_reference_ms'] is None
+    assert empty['beyond_reference_ms'] is None and empty['beyond_triton_compute_ms'] is None
 
 
 def test_rows_are_ordered_and_labelled() -> None:

@@ -27,6 +27,7 @@ from ros_helpers import LATCHED, Probe, wait_until
 from test_detection_processing import differences, graph_detector, preprocessing, read_rgb, session
 from triton_perception.detectors import DetectorInstallError, install_detector, installed_detectors
 from triton_perception.engines import engine_steps
+from triton_perception.frame_range import frame_range_of, FrameRange
 from triton_perception.messages import image_message
 from triton_perception.processes import free_ports, ros_arguments
 from triton_perception.triton.server import ServerConfig, TritonServer
@@ -118,6 +119,8 @@ def test_a_three_class_detector_equals_an_independent_decode(repository: Path,
     # `engines build` on the Orin builds it with the package's own models.
     assert engine_steps(repository)[:2] == ['yolov5_model', 'lane_model']
     assert 'three_model' in engine_steps(repository)
+    for config in ('config.pbtxt', 'configs/cpu.pbtxt'):  # the engine's frame range, too
+        assert frame_range_of((repository / 'three_model' / config).read_text()) == FrameRange()
     detect, head = served(repository, 'three'), session(onnx_path)
     boxes = 0
     for rgb in frames():

@@ -25,6 +25,7 @@ from test_ensembles import infer
 from test_lane_models import (check_lanes, CURVES, FRAME, frame, layout_case, NO_LOG,
                               ROW_ANCHOR_AND_SEGMENTATION, SIDES)
 from triton_perception.engines import engine_steps
+from triton_perception.frame_range import frame_range_of, FrameRange
 from triton_perception.lane_models.decode import decode_lanes, DecodeSettings
 from triton_perception.lane_models.install import install_lane_model, install_served_lane_model
 from triton_perception.lane_models.spec import lane_model_for
@@ -154,3 +155,6 @@ def test_engines_build_covers_the_installed_lane_graphs(
     assert {'laneatt_onnx32_model', 'laneatt_onnx16_model', 'laneatt_served32_input',
             'laneatt_served16_input'} <= set(steps)
     assert 'laneDetect_model' not in steps
+    for step in ('laneatt_onnx16_model', 'laneatt_served16_input'):  # the frame range, too
+        for config in ('config.pbtxt', 'configs/cpu.pbtxt'):
+            assert frame_range_of((lane_server[1] / step / config).read_text()) == FrameRange()

@@ -151,14 +151,22 @@ def summarise(frames: Sequence[Mapping[str, float]], e2e_ms: Sequence[float],
     """
     rows = ordered_rows(dict.fromkeys(row for frame in frames for row in frame))
     e2e = percentiles(e2e_ms)
+    stages = {row: percentiles([frame[row] for frame in frames if row in frame]) for row in rows}
+    # The model steps' own compute, as Triton times it: a yardstick that, unlike the in-process
+    # reference, runs in the same stub process under the same conditions as the measured path.
+    compute = [figures['median'] for row, figures in stages.items()
+               if row.startswith('triton ') and row.endswith(' compute_infer')]
+    known = [value for value in compute if value is not None]
     return {
         'frames': len(frames),
-        'stages_ms': {row: percentiles([frame[row] for frame in frames if row in frame])
-                      for row in rows},
+        'stages_ms': stages,
         'e2e_ms': e2e,
         'reference_ms': reference_median_ms,
         'beyond_reference_ms': (round(e2e['median'] - reference_median_ms, 2)
                                 if e2e['median'] is not None and reference_median_ms else None),
+        'beyond_triton_compute_ms': (round(e2e['median'] - sum(known), 2)
+                                     if e2e['median'] is not None and known and
+                                     len(known) == len(compute) else None),
     }
 
 

@@ -169,6 +169,8 @@ def budget_table(report: dict[str, Any]) -> str:
         rows.append(line(f'**end to end** ({budget["frames"]} frames)', budget['e2e_ms']))
         rows.append(line('reference (in-process)', {'median': budget['reference_ms']}))
         rows.append(line('**beyond the reference**', {'median': budget['beyond_reference_ms']}))
+        rows.append(line("**beyond Triton's compute_infer** (the model steps')",
+                         {'median': budget.get('beyond_triton_compute_ms')}))
         notes += loaded_line(case, report[case].get('throughput', {}), budget.get('steps', []))
         cpu = report[case].get('cpu_outside_graph_ms_per_frame')
         if cpu:
