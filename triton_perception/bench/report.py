@@ -17,7 +17,9 @@ from triton_perception.paths import SOURCE_ROOT
 
 METHOD = {
     'reference_ms': 'model repository modules by file path + onnxruntime CPU with '
-                    'configs/cpu.pbtxt thread settings, one process, median after warm-up '
+                    'configs/cpu.pbtxt thread settings, one process, median after warm-up; '
+                    'each frame run twice in a row, the second run timed (warm, as the ROS '
+                    "path's model step after the bench's Triton request) "
                     '(also with --profile tensorrt: ratio then sets GPU serving against CPU)',
     'triton_ms': 'tritonclient.grpc request as the node sends it, frames one at a time; '
                  'both: the two requests concurrently, until both returned',
