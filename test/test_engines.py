@@ -14,11 +14,13 @@ import stat
 import subprocess
 import sys
 
+import numpy as np
 import pytest
 
 from conftest import REPO
 from triton_perception.engines import build_engines, EngineBuildError, find_trtexec, stale_engines
 from triton_perception.frame_range import frame_range_of, FrameRange, FrameRangeError, parse_size
+from triton_perception.triton.model_config import load_step_module
 
 STAND_IN = """#!/usr/bin/env bash
 echo "&&&& RUNNING TensorRT.trtexec [TensorRT v100300] $*" | tee -a "{calls}"
@@ -132,3 +134,24 @@ def test_frame_sizes_parse_as_width_by_height() -> None:
     assert parse_size('1920x1080') == (1920, 1080) == parse_size(' 1920 X 1080 ')
     with pytest.raises(FrameRangeError):
         parse_size('1920x')
+
+
+def test_the_cpu_runner_reads_the_range_the_engines_are_built_for() -> None:
+    """
+    The CPU profile's runner refuses exactly the frames outside the configs' range.
+
+    It reads min_frame/max_frame itself (the model repository imports no package code), so this
+    holds its reading equal to triton_perception.frame_range's, inside and just outside.
+    """
+    runner = load_step_module(REPO / 'model_repository', 'yolov5_model', 'onnx_runner')
+    text = (REPO / 'model_repository' / 'yolov5_model' / 'configs' / 'cpu.pbtxt').read_text()
+    declared = frame_range_of(text)
+    sizes = runner.frame_range('{}x{}'.format(*declared.smallest),
+                               '{}x{}'.format(*declared.largest))
+    assert sizes == (declared.smallest, declared.largest)
+    (max_w, max_h) = declared.largest
+    for width, height, inside in ((1, 1, True), (max_w, max_h, True), (max_w + 1, max_h, False),
+                                  (max_w, max_h + 1, False), (0, 8, False)):
+        error = runner.frame_size_error('m', np.zeros((height, width, 3), np.uint8), sizes)
+        assert (error == '') == inside, (width, height, error)
+        assert inside or f'built for, {declared} (width x height)' in error, error

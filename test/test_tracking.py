@@ -13,10 +13,11 @@ import numpy as np
 import pytest
 
 from tracking_scenes import CAMERA, Ego, Frame, PEDESTRIAN, render, WorldObject
+from triton_perception.parameters import specs_by_name, TRACKING
 from triton_perception.tracking.association import iou_matrix, match
 from triton_perception.tracking.benchmark import tracking_update_ms
 from triton_perception.tracking.ground_motion import Pose2D, time_to_collision
-from triton_perception.tracking.pipeline import CameraTracking, FrameTracks
+from triton_perception.tracking.pipeline import CameraTracking, FrameTracks, tracker_settings
 from triton_perception.tracking.tracker import Tracker, TrackerSettings
 
 RATE_HZ = 30.0
@@ -321,3 +322,15 @@ def test_every_detection_keeps_its_row_when_some_miss_the_ground() -> None:
     assert len(result.widths) == len(result.heights) == 2
     assert np.isnan(result.widths[0]) and result.widths[1] == pytest.approx(1.8, rel=0.15)
     assert result.heights[1] == pytest.approx(1.5, rel=0.15)
+
+
+def test_the_tracker_defaults_are_the_node_parameters_defaults() -> None:
+    """
+    Both say what an unconfigured tracker does: tests and library users get the node's tracker.
+
+    parameters.py stays free of numpy and scipy (launch files import it), so the defaults are
+    written in both places and held equal here.
+    """
+    specs = specs_by_name(TRACKING)
+    from_parameters = tracker_settings({spec.name: spec.default for spec in specs.values()})
+    assert from_parameters == TrackerSettings()

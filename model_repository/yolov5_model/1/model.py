@@ -17,7 +17,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import triton_python_backend_utils as pb_utils  # noqa: E402
 
-from onnx_runner import FRAME_INPUT, frame_size_error, OnnxRunner  # noqa: E402
+from onnx_runner import FRAME_INPUT, frame_range, frame_size_error, OnnxRunner  # noqa: E402
 
 
 class TritonPythonModel:
@@ -47,7 +47,9 @@ class TritonPythonModel:
             raise pb_utils.TritonModelException(
                 f"{args['model_name']}: config tensors {sorted(missing)} are not in {path} "
                 f'(inputs {self.runner.input_names}, outputs {self.runner.output_names})')
-        self.frame_range = (parameters.get('min_frame', '1x1'), parameters.get('max_frame', ''))
+        # Parsed once; a config without the parameters (a step that takes no frame) has no limit.
+        self.frame_sizes = frame_range(parameters.get('min_frame', '1x1'),
+                                       parameters.get('max_frame', f'{2 ** 31}x{2 ** 31}'))
         self.model_name = args['model_name']
         self.runner.warm_up()
         pb_utils.Logger.log_info(
@@ -60,7 +62,7 @@ class TritonPythonModel:
         for request in requests:
             inputs = {name: pb_utils.get_input_tensor_by_name(request, name).as_numpy()
                       for name in self.input_names}
-            error = frame_size_error(self.model_name, inputs.get(FRAME_INPUT), *self.frame_range)
+            error = frame_size_error(self.model_name, inputs.get(FRAME_INPUT), self.frame_sizes)
             if error:
                 responses.append(pb_utils.InferenceResponse(
                     error=pb_utils.TritonError(error, pb_utils.TritonError.INVALID_ARG)))

@@ -12,23 +12,30 @@ ONNX_TO_NUMPY = {'tensor(float)': np.float32, 'tensor(float16)': np.float16,
                  'tensor(uint8)': np.uint8, 'tensor(int32)': np.int32, 'tensor(int64)': np.int64}
 
 
-def frame_size_error(model_name: str, frame, min_frame: str, max_frame: str) -> str:
+def frame_range(min_frame: str, max_frame: str) -> tuple[tuple[int, int], tuple[int, int]]:
     """
-    Say why a frame is outside min_frame..max_frame ('WxH', width x height), or ''.
+    Return ((min_w, min_h), (max_w, max_h)) of a config's min_frame/max_frame ('WxH').
 
-    The range is the one the Orin's TensorRT engine is built for (`engines build`); the wording
-    is triton_perception.frame_range's, which a test holds equal.
+    The range the Orin's TensorRT engine is built for (`engines build`); triton_perception.
+    frame_range writes these parameters, and test_engines holds both readings equal.
     """
-    if frame is None or not max_frame:
+    smallest, largest = ((int(width), int(height)) for width, height in (
+        text.lower().split('x') for text in (min_frame, max_frame)))
+    return smallest, largest
+
+
+def frame_size_error(model_name: str, frame, sizes: tuple[tuple[int, int], tuple[int, int]]
+                     ) -> str:
+    """Say why a frame is outside `sizes` (from frame_range), or return ''."""
+    if frame is None:
         return ''
     height, width = frame.shape[:2]
-    (min_w, min_h), (max_w, max_h) = (
-        [int(value) for value in text.split('x')] for text in (min_frame, max_frame))
+    (min_w, min_h), (max_w, max_h) = sizes
     if min_w <= width <= max_w and min_h <= height <= max_h:
         return ''
     return (f'{model_name}: frame {width}x{height} is outside the frame sizes this model is built '
-            f'for, {min_frame} to {max_frame} (width x height); rebuild its engine for them '
-            "with 'triton-perception engines build --max-frame WxH' (or --frame-size WxH)")
+            f'for, {min_w}x{min_h} to {max_w}x{max_h} (width x height); rebuild its engine for '
+            "them with 'triton-perception engines build --max-frame WxH' (or --frame-size WxH)")
 
 
 class OnnxRunner:
