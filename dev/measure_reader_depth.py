@@ -29,11 +29,11 @@ from rclpy.qos import QoSProfile, ReliabilityPolicy  # noqa: E402
 from sensor_msgs.msg import Image  # noqa: E402
 from std_msgs.msg import Header  # noqa: E402
 
-from triton_perception.diagnostics import find_status  # noqa: E402
-from triton_perception.messages import image_message  # noqa: E402
-from triton_perception.paths import dds_profile_environment  # noqa: E402
-from triton_perception.processes import free_ports, NodeProcess, ros_arguments  # noqa: E402
-from triton_perception.triton.server import ServerConfig, TritonServer  # noqa: E402
+from triton_perception.frames.diagnostics import find_status  # noqa: E402
+from triton_perception.outputs.result_messages import image_message  # noqa: E402
+from triton_perception.serving.triton_server import ServerConfig, TritonServer  # noqa: E402
+from triton_perception.system.paths import dds_profile_environment  # noqa: E402
+from triton_perception.system.processes import free_ports, NodeProcess, ros_arguments  # noqa: E402
 
 os.environ.update(dds_profile_environment())
 

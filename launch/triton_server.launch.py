@@ -4,9 +4,10 @@ import sys
 from launch import LaunchContext, LaunchDescription
 from launch.actions import ExecuteProcess, LogInfo, OpaqueFunction
 
-from triton_perception.launch_support import argument_values, declare_arguments
-from triton_perception.plan import pipeline_plan
-from triton_perception.triton.server import find_tritonserver, server_command, server_environment
+from triton_perception.pipeline.launch_support import argument_values, declare_arguments
+from triton_perception.pipeline.plan import pipeline_plan
+from triton_perception.serving.triton_server import (find_tritonserver, server_command,
+                                                     server_environment)
 
 SERVER_ARGUMENTS = ('tritonserver', 'model_repository', 'profile', 'grpc_port', 'http_port',
                     'metrics_port', 'respawn_triton', 'respawn_delay')
@@ -20,7 +21,7 @@ def server_actions(context: LaunchContext) -> list:
         LogInfo(msg=f'tritonserver: {plan.server.model_repository} '
                     f'(profile {values["profile"]}), gRPC {plan.triton_url}'),
         # Through parent_death: tritonserver ends when launch does, even by SIGTERM or SIGKILL.
-        ExecuteProcess(cmd=[sys.executable, '-m', 'triton_perception.parent_death',
+        ExecuteProcess(cmd=[sys.executable, '-m', 'triton_perception.system.parent_death',
                             *server_command(plan.server, installation)],
                        env=server_environment(installation), name='tritonserver',
                        output='screen', respawn=plan.respawn_triton,

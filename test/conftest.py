@@ -8,11 +8,11 @@ from typing import Any, Iterator, TYPE_CHECKING
 
 import pytest
 
-from triton_perception.paths import dds_profile_environment
-from triton_perception.processes import free_ports
+from triton_perception.system.paths import dds_profile_environment
+from triton_perception.system.processes import free_ports
 
 if TYPE_CHECKING:
-    from triton_perception.triton.server import TritonServer
+    from triton_perception.serving.triton_server import TritonServer
 
 REPO = Path(__file__).resolve().parents[1]
 # The fault tests' fixtures (real nodes and servers), for the modules that request them.
@@ -66,8 +66,8 @@ def node_with_repository(executable: str, arguments: list[str], repository: Path
     It finds an installed detector's labels or a lane model's lane_model.json there; this
     process's environment is left as it was.
     """
-    from triton_perception.paths import MODEL_REPOSITORY_ENV
-    from triton_perception.processes import NodeProcess
+    from triton_perception.system.paths import MODEL_REPOSITORY_ENV
+    from triton_perception.system.processes import NodeProcess
 
     before = os.environ.get(MODEL_REPOSITORY_ENV)
     os.environ[MODEL_REPOSITORY_ENV] = str(repository)
@@ -91,8 +91,8 @@ def shared() -> Path:
 @pytest.fixture(scope='session')
 def triton_server(shared: Path) -> Iterator[TritonServer]:
     """One real tritonserver (CPU profile) for the whole session: starting one costs seconds."""
-    from triton_perception.models import install_models
-    from triton_perception.triton.server import ServerConfig, TritonServer
+    from triton_perception.models.shipped_models import install_models
+    from triton_perception.serving.triton_server import ServerConfig, TritonServer
 
     repository = REPO / 'model_repository'
     install_models(repository, shared / 'models', log=lambda _line: None)

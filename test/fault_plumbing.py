@@ -24,10 +24,11 @@ from conftest import REPO
 from fault_repository import write_repository
 from ros_helpers import Probe, RELIABLE, wait_until
 from test_pipeline_run import clip_frames
-from triton_perception.diagnostics import NodeStatus, status_name
-from triton_perception.models import install_models
-from triton_perception.processes import alive, free_ports, NodeProcess, process_tree, ros_arguments
-from triton_perception.triton.server import ServerConfig, TritonServer
+from triton_perception.frames.diagnostics import NodeStatus, status_name
+from triton_perception.models.shipped_models import install_models
+from triton_perception.serving.triton_server import ServerConfig, TritonServer
+from triton_perception.system.processes import (alive, free_ports, NodeProcess, process_tree,
+                                                ros_arguments)
 
 SEED = 20240801
 COUNTED = ('published', 'dropped', 'rejected', 'failed')

@@ -15,7 +15,7 @@ import zlib
 import cv2
 import numpy as np
 
-from triton_perception.image_conversion import encode_rgb, SUPPORTED_ENCODINGS
+from triton_perception.frames.image_conversion import encode_rgb, SUPPORTED_ENCODINGS
 
 UINT32_MAX = 2**32 - 1
 INVALID_ENCODINGS = ('', '32FC1', '16UC1', 'rgb16', 'RGB8', 'jpeg', 'bgr8 ', 'mono16', '8UC3',

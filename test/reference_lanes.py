@@ -10,8 +10,9 @@ package's own. The served lanes must stay within 2 px of it and the drivable are
 import cv2
 import numpy as np
 
-from triton_perception.lane_geometry import (check_settings, group_pieces, lane_sides, LaneResult,
-                                             MIN_PIECE_PIXELS, Piece, sample_lane)
+from triton_perception.lanes.lane_geometry import (check_settings, group_pieces, lane_sides,
+                                                   LaneResult, MIN_PIECE_PIXELS, Piece,
+                                                   sample_lane)
 
 
 def lane_pieces(lane_logits: np.ndarray) -> list[Piece]:

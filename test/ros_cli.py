@@ -17,7 +17,7 @@ import time
 from typing import Sequence
 
 from ros_helpers import wait_until
-from triton_perception.processes import alive, free_ports, process_tree
+from triton_perception.system.processes import alive, free_ports, process_tree
 
 REPO = Path(__file__).resolve().parents[1]
 VENV = Path(sys.prefix)

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from conftest import shared_path
-from triton_perception.image_conversion import ImageRejected
+from triton_perception.frames.image_conversion import ImageRejected
 
 # A pixel budget no test image reaches.
 BUDGET = 10_000_000

@@ -22,8 +22,8 @@ from rosbags.rosbag2 import Reader
 import yaml
 
 from conftest import SHARED, shared_path
-from triton_perception.bag.common import (BagError, COMPRESSED_IMAGE_TYPE, DEFAULT_TOPIC,
-                                          IMAGE_TYPE, typestore, typestore_for)
+from triton_perception.bag.bag_format import (BagError, COMPRESSED_IMAGE_TYPE, DEFAULT_TOPIC,
+                                              IMAGE_TYPE, typestore, typestore_for)
 from triton_perception.bag.make import DEFAULT_EPOCH_S, make_bag
 from triton_perception.bag.reading import read_images
 

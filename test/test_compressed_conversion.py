@@ -1,5 +1,5 @@
 """
-Unit tests for triton_perception.image_conversion's CompressedImage path.
+Unit tests for triton_perception.frames.image_conversion's CompressedImage path.
 
 JPEG and PNG decoded to RGB, sizes checked against the pixel budget before decoding, damaged data
 rejected with a reason (no ROS runtime needed).
@@ -18,7 +18,7 @@ import pytest
 from conftest import shared_path
 from sample_images import (BUDGET, bus_rgb, mean_abs_error, NO_SENSOR_MSGS, random_rgb,
                            rejection_reason, smooth_rgb)
-from triton_perception.image_conversion import compressed_to_rgb, ImageRejected
+from triton_perception.frames.image_conversion import compressed_to_rgb, ImageRejected
 
 
 def compressed_msg(data: bytes, fmt: str = 'jpeg') -> SimpleNamespace:

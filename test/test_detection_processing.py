@@ -3,7 +3,7 @@ The detection chain without a server.
 
 The served detection graph (built from the shipped weights, run with onnxruntime; it takes the
 frame itself), checked against an independent reference: the Python letterbox
-(triton_perception.frame_preprocessing), the upstream network and a numpy decode and NMS
+(triton_perception.frames.frame_preprocessing), the upstream network and a numpy decode and NMS
 (test/reference_detection.py).
 
 The server tests (test_ensembles.py) then only need to check the wiring.
@@ -20,11 +20,11 @@ import pytest
 
 from conftest import shared_path
 import reference_detection as detection
-from triton_perception import frame_preprocessing as preprocessing
-from triton_perception.graphs.detection import (build_detection_graph, HeadLayoutError,
-                                                inspect_head, MAX_OUTPUT)
-from triton_perception.triton.model_config import load_step_module
-from triton_perception.validation import check_detections
+from triton_perception.frames import frame_preprocessing as preprocessing
+from triton_perception.frames.validation import check_detections
+from triton_perception.graphs.detection_graph import (build_detection_graph, HeadLayoutError,
+                                                      inspect_head, MAX_OUTPUT)
+from triton_perception.serving.model_config import load_step_module
 
 ROOT = Path(__file__).resolve().parents[1]
 REPOSITORY = ROOT / 'model_repository'

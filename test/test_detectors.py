@@ -25,12 +25,13 @@ from conftest import copy_of_model_repository, node_with_repository, REPO, share
 import reference_detection
 from ros_helpers import LATCHED, Probe, wait_until
 from test_detection_processing import differences, graph_detector, preprocessing, read_rgb, session
-from triton_perception.detectors import DetectorInstallError, install_detector, installed_detectors
-from triton_perception.engines import engine_steps
-from triton_perception.frame_range import frame_range_of, FrameRange
-from triton_perception.messages import image_message
-from triton_perception.processes import free_ports, ros_arguments
-from triton_perception.triton.server import ServerConfig, TritonServer
+from triton_perception.frames.frame_range import frame_range_of, FrameRange
+from triton_perception.models.detectors import (DetectorInstallError, install_detector,
+                                                installed_detectors)
+from triton_perception.outputs.result_messages import image_message
+from triton_perception.serving.engines import engine_steps
+from triton_perception.serving.triton_server import ServerConfig, TritonServer
+from triton_perception.system.processes import free_ports, ros_arguments
 
 THREE = ['person', 'car', 'bus']
 COCO_IDS = [0, 2, 5]  # their columns in yolov5n's 80-class head

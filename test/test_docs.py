@@ -13,7 +13,7 @@ import re
 import pytest
 
 from conftest import REPO
-from triton_perception import docs_tables
+from triton_perception.apps import docs_tables
 from triton_perception.parameters import DETECTION
 
 README = REPO / 'README.md'

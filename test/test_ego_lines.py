@@ -1,7 +1,7 @@
 """
 Ego lines that do not jump.
 
-The side rules (triton_perception.lane_sides) on drawn cases, and on the whole highway clip as
+The side rules (triton_perception.lanes.lane_sides) on drawn cases, and on the whole highway clip as
 lane_node serves it (in-process, the served graph and geometry).
 """
 from __future__ import annotations
@@ -12,7 +12,7 @@ import pytest
 
 from conftest import REPO, shared_path
 from triton_perception.bench.references import lane_reference
-from triton_perception.lane_sides import assign_sides, bottom_x, ego_eligible, x_at
+from triton_perception.lanes.lane_sides import assign_sides, bottom_x, ego_eligible, x_at
 
 ROWS = (1.0, 0.8, 0.7)      # fractions of the frame height where the ego lines are compared
 NEIGHBOURS = 3              # frames either side whose median an ego line must stay near

@@ -18,9 +18,11 @@ import numpy as np
 import pytest
 
 from conftest import REPO
-from triton_perception.engines import build_engines, EngineBuildError, find_trtexec, stale_engines
-from triton_perception.frame_range import frame_range_of, FrameRange, FrameRangeError, parse_size
-from triton_perception.triton.model_config import load_step_module
+from triton_perception.frames.frame_range import (frame_range_of, FrameRange, FrameRangeError,
+                                                  parse_size)
+from triton_perception.serving.engines import (build_engines, EngineBuildError, find_trtexec,
+                                               stale_engines)
+from triton_perception.serving.model_config import load_step_module
 
 STAND_IN = """#!/usr/bin/env bash
 echo "&&&& RUNNING TensorRT.trtexec [TensorRT v100300] $*" | tee -a "{calls}"
@@ -141,7 +143,7 @@ def test_the_cpu_runner_reads_the_range_the_engines_are_built_for() -> None:
     The CPU profile's runner refuses exactly the frames outside the configs' range.
 
     It reads min_frame/max_frame itself (the model repository imports no package code), so this
-    holds its reading equal to triton_perception.frame_range's, inside and just outside.
+    holds its reading equal to triton_perception.frames.frame_range's, inside and just outside.
     """
     runner = load_step_module(REPO / 'model_repository', 'yolov5_model', 'onnx_runner')
     text = (REPO / 'model_repository' / 'yolov5_model' / 'configs' / 'cpu.pbtxt').read_text()

@@ -13,8 +13,8 @@ from std_msgs.msg import String
 
 from conftest import REPO
 from ros_helpers import Probe, wait_until
-from triton_perception.processes import free_ports
-from triton_perception.triton.server import ServerConfig, ServerError, TritonServer
+from triton_perception.serving.triton_server import ServerConfig, ServerError, TritonServer
+from triton_perception.system.processes import free_ports
 
 TALKER = """
 import sys, rclpy

@@ -34,8 +34,8 @@ from fault_plumbing import (ABSENT_S, Arrivals, arrived_since, assert_balanced, 
                             stop_cleanly, values, wait_gone, wait_settled)
 from fault_repository import write_repository
 from ros_helpers import BEST_EFFORT, Probe, wait_until
-from triton_perception.diagnostics import NodeStatus
-from triton_perception.processes import free_ports, process_tree
+from triton_perception.frames.diagnostics import NodeStatus
+from triton_perception.system.processes import free_ports, process_tree
 
 # --- no server at start-up ------------------------------------------------------------------
 

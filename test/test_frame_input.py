@@ -1,10 +1,10 @@
 """
 The frame itself into a served graph (triton_perception.graphs.frame_input).
 
-The letterbox graph against the Python letterbox (triton_perception.frame_preprocessing) on 24
-frame sizes (odd, portrait, 1 x 1, 4K): the letterbox vector (resized size and pads) exact, pixels
-within one level; the plain resize (with and without a top crop) and the cropped letterbox of lane
-models likewise.
+The letterbox graph against the Python letterbox (triton_perception.frames.frame_preprocessing)
+on 24 frame sizes (odd, portrait, 1 x 1, 4K): the letterbox vector (resized size and pads)
+exact, pixels within one level; the plain resize (with and without a top crop) and the cropped
+letterbox of lane models likewise.
 """
 from __future__ import annotations
 
@@ -16,9 +16,9 @@ from onnx import helper, TensorProto
 import onnxruntime
 import pytest
 
-from triton_perception import frame_preprocessing as preprocessing
-from triton_perception.graphs.common import GraphBuilder, save_graph
+from triton_perception.frames import frame_preprocessing as preprocessing
 from triton_perception.graphs.frame_input import add_frame_input
+from triton_perception.graphs.graph_editing import GraphBuilder, save_graph
 
 SIZES = [(1, 1), (1, 2), (2, 1), (3, 5), (7, 640), (640, 7), (377, 1001), (1001, 377),
          (480, 640), (720, 1280), (1080, 1920), (2160, 3840), (640, 640), (641, 639),

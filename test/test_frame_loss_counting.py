@@ -6,7 +6,7 @@ from typing import Any
 import pytest
 from sensor_msgs.msg import Image
 
-from triton_perception.accounting import FrameAccounting
+from triton_perception.frames.accounting import FrameAccounting
 import triton_perception.nodes.frame_losses as frame_losses
 from triton_perception.qos import stream_qos
 

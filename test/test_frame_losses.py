@@ -16,10 +16,10 @@ from sensor_msgs.msg import Image
 from std_msgs.msg import Header
 
 from ros_helpers import Probe, wait_until
-from triton_perception.diagnostics import find_status, NodeStatus
-from triton_perception.messages import image_message
-from triton_perception.processes import NodeProcess, ros_arguments
+from triton_perception.frames.diagnostics import find_status, NodeStatus
+from triton_perception.outputs.result_messages import image_message
 from triton_perception.qos import stream_qos
+from triton_perception.system.processes import NodeProcess, ros_arguments
 
 pytestmark = [pytest.mark.ros, pytest.mark.server]
 

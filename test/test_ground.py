@@ -16,13 +16,14 @@ from vision_msgs.msg import Detection2DArray
 
 from triton_perception.ground.camera import (CameraModelError, GroundCamera, Intrinsics, Mounting,
                                              rotation_rpy)
-from triton_perception.ground.messages import (ground_cloud_message, ground_detections_message,
-                                               lane_markers_message, occupancy_grid_message,
-                                               read_ground_points)
-from triton_perception.ground.outputs import (GridSampler, GridSpec, ground_boxes,
-                                              ground_lane_points)
+from triton_perception.ground.ground_messages import (ground_cloud_message,
+                                                      ground_detections_message,
+                                                      lane_markers_message, occupancy_grid_message,
+                                                      read_ground_points)
+from triton_perception.ground.ground_projection import (GridSampler, GridSpec, ground_boxes,
+                                                        ground_lane_points)
 from triton_perception.ground.static_tf import StaticTransforms
-from triton_perception.messages import detection_array_message
+from triton_perception.outputs.result_messages import detection_array_message
 from triton_perception.parameters import GROUND, ParameterError, specs_by_name
 
 F, CX, CY = 1000.0, 640.0, 360.0
@@ -259,7 +260,7 @@ def test_geometry_source_reasons_and_camera_pose(ros_node: object) -> None:
     """Without DDS traffic: the source's reasons, then camera_pose once CameraInfo is known."""
     from sensor_msgs.msg import CameraInfo
 
-    from triton_perception.ground.tracking import CameraGeometrySource
+    from triton_perception.ground.camera_lookup import CameraGeometrySource
 
     settings = {spec.name: spec.default for spec in GROUND}
     source = CameraGeometrySource(ros_node, settings)

@@ -1,5 +1,5 @@
 """
-Unit tests for triton_perception.image_conversion's raw Image path.
+Unit tests for triton_perception.frames.image_conversion's raw Image path.
 
 Every supported encoding decoded to RGB, padded rows, byte containers, and malformed messages
 rejected with a reason (no ROS runtime needed). CompressedImage: test_compressed_conversion.py.
@@ -17,8 +17,8 @@ import pytest
 
 from sample_images import (BUDGET, bus_rgb, mean_abs_error, NO_SENSOR_MSGS, random_rgb,
                            rejection_reason, smooth_rgb)
-from triton_perception.image_conversion import (encode_rgb, image_to_rgb, ImageRejected,
-                                                SUPPORTED_ENCODINGS)
+from triton_perception.frames.image_conversion import (encode_rgb, image_to_rgb, ImageRejected,
+                                                       SUPPORTED_ENCODINGS)
 
 PADDING = 13
 EXACT = ('rgb8', 'bgr8', 'rgba8', 'bgra8')

@@ -21,14 +21,15 @@ from conftest import copy_of_model_repository
 from lane_model_fixtures import (constant_model, Curve, laneatt_rows, segmentation_output, through,
                                  ufld_v1_output, ufld_v2_outputs)
 from triton_perception.bench.references import onnx_model
-from triton_perception.frame_preprocessing import cropped_top_rows
+from triton_perception.frames.frame_preprocessing import cropped_top_rows
 from triton_perception.graphs.frame_input import FRAME_INPUT
-from triton_perception.lane_geometry import LaneResult
-from triton_perception.lane_models.decode import decode_lanes, DecodeSettings
-from triton_perception.lane_models.install import install_lane_model, install_served_lane_model
-from triton_perception.lane_models.layouts import LaneLayoutError
-from triton_perception.lane_models.spec import (installed_lane_models, lane_model_for,
-                                                LaneConfigError)
+from triton_perception.lanes.lane_geometry import LaneResult
+from triton_perception.lanes.lane_models.decode import decode_lanes, DecodeSettings
+from triton_perception.lanes.lane_models.layouts import LaneLayoutError
+from triton_perception.lanes.lane_models.spec import (installed_lane_models, lane_model_for,
+                                                      LaneConfigError)
+from triton_perception.models.lane_model_install import (install_lane_model,
+                                                         install_served_lane_model)
 
 # Ego-left, ego-right and a line further right, in pixels of a 640 x 360 input.
 CURVES = [through(300, 200, 150, 359, bend=6), through(340, 470, 150, 359, bend=-8),

@@ -24,14 +24,15 @@ from ros_helpers import Probe, wait_until
 from test_ensembles import infer
 from test_lane_models import (check_lanes, CURVES, FRAME, frame, layout_case, NO_LOG,
                               ROW_ANCHOR_AND_SEGMENTATION, SIDES)
-from triton_perception.engines import engine_steps
-from triton_perception.frame_range import frame_range_of, FrameRange
-from triton_perception.lane_models.decode import decode_lanes, DecodeSettings
-from triton_perception.lane_models.install import install_lane_model, install_served_lane_model
-from triton_perception.lane_models.spec import lane_model_for
-from triton_perception.messages import image_message, lanes_from_cloud
-from triton_perception.processes import free_ports, ros_arguments
-from triton_perception.triton.server import ServerConfig, TritonServer
+from triton_perception.frames.frame_range import frame_range_of, FrameRange
+from triton_perception.lanes.lane_models.decode import decode_lanes, DecodeSettings
+from triton_perception.lanes.lane_models.spec import lane_model_for
+from triton_perception.models.lane_model_install import (install_lane_model,
+                                                         install_served_lane_model)
+from triton_perception.outputs.result_messages import image_message, lanes_from_cloud
+from triton_perception.serving.engines import engine_steps
+from triton_perception.serving.triton_server import ServerConfig, TritonServer
+from triton_perception.system.processes import free_ports, ros_arguments
 
 SERVED = {'laneDetect_model': ('TYPE_FP32', TensorProto.FLOAT),
           'LaneDet_fp16': ('TYPE_FP16', TensorProto.FLOAT16)}

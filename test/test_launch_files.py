@@ -22,8 +22,8 @@ import pytest
 import yaml
 
 from conftest import REPO
-from triton_perception.plan import ARGUMENT_NAMES, ARGUMENTS, pipeline_plan, PlanError
-from triton_perception.triton.server import find_tritonserver, server_command
+from triton_perception.pipeline.plan import ARGUMENT_NAMES, ARGUMENTS, pipeline_plan, PlanError
+from triton_perception.serving.triton_server import find_tritonserver, server_command
 
 LAUNCH_DIR = REPO / 'launch'
 PACKAGE = 'triton_perception'
@@ -178,7 +178,7 @@ def test_pipeline_cpu_starts_server_then_gate_then_nodes(ament_prefix: Path,
     assert sorted(named) == ['tritonserver', 'wait_for_triton']
     server = named['tritonserver'].process_details
     # Through parent_death: tritonserver ends when launch does, even by SIGKILL.
-    assert server['cmd'] == [sys.executable, '-m', 'triton_perception.parent_death',
+    assert server['cmd'] == [sys.executable, '-m', 'triton_perception.system.parent_death',
                              *server_command(plan.server, find_tritonserver(str(tritonserver)))]
     assert '--model-config-name=cpu' in server['cmd']
     assert '--grpc-port=18601' in server['cmd'] and '--grpc-address=127.0.0.1' in server['cmd']
@@ -249,7 +249,7 @@ def test_triton_server_alone(tritonserver: Path) -> None:
     named = processes(found, context)
     assert sorted(named) == ['tritonserver'] and len(found) == 1
     assert named['tritonserver'].process_details['cmd'] == [
-        sys.executable, '-m', 'triton_perception.parent_death',
+        sys.executable, '-m', 'triton_perception.system.parent_death',
         *server_command(pipeline_plan(arguments).server, find_tritonserver(str(tritonserver)))]
 
 

@@ -20,10 +20,10 @@ from vision_msgs.msg import Detection2DArray, LabelInfo
 
 from conftest import shared_path
 from ros_helpers import BEST_EFFORT, LATCHED, Probe, wait_until
-from triton_perception.diagnostics import find_status
-from triton_perception.image_conversion import encode_rgb
-from triton_perception.messages import load_labels, read_lane_points
-from triton_perception.processes import NodeProcess, ros_arguments
+from triton_perception.frames.diagnostics import find_status
+from triton_perception.frames.image_conversion import encode_rgb
+from triton_perception.outputs.result_messages import load_labels, read_lane_points
+from triton_perception.system.processes import NodeProcess, ros_arguments
 
 pytestmark = [pytest.mark.ros, pytest.mark.server]
 # ObjectHypothesis.class_id is the decimal class id; its name is in the node's LabelInfo.

@@ -18,8 +18,8 @@ from vision_msgs.msg import Detection2DArray
 
 from conftest import shared_path
 from ros_helpers import BEST_EFFORT, Probe, wait_until
-from triton_perception.messages import image_message, load_labels, read_lane_points
-from triton_perception.processes import alive, free_ports, process_tree
+from triton_perception.outputs.result_messages import image_message, load_labels, read_lane_points
+from triton_perception.system.processes import alive, free_ports, process_tree
 
 pytestmark = [pytest.mark.ros, pytest.mark.server, pytest.mark.slow]
 CAR = str(load_labels().index('car'))  # class_id is the id; LabelInfo has the name

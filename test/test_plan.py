@@ -9,8 +9,8 @@ import yaml
 
 from conftest import REPO
 from triton_perception.parameters import DETECTION, LANES, OVERLAY, specs_by_name
-from triton_perception.plan import (ARGUMENT_NAMES, camera_info_sibling, parse_launch_arguments,
-                                    pipeline_plan, PlanError)
+from triton_perception.pipeline.plan import (ARGUMENT_NAMES, camera_info_sibling,
+                                             parse_launch_arguments, pipeline_plan, PlanError)
 
 
 def test_defaults_start_a_local_server_and_three_nodes() -> None:

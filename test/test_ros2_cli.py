@@ -26,9 +26,9 @@ from conftest import shared_path
 from ros_cli import (colcon_build, copy_checkout, LaunchedPipeline, REPO, ros2,
                      sourced_environment, VENV, venv_environment)
 from ros_helpers import Probe, wait_until
-from triton_perception.diagnostics import find_status
-from triton_perception.messages import image_message
-from triton_perception.processes import alive
+from triton_perception.frames.diagnostics import find_status
+from triton_perception.outputs.result_messages import image_message
+from triton_perception.system.processes import alive
 
 pytestmark = [pytest.mark.ros, pytest.mark.server, pytest.mark.slow]
 
@@ -70,8 +70,9 @@ def install_models(environment: dict[str, str], shared: Path) -> Path:
                             capture_output=True, text=True, timeout=300)
     assert result.returncode == 0, result.stdout + result.stderr
     repository = subprocess.run(
-        [sys.executable, '-c', 'from triton_perception.paths import default_model_repository '
-         'as r; print(r())'], env=environment, capture_output=True, text=True, check=True)
+        [sys.executable, '-c', 'from triton_perception.system.paths '
+         'import default_model_repository as r; print(r())'],
+        env=environment, capture_output=True, text=True, check=True)
     return Path(repository.stdout.strip())
 
 

@@ -31,8 +31,8 @@ import yaml
 from conftest import REPO, shared_path
 from test_frame_input import frame_input_graph
 from triton_perception.graphs.build import build_graph
-from triton_perception.models import manifest
-from triton_perception.triton.model_config import read_config
+from triton_perception.models.shipped_models import manifest
+from triton_perception.serving.model_config import read_config
 
 TABLE = yaml.safe_load((REPO / 'test' / 'data' / 'tensorrt_onnx_operators.yaml').read_text())
 VERSIONS = ('tensorrt_8.6', 'tensorrt_10')
@@ -80,9 +80,9 @@ def installed_lane_graphs(directory: Path) -> dict[str, Path]:
     """
     from lane_model_fixtures import (constant_model, CURVES_FOR_GRAPHS, laneatt_rows,
                                      segmentation_output, ufld_v1_output)
-    from triton_perception.lane_models.graph import build_input_graph
-    from triton_perception.lane_models.install import install_lane_model
-    from triton_perception.lane_models.spec import Preprocessing
+    from triton_perception.lanes.lane_models.lane_model_graph import build_input_graph
+    from triton_perception.models.lane_model_install import install_lane_model
+    from triton_perception.lanes.lane_models.spec import Preprocessing
 
     repository = directory / 'lanes'
     models = {

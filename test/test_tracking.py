@@ -15,10 +15,11 @@ import pytest
 from tracking_scenes import CAMERA, Ego, Frame, PEDESTRIAN, render, WorldObject
 from triton_perception.parameters import specs_by_name, TRACKING
 from triton_perception.tracking.association import iou_matrix, match
-from triton_perception.tracking.benchmark import tracking_update_ms
+from triton_perception.tracking.camera_tracking import (CameraTracking, FrameTracks,
+                                                        tracker_settings)
 from triton_perception.tracking.ground_motion import Pose2D, time_to_collision
-from triton_perception.tracking.pipeline import CameraTracking, FrameTracks, tracker_settings
 from triton_perception.tracking.tracker import Tracker, TrackerSettings
+from triton_perception.tracking.tracking_benchmark import tracking_update_ms
 
 RATE_HZ = 30.0
 

@@ -17,7 +17,7 @@ from test_detection_processing import make_detector
 from test_lane_processing import read_clip
 from triton_perception.parameters import DETECTION
 from triton_perception.tracking.association import iou_matrix
-from triton_perception.tracking.pipeline import tracker_settings
+from triton_perception.tracking.camera_tracking import tracker_settings
 from triton_perception.tracking.tracker import Tracker
 
 LABELS = Path(__file__).parent / 'data' / 'clip_track_labels.json'

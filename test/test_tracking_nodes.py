@@ -24,7 +24,7 @@ from test_ground_clip import CALIBRATION
 from test_ground_nodes import camera_info
 from test_nodes import (image_message, latest_diagnostics, road_rgb,  # noqa: F401 (fixture)
                         send_and_receive, start_node)
-from triton_perception.processes import NodeProcess
+from triton_perception.system.processes import NodeProcess
 
 EGO_SPEED = 10.0  # m/s along odom x in the odometry test
 

@@ -1,8 +1,8 @@
 """Counting frames lost before a node from the publishers' sequence numbers (pure)."""
 from __future__ import annotations
 
-from triton_perception.accounting import FrameAccounting
-from triton_perception.transport_losses import publisher_sequence, SequenceGapCounter
+from triton_perception.frames.accounting import FrameAccounting
+from triton_perception.frames.transport_losses import publisher_sequence, SequenceGapCounter
 
 
 def test_gaps_in_one_publishers_sequence_are_counted() -> None:
@@ -70,7 +70,7 @@ def test_losses_are_outside_the_received_identity() -> None:
 
 
 def test_demo_fails_on_faults_and_only_reports_losses() -> None:
-    from triton_perception.demo import demo_problems
+    from triton_perception.apps.demo import demo_problems
 
     def node(**counts: int) -> dict:
         figures = {'received': 100, 'published': 40, 'failed': 0, 'lost_before_node': 0,

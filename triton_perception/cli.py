@@ -13,17 +13,20 @@ import threading
 import time
 from typing import Callable, Sequence
 
-from triton_perception.bag.commands import add_bag_commands
-from triton_perception.bag.common import BagError
-from triton_perception.engines import build_engines, EngineBuildError
-from triton_perception.frame_range import (DEFAULT_MAX, DEFAULT_MIN, FrameRange, FrameRangeError,
-                                           parse_size)
-from triton_perception.lane_models.spec import LAYOUTS as LANE_LAYOUTS
-from triton_perception.models import default_models_directory, install_models, ModelInstallError
-from triton_perception.paths import default_model_repository
-from triton_perception.plan import ARGUMENTS, parse_launch_arguments, pipeline_plan, PlanError
-from triton_perception.processes import die_with_parent
-from triton_perception.triton.server import PROFILES, ServerConfig, ServerError, TritonServer
+from triton_perception.bag.bag_cli import add_bag_commands
+from triton_perception.bag.bag_format import BagError
+from triton_perception.frames.frame_range import (DEFAULT_MAX, DEFAULT_MIN, FrameRange,
+                                                  FrameRangeError, parse_size)
+from triton_perception.lanes.lane_models.spec import LAYOUTS as LANE_LAYOUTS
+from triton_perception.models.shipped_models import (default_models_directory, install_models,
+                                                     ModelInstallError)
+from triton_perception.pipeline.plan import (ARGUMENTS, parse_launch_arguments, pipeline_plan,
+                                             PlanError)
+from triton_perception.serving.engines import build_engines, EngineBuildError
+from triton_perception.serving.triton_server import (PROFILES, ServerConfig, ServerError,
+                                                     TritonServer)
+from triton_perception.system.paths import default_model_repository
+from triton_perception.system.processes import die_with_parent
 
 
 class Interrupted(Exception):
@@ -81,8 +84,8 @@ def command_server(arguments: argparse.Namespace) -> int:
 
 
 def command_models(arguments: argparse.Namespace) -> int:
-    from triton_perception.detectors import DetectorInstallError  # noqa: PLC0415
-    from triton_perception.detectors import install_detector, installed_detectors
+    from triton_perception.models.detectors import DetectorInstallError  # noqa: PLC0415
+    from triton_perception.models.detectors import install_detector, installed_detectors
 
     repository = arguments.model_repository or default_model_repository()
     log = lambda line: print(f'models: {line}', flush=True)  # noqa: E731
@@ -123,8 +126,8 @@ def command_models(arguments: argparse.Namespace) -> int:
 
 
 def print_lane_models(repository: Path) -> None:
-    from triton_perception.lane_models.spec import installed_lane_models, shipped_lane_model
-    from triton_perception.lane_models.spec import SHIPPED_LANES  # noqa: PLC0415
+    from triton_perception.lanes.lane_models.spec import installed_lane_models, shipped_lane_model
+    from triton_perception.lanes.lane_models.spec import SHIPPED_LANES  # noqa: PLC0415
     lane_models = installed_lane_models(repository)
     if SHIPPED_LANES not in [model.name for model in lane_models] and (
             repository / SHIPPED_LANES).is_dir():
@@ -139,9 +142,9 @@ def print_lane_models(repository: Path) -> None:
 def install_lanes(arguments: argparse.Namespace, repository: Path,
                   log: Callable[[str], None]) -> int:
     """`models install --lanes FILE.onnx | --lanes-served MODEL --name NAME --layout L`."""
-    from triton_perception.lane_models.install import install_lane_model  # noqa: PLC0415
-    from triton_perception.lane_models.install import install_served_lane_model, remove_steps
-    from triton_perception.lane_models.spec import LaneConfigError  # noqa: PLC0415
+    from triton_perception.models.lane_model_install import install_lane_model  # noqa: PLC0415
+    from triton_perception.models.lane_model_install import install_served_lane_model, remove_steps
+    from triton_perception.lanes.lane_models.spec import LaneConfigError  # noqa: PLC0415
     problems = [text for text, bad in (
         ('give one of --lanes and --lanes-served', bool(arguments.lanes) == bool(
             arguments.lanes_served)),
@@ -169,7 +172,8 @@ def install_lanes(arguments: argparse.Namespace, repository: Path,
 
 
 def command_run(arguments: argparse.Namespace) -> int:
-    from triton_perception.runner import PipelineRunner  # noqa: PLC0415 (imports tritonclient)
+    # Deferred: the runner imports tritonclient.
+    from triton_perception.pipeline.runner import PipelineRunner  # noqa: PLC0415
 
     plan = pipeline_plan(parse_launch_arguments(arguments.launch_arguments))
     stop = threading.Event()
@@ -183,7 +187,7 @@ def command_run(arguments: argparse.Namespace) -> int:
 
 
 def command_wait_ready(arguments: argparse.Namespace) -> int:
-    from triton_perception.runner import wait_for_remote_models  # noqa: PLC0415
+    from triton_perception.pipeline.runner import wait_for_remote_models  # noqa: PLC0415
 
     die_with_parent()  # the readiness gate ends with the launch that started it
     stop = threading.Event()
@@ -210,8 +214,8 @@ def command_engines(arguments: argparse.Namespace) -> int:
 
 def command_soak(arguments: argparse.Namespace) -> int:
     from triton_perception.bag.make import make_bag  # noqa: PLC0415 (rclpy imports)
-    from triton_perception.demo import DEFAULT_VIDEO  # noqa: PLC0415
-    from triton_perception.soak import soak  # noqa: PLC0415
+    from triton_perception.apps.demo import DEFAULT_VIDEO  # noqa: PLC0415
+    from triton_perception.apps.soak import soak  # noqa: PLC0415
 
     def log(line: str) -> None:
         print(f'soak: {line}', file=sys.stderr, flush=True)
@@ -233,7 +237,7 @@ def command_soak(arguments: argparse.Namespace) -> int:
 
 
 def command_demo(arguments: argparse.Namespace) -> int:
-    from triton_perception.demo import DEFAULT_VIDEO, run_demo  # noqa: PLC0415 (rclpy)
+    from triton_perception.apps.demo import DEFAULT_VIDEO, run_demo  # noqa: PLC0415 (rclpy)
 
     return run_demo(arguments.video or DEFAULT_VIDEO, arguments.output, arguments.profile,
                     lambda line: print(f'demo: {line}', file=sys.stderr, flush=True))
@@ -243,7 +247,7 @@ def command_bench(arguments: argparse.Namespace) -> int:
     from triton_perception.bench import (  # noqa: PLC0415 (rclpy)
         BenchError, BenchSettings, budget_table, DEFAULT_VIDEO, markdown_table, parse_cases,
         run_bench, steps_table)
-    from triton_perception.tracking.benchmark import tracking_line  # noqa: PLC0415
+    from triton_perception.tracking.tracking_benchmark import tracking_line  # noqa: PLC0415
 
     raise_on_termination()
     try:
@@ -271,7 +275,7 @@ def command_bench(arguments: argparse.Namespace) -> int:
 
 
 def command_docs(arguments: argparse.Namespace) -> int:
-    from triton_perception.docs_tables import main as write_tables  # noqa: PLC0415
+    from triton_perception.apps.docs_tables import main as write_tables  # noqa: PLC0415
     return write_tables(check=arguments.check)
 
 

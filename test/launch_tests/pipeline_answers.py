@@ -30,9 +30,9 @@ from sensor_msgs.msg import Image, PointCloud2
 from std_msgs.msg import Header
 from vision_msgs.msg import Detection2DArray
 
-from triton_perception.diagnostics import find_status
-from triton_perception.messages import image_message
-from triton_perception.processes import free_ports
+from triton_perception.frames.diagnostics import find_status
+from triton_perception.outputs.result_messages import image_message
+from triton_perception.system.processes import free_ports
 
 REPO = Path(__file__).resolve().parents[2]
 NAMESPACE = '/launch_test'

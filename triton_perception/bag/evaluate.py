@@ -23,16 +23,16 @@ from rclpy.executors import SingleThreadedExecutor
 from rosbags.highlevel import AnyReader, AnyReaderError
 import yaml
 
-from triton_perception.bag.common import BagError, COMPRESSED_IMAGE_TYPE, IMAGE_TYPE, typestore
+from triton_perception.bag.bag_format import BagError, COMPRESSED_IMAGE_TYPE, IMAGE_TYPE, typestore
 from triton_perception.bag.figures import (analyse_outputs, detection_labels, markdown,
                                            node_figures, NODES, regressions)
 from triton_perception.bag.play import play_bag
 from triton_perception.bag.record import BagRecorder
-from triton_perception.diagnostics import NodeStatus, status_name
-from triton_perception.paths import config_file
-from triton_perception.plan import camera_info_sibling, pipeline_plan
+from triton_perception.frames.diagnostics import NodeStatus, status_name
+from triton_perception.pipeline.plan import camera_info_sibling, pipeline_plan
+from triton_perception.pipeline.runner import PipelineRunner
 from triton_perception.qos import TF_STATIC_QOS
-from triton_perception.runner import PipelineRunner
+from triton_perception.system.paths import config_file
 
 NAMESPACE = '/evaluation'
 OUTPUT_TYPES = {'detections': 'vision_msgs/msg/Detection2DArray',

@@ -22,9 +22,9 @@ import numpy as np
 from rosbags.typesys.store import Typestore
 import yaml
 
-from triton_perception.bag.common import (BagError, COMPRESSED_IMAGE_TYPE, DEFAULT_TOPIC,
-                                          IMAGE_TYPE, new_writer, Progress, typestore)
-from triton_perception.plan import camera_info_sibling
+from triton_perception.bag.bag_format import (BagError, COMPRESSED_IMAGE_TYPE, DEFAULT_TOPIC,
+                                              IMAGE_TYPE, new_writer, Progress, typestore)
+from triton_perception.pipeline.plan import camera_info_sibling
 
 DEFAULT_EPOCH_S = 1_700_000_000
 DEFAULT_IMAGE_RATE_HZ = 10.0

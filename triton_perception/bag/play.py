@@ -21,8 +21,8 @@ from rclpy.publisher import Publisher
 from rosbags.interfaces import Connection
 from rosbags.rosbag2 import Reader, ReaderError
 
-from triton_perception.bag.common import BagError, Progress
-from triton_perception.bag.ros import message_class, qos_profile
+from triton_perception.bag.bag_format import BagError, Progress
+from triton_perception.bag.ros_endpoints import message_class, qos_profile
 
 PROGRESS_INTERVAL_S = 2.0
 # rclpy has no waitable for "a subscription matched"; this is the polling period of that check.

@@ -8,9 +8,9 @@ from typing import Any, NamedTuple
 import numpy as np
 from rosbags.highlevel import AnyReader, AnyReaderError
 
-from triton_perception.bag.common import (BagError, COMPRESSED_IMAGE_TYPE, DEFAULT_TOPIC,
-                                          IMAGE_TYPE, typestore)
-from triton_perception.image_conversion import compressed_to_rgb, image_to_rgb
+from triton_perception.bag.bag_format import (BagError, COMPRESSED_IMAGE_TYPE, DEFAULT_TOPIC,
+                                              IMAGE_TYPE, typestore)
+from triton_perception.frames.image_conversion import compressed_to_rgb, image_to_rgb
 
 # Far above any camera; only guards against a corrupt message claiming a huge size.
 DEFAULT_MAX_IMAGE_PIXELS = 100_000_000
@@ -33,8 +33,9 @@ def read_images(bag: Path, topic: str = DEFAULT_TOPIC, *,
     """
     Yield every Image or CompressedImage on ``topic`` in bag-time order.
 
-    Decoding goes through the same conversion as the nodes (triton_perception.image_conversion),
-    so evaluation sees exactly the pixels the pipeline would.
+    Decoding goes through the same conversion as the nodes
+    (triton_perception.frames.image_conversion), so evaluation sees exactly the pixels the
+    pipeline would.
     """
     try:
         reader = AnyReader([Path(bag)], default_typestore=typestore())

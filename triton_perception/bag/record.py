@@ -18,8 +18,8 @@ from rclpy.node import Node
 from rclpy.subscription import Subscription
 from rosbags.interfaces import Connection
 
-from triton_perception.bag.common import BagError, new_writer, typestore_for
-from triton_perception.bag.ros import message_class, qos_profile
+from triton_perception.bag.bag_format import BagError, new_writer, typestore_for
+from triton_perception.bag.ros_endpoints import message_class, qos_profile
 
 
 class BagRecorder:

@@ -18,9 +18,9 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-from triton_perception.accounting import STAGES
 from triton_perception.bench.settings import STEP_TIMERS
-from triton_perception.diagnostics import NodeStatus
+from triton_perception.frames.accounting import STAGES
+from triton_perception.frames.diagnostics import NodeStatus
 
 # Budget rows in the order a frame meets them; Triton's per-step rows go where TRITON_STEPS is.
 FRAME_TO_NODE = 'frame_to_node'

@@ -21,10 +21,10 @@ from sensor_msgs.msg import Image
 
 from triton_perception.bench.settings import (BenchError, FRAME_QOS, NodeKind, RESULTS_READER_QOS,
                                               Stamp)
-from triton_perception.diagnostics import NodeStatus, status_name
+from triton_perception.frames.diagnostics import NodeStatus, status_name
 from triton_perception.nodes.frame_losses import MESSAGE_INFO_AVAILABLE
-from triton_perception.paths import dds_profile_environment
 from triton_perception.qos import DIAGNOSTICS_QOS
+from triton_perception.system.paths import dds_profile_environment
 
 
 def stamp_of(message: Any) -> Stamp:

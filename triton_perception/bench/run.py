@@ -27,20 +27,20 @@ from triton_perception.bench.ros_side import (CaseWiring, read_clip, rgb_view, r
 from triton_perception.bench.settings import (BenchError, BenchSettings, CASES,
                                               DIAGNOSTICS_PERIOD_S, DRAIN_TIMEOUT_S,
                                               FRAME_TIMEOUT_S, NodeKind, NODES, PROGRESS_PERIOD_S,
-                                              RATE_HZ, READY_TIMEOUT_S, Stamp,
-                                              STATUS_TIMEOUT_S, WARMUP_FRAMES, WINDOW_S)
+                                              RATE_HZ, READY_TIMEOUT_S, Stamp, STATUS_TIMEOUT_S,
+                                              WARMUP_FRAMES, WINDOW_S)
 from triton_perception.bench.transfers import ensemble_steps, transfer_bytes
 from triton_perception.bench.triton_side import (EnsembleRequests, inference_statistics,
                                                  step_breakdown)
-from triton_perception.diagnostics import NodeStatus
-from triton_perception.models import check_models
-from triton_perception.paths import default_model_repository
-from triton_perception.processes import (free_ports, NodeProcess, ros_arguments, status_kib,
-                                         tree_cpu_s)
-from triton_perception.runner import wait_for_remote_models
-from triton_perception.tracking.benchmark import tracking_line, tracking_update_ms
-from triton_perception.triton.client import is_loopback
-from triton_perception.triton.server import ServerConfig, TritonServer
+from triton_perception.frames.diagnostics import NodeStatus
+from triton_perception.models.shipped_models import check_models
+from triton_perception.pipeline.runner import wait_for_remote_models
+from triton_perception.serving.triton_client import is_loopback
+from triton_perception.serving.triton_server import ServerConfig, TritonServer
+from triton_perception.system.paths import default_model_repository
+from triton_perception.system.processes import (free_ports, NodeProcess, ros_arguments, status_kib,
+                                                tree_cpu_s)
+from triton_perception.tracking.tracking_benchmark import tracking_line, tracking_update_ms
 
 
 class Benchmark:

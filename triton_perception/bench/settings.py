@@ -9,11 +9,11 @@ import numpy as np
 from sensor_msgs.msg import Image, PointCloud2
 from vision_msgs.msg import Detection2DArray
 
-from triton_perception.lane_models.spec import SEGMENTATION_OUTPUTS as LANE_OUTPUTS
+from triton_perception.lanes.lane_models.spec import SEGMENTATION_OUTPUTS as LANE_OUTPUTS
 from triton_perception.parameters import DETECTION, LANES, specs_by_name
-from triton_perception.paths import SOURCE_ROOT
 from triton_perception.qos import stream_qos
-from triton_perception.triton.client import Tensors
+from triton_perception.serving.triton_client import Tensors
+from triton_perception.system.paths import SOURCE_ROOT
 
 DEFAULT_VIDEO = SOURCE_ROOT.parent / 'shared' / 'data' / 'videos' / 'solidWhiteRight.mp4'
 CASES = {'detection': ('detection_node',), 'lanes': ('lane_node',),

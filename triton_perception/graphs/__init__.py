@@ -1,4 +1,10 @@
-"""ONNX graphs the model steps serve, built from upstream weights (model_repository/README.md)."""
+"""
+ONNX graphs the model steps serve, built from upstream weights (model_repository/README.md).
+
+Owns: the frame input (letterbox or resize as operators), the detection and lane graphs and
+the operator helpers they share. Imports nothing of the package but itself (pure onnx/numpy).
+Public names: builder_fingerprint here; build.build_graph, detection_graph.build_detection_graph.
+"""
 from __future__ import annotations
 
 import hashlib

@@ -4,8 +4,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Callable
 
-from triton_perception.graphs.detection import build_detection_graph
-from triton_perception.graphs.lanes import build_lane_graph
+from triton_perception.graphs.detection_graph import build_detection_graph
+from triton_perception.graphs.lane_graph import build_lane_graph
 
 
 def build_graph(kind: str, source: Path, destination: Path) -> None:

@@ -8,7 +8,8 @@ else reads it (TensorRT takes UINT8 only straight into a Cast), Resize and Pad w
 `sizes` and pads come from integer shape arithmetic only (float shape tensors fail inside
 TensorRT), Resize is linear with half_pixel and no antialias, opset 11-12.
 
-The Python reference these graphs are tested against is triton_perception.frame_preprocessing.
+The Python reference these graphs are tested against is
+triton_perception.frames.frame_preprocessing.
 """
 from __future__ import annotations
 
@@ -18,7 +19,7 @@ from typing import Any
 import numpy as np
 from onnx import TensorProto
 
-from triton_perception.graphs.common import GraphBuilder
+from triton_perception.graphs.graph_editing import GraphBuilder
 
 PAD_VALUE = 114.0
 # The served graphs' frame input: its name in every model step and its symbolic dimensions.

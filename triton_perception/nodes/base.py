@@ -25,19 +25,20 @@ from rclpy.subscription import Subscription
 from sensor_msgs.msg import CompressedImage, Image
 from std_msgs.msg import Header
 
-from triton_perception.accounting import AccountingSnapshot, Fate, FrameAccounting, FrameRejected
-from triton_perception.diagnostics import reason_key, stage_key, status_name, TIMED_KEY
-from triton_perception.image_conversion import (check_compressed, check_image, compressed_to_rgb,
-                                                image_to_rgb)
-from triton_perception.messages import image_message
+from triton_perception.frames.accounting import (AccountingSnapshot, Fate, FrameAccounting,
+                                                 FrameRejected)
+from triton_perception.frames.diagnostics import reason_key, stage_key, status_name, TIMED_KEY
+from triton_perception.frames.image_conversion import (check_compressed, check_image,
+                                                       compressed_to_rgb, image_to_rgb)
 from triton_perception.nodes.frame_losses import FrameLossCounter
 from triton_perception.nodes.ros_parameters import declare_parameters
+from triton_perception.outputs.result_messages import image_message
 from triton_perception.parameters import ParameterError, ParameterSpec, ParameterValue
-from triton_perception.paths import dds_profile_environment
-from triton_perception.processes import die_with_parent
 from triton_perception.qos import DIAGNOSTICS_QOS, stream_qos
-from triton_perception.triton.client import (ClientSettings, Frame, InferenceWorker, Tensors,
-                                             TlsOptions)
+from triton_perception.serving.triton_client import (ClientSettings, Frame, InferenceWorker,
+                                                     Tensors, TlsOptions)
+from triton_perception.system.paths import dds_profile_environment
+from triton_perception.system.processes import die_with_parent
 
 FRAME_PROBLEM_THROTTLE_S = 5.0
 

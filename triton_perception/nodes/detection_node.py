@@ -8,16 +8,16 @@ import numpy as np
 from sensor_msgs.msg import Image
 from vision_msgs.msg import Detection2DArray, LabelInfo
 
-from triton_perception.detectors import labels_for
-from triton_perception.ground.node_outputs import DetectionGroundOutputs
-from triton_perception.messages import detection_array_message, label_info_message
+from triton_perception.frames.validation import check_detections
+from triton_perception.ground.ground_publishers import DetectionGroundOutputs
+from triton_perception.models.detectors import labels_for
 from triton_perception.nodes.base import PerceptionNode, run_nodes
-from triton_perception.overlay import draw_detections
+from triton_perception.outputs.overlay_drawing import draw_detections
+from triton_perception.outputs.result_messages import detection_array_message, label_info_message
 from triton_perception.parameters import DETECTION, ParameterValue, parse_class_filter
 from triton_perception.qos import LATCHED_QOS, OVERLAY_QOS, RESULT_QOS
-from triton_perception.tracking.node_outputs import DetectionTracking
-from triton_perception.triton.client import Frame, Tensors
-from triton_perception.validation import check_detections
+from triton_perception.serving.triton_client import Frame, Tensors
+from triton_perception.tracking.track_publishers import DetectionTracking
 
 
 class DetectionNode(PerceptionNode):

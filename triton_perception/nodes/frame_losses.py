@@ -15,8 +15,8 @@ from typing import Any, Callable
 
 from rclpy.node import Node
 
-from triton_perception.accounting import FrameAccounting
-from triton_perception.transport_losses import publisher_sequence, SequenceGapCounter
+from triton_perception.frames.accounting import FrameAccounting
+from triton_perception.frames.transport_losses import publisher_sequence, SequenceGapCounter
 
 try:  # Jazzy and newer
     from rclpy.event_handler import SubscriptionEventCallbacks

@@ -11,18 +11,18 @@ from typing import Any
 
 from sensor_msgs.msg import Image, PointCloud2
 
-from triton_perception.ground.node_outputs import LaneGroundOutputs
-from triton_perception.lane_geometry import NUM_POINTS
-from triton_perception.lane_models.decode import decode_lanes, DecodeSettings
-from triton_perception.lane_models.spec import lane_model_for
-from triton_perception.messages import image_message, lanes_cloud_message
+from triton_perception.frames.validation import check_lane_outputs
+from triton_perception.ground.ground_publishers import LaneGroundOutputs
+from triton_perception.lanes.lane_geometry import NUM_POINTS
+from triton_perception.lanes.lane_models.decode import decode_lanes, DecodeSettings
+from triton_perception.lanes.lane_models.spec import lane_model_for
 from triton_perception.nodes.base import PerceptionNode, run_nodes
-from triton_perception.overlay import draw_drivable_area, draw_lanes
+from triton_perception.outputs.overlay_drawing import draw_drivable_area, draw_lanes
+from triton_perception.outputs.result_messages import image_message, lanes_cloud_message
 from triton_perception.parameters import LANES
-from triton_perception.paths import default_model_repository
 from triton_perception.qos import OVERLAY_QOS, RESULT_QOS
-from triton_perception.triton.client import Frame, Tensors
-from triton_perception.validation import check_lane_outputs
+from triton_perception.serving.triton_client import Frame, Tensors
+from triton_perception.system.paths import default_model_repository
 
 
 class LaneNode(PerceptionNode):

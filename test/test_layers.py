@@ -1,0 +1,90 @@
+"""
+Imports point down the layers of docs/architecture.md, never up or sideways.
+
+The layers are read from that page's table, so the page is their one definition. Each module
+belongs to a unit: its top folder under triton_perception/, or itself for a module at the root.
+A module may import its own unit and units on lower layers only; as a consequence no two
+folders import each other, which the cycle test between folders states on its own.
+"""
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from conftest import REPO
+from test_import_cycles import cycle_through, import_graph
+
+ARCHITECTURE = REPO / 'docs' / 'architecture.md'
+ROW = re.compile(r'^\| (\d+) \| (`[^|]+`) \|')
+
+
+def layers() -> dict[str, int]:
+    """Map each unit (`system`, `parameters`, ...) to its layer number from the table."""
+    found: dict[str, int] = {}
+    for line in ARCHITECTURE.read_text(encoding='utf-8').splitlines():
+        match = ROW.match(line)
+        if match:
+            for held in re.findall(r'`([^`]+)`', match.group(2)):
+                found[held.rstrip('/').removesuffix('.py')] = int(match.group(1))
+    return found
+
+
+def unit_of(module: str) -> str:
+    """`triton_perception.lanes.lane_models.decode` -> `lanes`; the package itself -> `__init__`."""
+    parts = module.split('.')
+    return parts[1] if len(parts) > 1 else '__init__'
+
+
+def upward_imports(graph: dict[str, set[str]], layer_of: dict[str, int]) -> list[str]:
+    """Every import from one unit to another on the same or a higher layer."""
+    wrong = []
+    for module, targets in sorted(graph.items()):
+        for target in sorted(targets):
+            source_unit, target_unit = unit_of(module), unit_of(target)
+            if source_unit != target_unit and layer_of[target_unit] >= layer_of[source_unit]:
+                wrong.append(f'{module} (layer {layer_of[source_unit]}) imports {target} '
+                             f'(layer {layer_of[target_unit]})')
+    return wrong
+
+
+def folder_graph(graph: dict[str, set[str]]) -> dict[str, set[str]]:
+    """Return the import graph between units."""
+    units: dict[str, set[str]] = {}
+    for module, targets in graph.items():
+        units.setdefault(unit_of(module), set()).update(
+            unit_of(target) for target in targets if unit_of(target) != unit_of(module))
+    for targets in list(units.values()):
+        for target in targets:
+            units.setdefault(target, set())
+    return units
+
+
+def test_every_folder_and_root_module_has_a_layer() -> None:
+    layer_of = layers()
+    missing = sorted({unit_of(module) for module in import_graph()} - set(layer_of))
+    assert not missing, f'add these to the layer table of {ARCHITECTURE}: {missing}'
+
+
+def test_no_import_points_up_or_sideways() -> None:
+    wrong = upward_imports(import_graph(), layers())
+    assert not wrong, 'imports against the layers of docs/architecture.md:\n' + '\n'.join(wrong)
+
+
+def test_no_two_folders_import_each_other() -> None:
+    units = folder_graph(import_graph())
+    cycles = [cycle for cycle in (cycle_through(units, unit) for unit in sorted(units)) if cycle]
+    assert not cycles, 'folder cycles: ' + '; '.join(' -> '.join(cycle) for cycle in cycles)
+
+
+@pytest.mark.parametrize('source, target', [
+    ('triton_perception.frames.accounting', 'triton_perception.nodes.base'),
+    ('triton_perception.serving.triton_client', 'triton_perception.ground.camera'),
+])
+def test_an_upward_or_sideways_import_is_found(source: str, target: str) -> None:
+    """Positive control: the real graph plus one import up (frames -> nodes) or sideways."""
+    graph = import_graph()
+    graph[source] = graph[source] | {target}
+    wrong = upward_imports(graph, layers())
+    assert wrong == [next(line for line in wrong if line.startswith(source))]
+    assert target in wrong[0]

@@ -1,0 +1,120 @@
+"""
+The reference tables of docs/, generated from the code that defines what they describe.
+
+docs/parameters.md gets the node parameters of `parameters.py` and docs/launch.md the launch
+arguments of `pipeline/plan.py`, each between a pair of markers; the prose around them is written by
+hand. `triton-perception docs` rewrites the tables; `triton-perception docs --check` (and
+test/test_docs.py) fails when a committed page differs from what the code says now.
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+import re
+import sys
+
+from triton_perception.parameters import (COMMON, DETECTION, GROUND, LANES, OVERLAY, ParameterSpec,
+                                          ParameterValue)
+from triton_perception.pipeline.plan import ARGUMENTS, BOOLEAN
+
+DOCS = Path(__file__).resolve().parents[2] / 'docs'
+MARKER = re.compile(r'(<!-- BEGIN GENERATED: (?P<name>[a-z_]+) [^>]*-->\n)(?P<body>.*?)'
+                    r'(<!-- END GENERATED: (?P=name) -->)', re.S)
+TYPE_NAMES = {bool: 'bool', int: 'integer', float: 'double', str: 'string', list: 'double[]'}
+
+
+def _cell(text: str) -> str:
+    """Escape what markdown would read as a column break or an HTML tag."""
+    return text.replace('|', '\\|').replace('<', '&lt;').replace('>', '&gt;').replace('\n', ' ')
+
+
+def _default(value: ParameterValue) -> str:
+    return f'`{json.dumps(value)}`'
+
+
+def _accepted(spec: ParameterSpec) -> str:
+    if spec.choices:
+        return ', '.join(f'`{choice}`' for choice in spec.choices)
+    if spec.low is not None and spec.high is not None:
+        return f'[{spec.low:g}, {spec.high:g}]'
+    return spec.accepted
+
+
+def parameter_table(specs: tuple[ParameterSpec, ...]) -> str:
+    """Return a markdown table of parameters: name, type, default, range, live, description."""
+    lines = ['| parameter | type | default | range or choices | live | description |',
+             '| --- | --- | --- | --- | --- | --- |']
+    for spec in specs:
+        lines.append(f'| `{spec.name}` | {TYPE_NAMES[type(spec.default)]} | '
+                     f'{_default(spec.default)} | {_cell(_accepted(spec))} | '
+                     f"{'yes' if spec.dynamic else 'no'} | {_cell(spec.description)} |")
+    return '\n'.join(lines) + '\n'
+
+
+def _only(specs: tuple[ParameterSpec, ...]) -> tuple[ParameterSpec, ...]:
+    shared = {spec.name for spec in COMMON + GROUND}
+    return tuple(spec for spec in specs if spec.name not in shared)
+
+
+def launch_table() -> str:
+    """Return a markdown table of the launch arguments: name, default, choices, description."""
+    lines = ['| argument | default | choices | description |', '| --- | --- | --- | --- |']
+    for argument in ARGUMENTS:
+        choices = ', '.join(f'`{choice}`' for choice in argument.choices)
+        kind = 'true or false' if argument.choices == BOOLEAN else choices
+        default = f'`{argument.default}`' if argument.default else '(empty)'
+        lines.append(f'| `{argument.name}` | {default} | {kind} | '
+                     f'{_cell(argument.description)} |')
+    return '\n'.join(lines) + '\n'
+
+
+def generated_tables() -> dict[str, dict[str, str]]:
+    """Map each page of docs/ to its tables by marker name."""
+    return {
+        'parameters.md': {
+            'common': parameter_table(COMMON),
+            'ground': parameter_table(GROUND),
+            'detection_node': parameter_table(_only(DETECTION)),
+            'lane_node': parameter_table(_only(LANES)),
+            'overlay_node': parameter_table(OVERLAY),
+        },
+        'launch.md': {'launch_arguments': launch_table()},
+    }
+
+
+def render(page: str, tables: dict[str, str]) -> str:
+    """Return the page with the body between each pair of markers replaced by its table."""
+    found = {match['name'] for match in MARKER.finditer(page)}
+    missing = sorted(set(tables) - found)
+    if missing:
+        raise ValueError(f'markers missing for {", ".join(missing)}')
+    return MARKER.sub(lambda match: match[1] + tables[match['name']] + match[4], page)
+
+
+def stale_pages(docs: Path = DOCS, write: bool = False) -> list[Path]:
+    """Return the pages whose tables differ from the code; with `write`, rewrite them."""
+    stale = []
+    for name, tables in generated_tables().items():
+        path = docs / name
+        page = path.read_text(encoding='utf-8')
+        current = render(page, tables)
+        if current != page:
+            stale.append(path)
+            if write:
+                path.write_text(current, encoding='utf-8')
+    return stale
+
+
+def main(check: bool = False) -> int:
+    """Rewrite the generated tables, or with `check` only report stale pages (exit 1)."""
+    stale = stale_pages(write=not check)
+    for path in stale:
+        print(f'{path}: {"out of date" if check else "rewritten"}')
+    if check and stale:
+        print('run `triton-perception docs` to regenerate the tables')
+        return 1
+    return 0
+
+
+if __name__ == '__main__':
+    raise SystemExit(main(check='--check' in sys.argv[1:]))

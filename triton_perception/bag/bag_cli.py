@@ -1,0 +1,178 @@
+"""`triton-perception bag make|play|record`: command-line front of the bag tools."""
+from __future__ import annotations
+
+import argparse
+import os
+from pathlib import Path
+import signal
+import sys
+import threading
+import time
+
+from triton_perception.bag.bag_format import BagError
+
+
+def _progress(line: str) -> None:
+    print(f'bag: {line}', file=sys.stderr, flush=True)
+
+
+def _stop_on_signals() -> threading.Event:
+    stop = threading.Event()
+    signal.signal(signal.SIGINT, lambda *_: stop.set())
+    signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    return stop
+
+
+def command_make(arguments: argparse.Namespace) -> int:
+    from triton_perception.bag.make import make_bag  # noqa: PLC0415 (keeps --help fast)
+
+    make_bag(arguments.source, arguments.output, topic=arguments.topic,
+             frame_id=arguments.frame_id, storage=arguments.storage,
+             compressed=arguments.compressed, rate_hz=arguments.rate,
+             max_frames=arguments.max_frames, encoding=arguments.encoding, progress=_progress,
+             camera_info=arguments.camera_info)
+    return 0
+
+
+def command_play(arguments: argparse.Namespace) -> int:
+    import rclpy  # noqa: PLC0415
+
+    from triton_perception.bag.play import play_bag  # noqa: PLC0415
+    from triton_perception.system.paths import dds_profile_environment  # noqa: PLC0415
+
+    os.environ.update(dds_profile_environment())
+    rclpy.init()
+    stop = _stop_on_signals()
+    node = rclpy.create_node('bag_player')
+    try:
+        summary = play_bag(arguments.bag, node, rate=arguments.rate, loop=arguments.loop,
+                           start_offset_s=arguments.start_offset, topics=arguments.topics,
+                           qos_reliability=arguments.reliability,
+                           wait_for_subscribers=arguments.wait_for_subscribers,
+                           progress=_progress, stop_event=stop)
+        _progress(f'published {summary.published} messages in {summary.wall_s:.1f} s '
+                  f'(lateness mean {summary.lateness_mean_ms:.1f} ms, max '
+                  f'{summary.lateness_max_ms:.1f} ms)')
+    finally:
+        node.destroy_node()
+        rclpy.try_shutdown()
+    return 0
+
+
+def command_record(arguments: argparse.Namespace) -> int:
+    import rclpy  # noqa: PLC0415
+    from rclpy.executors import SingleThreadedExecutor  # noqa: PLC0415
+
+    from triton_perception.bag.record import BagRecorder  # noqa: PLC0415
+    from triton_perception.system.paths import dds_profile_environment  # noqa: PLC0415
+
+    topics = {}
+    for item in arguments.topics:
+        topic, separator, type_name = item.partition(':')
+        if not separator:
+            raise BagError(f"'{item}' is not TOPIC:TYPE, e.g. /detections:vision_msgs/msg/"
+                           'Detection2DArray')
+        topics[topic] = type_name
+    os.environ.update(dds_profile_environment())
+    rclpy.init()
+    stop = _stop_on_signals()
+    node = rclpy.create_node('bag_recorder')
+    executor = SingleThreadedExecutor()
+    executor.add_node(node)
+    deadline = time.monotonic() + arguments.duration if arguments.duration else None
+    try:
+        with BagRecorder(node, arguments.output, topics, storage=arguments.storage,
+                         reliability=arguments.reliability) as recorder:
+            _progress(f'recording {", ".join(topics)} to {arguments.output}; Ctrl-C to stop')
+            next_report = time.monotonic() + 5.0
+            while not stop.is_set() and (deadline is None or time.monotonic() < deadline):
+                executor.spin_once(timeout_sec=0.1)
+                if time.monotonic() >= next_report:
+                    _progress(f'recorded {recorder.counts()}')
+                    next_report = time.monotonic() + 5.0
+        _progress(f'recorded {recorder.counts()} to {arguments.output}')
+    finally:
+        node.destroy_node()
+        rclpy.try_shutdown()
+    return 0
+
+
+def command_evaluate(arguments: argparse.Namespace) -> int:
+    from triton_perception.bag.evaluate import evaluate, EvaluationSettings  # noqa
+    from triton_perception.bag.figures import markdown  # noqa: PLC0415
+
+    report = evaluate(EvaluationSettings(
+        bag=arguments.bag, output=arguments.output, topic=arguments.topic, rate=arguments.rate,
+        triton_url=arguments.triton_url, profile=arguments.profile,
+        params_file=arguments.params_file, record_masks=arguments.record_masks,
+        expected=arguments.expected), log=_progress)
+    print(markdown(report))
+    _progress(f'report: {arguments.output / "report.md"} and report.json')
+    unaccounted = [node for node, figures in report['nodes'].items() if not figures['accounted']]
+    if unaccounted:
+        _progress(f'frames not accounted for by {", ".join(unaccounted)}: see the report')
+    regressed = report.get('comparison', {}).get('regressions')
+    return 1 if regressed or unaccounted else 0
+
+
+def add_bag_commands(commands: argparse._SubParsersAction) -> None:
+    bag = commands.add_parser('bag', help='make, play and record rosbag2 files (no ROS install '
+                              'needed)')
+    actions = bag.add_subparsers(dest='bag_command', required=True)
+
+    make = actions.add_parser('make', help='video file or image directory -> camera bag')
+    make.add_argument('source', type=Path, help='video file, or directory of images')
+    make.add_argument('output', type=Path, help='bag directory to create (must not exist)')
+    make.add_argument('--topic', default='/camera/image_raw')
+    make.add_argument('--frame-id', default='camera')
+    make.add_argument('--storage', choices=['mcap', 'sqlite3'], default='mcap')
+    make.add_argument('--compressed', action='store_true',
+                      help='write sensor_msgs/CompressedImage (jpeg) instead of Image')
+    make.add_argument('--encoding', choices=['rgb8', 'bgr8'], default='rgb8')
+    make.add_argument('--rate', type=float, default=None,
+                      help="frames per second (default: the video's; 10 for images)")
+    make.add_argument('--max-frames', type=int, default=None)
+    make.add_argument('--camera-info', type=Path, default=None, metavar='CALIBRATION_YAML',
+                      help='also write CameraInfo from this calibration (camera_calibration_'
+                      'parsers YAML) on the sibling camera_info topic, for the ground outputs')
+    make.set_defaults(run=command_make)
+
+    play = actions.add_parser('play', help='publish a bag at its recorded timing')
+    play.add_argument('bag', type=Path)
+    play.add_argument('--rate', type=float, default=1.0, help='speed factor')
+    play.add_argument('--loop', action='store_true')
+    play.add_argument('--start-offset', type=float, default=0.0, help='seconds into the bag')
+    play.add_argument('--topics', nargs='+', default=None)
+    play.add_argument('--reliability', choices=['reliable', 'best_effort'], default='reliable')
+    play.add_argument('--wait-for-subscribers', type=int, default=0,
+                      help='wait until each topic has this many subscribers')
+    play.set_defaults(run=command_play)
+
+    record = actions.add_parser('record', help='record topics into a bag')
+    record.add_argument('output', type=Path)
+    record.add_argument('--topics', nargs='+', required=True, metavar='TOPIC:TYPE',
+                        help='e.g. /detections:vision_msgs/msg/Detection2DArray')
+    record.add_argument('--storage', choices=['mcap', 'sqlite3'], default='mcap')
+    record.add_argument('--reliability', choices=['reliable', 'best_effort'],
+                        default='reliable')
+    record.add_argument('--duration', type=float, default=None, help='seconds, then stop')
+    record.set_defaults(run=command_record)
+
+    evaluate = actions.add_parser(
+        'evaluate', help='replay a bag through the pipeline and report (or compare) results')
+    evaluate.add_argument('bag', type=Path)
+    evaluate.add_argument('--output', type=Path, required=True,
+                          help='directory for report.json, report.md and the outputs bag')
+    evaluate.add_argument('--topic', default=None, help='image topic (default: the only one)')
+    evaluate.add_argument('--rate', type=float, default=1.0, help='replay speed factor')
+    evaluate.add_argument('--triton-url', default='',
+                          help='use this Triton (HOST:PORT) instead of starting one')
+    evaluate.add_argument('--profile', choices=['auto', 'tensorrt', 'cpu'], default='auto')
+    evaluate.add_argument('--params-file', type=Path, default=None,
+                          help='node parameters (default config/params.yaml)')
+    evaluate.add_argument('--record-masks', action='store_true',
+                          help='also record drivable_area masks (large)')
+    evaluate.add_argument('--expected', type=Path, default=None,
+                          help='report.json of an earlier run: fail on regressions beyond the '
+                               'tolerances')
+    evaluate.set_defaults(run=command_evaluate)

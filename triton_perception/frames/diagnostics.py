@@ -1,0 +1,106 @@
+"""
+The /diagnostics format of the inference nodes, in one place: the status name and the keys.
+
+The nodes write it (`nodes/base.py`); `bag evaluate`, the bench, the soak and the tests read it
+through `find_status` and `NodeStatus`, so a renamed key changes here only.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Iterable
+
+from triton_perception.frames.accounting import STAGES
+
+STATUS_PREFIX = 'triton_perception: '
+REASON_PREFIX = 'count '
+FATES = ('published', 'dropped', 'rejected', 'failed')
+COUNTS = ('received', *FATES, 'pending', 'lost_before_node')
+
+
+def status_name(node_fqn: str) -> str:
+    """
+    Return the name of a node's status in /diagnostics.
+
+    Tools and tests find its counts by it.
+    """
+    return f'{STATUS_PREFIX}{node_fqn}'
+
+
+def stage_key(stage: str) -> str:
+    """Return the key of a stage's summed time, e.g. 'stage_request_ms_sum' (accounting.STAGES)."""
+    return f'stage_{stage}_ms_sum'
+
+
+TIMED_KEY = 'stage_timed_frames'
+
+
+def reason_key(reason: str) -> str:
+    """Return the key of a per-reason count, e.g. 'count dropped: triton not ready'."""
+    return f'{REASON_PREFIX}{reason}'
+
+
+@dataclass(frozen=True)
+class NodeStatus:
+    """One node's status: the raw key/value strings and typed views of them."""
+
+    values: dict[str, str]
+
+    @classmethod
+    def from_status(cls, status: Any) -> 'NodeStatus':
+        return cls({item.key: item.value for item in status.values})
+
+    def count(self, key: str) -> int:
+        return int(self.values.get(key, 0))
+
+    @property
+    def counts(self) -> dict[str, int]:
+        return {key: self.count(key) for key in COUNTS}
+
+    @property
+    def reasons(self) -> dict[str, int]:
+        return {key[len(REASON_PREFIX):]: int(value) for key, value in self.values.items()
+                if key.startswith(REASON_PREFIX)}
+
+    @property
+    def latency_ms(self) -> dict[str, float]:
+        return {key: float(self.values[f'latency_{key}_ms'])
+                for key in ('p50', 'p95', 'max') if f'latency_{key}_ms' in self.values}
+
+    @property
+    def stage_ms_sums(self) -> dict[str, float]:
+        """Ms per stage summed over `timed` published frames; empty from a node without them."""
+        return {stage: float(self.values[stage_key(stage)]) for stage in STAGES
+                if stage_key(stage) in self.values}
+
+    @property
+    def timed(self) -> int:
+        return self.count(TIMED_KEY)
+
+    @property
+    def triton_ready(self) -> bool:
+        return self.values.get('triton_ready') == 'true'
+
+    @property
+    def image_publishers(self) -> int:
+        return self.count('image_publishers')
+
+    @property
+    def balanced(self) -> bool:
+        """Every frame the node received is settled or pending."""
+        return self.count('received') == sum(self.count(key) for key in FATES) + self.count(
+            'pending')
+
+    @property
+    def seen(self) -> int:
+        """Frames the node knows were sent to it: received, plus lost on the way."""
+        return self.count('received') + self.count('lost_before_node')
+
+
+def find_status(arrays: Iterable[Any], node_fqn: str) -> NodeStatus | None:
+    """Return the newest status of node `node_fqn` in DiagnosticArray messages, oldest first."""
+    name = status_name(node_fqn)
+    for array in reversed(list(arrays)):
+        for status in array.status:
+            if status.name == name:
+                return NodeStatus.from_status(status)
+    return None

@@ -1,0 +1,93 @@
+"""
+The served lane graph.
+
+TwinLiteNet with a uint8 input and two compact uint8 outputs, so that the model step is the last
+step of `lane_detection` and the lane geometry runs in lane_node
+(triton_perception.lanes.lane_geometry).
+
+Graph input:  image  UINT8 [H, W, 3], the RGB frame of any size; the resize to the network's
+              size, the cast and /255 happen here (graphs/frame_input.py).
+Graph outputs, at model resolution:
+  lane_probability UINT8 [H, W]  the lane-line probability x 255, rounded, and >= 128 exactly
+                                 where the lane head's logit margin is positive (the mask the
+                                 geometry uses); lane scores average it / 255
+  drivable_margin  UINT8 [H, W]  128 + 16 x (drivable logit margin), clipped to [0, 255], and
+                                 > 128 exactly where the margin is positive; the geometry
+                                 resizes it to the frame and thresholds it, as it did the float
+                                 margin (smooth edges)
+Two 230 kB tensors instead of two [1, 2, 360, 640] float maps (3.7 MB) leave the model step.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import onnx
+from onnx import TensorProto
+
+from triton_perception.graphs.frame_input import add_frame_input, FRAME_DIMS, FRAME_INPUT
+from triton_perception.graphs.graph_editing import check_single_input, GraphBuilder, save_graph
+
+MARGIN_SCALE = 16.0   # drivable margin steps per logit unit (+-7.9 logits fit in uint8)
+MARGIN_ZERO = 128
+
+
+def add_compact_maps(graph: GraphBuilder, lane_margin: str, drivable_margin: str | None,
+                     height: int, width: int) -> list[str]:
+    """
+    Return the two uint8 outputs from [H, W] logit margins (positive = lane / drivable).
+
+    Without a drivable head only lane_probability. Returns the output names.
+    """
+    zero = graph.constant(np.float32(0.0), 'zero')
+
+    def to_uint8(value: str, positive: str, low: float, high: float, name: str) -> None:
+        """Round, keep the sign of `positive` exact around the threshold, cast at the output."""
+        rounded = graph.node('Round', [value])
+        at_least = graph.node('Max', [rounded, graph.constant(np.float32(high), 'above')])
+        at_most = graph.node('Min', [rounded, graph.constant(np.float32(low), 'below')])
+        exact = graph.node('Where', [positive, at_least, at_most])
+        clipped = graph.node('Clip', [exact, graph.constant(np.float32(0.0), 'low'),
+                                      graph.constant(np.float32(255.0), 'high')])
+        graph.node('Cast', [clipped], [name], to=TensorProto.UINT8)
+
+    probability = graph.node('Mul', [graph.node('Sigmoid', [lane_margin]),
+                                     graph.constant(np.float32(255.0), 'scale255')])
+    to_uint8(probability, graph.node('Greater', [lane_margin, zero]), 127.0, 128.0,
+             'lane_probability')
+    outputs = ['lane_probability']
+    if drivable_margin is not None:
+        scaled = graph.node('Add', [graph.node('Mul', [drivable_margin, graph.constant(
+            np.float32(MARGIN_SCALE), 'margin_scale')]), graph.constant(
+            np.float32(MARGIN_ZERO), 'margin_zero')])
+        to_uint8(scaled, graph.node('Greater', [drivable_margin, zero]), float(MARGIN_ZERO),
+                 float(MARGIN_ZERO + 1), 'drivable_margin')
+        outputs.append('drivable_margin')
+    graph.set_outputs([(name, TensorProto.UINT8, [height, width]) for name in outputs])
+    return outputs
+
+
+def build_lane_graph(source: Path, destination: Path) -> None:
+    """Write the served lane graph for TwinLiteNet at `source` (a plain resize, as trained)."""
+    model = onnx.load(str(source))
+    input_name, (_, channels, height, width) = check_single_input(model)
+    outputs = [output.name for output in model.graph.output]
+    if channels != 3 or outputs != ['da', 'll']:
+        raise ValueError(f'expected TwinLiteNet (3-channel input, outputs da and ll), found '
+                         f'{channels} channels and outputs {outputs}')
+    graph = GraphBuilder(model, 'lanes')
+    image, network_input = graph.replace_input(input_name, FRAME_INPUT, TensorProto.UINT8,
+                                               FRAME_DIMS)
+    canvas, _ = add_frame_input(graph, image, width, height)
+    graph.node('Mul', [canvas, graph.constant(np.float32(1.0 / 255.0), 'inv255')],
+               [network_input])
+
+    def margin(head: str) -> str:
+        """[1, 2, H, W] logits -> [H, W] foreground minus background."""
+        difference = graph.node('Sub', [graph.slice(head, 1, 2, axis=1),
+                                        graph.slice(head, 0, 1, axis=1)])
+        squeezed: str = graph.node('Squeeze', [difference], axes=[0, 1])
+        return squeezed
+
+    add_compact_maps(graph, margin('ll'), margin('da'), height, width)
+    save_graph(graph.model, destination)

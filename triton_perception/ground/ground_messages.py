@@ -1,0 +1,108 @@
+"""
+Ground outputs -> ROS messages (sensor_msgs, visualization_msgs, nav_msgs, vision_msgs).
+
+Every message carries the input frame's stamp and is stamped in target_frame.
+"""
+from __future__ import annotations
+
+from builtin_interfaces.msg import Duration
+from geometry_msgs.msg import Point
+from nav_msgs.msg import OccupancyGrid
+import numpy as np
+from sensor_msgs.msg import PointCloud2, PointField
+from std_msgs.msg import ColorRGBA, Header
+from vision_msgs.msg import Detection2DArray, Detection3D, Detection3DArray
+from visualization_msgs.msg import Marker, MarkerArray
+
+from triton_perception.ground.ground_projection import GridSpec, GROUND_POINT_DTYPE
+
+GROUND_POINT_FIELDS = (
+    PointField(name='x', offset=0, datatype=PointField.FLOAT32, count=1),
+    PointField(name='y', offset=4, datatype=PointField.FLOAT32, count=1),
+    PointField(name='z', offset=8, datatype=PointField.FLOAT32, count=1),
+    PointField(name='lane_id', offset=12, datatype=PointField.UINT16, count=1),
+    PointField(name='side', offset=14, datatype=PointField.INT8, count=1),
+)
+# By |side|: ego boundaries green, the next lines out yellow, lines further out grey.
+SIDE_COLOURS = {1: (0.1, 0.9, 0.2), 2: (1.0, 0.85, 0.1), 0: (0.6, 0.6, 0.6)}
+LINE_WIDTH_M = 0.15
+
+
+def ground_header(header: Header, target_frame: str) -> Header:
+    return Header(stamp=header.stamp, frame_id=target_frame)
+
+
+def ground_cloud_message(points: np.ndarray, header: Header) -> PointCloud2:
+    return PointCloud2(header=header, height=1, width=len(points),
+                       fields=list(GROUND_POINT_FIELDS), is_bigendian=False,
+                       point_step=GROUND_POINT_DTYPE.itemsize,
+                       row_step=GROUND_POINT_DTYPE.itemsize * len(points),
+                       data=points.astype(GROUND_POINT_DTYPE, copy=False).tobytes(),
+                       is_dense=True)
+
+
+def read_ground_points(cloud: PointCloud2) -> np.ndarray:
+    """Return the inverse of ground_cloud_message (rclpy and rosbags messages alike)."""
+    return np.frombuffer(bytes(cloud.data), dtype=GROUND_POINT_DTYPE, count=cloud.width)
+
+
+def lane_markers_message(points: np.ndarray, header: Header) -> MarkerArray:
+    """DELETEALL, then one LINE_STRIP per lane (id = lane_id) coloured by side."""
+    markers = [Marker(header=header, ns='lanes', action=Marker.DELETEALL)]
+    for lane_id in np.unique(points['lane_id']):
+        lane = points[points['lane_id'] == lane_id]
+        if len(lane) < 2:
+            continue
+        red, green, blue = SIDE_COLOURS.get(abs(int(lane['side'][0])), SIDE_COLOURS[0])
+        marker = Marker(header=header, ns='lanes', id=int(lane_id), type=Marker.LINE_STRIP,
+                        action=Marker.ADD, lifetime=Duration(sec=0),
+                        color=ColorRGBA(r=red, g=green, b=blue, a=1.0),
+                        points=[Point(x=float(x), y=float(y), z=float(z))
+                                for x, y, z in zip(lane['x'], lane['y'], lane['z'])])
+        marker.pose.orientation.w = 1.0
+        marker.scale.x = LINE_WIDTH_M
+        markers.append(marker)
+    return MarkerArray(markers=markers)
+
+
+def occupancy_grid_message(cells: np.ndarray, grid: GridSpec, header: Header) -> OccupancyGrid:
+    message = OccupancyGrid(header=header)
+    rows, cols = grid.shape
+    message.info.map_load_time = header.stamp
+    message.info.resolution = float(grid.resolution)
+    message.info.width, message.info.height = cols, rows
+    message.info.origin.position.x, message.info.origin.position.y = grid.origin
+    message.info.origin.orientation.w = 1.0
+    message.data = cells.astype(np.int8).tobytes()
+    return message
+
+
+def ground_detections_message(detections: Detection2DArray, contacts: np.ndarray,
+                              widths: np.ndarray, heights: np.ndarray,
+                              header: Header) -> Detection3DArray:
+    """
+    One Detection3D per 2D detection whose bottom edge meets the ground.
+
+    The contact point as the position, the ground width as size.y, the height as size.z (size.x, the
+    depth, is not observable: 0), the 2D detection's hypotheses and id.
+    """
+    message = Detection3DArray(header=header)
+    for detection, contact, width, height in zip(detections.detections, contacts, widths,
+                                                 heights):
+        if not np.all(np.isfinite(contact)):
+            continue
+        ground = Detection3D(header=header, id=detection.id)
+        ground.bbox.center.position.x, ground.bbox.center.position.y = (float(contact[0]),
+                                                                        float(contact[1]))
+        ground.bbox.center.orientation.w = 1.0
+        ground.bbox.size.y = float(width) if np.isfinite(width) else 0.0
+        ground.bbox.size.z = float(height) if np.isfinite(height) and height > 0 else 0.0
+        for hypothesis in detection.results:
+            copied = type(hypothesis)()
+            copied.hypothesis.class_id = hypothesis.hypothesis.class_id
+            copied.hypothesis.score = hypothesis.hypothesis.score
+            copied.pose.pose.position = ground.bbox.center.position
+            copied.pose.pose.orientation.w = 1.0
+            ground.results.append(copied)
+        message.detections.append(ground)
+    return message

@@ -1,0 +1,80 @@
+"""
+The ground outputs of lane_node and detection_node: publishers plus one call per frame.
+
+Each node makes one of these and calls `publish` from its deliver path (worker thread) with the
+arrays it already has; nothing is built while the geometry is unknown.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from nav_msgs.msg import OccupancyGrid
+import numpy as np
+from rclpy.node import Node
+from sensor_msgs.msg import PointCloud2
+from std_msgs.msg import Header
+from vision_msgs.msg import Detection2DArray, Detection3DArray
+from visualization_msgs.msg import MarkerArray
+
+from triton_perception.ground.camera_lookup import CameraGeometrySource
+from triton_perception.ground.ground_messages import (ground_cloud_message,
+                                                      ground_detections_message, ground_header,
+                                                      lane_markers_message, occupancy_grid_message)
+from triton_perception.ground.ground_projection import (GridSampler, GridSpec, ground_boxes,
+                                                        ground_lane_points)
+
+
+class LaneGroundOutputs:
+    """`lanes/ground`, `lanes/markers` and `drivable_area/grid`."""
+
+    def __init__(self, node: Node, settings: dict[str, Any], qos: Any) -> None:
+        self._settings = settings
+        self.geometry = CameraGeometrySource(node, settings)
+        self._grid = GridSpec(settings['grid_length_m'], settings['grid_width_m'],
+                              settings['grid_resolution_m'])
+        self._sampler: GridSampler | None = None
+        self._cloud = node.create_publisher(PointCloud2, 'lanes/ground', qos)
+        self._markers = node.create_publisher(MarkerArray, 'lanes/markers', qos)
+        self._grid_publisher = node.create_publisher(OccupancyGrid, 'drivable_area/grid', qos)
+
+    def publish(self, header: Header, lanes: np.ndarray, sides: np.ndarray,
+                drivable: np.ndarray | None) -> None:
+        camera = self.geometry.camera(header.frame_id)
+        if camera is None:
+            return
+        stamped = ground_header(header, self._settings['target_frame'])
+        points = ground_lane_points(camera, lanes, sides)
+        self._cloud.publish(ground_cloud_message(points, stamped))
+        self._markers.publish(lane_markers_message(points, stamped))
+        if drivable is None:  # a lane model without a drivable-area output
+            return
+        sampler = self._sampler
+        height, width = drivable.shape[:2]
+        if sampler is None or sampler.key != (id(camera), self._grid, (height, width)):
+            sampler = self._sampler = GridSampler(camera, self._grid, (height, width))
+        self._grid_publisher.publish(
+            occupancy_grid_message(sampler.values(drivable), self._grid, stamped))
+
+
+class DetectionGroundOutputs:
+    """`detections/ground`: each box's ground contact point and width."""
+
+    def __init__(self, node: Node, settings: dict[str, Any], qos: Any) -> None:
+        self._settings = settings
+        self.geometry = CameraGeometrySource(node, settings)
+        self._publisher = node.create_publisher(Detection3DArray, 'detections/ground', qos)
+
+    def publish(self, header: Header, detections: np.ndarray,
+                message: Detection2DArray) -> None:
+        """
+        Publish the ground boxes of DETECTIONS rows and the Detection2DArray built from them.
+
+        Both hold the same boxes in the same order.
+        """
+        camera = self.geometry.camera(header.frame_id)
+        if camera is None:
+            return
+        contacts, widths, heights = ground_boxes(camera, detections)
+        self._publisher.publish(ground_detections_message(
+            message, contacts, widths, heights,
+            ground_header(header, self._settings['target_frame'])))

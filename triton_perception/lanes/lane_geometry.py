@@ -1,0 +1,242 @@
+"""
+Lane polylines, ego sides and the drivable area from the lane model's compact outputs.
+
+The lane_detection ensemble ends at the model step (on an Orin a TensorRT engine, whose GPU
+output JetPack's Python backend cannot take), returning two uint8 maps at model resolution
+(triton_perception.graphs.lane_graph): `lane_probability` (x 255, >= 128 exactly on the lane mask)
+and `drivable_margin` (128 + 16 x logit margin, > 128 exactly where drivable). This module turns
+them into final lanes; lane_node runs it on its worker thread, and any client outside ROS can
+call `postprocess` on what the ensemble returns. Plain numpy/OpenCV.
+
+TwinLiteNet marks every painted line in one binary mask; it gives no lane list. Here:
+1. the lane mask's connected components become *pieces*, each reduced to one centre x per
+   image row (robust to line thickness);
+2. pieces are grouped into lanes, longest first: a piece joins a lane when one low-order curve
+   x = f(y) fits both with a small residual and they barely share rows, which reunites the
+   dashes of a dashed marking (gaps and all) without merging neighbouring lines;
+3. each lane gets a curve fit (a line, or a quadratic when it spans enough rows) and is sampled
+   from where it meets the image border (extrapolated along the tangent below its lowest
+   pixel) up to its highest pixel;
+4. sides come from where each lane's extrapolation crosses the image bottom
+   (triton_perception.lanes.lane_sides, shared by every lane model).
+
+All geometry runs at mask resolution in continuous pixel coordinates (pixel (r, c) covers
+[c, c+1) x [r, r+1)) and is scaled to the original image at the end.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import NamedTuple
+
+import cv2
+import numpy as np
+
+from triton_perception.lanes.lane_sides import assign_sides, ego_eligible
+
+MIN_PIECE_PIXELS = 8        # smaller mask blobs are speckle
+JOIN_RMS_PIXELS = 3.0       # joint-fit residual (mask pixels) below which two pieces are one line
+MAX_SHARED_ROWS = 3         # dashes of one line follow each other: they hardly share rows
+QUADRATIC_MIN_SPAN = 0.25   # fraction of mask height a lane must span before it may curve
+
+
+NUM_POINTS = 20          # points per lane polyline
+LANE_MASK_MIN = 128      # lane_probability values on the lane mask
+DRIVABLE_ZERO = 128      # drivable_margin value of a zero logit margin
+
+
+class LaneResult(NamedTuple):
+    """Final lanes, in original-image pixels."""
+
+    lanes: np.ndarray          # float32 [L, P, 2] (u, v), from the lane's bottom upward
+    scores: np.ndarray         # float32 [L], mean lane-line probability of the lane's pixels
+    sides: np.ndarray          # int8 [L], -2/-1/+1/+2 from the ego lane outward, 0 unknown
+    drivable_area: np.ndarray | None  # uint8 [H, W], 0 or 255; None: the model has none
+
+
+@dataclass
+class Piece:
+    """One connected blob of the lane mask, reduced to row centres."""
+
+    y: np.ndarray           # row centres (ascending), mask pixels
+    x: np.ndarray           # centre x of the blob in each of those rows
+    pixels: int
+    probability_sum: float  # sum of lane-line probabilities over the blob's pixels
+
+
+@dataclass
+class Lane:
+    """Pieces grouped as one painted line, and their points pooled for fitting."""
+
+    pieces: list[Piece]
+    y: np.ndarray
+    x: np.ndarray
+
+    @property
+    def span(self) -> float:
+        return float(self.y.max() - self.y.min())
+
+
+def check_settings(num_points: int, min_lane_length: float) -> None:
+    """Reject values that would silently produce nonsense instead of an error."""
+    if num_points < 2:
+        raise ValueError(f'the number of points per lane must be >= 2, got {num_points}')
+    if not 0.0 <= min_lane_length <= 1.0:
+        raise ValueError(
+            f'minimum lane length is a fraction of image height in [0, 1], got {min_lane_length}')
+
+
+def lane_pieces(lane_probability: np.ndarray) -> list[Piece]:
+    """
+    Find the connected components of the lane mask, as row-centre pieces.
+
+    lane_probability: uint8 [h, w], probability x 255 (>= LANE_MASK_MIN on the mask).
+    """
+    height = lane_probability.shape[0]
+    mask = (lane_probability >= LANE_MASK_MIN).astype(np.uint8)
+    count, labels, stats, _ = cv2.connectedComponentsWithStats(mask, connectivity=8)
+    ys, xs = np.nonzero(labels)
+    ids = labels[ys, xs]
+    probability = lane_probability[ys, xs] / 255.0
+    probability_sums = np.bincount(ids, weights=probability, minlength=count)
+    cells = ids * height + ys
+    row_pixels = np.bincount(cells, minlength=count * height).reshape(count, height)
+    row_x_sums = np.bincount(cells, weights=xs, minlength=count * height).reshape(count, height)
+
+    pieces = []
+    for label in range(1, count):
+        if stats[label, cv2.CC_STAT_AREA] < MIN_PIECE_PIXELS:
+            continue
+        rows = np.nonzero(row_pixels[label])[0]
+        pieces.append(Piece(
+            y=rows + 0.5,
+            x=row_x_sums[label, rows] / row_pixels[label, rows] + 0.5,
+            pixels=int(stats[label, cv2.CC_STAT_AREA]),
+            probability_sum=float(probability_sums[label]),
+        ))
+    return pieces
+
+
+def fit_curve(y: np.ndarray, x: np.ndarray, mask_height: int) -> np.poly1d:
+    """X = f(y): a line, or a quadratic once the points span enough rows to show curvature."""
+    degree = 2 if y.max() - y.min() >= QUADRATIC_MIN_SPAN * mask_height else 1
+    degree = min(degree, len(np.unique(y)) - 1)
+    return np.poly1d(np.polyfit(y, x, degree)) if degree > 0 else np.poly1d([float(np.mean(x))])
+
+
+def joins(lane: Lane, piece: Piece, mask_height: int) -> float | None:
+    """RMS residual of one curve through the lane and the piece, or None if they cannot be one."""
+    if np.intersect1d(lane.y, piece.y).size > MAX_SHARED_ROWS:
+        return None
+    y = np.concatenate([lane.y, piece.y])
+    x = np.concatenate([lane.x, piece.x])
+    rms = float(np.sqrt(np.mean((fit_curve(y, x, mask_height)(y) - x) ** 2)))
+    return rms if rms <= JOIN_RMS_PIXELS else None
+
+
+def group_pieces(pieces: list[Piece], mask_height: int) -> list[Lane]:
+    """Group greedily, longest pieces first, so every lane is seeded by its most reliable part."""
+    lanes: list[Lane] = []
+    for piece in sorted(pieces, key=lambda p: p.y[-1] - p.y[0], reverse=True):
+        residuals = [joins(lane, piece, mask_height) for lane in lanes]
+        candidates = [(rms, index) for index, rms in enumerate(residuals) if rms is not None]
+        if not candidates:
+            lanes.append(Lane([piece], piece.y, piece.x))
+            continue
+        lane = lanes[min(candidates)[1]]
+        order = np.argsort(np.concatenate([lane.y, piece.y]), kind='stable')
+        lane.pieces.append(piece)
+        lane.y = np.concatenate([lane.y, piece.y])[order]
+        lane.x = np.concatenate([lane.x, piece.x])[order]
+    return lanes
+
+
+def sample_lane(lane: Lane, mask_width: int, mask_height: int,
+                num_points: int) -> tuple[np.ndarray, float]:
+    """
+    Points (x, y) from where the lane meets the image border up to its top, and its bottom x.
+
+    Below the lowest detected row the curve continues along its tangent (a quadratic
+    extrapolated beyond its data bends away quickly). The bottom x is where that tangent
+    crosses the bottom row, even outside the image: it orders lanes for the side assignment.
+    """
+    curve = fit_curve(lane.y, lane.x, mask_height)
+    y_top, y_low = float(lane.y[0]), float(lane.y[-1])
+    x_low, slope = float(curve(y_low)), float(curve.deriv()(y_low))
+    bottom_x = x_low + slope * (mask_height - y_low)
+    y_end = float(mask_height)
+    if not 0.0 <= bottom_x <= mask_width:  # leaves through a side edge before the bottom
+        border = 0.0 if bottom_x < 0 else float(mask_width)
+        y_end = max(y_low, y_low + (border - x_low) / slope) if slope else y_low
+    y = np.linspace(y_end, y_top, num_points)
+    x = np.where(y > y_low, x_low + slope * (y - y_low), curve(y))
+    return np.stack([np.clip(x, 0, mask_width), y], axis=1), bottom_x
+
+
+def lane_sides(lanes: list[Lane], polylines: np.ndarray, bottom_x: np.ndarray,
+               mask_width: int, mask_height: int) -> np.ndarray:
+    """Side labels of sampled lanes (mask pixels), judged on their detected rows."""
+    eligible = ego_eligible(list(polylines), bottom_x,
+                            np.array([lane.y[0] for lane in lanes]),
+                            np.array([lane.y[-1] for lane in lanes]), float(mask_width),
+                            float(mask_height))
+    return assign_sides(bottom_x, mask_width / 2, eligible)
+
+
+def drivable_area(drivable_margin: np.ndarray, image_height: int, image_width: int) -> np.ndarray:
+    """
+    0/255 mask at input resolution.
+
+    The margin is resized (not the binary mask) for smooth edges.
+    """
+    margin: np.ndarray = drivable_margin.astype(np.float32) - DRIVABLE_ZERO
+    if margin.shape != (image_height, image_width):
+        margin = cv2.resize(margin, (image_width, image_height), interpolation=cv2.INTER_LINEAR)
+    return np.where(margin > 0, np.uint8(255), np.uint8(0))
+
+
+def check_maps(lane_probability: np.ndarray, drivable_margin: np.ndarray) -> None:
+    """Check the lane model's two maps: uint8, 2-D, the same size (a ValueError names the fault)."""
+    for name, array in (('lane_probability', lane_probability),
+                        ('drivable_margin', drivable_margin)):
+        if array.dtype != np.uint8 or array.ndim != 2 or 0 in array.shape:
+            raise ValueError(f'{name} must be a non-empty uint8 [h, w] map, got {array.dtype} '
+                             f'{list(array.shape)}')
+    if lane_probability.shape != drivable_margin.shape:
+        raise ValueError(f'lane_probability {list(lane_probability.shape)} and drivable_margin '
+                         f'{list(drivable_margin.shape)} differ in size')
+
+
+def postprocess(lane_probability: np.ndarray, drivable_margin: np.ndarray,
+                image_size: tuple[int, int], num_points: int,
+                min_lane_length: float) -> LaneResult:
+    """
+    Turn the lane model's maps (uint8 [h, w] each) into lanes, scores, sides and drivable area.
+
+    image_size is (image_height, image_width) of the original frame. min_lane_length is the
+    vertical extent a lane's detected pixels must cover, as a fraction of image height.
+    Lanes are returned left to right (by where they meet the image bottom).
+    """
+    check_settings(num_points, min_lane_length)
+    check_maps(lane_probability, drivable_margin)
+    image_height, image_width = (int(v) for v in image_size)
+    mask_height, mask_width = lane_probability.shape
+
+    lanes = [lane for lane in group_pieces(lane_pieces(lane_probability), mask_height)
+             if lane.span >= min_lane_length * mask_height]
+    polylines = np.empty((len(lanes), num_points, 2), dtype=np.float32)
+    bottom_x = np.empty(len(lanes))
+    for index, lane in enumerate(lanes):
+        polylines[index], bottom_x[index] = sample_lane(lane, mask_width, mask_height, num_points)
+    scores = np.array([sum(p.probability_sum for p in lane.pieces)
+                       / sum(p.pixels for p in lane.pieces) for lane in lanes], dtype=np.float32)
+    sides = lane_sides(lanes, polylines, bottom_x, mask_width, mask_height)
+
+    order = np.argsort(bottom_x, kind='stable')
+    polylines = polylines[order] * np.array([image_width / mask_width, image_height / mask_height],
+                                            dtype=np.float32)
+    return LaneResult(
+        lanes=polylines,
+        scores=scores[order],
+        sides=sides[order],
+        drivable_area=drivable_area(drivable_margin, image_height, image_width),
+    )

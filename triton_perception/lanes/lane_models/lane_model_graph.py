@@ -1,0 +1,135 @@
+"""
+Served graphs of installed lane models: the uint8 frame in, all preprocessing in the graph.
+
+The graph takes the RGB frame [H, W, 3] of any size and does what each model was trained with
+(top crop, stretch or letterbox, channel order, /255, ImageNet mean/std, FP16), so that on the
+Orin it all runs on the GPU inside the TensorRT engine, with no Python step before it. Outputs
+leave as FP32 (onnx-tensorrt casts nothing itself), or, for segmentation, as the two compact
+uint8 maps of the shipped lane graph.
+
+For a model the user already serves in Triton (a TensorRT plan with a float input), the same
+preprocessing is a small graph of its own placed in front of it (`build_input_graph`).
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import onnx
+from onnx import helper, TensorProto
+
+from triton_perception.graphs.frame_input import add_frame_input, FRAME_DIMS, FRAME_INPUT
+from triton_perception.graphs.graph_editing import check_single_input, GraphBuilder, save_graph
+from triton_perception.graphs.lane_graph import add_compact_maps
+from triton_perception.lanes.lane_models.spec import LaneModel, Preprocessing
+
+IMAGENET_MEAN = (0.485, 0.456, 0.406)
+IMAGENET_STD = (0.229, 0.224, 0.225)
+INPUT_GRAPH_OPSET = 12
+ELEMENT_TYPES = {'float32': TensorProto.FLOAT, 'float16': TensorProto.FLOAT16}
+
+
+def input_type_of(model: onnx.ModelProto, name: str) -> str:
+    tensor = next(tensor for tensor in model.graph.input if tensor.name == name)
+    names = {value: key for key, value in ELEMENT_TYPES.items()}
+    element = tensor.type.tensor_type.elem_type
+    if element not in names:
+        raise ValueError(f'input {name} is {TensorProto.DataType.Name(element)}; lane models '
+                         'take FLOAT or FLOAT16')
+    return names[element]
+
+
+def output_shapes(model: onnx.ModelProto) -> dict[str, list[int]]:
+    return {tensor.name: [dim.dim_value if dim.HasField('dim_value') else -1
+                          for dim in tensor.type.tensor_type.shape.dim]
+            for tensor in model.graph.output}
+
+
+def add_preprocessing(graph: GraphBuilder, image: str, width: int, height: int, output: str,
+                      preprocessing: Preprocessing, input_type: str) -> None:
+    """uint8 [H, W, 3] RGB frame `image` -> the network's [1, 3, height, width] input `output`."""
+    value, _ = add_frame_input(graph, image, width, height, preprocessing.resize,
+                               preprocessing.top_crop)
+    if preprocessing.channel_order == 'bgr':
+        value = graph.node('Gather', [value, graph.constant(np.array([2, 1, 0], np.int64),
+                                                            'bgr')], axis=1)
+    if preprocessing.normalize in ('unit', 'imagenet'):
+        value = graph.node('Mul', [value, graph.constant(np.float32(1.0 / 255.0), 'inv255')])
+    if preprocessing.normalize == 'imagenet':
+        mean = np.array(IMAGENET_MEAN, np.float32).reshape(1, 3, 1, 1)
+        std = np.array(IMAGENET_STD, np.float32).reshape(1, 3, 1, 1)
+        if preprocessing.channel_order == 'bgr':  # the statistics follow the channels
+            mean, std = mean[:, ::-1].copy(), std[:, ::-1].copy()
+        value = graph.node('Div', [graph.node('Sub', [value, graph.constant(mean, 'mean')]),
+                                   graph.constant(std, 'std')])
+    graph.node('Cast', [value], [output], to=ELEMENT_TYPES[input_type])
+
+
+def build_lane_model_graph(source: Path, destination: Path, lane_model: LaneModel) -> None:
+    """Build the user's ONNX file with a uint8 input and the outputs lane_model.outputs names."""
+    model = onnx.load(str(source))
+    input_name, (_, _, height, width) = check_single_input(model)
+    shapes = output_shapes(model)
+    graph = GraphBuilder(model, 'lane_model')
+    image, network_input = graph.replace_input(input_name, FRAME_INPUT, TensorProto.UINT8,
+                                               FRAME_DIMS)
+    add_preprocessing(graph, image, width, height, network_input, lane_model.preprocessing,
+                      lane_model.input_type)
+    if lane_model.layout == 'segmentation':
+        decode = lane_model.decode
+        lane = _margin(graph, decode['lane_output'], shapes[decode['lane_output']],
+                       decode['lane_channel'], decode['activation'])
+        drivable = (_margin(graph, decode['drivable_output'], shapes[decode['drivable_output']],
+                            decode['drivable_channel'], 'softmax')
+                    if decode.get('drivable_output') else None)
+        head = shapes[decode['lane_output']]
+        add_compact_maps(graph, lane, drivable, head[-2], head[-1])
+    else:
+        outputs = []
+        for name in lane_model.outputs:
+            internal = f'{name}/network'
+            for node in list(model.graph.node):  # the network now writes and reads `internal`
+                node.output[:] = [internal if out == name else out for out in node.output]
+                node.input[:] = [internal if used == name else used for used in node.input]
+            graph.node('Cast', [internal], [name], to=TensorProto.FLOAT)
+            outputs.append((name, TensorProto.FLOAT, shapes[name]))
+        graph.set_outputs(outputs)
+    save_graph(graph.model, destination)
+
+
+def _margin(graph: GraphBuilder, head: str, shape: list[int], channel: int,
+            activation: str) -> str:
+    """
+    [1, C, h, w] head -> [h, w] logit margin of `channel` (positive where it wins): softmax.
+
+    Its logit minus the largest other one; sigmoid: the logit itself.
+    """
+    chosen = graph.slice(head, channel, channel + 1, axis=1)
+    if activation == 'softmax':
+        others = [graph.slice(head, c, c + 1, axis=1) for c in range(shape[1]) if c != channel]
+        rival = others[0] if len(others) == 1 else graph.node(
+            'ReduceMax', [graph.node('Concat', others, axis=1)], axes=[1], keepdims=1)
+        chosen = graph.node('Sub', [chosen, rival])
+    margin: str = graph.node('Squeeze', [chosen], axes=[0, 1])
+    return margin
+
+
+def build_input_graph(destination: Path, output_name: str, output_dims: list[int],
+                      preprocessing: Preprocessing, input_type: str) -> None:
+    """
+    Build a standalone preprocessing graph for a model already served in Triton.
+
+    It maps the uint8 [H, W, 3] frame `image` -> `output_name` with the model's full input shape
+    (with or without the batch dimension).
+    """
+    height, width = output_dims[-2:]
+    model = helper.make_model(helper.make_graph([], 'lane_input', [], []),
+                              opset_imports=[helper.make_opsetid('', INPUT_GRAPH_OPSET)])
+    graph = GraphBuilder(model, 'lane_input')
+    image = graph.input(FRAME_INPUT, TensorProto.UINT8, FRAME_DIMS)
+    batched = output_name if len(output_dims) == 4 else f'{output_name}/batched'
+    add_preprocessing(graph, image, width, height, batched, preprocessing, input_type)
+    if len(output_dims) == 3:
+        graph.node('Squeeze', [batched], [output_name], axes=[0])
+    graph.set_outputs([(output_name, ELEMENT_TYPES[input_type], output_dims)])
+    save_graph(graph.model, destination)

@@ -1,0 +1,176 @@
+"""
+Inference results -> standard ROS messages (vision_msgs, sensor_msgs); no rclpy needed.
+
+Every output message carries the input frame's header unchanged, so consumers can match
+results to frames by stamp and place them in the camera's frame.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+from sensor_msgs.msg import Image, PointCloud2, PointField
+from std_msgs.msg import Header
+from vision_msgs.msg import (BoundingBox2D, Detection2D, Detection2DArray, LabelInfo,
+                             ObjectHypothesisWithPose, VisionClass)
+
+from triton_perception.system.paths import config_file
+
+# One lane polyline sample per point; offsets are part of the published contract (docs/topics.md).
+LANE_POINT_DTYPE = np.dtype({
+    'names': ['u', 'v', 'lane_id', 'side', 'score'],
+    'formats': ['<f4', '<f4', '<u2', 'i1', '<f4'],
+    'offsets': [0, 4, 8, 10, 12],
+    'itemsize': 16,
+})
+LANE_POINT_FIELDS = (
+    PointField(name='u', offset=0, datatype=PointField.FLOAT32, count=1),
+    PointField(name='v', offset=4, datatype=PointField.FLOAT32, count=1),
+    PointField(name='lane_id', offset=8, datatype=PointField.UINT16, count=1),
+    PointField(name='side', offset=10, datatype=PointField.INT8, count=1),
+    PointField(name='score', offset=12, datatype=PointField.FLOAT32, count=1),
+)
+
+
+def load_labels(labels_file: str = '') -> list[str]:
+    """Class names by id: one per line; the COCO names when no file is given."""
+    path = Path(labels_file).expanduser() if labels_file else config_file('coco_labels.txt')
+    labels = [line.strip() for line in path.read_text(encoding='utf-8').splitlines()]
+    return [label for label in labels if label]
+
+
+def label_info_message(labels: list[str], header: Header, threshold: float) -> LabelInfo:
+    return LabelInfo(header=header, threshold=float(threshold),
+                     class_map=[VisionClass(class_id=index, class_name=name)
+                                for index, name in enumerate(labels)])
+
+
+def class_name(labels: list[str], class_id: int) -> str:
+    """Return the label, or the id as text for a model with more classes than the labels file."""
+    return labels[class_id] if 0 <= class_id < len(labels) else str(class_id)
+
+
+def class_index(class_id: str, labels: list[str]) -> int:
+    """
+    `ObjectHypothesis.class_id` -> the class's index in LabelInfo (-1 when unknown).
+
+    vision_msgs: class_id is the class's id, looked up in the LabelInfo (VisionInfo) the
+    detector publishes; this package writes the decimal id. Bags recorded before it did carry
+    the class name, which is accepted too.
+    """
+    if class_id.isdigit():
+        return int(class_id)
+    return labels.index(class_id) if class_id in labels else -1
+
+
+def detection_array_message(detections: np.ndarray, header: Header,
+                            track_ids: list[str] | None = None) -> Detection2DArray:
+    """
+    Build a Detection2DArray from DETECTIONS rows (x1, y1, x2, y2, score, class_id) in pixels.
+
+    `class_id` is the decimal class id (its name is in the node's LabelInfo) and `id` the row's
+    track id ('' for none, as vision_msgs defines an absent id).
+    """
+    message = Detection2DArray(header=header)
+    ids = track_ids if track_ids is not None else [''] * len(detections)
+    for (x1, y1, x2, y2, score, class_id), track_id in zip(detections.tolist(), ids):
+        detection = Detection2D(header=header, id=track_id)
+        hypothesis = ObjectHypothesisWithPose()
+        hypothesis.hypothesis.class_id = str(int(class_id))
+        hypothesis.hypothesis.score = float(score)
+        detection.results.append(hypothesis)
+        box = BoundingBox2D()
+        box.center.position.x = (x1 + x2) / 2.0
+        box.center.position.y = (y1 + y2) / 2.0
+        box.size_x = x2 - x1
+        box.size_y = y2 - y1
+        detection.bbox = box
+        message.detections.append(detection)
+    return message
+
+
+def lane_ids(lanes: np.ndarray) -> np.ndarray:
+    """
+    lane_id of each polyline of LANES [L, P, 2].
+
+    Numbered left to right by where the lanes start (at the image border); `lanes` and
+    `lanes/ground` share this numbering.
+    """
+    ids = np.empty(len(lanes), dtype=np.uint16)
+    if len(lanes):
+        ids[np.argsort(lanes[:, 0, 0], kind='stable')] = np.arange(len(lanes), dtype=np.uint16)
+    return ids
+
+
+def lane_points(lanes: np.ndarray, scores: np.ndarray, sides: np.ndarray) -> np.ndarray:
+    """LANES [L, P, 2] -> structured points, lane_id numbering lanes left to right."""
+    count, points_per_lane = lanes.shape[0], lanes.shape[1] if lanes.ndim == 3 else 0
+    points = np.zeros(count * points_per_lane, dtype=LANE_POINT_DTYPE)
+    if count == 0:
+        return points
+    points['u'] = lanes[:, :, 0].reshape(-1)
+    points['v'] = lanes[:, :, 1].reshape(-1)
+    points['lane_id'] = np.repeat(lane_ids(lanes), points_per_lane)
+    points['side'] = np.repeat(sides.astype(np.int8), points_per_lane)
+    points['score'] = np.repeat(scores.astype(np.float32), points_per_lane)
+    return points
+
+
+def lanes_cloud_message(lanes: np.ndarray, scores: np.ndarray, sides: np.ndarray,
+                        header: Header) -> PointCloud2:
+    points = lane_points(lanes, scores, sides)
+    return PointCloud2(header=header, height=1, width=len(points), fields=list(LANE_POINT_FIELDS),
+                       is_bigendian=False, point_step=LANE_POINT_DTYPE.itemsize,
+                       row_step=LANE_POINT_DTYPE.itemsize * len(points), data=points.tobytes(),
+                       is_dense=True)
+
+
+def read_lane_points(cloud: PointCloud2) -> np.ndarray:
+    """Return the inverse of lanes_cloud_message, as docs/topics.md documents it."""
+    return np.frombuffer(bytes(cloud.data), dtype=LANE_POINT_DTYPE, count=cloud.width)
+
+
+def image_message(pixels: np.ndarray, header: Header, encoding: str) -> Image:
+    """Build a sensor_msgs/Image from an rgb8 [H, W, 3] or mono8 [H, W] array (one copy)."""
+    channels = 1 if pixels.ndim == 2 else pixels.shape[2]
+    return Image(header=header, height=pixels.shape[0], width=pixels.shape[1], encoding=encoding,
+                 is_bigendian=0, step=pixels.shape[1] * channels,
+                 data=np.ascontiguousarray(pixels).tobytes())
+
+
+def track_ids_from_message(message: Detection2DArray) -> list[str]:
+    """Each detection's id (the track id; '' for none), in the order of its detections."""
+    return [str(detection.id) for detection in message.detections]
+
+
+def detections_from_message(message: Detection2DArray, labels: list[str]) -> np.ndarray:
+    """
+    Detection2DArray -> DETECTIONS rows, so that one drawing function serves every caller.
+
+    Works on rclpy messages and on rosbags-deserialised ones alike (same field names).
+    """
+    rows = []
+    for detection in message.detections:
+        box, hypothesis = detection.bbox, detection.results[0].hypothesis
+        class_id = class_index(hypothesis.class_id, labels)
+        rows.append((box.center.position.x - box.size_x / 2, box.center.position.y - box.size_y / 2,
+                     box.center.position.x + box.size_x / 2, box.center.position.y + box.size_y / 2,
+                     hypothesis.score, class_id))
+    return np.array(rows, dtype=np.float32).reshape(-1, 6)
+
+
+def lanes_from_cloud(cloud: PointCloud2) -> tuple[list[np.ndarray], np.ndarray]:
+    """PointCloud2 -> (polylines [P, 2] per lane, LANE_SIDES) for drawing."""
+    points = read_lane_points(cloud)
+    lanes, sides = [], []
+    for lane_id in np.unique(points['lane_id']):
+        lane = points[points['lane_id'] == lane_id]
+        lanes.append(np.stack([lane['u'], lane['v']], axis=1))
+        sides.append(int(lane['side'][0]))
+    return lanes, np.array(sides, dtype=np.int8)
+
+
+def mask_from_image(message: Image) -> np.ndarray:
+    """Read a mono8 Image (drivable_area) as uint8 [H, W], honouring row padding."""
+    return np.frombuffer(bytes(message.data), dtype=np.uint8).reshape(
+        message.height, message.step)[:, :message.width]

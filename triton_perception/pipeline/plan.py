@@ -1,0 +1,269 @@
+"""
+Launch arguments -> the processes, parameters and remappings of a pipeline.
+
+launch/*.launch.py and `triton-perception run` both build their processes from this plan, so
+the launch files stay thin and everything they do is tested without ROS launch installed.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+import re
+
+import yaml
+
+from triton_perception.parameters import DETECTION, LANES, specs_by_name
+from triton_perception.serving.triton_server import PROFILES, ServerConfig, ServerError
+from triton_perception.system.paths import (config_file, dds_profile_environment,
+                                            default_model_repository)
+
+PACKAGE = 'triton_perception'
+MODEL_DEFAULTS = {'detection_node': str(specs_by_name(DETECTION)['model_name'].default),
+                  'lane_node': str(specs_by_name(LANES)['model_name'].default)}
+
+
+class PlanError(ValueError):
+    """The launch arguments do not describe a pipeline; the message says which and why."""
+
+
+@dataclass(frozen=True)
+class Argument:
+    name: str
+    default: str
+    description: str
+    choices: tuple[str, ...] = ()
+
+
+BOOLEAN = ('true', 'false')
+ARGUMENTS = (
+    Argument('camera_topic', '/camera/image_raw',
+             'sensor_msgs/Image topic of the camera (for compressed input, its '
+             '<camera_topic>/compressed is used)'),
+    Argument('camera_info_topic', '', 'sensor_msgs/CameraInfo topic of the camera (default: the '
+             'image_transport sibling <namespace of camera_topic>/camera_info; with cameras, '
+             "each camera's sibling)"),
+    Argument('cameras', '', 'several cameras served by the same Triton: NAME=TOPIC pairs '
+             'separated by commas, e.g. front=/front/image_raw,rear=/rear/image_raw; each camera '
+             'gets its own nodes in <namespace>/<NAME> (instead of camera_topic)'),
+    Argument('input_transport', 'raw', 'raw (Image) or compressed (CompressedImage jpeg/png)',
+             ('raw', 'compressed')),
+    Argument('start_triton', 'true', 'start a local tritonserver (false: use triton_url)',
+             BOOLEAN),
+    Argument('triton_url', '', 'gRPC HOST:PORT of an existing Triton (required when '
+             'start_triton is false; default 127.0.0.1:<grpc_port>)'),
+    Argument('tritonserver', '', 'path of the tritonserver binary (default: PATH, '
+             '/opt/tritonserver, the nvidia-pytriton wheel)'),
+    Argument('model_repository', '', "Triton model repository (default: the package's)"),
+    Argument('profile', 'auto', 'tensorrt (Orin engines), cpu (ONNX in the Python backend) or '
+             'auto (tensorrt when engines exist)', PROFILES),
+    Argument('grpc_port', '8001', 'gRPC port of the local tritonserver'),
+    Argument('http_port', '8000', 'HTTP port of the local tritonserver (readiness checks)'),
+    Argument('metrics_port', '8002', 'metrics port of the local tritonserver'),
+    Argument('respawn_triton', 'true', 'restart tritonserver after a crash', BOOLEAN),
+    Argument('respawn_delay', '3.0', 'seconds before tritonserver is restarted'),
+    Argument('params_file', '', 'node parameters YAML (default: config/params.yaml)'),
+    Argument('enable_detections', 'true', 'run detection_node', BOOLEAN),
+    Argument('enable_lanes', 'true', 'run lane_node', BOOLEAN),
+    Argument('enable_overlay', 'true', 'run overlay_node (one combined annotated image)',
+             BOOLEAN),
+    Argument('rviz', 'false', 'start rviz2 with config/pipeline.rviz', BOOLEAN),
+    Argument('namespace', '', 'namespace of the nodes and their topics, e.g. /perception'),
+    Argument('use_sim_time', 'false', 'use /clock (bag replay with --clock)', BOOLEAN),
+)
+ARGUMENT_NAMES = tuple(argument.name for argument in ARGUMENTS)
+
+
+@dataclass(frozen=True)
+class NodePlan:
+    executable: str
+    name: str
+    namespace: str
+    params_file: Path
+    parameters: dict[str, object]
+    remappings: tuple[tuple[str, str], ...]
+
+    @property
+    def fqn(self) -> str:
+        """Return the fully qualified node name: unique in a plan, also with several cameras."""
+        return f'{self.namespace}/{self.name}'
+
+    def ros_arguments(self) -> list[str]:
+        """Return the `--ros-args` a process needs for this node, as `ros2 run` would pass them."""
+        arguments = ['--ros-args', '-r', f'__node:={self.name}', '--params-file',
+                     str(self.params_file)]
+        if self.namespace:
+            arguments += ['-r', f'__ns:={self.namespace}']
+        for name, value in self.parameters.items():
+            text = str(value).lower() if isinstance(value, bool) else str(value)
+            arguments += ['-p', f'{name}:={text}']
+        for source, target in self.remappings:
+            arguments += ['-r', f'{source}:={target}']
+        return arguments
+
+
+@dataclass(frozen=True)
+class PipelinePlan:
+    server: ServerConfig | None
+    triton_url: str
+    respawn_triton: bool
+    respawn_delay_s: float
+    nodes: tuple[NodePlan, ...]
+    rviz_config: Path | None
+    ready_models: tuple[str, ...] = ()
+    environment: dict[str, str] = field(default_factory=dict)
+
+
+def model_name(params_file: Path, node: str) -> str:
+    """Return the Triton model a node will ask for: its `model_name` in the parameters file."""
+    try:
+        params = yaml.safe_load(params_file.read_text(encoding='utf-8')) or {}
+    except yaml.YAMLError as error:
+        raise PlanError(f"argument 'params_file': {params_file} is not valid YAML: {error}") \
+            from None
+    for key in (f'/**/{node}', node, f'/{node}'):
+        name = (params.get(key) or {}).get('ros__parameters', {}).get('model_name')
+        if name:
+            return str(name)
+    return MODEL_DEFAULTS[node]
+
+
+def parse_launch_arguments(tokens: list[str]) -> dict[str, str]:
+    """`name:=value` tokens as `ros2 launch` takes them; unknown names are an error."""
+    values = {}
+    for token in tokens:
+        name, separator, value = token.partition(':=')
+        if not separator:
+            raise PlanError(f"'{token}' is not of the form name:=value")
+        if name not in ARGUMENT_NAMES:
+            raise PlanError(f"unknown argument '{name}'; known: {', '.join(ARGUMENT_NAMES)}")
+        values[name] = value
+    return values
+
+
+def _validated(values: dict[str, str]) -> dict[str, str]:
+    unknown = sorted(set(values) - set(ARGUMENT_NAMES))
+    if unknown:
+        raise PlanError(f"unknown argument(s) {unknown}; known: {', '.join(ARGUMENT_NAMES)}")
+    merged = {argument.name: values.get(argument.name, argument.default) for argument in ARGUMENTS}
+    for argument in ARGUMENTS:
+        if argument.choices and merged[argument.name] not in argument.choices:
+            raise PlanError(f"argument '{argument.name}': '{merged[argument.name]}' is not one of "
+                            f"{', '.join(argument.choices)}")
+    return merged
+
+
+def _port(values: dict[str, str], name: str) -> int:
+    try:
+        port = int(values[name])
+    except ValueError:
+        raise PlanError(f"argument '{name}': '{values[name]}' is not a port number") from None
+    if not 0 < port < 65536:
+        raise PlanError(f"argument '{name}': {port} is not a TCP port (1-65535)")
+    return port
+
+
+def _cameras(arguments: dict[str, str], namespace: str) -> list[tuple[str, str]]:
+    """(namespace of the camera's nodes, camera topic) for every camera."""
+    default_topic = next(a.default for a in ARGUMENTS if a.name == 'camera_topic')
+    if not arguments['cameras'].strip():
+        if not arguments['camera_topic'].strip():
+            raise PlanError("argument 'camera_topic' is empty; give the camera's Image topic")
+        return [(namespace, arguments['camera_topic'])]
+    if arguments['camera_topic'] != default_topic:
+        raise PlanError('give either camera_topic (one camera) or cameras (NAME=TOPIC pairs), '
+                        'not both')
+    cameras: dict[str, str] = {}
+    for entry in arguments['cameras'].split(','):
+        name, separator, topic = (part.strip() for part in entry.partition('='))
+        if not (separator and re.fullmatch(r'[A-Za-z][A-Za-z0-9_]*', name) and topic):
+            raise PlanError(f"argument 'cameras': '{entry.strip()}' is not NAME=TOPIC (NAME: "
+                            'letters, digits and _, starting with a letter), e.g. '
+                            'front=/front/image_raw')
+        if name in cameras:
+            raise PlanError(f"argument 'cameras': the name '{name}' is given twice")
+        cameras[name] = topic
+    return [(f'{namespace}/{name}', topic) for name, topic in cameras.items()]
+
+
+def camera_info_sibling(image_topic: str) -> str:
+    """image_transport's camera_info topic of an image topic: /cam/image_raw -> /cam/camera_info."""
+    namespace, _separator, _name = image_topic.rpartition('/')
+    return f'{namespace}/camera_info' if namespace or image_topic.startswith('/') \
+        else 'camera_info'
+
+
+def _namespace(value: str) -> str:
+    value = value.strip()
+    if value and not value.startswith('/'):
+        value = '/' + value
+    return value.rstrip('/')
+
+
+def pipeline_plan(values: dict[str, str]) -> PipelinePlan:
+    """Validate the arguments and say which processes to start with what."""
+    arguments = _validated(values)
+    is_true = {argument.name: arguments[argument.name] == 'true' for argument in ARGUMENTS
+               if argument.choices == BOOLEAN}
+    start_triton = is_true['start_triton']
+    server = None
+    if start_triton:
+        try:
+            server = ServerConfig(
+                model_repository=Path(arguments['model_repository'] or default_model_repository()),
+                profile=arguments['profile'], tritonserver=arguments['tritonserver'] or None,
+                grpc_port=_port(arguments, 'grpc_port'), http_port=_port(arguments, 'http_port'),
+                metrics_port=_port(arguments, 'metrics_port'))
+        except ServerError as error:
+            raise PlanError(str(error)) from None
+        triton_url = arguments['triton_url'] or server.grpc_url
+    else:
+        if not arguments['triton_url']:
+            raise PlanError('start_triton:=false needs triton_url:=HOST:PORT (the gRPC endpoint '
+                            'of the Triton to use)')
+        triton_url = arguments['triton_url']
+    try:
+        respawn_delay_s = float(arguments['respawn_delay'])
+    except ValueError:
+        raise PlanError(f"argument 'respawn_delay': '{arguments['respawn_delay']}' is not a "
+                        'number of seconds') from None
+    params_file = Path(arguments['params_file'] or config_file('params.yaml'))
+    if not params_file.is_file():
+        raise PlanError(f"argument 'params_file': {params_file} does not exist")
+    if not (is_true['enable_detections'] or is_true['enable_lanes']):
+        raise PlanError('enable_detections and enable_lanes are both false: nothing to run')
+
+    common = {'triton_url': triton_url, 'input_transport': arguments['input_transport'],
+              'use_sim_time': is_true['use_sim_time']}
+    cameras = _cameras(arguments, _namespace(arguments['namespace']))
+    if arguments['camera_info_topic'] and len(cameras) > 1:
+        raise PlanError("camera_info_topic names one camera's CameraInfo; with cameras, each "
+                        "camera uses its image topic's sibling camera_info")
+    nodes = []
+    for namespace, camera in cameras:
+        info_topic = arguments['camera_info_topic'] or camera_info_sibling(camera)
+        camera_remaps = (('image', camera), ('image/compressed', f'{camera}/compressed'),
+                         ('camera_info', info_topic))
+        if is_true['enable_detections']:
+            nodes.append(NodePlan('detection_node', 'detection_node', namespace, params_file,
+                                  dict(common), camera_remaps))
+        if is_true['enable_lanes']:
+            nodes.append(NodePlan('lane_node', 'lane_node', namespace, params_file, dict(common),
+                                  camera_remaps))
+        if is_true['enable_overlay']:
+            nodes.append(NodePlan(
+                'overlay_node', 'overlay_node', namespace, params_file,
+                {'use_sim_time': is_true['use_sim_time'],
+                 'input_transport': arguments['input_transport'],
+                 'expect_detections': is_true['enable_detections'],
+                 'expect_lanes': is_true['enable_lanes']},
+                camera_remaps))
+    # The parameters file is read once per kind of node, not once per camera.
+    enabled = [name for name in MODEL_DEFAULTS if any(node.name == name for node in nodes)]
+    ready_models = tuple(dict.fromkeys(model_name(params_file, name) for name in enabled))
+    return PipelinePlan(
+        ready_models=ready_models,
+        server=replace(server, models=ready_models) if server else None, triton_url=triton_url,
+        respawn_triton=is_true['respawn_triton'],
+        respawn_delay_s=respawn_delay_s, nodes=tuple(nodes),
+        rviz_config=config_file('pipeline.rviz') if is_true['rviz'] else None,
+        environment=dds_profile_environment())

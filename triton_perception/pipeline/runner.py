@@ -1,0 +1,154 @@
+"""
+Run a pipeline plan without ROS launch: tritonserver, readiness gate, nodes, supervision.
+
+Does what pipeline.launch.py does, for machines with rclpy but no launch system: the server
+is respawned after a crash, a node that dies ends the pipeline with its exit code, and
+SIGINT/SIGTERM stop every process within a few seconds.
+"""
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import threading
+import time
+from typing import Callable
+
+import tritonclient.grpc as grpcclient
+from tritonclient.utils import InferenceServerException
+
+from triton_perception.pipeline.plan import PipelinePlan
+from triton_perception.serving.triton_server import ServerError, TritonServer
+from triton_perception.system.processes import die_with_parent, node_command
+
+STOP_TIMEOUT_S = 3.0
+SUPERVISION_PERIOD_S = 0.2
+
+
+def wait_for_remote_models(url: str, models: tuple[str, ...], stop: threading.Event,
+                           log: Callable[[str], None], timeout_s: float | None = None) -> bool:
+    """Readiness gate for a Triton this process did not start; False when stopped or late."""
+    client = grpcclient.InferenceServerClient(url)
+    deadline = time.monotonic() + timeout_s if timeout_s else None
+    next_log = 0.0
+    try:
+        while not stop.is_set() and (deadline is None or time.monotonic() < deadline):
+            try:
+                if all(client.is_model_ready(model, client_timeout=2.0) for model in models):
+                    log(f'Triton at {url} has {", ".join(models)} ready')
+                    return True
+                problem = 'models not ready yet'
+            except InferenceServerException as error:
+                problem = f'unreachable ({error.status() or error.message()})'
+            if time.monotonic() >= next_log:
+                log(f'waiting for Triton at {url}: {problem}')
+                next_log = time.monotonic() + 10.0
+            stop.wait(1.0)
+        return False
+    finally:
+        client.close()
+
+
+class PipelineRunner:
+    def __init__(self, plan: PipelinePlan, log: Callable[[str], None] | None = None,
+                 python: str = sys.executable, show_server_log: bool = True) -> None:
+        """`show_server_log` False keeps tritonserver's output for failure reports only."""
+        self.plan = plan
+        self._show_server_log = show_server_log
+        self._log = log or (lambda line: print(f'[run] {line}', file=sys.stderr, flush=True))
+        self._python = python
+        self.server: TritonServer | None = None
+        self.nodes: dict[str, subprocess.Popen[bytes]] = {}
+        self.server_restarts = 0
+
+    def _environment(self) -> dict[str, str]:
+        environment = dict(os.environ)
+        for name, value in self.plan.environment.items():
+            environment.setdefault(name, value)
+        return environment
+
+    def _start_server(self) -> None:
+        assert self.plan.server is not None
+        self.server = TritonServer(self.plan.server, log=self._log,
+                                   show_server_log=self._show_server_log)
+        self.server.start()
+        self.server.wait_until_ready()
+
+    def _start_nodes(self) -> None:
+        environment = self._environment()
+        for node in self.plan.nodes:
+            command = [*node_command(node.executable, self._python), *node.ros_arguments()]
+            self._log(f'starting {node.fqn}')
+            self.nodes[node.fqn] = subprocess.Popen(
+                command, env=environment, stdin=subprocess.DEVNULL, preexec_fn=die_with_parent)
+        if self.plan.rviz_config:
+            rviz = shutil.which('rviz2')
+            if rviz:
+                self.nodes['rviz2'] = subprocess.Popen(
+                    [rviz, '-d', str(self.plan.rviz_config)], env=environment,
+                    stdin=subprocess.DEVNULL, preexec_fn=die_with_parent)
+            else:
+                self._log('rviz:=true but rviz2 is not on PATH; continuing without it')
+
+    def run(self, stop: threading.Event) -> int:
+        """Start everything, supervise until `stop` is set or a node dies; returns an exit code."""
+        try:
+            if self.plan.server:
+                self._start_server()
+            elif not wait_for_remote_models(self.plan.triton_url, self.plan.ready_models, stop,
+                                            self._log):
+                return 0
+            if stop.is_set():
+                return 0
+            self._start_nodes()
+            return self._supervise(stop)
+        finally:
+            self.stop()
+
+    def _supervise(self, stop: threading.Event) -> int:
+        while not stop.wait(SUPERVISION_PERIOD_S):
+            for name, process in self.nodes.items():
+                if process.poll() is not None:
+                    self._log(f'{name} exited with code {process.returncode}; stopping the '
+                              'pipeline')
+                    return process.returncode or 1
+            if self.server and (self.server.pid is None or self.server.poll() is not None):
+                self._log(f'tritonserver crashed (exit code {self.server.poll()}); the nodes '
+                          'report it in /diagnostics and wait for it')
+                self.server.stop()  # reap it and its orphaned Python-backend stubs
+                if not self.plan.respawn_triton:
+                    return 1
+                if stop.wait(self.plan.respawn_delay_s):
+                    break
+                self.server_restarts += 1
+                self._log(f'restarting tritonserver (restart {self.server_restarts})')
+                try:
+                    self._start_server()
+                except ServerError as error:
+                    self._log(f'restart failed: {error}')
+        return 0
+
+    def stop(self) -> None:
+        """
+        SIGINT to the nodes and SIGTERM to the server at once.
+
+        Whatever outlives STOP_TIMEOUT_S is killed (the server with its Python-backend stubs), so
+        the whole pipeline is gone within a few seconds even when Triton hangs.
+        """
+        for process in self.nodes.values():
+            if process.poll() is None:
+                process.send_signal(signal.SIGINT)
+        if self.server and self.server.poll() is None and self.server.pid:
+            os.kill(self.server.pid, signal.SIGTERM)
+        deadline = time.monotonic() + STOP_TIMEOUT_S
+        for name, process in self.nodes.items():
+            try:
+                process.wait(timeout=max(0.1, deadline - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                self._log(f'{name} did not stop within {STOP_TIMEOUT_S:g} s; killing it')
+                process.kill()
+                process.wait()
+        if self.server:
+            self.server.stop(timeout_s=max(0.1, deadline - time.monotonic()))

@@ -1,0 +1,198 @@
+"""
+Build the TensorRT engines of the Orin profile from the installed ONNX files, with trtexec.
+
+Engines only run on the device and TensorRT version that built them, so they are built on
+the Orin itself, and each engine gets a `model.plan.json` recording what it was built from
+and on; the server warns when an engine no longer matches its ONNX file or its device.
+
+Every served graph takes the frame itself, so each engine is built with an optimization profile
+over the frame sizes its config declares (triton_perception.frames.frame_range; trtexec's
+--minShapes/--optShapes/--maxShapes). TensorRT runs no shape outside it, so a frame outside the
+range fails with an error naming the range in both profiles.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+import json
+import os
+from pathlib import Path
+import platform
+import re
+import shutil
+import subprocess
+import threading
+import time
+from typing import Callable
+
+from triton_perception.frames.frame_range import frame_range_of, FrameRange, set_frame_range
+from triton_perception.graphs.frame_input import FRAME_INPUT
+from triton_perception.system.checksums import sha256_of
+
+ENGINE_STEPS = ('yolov5_model', 'lane_model')  # the package's own; installed detectors add more
+
+
+def engine_steps(repository: Path) -> list[str]:
+    """
+    Return the TensorRT model steps of the repository.
+
+    The package's and every installed detector's (a config with platform tensorrt_plan and a served
+    graph to build from).
+    """
+    steps = list(ENGINE_STEPS)
+    for config in sorted(Path(repository).glob('*/config.pbtxt')):
+        step = config.parent.name
+        if step not in steps and 'platform: "tensorrt_plan"' in config.read_text(
+                encoding='utf-8') and (config.parent / '1' / 'model.onnx').is_file():
+            steps.append(step)
+    return steps
+
+
+JETPACK_TRTEXEC = Path('/usr/src/tensorrt/bin/trtexec')
+DEVICE_MODEL = Path('/proc/device-tree/model')
+PROGRESS_PERIOD_S = 15.0
+
+
+class EngineBuildError(RuntimeError):
+    """trtexec is missing or a build failed; the message says what to do."""
+
+
+@dataclass(frozen=True)
+class EngineRecord:
+    onnx_sha256: str
+    tensorrt: str
+    device: str
+    precision: str
+    frame_range: str = ''
+
+    def problems_with(self, onnx_sha256: str, device: str) -> list[str]:
+        problems = []
+        if onnx_sha256 != self.onnx_sha256:
+            problems.append('its ONNX file changed since the engine was built')
+        if device != self.device:
+            problems.append(f"it was built on '{self.device}', this is '{device}'")
+        return problems
+
+
+def device_name() -> str:
+    """Jetson boards name themselves in the device tree; elsewhere the machine type."""
+    try:
+        return DEVICE_MODEL.read_text(encoding='utf-8').strip('\x00\n ')
+    except OSError:
+        return f'{platform.machine()} {platform.node()}'
+
+
+def find_trtexec(explicit: str | None = None) -> Path:
+    candidates = [Path(explicit)] if explicit else []
+    on_path = shutil.which('trtexec')
+    candidates += [Path(on_path)] if on_path else []
+    candidates.append(JETPACK_TRTEXEC)
+    for candidate in candidates:
+        if candidate.is_file() and os.access(candidate, os.X_OK):
+            return candidate
+    raise EngineBuildError(
+        'trtexec not found: it ships with TensorRT (JetPack installs it as '
+        f'{JETPACK_TRTEXEC}; `sudo apt install tensorrt` on JetPack 6). Pass --trtexec PATH. '
+        'Without TensorRT, serve the CPU profile instead (profile:=cpu).')
+
+
+def trtexec_command(trtexec: Path, onnx: Path, engine: Path, fp16: bool, workspace_mib: int,
+                    frame_range: FrameRange) -> list[str]:
+    command = [str(trtexec), f'--onnx={onnx}', f'--saveEngine={engine}',
+               f'--memPoolSize=workspace:{workspace_mib}M', '--skipInference',
+               *frame_range.trtexec_shapes(FRAME_INPUT)]
+    if fp16:
+        command.append('--fp16')
+    return command
+
+
+def build_engine(trtexec: Path, onnx: Path, fp16: bool, workspace_mib: int,
+                 log: Callable[[str], None]) -> Path:
+    """
+    Build one engine next to its ONNX file, for the frame range its step config declares.
+
+    The old engine stays until the new one is complete.
+    """
+    if not onnx.is_file():
+        raise EngineBuildError(f"{onnx} is missing: run 'triton-perception models install' first")
+    engine = onnx.with_name('model.plan')
+    partial = onnx.with_name('model.plan.partial')
+    build_log = onnx.with_name('trtexec.log')
+    frame_range = frame_range_of((onnx.parent.parent / 'config.pbtxt').read_text(
+        encoding='utf-8'))
+    command = trtexec_command(trtexec, onnx, partial, fp16, workspace_mib, frame_range)
+    log(f'building {engine} ({"FP16" if fp16 else "FP32"}, frames {frame_range}; several '
+        f'minutes on an Orin; trtexec output in {build_log})')
+    started = time.monotonic()
+    tensorrt = 'unknown'
+    with open(build_log, 'w', encoding='utf-8') as log_file:
+        process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                   text=True, stdin=subprocess.DEVNULL)
+        done = threading.Event()
+
+        def report_progress() -> None:
+            while not done.wait(PROGRESS_PERIOD_S):
+                log(f'  still building {engine.parent.parent.name} '
+                    f'({time.monotonic() - started:.0f} s)')
+        reporter = threading.Thread(target=report_progress, daemon=True)
+        reporter.start()
+        assert process.stdout is not None
+        for line in process.stdout:
+            log_file.write(line)
+            version = re.search(r'TensorRT version: ([\d.]+)', line) or re.search(
+                r'\[TensorRT v(\d+)\]', line)
+            if version:
+                tensorrt = version.group(1)
+        process.wait()
+        done.set()
+        reporter.join()
+    if process.returncode != 0 or not partial.is_file():
+        partial.unlink(missing_ok=True)
+        tail = build_log.read_text(encoding='utf-8', errors='replace').splitlines()[-15:]
+        raise EngineBuildError(f'trtexec failed for {onnx} (exit {process.returncode}); last '
+                               f'lines of {build_log}:\n' + '\n'.join(tail))
+    partial.replace(engine)
+    record = EngineRecord(onnx_sha256=sha256_of(onnx), tensorrt=tensorrt, device=device_name(),
+                          precision='fp16' if fp16 else 'fp32', frame_range=str(frame_range))
+    engine.with_suffix('.plan.json').write_text(json.dumps(record.__dict__, indent=2),
+                                                encoding='utf-8')
+    log(f'built {engine} in {time.monotonic() - started:.0f} s (TensorRT {tensorrt})')
+    return engine
+
+
+def build_engines(repository: Path, trtexec: str | None = None, fp16: bool = True,
+                  workspace_mib: int = 2048, frame_range: FrameRange | None = None,
+                  log: Callable[[str], None] = print) -> list[Path]:
+    """
+    Build every engine step's engine.
+
+    With `frame_range`, each step's configs (both profiles) declare it first, so the engines, the
+    configs and the CPU profile agree on the frames they take.
+    """
+    tool = find_trtexec(trtexec)
+    if frame_range is not None:
+        for step in engine_steps(repository):
+            set_frame_range(repository / step, frame_range)
+            log(f'{step}: frames {frame_range}')
+    return [build_engine(tool, repository / step / '1' / 'model.onnx', fp16, workspace_mib, log)
+            for step in engine_steps(repository)]
+
+
+def stale_engines(repository: Path) -> list[str]:
+    """Why engines in the repository may not fit this machine (empty when they do)."""
+    warnings = []
+    device = device_name()
+    for step in engine_steps(repository):
+        engine = repository / step / '1' / 'model.plan'
+        if not engine.is_file():
+            continue
+        sidecar = engine.with_suffix('.plan.json')
+        onnx = engine.with_name('model.onnx')
+        if not sidecar.is_file() or not onnx.is_file():
+            warnings.append(f'{engine}: no build record; rebuild with '
+                            "'triton-perception engines build' if it was made elsewhere")
+            continue
+        record = EngineRecord(**json.loads(sidecar.read_text(encoding='utf-8')))
+        for problem in record.problems_with(sha256_of(onnx), device):
+            warnings.append(f"{engine}: {problem}; rebuild with 'triton-perception engines "
+                            "build'")
+    return warnings

@@ -1,0 +1,101 @@
+"""
+One camera's tracking per frame: image tracks, then the ground motion of tracked boxes.
+
+detection_node calls `CameraTracking.update` from its worker thread with what it already has
+(the frame's stamp, DETECTIONS, the ground camera and the vehicle's pose in the fixed frame);
+the tests call the same function on synthetic scenes.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Iterator
+
+import numpy as np
+
+from triton_perception.ground.camera import GroundCamera
+from triton_perception.ground.ground_projection import ground_boxes
+from triton_perception.tracking.ground_motion import (contact_covariance, GroundMotion,
+                                                      GroundMotionSettings, GroundTrack, Pose2D)
+from triton_perception.tracking.tracker import TrackedBoxes, Tracker, TrackerSettings
+
+# Bottom-edge noise of a box, as a fraction of its height, for the contact point's covariance.
+CONTACT_PIXEL_NOISE = 0.05
+MIN_CONTACT_PIXEL_NOISE = 1.0
+
+
+def tracker_settings(settings: dict[str, Any]) -> TrackerSettings:
+    """Convert the node parameters (parameters.TRACKING) to the tracker's settings."""
+    return TrackerSettings(
+        high_score=settings['tracking_high_score'], low_score=settings['tracking_low_score'],
+        new_track_score=settings['tracking_new_track_score'],
+        iou_gate=settings['tracking_iou_gate'], low_iou_gate=settings['tracking_low_iou_gate'],
+        unconfirmed_iou_gate=settings['tracking_unconfirmed_iou_gate'],
+        lifetime_s=settings['tracking_lifetime_s'],
+        confirmation_s=settings['tracking_confirmation_s'])
+
+
+def motion_settings(settings: dict[str, Any]) -> GroundMotionSettings:
+    """Convert the node parameters to the ground filters' settings."""
+    return GroundMotionSettings(lifetime_s=settings['tracking_lifetime_s'],
+                                ego_half_width_m=settings['ego_half_width_m'],
+                                ego_front_m=settings['ego_front_m'])
+
+
+@dataclass(frozen=True)
+class FrameTracks:
+    """A frame's tracking result, row by row with its detections."""
+
+    boxes: TrackedBoxes
+    ground: list[GroundTrack | None]  # None: no track, or the box does not meet the ground
+    # Each box's ground width and height (m), NaN where unknown
+    # (ground/ground_projection.ground_boxes).
+    widths: np.ndarray
+    heights: np.ndarray
+
+    def published_ids(self, include_unconfirmed: bool) -> list[str]:
+        """Track ids to publish per detection ('' for none)."""
+        return self.boxes.published_ids(include_unconfirmed)
+
+
+class CameraTracking:
+    """The tracker and the ground filters of one camera (one image frame_id)."""
+
+    def __init__(self, tracker_settings: TrackerSettings = TrackerSettings(),
+                 motion_settings: GroundMotionSettings = GroundMotionSettings(),
+                 id_source: Iterator[int] | None = None) -> None:
+        self.tracker = Tracker(tracker_settings, id_source)
+        self.motion = GroundMotion(motion_settings)
+
+    def update(self, stamp: float, detections: np.ndarray, camera: GroundCamera | None = None,
+               vehicle: Pose2D | None = None) -> FrameTracks:
+        """
+        Track DETECTIONS [N, 6] at `stamp` (s) and, with a camera, their ground motion.
+
+        The ground contact of every tracked box is filtered in the fixed frame where `vehicle`
+        (target_frame's pose there; None: target_frame itself, so velocities are relative to
+        the vehicle) puts it.
+        """
+        boxes = self.tracker.update(stamp, detections)
+        ground: list[GroundTrack | None] = [None] * len(boxes.ids)
+        unknown = np.full(len(boxes.ids), np.nan)
+        if camera is None:
+            return FrameTracks(boxes, ground, unknown, unknown)
+        detections = np.asarray(detections, dtype=np.float64).reshape(-1, 6)
+        contacts, widths, heights = ground_boxes(camera, detections)
+        rows = np.flatnonzero(np.array([bool(track_id) for track_id in boxes.ids], dtype=bool)
+                              & np.all(np.isfinite(contacts), axis=1)) if boxes.ids else \
+            np.zeros(0, dtype=np.int64)
+        pixels = np.stack([(detections[rows, 0] + detections[rows, 2]) / 2,
+                           detections[rows, 3]], axis=1)
+        box_heights = detections[rows, 3] - detections[rows, 1]
+        covariances = contact_covariance(
+            camera, pixels, np.maximum(CONTACT_PIXEL_NOISE * box_heights,
+                                       MIN_CONTACT_PIXEL_NOISE))
+        usable = np.all(np.isfinite(covariances.reshape(len(rows), 4)), axis=1)
+        rows = rows[usable]
+        tracks = self.motion.update(stamp, [boxes.ids[row] for row in rows.tolist()],
+                                    contacts[rows, :2], covariances[usable],
+                                    vehicle if vehicle is not None else Pose2D.identity())
+        for row, track in zip(rows.tolist(), tracks):
+            ground[row] = track
+        return FrameTracks(boxes, ground, widths, heights)

@@ -1,0 +1,128 @@
+"""
+detection_node's tracking, its ids in the detection messages, and its track topics.
+
+One CameraTracking per camera frame_id, the ids it hands to the detection messages, and
+`detections/tracks` + `detections/tracks/markers`. Runs on the node's worker thread, after
+the detections of a frame are known and before they are published, so that Detection2D.id and
+Detection3D.id carry the track id.
+"""
+from __future__ import annotations
+
+import itertools
+import math
+import os
+from typing import Any
+
+from autoware_perception_msgs.msg import TrackedObjects
+import numpy as np
+from rclpy.node import Node
+from std_msgs.msg import Header
+from visualization_msgs.msg import MarkerArray
+
+from triton_perception.ground.camera_lookup import CameraGeometrySource
+from triton_perception.outputs.result_messages import class_name
+from triton_perception.tracking.camera_tracking import (CameraTracking, FrameTracks,
+                                                        motion_settings, tracker_settings)
+from triton_perception.tracking.ground_motion import Pose2D
+from triton_perception.tracking.track_messages import (track_markers_message, tracked_object,
+                                                       tracked_objects_message)
+
+OFF = 'off (tracking is false)'
+
+
+def stamp_seconds(header: Header) -> float:
+    """Convert a header stamp to seconds: every tracking duration is measured in these."""
+    return float(header.stamp.sec + header.stamp.nanosec * 1e-9)
+
+
+class DetectionTracking:
+    """Tracks per camera; `process` once per frame on the worker thread."""
+
+    def __init__(self, node: Node, settings: dict[str, Any], geometry: CameraGeometrySource,
+                 labels: list[str], qos: Any) -> None:
+        self._settings = settings
+        self._geometry = geometry
+        self._labels = labels
+        self.enabled = bool(settings['tracking'])
+        self.reason = OFF if not self.enabled else 'on (no frame yet)'
+        self.nearest_collision = 'none'
+        if not self.enabled:
+            return
+        self._cameras: dict[str, CameraTracking] = {}
+        self._fixed_frames: dict[str, str] = {}
+        self._ids = itertools.count(1)
+        self._session = os.urandom(8)
+        self._tracks = node.create_publisher(TrackedObjects, 'detections/tracks', qos)
+        self._markers = node.create_publisher(MarkerArray, 'detections/tracks/markers', qos)
+
+    def process(self, header: Header, detections: np.ndarray) -> list[str] | None:
+        """
+        Track one frame's DETECTIONS, publish the tracks, and return each row's id.
+
+        The ids are those to publish ('' for none); None when tracking is off.
+        """
+        if not self.enabled:
+            return None
+        camera_tracking = self._cameras.get(header.frame_id)
+        if camera_tracking is None:
+            camera_tracking = self._cameras[header.frame_id] = CameraTracking(
+                tracker_settings(self._settings), motion_settings(self._settings), self._ids)
+        camera = self._geometry.camera(header.frame_id)
+        fixed_frame, vehicle = self._vehicle_pose(header, camera is not None)
+        if self._fixed_frames.get(header.frame_id, fixed_frame) != fixed_frame:
+            # The filters hold positions in the other frame: start them again (ids stay).
+            camera_tracking.motion.reset()
+        self._fixed_frames[header.frame_id] = fixed_frame
+        tracks = camera_tracking.update(stamp_seconds(header), detections, camera, vehicle)
+        include_unconfirmed = self._settings['tracking_publish_unconfirmed']
+        ids = tracks.published_ids(include_unconfirmed)
+        if camera is not None:
+            self._publish(Header(stamp=header.stamp, frame_id=fixed_frame), detections, tracks,
+                          ids, absolute=fixed_frame != self._settings['target_frame'])
+        else:
+            self.nearest_collision = 'none'
+        self._describe(camera is not None, fixed_frame, camera_tracking)
+        return ids
+
+    def _vehicle_pose(self, header: Header, geometry_known: bool) -> tuple[str, Pose2D | None]:
+        """Find the fixed frame and target_frame's pose in it: odom_frame via TF, else None."""
+        target, odom = self._settings['target_frame'], self._settings['odom_frame']
+        if geometry_known and odom:
+            matrix = self._geometry.transform_at(odom, target, header.stamp)
+            if matrix is not None:
+                return odom, Pose2D.from_matrix(matrix)
+        return target, None
+
+    def _publish(self, header: Header, detections: np.ndarray, tracks: FrameTracks,
+                 ids: list[str], absolute: bool) -> None:
+        objects, marked = [], []
+        nearest = (math.inf, '')
+        for row, (track_id, ground) in enumerate(zip(ids, tracks.ground)):
+            if not track_id or ground is None:
+                continue
+            name = class_name(self._labels, int(detections[row, 5]))
+            objects.append(tracked_object(self._session, track_id, name,
+                                          float(detections[row, 4]), ground,
+                                          tracks.widths[row], tracks.heights[row], absolute))
+            marked.append((track_id, name, ground))
+            nearest = min(nearest, (ground.time_to_collision, track_id))
+        self._tracks.publish(tracked_objects_message(header, objects))
+        self._markers.publish(track_markers_message(header, marked))
+        self.nearest_collision = (f'{nearest[0]:.2f} s (track {nearest[1]})'
+                                  if math.isfinite(nearest[0]) else 'none')
+
+    def _describe(self, geometry_known: bool, fixed_frame: str,
+                  camera_tracking: CameraTracking) -> None:
+        """/diagnostics: what the velocities are relative to, or why there are none."""
+        count = camera_tracking.tracker.track_count
+        if not geometry_known:
+            self.reason = (f'on: {count} tracks in the image; no ground velocities (ground: '
+                           f'{self._geometry.reason})')
+        elif fixed_frame == self._settings['target_frame']:
+            odom = self._settings['odom_frame']
+            why = (f'no transform {odom} <- {fixed_frame} (TF: {self._geometry.tf_source})'
+                   if odom else 'odom_frame is empty')
+            self.reason = (f'on: {count} tracks; velocities are relative to the vehicle '
+                           f'({fixed_frame}): {why}')
+        else:
+            self.reason = f'on: {count} tracks; velocities in {fixed_frame}'
