@@ -19,10 +19,10 @@ import pytest
 
 from conftest import REPO
 from triton_perception.frames.frame_range import (frame_range_of, FrameRange, FrameRangeError,
-                                                  parse_size)
+                                                  parse_size, warmup_frames)
 from triton_perception.serving.engines import (build_engines, EngineBuildError, find_trtexec,
                                                stale_engines)
-from triton_perception.serving.model_config import load_step_module
+from triton_perception.serving.model_config import load_step_module, read_config
 
 STAND_IN = """#!/usr/bin/env bash
 echo "&&&& RUNNING TensorRT.trtexec [TensorRT v100300] $*" | tee -a "{calls}"
@@ -114,6 +114,43 @@ def test_one_frame_size_narrows_engines_and_both_profiles(tmp_path: Path) -> Non
             assert frame_range_of((repository / step / config).read_text()) == FrameRange(
                 (1280, 720), (1280, 720)), (step, config)
     assert 'frames 1280x720 to 1280x720' in result.stdout
+
+
+@pytest.mark.parametrize('arguments, frame_range', [
+    ([], FrameRange()),
+    (['--frame-size', '1920x1080'], FrameRange((1920, 1080), (1920, 1080))),
+    (['--frame-size', '640x480'], FrameRange((640, 480), (640, 480))),
+    (['--max-frame', '800x600'], FrameRange((1, 1), (800, 600))),
+])
+def test_the_warmup_frame_lies_inside_every_built_range(tmp_path: Path, arguments: list[str],
+                                                        frame_range: FrameRange) -> None:
+    """A warm-up outside the engine's profile fails the model's load: it follows the range."""
+    repository = repository_with_onnx(tmp_path / 'repo')
+    result = subprocess.run([sys.executable, '-m', 'triton_perception.cli', 'engines', 'build',
+                             '--model-repository', str(repository), '--trtexec',
+                             str(stand_in_trtexec(tmp_path)), *arguments],
+                            capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    warmups = 0
+    for config in sorted(repository.glob('*/config*.pbtxt')) + sorted(
+            repository.glob('*/configs/*.pbtxt')):
+        text = config.read_text()
+        assert frame_range_of(text) == frame_range or 'min_frame' not in text, config
+        for width, height in warmup_frames(text):
+            warmups += 1
+            assert all(low <= value <= high for value, low, high in zip(
+                (width, height), frame_range.smallest, frame_range.largest)), (config, width)
+        read_config(config)  # still a valid ModelConfig for Triton's parser
+    assert warmups >= 2  # yolov5_model and lane_model warm up on the Orin
+
+
+def test_the_warmup_frame_is_found_in_both_text_layouts() -> None:
+    """One line as the shipped configs write it, one dims entry per line as protobuf does."""
+    inline = 'inputs { key: "image" value { data_type: TYPE_UINT8 dims: [ 720, 1280, 3 ] } }'
+    spread = 'key: "image"\n value {\n data_type: TYPE_UINT8\n dims: 720\n dims: 1280\n dims: 3\n'
+    declared = 'input [ { name: "image" data_type: TYPE_UINT8 dims: [ -1, -1, 3 ] } ]'
+    assert warmup_frames(inline) == warmup_frames(spread) == [(1280, 720)]
+    assert warmup_frames(declared) == []
 
 
 @pytest.mark.parametrize('arguments, message', [

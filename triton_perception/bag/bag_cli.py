@@ -11,6 +11,9 @@ import time
 
 from triton_perception.bag.bag_format import BagError
 
+STORAGE_HELP = ("rosbag2 storage; by default the one ROS_DISTRO's `ros2 bag record` uses: "
+                'sqlite3 on Humble, mcap on Jazzy and Kilted')
+
 
 def _progress(line: str) -> None:
     print(f'bag: {line}', file=sys.stderr, flush=True)
@@ -125,7 +128,8 @@ def add_bag_commands(commands: argparse._SubParsersAction) -> None:
     make.add_argument('output', type=Path, help='bag directory to create (must not exist)')
     make.add_argument('--topic', default='/camera/image_raw')
     make.add_argument('--frame-id', default='camera')
-    make.add_argument('--storage', choices=['mcap', 'sqlite3'], default='mcap')
+    make.add_argument('--storage', choices=['mcap', 'sqlite3'], default=None,
+                      help=STORAGE_HELP)
     make.add_argument('--compressed', action='store_true',
                       help='write sensor_msgs/CompressedImage (jpeg) instead of Image')
     make.add_argument('--encoding', choices=['rgb8', 'bgr8'], default='rgb8')
@@ -152,7 +156,8 @@ def add_bag_commands(commands: argparse._SubParsersAction) -> None:
     record.add_argument('output', type=Path)
     record.add_argument('--topics', nargs='+', required=True, metavar='TOPIC:TYPE',
                         help='e.g. /detections:vision_msgs/msg/Detection2DArray')
-    record.add_argument('--storage', choices=['mcap', 'sqlite3'], default='mcap')
+    record.add_argument('--storage', choices=['mcap', 'sqlite3'], default=None,
+                        help=STORAGE_HELP)
     record.add_argument('--reliability', choices=['reliable', 'best_effort'],
                         default='reliable')
     record.add_argument('--duration', type=float, default=None, help='seconds, then stop')

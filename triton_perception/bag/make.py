@@ -67,7 +67,7 @@ def make_bag(
     *,
     topic: str = DEFAULT_TOPIC,
     frame_id: str = 'camera',
-    storage: str = 'mcap',
+    storage: str | None = None,
     compressed: bool = False,
     rate_hz: float | None = None,
     max_frames: int | None = None,
@@ -93,6 +93,7 @@ def make_bag(
     if max_frames is not None and max_frames < 1:
         raise BagError(f'max_frames must be at least 1, got {max_frames}')
     writer = new_writer(output, storage)
+    storage = writer.storage_plugin.name.lower()
     opened = _open_source(source, rate_hz)
     frames = itertools.islice(opened.frames, max_frames)
     first = next(frames, None)

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from functools import partial
 from pathlib import Path
+import queue
 import shutil
 import threading
 from types import TracebackType
@@ -35,7 +36,8 @@ class BagRecorder:
     """
 
     def __init__(self, node: Node, output: Path, topics: Mapping[str, str], *,
-                 storage: str = 'mcap', reliability: str = 'reliable', depth: int = 100) -> None:
+                 storage: str | None = None, reliability: str = 'reliable',
+                 depth: int = 100) -> None:
         if not topics:
             raise BagError('no topics to record')
         self._node = node
@@ -47,9 +49,13 @@ class BagRecorder:
         self._store = typestore_for(set(self._types.values()))
         self._writer = new_writer(self._output, storage)
         self._lock = threading.Lock()
-        self._connections: dict[str, Connection] = {}
         self._counts: dict[str, int] = dict.fromkeys(self._types, 0)
         self._subscriptions: list[Subscription] = []
+        # The writer lives on a thread of its own: sqlite3 storage refuses to be written from
+        # another thread than the one that opened it, and the executor's callbacks run anywhere.
+        self._queue: queue.SimpleQueue[tuple[str, int, bytes] | None] = queue.SimpleQueue()
+        self._thread: threading.Thread | None = None
+        self._failure: BaseException | None = None
         self._started = False
         self._recording = False
 
@@ -59,15 +65,14 @@ class BagRecorder:
             if self._started:
                 raise BagError(f'recorder for {self._output} was already started')
             self._started = True
-            self._writer.open()
-            try:
-                for topic, type_name in self._types.items():
-                    self._connections[topic] = self._writer.add_connection(
-                        topic, type_name, typestore=self._store)
-            except BaseException:
-                self._writer.abort()
-                shutil.rmtree(self._output, ignore_errors=True)
-                raise
+        opened = threading.Event()
+        self._thread = threading.Thread(target=self._write_bag, args=(opened,),
+                                        name=f'bag writer {self._output.name}', daemon=True)
+        self._thread.start()
+        opened.wait()
+        if self._failure is not None:
+            raise self._failure
+        with self._lock:
             self._recording = True
         for topic, msg_class in self._classes.items():
             self._subscriptions.append(self._node.create_subscription(
@@ -79,7 +84,15 @@ class BagRecorder:
             return dict(self._counts)
 
     def stop(self) -> dict[str, int]:
-        """Unsubscribe, finish the bag (metadata.yaml) and return the message counts."""
+        """
+        Unsubscribe, finish the bag (metadata.yaml) and return the message counts.
+
+        Raises
+        ------
+        BagError
+            The bag could not be written; the message says why.
+
+        """
         with self._lock:
             was_recording, self._recording = self._recording, False
         if not was_recording:
@@ -87,9 +100,12 @@ class BagRecorder:
         for subscription in self._subscriptions:
             self._node.destroy_subscription(subscription)
         self._subscriptions.clear()
-        with self._lock:
-            self._writer.close()
-            return dict(self._counts)
+        self._queue.put(None)
+        if self._thread is not None:
+            self._thread.join()
+        if self._failure is not None:
+            raise BagError(f'{self._output}: writing failed: {self._failure}') from self._failure
+        return self.counts()
 
     def __enter__(self) -> BagRecorder:
         self.start()
@@ -103,5 +119,29 @@ class BagRecorder:
         stamp_ns = self._node.get_clock().now().nanoseconds
         with self._lock:
             if self._recording:
-                self._writer.write(self._connections[topic], stamp_ns, data)
+                self._queue.put((topic, stamp_ns, data))
                 self._counts[topic] += 1
+
+    def _write_bag(self, opened: threading.Event) -> None:
+        """Open, write and close the bag on this one thread, until stop() sends None."""
+        connections: dict[str, Connection] = {}
+        try:
+            self._writer.open()
+            for topic, type_name in self._types.items():
+                connections[topic] = self._writer.add_connection(topic, type_name,
+                                                                 typestore=self._store)
+        except BaseException as error:  # handed to start()
+            self._failure = error
+            self._writer.abort()
+            shutil.rmtree(self._output, ignore_errors=True)
+            opened.set()
+            return
+        opened.set()
+        try:
+            while (item := self._queue.get()) is not None:
+                topic, stamp_ns, data = item
+                self._writer.write(connections[topic], stamp_ns, data)
+        except BaseException as error:  # handed to stop()
+            self._failure = error
+        finally:
+            self._writer.close()

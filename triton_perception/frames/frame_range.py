@@ -19,6 +19,10 @@ OPTIMUM = (1920, 1080)     # the size TensorRT tunes its kernels for, clipped in
 # One parameter in a config's text, on one line or as protobuf's text format spreads it.
 PARAMETER = re.compile(r'parameters\s*\{\s*key:\s*"(min_frame|max_frame)"\s*value\s*\{\s*'
                        r'string_value:\s*"([^"]*)"\s*\}\s*\}')
+# The frame of a model_warmup sample: the only uint8 tensor with fixed [H, W, 3] dims in a
+# config (the inputs declare [-1, -1, 3]), on one line or one dims entry per line.
+WARMUP_FRAME = re.compile(r'(data_type:\s*TYPE_UINT8\s*)(dims:\s*\[\s*\d+\s*,\s*\d+\s*,\s*3\s*\]'
+                          r'|dims:\s*\d+\s*dims:\s*\d+\s*dims:\s*3\b)')
 
 
 class FrameRangeError(ValueError):
@@ -70,15 +74,32 @@ def frame_range_of(config_text: str) -> FrameRange:
                       parse_size(found.get('max_frame', DEFAULT_MAX)))
 
 
+def warmup_frames(config_text: str) -> list[tuple[int, int]]:
+    """Return (width, height) of each model_warmup frame the config declares."""
+    sizes = []
+    for match in WARMUP_FRAME.finditer(config_text):
+        height, width = (int(value) for value in re.findall(r'\d+', match.group(2))[:2])
+        sizes.append((width, height))
+    return sizes
+
+
 def with_frame_range(config_text: str, frame_range: FrameRange) -> str:
-    """Return the config text declaring `frame_range` (replacing the parameters it had)."""
+    """
+    Return the config text declaring `frame_range` (replacing the parameters it had).
+
+    A model_warmup frame moves to the range's optimum: TensorRT refuses a warm-up outside the
+    engine's profile, and a failed warm-up fails the model's load, so a narrowed range with the
+    old warm-up would never load.
+    """
     values = {'min_frame': '{}x{}'.format(*frame_range.smallest),
               'max_frame': '{}x{}'.format(*frame_range.largest)}
     if len(PARAMETER.findall(config_text)) != 2:
         raise FrameRangeError('the config declares no min_frame/max_frame parameters: it does not '
                               'take the frame itself')
-    return PARAMETER.sub(lambda match: f'parameters {{ key: "{match.group(1)}" value {{ '
+    text = PARAMETER.sub(lambda match: f'parameters {{ key: "{match.group(1)}" value {{ '
                          f'string_value: "{values[match.group(1)]}" }} }}', config_text)
+    width, height = frame_range.optimum
+    return WARMUP_FRAME.sub(lambda match: f'{match.group(1)}dims: [ {height}, {width}, 3 ]', text)
 
 
 def set_frame_range(step: Path, frame_range: FrameRange) -> None:
