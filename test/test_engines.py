@@ -82,6 +82,15 @@ def test_missing_trtexec_says_where_to_get_it(monkeypatch: pytest.MonkeyPatch) -
         find_trtexec()
 
 
+def run_engines_build(tmp_path: Path, repository: Path,
+                      arguments: list[str]) -> subprocess.CompletedProcess[str]:
+    """Run `triton-perception engines build` with the stand-in trtexec."""
+    return subprocess.run([sys.executable, '-m', 'triton_perception.cli', 'engines', 'build',
+                           '--model-repository', str(repository), '--trtexec',
+                           str(stand_in_trtexec(tmp_path)), *arguments],
+                          capture_output=True, text=True, timeout=120)
+
+
 def test_missing_onnx_says_to_install_models(tmp_path: Path) -> None:
     with pytest.raises(EngineBuildError, match='models install'):
         build_engines(tmp_path, str(stand_in_trtexec(tmp_path)), log=lambda _line: None)
@@ -101,10 +110,7 @@ def test_engines_are_built_for_the_configs_frame_range(tmp_path: Path) -> None:
 def test_one_frame_size_narrows_engines_and_both_profiles(tmp_path: Path) -> None:
     """`engines build --frame-size 1280x720`: the engines, the Orin and the CPU configs agree."""
     repository = repository_with_onnx(tmp_path / 'repo')
-    result = subprocess.run([sys.executable, '-m', 'triton_perception.cli', 'engines', 'build',
-                             '--model-repository', str(repository), '--trtexec',
-                             str(stand_in_trtexec(tmp_path)), '--frame-size', '1280x720'],
-                            capture_output=True, text=True, timeout=120)
+    result = run_engines_build(tmp_path, repository, ['--frame-size', '1280x720'])
     assert result.returncode == 0, result.stderr
     for call in (tmp_path / 'calls.log').read_text().splitlines():
         assert '--minShapes=image:720x1280x3 --optShapes=image:720x1280x3 ' \
@@ -126,10 +132,7 @@ def test_the_warmup_frame_lies_inside_every_built_range(tmp_path: Path, argument
                                                         frame_range: FrameRange) -> None:
     """A warm-up outside the engine's profile fails the model's load: it follows the range."""
     repository = repository_with_onnx(tmp_path / 'repo')
-    result = subprocess.run([sys.executable, '-m', 'triton_perception.cli', 'engines', 'build',
-                             '--model-repository', str(repository), '--trtexec',
-                             str(stand_in_trtexec(tmp_path)), *arguments],
-                            capture_output=True, text=True, timeout=120)
+    result = run_engines_build(tmp_path, repository, arguments)
     assert result.returncode == 0, result.stderr
     warmups = 0
     for config in sorted(repository.glob('*/config*.pbtxt')) + sorted(
@@ -161,10 +164,7 @@ def test_the_warmup_frame_is_found_in_both_text_layouts() -> None:
 def test_a_bad_frame_range_is_refused_before_building(tmp_path: Path, arguments: list[str],
                                                       message: str) -> None:
     repository = repository_with_onnx(tmp_path / 'repo')
-    result = subprocess.run([sys.executable, '-m', 'triton_perception.cli', 'engines', 'build',
-                             '--model-repository', str(repository), '--trtexec',
-                             str(stand_in_trtexec(tmp_path)), *arguments],
-                            capture_output=True, text=True, timeout=120)
+    result = run_engines_build(tmp_path, repository, arguments)
     assert result.returncode != 0 and message in result.stderr, result.stderr
     assert not (tmp_path / 'calls.log').exists()
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from functools import lru_cache
 from pathlib import Path
+from typing import Any
 import xml.etree.ElementTree as ElementTree
 
 import pytest
@@ -58,6 +59,19 @@ def test_every_dependency_key_resolves(distribution: str) -> None:
     assert unresolved == [], (f'not a {distribution} package nor a rosdep key: {unresolved}')
 
 
+def pip_packages(rules: dict[str, Any], platform: str) -> list[str]:
+    """
+    Return the pip packages a key's rules give 'os' or 'os:codename', as rosdep resolves them.
+
+    A codename's own entry wins over the entry for every release of the OS.
+    """
+    os_name, _, codename = platform.partition(':')
+    rule = rules.get(os_name, {})
+    if codename and codename in rule:
+        rule = rule[codename]
+    return list(rule.get('pip', {}).get('packages', []))
+
+
 def test_own_rosdep_keys_are_needed_installable_and_documented() -> None:
     """
     Keys the project defines itself.
@@ -69,8 +83,8 @@ def test_own_rosdep_keys_are_needed_installable_and_documented() -> None:
     for key, rules in yaml.safe_load(OWN_ROSDEP_FILE.read_text()).items():
         assert key in keys, f'{key} is defined but package.xml does not use it'
         assert key not in upstream_rosdep_keys(), f'{key} exists upstream: use that one'
-        for platform in ('ubuntu', 'debian'):
-            assert rules[platform]['pip']['packages'], (key, platform)
+        for platform in ('debian', 'ubuntu:jammy', 'ubuntu:noble'):
+            assert pip_packages(rules, platform), (key, platform)
     readme = (REPO / 'README.md').read_text()
     assert 'rosdep/triton_perception.yaml' in readme and 'sources.list.d' in readme
 

@@ -1,0 +1,145 @@
+"""
+`rosdep install` keeps the distribution's NumPy: no pip key of package.xml pulls NumPy 2.
+
+On Jammy (Humble, JetPack 6) apt's OpenCV and SciPy are built for NumPy 1.21.5 and stop
+importing when pip replaces it (ros-perception/vision_opencv #535). rosdep installs a pip key
+by running `pip install -U PACKAGE` for each of its packages in turn
+(rosdep2/platforms/pip.py), and pip then upgrades a dependency only where the installed one
+does not satisfy it. This test replays that with pip's own resolver for the target: every
+package of every pip key, Python 3.10 on aarch64 (Jammy's glibc 2.35 wheels), starting from
+Jammy's apt NumPy and SciPy; a dependency on a NumPy the apt one does not satisfy fails it.
+Noble (Jazzy) is checked the same way with its NumPy 1.26.4. It asks the package index, so it
+needs the registry CI reaches.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+import json
+from pathlib import Path
+import subprocess
+import sys
+import tempfile
+from typing import Any
+
+from packaging.requirements import Requirement
+from packaging.utils import canonicalize_name
+from packaging.version import Version
+import pytest
+import yaml
+
+from conftest import REPO, shared_path
+from test_package_manifest import dependency_keys, pip_packages
+
+
+@dataclass(frozen=True)
+class Target:
+    """A distribution's Python, platform and the apt Python packages pip finds installed."""
+
+    codename: str
+    python: str
+    machine: str
+    glibc_minor: int
+    apt: dict[str, str]
+
+    def platforms(self) -> list[str]:
+        """Every wheel platform tag the target's glibc runs, for pip's --platform."""
+        return ['manylinux2014_' + self.machine, *(
+            f'manylinux_2_{minor}_{self.machine}' for minor in range(17, self.glibc_minor + 1))]
+
+    def marker_environment(self, extra: str) -> dict[str, str]:
+        return {'python_version': self.python, 'python_full_version': self.python + '.0',
+                'platform_machine': self.machine, 'sys_platform': 'linux',
+                'platform_system': 'Linux', 'os_name': 'posix',
+                'implementation_name': 'cpython', 'platform_python_implementation': 'CPython',
+                'extra': extra}
+
+
+# apt versions: Jammy's python3-numpy 1:1.21.5 and python3-scipy 1.8.0; Noble's 1.26.4, 1.11.4.
+TARGETS = [
+    Target('jammy', '3.10', 'aarch64', 35, {'numpy': '1.21.5', 'scipy': '1.8.0'}),
+    Target('noble', '3.12', 'x86_64', 39, {'numpy': '1.26.4', 'scipy': '1.11.4'}),
+]
+
+
+def pip_keys() -> dict[str, dict[str, Any]]:
+    """Every key of package.xml that rosdep installs with pip, with its rules."""
+    rules = {}
+    for source in (REPO / 'rosdep' / 'triton_perception.yaml',
+                   shared_path('rosdistro', 'rosdep', 'python.yaml')):
+        for key, rule in yaml.safe_load(source.read_text()).items():
+            rules.setdefault(key, rule)
+    return {key: rules[key] for key in dependency_keys() if key.endswith('-pip')}
+
+
+def resolve(package: str, target: Target) -> list[dict[str, Any]]:
+    """Return pip's report of what `pip install PACKAGE` installs for the target."""
+    with tempfile.TemporaryDirectory() as directory:
+        report = Path(directory) / 'report.json'
+        platforms = [argument for tag in target.platforms() for argument in ('--platform', tag)]
+        result = subprocess.run(
+            [sys.executable, '-m', 'pip', 'install', '--dry-run', '--quiet', '--ignore-installed',
+             '--target', directory, '--python-version', target.python, *platforms,
+             '--only-binary=:all:', '--report', str(report), package],
+            capture_output=True, text=True, timeout=300)
+        assert result.returncode == 0, f'pip cannot install {package} for {target}:\n' \
+            f'{result.stderr[-2000:]}'
+        installed: list[dict[str, Any]] = json.loads(report.read_text())['install']
+        return installed
+
+
+def numpy_problems(package: str, target: Target, installed: dict[str, str]) -> list[str]:
+    """
+    Replay `pip install -U PACKAGE` over `installed` ({name: version}), updating it.
+
+    Returns what would replace the apt NumPy: a requirement on numpy that its version fails.
+    """
+    resolved = resolve(package, target)
+    report = {canonicalize_name(item['metadata']['name']): item for item in resolved}
+    top = canonicalize_name(Requirement(package).name)
+    pending = [(top, set(Requirement(package).extras))]
+    problems = []
+    while pending:
+        name, extras = pending.pop()
+        metadata = report[name]['metadata']
+        installed[name] = metadata['version']
+        for line in metadata.get('requires_dist') or []:
+            requirement = Requirement(line)
+            if requirement.marker and not any(
+                    requirement.marker.evaluate(target.marker_environment(extra))
+                    for extra in ('', *extras)):
+                continue
+            dependency = canonicalize_name(requirement.name)
+            have = installed.get(dependency)
+            kept = have is not None and requirement.specifier.contains(Version(have),
+                                                                       prereleases=True)
+            if kept:
+                continue  # pip keeps what satisfies the requirement
+            if dependency == 'numpy':
+                problems.append(f'{metadata["name"]} {metadata["version"]} requires '
+                                f'{requirement}, and apt has numpy {have}')
+                continue
+            pending.append((dependency, set(requirement.extras)))
+    return problems
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize('target', TARGETS, ids=[target.codename for target in TARGETS])
+def test_no_pip_key_replaces_the_distributions_numpy(target: Target) -> None:
+    installed = dict(target.apt)
+    problems = []
+    for key, rules in sorted(pip_keys().items()):
+        packages = pip_packages(rules, f'ubuntu:{target.codename}')
+        assert packages, f'{key} has no pip packages for ubuntu:{target.codename}'
+        for package in packages:
+            found = numpy_problems(package, target, installed)
+            problems += [f'{key}: {problem}' for problem in found]
+    assert problems == [], '\n'.join(problems)
+    assert installed['numpy'] == target.apt['numpy']
+
+
+@pytest.mark.slow
+def test_an_unpinned_onnx_is_caught() -> None:
+    """Positive control: upstream's newest onnx needs a newer NumPy than Jammy's."""
+    installed = dict(TARGETS[0].apt)
+    found = numpy_problems('onnx', TARGETS[0], installed)
+    assert any('requires numpy' in problem for problem in found), found
