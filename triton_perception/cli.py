@@ -18,8 +18,8 @@ from triton_perception.bag.bag_format import BagError
 from triton_perception.frames.frame_range import (DEFAULT_MAX, DEFAULT_MIN, FrameRange,
                                                   FrameRangeError, parse_size)
 from triton_perception.lanes.lane_models.spec import LAYOUTS as LANE_LAYOUTS
-from triton_perception.models.shipped_models import (default_models_directory, install_models,
-                                                     ModelInstallError)
+from triton_perception.models.shipped_models import (default_models_directory, ExportChecks,
+                                                     install_models, ModelInstallError)
 from triton_perception.pipeline.plan import (ARGUMENTS, parse_launch_arguments, pipeline_plan,
                                              PlanError)
 from triton_perception.serving.engines import build_engines, EngineBuildError
@@ -121,7 +121,9 @@ def command_models(arguments: argparse.Namespace) -> int:
             print(f'triton-perception: error: {error}', file=sys.stderr)
             return 2
         return 0
-    install_models(repository, arguments.source or default_models_directory(), log=log)
+    checks = ExportChecks(tuple(arguments.check_images), not arguments.no_behaviour_check)
+    install_models(repository, arguments.source or default_models_directory(), log=log,
+                   checks=checks)
     return 0
 
 
@@ -317,7 +319,14 @@ def build_parser() -> argparse.ArgumentParser:
     models.add_argument('--from', dest='source', type=Path, default=None,
                         help='directory holding yolov5n/yolov5n.onnx and twinlitenet/'
                              'twinlitenet.onnx (default ../shared/models or '
-                             '$TRITON_PERCEPTION_MODELS_DIR)')
+                             '$TRITON_PERCEPTION_MODELS_DIR). Files of your own export are '
+                             'accepted when they are the same network (docs/models.md)')
+    models.add_argument('--check-images', type=Path, action='append', default=[],
+                        metavar='DIR', help="where the behaviour check's images are: yolov5's "
+                        "data/images/bus.jpg and TwinLiteNet's images/caeb782d-4a20b7c4.jpg "
+                        '(default: --from DIR and its sibling data/)')
+    models.add_argument('--no-behaviour-check', action='store_true',
+                        help='accept an export of your own on its structure alone')
     models.add_argument('--model-repository', type=Path, default=None)
     models.set_defaults(run=command_models)
 

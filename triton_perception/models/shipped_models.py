@@ -1,18 +1,21 @@
 """
-Install the ONNX weights into the model repository, verified against config/models.yaml.
+Install the ONNX weights into the model repository, checked against config/models.yaml.
 
 A model with a `graph` entry is not copied: the graph builder (triton_perception.graphs) turns
 the upstream file into the graph its model step serves, and a record beside it
-(`model.onnx.json`: upstream sha256, builder fingerprint) says what it was built from.
+(`model.onnx.json`: the source's sha256, the tested file's, the builder fingerprint and how
+the source was checked) says what it was built from. The pinned sha256 is the file this
+package was tested with; another export of the same network is accepted after the structure
+and behaviour checks of models/export_check.py.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 import json
 import os
 from pathlib import Path
 import shutil
-from typing import Callable
+from typing import Any, Callable
 
 import yaml
 
@@ -29,6 +32,8 @@ class ModelInstallError(RuntimeError):
 
 @dataclass(frozen=True)
 class ModelFile:
+    """One entry of config/models.yaml: a shipped model's file, pins, checks and licence."""
+
     name: str
     file: str
     sha256: str
@@ -36,6 +41,16 @@ class ModelFile:
     licence: str
     obtain: str
     graph: str = ''  # '' (served as is) or a builder of triton_perception.graphs: 'detection'
+    structure: dict[str, Any] = field(default_factory=dict)
+    check: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class ExportChecks:
+    """How `models install` checks a file whose sha256 is not the tested one."""
+
+    image_directories: tuple[Path, ...] = ()
+    behaviour: bool = True  # False: structure only (`--no-behaviour-check`)
 
 
 def manifest(path: Path | None = None) -> list[ModelFile]:
@@ -51,68 +66,141 @@ def default_models_directory() -> Path | None:
     return shared if shared.is_dir() else None
 
 
-def build_record(model: ModelFile) -> dict[str, str]:
+def build_record(model: ModelFile, source_sha256: str = '', checked: str = '') -> dict[str, str]:
     """Return what an installed file must have been made from to be current."""
     from triton_perception.graphs import builder_fingerprint  # noqa: PLC0415 (needs onnx)
-    return {'source_sha256': model.sha256, 'graph': model.graph,
-            'builder': builder_fingerprint() if model.graph else ''}
+    return {'source_sha256': source_sha256 or model.sha256, 'tested_sha256': model.sha256,
+            'graph': model.graph, 'builder': builder_fingerprint() if model.graph else '',
+            'checked': checked or 'the tested file'}
 
 
 def record_path(target: Path) -> Path:
     return target.with_name(target.name + '.json')
 
 
-def is_current(model: ModelFile, target: Path) -> bool:
+def is_current(model: ModelFile, target: Path, source_sha256: str | None = None) -> bool:
+    """
+    Say whether `target` was built by this builder for this entry (from `source_sha256`).
+
+    Without a source (`models install` with nothing to install from, or `check_models`), any
+    accepted source counts.
+    """
     if not target.is_file():
         return False
     if not model.graph:
         return sha256_of(target) == model.sha256
     try:
         record = json.loads(record_path(target).read_text(encoding='utf-8'))
-        return bool(record == build_record(model))
     except (OSError, ValueError):
         return False
+    expected = build_record(model)
+    return (all(record.get(key) == expected[key] for key in ('tested_sha256', 'graph', 'builder'))
+            and source_sha256 in (None, record.get('source_sha256')))
 
 
-def install_file(model: ModelFile, origin: Path, target: Path) -> None:
-    """Copy the file, or build the served graph from it; atomically either way."""
+def install_file(model: ModelFile, origin: Path, target: Path, source_sha256: str = '',
+                 checks: ExportChecks | None = None, log: Callable[[str], None] = print) -> None:
+    """
+    Copy the file, or build the served graph from it; atomically either way.
+
+    A source whose sha256 is not the tested one is built beside the target first, checked
+    (export_check), and only then moved into place.
+
+    Raises ModelInstallError when the source is not an equivalent export, saying what differs.
+    """
     target.parent.mkdir(parents=True, exist_ok=True)
-    if model.graph:
-        from triton_perception.graphs.build import build_graph  # noqa: PLC0415 (needs onnx)
-        build_graph(model.graph, origin, target)
-        record_path(target).write_text(json.dumps(build_record(model), indent=2) + '\n',
-                                       encoding='utf-8')
-        return
     partial = target.with_suffix('.partial')
-    shutil.copyfile(origin, partial)
-    partial.replace(target)
+    equivalent = bool(source_sha256) and source_sha256 != model.sha256
+    checked = ''
+    if equivalent:
+        checked = _check_structure(model, origin, log)
+    try:
+        if model.graph:
+            from triton_perception.graphs.build import build_graph  # noqa: PLC0415 (needs onnx)
+            build_graph(model.graph, origin, partial)
+        else:
+            shutil.copyfile(origin, partial)
+        if equivalent:
+            checked = _check_behaviour(model, partial, checks or ExportChecks(), checked, log)
+        partial.replace(target)
+    finally:
+        partial.unlink(missing_ok=True)
+    if model.graph:
+        record_path(target).write_text(json.dumps(build_record(model, source_sha256, checked),
+                                                  indent=2) + '\n', encoding='utf-8')
+
+
+def _check_structure(model: ModelFile, origin: Path, log: Callable[[str], None]) -> str:
+    import onnx  # noqa: PLC0415
+
+    from triton_perception.models.export_check import structure_differences  # noqa: PLC0415
+    differences = structure_differences(onnx.load(str(origin), load_external_data=False),
+                                        model.structure)
+    if differences:
+        raise ModelInstallError(
+            f'{origin} is not an export of {model.name}: ' + '; '.join(differences)
+            + f'. {model.obtain}')
+    log(f'{model.name}: structure matches (inputs, outputs, shapes, opset)')
+    return 'structure'
+
+
+def _check_behaviour(model: ModelFile, served_graph: Path, checks: ExportChecks, checked: str,
+                     log: Callable[[str], None]) -> str:
+    from triton_perception.models.export_check import (behaviour_differences,  # noqa: PLC0415
+                                                       find_check_image)
+    image = find_check_image(model.check, list(checks.image_directories))
+    if image is None:
+        where = ', '.join(str(directory) for directory in checks.image_directories) or 'nowhere'
+        if checks.behaviour:
+            raise ModelInstallError(
+                f'{model.name}: the behaviour check needs {Path(model.check["image"]).name} '
+                f'({model.check["upstream"]}); looked in {where}. Pass --check-images DIR with '
+                'that file, or --no-behaviour-check to accept the file on its structure alone')
+        log(f'{model.name}: WARNING behaviour not checked (--no-behaviour-check): accepted on '
+            'its structure alone')
+        return checked
+    differences, summary = behaviour_differences(served_graph, model.graph, model.check, image)
+    if differences:
+        raise ModelInstallError(f'{model.name}: the file does not behave as the tested one: '
+                                + '; '.join(differences))
+    log(f'{model.name}: behaviour matches: {summary}')
+    return f'{checked} and behaviour ({summary})'
 
 
 def install_models(repository: Path, source: Path | None,
-                   log: Callable[[str], None] = print) -> list[Path]:
-    """Install each model unless what is installed is current."""
+                   log: Callable[[str], None] = print,
+                   checks: ExportChecks | None = None) -> list[Path]:
+    """
+    Install each model unless what is installed is current.
+
+    A source file with another sha256 than the tested one is installed when it is the same
+    network (structure and behaviour checks); the check images are looked for in
+    `checks.image_directories`, then beside the models directory (`data/`, as ../shared has it).
+    """
     installed = []
+    if checks is None:
+        checks = ExportChecks()
+    if source is not None:
+        checks = ExportChecks((*checks.image_directories, source, source.parent / 'data'),
+                              checks.behaviour)
     for model in manifest():
         target = repository / model.install_as
-        if is_current(model, target):
+        origin = source / model.file if source is not None else None
+        actual = sha256_of(origin) if origin is not None and origin.is_file() else None
+        if is_current(model, target, actual):
             log(f'{model.name}: up to date ({target})')
             installed.append(target)
             continue
-        if source is None:
-            raise ModelInstallError(_missing_message(model, None))
-        origin = source / model.file
-        if not origin.is_file():
+        if origin is None or actual is None:
             raise ModelInstallError(_missing_message(model, origin))
-        actual = sha256_of(origin)
         if actual != model.sha256:
-            raise ModelInstallError(
-                f'{origin} has sha256 {actual}, expected {model.sha256}: it is not the '
-                f'{model.name} file this package was tested with. {model.obtain}')
+            log(f'{model.name}: {origin} has sha256 {actual[:16]}..., not the file this package '
+                f'was tested with ({model.sha256[:16]}...): checking it is the same network')
         action = f'building the {model.graph} graph from' if model.graph else 'installing'
         log(f'{model.name}: {action} {origin} -> {target} (licence {model.licence})')
-        install_file(model, origin, target)
+        install_file(model, origin, target, actual, checks, log)
         if model.graph == 'detection':
-            record_default_detector(repository, origin, model.sha256)
+            record_default_detector(repository, origin, actual)
         installed.append(target)
     return installed
 
