@@ -305,8 +305,8 @@ def _ignore_stop_signals() -> None:
     From here on the shutdown must finish.
 
     In a terminal, Ctrl-C reaches the node from the terminal and again from launch; and one SIGINT
-    can end spin() through rclpy's handler and then arrive once more as a pending KeyboardInterrupt
-    (seen in a CI run: exit -2).
+    can end spin() through rclpy's handler and then arrive once more as a pending KeyboardInterrupt,
+    which would abort the clean-up half way and end the process with exit code -2.
     """
     while True:
         try:
@@ -345,7 +345,7 @@ def run_nodes(factories: list[Callable[[], Node]], args: list[str] | None = None
         return give_up(f'could not configure and activate {", ".join(failed)} (see the log '
                        'above)', 1)
     # Callbacks only hand frames to worker threads, so one executor thread suffices; the
-    # multi-threaded executor cost 5 ms of CPU per frame rebuilding its wait set (py-spy).
+    # multi-threaded executor costs about 5 ms of CPU per frame rebuilding its wait set.
     executor = SingleThreadedExecutor()
     for node in nodes:
         executor.add_node(node)
