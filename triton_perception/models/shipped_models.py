@@ -29,6 +29,15 @@ class ModelInstallError(RuntimeError):
 
 @dataclass(frozen=True)
 class ModelFile:
+    """
+    One weight file of config/models.yaml: where it goes in the repository and how to get it.
+
+    `file` is its name in the models directory and `sha256` its checksum; `install_as` is its
+    path in the model repository; `licence` and `obtain` are shown when it is missing; `graph`
+    names the builder (triton_perception.graphs) that turns it into the served graph, or is ''
+    for a file installed as it is.
+    """
+
     name: str
     file: str
     sha256: str
@@ -39,6 +48,7 @@ class ModelFile:
 
 
 def manifest(path: Path | None = None) -> list[ModelFile]:
+    """Return the model files listed in `path`, by default the package's config/models.yaml."""
     with open(path or config_file('models.yaml'), encoding='utf-8') as stream:
         return [ModelFile(**entry) for entry in yaml.safe_load(stream)['models']]
 
@@ -59,10 +69,17 @@ def build_record(model: ModelFile) -> dict[str, str]:
 
 
 def record_path(target: Path) -> Path:
+    """Return the path of the build record kept beside an installed file: `target` + '.json'."""
     return target.with_name(target.name + '.json')
 
 
 def is_current(model: ModelFile, target: Path) -> bool:
+    """
+    Return whether `target` is what installing `model` would make now.
+
+    A file served as it is must have the listed SHA-256; a built graph must have a build record
+    equal to `build_record` (same source checksum, builder and builder version).
+    """
     if not target.is_file():
         return False
     if not model.graph:
