@@ -52,8 +52,7 @@ def measure(depth: int, seconds: float, triton_url: str, logs: Path, node) -> di
     Frames go out best-effort for `seconds` s; the node's /diagnostics then say how many it
     received, lost before its callback, published and dropped.
 
-    Returns:
-        The figures for this depth, with frames the node never saw (`unseen`).
+    Returns the figures for this depth, with frames the node never saw (`unseen`).
     """
     namespace = f'/depth{depth}'
     detection = NodeProcess('detection_node', ros_arguments(

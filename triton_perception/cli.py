@@ -90,8 +90,7 @@ def command_models(arguments: argparse.Namespace) -> int:
     """
     Run `models install|list`: the shipped models, or a detector or lane model of your own.
 
-    Returns:
-        0, or 2 when a detector's options are incomplete or it cannot be installed.
+    Returns 0, or 2 when a detector's options are incomplete or it cannot be installed.
     """
     from triton_perception.models.detectors import DetectorInstallError  # noqa: PLC0415
     from triton_perception.models.detectors import install_detector, installed_detectors
@@ -267,8 +266,7 @@ def command_bench(arguments: argparse.Namespace) -> int:
     """
     Run `bench` and print its tables.
 
-    Returns:
-        0, 2 on a bad setting (BenchError), 130 when interrupted.
+    Returns 0, 2 on a bad setting (BenchError), 130 when interrupted.
     """
     from triton_perception.bench import (  # noqa: PLC0415 (rclpy)
         BenchError, BenchSettings, budget_table, DEFAULT_VIDEO, markdown_table, parse_cases,

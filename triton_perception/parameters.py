@@ -54,15 +54,12 @@ class ParameterSpec:
         `1.0`); a bool is never taken for a number. A list parameter accepts any sequence of numbers
         (rclpy hands over lists, tuples or array.array) and returns a list of floats.
 
-        Args:
-            value: the value as rclpy or a launch file gives it.
+        `value`: the value as rclpy or a launch file gives it.
 
-        Returns:
-            The value with the default's type, unchanged otherwise.
+        Returns the value with the default's type, unchanged otherwise.
 
-        Raises:
-            ParameterError: the type differs from the default's or `check` rejects the value; the
-                message names the parameter, the value and the accepted values.
+        Raises ParameterError if the type differs from the default's or `check` rejects the value;
+        the message names the parameter, the value and the accepted values.
         """
         if isinstance(self.default, list):
             return self._validate_numbers(value)

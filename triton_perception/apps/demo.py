@@ -112,11 +112,9 @@ def run_demo(video: Path, output: Path, profile: str, log: Callable[[str], None]
     The camera bag is made once and kept in `output`; the evaluation is redone each run. Prints
     the report and where the files are.
 
-    Returns:
-        0, or 1 when the report shows a problem the demo checks for (`demo_problems`).
+    Returns 0, or 1 when the report shows a problem the demo checks for (`demo_problems`).
 
-    Raises:
-        FileNotFoundError: `video` does not exist.
+    Raises FileNotFoundError if `video` does not exist.
     """
     if not video.is_file():
         raise FileNotFoundError(f'demo video {video} not found: pass --video PATH (any road '

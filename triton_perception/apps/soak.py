@@ -48,9 +48,8 @@ def soak(bag: Path, output: Path, minutes: float, profile: str, triton_url: str,
     to the end; after the player stops, the nodes get up to 30 s to settle pending frames. The
     report is written to `output`/soak.json.
 
-    Returns:
-        The report: memory per process, each node's accounting, and whether every frame was
-        accounted for (`accounted`) and memory grew by less than 10 % (`memory_ok`).
+    Returns the report: memory per process, each node's accounting, and whether every frame was
+    accounted for (`accounted`) and memory grew by less than 10 % (`memory_ok`).
     """
     topic, frames = camera_topic(bag, None)
     duration_s = minutes * 60.0

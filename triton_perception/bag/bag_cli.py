@@ -65,8 +65,7 @@ def command_record(arguments: argparse.Namespace) -> int:
     """
     Run `bag record`: record TOPIC:TYPE pairs until Ctrl-C, SIGTERM or `--duration` (s).
 
-    Raises:
-        BagError: a topic is not given as TOPIC:TYPE.
+    Raises BagError if a topic is not given as TOPIC:TYPE.
     """
     import rclpy  # noqa: PLC0415
     from rclpy.executors import SingleThreadedExecutor  # noqa: PLC0415
@@ -109,9 +108,8 @@ def command_evaluate(arguments: argparse.Namespace) -> int:
     """
     Run `bag evaluate` and print the report.
 
-    Returns:
-        1 when a node did not account for every frame or a figure regressed against
-        `--expected`, else 0.
+    Returns 1 when a node did not account for every frame or a figure regressed against
+    `--expected`, else 0.
     """
     from triton_perception.bag.evaluate import evaluate, EvaluationSettings  # noqa
     from triton_perception.bag.figures import markdown  # noqa: PLC0415

@@ -41,8 +41,7 @@ class BagRecorder:
 
         `reliability` and `depth` make the subscriptions' QoS (see the class docstring).
 
-        Raises:
-            BagError: `topics` is empty.
+        Raises BagError if `topics` is empty.
         """
         if not topics:
             raise BagError('no topics to record')

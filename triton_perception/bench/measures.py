@@ -59,7 +59,7 @@ class TreeRssPeak:
 
     @property
     def peak_mb(self) -> float | None:
-        """The largest summed RSS seen, in MiB; None when no process was watched."""
+        """Return the largest summed RSS seen, in MiB; None when no process was watched."""
         return round(self.peak_kib / 1024, 1) if self._root is not None else None
 
 

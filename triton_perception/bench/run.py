@@ -106,8 +106,7 @@ class Benchmark:
         """
         Start the case's nodes in a namespace of their own, measure them, and stop them.
 
-        Raises:
-            BenchError: a node exits or the nodes are not ready in time.
+        Raises BenchError if a node exits or the nodes are not ready in time.
         """
         namespace = f'/triton_perception_bench_{os.getpid()}/{case}'
         nodes: list[NodeProcess] = []

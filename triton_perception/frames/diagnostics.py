@@ -79,7 +79,7 @@ class NodeStatus:
 
     @property
     def timed(self) -> int:
-        """Number of published frames whose stage times are summed in `stage_ms_sums`."""
+        """Return the number of published frames whose stage times `stage_ms_sums` sums."""
         return self.count(TIMED_KEY)
 
     @property
@@ -89,7 +89,7 @@ class NodeStatus:
 
     @property
     def image_publishers(self) -> int:
-        """Number of publishers matched to the node's image subscription."""
+        """Return the number of publishers matched to the node's image subscription."""
         return self.count('image_publishers')
 
     @property

@@ -53,7 +53,7 @@ class FrameRange:
 
     @property
     def optimum(self) -> tuple[int, int]:
-        """The (width, height) TensorRT tunes for: 1920x1080 clipped into the range."""
+        """Return the (width, height) TensorRT tunes for: 1920x1080 clipped into the range."""
         width, height = (min(max(value, low), high) for value, low, high in zip(
             OPTIMUM, self.smallest, self.largest))
         return width, height

@@ -12,8 +12,8 @@ def build_graph(kind: str, source: Path, destination: Path) -> None:
     """
     Build the served graph of kind `kind` from the upstream ONNX file `source` into `destination`.
 
-    Raises:
-        ValueError: `kind` is not 'detection' or 'lanes' (the kinds config/models.yaml may name).
+    Raises ValueError if `kind` is not 'detection' or 'lanes' (the kinds config/models.yaml may
+    name).
     """
     builders: dict[str, Callable[[Path, Path], object]] = {
         'detection': build_detection_graph, 'lanes': build_lane_graph}

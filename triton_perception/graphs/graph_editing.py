@@ -23,9 +23,8 @@ class GraphBuilder:
         """
         Edit `model` in place; every name this builder makes starts with `prefix`.
 
-        Raises:
-            ValueError: the model uses opset 13 or later, where operators the builder writes take
-                their axes as inputs instead of attributes.
+        Raises ValueError if the model uses opset 13 or later, where operators the builder writes
+        take their axes as inputs instead of attributes.
         """
         self.model = model
         self._prefix = prefix
@@ -45,8 +44,7 @@ class GraphBuilder:
         """
         Add a graph input of ONNX element type `elem_type` and `shape` (dims or symbolic names).
 
-        Returns:
-            `name`, for use as a node input.
+        Returns `name`, for use as a node input.
         """
         self.model.graph.input.append(helper.make_tensor_value_info(name, elem_type, list(shape)))
         return name

@@ -43,12 +43,11 @@ class LaneGroundOutputs:
         """
         Publish one frame's lanes and drivable area on the ground, if its camera is known.
 
-        Args:
-            header: the input frame's header; its frame_id names the camera.
-            lanes: [L, P, 2] polylines in frame pixels.
-            sides: [L] side labels.
-            drivable: the drivable-area mask at any resolution, or None for a lane model without
-                one (then no grid is published).
+        `header`: the input frame's header; its frame_id names the camera.
+        `lanes`: [L, P, 2] polylines in frame pixels.
+        `sides`: [L] side labels.
+        `drivable`: the drivable-area mask at any resolution, or None for a lane model without one
+            (then no grid is published).
         """
         camera = self.geometry.camera(header.frame_id)
         if camera is None:

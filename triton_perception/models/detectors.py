@@ -58,8 +58,7 @@ def read_labels(path: Path) -> list[str]:
     """
     Return the class names of a labels file, one per non-blank line, in class-id order.
 
-    Raises:
-        DetectorInstallError: the file does not exist.
+    Raises DetectorInstallError if the file does not exist.
     """
     if not path.is_file():
         raise DetectorInstallError(f'labels file {path} does not exist')

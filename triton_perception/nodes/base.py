@@ -67,8 +67,7 @@ def read_text_file(path: str) -> str | None:
     """
     Return the contents of the file at `path` (~ expanded), or None for an empty path.
 
-    Raises:
-        OSError: the file cannot be read.
+    Raises OSError if the file cannot be read.
     """
     return Path(path).expanduser().read_text(encoding='utf-8') if path else None
 
@@ -92,14 +91,12 @@ class PerceptionNode(LifecycleNode):
         That is the /diagnostics publisher and timer and the parameter callback; subclasses add
         their result publishers.
 
-        Args:
-            node_name: the node's default name.
-            specs: the node's parameter table (parameters.py); values are validated at start-up.
-            outputs: the output tensors to request from the Triton model.
-            node_options: passed on to rclpy's LifecycleNode.
+        `node_name`: the node's default name.
+        `specs`: the node's parameter table (parameters.py); values are validated at start-up.
+        `outputs`: the output tensors to request from the Triton model.
+        `node_options`: passed on to rclpy's LifecycleNode.
 
-        Raises:
-            ParameterError: a start-up parameter value is not accepted.
+        Raises ParameterError if a start-up parameter value is not accepted.
         """
         super().__init__(node_name, **node_options)
         # What destroy_node reads exists before anything below can raise: rclpy from Jazzy on

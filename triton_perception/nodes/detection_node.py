@@ -35,8 +35,8 @@ class DetectionNode(PerceptionNode):
 
         label_info is published once, latched, with the score threshold in use.
 
-        Raises:
-            ParameterError: a start-up parameter, or a class_filter name unknown to the labels.
+        Raises ParameterError if a start-up value is not accepted or class_filter names a class
+        the labels do not have.
         """
         super().__init__('detection_node', DETECTION, ('DETECTIONS', 'NUM_DETECTIONS'),
                          **node_options)

@@ -126,11 +126,10 @@ def lanes_cloud_message(lanes: np.ndarray, scores: np.ndarray, sides: np.ndarray
     """
     Return the lanes as a PointCloud2 of LANE_POINT_DTYPE points (u, v in pixels), one per sample.
 
-    Args:
-        lanes: [L, P, 2] polylines in frame pixels.
-        scores: [L] lane scores.
-        sides: [L] side labels (lanes.lane_sides).
-        header: the input frame's header, carried unchanged.
+    `lanes`: [L, P, 2] polylines in frame pixels.
+    `scores`: [L] lane scores.
+    `sides`: [L] side labels (lanes.lane_sides).
+    `header`: the input frame's header, carried unchanged.
     """
     points = lane_points(lanes, scores, sides)
     return PointCloud2(header=header, height=1, width=len(points), fields=list(LANE_POINT_FIELDS),

@@ -93,8 +93,7 @@ def find_trtexec(explicit: str | None = None) -> Path:
     """
     Return the trtexec to run: `explicit`, else the one on PATH, else JetPack's.
 
-    Raises:
-        EngineBuildError: none of them is an executable file; the message says how to get one.
+    Raises EngineBuildError if none of them is an executable file; the message says how to get one.
     """
     candidates = [Path(explicit)] if explicit else []
     on_path = shutil.which('trtexec')

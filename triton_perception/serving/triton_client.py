@@ -186,13 +186,11 @@ class SharedMemoryInput:
         are then copied into the region, and the returned input, named IMAGE, refers to its
         first `array.nbytes` bytes.
 
-        Args:
-            client: the gRPC client of the server that reads the region.
-            array: the frame tensor.
-            generation: the worker's connection count; it changes when the server restarts.
+        `client`: the gRPC client of the server that reads the region.
+        `array`: the frame tensor.
+        `generation`: the worker's connection count; it changes when the server restarts.
 
-        Returns:
-            An InferInput for IMAGE with its shape and dtype, set to read the shared memory.
+        Returns an InferInput for IMAGE with its shape and dtype, set to read the shared memory.
         """
         if self._memory is None or array.nbytes > self._memory.size:
             self.close(client)
@@ -302,7 +300,7 @@ class InferenceWorker:
 
     @property
     def status(self) -> str:
-        """The connection state in words, e.g. why Triton is not ready (for /diagnostics)."""
+        """Return the connection state in words, e.g. why Triton is not ready (/diagnostics)."""
         return self._status
 
     def submit(self, frame: Frame) -> None:

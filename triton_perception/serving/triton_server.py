@@ -271,16 +271,15 @@ class TritonServer:
 
     @property
     def pid(self) -> int | None:
-        """The server's process id, or None before `start`."""
+        """Return the server's process id, or None before `start`."""
         return self._process.pid if self._process else None
 
     def start(self) -> None:
         """
         Start tritonserver in its own session and return at once (`wait_until_ready` waits).
 
-        Raises:
-            ServerError: a port is taken or no tritonserver is found. Stale engines of the
-                TensorRT profile are logged as warnings.
+        Raises ServerError if a port is taken or no tritonserver is found. Stale engines of the
+        TensorRT profile are logged as warnings.
         """
         check_ports_free(self.config)
         installation = find_tritonserver(self.config.tritonserver)

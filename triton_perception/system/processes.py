@@ -143,7 +143,7 @@ class NodeProcess:
 
     @property
     def pid(self) -> int:
-        """The node process's id."""
+        """Return the node process's id."""
         return self.process.pid
 
     def alive(self) -> bool:

@@ -30,8 +30,7 @@ class TritonPythonModel:
         The config's parameters give the file (`onnx_file`), onnxruntime's thread counts and
         spinning, and the frame range (min_frame, max_frame).
 
-        Raises:
-            TritonModelException: the ONNX file is missing, or lacks a tensor the config names.
+        Raises TritonModelException if the ONNX file is missing, or lacks a tensor the config names.
         """
         config = json.loads(args['model_config'])
         parameters = {key: value['string_value']

@@ -59,12 +59,12 @@ class OnnxRunner:
 
     @property
     def input_names(self) -> list[str]:
-        """The ONNX file's input names, in graph order."""
+        """Return the ONNX file's input names, in graph order."""
         return [tensor.name for tensor in self.session.get_inputs()]
 
     @property
     def output_names(self) -> list[str]:
-        """The ONNX file's output names, in graph order."""
+        """Return the ONNX file's output names, in graph order."""
         return [tensor.name for tensor in self.session.get_outputs()]
 
     def run(self, inputs: dict[str, np.ndarray], output_names: list[str]) -> list[np.ndarray]:

@@ -33,8 +33,7 @@ def input_type_of(model: onnx.ModelProto, name: str) -> str:
     """
     Return 'float32' or 'float16', the element type of the model's input `name`.
 
-    Raises:
-        ValueError: the input has another element type; lane models take FLOAT or FLOAT16.
+    Raises ValueError if the input has another element type; lane models take FLOAT or FLOAT16.
     """
     tensor = next(tensor for tensor in model.graph.input if tensor.name == name)
     names = {value: key for key, value in ELEMENT_TYPES.items()}
