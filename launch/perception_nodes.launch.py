@@ -15,6 +15,12 @@ NODE_ARGUMENTS = ('camera_topic', 'camera_info_topic', 'cameras', 'input_transpo
 
 
 def node_actions(context: LaunchContext) -> list:
+    """
+    Return the readiness gate and the node actions the plan gives for the launch arguments.
+
+    The nodes start once the gate (`triton-perception wait-ready`) finds the plan's models ready
+    at triton_url (default 127.0.0.1:8001); this file never starts a server.
+    """
     values = argument_values(context, NODE_ARGUMENTS)
     plan = pipeline_plan({**values, 'start_triton': 'false',
                           'triton_url': values['triton_url'] or '127.0.0.1:8001'})
@@ -33,6 +39,7 @@ def node_actions(context: LaunchContext) -> list:
 
 
 def generate_launch_description() -> LaunchDescription:
+    """Return the launch description: the node arguments, then the nodes they give."""
     return LaunchDescription([
         *declare_arguments(NODE_ARGUMENTS),
         OpaqueFunction(function=node_actions),

@@ -18,11 +18,17 @@ HERE = Path(__file__).resolve().parent
 
 
 def include(file_name: str, arguments: dict) -> IncludeLaunchDescription:
+    """Return an include of the launch file `file_name` beside this one, with `arguments`."""
     return IncludeLaunchDescription(PythonLaunchDescriptionSource(str(HERE / file_name)),
                                     launch_arguments=list(arguments.items()))
 
 
 def pipeline_actions(context: LaunchContext) -> list:
+    """
+    Return the server (when the plan starts one), the perception nodes and rviz (if asked).
+
+    The whole plan is validated first, so a bad combination of arguments starts nothing.
+    """
     values = argument_values(context, ARGUMENT_NAMES)
     plan = pipeline_plan(values)  # validates the combination before anything starts
     actions = []
@@ -36,6 +42,7 @@ def pipeline_actions(context: LaunchContext) -> list:
 
 
 def generate_launch_description() -> LaunchDescription:
+    """Return the launch description: every plan argument, then the actions they give."""
     return LaunchDescription([
         *declare_arguments(ARGUMENT_NAMES),
         OpaqueFunction(function=pipeline_actions),

@@ -14,6 +14,7 @@ SERVER_ARGUMENTS = ('tritonserver', 'model_repository', 'profile', 'grpc_port', 
 
 
 def server_actions(context: LaunchContext) -> list:
+    """Return tritonserver's process action, through parent_death and respawned if asked."""
     values = argument_values(context, SERVER_ARGUMENTS)
     plan = pipeline_plan(values)
     installation = find_tritonserver(plan.server.tritonserver)
@@ -30,6 +31,7 @@ def server_actions(context: LaunchContext) -> list:
 
 
 def generate_launch_description() -> LaunchDescription:
+    """Return the launch description: the server arguments, then the server they give."""
     return LaunchDescription([
         *declare_arguments(SERVER_ARGUMENTS),
         OpaqueFunction(function=server_actions),

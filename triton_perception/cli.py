@@ -1,5 +1,5 @@
 """
-`triton-perception`.
+`triton-perception`: the command line of the package.
 
 One entry point for the server, models, the pipeline, bags and benchmarks.
 """
@@ -42,6 +42,7 @@ def raise_on_termination() -> None:
 
 
 def add_server_arguments(parser: argparse.ArgumentParser) -> None:
+    """Add tritonserver's options (repository, profile, binary, address, ports) to `parser`."""
     parser.add_argument('--model-repository', type=Path, default=None,
                         help="Triton model repository (default: the package's)")
     parser.add_argument('--profile', choices=PROFILES, default='auto',
@@ -58,6 +59,7 @@ def add_server_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def server_config_from(arguments: argparse.Namespace) -> ServerConfig:
+    """Return the ServerConfig the parsed server options describe."""
     return ServerConfig(
         model_repository=arguments.model_repository or default_model_repository(),
         profile=arguments.profile, tritonserver=arguments.tritonserver,
@@ -67,6 +69,7 @@ def server_config_from(arguments: argparse.Namespace) -> ServerConfig:
 
 
 def command_server(arguments: argparse.Namespace) -> int:
+    """Run `server`: start tritonserver and serve until Ctrl-C or SIGTERM (0) or it exits (1)."""
     server = TritonServer(server_config_from(arguments))
     raise_on_termination()
     try:
@@ -84,6 +87,11 @@ def command_server(arguments: argparse.Namespace) -> int:
 
 
 def command_models(arguments: argparse.Namespace) -> int:
+    """
+    Run `models install|list`: the shipped models, or a detector or lane model of your own.
+
+    Returns 0, or 2 when a detector's options are incomplete or it cannot be installed.
+    """
     from triton_perception.models.detectors import DetectorInstallError  # noqa: PLC0415
     from triton_perception.models.detectors import install_detector, installed_detectors
 
@@ -128,6 +136,7 @@ def command_models(arguments: argparse.Namespace) -> int:
 
 
 def print_lane_models(repository: Path) -> None:
+    """Print the installed lane models as a Markdown table, the shipped one first if installed."""
     from triton_perception.lanes.lane_models.spec import installed_lane_models, shipped_lane_model
     from triton_perception.lanes.lane_models.spec import SHIPPED_LANES  # noqa: PLC0415
     lane_models = installed_lane_models(repository)
@@ -174,6 +183,7 @@ def install_lanes(arguments: argparse.Namespace, repository: Path,
 
 
 def command_run(arguments: argparse.Namespace) -> int:
+    """Run `run`: the pipeline of the name:=value launch arguments until SIGINT or SIGTERM."""
     # Deferred: the runner imports tritonclient.
     from triton_perception.pipeline.runner import PipelineRunner  # noqa: PLC0415
 
@@ -189,6 +199,7 @@ def command_run(arguments: argparse.Namespace) -> int:
 
 
 def command_wait_ready(arguments: argparse.Namespace) -> int:
+    """Run `wait-ready`: 0 once Triton at `--url` has the models ready, 1 on timeout or signal."""
     from triton_perception.pipeline.runner import wait_for_remote_models  # noqa: PLC0415
 
     die_with_parent()  # the readiness gate ends with the launch that started it
@@ -202,6 +213,12 @@ def command_wait_ready(arguments: argparse.Namespace) -> int:
 
 
 def command_engines(arguments: argparse.Namespace) -> int:
+    """
+    Run `engines build`: TensorRT engines for the repository's steps, with trtexec.
+
+    `--frame-size` fixes one frame size; `--min-frame` and `--max-frame` set a range (the
+    defaults fill in the other bound).
+    """
     frame_range = None
     if arguments.frame_size:
         frame_range = FrameRange(parse_size(arguments.frame_size), parse_size(arguments.frame_size))
@@ -215,6 +232,7 @@ def command_engines(arguments: argparse.Namespace) -> int:
 
 
 def command_soak(arguments: argparse.Namespace) -> int:
+    """Run `soak`: the looped replay; 0 if every frame was accounted for and memory grew < 10 %."""
     from triton_perception.bag.make import make_bag  # noqa: PLC0415 (rclpy imports)
     from triton_perception.apps.demo import DEFAULT_VIDEO  # noqa: PLC0415
     from triton_perception.apps.soak import soak  # noqa: PLC0415
@@ -239,6 +257,7 @@ def command_soak(arguments: argparse.Namespace) -> int:
 
 
 def command_demo(arguments: argparse.Namespace) -> int:
+    """Run `demo` on `--video` (default: the highway clip); 1 if the demo found a problem."""
     from triton_perception.apps.demo import DEFAULT_VIDEO, run_demo  # noqa: PLC0415 (rclpy)
 
     return run_demo(arguments.video or DEFAULT_VIDEO, arguments.output, arguments.profile,
@@ -246,6 +265,11 @@ def command_demo(arguments: argparse.Namespace) -> int:
 
 
 def command_bench(arguments: argparse.Namespace) -> int:
+    """
+    Run `bench` and print its tables.
+
+    Returns 0, 2 on a bad setting (BenchError), 130 when interrupted.
+    """
     from triton_perception.bench import (  # noqa: PLC0415 (rclpy)
         BenchError, BenchSettings, budget_table, DEFAULT_VIDEO, markdown_table, parse_cases,
         run_bench, steps_table)
@@ -277,11 +301,13 @@ def command_bench(arguments: argparse.Namespace) -> int:
 
 
 def command_docs(arguments: argparse.Namespace) -> int:
+    """Run `docs`: write the generated tables of docs/, or with `--check` only compare them."""
     from triton_perception.apps.docs_tables import main as write_tables  # noqa: PLC0415
     return write_tables(check=arguments.check)
 
 
 def build_parser() -> argparse.ArgumentParser:
+    """Return the argument parser of every command; each sets `run` to its command function."""
     parser = argparse.ArgumentParser(prog='triton-perception', description=__doc__)
     commands = parser.add_subparsers(dest='command', required=True)
 
@@ -414,6 +440,12 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """
+    Run the command of `argv` (default: the process's arguments) and return its exit code.
+
+    Known errors (server, models, plan, bag, engines, frame range, a missing file) are printed
+    as one line and return 2.
+    """
     arguments = build_parser().parse_args(argv)
     run: Callable[[argparse.Namespace], int] = arguments.run
     try:

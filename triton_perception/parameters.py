@@ -25,6 +25,15 @@ class ParameterError(ValueError):
 
 @dataclass(frozen=True)
 class ParameterSpec:
+    """
+    One node parameter: its default, what it accepts, and whether it may change while running.
+
+    The default's type is the parameter's type (bool, int, float, str or a list of floats).
+    `accepted` is the wording of the accepted values that error messages and docs/parameters.md
+    show; `check` is the test behind it, called with a value of the right type. `dynamic`
+    parameters may be set while the node runs; the others are read at configure.
+    """
+
     name: str
     default: ParameterValue
     description: str
@@ -38,6 +47,20 @@ class ParameterSpec:
     choices: tuple[str, ...] = ()
 
     def validate(self, value: Any) -> ParameterValue:
+        """
+        Return `value` as this parameter's type, or raise if it is not accepted.
+
+        An integer is accepted for a float parameter and returned as a float (ROS tools send `1` for
+        `1.0`); a bool is never taken for a number. A list parameter accepts any sequence of numbers
+        (rclpy hands over lists, tuples or array.array) and returns a list of floats.
+
+        `value`: the value as rclpy or a launch file gives it.
+
+        Returns the value with the default's type, unchanged otherwise.
+
+        Raises ParameterError if the type differs from the default's or `check` rejects the value;
+        the message names the parameter, the value and the accepted values.
+        """
         if isinstance(self.default, list):
             return self._validate_numbers(value)
         if isinstance(self.default, float) and isinstance(value, int) and not isinstance(
@@ -67,12 +90,19 @@ class ParameterSpec:
 
 def choice(name: str, default: str, options: tuple[str, ...], description: str,
            dynamic: bool = False) -> ParameterSpec:
+    """Return the spec of a text parameter that must be one of `options`."""
     return ParameterSpec(name, default, description, 'one of ' + ', '.join(options),
                          lambda value: value in options, dynamic, choices=options)
 
 
 def number(name: str, default: int | float, low: float, high: float, description: str,
            dynamic: bool = False) -> ParameterSpec:
+    """
+    Return the spec of a number parameter in the closed range [low, high].
+
+    An int default makes an integer parameter (a float value is then rejected), a float default a
+    floating-point one that also accepts integers.
+    """
     kind = 'an integer' if isinstance(default, int) else 'a number'
     return ParameterSpec(name, default, description, f'{kind} in [{low:g}, {high:g}]',
                          lambda value: low <= value <= high, dynamic, low=low, high=high)
@@ -80,10 +110,12 @@ def number(name: str, default: int | float, low: float, high: float, description
 
 def text(name: str, default: str, description: str, accepted: str,
          check: Callable[[str], bool] = lambda _value: True) -> ParameterSpec:
+    """Return the spec of a free-text parameter; `check` narrows it and `accepted` describes it."""
     return ParameterSpec(name, default, description, accepted, check)
 
 
 def flag(name: str, default: bool, description: str, dynamic: bool = False) -> ParameterSpec:
+    """Return the spec of a true/false parameter."""
     return ParameterSpec(name, default, description, 'true or false', lambda _value: True,
                          dynamic)
 
@@ -244,6 +276,7 @@ OVERLAY = (
 
 
 def specs_by_name(specs: tuple[ParameterSpec, ...]) -> dict[str, ParameterSpec]:
+    """Return the specs keyed by parameter name."""
     return {spec.name: spec for spec in specs}
 
 

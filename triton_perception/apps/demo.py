@@ -63,6 +63,13 @@ def latest_at(results: dict[int, Any], stamp: int) -> Any:
 
 def render(input_bag: Path, topic: str, outputs_bag: Path, video_path: Path,
            sheet_path: Path, rate_hz: float, frames: int) -> None:
+    """
+    Draw the recorded results onto the input bag's frames: an mp4 video and a contact sheet.
+
+    Each frame gets the newest result at or before its stamp (`latest_at`). The video plays at
+    `rate_hz` frames per second; the contact sheet is a 3 x 3 grid of 320 x 180 px tiles taken
+    evenly over the `frames` frames.
+    """
     labels = load_labels()
     results = published_results(outputs_bag, labels)
     sheet_indices = set(np.linspace(0, frames - 1, CONTACT_SHEET_GRID[0] * CONTACT_SHEET_GRID[1],
@@ -99,6 +106,16 @@ def render(input_bag: Path, topic: str, outputs_bag: Path, video_path: Path,
 
 
 def run_demo(video: Path, output: Path, profile: str, log: Callable[[str], None]) -> int:
+    """
+    Run the demo: `video` -> camera bag -> evaluated replay -> annotated video and sheet.
+
+    The camera bag is made once and kept in `output`; the evaluation is redone each run. Prints
+    the report and where the files are.
+
+    Returns 0, or 1 when the report shows a problem the demo checks for (`demo_problems`).
+
+    Raises FileNotFoundError if `video` does not exist.
+    """
     if not video.is_file():
         raise FileNotFoundError(f'demo video {video} not found: pass --video PATH (any road '
                                 'video OpenCV can read)')

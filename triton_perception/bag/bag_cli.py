@@ -27,6 +27,7 @@ def _stop_on_signals() -> threading.Event:
 
 
 def command_make(arguments: argparse.Namespace) -> int:
+    """Run `bag make`: a video file or image directory -> a camera bag."""
     from triton_perception.bag.make import make_bag  # noqa: PLC0415 (keeps --help fast)
 
     make_bag(arguments.source, arguments.output, topic=arguments.topic,
@@ -38,6 +39,7 @@ def command_make(arguments: argparse.Namespace) -> int:
 
 
 def command_play(arguments: argparse.Namespace) -> int:
+    """Run `bag play`: publish a bag's messages at their recorded timing until done or stopped."""
     import rclpy  # noqa: PLC0415
 
     from triton_perception.bag.play import play_bag  # noqa: PLC0415
@@ -63,6 +65,11 @@ def command_play(arguments: argparse.Namespace) -> int:
 
 
 def command_record(arguments: argparse.Namespace) -> int:
+    """
+    Run `bag record`: record TOPIC:TYPE pairs until Ctrl-C, SIGTERM or `--duration` (s).
+
+    Raises BagError if a topic is not given as TOPIC:TYPE.
+    """
     import rclpy  # noqa: PLC0415
     from rclpy.executors import SingleThreadedExecutor  # noqa: PLC0415
 
@@ -101,6 +108,12 @@ def command_record(arguments: argparse.Namespace) -> int:
 
 
 def command_evaluate(arguments: argparse.Namespace) -> int:
+    """
+    Run `bag evaluate` and print the report.
+
+    Returns 1 when a node did not account for every frame or a figure regressed against
+    `--expected`, else 0.
+    """
     from triton_perception.bag.evaluate import evaluate, EvaluationSettings  # noqa
     from triton_perception.bag.figures import markdown  # noqa: PLC0415
 
@@ -119,6 +132,7 @@ def command_evaluate(arguments: argparse.Namespace) -> int:
 
 
 def add_bag_commands(commands: argparse._SubParsersAction) -> None:
+    """Add the `bag` command and its make, play, record and evaluate subcommands to `commands`."""
     bag = commands.add_parser('bag', help='make, play and record rosbag2 files (no ROS install '
                               'needed)')
     actions = bag.add_subparsers(dest='bag_command', required=True)

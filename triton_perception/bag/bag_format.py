@@ -152,6 +152,7 @@ class DistroWriter(Writer):
     """A rosbags Writer whose finished bag is in the format of one distribution's rosbag2."""
 
     def __init__(self, output: Path, target: BagFormat, storage: str) -> None:
+        """Write `output` for `target` in `storage` (rosbags writes version 9, else 8)."""
         version: Literal[8, 9] = 9 if target.metadata_version >= 9 else 8
         super().__init__(output, version=version, storage_plugin=STORAGES[storage])
         self.target = target

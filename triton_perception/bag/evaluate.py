@@ -45,6 +45,15 @@ SETTLE_TIMEOUT_S = 60.0
 
 @dataclass(frozen=True)
 class EvaluationSettings:
+    """
+    What `bag evaluate` replays and against what.
+
+    `topic` is the image topic (None: the bag's only one), `rate` the replay speed factor,
+    `triton_url` a running Triton to use ('' starts one with `profile`), `params_file` the
+    nodes' parameters (default config/params.yaml), `record_masks` also records the drivable-area
+    masks, and `expected` is an earlier report.json to compare the figures with.
+    """
+
     bag: Path
     output: Path
     topic: str | None = None
@@ -103,6 +112,7 @@ class NoAliasDumper(yaml.SafeDumper):
     """
 
     def ignore_aliases(self, data: Any) -> bool:
+        """Write every value out in full, never as an alias."""
         return True
 
 
@@ -126,11 +136,13 @@ class DiagnosticsWatch:
     """The latest /diagnostics values of each evaluated node."""
 
     def __init__(self) -> None:
+        """Start with no status; only the evaluated nodes' statuses are kept."""
         self.latest: dict[str, NodeStatus] = {}
         self._lock = threading.Lock()
         self._names = {status_name(f'{NAMESPACE}/{node}'): node for node in NODES}
 
     def update(self, message: Any) -> None:
+        """Keep the statuses of the evaluated nodes from one /diagnostics message."""
         for status in message.status:
             node = self._names.get(status.name)
             if node is not None:
@@ -150,6 +162,7 @@ class DiagnosticsWatch:
                        for node in NODES)
 
     def snapshot(self) -> dict[str, NodeStatus]:
+        """Return a copy of the latest status of each node heard from."""
         with self._lock:
             return dict(self.latest)
 

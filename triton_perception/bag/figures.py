@@ -178,6 +178,12 @@ def flatten(report: dict[str, Any], metric: str) -> dict[str, float]:
 
 
 def regressions(report: dict[str, Any], expected: dict[str, Any]) -> list[str]:
+    """
+    Return each figure of `report` outside its tolerance around `expected`'s, as a sentence.
+
+    TOLERANCES gives each metric's tolerance, absolute or relative to the expected value. A
+    section `expected` lacks is skipped, and a figure `report` lacks counts as 0.
+    """
     problems = []
     for metric, kind, amount in TOLERANCES:
         if metric.split('.')[0] not in expected:
@@ -194,6 +200,12 @@ def regressions(report: dict[str, Any], expected: dict[str, Any]) -> list[str]:
 
 
 def markdown(report: dict[str, Any]) -> str:
+    """
+    Return the evaluation report as Markdown.
+
+    Node accounting and latency, detections and lanes, then the ground, tracking and the
+    comparison with an expected report where the report has them.
+    """
     lines = [f"# Evaluation of {report['input']['bag']}", '',
              f"{report['input']['frames']} frames on {report['input']['topic']}, "
              f"rate {report['input']['rate']:g}.", '',

@@ -38,6 +38,14 @@ class BagRecorder:
     def __init__(self, node: Node, output: Path, topics: Mapping[str, str], *,
                  storage: str | None = None, reliability: str = 'reliable',
                  depth: int = 100) -> None:
+        """
+        Prepare a bag at `output` ('mcap' or 'sqlite3', None: the distribution's default).
+
+        `start` creates it and subscribes. `reliability` and `depth` make the subscriptions' QoS
+        (see the class docstring).
+
+        Raises BagError if `topics` is empty.
+        """
         if not topics:
             raise BagError('no topics to record')
         self._node = node
@@ -108,11 +116,13 @@ class BagRecorder:
         return self.counts()
 
     def __enter__(self) -> BagRecorder:
+        """Start recording."""
         self.start()
         return self
 
     def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
                  traceback: TracebackType | None) -> None:
+        """Stop recording and close the bag."""
         self.stop()
 
     def _on_message(self, topic: str, data: bytes) -> None:

@@ -136,6 +136,7 @@ def ordered_rows(rows: Sequence[str] | Mapping[str, Any]) -> list[str]:
 
 
 def percentiles(values: Sequence[float]) -> dict[str, float | None]:
+    """Return the median and p90 of `values` (ms) rounded to 0.01, both None without values."""
     if not values:
         return {'median': None, 'p90': None}
     return {'median': round(float(np.median(values)), 2),
@@ -171,6 +172,7 @@ def summarise(frames: Sequence[Mapping[str, float]], e2e_ms: Sequence[float],
 
 
 def row_label(row: str) -> str:
+    """Return a budget row's label in the tables: LABELS' wording, or 'Triton: <step timer>'."""
     return LABELS.get(row, f'Triton: {row[len("triton "):]}' if row.startswith('triton ')
                       else row)
 

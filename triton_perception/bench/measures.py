@@ -13,6 +13,7 @@ from triton_perception.system.processes import NodeProcess, process_cpu_s, proce
 
 
 def summary(values_ms: Sequence[float]) -> dict[str, float | int | None]:
+    """Return the median and p95 (ms, rounded to 0.01) and the number of frames timed."""
     if not values_ms:
         return {'median': None, 'p95': None, 'frames': 0}
     return {'median': round(float(np.median(values_ms)), 2),
@@ -20,10 +21,12 @@ def summary(values_ms: Sequence[float]) -> dict[str, float | int | None]:
 
 
 def p95(values_ms: Sequence[float]) -> float | None:
+    """Return the 95th percentile of `values_ms` rounded to 0.01 ms, None without values."""
     return round(float(np.percentile(values_ms, 95)), 2) if values_ms else None
 
 
 def ratio(numerator: float | None, denominator: float | None) -> float | None:
+    """Return numerator / denominator rounded to 0.001, None if either is missing or zero."""
     return round(numerator / denominator, 3) if numerator and denominator else None
 
 
@@ -31,6 +34,7 @@ class TreeRssPeak:
     """Peak summed VmRSS of a process tree: a tree has no VmHWM, so sample it periodically."""
 
     def __init__(self, root: int | None) -> None:
+        """Watch the process tree under `root` (None: nothing to watch, `peak_mb` is None)."""
         self._root = root
         self.peak_kib = 0
         self._stop = threading.Event()
@@ -44,15 +48,18 @@ class TreeRssPeak:
                 return
 
     def __enter__(self) -> 'TreeRssPeak':
+        """Start sampling the tree's RSS every RSS_SAMPLE_PERIOD_S."""
         self._thread.start()
         return self
 
     def __exit__(self, *exc_info: object) -> None:
+        """Stop sampling and wait for the sampler thread."""
         self._stop.set()
         self._thread.join()
 
     @property
     def peak_mb(self) -> float | None:
+        """Return the largest summed RSS seen, in MiB; None when no process was watched."""
         return round(self.peak_kib / 1024, 1) if self._root is not None else None
 
 
@@ -115,6 +122,7 @@ def listening_pid(port: int) -> int | None:
 
 
 def check_alive(node: NodeProcess) -> None:
+    """Raise BenchError with the node's exit code and last output lines if it has exited."""
     if not node.alive():
         raise BenchError(f'{node.name} exited with code {node.process.returncode}:\n'
                          f'{node.output_tail()}')

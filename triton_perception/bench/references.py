@@ -1,5 +1,5 @@
 """
-The bare processing.
+The bare processing: the model steps run in this process, timed without Triton or ROS.
 
 The model repository's own model steps, run in this process (no ROS, no Triton) with the CPU
 profile's settings, as the yardstick Triton and ROS are measured against.

@@ -105,6 +105,7 @@ def source_version() -> str | None:
 
 
 def machine_description(profile: str, triton_version: str) -> dict[str, Any]:
+    """Return what the figures were measured on: CPU, cores, memory, versions, load at start."""
     memory_kib = next((int(line.split()[1]) for line in
                        Path('/proc/meminfo').read_text().splitlines()
                        if line.startswith('MemTotal:')), 0)
@@ -119,6 +120,7 @@ def machine_description(profile: str, triton_version: str) -> dict[str, Any]:
 
 
 def markdown_table(report: dict[str, Any]) -> str:
+    """Return the cases' headline figures as one Markdown table (– where a figure is missing)."""
     def cell(value: Any) -> str:
         return '–' if value is None else f'{value:g}' if isinstance(value, float) else str(value)
 
@@ -205,6 +207,7 @@ def _cell(value: Any) -> str:
 
 
 def write_report(report: dict[str, Any], path: Path | None) -> None:
+    """Write `report` as indented JSON to `path`, creating its directory; no path writes nothing."""
     if path:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(json.dumps(report, indent=2) + '\n', encoding='utf-8')

@@ -28,6 +28,7 @@ from triton_perception.system.paths import dds_profile_environment
 
 
 def stamp_of(message: Any) -> Stamp:
+    """Return (sec, nanosec) of a message's header stamp: frames and results are matched by it."""
     return message.header.stamp.sec, message.header.stamp.nanosec
 
 
@@ -35,6 +36,7 @@ class ResultTracker:
     """Send and arrival times per frame stamp; a frame is complete once every output arrived."""
 
     def __init__(self, outputs: dict[str, tuple[str, ...]]) -> None:
+        """Track results; `outputs` maps each node's executable to its result topics."""
         self._outputs = outputs  # node -> its result topics
         self._condition = threading.Condition()
         self.sent: dict[Stamp, float] = {}
@@ -42,6 +44,7 @@ class ResultTracker:
         self._transport_ms: dict[Stamp, dict[str, float]] = defaultdict(dict)
 
     def send(self, stamp: Stamp) -> None:
+        """Record that the frame with `stamp` was sent now (time.monotonic())."""
         with self._condition:
             self.sent[stamp] = time.monotonic()
 
@@ -76,6 +79,7 @@ class ResultTracker:
             return (done - self.sent[stamp]) * 1e3 if done is not None else None
 
     def wait(self, stamp: Stamp, timeout_s: float) -> float | None:
+        """Wait up to `timeout_s` for the frame's every result; return its latency (ms) or None."""
         deadline = time.monotonic() + timeout_s
         with self._condition:
             while (latency := self.latency_ms(stamp)) is None:
@@ -90,6 +94,11 @@ class RosSide:
     """The benchmark's participant in a context of its own, spinning in a background thread."""
 
     def __init__(self) -> None:
+        """
+        Create a context, node and executor of the bench's own, and spin them in a thread.
+
+        The context installs no signal handlers, so Ctrl-C reaches the bench rather than rclpy.
+        """
         self.context = Context()
         rclpy.init(context=self.context, signal_handler_options=SignalHandlerOptions.NO)
         self.node = rclpy.create_node('triton_perception_bench', context=self.context)
@@ -105,6 +114,7 @@ class RosSide:
             pass
 
     def close(self) -> None:
+        """Stop the executor, destroy the node and shut the context down."""
         self.executor.shutdown(timeout_sec=1.0)
         self.node.destroy_node()
         rclpy.try_shutdown(context=self.context)
@@ -115,6 +125,11 @@ class CaseWiring:
     """One case's frame publisher, result subscriptions and readiness, in its own namespace."""
 
     def __init__(self, ros: RosSide, namespace: str, kinds: Sequence[NodeKind]) -> None:
+        """
+        Create the case's frame publisher and result and /diagnostics subscriptions.
+
+        Topics are under `namespace`, the case's own, so that cases do not hear each other.
+        """
         self._node = ros.node
         self.kinds = kinds
         self.tracker = ResultTracker({kind.executable: tuple(topic for topic, _ in kind.topics)
@@ -183,6 +198,7 @@ class CaseWiring:
         return stamp
 
     def close(self) -> None:
+        """Destroy the case's subscriptions and its frame publisher."""
         for subscription in self.subscriptions:
             self._node.destroy_subscription(subscription)
         self._node.destroy_publisher(self.publisher)
@@ -228,4 +244,5 @@ def read_clip(video: Path) -> list[Image]:
 
 
 def rgb_view(message: Image) -> np.ndarray:
+    """Return an rgb8 Image's pixels as an [H, W, 3] uint8 array, without copying."""
     return np.frombuffer(message.data, dtype=np.uint8).reshape(message.height, message.width, 3)

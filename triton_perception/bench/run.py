@@ -49,6 +49,7 @@ class Benchmark:
     def __init__(self, settings: BenchSettings, repository: Path, triton_url: str,
                  server_pid: int | None, ros: RosSide, messages: list[Image], log_directory: Path,
                  log: Callable[[str], None]) -> None:
+        """Keep what every case uses; the clip is looped to warm-up frames + `frames`."""
         self.settings = settings
         self.repository = repository
         self.triton_url = triton_url
@@ -61,6 +62,12 @@ class Benchmark:
         self.measured = [messages[index % len(messages)] for index in range(count)]
 
     def run_case(self, case: str) -> dict[str, Any]:
+        """
+        Run one case (its nodes started for it) and return its figures.
+
+        Latency is measured one frame at a time, then throughput at camera rate; the peak RSS of
+        the server is sampled throughout. Ratios compare the ROS path with the in-process reference.
+        """
         kinds = [NODES[name] for name in CASES[case]]
         load_before = os.getloadavg()[0]
         with TreeRssPeak(self.server_pid) as server_rss:
@@ -96,6 +103,11 @@ class Benchmark:
         }
 
     def ros_phases(self, case: str, kinds: Sequence[NodeKind]) -> dict[str, Any]:
+        """
+        Start the case's nodes in a namespace of their own, measure them, and stop them.
+
+        Raises BenchError if a node exits or the nodes are not ready in time.
+        """
         namespace = f'/triton_perception_bench_{os.getpid()}/{case}'
         nodes: list[NodeProcess] = []
         wiring = CaseWiring(self.ros, namespace, kinds)
@@ -200,6 +212,12 @@ class Benchmark:
 
     def throughput(self, case: str, kinds: Sequence[NodeKind], wiring: CaseWiring,
                    nodes: Sequence[NodeProcess]) -> dict[str, Any]:
+        """
+        Publish the clip at RATE_HZ for `duration_s` s and measure results, CPU and memory.
+
+        Throughput counts each node's results separately (each drops frames on its own); CPU is
+        given per result, in ms, for the nodes and the server.
+        """
         duration_s = self.settings.duration_s
         self.log(f'{case}: throughput, clip looped at {RATE_HZ:g} Hz for {duration_s:g} s')
         node_cpu_before = {node.name: tree_cpu_s(node.pid) for node in nodes}
@@ -308,6 +326,7 @@ class FrameBudgets:
 
     def __init__(self, url: str, wiring: CaseWiring, repository: Path,
                  kinds: Sequence[NodeKind]) -> None:
+        """Prepare to budget frames of `kinds`' one node; with two nodes this does nothing."""
         self._enabled = len(kinds) == 1
         self._url = url
         self._wiring = wiring
@@ -348,6 +367,12 @@ class FrameBudgets:
             self._statistics = self._statistics_after(self._last_statistics)
 
     def after_frame(self, stamp: Stamp, latency_ms: float | None, measured: bool) -> None:
+        """
+        Wait for the node's status and Triton's statistics that count this frame, and budget it.
+
+        Frames with `measured` False (warm-up) only move the baselines on. A frame without a
+        result, node stage sums or Triton statistics is counted as skipped, with the reason.
+        """
         if self._client is None:
             return
         before = self._status
@@ -370,6 +395,11 @@ class FrameBudgets:
         self.e2e_ms.append(latency_ms)
 
     def summary(self, reference_median_ms: float | None) -> dict[str, Any] | None:
+        """
+        Return the budget's medians and p90s over the frames, and the skipped frames by reason.
+
+        None for a case of two nodes.
+        """
         if not self._enabled:
             return None
         return {**summarise(self.frames, self.e2e_ms, reference_median_ms),
@@ -378,6 +408,7 @@ class FrameBudgets:
                 'steps': list(self._steps)}
 
     def close(self) -> None:
+        """Close the gRPC client."""
         if self._client is not None:
             self._client.close()
 

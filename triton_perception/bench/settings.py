@@ -57,6 +57,7 @@ class NodeKind:
 
 
 def detection_request_inputs() -> Tensors:
+    """Return the request inputs detection_node sends with each frame, at their defaults."""
     specs = specs_by_name(DETECTION)
     return {'SCORE_THRESHOLD': np.array([specs['score_threshold'].default], np.float32),
             'IOU_THRESHOLD': np.array([specs['iou_threshold'].default], np.float32),
@@ -64,6 +65,7 @@ def detection_request_inputs() -> Tensors:
 
 
 def lane_request_inputs() -> Tensors:
+    """Return the request inputs lane_node sends besides the frame: none."""
     return {}
 
 
@@ -81,6 +83,14 @@ NODES = {
 
 @dataclass(frozen=True)
 class BenchSettings:
+    """
+    What `bench` measures and how long.
+
+    `frames` are timed one at a time for latency, after warm-up; `duration_s` is the length
+    of the throughput phase, in s. `profile` and `triton_url` choose the server (a running
+    one at `triton_url`, else one started with `profile`).
+    """
+
     frames: int = 60
     duration_s: float = 60.0
     cases: tuple[str, ...] = tuple(CASES)
@@ -92,6 +102,7 @@ class BenchSettings:
     max_in_flight: int | None = None  # the nodes' parameter; None: its default
 
     def __post_init__(self) -> None:
+        """Raise BenchError for no frames, no duration, or max_in_flight outside 1-8."""
         if self.frames < 1 or self.duration_s <= 0:
             raise BenchError(f'need --frames >= 1 and --duration > 0, got {self.frames} and '
                              f'{self.duration_s:g}')

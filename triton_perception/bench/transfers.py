@@ -28,6 +28,12 @@ def tensor_bytes(tensors: Any) -> int:
 
 def transfer_bytes(repository: Path, model: str, frame: np.ndarray,
                    request_bytes: int) -> dict[str, int]:
+    """
+    Return the bytes one frame moves: client to server, between steps, server to client.
+
+    `request_bytes` are the request's inputs besides the frame. Between steps counts the inputs
+    of the ensemble's last step, as the CPU profile configures them.
+    """
     ensemble = step_config(repository, model)
     last = ensemble.ensemble_scheduling.step[-1].model_name
     return {'client_to_server': int(frame.nbytes) + request_bytes,

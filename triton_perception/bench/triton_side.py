@@ -55,6 +55,7 @@ class EnsembleRequests:
     """The nodes' requests for one frame, concurrently as separate node processes send them."""
 
     def __init__(self, url: str, kinds: Sequence[NodeKind]) -> None:
+        """Make one gRPC client per node kind, and threads to send their requests at once."""
         self._kinds = kinds
         self._clients = [grpcclient.InferenceServerClient(url) for _ in kinds]
         self._pool = ThreadPoolExecutor(max_workers=len(kinds), thread_name_prefix='bench-grpc')
@@ -68,6 +69,7 @@ class EnsembleRequests:
         return {name: result.as_numpy(name) for name in kind.outputs}
 
     def __call__(self, rgb: np.ndarray) -> None:
+        """Send the frame `rgb` to each kind's model and wait for every answer."""
         if len(self._kinds) == 1:
             self._request(self._clients[0], self._kinds[0], rgb)
             return
@@ -76,6 +78,7 @@ class EnsembleRequests:
             future.result()
 
     def close(self) -> None:
+        """Stop the thread pool and close the clients."""
         self._pool.shutdown()
         for client in self._clients:
             client.close()

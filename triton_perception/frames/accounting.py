@@ -22,11 +22,14 @@ class FrameRejected(ValueError):
     """The frame itself is unusable (encoding, size, corrupt data); `reason` is a short code."""
 
     def __init__(self, reason: str, message: str) -> None:
+        """Keep `reason`, the short code counted per reason, beside the human-readable `message`."""
         super().__init__(message)
         self.reason = reason
 
 
 class Fate(enum.Enum):
+    """The one outcome each received frame ends with; the values are the /diagnostics count keys."""
+
     PUBLISHED = 'published'
     DROPPED = 'dropped'      # replaced by a newer frame, or Triton was not ready
     REJECTED = 'rejected'    # the input itself was unusable (encoding, size, corrupt data)
@@ -50,6 +53,14 @@ class RequestTimes:
 
 @dataclass
 class AccountingSnapshot:
+    """
+    A consistent copy of a node's frame counts, rates and latencies at one moment.
+
+    `counts` holds one entry per Fate value, `reasons` the per-reason counts ('fate: reason'),
+    `latency_ms` the p50/p95/max receive-to-publish latency in ms of the recent published frames
+    (empty before the first), and the rates are frames per second over the last `rate_window_s`.
+    """
+
     received: int
     pending: int
     counts: dict[str, int]
@@ -65,6 +76,7 @@ class AccountingSnapshot:
 
     @property
     def balanced(self) -> bool:
+        """Whether every received frame is settled or still pending (the accounting identity)."""
         return self.received == self.pending + sum(self.counts.values())
 
 
@@ -87,6 +99,7 @@ class FrameAccounting:
     _timed: int = 0
 
     def __post_init__(self) -> None:
+        """Create the latency window, which keeps the last `latency_window` latencies."""
         self._latencies_ms = collections.deque(maxlen=self.latency_window)
 
     def received(self) -> float:
@@ -130,14 +143,22 @@ class FrameAccounting:
             return self._lost_before_node
 
     def count(self, fate: Fate) -> int:
+        """Return how many frames have ended with `fate` so far."""
         with self._lock:
             return self._counts[fate.value]
 
     def note_error(self, message: str) -> None:
+        """Record `message` as the last error /diagnostics shows, without counting a frame."""
         with self._lock:
             self._last_error = message
 
     def snapshot(self) -> AccountingSnapshot:
+        """
+        Return the counts, rates and latencies now, all read under one lock.
+
+        Drops receive and publish times older than `rate_window_s` first, so the rates are frames
+        per second over that window.
+        """
         now = time.monotonic()
         with self._lock:
             for times in (self._received_times, self._published_times):
@@ -159,6 +180,7 @@ class FrameAccounting:
 
 
 def latency_summary(latencies_ms: np.ndarray) -> dict[str, float]:
+    """Return p50, p95 and max of the latencies (ms), or {} when there are none."""
     if latencies_ms.size == 0:
         return {}
     return {'p50': float(np.percentile(latencies_ms, 50)),

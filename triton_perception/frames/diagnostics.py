@@ -47,22 +47,27 @@ class NodeStatus:
 
     @classmethod
     def from_status(cls, status: Any) -> 'NodeStatus':
+        """Return the NodeStatus of a diagnostic_msgs/DiagnosticStatus."""
         return cls({item.key: item.value for item in status.values})
 
     def count(self, key: str) -> int:
+        """Return the integer value of `key`, 0 when the status does not carry it."""
         return int(self.values.get(key, 0))
 
     @property
     def counts(self) -> dict[str, int]:
+        """Received, each fate, pending and lost_before_node, by name (0 for a missing key)."""
         return {key: self.count(key) for key in COUNTS}
 
     @property
     def reasons(self) -> dict[str, int]:
+        """Per-reason counts, keyed 'fate: reason' (the key without its 'count ' prefix)."""
         return {key[len(REASON_PREFIX):]: int(value) for key, value in self.values.items()
                 if key.startswith(REASON_PREFIX)}
 
     @property
     def latency_ms(self) -> dict[str, float]:
+        """Receive-to-publish latency in ms: p50, p95 and max, those the node reported."""
         return {key: float(self.values[f'latency_{key}_ms'])
                 for key in ('p50', 'p95', 'max') if f'latency_{key}_ms' in self.values}
 
@@ -74,14 +79,17 @@ class NodeStatus:
 
     @property
     def timed(self) -> int:
+        """Return the number of published frames whose stage times `stage_ms_sums` sums."""
         return self.count(TIMED_KEY)
 
     @property
     def triton_ready(self) -> bool:
+        """Whether the node's last readiness check found the Triton model ready."""
         return self.values.get('triton_ready') == 'true'
 
     @property
     def image_publishers(self) -> int:
+        """Return the number of publishers matched to the node's image subscription."""
         return self.count('image_publishers')
 
     @property

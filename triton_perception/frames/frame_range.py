@@ -46,15 +46,18 @@ class FrameRange:
     largest: tuple[int, int] = parse_size(DEFAULT_MAX)
 
     def __post_init__(self) -> None:
+        """Raise FrameRangeError if the smallest frame is wider or taller than the largest."""
         if any(low > high for low, high in zip(self.smallest, self.largest)):
             raise FrameRangeError(f'frame range {self}: the smallest frame is larger than the '
                                   'largest')
 
     def __str__(self) -> str:
+        """Return the range as 'WxH to WxH'."""
         return f'{self.smallest[0]}x{self.smallest[1]} to {self.largest[0]}x{self.largest[1]}'
 
     @property
     def optimum(self) -> tuple[int, int]:
+        """Return the (width, height) TensorRT tunes for: 1920x1080 clipped into the range."""
         width, height = (min(max(value, low), high) for value, low, high in zip(
             OPTIMUM, self.smallest, self.largest))
         return width, height

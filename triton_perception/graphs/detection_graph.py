@@ -1,5 +1,5 @@
 """
-The served detection graph.
+The detection graph Triton serves: an upstream YOLO network with its decoding and NMS.
 
 An upstream YOLO ONNX file plus decode, class-aware NMS and the letterbox undo, so that the model
 step returns final detections.

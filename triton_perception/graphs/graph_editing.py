@@ -20,6 +20,12 @@ class GraphBuilder:
     """Adds inputs, constants and nodes to `model`'s graph under unique names."""
 
     def __init__(self, model: onnx.ModelProto, prefix: str) -> None:
+        """
+        Edit `model` in place; every name this builder makes starts with `prefix`.
+
+        Raises ValueError if the model uses opset 13 or later, where operators the builder writes
+        take their axes as inputs instead of attributes.
+        """
         self.model = model
         self._prefix = prefix
         self._count = 0
@@ -35,6 +41,11 @@ class GraphBuilder:
 
     def input(self, name: str, elem_type: int,  # noqa: A003 (the graph's input, as ONNX says)
               shape: Sequence[int | str]) -> str:
+        """
+        Add a graph input of ONNX element type `elem_type` and `shape` (dims or symbolic names).
+
+        Returns `name`, for use as a node input.
+        """
         self.model.graph.input.append(helper.make_tensor_value_info(name, elem_type, list(shape)))
         return name
 
@@ -55,6 +66,7 @@ class GraphBuilder:
         return self.input(new, elem_type, shape), internal
 
     def constant(self, value: Any, hint: str) -> str:
+        """Add `value` as an initializer under a unique name made from `hint`; return that name."""
         name = self._name(hint)
         self.model.graph.initializer.append(numpy_helper.from_array(np.asarray(value), name))
         return name
@@ -73,6 +85,7 @@ class GraphBuilder:
 
     def slice(self, tensor: str, start: int, end: int,  # noqa: A003 (the ONNX Slice op)
               axis: int) -> str:
+        """Append a Slice of `tensor` to [start, end) along `axis`; return the output's name."""
         name: str = self.node('Slice', [tensor,
                                         self.constant(np.array([start], np.int64), 'start'),
                                         self.constant(np.array([end], np.int64), 'end'),
@@ -80,6 +93,7 @@ class GraphBuilder:
         return name
 
     def set_outputs(self, outputs: Sequence[tuple[str, int, Sequence[int]]]) -> None:
+        """Replace the graph's outputs by `outputs`: (name, ONNX element type, shape) each."""
         del self.model.graph.output[:]
         self.model.graph.output.extend(helper.make_tensor_value_info(name, elem_type, list(shape))
                                        for name, elem_type, shape in outputs)

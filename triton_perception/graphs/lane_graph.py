@@ -1,5 +1,5 @@
 """
-The served lane graph.
+The lane graph Triton serves: TwinLiteNet taking the uint8 frame, giving compact maps.
 
 TwinLiteNet with a uint8 input and two compact uint8 outputs, so that the model step is the last
 step of `lane_detection` and the lane geometry runs in lane_node

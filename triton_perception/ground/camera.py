@@ -82,6 +82,7 @@ class Intrinsics:
 
     @property
     def distorted(self) -> bool:
+        """Whether any distortion coefficient is non-zero (pixels then need undistorting)."""
         return self.d.size > 0 and bool(np.any(self.d != 0.0))
 
     def normalised(self, pixels: np.ndarray) -> np.ndarray:
@@ -140,6 +141,7 @@ class Mounting:
                    np.asarray(matrix[:3, 3], dtype=np.float64))
 
     def check(self) -> None:
+        """Raise CameraModelError unless the camera is above the ground plane (origin z > 0 m)."""
         if not self.origin[2] > 0.0:
             raise CameraModelError(f'the camera is at z = {self.origin[2]:g} m in the target '
                                    'frame: it must be above the ground plane z = 0')

@@ -46,6 +46,13 @@ class CameraGeometrySource:
     """Latest CameraInfo per frame_id and the mounting of each camera frame in target_frame."""
 
     def __init__(self, node: Node, settings: dict[str, Any]) -> None:
+        """
+        Subscribe `node` to camera_info and the transforms, unless ground_outputs is off.
+
+        Transforms come from tf2_ros when it is installed; without it from /tf_static, plus the
+        latest /tf when tracking needs the moving odom_frame. `tf_source` says which, and `reason`
+        why no camera is available yet.
+        """
         self._settings = settings
         self._lock = threading.Lock()
         self._infos: dict[str, Any] = {}

@@ -29,10 +29,12 @@ LINE_WIDTH_M = 0.15
 
 
 def ground_header(header: Header, target_frame: str) -> Header:
+    """Return the frame's header with its stamp kept and frame_id set to `target_frame`."""
     return Header(stamp=header.stamp, frame_id=target_frame)
 
 
 def ground_cloud_message(points: np.ndarray, header: Header) -> PointCloud2:
+    """Return ground points (GROUND_POINT_DTYPE; x, y, z in m) as a PointCloud2."""
     return PointCloud2(header=header, height=1, width=len(points),
                        fields=list(GROUND_POINT_FIELDS), is_bigendian=False,
                        point_step=GROUND_POINT_DTYPE.itemsize,
@@ -66,6 +68,11 @@ def lane_markers_message(points: np.ndarray, header: Header) -> MarkerArray:
 
 
 def occupancy_grid_message(cells: np.ndarray, grid: GridSpec, header: Header) -> OccupancyGrid:
+    """
+    Return `cells` (one int8 per cell, row-major as `grid.shape`) as an OccupancyGrid.
+
+    Resolution is in m per cell and the origin is the grid's corner (GridSpec.origin), unrotated.
+    """
     message = OccupancyGrid(header=header)
     rows, cols = grid.shape
     message.info.map_load_time = header.stamp

@@ -80,6 +80,13 @@ class GridSampler:
     """
 
     def __init__(self, camera: GroundCamera, grid: GridSpec, mask_shape: tuple[int, int]) -> None:
+        """
+        Project every cell centre into the image and keep the ones that land inside the mask.
+
+        `mask_shape` is the (height, width) in px of the masks to sample, which may differ from the
+        camera's calibrated size: pixels are scaled to it. Cells behind the camera or outside the
+        mask are not visible.
+        """
         self.key = (id(camera), grid, mask_shape)
         height, width = mask_shape
         pixels, in_front = camera.to_image(grid.cell_centres())

@@ -28,6 +28,7 @@ class LaneGroundOutputs:
     """`lanes/ground`, `lanes/markers` and `drivable_area/grid`."""
 
     def __init__(self, node: Node, settings: dict[str, Any], qos: Any) -> None:
+        """Create the three publishers with `qos` and the camera geometry source of `node`."""
         self._settings = settings
         self.geometry = CameraGeometrySource(node, settings)
         self._grid = GridSpec(settings['grid_length_m'], settings['grid_width_m'],
@@ -39,6 +40,15 @@ class LaneGroundOutputs:
 
     def publish(self, header: Header, lanes: np.ndarray, sides: np.ndarray,
                 drivable: np.ndarray | None) -> None:
+        """
+        Publish one frame's lanes and drivable area on the ground, if its camera is known.
+
+        `header`: the input frame's header; its frame_id names the camera.
+        `lanes`: [L, P, 2] polylines in frame pixels.
+        `sides`: [L] side labels.
+        `drivable`: the drivable-area mask at any resolution, or None for a lane model without one
+            (then no grid is published).
+        """
         camera = self.geometry.camera(header.frame_id)
         if camera is None:
             return
@@ -60,6 +70,7 @@ class DetectionGroundOutputs:
     """`detections/ground`: each box's ground contact point and width."""
 
     def __init__(self, node: Node, settings: dict[str, Any], qos: Any) -> None:
+        """Create the `detections/ground` publisher with `qos` and the camera geometry source."""
         self._settings = settings
         self.geometry = CameraGeometrySource(node, settings)
         self._publisher = node.create_publisher(Detection3DArray, 'detections/ground', qos)

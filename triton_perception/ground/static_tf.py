@@ -26,6 +26,7 @@ class StaticTransforms:
     """The static tree: each child's parent and parent <- child transform."""
 
     def __init__(self) -> None:
+        """Start with no transforms."""
         self._parents: dict[str, tuple[str, np.ndarray]] = {}
 
     def add(self, message: Any) -> None:

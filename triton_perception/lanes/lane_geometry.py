@@ -73,6 +73,7 @@ class Lane:
 
     @property
     def span(self) -> float:
+        """Vertical extent of the lane's points, in mask pixels (rows)."""
         return float(self.y.max() - self.y.min())
 
 

@@ -37,6 +37,14 @@ class DetectorInstallError(ValueError):
 
 @dataclass(frozen=True)
 class Detector:
+    """
+    An installed detector, as `models list` shows it and detector.json records it.
+
+    `layout` is the head layout found in the file (YOLOv5 or YOLOv8/YOLO11 rows), the input size
+    is in px, `classes` is the number of classes the head scores, and `sha256` and `source` are
+    the checksum and path of the ONNX file it was built from.
+    """
+
     name: str
     layout: str
     input_width: int
@@ -47,6 +55,11 @@ class Detector:
 
 
 def read_labels(path: Path) -> list[str]:
+    """
+    Return the class names of a labels file, one per non-blank line, in class-id order.
+
+    Raises DetectorInstallError if the file does not exist.
+    """
     if not path.is_file():
         raise DetectorInstallError(f'labels file {path} does not exist')
     labels = [line.strip() for line in path.read_text(encoding='utf-8').splitlines()]

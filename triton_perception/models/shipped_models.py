@@ -32,7 +32,15 @@ class ModelInstallError(RuntimeError):
 
 @dataclass(frozen=True)
 class ModelFile:
-    """One entry of config/models.yaml: a shipped model's file, pins, checks and licence."""
+    """
+    One weight file of config/models.yaml: where it goes in the repository and how to get it.
+
+    `file` is its name in the models directory and `sha256` the checksum of the file this
+    package was tested with; `install_as` is its path in the model repository; `licence` and
+    `obtain` are shown when it is missing; `graph` names the builder (triton_perception.graphs)
+    that turns it into the served graph, or is '' for a file installed as it is; `structure`
+    and `check` are what another export of it must match (models/export_check.py).
+    """
 
     name: str
     file: str
@@ -54,6 +62,7 @@ class ExportChecks:
 
 
 def manifest(path: Path | None = None) -> list[ModelFile]:
+    """Return the model files listed in `path`, by default the package's config/models.yaml."""
     with open(path or config_file('models.yaml'), encoding='utf-8') as stream:
         return [ModelFile(**entry) for entry in yaml.safe_load(stream)['models']]
 
@@ -75,6 +84,7 @@ def build_record(model: ModelFile, source_sha256: str = '', checked: str = '') -
 
 
 def record_path(target: Path) -> Path:
+    """Return the path of the build record kept beside an installed file: `target` + '.json'."""
     return target.with_name(target.name + '.json')
 
 

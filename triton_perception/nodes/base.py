@@ -47,19 +47,28 @@ class RosLog:
     """The worker's Log on top of a ROS logger; per-frame problems are throttled."""
 
     def __init__(self, node: Node) -> None:
+        """Log through `node`'s logger."""
         self._logger = node.get_logger()
 
     def info(self, message: str) -> None:
+        """Log `message` at info level."""
         self._logger.info(message)
 
     def warning(self, message: str) -> None:
+        """Log `message` at warning level."""
         self._logger.warning(message)
 
     def frame_problem(self, message: str) -> None:
+        """Log `message` as a warning, at most once per FRAME_PROBLEM_THROTTLE_S (5 s)."""
         self._logger.warning(message, throttle_duration_sec=FRAME_PROBLEM_THROTTLE_S)
 
 
 def read_text_file(path: str) -> str | None:
+    """
+    Return the contents of the file at `path` (~ expanded), or None for an empty path.
+
+    Raises OSError if the file cannot be read.
+    """
     return Path(path).expanduser().read_text(encoding='utf-8') if path else None
 
 
@@ -76,6 +85,19 @@ class PerceptionNode(LifecycleNode):
 
     def __init__(self, node_name: str, specs: tuple[ParameterSpec, ...],
                  outputs: tuple[str, ...], **node_options: Any) -> None:
+        """
+        Declare `specs` as parameters and create what exists in every lifecycle state.
+
+        That is the /diagnostics publisher and timer and the parameter callback; subclasses add
+        their result publishers.
+
+        `node_name`: the node's default name.
+        `specs`: the node's parameter table (parameters.py); values are validated at start-up.
+        `outputs`: the output tensors to request from the Triton model.
+        `node_options`: passed on to rclpy's LifecycleNode.
+
+        Raises ParameterError if a start-up parameter value is not accepted.
+        """
         super().__init__(node_name, **node_options)
         # What destroy_node reads exists before anything below can raise: rclpy from Jazzy on
         # destroys every node of a context at shutdown, one whose constructor failed included.
@@ -113,6 +135,7 @@ class PerceptionNode(LifecycleNode):
                 and self.trigger_activate() == TransitionCallbackReturn.SUCCESS)
 
     def on_configure(self, state: LifecycleState) -> TransitionCallbackReturn:
+        """Read the TLS files and fix the client settings; FAILURE if a TLS file is unreadable."""
         try:
             tls = TlsOptions(read_text_file(self.settings['tls_root_certificates']),
                              read_text_file(self.settings['tls_private_key']),
@@ -128,6 +151,7 @@ class PerceptionNode(LifecycleNode):
         return TransitionCallbackReturn.SUCCESS
 
     def on_activate(self, state: LifecycleState) -> TransitionCallbackReturn:
+        """Start the Triton worker, then subscribe to the camera's image topic."""
         assert self._client_settings is not None  # the state machine activates configured nodes
         self._worker = InferenceWorker(self._client_settings, self.accounting, self._prepare,
                                        self._deliver, self._log)
@@ -144,15 +168,18 @@ class PerceptionNode(LifecycleNode):
         return TransitionCallbackReturn.SUCCESS
 
     def on_deactivate(self, state: LifecycleState) -> TransitionCallbackReturn:
+        """Unsubscribe and stop the worker; a frame waiting in its slot counts as dropped."""
         self._stop_inference('node deactivated')
         self.get_logger().info(f'inactive: unsubscribed from {self._image_topic}')
         return TransitionCallbackReturn.SUCCESS
 
     def on_cleanup(self, state: LifecycleState) -> TransitionCallbackReturn:
+        """Forget the client settings (the TLS files are read again at the next configure)."""
         self._client_settings = None
         return TransitionCallbackReturn.SUCCESS
 
     def on_shutdown(self, state: LifecycleState) -> TransitionCallbackReturn:
+        """Stop inference and forget the client settings."""
         self._stop_inference('shutting down')
         self._client_settings = None
         return TransitionCallbackReturn.SUCCESS
@@ -292,6 +319,7 @@ class PerceptionNode(LifecycleNode):
         return Header(stamp=self.get_clock().now().to_msg())
 
     def destroy_node(self) -> None:
+        """Stop inference (unsubscribe, stop the worker) before rclpy destroys the node."""
         self._stop_inference('shutting down')
         super().destroy_node()
 
@@ -305,8 +333,8 @@ def _ignore_stop_signals() -> None:
     From here on the shutdown must finish.
 
     In a terminal, Ctrl-C reaches the node from the terminal and again from launch; and one SIGINT
-    can end spin() through rclpy's handler and then arrive once more as a pending KeyboardInterrupt
-    (seen in a CI run: exit -2).
+    can end spin() through rclpy's handler and then arrive once more as a pending KeyboardInterrupt,
+    which would abort the clean-up half way and end the process with exit code -2.
     """
     while True:
         try:
@@ -345,7 +373,7 @@ def run_nodes(factories: list[Callable[[], Node]], args: list[str] | None = None
         return give_up(f'could not configure and activate {", ".join(failed)} (see the log '
                        'above)', 1)
     # Callbacks only hand frames to worker threads, so one executor thread suffices; the
-    # multi-threaded executor cost 5 ms of CPU per frame rebuilding its wait set (py-spy).
+    # multi-threaded executor costs about 5 ms of CPU per frame rebuilding its wait set.
     executor = SingleThreadedExecutor()
     for node in nodes:
         executor.add_node(node)

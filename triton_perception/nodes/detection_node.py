@@ -30,6 +30,14 @@ class DetectionNode(PerceptionNode):
     """
 
     def __init__(self, **node_options: Any) -> None:
+        """
+        Load the labels, check class_filter against them and create the publishers.
+
+        label_info is published once, latched, with the score threshold in use.
+
+        Raises ParameterError if a start-up value is not accepted or class_filter names a class
+        the labels do not have.
+        """
         super().__init__('detection_node', DETECTION, ('DETECTIONS', 'NUM_DETECTIONS'),
                          **node_options)
         self.labels = labels_for(self.settings['model_name'], self.settings['labels_file'])
@@ -44,10 +52,12 @@ class DetectionNode(PerceptionNode):
                                            self.labels, RESULT_QOS)
 
     def extra_diagnostics(self) -> dict[str, str]:
+        """Return the ground and tracking states and the nearest time to collision."""
         return {'ground': self._ground.geometry.reason, 'tracking': self._tracking.reason,
                 'time_to_collision': self._tracking.nearest_collision}
 
     def check_dynamic_parameter(self, name: str, value: ParameterValue) -> None:
+        """Reject a new class_filter that names a class the labels do not have (ParameterError)."""
         if name == 'class_filter':
             self._class_filter = parse_class_filter(str(value), self.labels)
 
@@ -75,6 +85,7 @@ class DetectionNode(PerceptionNode):
 
 
 def main(args: list[str] | None = None) -> None:
+    """Run detection_node in this process; exits with run_nodes' code (2 on bad parameters)."""
     sys.exit(run_nodes([DetectionNode], args))
 
 

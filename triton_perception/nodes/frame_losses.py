@@ -34,6 +34,7 @@ LOSS_WARNING_THROTTLE_S = 30.0
 
 
 def message_lost_supported() -> bool:
+    """Return whether this rclpy's subscription event callbacks take a message_lost handler."""
     return 'message_lost' in inspect.signature(SubscriptionEventCallbacks.__init__).parameters
 
 
@@ -45,6 +46,12 @@ class FrameLossCounter:
     """
 
     def __init__(self, node: Node, accounting: FrameAccounting, topic: str) -> None:
+        """
+        Count losses on `topic` into `accounting`, by the best method this rclpy offers.
+
+        `method` says which: publishers' sequence numbers (MessageInfo, Iron and newer), else the
+        middleware's message_lost events, else none.
+        """
         self._node = node
         self._accounting = accounting
         self._topic = topic

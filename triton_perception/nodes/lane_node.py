@@ -1,5 +1,5 @@
 """
-lane_node.
+lane_node: camera frames -> a Triton lane model -> lane polylines and the drivable area.
 
 Camera frames -> a Triton lane ensemble (the shipped `lane_detection` or an installed lane
 model) -> its decoding (on the worker thread) -> lanes and drivable area.
@@ -35,6 +35,11 @@ class LaneNode(PerceptionNode):
     """
 
     def __init__(self, **node_options: Any) -> None:
+        """
+        Find the lane model's record in the model repository and create the publishers.
+
+        Without a record the model must follow the shipped lane_detection contract; the log says so.
+        """
         super().__init__('lane_node', LANES, (), **node_options)
         repository = default_model_repository()
         self._lane_model = lane_model_for(repository, self.settings['model_name'])
@@ -50,6 +55,7 @@ class LaneNode(PerceptionNode):
         self._ground = LaneGroundOutputs(self, self.settings, RESULT_QOS)
 
     def extra_diagnostics(self) -> dict[str, str]:
+        """Return the ground state and the lane model (name and layout) for /diagnostics."""
         return {'ground': self._ground.geometry.reason,
                 'lane_model': f'{self._lane_model.name} ({self._lane_model.layout})'}
 
@@ -81,6 +87,7 @@ class LaneNode(PerceptionNode):
 
 
 def main(args: list[str] | None = None) -> None:
+    """Run lane_node in this process; exits with run_nodes' code (2 on bad parameters)."""
     sys.exit(run_nodes([LaneNode], args))
 
 

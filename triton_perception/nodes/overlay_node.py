@@ -35,19 +35,29 @@ StampKey = tuple[int, int]
 
 
 def stamp_key(header: Any) -> StampKey:
+    """Return (sec, nanosec) of a header's stamp: frames and results are matched by it."""
     return header.stamp.sec, header.stamp.nanosec
 
 
 @dataclass
 class PendingFrame:
+    """A frame waiting for its results: the message, its arrival (s), results by topic."""
+
     message: Image | CompressedImage
     arrived: float
     results: dict[str, Any] = field(default_factory=dict)
 
 
 class OverlayNode(Node):
+    """
+    Draws detections, lanes and the drivable area onto the camera frame they belong to.
+
+    Results are matched to frames by header stamp; a frame is drawn once every expected result
+    has arrived. The camera is subscribed to only while someone subscribes to `overlay`.
+    """
 
     def __init__(self, **node_options: Any) -> None:
+        """Declare the parameters and subscribe to label_info and the expected result topics."""
         super().__init__('overlay_node', **node_options)
         # Read-only parameters (descriptors say so): the subscriptions depend on them.
         self.settings = declare_parameters(self, OVERLAY)
@@ -155,6 +165,7 @@ class OverlayNode(Node):
 
 
 def main(args: list[str] | None = None) -> None:
+    """Run overlay_node in this process; exits with run_nodes' code (2 on bad parameters)."""
     sys.exit(run_nodes([OverlayNode], args))
 
 

@@ -17,6 +17,12 @@ PARAMETER_TYPES = {bool: ParameterType.PARAMETER_BOOL, int: ParameterType.PARAME
 
 
 def descriptor(spec: ParameterSpec) -> ParameterDescriptor:
+    """
+    Return the ROS parameter descriptor of `spec`: description, type, range, read-only.
+
+    Parameters that cannot change live are read-only. A list parameter is dynamically typed,
+    since YAML and the command line mix integers and floats in one list.
+    """
     live = 'can be changed while the node runs' if spec.dynamic else \
         'read-only: set it at start-up (params file or launch argument)'
     result = ParameterDescriptor(

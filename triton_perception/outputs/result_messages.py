@@ -40,6 +40,11 @@ def load_labels(labels_file: str = '') -> list[str]:
 
 
 def label_info_message(labels: list[str], header: Header, threshold: float) -> LabelInfo:
+    """
+    Return the LabelInfo that maps each class id (the label's index) to its name.
+
+    `threshold` is the detection score threshold in use, which LabelInfo carries.
+    """
     return LabelInfo(header=header, threshold=float(threshold),
                      class_map=[VisionClass(class_id=index, class_name=name)
                                 for index, name in enumerate(labels)])
@@ -118,6 +123,14 @@ def lane_points(lanes: np.ndarray, scores: np.ndarray, sides: np.ndarray) -> np.
 
 def lanes_cloud_message(lanes: np.ndarray, scores: np.ndarray, sides: np.ndarray,
                         header: Header) -> PointCloud2:
+    """
+    Return the lanes as a PointCloud2 of LANE_POINT_DTYPE points (u, v in pixels), one per sample.
+
+    `lanes`: [L, P, 2] polylines in frame pixels.
+    `scores`: [L] lane scores.
+    `sides`: [L] side labels (lanes.lane_sides).
+    `header`: the input frame's header, carried unchanged.
+    """
     points = lane_points(lanes, scores, sides)
     return PointCloud2(header=header, height=1, width=len(points), fields=list(LANE_POINT_FIELDS),
                        is_bigendian=False, point_step=LANE_POINT_DTYPE.itemsize,

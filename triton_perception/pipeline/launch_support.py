@@ -27,6 +27,7 @@ def declare_arguments(names: tuple[str, ...]) -> list[DeclareLaunchArgument]:
 
 
 def argument_values(context: LaunchContext, names: tuple[str, ...]) -> dict[str, str]:
+    """Return the values of the named launch arguments in `context`, as strings."""
     return {name: LaunchConfiguration(name).perform(context) for name in names}
 
 

@@ -28,6 +28,8 @@ class PlanError(ValueError):
 
 @dataclass(frozen=True)
 class Argument:
+    """A launch argument: its name, default, description, and accepted values (empty: any)."""
+
     name: str
     default: str
     description: str
@@ -75,6 +77,12 @@ ARGUMENT_NAMES = tuple(argument.name for argument in ARGUMENTS)
 
 @dataclass(frozen=True)
 class NodePlan:
+    """
+    One node process of a pipeline: executable, name, namespace, parameters and remappings.
+
+    `params_file` comes first on the command line; `parameters` override it.
+    """
+
     executable: str
     name: str
     namespace: str
@@ -103,6 +111,15 @@ class NodePlan:
 
 @dataclass(frozen=True)
 class PipelinePlan:
+    """
+    What a pipeline starts: the server (None to use a running one), the nodes, rviz.
+
+    `triton_url` is where the nodes find Triton; `respawn_delay_s` is the wait in s before a
+    crashed server is restarted (when `respawn_triton`); `ready_models` are the models the
+    readiness gate waits for before the nodes start; `environment` holds variables the
+    processes get unless already set (the Fast DDS profile).
+    """
+
     server: ServerConfig | None
     triton_url: str
     respawn_triton: bool

@@ -52,6 +52,8 @@ def wait_for_remote_models(url: str, models: tuple[str, ...], stop: threading.Ev
 
 
 class PipelineRunner:
+    """Starts a plan's server and nodes as child processes and supervises them until stopped."""
+
     def __init__(self, plan: PipelinePlan, log: Callable[[str], None] | None = None,
                  python: str = sys.executable, show_server_log: bool = True) -> None:
         """`show_server_log` False keeps tritonserver's output for failure reports only."""

@@ -58,6 +58,13 @@ class EngineBuildError(RuntimeError):
 
 @dataclass(frozen=True)
 class EngineRecord:
+    """
+    What an engine was built from, kept beside it as model.plan.json.
+
+    The ONNX file's SHA-256, the TensorRT version, the device name (`device_name`), the
+    precision and the frame range of its optimization profile.
+    """
+
     onnx_sha256: str
     tensorrt: str
     device: str
@@ -65,6 +72,7 @@ class EngineRecord:
     frame_range: str = ''
 
     def problems_with(self, onnx_sha256: str, device: str) -> list[str]:
+        """Return why the engine is stale (its ONNX file or device differs); [] if it is current."""
         problems = []
         if onnx_sha256 != self.onnx_sha256:
             problems.append('its ONNX file changed since the engine was built')
@@ -82,6 +90,11 @@ def device_name() -> str:
 
 
 def find_trtexec(explicit: str | None = None) -> Path:
+    """
+    Return the trtexec to run: `explicit`, else the one on PATH, else JetPack's.
+
+    Raises EngineBuildError if none of them is an executable file; the message says how to get one.
+    """
     candidates = [Path(explicit)] if explicit else []
     on_path = shutil.which('trtexec')
     candidates += [Path(on_path)] if on_path else []
@@ -97,6 +110,12 @@ def find_trtexec(explicit: str | None = None) -> Path:
 
 def trtexec_command(trtexec: Path, onnx: Path, engine: Path, fp16: bool, workspace_mib: int,
                     frame_range: FrameRange) -> list[str]:
+    """
+    Return the trtexec command that builds `engine` from `onnx` without running inference.
+
+    `workspace_mib` is TensorRT's workspace memory pool in MiB, `fp16` allows half precision,
+    and the frame range gives the optimization profile's min, optimum and max input shapes.
+    """
     command = [str(trtexec), f'--onnx={onnx}', f'--saveEngine={engine}',
                f'--memPoolSize=workspace:{workspace_mib}M', '--skipInference',
                *frame_range.trtexec_shapes(FRAME_INPUT)]

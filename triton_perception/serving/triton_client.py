@@ -42,10 +42,13 @@ _region_numbers = itertools.count()
 
 
 class Log(Protocol):
+    """The logging a node gives the worker (rclpy's logger, with per-frame problems throttled)."""
 
-    def info(self, message: str) -> None: ...
+    def info(self, message: str) -> None:
+        """Log `message` at info level."""
 
-    def warning(self, message: str) -> None: ...
+    def warning(self, message: str) -> None:
+        """Log `message` at warning level."""
 
     def frame_problem(self, message: str) -> None:
         """Report a per-frame problem; the implementation throttles these."""
@@ -61,17 +64,29 @@ class Frame:
 
 @dataclass(frozen=True)
 class TlsOptions:
+    """PEM contents (not paths) for a TLS gRPC channel; all None means plain text."""
+
     root_certificates: str | None = None
     private_key: str | None = None
     certificate_chain: str | None = None
 
     @property
     def enabled(self) -> bool:
+        """Whether any of the PEM contents is set, so that the channel uses TLS."""
         return bool(self.root_certificates or self.private_key or self.certificate_chain)
 
 
 @dataclass(frozen=True)
 class ClientSettings:
+    """
+    How a worker reaches one Triton model.
+
+    `url` is host:port of Triton's gRPC endpoint and `outputs` the output tensors to request.
+    `max_in_flight` is the number of request threads (requests at once), `timeout_s` the time
+    one request may take, and `max_backoff_s` the longest wait between reconnection checks.
+    `transport` is 'auto', 'grpc' or 'shared_memory' (see `shared_memory`).
+    """
+
     url: str
     model: str
     outputs: tuple[str, ...]
@@ -90,6 +105,7 @@ class ClientSettings:
 
 
 def is_loopback(host: str) -> bool:
+    """Return whether `host` is 'localhost' or a loopback IP address (not resolved by DNS)."""
     if host == 'localhost':
         return True
     try:
@@ -117,6 +133,7 @@ def _pem(text: str | None) -> bytes | None:
 
 
 def infer_inputs(tensors: Tensors) -> list[grpcclient.InferInput]:
+    """Return gRPC inputs carrying each array's bytes in the request, in C order."""
     inputs = []
     for name, array in tensors.items():
         tensor = grpcclient.InferInput(name, list(array.shape), np_to_triton_dtype(array.dtype))
@@ -150,12 +167,31 @@ class SharedMemoryInput:
     """
 
     def __init__(self, model: str) -> None:
+        """Name the region after `model`, this process and a counter; nothing is allocated yet."""
         self.name = f'triton_perception_{model}_{os.getpid()}_{next(_region_numbers)}'
         self._memory: SharedMemory | None = None
         self._registered_generation = -1
 
     def tensor(self, client: grpcclient.InferenceServerClient, array: np.ndarray,
                generation: int) -> grpcclient.InferInput:
+        """
+        Copy `array` into the region and return the input that points Triton at it.
+
+        The region is created on first use and re-created (closed, unregistered and unlinked,
+        then created again) when `array` is larger than it; a smaller array reuses it. A region of
+        this name left by a killed process whose pid this process now has is unlinked first. A
+        new region is registered with the server, and an existing one again when `generation`
+        differs from the one it was registered under, since a restarted server has lost the
+        registration; an earlier registration under the name is removed first. The array's bytes
+        are then copied into the region, and the returned input, named IMAGE, refers to its
+        first `array.nbytes` bytes.
+
+        `client`: the gRPC client of the server that reads the region.
+        `array`: the frame tensor.
+        `generation`: the worker's connection count; it changes when the server restarts.
+
+        Returns an InferInput for IMAGE with its shape and dtype, set to read the shared memory.
+        """
         if self._memory is None or array.nbytes > self._memory.size:
             self.close(client)
             try:
@@ -188,6 +224,11 @@ class SharedMemoryInput:
         self._registered_generation = -1
 
     def close(self, client: grpcclient.InferenceServerClient | None) -> None:
+        """
+        Unregister the region from the server (if `client` is given), then close and unlink it.
+
+        Does nothing without a region; an unregister the server cannot answer is ignored.
+        """
         if self._memory is None:
             return
         if client is not None and self._registered_generation >= 0:
@@ -232,6 +273,7 @@ class InferenceWorker:
                           for index in range(settings.max_in_flight)]
 
     def start(self) -> None:
+        """Start the connection thread and the `max_in_flight` request threads."""
         for thread in self._threads:
             thread.start()
 
@@ -253,10 +295,12 @@ class InferenceWorker:
 
     @property
     def ready(self) -> bool:
+        """Whether the model was ready at the last check; frames submitted while not are dropped."""
         return self._ready
 
     @property
     def status(self) -> str:
+        """Return the connection state in words, e.g. why Triton is not ready (/diagnostics)."""
         return self._status
 
     def submit(self, frame: Frame) -> None:

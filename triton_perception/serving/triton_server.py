@@ -43,6 +43,8 @@ class ServerError(RuntimeError):
 
 @dataclass(frozen=True)
 class TritonInstallation:
+    """A tritonserver binary, its backends directory, and libraries it needs on LD_LIBRARY_PATH."""
+
     binary: Path
     backend_directory: Path
     library_path: tuple[Path, ...] = ()
@@ -50,6 +52,14 @@ class TritonInstallation:
 
 @dataclass(frozen=True)
 class ServerConfig:
+    """
+    How to start tritonserver: repository, profile, addresses and ports, models to wait for.
+
+    `profile` is 'tensorrt', 'cpu' or 'auto' (`resolve_profile`); `tritonserver` an explicit
+    binary, else one is found (`find_tritonserver`). `ready_timeout_s` bounds the wait for
+    `models` to become ready, in s.
+    """
+
     model_repository: Path = field(default_factory=default_model_repository)
     profile: str = 'auto'
     tritonserver: str | None = None
@@ -62,6 +72,7 @@ class ServerConfig:
     log_verbose: int = 0
 
     def __post_init__(self) -> None:
+        """Raise ServerError on an unknown profile, bad or shared ports, or no repository."""
         if self.profile not in PROFILES:
             raise ServerError(f"profile '{self.profile}' is not one of {', '.join(PROFILES)}")
         for name in ('http_port', 'grpc_port', 'metrics_port'):
@@ -76,10 +87,12 @@ class ServerConfig:
 
     @property
     def grpc_url(self) -> str:
+        """host:port a local client uses for gRPC."""
         return f'{client_host(self.address)}:{self.grpc_port}'
 
     @property
     def http_url(self) -> str:
+        """http://host:port a local client uses for HTTP (health and readiness)."""
         return f'http://{client_host(self.address)}:{self.http_port}'
 
 
@@ -168,6 +181,12 @@ def _cache_directory() -> Path:
 
 
 def server_command(config: ServerConfig, installation: TritonInstallation) -> list[str]:
+    """
+    Return the tritonserver command line for `config`, with no model control over the network.
+
+    Readiness is strict and the server exits on any model error; a profile other than
+    'tensorrt' selects its model configs by name (--model-config-name).
+    """
     profile = resolve_profile(config.profile, config.model_repository)
     command = [
         str(installation.binary),
@@ -207,6 +226,7 @@ def server_environment(installation: TritonInstallation) -> dict[str, str]:
 
 
 def check_ports_free(config: ServerConfig) -> None:
+    """Raise ServerError if a port of `config` cannot be bound on its address (another server)."""
     for name in ('http_port', 'grpc_port', 'metrics_port'):
         port = getattr(config, name)
         with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
@@ -225,6 +245,12 @@ class TritonServer:
 
     def __init__(self, config: ServerConfig, log: Callable[[str], None] | None = None,
                  show_server_log: bool = True) -> None:
+        """
+        Prepare a server for `config`; nothing starts before `start`.
+
+        `log` receives this class's messages and the server's output lines (stderr by default);
+        `show_server_log` False keeps the server's lines out of it.
+        """
         self.config = config
         self.profile = resolve_profile(config.profile, config.model_repository)
         self._log = log or (lambda line: print(line, file=sys.stderr, flush=True))
@@ -235,17 +261,26 @@ class TritonServer:
 
     @property
     def grpc_url(self) -> str:
+        """host:port a local client uses for gRPC."""
         return self.config.grpc_url
 
     @property
     def http_url(self) -> str:
+        """http://host:port a local client uses for HTTP."""
         return self.config.http_url
 
     @property
     def pid(self) -> int | None:
+        """Return the server's process id, or None before `start`."""
         return self._process.pid if self._process else None
 
     def start(self) -> None:
+        """
+        Start tritonserver in its own session and return at once (`wait_until_ready` waits).
+
+        Raises ServerError if a port is taken or no tritonserver is found. Stale engines of the
+        TensorRT profile are logged as warnings.
+        """
         check_ports_free(self.config)
         installation = find_tritonserver(self.config.tritonserver)
         command = server_command(self.config, installation)
@@ -394,6 +429,7 @@ class TritonServer:
         return self._process.returncode
 
     def __enter__(self) -> 'TritonServer':
+        """Start the server and wait until it is ready; stop it again if that fails."""
         self.start()
         try:
             self.wait_until_ready()
@@ -403,4 +439,5 @@ class TritonServer:
         return self
 
     def __exit__(self, *exc_info: object) -> None:
+        """Stop the server."""
         self.stop()

@@ -6,6 +6,7 @@ from pathlib import Path
 
 
 def sha256_of(path: Path) -> str:
+    """Return the SHA-256 of a file's contents as lowercase hex, read in 1 MiB chunks."""
     digest = hashlib.sha256()
     with open(path, 'rb') as stream:
         for chunk in iter(lambda: stream.read(1 << 20), b''):

@@ -17,6 +17,12 @@ from triton_perception.system.processes import die_with_parent
 
 
 def main(argv: list[str]) -> int:
+    """
+    Run `argv` (command and arguments) as this process, ended with SIGTERM when its parent dies.
+
+    Returns 2 without a command, 127 when the command cannot be executed; on success exec replaces
+    this process and nothing returns.
+    """
     if not argv:
         print('usage: python -m triton_perception.system.parent_death COMMAND [ARGUMENT ...]',
               file=sys.stderr)

@@ -31,10 +31,17 @@ def share_directory() -> Path:
 
 
 def config_file(name: str) -> Path:
+    """Return the path of `name` in the package's config/ directory (it may not exist)."""
     return share_directory() / 'config' / name
 
 
 def default_model_repository() -> Path:
+    """
+    Return the model repository: $TRITON_PERCEPTION_MODEL_REPOSITORY, else the shared one.
+
+    The shared one is share/triton_perception/model_repository of the installation in use (see
+    `share_directory`).
+    """
     override = os.environ.get(MODEL_REPOSITORY_ENV)
     return Path(override) if override else share_directory() / 'model_repository'
 

@@ -67,6 +67,7 @@ def status_kib(pid: int, field: str) -> int:
 
 
 def tree_rss_mb(root: int) -> float:
+    """Return the resident memory (MiB) of a process and all its descendants, from /proc."""
     return sum(status_kib(pid, 'VmRSS') for pid in process_tree(root)) / 1024
 
 
@@ -128,6 +129,11 @@ class NodeProcess:
     """
 
     def __init__(self, executable: str, arguments: Sequence[str], log_directory: Path) -> None:
+        """
+        Start `executable` with `arguments`, its output going to a new log file in `log_directory`.
+
+        The child gets no stdin and receives SIGTERM when this process dies (`die_with_parent`).
+        """
         self.name = executable
         self.log_path = Path(log_directory) / f'{executable}-{time.monotonic_ns()}.log'
         self._log = open(self.log_path, 'w', encoding='utf-8')  # noqa: SIM115 (closed in stop)
@@ -137,9 +143,11 @@ class NodeProcess:
 
     @property
     def pid(self) -> int:
+        """Return the node process's id."""
         return self.process.pid
 
     def alive(self) -> bool:
+        """Return whether the node process is still running."""
         return self.process.poll() is None
 
     def output(self) -> str:
@@ -149,6 +157,7 @@ class NodeProcess:
         return self.log_path.read_text(encoding='utf-8', errors='replace')
 
     def output_tail(self, lines: int = 30) -> str:
+        """Return the node's last `lines` output lines, each indented by two spaces for quoting."""
         return '\n'.join(f'  {line}' for line in self.output().splitlines()[-lines:])
 
     def stop(self, sig: int = signal.SIGINT, timeout_s: float = 10.0) -> int:

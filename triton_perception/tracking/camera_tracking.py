@@ -63,6 +63,11 @@ class CameraTracking:
     def __init__(self, tracker_settings: TrackerSettings = TrackerSettings(),
                  motion_settings: GroundMotionSettings = GroundMotionSettings(),
                  id_source: Iterator[int] | None = None) -> None:
+        """
+        Create the camera's tracker and ground filters; `id_source` numbers new tracks.
+
+        Cameras of one node share `id_source`, so track ids stay unique across them.
+        """
         self.tracker = Tracker(tracker_settings, id_source)
         self.motion = GroundMotion(motion_settings)
 

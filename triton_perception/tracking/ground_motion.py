@@ -124,6 +124,7 @@ class GroundMotion:
     """Fixed-frame constant-velocity filters of tracks' contact points, keyed by track id."""
 
     def __init__(self, settings: GroundMotionSettings = GroundMotionSettings()) -> None:
+        """Start with no tracks and no ego motion."""
         self.settings = settings
         self._ids: list[str] = []
         self._mean = np.zeros((0, 4))

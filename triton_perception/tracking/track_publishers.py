@@ -40,6 +40,13 @@ class DetectionTracking:
 
     def __init__(self, node: Node, settings: dict[str, Any], geometry: CameraGeometrySource,
                  labels: list[str], qos: Any) -> None:
+        """
+        Create the track publishers on `node`, unless the `tracking` parameter is false.
+
+        `geometry` gives each camera's ground geometry, `labels` the class names for the messages.
+        Track ids are numbered from 1 across this node's cameras, and a random 8-byte session
+        prefix keeps their uuids apart from those of another node or an earlier run.
+        """
         self._settings = settings
         self._geometry = geometry
         self._labels = labels

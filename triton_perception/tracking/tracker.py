@@ -132,6 +132,7 @@ class Tracker:
 
     def __init__(self, settings: TrackerSettings = TrackerSettings(),
                  id_source: Iterator[int] | None = None) -> None:
+        """Start with no tracks; new track ids are taken from `id_source` (1, 2, ... by default)."""
         self.settings = settings
         self._ids = id_source if id_source is not None else itertools.count(1)
         self._tracks = _Tracks()

@@ -24,6 +24,14 @@ class TritonPythonModel:
     """One onnxruntime session per instance, warmed up before the model reports READY."""
 
     def initialize(self, args: dict) -> None:
+        """
+        Load the config's ONNX file into a CPU session, check its tensors, and warm it up.
+
+        The config's parameters give the file (`onnx_file`), onnxruntime's thread counts and
+        spinning, and the frame range (min_frame, max_frame).
+
+        Raises TritonModelException if the ONNX file is missing, or lacks a tensor the config names.
+        """
         config = json.loads(args['model_config'])
         parameters = {key: value['string_value']
                       for key, value in config.get('parameters', {}).items()}
@@ -58,6 +66,7 @@ class TritonPythonModel:
             f"spinning {parameters['allow_spinning']}; warmed up")
 
     def execute(self, requests: list) -> list:
+        """Run each request; a frame outside the frame range is answered with INVALID_ARG."""
         responses = []
         for request in requests:
             inputs = {name: pb_utils.get_input_tensor_by_name(request, name).as_numpy()

@@ -48,6 +48,7 @@ class OnnxRunner:
 
     def __init__(self, path: str, intra_op_threads: int, inter_op_threads: int,
                  allow_spinning: bool) -> None:
+        """Open `path` on the CPU provider (sequential) with these thread counts and spinning."""
         options = ort.SessionOptions()
         options.intra_op_num_threads = intra_op_threads
         options.inter_op_num_threads = inter_op_threads
@@ -58,13 +59,16 @@ class OnnxRunner:
 
     @property
     def input_names(self) -> list[str]:
+        """Return the ONNX file's input names, in graph order."""
         return [tensor.name for tensor in self.session.get_inputs()]
 
     @property
     def output_names(self) -> list[str]:
+        """Return the ONNX file's output names, in graph order."""
         return [tensor.name for tensor in self.session.get_outputs()]
 
     def run(self, inputs: dict[str, np.ndarray], output_names: list[str]) -> list[np.ndarray]:
+        """Return the outputs `output_names`, in that order, for `inputs` by input name."""
         return self.session.run(output_names, inputs)
 
     def warm_up(self) -> None:

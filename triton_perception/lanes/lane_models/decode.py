@@ -42,11 +42,18 @@ class InputMapping(NamedTuple):
     content: tuple[int, int, int, int]  # model-input rows/cols holding the frame: y0, y1, x0, x1
 
     def to_frame(self, points: np.ndarray) -> np.ndarray:
+        """Return model-input points [..., 2] (x, y, model px) as frame pixels."""
         frame: np.ndarray = self.offset + (points - self.pad) * self.scale
         return frame
 
 
 def input_mapping(model: LaneModel, frame_size: tuple[int, int]) -> InputMapping:
+    """
+    Return how model-input pixels map back to a frame of `frame_size` (height, width) px.
+
+    Undoes what the served graph does to the frame: the top crop (`top_crop`, a fraction of the
+    height), then a stretch to the input size or YOLOv5's letterbox (scale, then pad).
+    """
     frame_height, frame_width = frame_size
     top = cropped_top_rows(frame_height, model.preprocessing.top_crop)
     height = frame_height - top

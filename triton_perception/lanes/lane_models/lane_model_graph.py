@@ -30,6 +30,11 @@ ELEMENT_TYPES = {'float32': TensorProto.FLOAT, 'float16': TensorProto.FLOAT16}
 
 
 def input_type_of(model: onnx.ModelProto, name: str) -> str:
+    """
+    Return 'float32' or 'float16', the element type of the model's input `name`.
+
+    Raises ValueError if the input has another element type; lane models take FLOAT or FLOAT16.
+    """
     tensor = next(tensor for tensor in model.graph.input if tensor.name == name)
     names = {value: key for key, value in ELEMENT_TYPES.items()}
     element = tensor.type.tensor_type.elem_type
@@ -40,6 +45,7 @@ def input_type_of(model: onnx.ModelProto, name: str) -> str:
 
 
 def output_shapes(model: onnx.ModelProto) -> dict[str, list[int]]:
+    """Return each graph output's shape by name, -1 for a dimension without a fixed size."""
     return {tensor.name: [dim.dim_value if dim.HasField('dim_value') else -1
                           for dim in tensor.type.tensor_type.shape.dim]
             for tensor in model.graph.output}

@@ -64,12 +64,14 @@ class LaneModel:
     sha256: str = ''
 
     def to_json(self) -> str:
+        """Return the model as the JSON text of its lane record (ends with a newline)."""
         record = asdict(self)
         record['outputs'] = list(self.outputs)
         return json.dumps(record, indent=2) + '\n'
 
     @classmethod
     def from_json(cls, text: str) -> 'LaneModel':
+        """Return the LaneModel a lane record's JSON text describes (the inverse of `to_json`)."""
         record = json.loads(text)
         record['outputs'] = tuple(record['outputs'])
         record['preprocessing'] = Preprocessing(**record['preprocessing'])
@@ -131,10 +133,12 @@ def preprocessing_from(config: dict[str, Any], defaults: Preprocessing) -> Prepr
 
 
 def record_path(repository: Path, name: str) -> Path:
+    """Return where the lane record of model `name` lives in `repository`."""
     return repository / name / LANE_RECORD
 
 
 def write_lane_record(repository: Path, model: LaneModel) -> None:
+    """Write `model`'s lane record into its ensemble's directory, creating the directory."""
     path = record_path(repository, model.name)
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(model.to_json(), encoding='utf-8')
