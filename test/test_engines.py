@@ -194,3 +194,17 @@ def test_the_cpu_runner_reads_the_range_the_engines_are_built_for() -> None:
         error = runner.frame_size_error('m', np.zeros((height, width, 3), np.uint8), sizes)
         assert (error == '') == inside, (width, height, error)
         assert inside or f'built for, {declared} (width x height)' in error, error
+
+
+def test_the_cpu_profile_without_onnxruntime_says_what_to_do(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A robot installed with exec dependencies only and no engines yet: a clear first step."""
+    import triton_perception.serving.triton_server as server_module
+    repository = repository_with_onnx(tmp_path / 'repo')
+    assert server_module.resolve_profile('auto', repository) == 'cpu'
+    monkeypatch.setattr(server_module.importlib.util, 'find_spec',
+                        lambda name: None if name == 'onnxruntime' else object())
+    with pytest.raises(server_module.ServerError, match='engines build.*onnxruntime<1.13'):
+        server_module.resolve_profile('auto', repository)
+    build_engines(repository, str(stand_in_trtexec(tmp_path)), log=lambda _line: None)
+    assert server_module.resolve_profile('auto', repository) == 'tensorrt'

@@ -25,7 +25,7 @@ from triton_perception.pipeline.plan import (ARGUMENTS, parse_launch_arguments, 
 from triton_perception.serving.engines import build_engines, EngineBuildError
 from triton_perception.serving.triton_server import (PROFILES, ServerConfig, ServerError,
                                                      TritonServer)
-from triton_perception.system.paths import default_model_repository
+from triton_perception.system.paths import DEFAULT_CLIP, default_model_repository
 from triton_perception.system.processes import die_with_parent
 
 
@@ -234,14 +234,13 @@ def command_engines(arguments: argparse.Namespace) -> int:
 def command_soak(arguments: argparse.Namespace) -> int:
     """Run `soak`: the looped replay; 0 if every frame was accounted for and memory grew < 10 %."""
     from triton_perception.bag.make import make_bag  # noqa: PLC0415 (rclpy imports)
-    from triton_perception.apps.demo import DEFAULT_VIDEO  # noqa: PLC0415
     from triton_perception.apps.soak import soak  # noqa: PLC0415
 
     def log(line: str) -> None:
         print(f'soak: {line}', file=sys.stderr, flush=True)
     bag = arguments.bag or arguments.output / 'input_bag'
     if not bag.exists():
-        make_bag(arguments.video or DEFAULT_VIDEO, bag, progress=log)
+        make_bag(arguments.video or DEFAULT_CLIP, bag, progress=log)
     report = soak(bag, arguments.output, arguments.minutes, arguments.profile,
                   arguments.triton_url, log)
     for name, entry in report['memory'].items():
@@ -258,9 +257,9 @@ def command_soak(arguments: argparse.Namespace) -> int:
 
 def command_demo(arguments: argparse.Namespace) -> int:
     """Run `demo` on `--video` (default: the highway clip); 1 if the demo found a problem."""
-    from triton_perception.apps.demo import DEFAULT_VIDEO, run_demo  # noqa: PLC0415 (rclpy)
+    from triton_perception.apps.demo import run_demo  # noqa: PLC0415 (rclpy)
 
-    return run_demo(arguments.video or DEFAULT_VIDEO, arguments.output, arguments.profile,
+    return run_demo(arguments.video or DEFAULT_CLIP, arguments.output, arguments.profile,
                     lambda line: print(f'demo: {line}', file=sys.stderr, flush=True))
 
 
@@ -271,7 +270,7 @@ def command_bench(arguments: argparse.Namespace) -> int:
     Returns 0, 2 on a bad setting (BenchError), 130 when interrupted.
     """
     from triton_perception.bench import (  # noqa: PLC0415 (rclpy)
-        BenchError, BenchSettings, budget_table, DEFAULT_VIDEO, markdown_table, parse_cases,
+        BenchError, BenchSettings, budget_table, markdown_table, parse_cases,
         run_bench, steps_table)
     from triton_perception.tracking.tracking_benchmark import tracking_line  # noqa: PLC0415
 
@@ -282,7 +281,7 @@ def command_bench(arguments: argparse.Namespace) -> int:
             cases=parse_cases(arguments.cases), json_path=arguments.json,
             profile=arguments.profile, triton_url=arguments.triton_url,
             model_repository=arguments.model_repository,
-            video=arguments.video or DEFAULT_VIDEO, max_in_flight=arguments.max_in_flight),
+            video=arguments.video or DEFAULT_CLIP, max_in_flight=arguments.max_in_flight),
             lambda line: print(f'bench: {line}', file=sys.stderr, flush=True))
     except BenchError as error:
         print(f'triton-perception: error: {error}', file=sys.stderr)

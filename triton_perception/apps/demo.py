@@ -25,9 +25,8 @@ from triton_perception.outputs.overlay_drawing import (draw_detections, draw_dri
 from triton_perception.outputs.result_messages import (detections_from_message, lanes_from_cloud,
                                                        load_labels, mask_from_image,
                                                        track_ids_from_message)
-from triton_perception.system.paths import SOURCE_ROOT
+from triton_perception.system.paths import CLIP_HINT
 
-DEFAULT_VIDEO = SOURCE_ROOT.parent / 'shared' / 'data' / 'videos' / 'solidWhiteRight.mp4'
 CONTACT_SHEET_GRID = (3, 3)
 CONTACT_SHEET_TILE = (320, 180)
 
@@ -117,8 +116,7 @@ def run_demo(video: Path, output: Path, profile: str, log: Callable[[str], None]
     Raises FileNotFoundError if `video` does not exist.
     """
     if not video.is_file():
-        raise FileNotFoundError(f'demo video {video} not found: pass --video PATH (any road '
-                                'video OpenCV can read)')
+        raise FileNotFoundError(f'demo video {video} not found: {CLIP_HINT}')
     output.mkdir(parents=True, exist_ok=True)
     input_bag = output / 'input_bag'
     if not input_bag.exists():

@@ -37,7 +37,7 @@ from triton_perception.models.shipped_models import check_models
 from triton_perception.pipeline.runner import wait_for_remote_models
 from triton_perception.serving.triton_client import is_loopback
 from triton_perception.serving.triton_server import ServerConfig, TritonServer
-from triton_perception.system.paths import default_model_repository
+from triton_perception.system.paths import CLIP_HINT, default_model_repository
 from triton_perception.system.processes import (free_ports, NodeProcess, ros_arguments, status_kib,
                                                 tree_cpu_s)
 from triton_perception.tracking.tracking_benchmark import tracking_line, tracking_update_ms
@@ -425,7 +425,7 @@ def run_bench(settings: BenchSettings, log: Callable[[str], None]) -> dict[str, 
     if problems:
         raise BenchError('; '.join(problems))
     if not settings.video.is_file():
-        raise BenchError(f'video {settings.video} not found; pass --video')
+        raise BenchError(f'video {settings.video} not found: {CLIP_HINT}')
     temporary = Path(tempfile.mkdtemp(prefix='triton_perception-bench-'))
     os.environ.update(ros_environment(temporary / 'ros'))
     server: TritonServer | None = None

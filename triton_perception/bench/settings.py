@@ -13,9 +13,8 @@ from triton_perception.lanes.lane_models.spec import SEGMENTATION_OUTPUTS as LAN
 from triton_perception.parameters import DETECTION, LANES, specs_by_name
 from triton_perception.qos import stream_qos
 from triton_perception.serving.triton_client import Tensors
-from triton_perception.system.paths import SOURCE_ROOT
+from triton_perception.system.paths import DEFAULT_CLIP as DEFAULT_VIDEO
 
-DEFAULT_VIDEO = SOURCE_ROOT.parent / 'shared' / 'data' / 'videos' / 'solidWhiteRight.mp4'
 CASES = {'detection': ('detection_node',), 'lanes': ('lane_node',),
          'both': ('detection_node', 'lane_node')}
 RATE_HZ = 30.0

@@ -10,6 +10,7 @@ from __future__ import annotations
 import collections
 from dataclasses import dataclass, field
 import hashlib
+import importlib.util
 import json
 import math
 import os
@@ -102,12 +103,24 @@ def client_host(bind_address: str) -> str:
 
 
 def resolve_profile(profile: str, model_repository: Path) -> str:
-    """'auto' means TensorRT where engines were built for this device, else the CPU profile."""
-    if profile != 'auto':
-        return profile
-    engines = [Path(model_repository) / step / '1' / 'model.plan'
-               for step in engine_steps(Path(model_repository))]
-    return 'tensorrt' if all(engine.is_file() for engine in engines) else 'cpu'
+    """
+    Return the profile to serve: 'auto' is TensorRT where engines exist, else the CPU profile.
+
+    Raises ServerError when the CPU profile is chosen without onnxruntime, which its runner
+    needs: on a robot installed with `rosdep install --dependency-types exec` and no engines
+    yet, that is the first thing to fix, and the server would otherwise fail to load models.
+    """
+    if profile == 'auto':
+        engines = [Path(model_repository) / step / '1' / 'model.plan'
+                   for step in engine_steps(Path(model_repository))]
+        profile = 'tensorrt' if all(engine.is_file() for engine in engines) else 'cpu'
+    if profile == 'cpu' and importlib.util.find_spec('onnxruntime') is None:
+        raise ServerError(
+            'the CPU profile runs the served graphs with onnxruntime, which is not installed: '
+            "build the TensorRT engines ('triton-perception engines build', docs/orin.md) or "
+            'install it (rosdep key python3-onnxruntime-numpy1-pip; on Jammy: pip install '
+            '"onnxruntime<1.13", which keeps NumPy 1.21.5)')
+    return profile
 
 
 def find_tritonserver(explicit: str | None = None) -> TritonInstallation:

@@ -9,6 +9,10 @@ PACKAGE = 'triton_perception'
 SOURCE_ROOT = Path(__file__).resolve().parents[2]
 MODEL_REPOSITORY_ENV = 'TRITON_PERCEPTION_MODEL_REPOSITORY'
 FASTDDS_PROFILE_VARIABLES = ('FASTRTPS_DEFAULT_PROFILES_FILE', 'FASTDDS_DEFAULT_PROFILES_FILE')
+# The highway clip of `make demo` and `make bench`: beside a source checkout only (../shared).
+DEFAULT_CLIP = SOURCE_ROOT.parent / 'shared' / 'data' / 'videos' / 'solidWhiteRight.mp4'
+CLIP_HINT = ('the default clip exists only beside a source checkout (../shared); pass --video '
+             'FILE, any road video OpenCV reads')
 
 
 def share_directory() -> Path:
