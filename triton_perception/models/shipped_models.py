@@ -160,7 +160,8 @@ def _check_behaviour(model: ModelFile, served_graph: Path, checks: ExportChecks,
                                                        find_check_image)
     image = find_check_image(model.check, list(checks.image_directories))
     if image is None:
-        where = ', '.join(str(directory) for directory in checks.image_directories) or 'nowhere'
+        where = ', '.join(dict.fromkeys(str(directory) for directory in checks.image_directories))
+        where = where or 'nowhere'
         if checks.behaviour:
             raise ModelInstallError(
                 f'{model.name}: the behaviour check needs {Path(model.check["image"]).name} '
@@ -244,5 +245,6 @@ def record_default_detector(repository: Path, origin: Path, sha256: str) -> None
     head = inspect_head(onnx.load(str(origin)))
     detector = Detector(TEMPLATE, head.layout, head.input_width, head.input_height,
                         head.classes, sha256, str(origin))
+    (repository / TEMPLATE).mkdir(parents=True, exist_ok=True)
     (repository / TEMPLATE / DETECTOR_RECORD).write_text(
         json.dumps(detector.__dict__, indent=2) + '\n', encoding='utf-8')
