@@ -107,6 +107,18 @@ def command_record(arguments: argparse.Namespace) -> int:
     return 0
 
 
+def command_export_frames(arguments: argparse.Namespace) -> int:
+    """Run `bag export-frames`: the frames as images named by stamp, and frames.json."""
+    from triton_perception.bag.export_frames import export_frames  # noqa: PLC0415
+
+    summary = export_frames(arguments.bag, arguments.output, topic=arguments.topic,
+                            every=arguments.every, image_format=arguments.format,
+                            progress=_progress)
+    _progress(f'exported {summary.exported} of {summary.frames_in_topic} frames to '
+              f'{summary.output} (frames.json lists index, stamp_ns and file of each)')
+    return 0
+
+
 def command_evaluate(arguments: argparse.Namespace) -> int:
     """
     Run `bag evaluate` and print the report.
@@ -176,6 +188,16 @@ def add_bag_commands(commands: argparse._SubParsersAction) -> None:
                         default='reliable')
     record.add_argument('--duration', type=float, default=None, help='seconds, then stop')
     record.set_defaults(run=command_record)
+
+    export = actions.add_parser('export-frames', help='camera frames -> images named by '
+                                'stamp, for labelling (CVAT, Label Studio)')
+    export.add_argument('bag', type=Path)
+    export.add_argument('--output', type=Path, required=True, help='directory for the images')
+    export.add_argument('--topic', default='/camera/image_raw')
+    export.add_argument('--every', type=int, default=1, help='export every Nth frame')
+    export.add_argument('--format', choices=['png', 'jpg'], default='png',
+                        help='png is lossless; jpg (quality 95) is smaller')
+    export.set_defaults(run=command_export_frames)
 
     evaluate = actions.add_parser(
         'evaluate', help='replay a bag through the pipeline and report (or compare) results')
