@@ -5,7 +5,7 @@ from setuptools import find_packages, setup
 
 PACKAGE = 'triton_perception'
 HERE = Path(__file__).resolve().parent
-NODE_EXECUTABLES = ('detection_node', 'lane_node', 'overlay_node')
+NODE_EXECUTABLES = ('detection_node', 'lane_node', 'overlay_node', 'perception_process')
 NOT_SHIPPED_SUFFIXES = ('.onnx', '.plan', '.engine', '.pyc')
 
 

@@ -11,7 +11,7 @@ from triton_perception.pipeline.plan import pipeline_plan
 
 NODE_ARGUMENTS = ('camera_topic', 'camera_info_topic', 'cameras', 'input_transport',
                   'triton_url', 'params_file', 'enable_detections', 'enable_lanes',
-                  'enable_overlay', 'namespace', 'use_sim_time')
+                  'enable_overlay', 'namespace', 'use_sim_time', 'process_layout')
 
 
 def node_actions(context: LaunchContext) -> list:
@@ -28,8 +28,11 @@ def node_actions(context: LaunchContext) -> list:
     gate = ExecuteProcess(cmd=[sys.executable, '-m', 'triton_perception.cli', 'wait-ready',
                                '--url', plan.triton_url, '--models', *plan.ready_models],
                           name='wait_for_triton', output='screen')
-    nodes = [Node(package='triton_perception', executable=node.executable, name=node.name,
-                  namespace=node.namespace or None,
+    # perception_process holds several nodes: a name or namespace here would rename them all.
+    nodes = [Node(package='triton_perception', executable=node.executable,
+                  name=None if node.hosts_nodes else node.name,
+                  namespace=None if node.hosts_nodes else node.namespace or None,
+                  arguments=list(node.arguments),
                   parameters=[str(node.params_file), node.parameters],
                   remappings=list(node.remappings), output='screen',
                   on_exit=stop_launch_on_exit(node.fqn))

@@ -13,7 +13,8 @@ import threading
 import time
 from typing import Any, Callable
 
-from triton_perception.bag.evaluate import camera_topic, pipeline_session, replay_plan
+from triton_perception.bag.evaluate import (camera_topic, image_subscriptions, pipeline_session,
+                                            replay_plan)
 from triton_perception.bag.figures import node_figures, NODES
 from triton_perception.bag.play import play_bag
 from triton_perception.system.processes import tree_rss_mb
@@ -60,7 +61,8 @@ def soak(bag: Path, output: Path, minutes: float, profile: str, triton_url: str,
         with pipeline_session(plan, log, 'soak_player') as session:
             player_stop = threading.Event()
             player = threading.Thread(target=lambda: play_bag(
-                bag, session.node, loop=True, topics=[topic], wait_for_subscribers=len(NODES),
+                bag, session.node, loop=True, topics=[topic],
+                wait_for_subscribers=image_subscriptions('single'),
                 wait_timeout_s=900.0, stop_event=player_stop), daemon=True)
             player.start()
             while not session.watch.snapshot().keys() >= set(NODES):

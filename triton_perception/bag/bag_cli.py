@@ -133,7 +133,7 @@ def command_evaluate(arguments: argparse.Namespace) -> int:
         bag=arguments.bag, output=arguments.output, topic=arguments.topic, rate=arguments.rate,
         triton_url=arguments.triton_url, profile=arguments.profile,
         params_file=arguments.params_file, record_masks=arguments.record_masks,
-        expected=arguments.expected), log=_progress)
+        expected=arguments.expected, process_layout=arguments.process_layout), log=_progress)
     print(markdown(report))
     _progress(f'report: {arguments.output / "report.md"} and report.json')
     unaccounted = [node for node, figures in report['nodes'].items() if not figures['accounted']]
@@ -216,4 +216,6 @@ def add_bag_commands(commands: argparse._SubParsersAction) -> None:
     evaluate.add_argument('--expected', type=Path, default=None,
                           help='report.json of an earlier run: fail on regressions beyond the '
                                'tolerances')
+    evaluate.add_argument('--process-layout', choices=['single', 'per_node'], default='single',
+                          help='the nodes in one perception_process, or one process per node')
     evaluate.set_defaults(run=command_evaluate)

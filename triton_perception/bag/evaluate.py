@@ -63,6 +63,7 @@ class EvaluationSettings:
     params_file: Path | None = None
     record_masks: bool = False
     expected: Path | None = None
+    process_layout: str = 'single'  # or 'per_node': the launch argument of the same name
 
 
 def camera_topic(bag: Path, topic: str | None) -> tuple[str, int]:
@@ -211,13 +212,18 @@ def pipeline_session(plan: Any, log: Callable[[str], None],
         rclpy.try_shutdown(context=context)
 
 
+def image_subscriptions(process_layout: str) -> int:
+    """Return how many subscriptions the replayed camera gets: one per process that takes it."""
+    return len(NODES) if process_layout == 'per_node' else 1
+
+
 def replay_plan(bag: Path, topic: str, profile: str, triton_url: str,
-                params_file: Path | None, scratch: Path) -> Any:
+                params_file: Path | None, scratch: Path, process_layout: str = 'single') -> Any:
     """Return the pipeline for a replay: both inference nodes in NAMESPACE, on the bag's topic."""
     return pipeline_plan({
         'camera_topic': topic, 'namespace': NAMESPACE, 'enable_overlay': 'false',
         'profile': profile, 'start_triton': 'false' if triton_url else 'true',
-        'triton_url': triton_url,
+        'triton_url': triton_url, 'process_layout': process_layout,
         'params_file': str(evaluation_params_file(params_file, scratch))})
 
 
@@ -234,7 +240,7 @@ def replay(settings: EvaluationSettings, log: Callable[[str], None]) -> dict[str
         topics[f'{NAMESPACE}/drivable_area'] = MASK_TYPE
     with tempfile.TemporaryDirectory(prefix='triton_perception-eval-') as scratch:
         plan = replay_plan(settings.bag, topic, settings.profile, settings.triton_url,
-                           settings.params_file, Path(scratch))
+                           settings.params_file, Path(scratch), settings.process_layout)
         info_topic, static_transforms = geometry_messages(settings.bag, topic)
         with pipeline_session(plan, log, 'bag_evaluator') as session, \
                 BagRecorder(session.node, outputs_bag, topics) as recorder:
@@ -248,7 +254,7 @@ def replay(settings: EvaluationSettings, log: Callable[[str], None]) -> dict[str
                 'nodes subscribe')
             play_bag(settings.bag, session.node, rate=settings.rate,
                      topics=[topic] + ([info_topic] if info_topic else []),
-                     wait_for_subscribers=len(NODES),
+                     wait_for_subscribers=image_subscriptions(settings.process_layout),
                      subscribers_matched=session.watch.publishers_seen, wait_timeout_s=900.0,
                      progress=log, stop_event=session.stop)
             deadline = time.monotonic() + SETTLE_TIMEOUT_S

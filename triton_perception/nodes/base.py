@@ -30,6 +30,7 @@ from triton_perception.frames.accounting import (AccountingSnapshot, Fate, Frame
 from triton_perception.frames.diagnostics import reason_key, stage_key, status_name, TIMED_KEY
 from triton_perception.frames.image_conversion import (check_compressed, check_image,
                                                        compressed_to_rgb, image_to_rgb)
+from triton_perception.nodes.camera_frames import CameraFrames
 from triton_perception.nodes.frame_losses import FrameLossCounter
 from triton_perception.nodes.ros_parameters import declare_parameters
 from triton_perception.outputs.result_messages import image_message
@@ -84,7 +85,8 @@ class PerceptionNode(LifecycleNode):
     """
 
     def __init__(self, node_name: str, specs: tuple[ParameterSpec, ...],
-                 outputs: tuple[str, ...], **node_options: Any) -> None:
+                 outputs: tuple[str, ...], *, frame_source: CameraFrames | None = None,
+                 **node_options: Any) -> None:
         """
         Declare `specs` as parameters and create what exists in every lifecycle state.
 
@@ -94,6 +96,8 @@ class PerceptionNode(LifecycleNode):
         `node_name`: the node's default name.
         `specs`: the node's parameter table (parameters.py); values are validated at start-up.
         `outputs`: the output tensors to request from the Triton model.
+        `frame_source`: the camera subscription shared by the nodes of a perception process;
+        None subscribes the node itself.
         `node_options`: passed on to rclpy's LifecycleNode.
 
         Raises ParameterError if a start-up parameter value is not accepted.
@@ -114,6 +118,7 @@ class PerceptionNode(LifecycleNode):
         self._image_topic = self.resolve_topic_name(
             'image/compressed' if self._compressed_input else 'image')
         self._frame_losses = FrameLossCounter(self, self.accounting, self._image_topic)
+        self._frame_source = frame_source
         self._overlays_published = 0
         self._diagnostics = self.create_publisher(DiagnosticArray, '/diagnostics', DIAGNOSTICS_QOS)
         self.create_timer(self.settings['diagnostics_period_s'], self._publish_diagnostics)
@@ -157,10 +162,15 @@ class PerceptionNode(LifecycleNode):
                                        self._deliver, self._log)
         self._worker.start()
         qos = stream_qos(self.settings['qos_reliability'], self.settings['qos_depth'])
-        self._image_subscription = self.create_subscription(
-            CompressedImage if self._compressed_input else Image,
-            'image/compressed' if self._compressed_input else 'image', qos_profile=qos,
-            **self._frame_losses.subscription_arguments(self._on_frame))
+        if self._frame_source is not None:
+            self._frame_source.attach(self.get_fully_qualified_name(), self._image_topic,
+                                      self._compressed_input, self._on_frame, self.accounting,
+                                      qos)
+        else:
+            self._image_subscription = self.create_subscription(
+                CompressedImage if self._compressed_input else Image,
+                'image/compressed' if self._compressed_input else 'image', qos_profile=qos,
+                **self._frame_losses.subscription_arguments(self._on_frame))
         self.get_logger().info(
             f"active: subscribed to {self._image_topic} ({self.settings['input_transport']}, "
             f"{self.settings['qos_reliability']}); model {self.settings['model_name']} at "
@@ -193,6 +203,8 @@ class PerceptionNode(LifecycleNode):
         return TransitionCallbackReturn.SUCCESS
 
     def _stop_inference(self, reason: str) -> None:
+        if self._frame_source is not None:
+            self._frame_source.detach(self.get_fully_qualified_name())
         if self._image_subscription is not None:
             self.destroy_subscription(self._image_subscription)
             self._image_subscription = None
@@ -244,9 +256,13 @@ class PerceptionNode(LifecycleNode):
 
     def frame_rgb(self, frame: Frame) -> Any:
         """Return the frame as RGB uint8 [H, W, 3]; raises FrameRejected (counted) for bad input."""
-        if isinstance(frame.message, CompressedImage):
-            return compressed_to_rgb(frame.message, self.settings['max_image_pixels'])
-        return image_to_rgb(frame.message, self.settings['max_image_pixels'])
+        def convert() -> Any:
+            if isinstance(frame.message, CompressedImage):
+                return compressed_to_rgb(frame.message, self.settings['max_image_pixels'])
+            return image_to_rgb(frame.message, self.settings['max_image_pixels'])
+        if self._frame_source is not None:
+            return self._frame_source.rgb(frame.message, convert)
+        return convert()
 
     def _prepare(self, frame: Frame) -> Tensors:
         raise NotImplementedError
@@ -291,7 +307,8 @@ class PerceptionNode(LifecycleNode):
             'image_publishers': self.count_publishers(self._image_topic),
             'received': snapshot.received,
             'lost_before_node': snapshot.lost_before_node,
-            'loss_counting': self._frame_losses.method,
+            'loss_counting': (self._frame_source.loss_counting if self._frame_source is not None
+                              else self._frame_losses.method),
             **snapshot.counts, 'pending': snapshot.pending,
             'input_rate_hz': f'{snapshot.input_rate_hz:.1f}',
             'output_rate_hz': f'{snapshot.output_rate_hz:.1f}',

@@ -11,11 +11,10 @@ Counting the frames a node's image subscription never saw, on every supported rc
 from __future__ import annotations
 
 import inspect
-from typing import Any, Callable
+from typing import Any, Callable, Protocol
 
 from rclpy.node import Node
 
-from triton_perception.frames.accounting import FrameAccounting
 from triton_perception.frames.transport_losses import publisher_sequence, SequenceGapCounter
 
 try:  # Jazzy and newer
@@ -33,6 +32,13 @@ except ImportError:
 LOSS_WARNING_THROTTLE_S = 30.0
 
 
+class LossSink(Protocol):
+    """Where lost frames are counted: a node's FrameAccounting, or all of a camera's."""
+
+    def lost_before_node(self, count: int, reason: str) -> int:
+        """Count `count` frames lost for `reason`; return the total so far."""
+
+
 def message_lost_supported() -> bool:
     """Return whether this rclpy's subscription event callbacks take a message_lost handler."""
     return 'message_lost' in inspect.signature(SubscriptionEventCallbacks.__init__).parameters
@@ -45,7 +51,7 @@ class FrameLossCounter:
     It wraps the callback, with a throttled warning that names the usual cause.
     """
 
-    def __init__(self, node: Node, accounting: FrameAccounting, topic: str) -> None:
+    def __init__(self, node: Node, accounting: LossSink, topic: str) -> None:
         """
         Count losses on `topic` into `accounting`, by the best method this rclpy offers.
 

@@ -70,6 +70,9 @@ ARGUMENTS = (
              BOOLEAN),
     Argument('rviz', 'false', 'start rviz2 with config/pipeline.rviz', BOOLEAN),
     Argument('namespace', '', 'namespace of the nodes and their topics, e.g. /perception'),
+    Argument('process_layout', 'single', "single: every camera's nodes in one "
+             'perception_process (each frame taken from DDS once); per_node: one process per node',
+             ('single', 'per_node')),
     Argument('use_sim_time', 'false', 'use /clock (bag replay with --clock)', BOOLEAN),
 )
 ARGUMENT_NAMES = tuple(argument.name for argument in ARGUMENTS)
@@ -89,6 +92,17 @@ class NodePlan:
     params_file: Path
     parameters: dict[str, object]
     remappings: tuple[tuple[str, str], ...]
+    arguments: tuple[str, ...] = ()  # the executable's own, before --ros-args
+
+    @property
+    def hosts_nodes(self) -> bool:
+        """
+        Say whether the process holds several nodes (perception_process).
+
+        Then its name and namespace are its own arguments: `__node` and `__ns` would rename
+        every node of the process.
+        """
+        return self.executable == 'perception_process'
 
     @property
     def fqn(self) -> str:
@@ -97,10 +111,13 @@ class NodePlan:
 
     def ros_arguments(self) -> list[str]:
         """Return the `--ros-args` a process needs for this node, as `ros2 run` would pass them."""
-        arguments = ['--ros-args', '-r', f'__node:={self.name}', '--params-file',
-                     str(self.params_file)]
-        if self.namespace:
-            arguments += ['-r', f'__ns:={self.namespace}']
+        if self.hosts_nodes:
+            arguments = [*self.arguments, '--ros-args', '--params-file', str(self.params_file)]
+        else:
+            arguments = ['--ros-args', '-r', f'__node:={self.name}', '--params-file',
+                         str(self.params_file)]
+            if self.namespace:
+                arguments += ['-r', f'__ns:={self.namespace}']
         for name, value in self.parameters.items():
             text = str(value).lower() if isinstance(value, bool) else str(value)
             arguments += ['-p', f'{name}:={text}']
@@ -216,6 +233,40 @@ def _namespace(value: str) -> str:
     return value.rstrip('/')
 
 
+def _single_process(nodes: list[NodePlan], cameras: list[tuple[str, str]], namespace: str,
+                    params_file: Path, common: dict[str, object]) -> NodePlan:
+    """
+    Return the one perception_process that runs `nodes` (the per-node plan) for every camera.
+
+    One camera keeps the per-node plan's namespace and remappings, which then apply to every
+    node of the process; several cameras are given as `--camera NAMESPACE=IMAGE=INFO`, each
+    camera's nodes getting their own remappings.
+    """
+    kinds = {node.executable for node in nodes}
+    flags = [flag for kind, flag in (('detection_node', '--no-detections'),
+                                     ('lane_node', '--no-lanes'),
+                                     ('overlay_node', '--no-overlay')) if kind not in kinds]
+    overlay = next((node.parameters for node in nodes if node.executable == 'overlay_node'), {})
+    parameters = {**common, **{key: value for key, value in overlay.items()
+                               if key.startswith('expect_')}}
+    if len(cameras) == 1:
+        return NodePlan('perception_process', 'perception_process', nodes[0].namespace,
+                        params_file, parameters, nodes[0].remappings,
+                        (*_namespace_argument(nodes[0].namespace), *flags))
+    specs = []
+    for node in nodes:
+        camera = f'--camera={node.namespace}=' + '='.join(
+            target for source, target in node.remappings if source in ('image', 'camera_info'))
+        if camera not in specs:
+            specs.append(camera)
+    return NodePlan('perception_process', 'perception_process', namespace, params_file,
+                    parameters, (), (*_namespace_argument(namespace), *specs, *flags))
+
+
+def _namespace_argument(namespace: str) -> list[str]:
+    return [f'--namespace={namespace}'] if namespace else []
+
+
 def pipeline_plan(values: dict[str, str]) -> PipelinePlan:
     """Validate the arguments and say which processes to start with what."""
     arguments = _validated(values)
@@ -277,6 +328,9 @@ def pipeline_plan(values: dict[str, str]) -> PipelinePlan:
     # The parameters file is read once per kind of node, not once per camera.
     enabled = [name for name in MODEL_DEFAULTS if any(node.name == name for node in nodes)]
     ready_models = tuple(dict.fromkeys(model_name(params_file, name) for name in enabled))
+    if arguments['process_layout'] == 'single':
+        nodes = [_single_process(nodes, cameras, _namespace(arguments['namespace']),
+                                 params_file, common)]
     return PipelinePlan(
         ready_models=ready_models,
         server=replace(server, models=ready_models) if server else None, triton_url=triton_url,

@@ -1,0 +1,129 @@
+"""
+One camera's frames taken from DDS once and handed to every node of a perception process.
+
+rclpy has no intra-process transport (rclpy #575): two nodes of one process subscribed to the
+same camera each take and deserialise every frame. In `perception_process` a camera's image
+topic is subscribed once, on the process's own node; each frame goes to the frame callback of
+every active node of that camera, which accounts for it as its own subscription would, and
+the RGB conversion of the latest frame is done once for all of them.
+"""
+from __future__ import annotations
+
+import threading
+from typing import Any, Callable
+
+import numpy as np
+from rclpy.node import Node
+from rclpy.qos import QoSProfile
+from rclpy.subscription import Subscription
+from sensor_msgs.msg import CompressedImage, Image
+
+from triton_perception.frames.accounting import FrameAccounting
+from triton_perception.nodes.frame_losses import FrameLossCounter
+
+FrameCallback = Callable[[Any], None]
+
+
+class _EveryConsumer:
+    """The FrameAccounting face FrameLossCounter counts into: a loss counts for every consumer."""
+
+    def __init__(self, accountings: Callable[[], list[FrameAccounting]]) -> None:
+        self._accountings = accountings
+
+    def lost_before_node(self, count: int, reason: str) -> int:
+        """Count `count` frames lost before each consumer; return the largest total."""
+        return max((accounting.lost_before_node(count, reason)
+                    for accounting in self._accountings()), default=0)
+
+
+class CameraFrames:
+    """
+    The shared image subscription of one camera: consumers attach while they are active.
+
+    The subscription exists while at least one consumer is attached, with the QoS of the first
+    (a camera's nodes share one parameters file; a consumer asking for another QoS is told
+    that it gets the first one's). Callbacks run on the process's executor thread and only
+    hand frames on, so one camera's slow or bad frames never hold up another camera.
+    """
+
+    def __init__(self, host: Node) -> None:
+        """Subscribe on `host` (the process's own node) once the first consumer attaches."""
+        self._host = host
+        self._lock = threading.Lock()
+        self._consumers: dict[str, tuple[FrameCallback, FrameAccounting]] = {}
+        self._subscription: Subscription | None = None
+        self._shape: tuple[str, bool, QoSProfile] | None = None  # topic, compressed, QoS
+        self._losses: FrameLossCounter | None = None
+        self._conversion_lock = threading.Lock()
+        self._latest: tuple[Any, np.ndarray] | None = None
+
+    @property
+    def loss_counting(self) -> str:
+        """Return how frames lost before the nodes are counted (FrameLossCounter.method)."""
+        return self._losses.method if self._losses is not None else 'none'
+
+    def attach(self, name: str, topic: str, compressed: bool, on_frame: FrameCallback,
+               accounting: FrameAccounting, qos: QoSProfile) -> None:
+        """
+        Hand every frame of `topic` to `on_frame` from now on.
+
+        `topic` is the consumer's resolved image topic, `compressed` whether it takes
+        CompressedImage; `accounting` counts the frames lost before the consumer.
+
+        Raises ValueError if the camera is already subscribed on another topic or transport.
+        """
+        with self._lock:
+            if self._shape is not None and self._shape[:2] != (topic, compressed):
+                raise ValueError(f'{name} takes {topic} (compressed: {compressed}), but its '
+                                 f'camera is subscribed on {self._shape[0]} (compressed: '
+                                 f'{self._shape[1]}): one camera has one image topic')
+            self._consumers[name] = (on_frame, accounting)
+            if self._subscription is not None:
+                if self._shape is not None and qos != self._shape[2]:
+                    self._host.get_logger().warning(
+                        f'{name} asks for other QoS on {topic} than the node that subscribed '
+                        'first; the camera is subscribed once, with the first QoS')
+                return
+            self._shape = (topic, compressed, qos)
+            if self._losses is None:
+                self._losses = FrameLossCounter(self._host, _EveryConsumer(self._accountings),
+                                                topic)
+            self._subscription = self._host.create_subscription(
+                CompressedImage if compressed else Image, topic, qos_profile=qos,
+                **self._losses.subscription_arguments(self._on_message))
+
+    def detach(self, name: str) -> None:
+        """Stop handing frames to `name`; the last consumer to leave ends the subscription."""
+        with self._lock:
+            self._consumers.pop(name, None)
+            if self._consumers or self._subscription is None:
+                return
+            subscription, self._subscription = self._subscription, None
+            self._shape = None
+            self._latest = None
+        self._host.destroy_subscription(subscription)
+
+    def rgb(self, message: Any, convert: Callable[[], np.ndarray]) -> np.ndarray:
+        """
+        Return `message` as RGB, converted once for all consumers of the latest frame.
+
+        The array is read-only: consumers share it (drawing works on copies). `convert` raises
+        FrameRejected for a bad frame, for each consumer alike.
+        """
+        with self._conversion_lock:
+            if self._latest is not None and self._latest[0] is message:
+                return self._latest[1]
+            rgb = convert()
+            rgb.flags.writeable = False
+            self._latest = (message, rgb)
+            return rgb
+
+    def _accountings(self) -> list[FrameAccounting]:
+        with self._lock:
+            return [accounting for _callback, accounting in self._consumers.values()]
+
+    def _on_message(self, message: Any) -> None:
+        with self._lock:
+            callbacks = [callback for callback, _accounting in self._consumers.values()]
+        for callback in callbacks:
+            callback(message)

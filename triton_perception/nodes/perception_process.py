@@ -1,0 +1,139 @@
+"""
+perception_process: every camera's detection, lane and overlay nodes in one rclpy process.
+
+Each node stays a node of its own, with its name, namespace, parameters, lifecycle,
+/diagnostics entry and frame accounting, so what a user sees is what the per-node layout
+shows, plus this process's own node. What changes is the cost: Python, rclpy, OpenCV and the
+gRPC client are paid once per process instead of once per node, and a camera's image topic is
+taken from DDS and converted to RGB once for all its nodes (camera_frames.CameraFrames).
+
+Cameras come as `--camera NAMESPACE=IMAGE_TOPIC[=CAMERA_INFO_TOPIC]`; without one, one camera
+on the relative topics `image` and `camera_info` in the process's namespace, remapped by the
+process's own `--ros-args` as for a single node. Parameters (`--params-file`, `-p`) apply to
+every node of the process, as `ros2 run` gives them.
+"""
+from __future__ import annotations
+
+import argparse
+from dataclasses import dataclass
+from functools import partial
+import sys
+from typing import Any, Callable
+
+from rclpy.node import Node
+import rclpy.utilities
+
+from triton_perception.nodes.base import run_nodes
+from triton_perception.nodes.camera_frames import CameraFrames
+from triton_perception.nodes.detection_node import DetectionNode
+from triton_perception.nodes.lane_node import LaneNode
+from triton_perception.nodes.overlay_node import OverlayNode
+
+PROCESS_NODE = 'perception_process'
+
+
+@dataclass(frozen=True)
+class Camera:
+    """One camera: the namespace of its nodes and its topics ('' keeps the process's own)."""
+
+    namespace: str
+    image_topic: str = ''
+    info_topic: str = ''
+
+    def remappings(self) -> list[str]:
+        """Return the `--ros-args` that point this camera's nodes at its topics."""
+        if not self.image_topic:
+            return []
+        info = self.info_topic or camera_info_sibling(self.image_topic)
+        return ['--ros-args', '-r', f'image:={self.image_topic}',
+                '-r', f'image/compressed:={self.image_topic}/compressed',
+                '-r', f'camera_info:={info}']
+
+
+def camera_info_sibling(image_topic: str) -> str:
+    """Return image_transport's camera_info topic beside `image_topic`."""
+    namespace, _separator, _name = image_topic.rpartition('/')
+    return f'{namespace}/camera_info'
+
+
+def parse_camera(text: str) -> Camera:
+    """`NAMESPACE=IMAGE_TOPIC[=CAMERA_INFO_TOPIC]` -> Camera (argparse type)."""
+    parts = text.split('=')
+    if len(parts) not in (2, 3) or not parts[0].startswith('/') or not parts[1].startswith('/'):
+        raise argparse.ArgumentTypeError(
+            f"'{text}' is not NAMESPACE=IMAGE_TOPIC[=CAMERA_INFO_TOPIC] with absolute names, "
+            'e.g. /front=/front/image_raw')
+    return Camera(parts[0].rstrip('/') or '/', parts[1], parts[2] if len(parts) == 3 else '')
+
+
+def parse_arguments(argv: list[str]) -> argparse.Namespace:
+    """Parse the process's own arguments (those before or without `--ros-args`)."""
+    parser = argparse.ArgumentParser(prog=PROCESS_NODE, description=__doc__.split('\n\n')[0])
+    parser.add_argument('--camera', dest='cameras', action='append', type=parse_camera,
+                        default=[], metavar='NAMESPACE=IMAGE_TOPIC[=CAMERA_INFO_TOPIC]',
+                        help='a camera and the namespace of its nodes; repeat for several')
+    parser.add_argument('--namespace', default='',
+                        help="the namespace of the process's own node, and of the nodes of the "
+                        'camera without --camera')
+    parser.add_argument('--no-detections', dest='detections', action='store_false')
+    parser.add_argument('--no-lanes', dest='lanes', action='store_false')
+    parser.add_argument('--no-overlay', dest='overlay', action='store_false')
+    arguments = parser.parse_args(argv)
+    if not (arguments.detections or arguments.lanes):
+        parser.error('--no-detections and --no-lanes: nothing to run')
+    names = [camera.namespace for camera in arguments.cameras]
+    if len(set(names)) != len(names):
+        parser.error(f'a namespace is given to two cameras: {names}')
+    return arguments
+
+
+class _Process:
+    """The process's own node and one CameraFrames per camera, made once rclpy is initialised."""
+
+    def __init__(self, namespace: str) -> None:
+        self.namespace = namespace
+        self.node: Node | None = None
+        self.frames: dict[int, CameraFrames] = {}
+
+    def host(self) -> Node:
+        """Create the process's node (the first factory)."""
+        self.node = Node(PROCESS_NODE, namespace=self.namespace)
+        return self.node
+
+    def camera_frames(self, camera: int) -> CameraFrames:
+        """Return camera number `camera`'s shared frames, made on first use."""
+        assert self.node is not None  # the host is the first factory run_nodes calls
+        return self.frames.setdefault(camera, CameraFrames(self.node))
+
+    def perception_node(self, kind: Callable[..., Node], camera: int,
+                        options: dict[str, Any]) -> Node:
+        """Create a detection or lane node of `camera`, fed by its shared frames."""
+        return kind(frame_source=self.camera_frames(camera), **options)
+
+
+def node_factories(arguments: argparse.Namespace) -> list[Callable[[], Node]]:
+    """Return the process node's factory, then each camera's nodes' (frames shared per camera)."""
+    process = _Process(arguments.namespace)
+    factories: list[Callable[[], Node]] = [process.host]
+    for number, camera in enumerate(arguments.cameras or [Camera(arguments.namespace)]):
+        options: dict[str, Any] = {'cli_args': camera.remappings()}
+        if camera.namespace:
+            options['namespace'] = camera.namespace
+        if arguments.detections:
+            factories.append(partial(process.perception_node, DetectionNode, number, options))
+        if arguments.lanes:
+            factories.append(partial(process.perception_node, LaneNode, number, options))
+        if arguments.overlay:
+            factories.append(partial(OverlayNode, **options))
+    return factories
+
+
+def main(args: list[str] | None = None) -> None:
+    """Run the perception process until SIGINT or SIGTERM; exit 2 on bad arguments."""
+    argv = sys.argv if args is None else args
+    arguments = parse_arguments(rclpy.utilities.remove_ros_args(argv)[1:])
+    sys.exit(run_nodes(node_factories(arguments), args=argv))
+
+
+if __name__ == '__main__':
+    main()
