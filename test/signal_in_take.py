@@ -1,0 +1,48 @@
+"""
+Run a node executable that signals itself while rclpy converts its Nth received Image.
+
+`python test/signal_in_take.py EXECUTABLE SIGNAL N [--ros-args ...]`. rclpy's take builds the
+Python message by calling the message class, so a replaced `Image.__init__` runs inside that
+conversion; it sends SIGNAL (INT or TERM) to this process there, on the Nth take, then builds
+the message as usual. The signal's Python handler therefore runs in the middle of a take, the
+moment a loaded machine only hits by chance.
+"""
+from __future__ import annotations
+
+import importlib
+import os
+import signal
+import sys
+from typing import Any
+
+from sensor_msgs.msg import Image
+
+TAKE = '_take_subscription'  # rclpy's Executor method that converts a received message
+
+
+def signal_on_take(signum: int, nth: int) -> None:
+    original = Image.__init__
+    takes = 0
+
+    def init(self: Image, *args: Any, **kwargs: Any) -> None:
+        nonlocal takes
+        # Only messages built by a take count; a node also builds Images to publish them.
+        if sys._getframe(1).f_code.co_name == TAKE:
+            takes += 1
+            if takes == nth:
+                print(f'sending {signal.Signals(signum).name} in take {nth}', file=sys.stderr,
+                      flush=True)
+                os.kill(os.getpid(), signum)
+        original(self, *args, **kwargs)
+    Image.__init__ = init  # type: ignore[method-assign]
+
+
+def main() -> None:
+    executable, signal_name, nth = sys.argv[1:4]
+    signal_on_take(signal.Signals[f'SIG{signal_name}'], int(nth))
+    sys.argv = [executable, *sys.argv[4:]]
+    importlib.import_module(f'triton_perception.nodes.{executable}').main()
+
+
+if __name__ == '__main__':
+    main()
