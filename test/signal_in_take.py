@@ -5,7 +5,8 @@ Run a node executable that signals itself while rclpy converts its Nth received 
 Python message by calling the message class, so a replaced `Image.__init__` runs inside that
 conversion; it sends SIGNAL (INT or TERM) to this process there, on the Nth take, then builds
 the message as usual. The signal's Python handler therefore runs in the middle of a take, the
-moment a loaded machine only hits by chance.
+moment a loaded machine only hits by chance. The same signal is sent once more as the node is
+destroyed, as Ctrl-C in a terminal reaches a node twice.
 """
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ import signal
 import sys
 from typing import Any
 
+from rclpy.node import Node
 from sensor_msgs.msg import Image
 
 TAKE = '_take_subscription'  # rclpy's Executor method that converts a received message
@@ -37,9 +39,22 @@ def signal_on_take(signum: int, nth: int) -> None:
     Image.__init__ = init  # type: ignore[method-assign]
 
 
+def signal_on_destroy(signum: int) -> None:
+    original = Node.destroy_node
+
+    def destroy_node(self: Node) -> None:
+        print(f'sending {signal.Signals(signum).name} again during the shutdown',
+              file=sys.stderr, flush=True)
+        os.kill(os.getpid(), signum)
+        original(self)
+    Node.destroy_node = destroy_node  # type: ignore[method-assign]
+
+
 def main() -> None:
     executable, signal_name, nth = sys.argv[1:4]
-    signal_on_take(signal.Signals[f'SIG{signal_name}'], int(nth))
+    signum = signal.Signals[f'SIG{signal_name}']
+    signal_on_take(signum, int(nth))
+    signal_on_destroy(signum)
     sys.argv = [executable, *sys.argv[4:]]
     importlib.import_module(f'triton_perception.nodes.{executable}').main()
 

@@ -113,7 +113,8 @@ def test_a_signal_during_a_take_stops_the_node_cleanly(
     try:
         for take, node in nodes.items():
             node.assert_clean_stop()
-            assert f'sending {stop_signal.name} in take {take}' in node.output(), node.output()
+            for sent in (f'in take {take}', 'again during the shutdown'):
+                assert f'sending {stop_signal.name} {sent}' in node.output(), node.output()
     finally:
         for replay in replays:
             replay.stop()
