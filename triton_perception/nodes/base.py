@@ -288,4 +288,3 @@ class PerceptionNode(LifecycleNode):
     def destroy_node(self) -> None:
         self._stop_inference('shutting down')
         super().destroy_node()
-

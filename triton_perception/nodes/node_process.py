@@ -81,7 +81,7 @@ class StopRequest:
             self._on_request(self.signal_name)
 
     @contextmanager
-    def ends_cleanly(self, log: Callable[[str], None]) -> Iterator[None]:
+    def ends_cleanly(self, log: Callable[[str], object]) -> Iterator[None]:
         """
         Whatever the body raises once a stop was requested is that stop: `log` (debug) gets it.
 
