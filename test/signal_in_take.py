@@ -6,13 +6,16 @@ Python message by calling the message class, so a replaced `Image.__init__` runs
 conversion; it sends SIGNAL (INT or TERM) to this process there, on the Nth take, then builds
 the message as usual. The signal's Python handler therefore runs in the middle of a take, the
 moment a loaded machine only hits by chance. The same signal is sent once more as the node is
-destroyed, as Ctrl-C in a terminal reaches a node twice.
+destroyed, as Ctrl-C in a terminal reaches a node twice, and once more from a helper process
+shortly after the node returns, which most often lands while the interpreter exits (where CPython
+has reset Python-level handlers to the default).
 """
 from __future__ import annotations
 
 import importlib
 import os
 import signal
+import subprocess
 import sys
 from typing import Any
 
@@ -50,13 +53,21 @@ def signal_on_destroy(signum: int) -> None:
     Node.destroy_node = destroy_node  # type: ignore[method-assign]
 
 
+def signal_while_exiting(signum: int) -> None:
+    # `sleep` runs on after this process has gone; the kill then fails without a word.
+    subprocess.Popen(['sh', '-c', f'sleep 0.05; kill -{signum} {os.getpid()} 2>/dev/null'])
+
+
 def main() -> None:
     executable, signal_name, nth = sys.argv[1:4]
     signum = signal.Signals[f'SIG{signal_name}']
     signal_on_take(signum, int(nth))
     signal_on_destroy(signum)
     sys.argv = [executable, *sys.argv[4:]]
-    importlib.import_module(f'triton_perception.nodes.{executable}').main()
+    try:
+        importlib.import_module(f'triton_perception.nodes.{executable}').main()
+    finally:
+        signal_while_exiting(signum)
 
 
 if __name__ == '__main__':

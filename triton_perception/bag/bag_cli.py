@@ -57,7 +57,6 @@ def command_play(arguments: argparse.Namespace) -> int:
 def command_record(arguments: argparse.Namespace) -> int:
     import rclpy  # noqa: PLC0415
     from rclpy.executors import SingleThreadedExecutor  # noqa: PLC0415
-
     from rclpy.signals import SignalHandlerOptions  # noqa: PLC0415
 
     from triton_perception.bag.record import BagRecorder  # noqa: PLC0415

@@ -94,7 +94,7 @@ class StopRequest:
         except Exception as error:  # noqa: BLE001 (re-raised unless a stop was requested)
             if not self.requested and rclpy.ok():
                 raise
-            log(f'stopping on {self.signal_name or "a context shutdown"}; what spin raised: '
+            log(f'stopping on {self.signal_name or "a context shutdown"}; raised after it: '
                 + ''.join(traceback.format_exception(type(error), error, error.__traceback__)))
 
 
@@ -135,4 +135,17 @@ def run_nodes(factories: list[Callable[[], Node]], args: list[str] | None = None
         for node in nodes:
             node.destroy_node()
         rclpy.try_shutdown()
+        _ignore_stop_signals()
     return 0
+
+
+def _ignore_stop_signals() -> None:
+    """
+    From here the process only exits, and a later SIGINT or SIGTERM must not change its code.
+
+    As the interpreter exits, CPython resets every Python-level handler to the default, so a
+    signal then (the second of two SIGINTs, from the terminal and from launch) would end the
+    process with -2 or -15; an ignored signal stays ignored.
+    """
+    for number in STOP_SIGNALS:
+        signal.signal(number, signal.SIG_IGN)
