@@ -184,18 +184,14 @@ def install_lanes(arguments: argparse.Namespace, repository: Path,
 
 def command_run(arguments: argparse.Namespace) -> int:
     """Run `run`: the pipeline of the name:=value launch arguments until SIGINT or SIGTERM."""
-    # Deferred: the runner imports tritonclient.
+    # Deferred: the runner imports tritonclient, node_process rclpy.
+    from triton_perception.nodes.node_process import StopRequest  # noqa: PLC0415
     from triton_perception.pipeline.runner import PipelineRunner  # noqa: PLC0415
 
     plan = pipeline_plan(parse_launch_arguments(arguments.launch_arguments))
-    stop = threading.Event()
-
-    def request_stop(signum: int, _frame: object) -> None:
-        print(f'[run] {signal.Signals(signum).name}: stopping', file=sys.stderr, flush=True)
-        stop.set()
-    signal.signal(signal.SIGINT, request_stop)
-    signal.signal(signal.SIGTERM, request_stop)
-    return PipelineRunner(plan).run(stop)
+    stop = StopRequest.on_signals(
+        lambda name: print(f'[run] {name}: stopping', file=sys.stderr, flush=True))
+    return PipelineRunner(plan).run(stop.event)
 
 
 def command_wait_ready(arguments: argparse.Namespace) -> int:

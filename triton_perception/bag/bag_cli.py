@@ -4,9 +4,7 @@ from __future__ import annotations
 import argparse
 import os
 from pathlib import Path
-import signal
 import sys
-import threading
 import time
 
 from triton_perception.bag.bag_format import BagError
@@ -17,13 +15,6 @@ STORAGE_HELP = ("rosbag2 storage; by default the one ROS_DISTRO's `ros2 bag reco
 
 def _progress(line: str) -> None:
     print(f'bag: {line}', file=sys.stderr, flush=True)
-
-
-def _stop_on_signals() -> threading.Event:
-    stop = threading.Event()
-    signal.signal(signal.SIGINT, lambda *_: stop.set())
-    signal.signal(signal.SIGTERM, lambda *_: stop.set())
-    return stop
 
 
 def command_make(arguments: argparse.Namespace) -> int:
@@ -41,23 +32,27 @@ def command_make(arguments: argparse.Namespace) -> int:
 def command_play(arguments: argparse.Namespace) -> int:
     """Run `bag play`: publish a bag's messages at their recorded timing until done or stopped."""
     import rclpy  # noqa: PLC0415
+    from rclpy.signals import SignalHandlerOptions  # noqa: PLC0415
 
     from triton_perception.bag.play import play_bag  # noqa: PLC0415
+    from triton_perception.nodes.node_process import StopRequest  # noqa: PLC0415
     from triton_perception.system.paths import dds_profile_environment  # noqa: PLC0415
 
+    # The signals only end playback: the context must outlive them for the last acknowledgements.
+    stop = StopRequest.on_signals()
     os.environ.update(dds_profile_environment())
-    rclpy.init()
-    stop = _stop_on_signals()
+    rclpy.init(signal_handler_options=SignalHandlerOptions.NO)
     node = rclpy.create_node('bag_player')
     try:
-        summary = play_bag(arguments.bag, node, rate=arguments.rate, loop=arguments.loop,
-                           start_offset_s=arguments.start_offset, topics=arguments.topics,
-                           qos_reliability=arguments.reliability,
-                           wait_for_subscribers=arguments.wait_for_subscribers,
-                           progress=_progress, stop_event=stop)
-        _progress(f'published {summary.published} messages in {summary.wall_s:.1f} s '
-                  f'(lateness mean {summary.lateness_mean_ms:.1f} ms, max '
-                  f'{summary.lateness_max_ms:.1f} ms)')
+        with stop.ends_cleanly(node.get_logger().debug):
+            summary = play_bag(arguments.bag, node, rate=arguments.rate, loop=arguments.loop,
+                               start_offset_s=arguments.start_offset, topics=arguments.topics,
+                               qos_reliability=arguments.reliability,
+                               wait_for_subscribers=arguments.wait_for_subscribers,
+                               progress=_progress, stop_event=stop.event)
+            _progress(f'published {summary.published} messages in {summary.wall_s:.1f} s '
+                      f'(lateness mean {summary.lateness_mean_ms:.1f} ms, max '
+                      f'{summary.lateness_max_ms:.1f} ms)')
     finally:
         node.destroy_node()
         rclpy.try_shutdown()
@@ -72,8 +67,10 @@ def command_record(arguments: argparse.Namespace) -> int:
     """
     import rclpy  # noqa: PLC0415
     from rclpy.executors import SingleThreadedExecutor  # noqa: PLC0415
+    from rclpy.signals import SignalHandlerOptions  # noqa: PLC0415
 
     from triton_perception.bag.record import BagRecorder  # noqa: PLC0415
+    from triton_perception.nodes.node_process import StopRequest  # noqa: PLC0415
     from triton_perception.system.paths import dds_profile_environment  # noqa: PLC0415
 
     topics = {}
@@ -83,9 +80,10 @@ def command_record(arguments: argparse.Namespace) -> int:
             raise BagError(f"'{item}' is not TOPIC:TYPE, e.g. /detections:vision_msgs/msg/"
                            'Detection2DArray')
         topics[topic] = type_name
+    # The signals only end recording: the context must outlive them while the bag is closed.
+    stop = StopRequest.on_signals()
     os.environ.update(dds_profile_environment())
-    rclpy.init()
-    stop = _stop_on_signals()
+    rclpy.init(signal_handler_options=SignalHandlerOptions.NO)
     node = rclpy.create_node('bag_recorder')
     executor = SingleThreadedExecutor()
     executor.add_node(node)
@@ -95,11 +93,13 @@ def command_record(arguments: argparse.Namespace) -> int:
                          reliability=arguments.reliability) as recorder:
             _progress(f'recording {", ".join(topics)} to {arguments.output}; Ctrl-C to stop')
             next_report = time.monotonic() + 5.0
-            while not stop.is_set() and (deadline is None or time.monotonic() < deadline):
-                executor.spin_once(timeout_sec=0.1)
-                if time.monotonic() >= next_report:
-                    _progress(f'recorded {recorder.counts()}')
-                    next_report = time.monotonic() + 5.0
+            with stop.ends_cleanly(node.get_logger().debug):
+                # Spin in short turns: without rclpy's handlers a signal does not wake the wait.
+                while not stop.requested and (deadline is None or time.monotonic() < deadline):
+                    executor.spin_once(timeout_sec=0.1)
+                    if time.monotonic() >= next_report:
+                        _progress(f'recorded {recorder.counts()}')
+                        next_report = time.monotonic() + 5.0
         _progress(f'recorded {recorder.counts()} to {arguments.output}')
     finally:
         node.destroy_node()

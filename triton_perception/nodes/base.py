@@ -8,16 +8,11 @@ and publishing happen on the worker's threads, so a slow Triton never blocks the
 """
 from __future__ import annotations
 
-import os
 from pathlib import Path
-import signal
-import sys
 from typing import Any, Callable
 
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
 from rcl_interfaces.msg import SetParametersResult
-import rclpy
-from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
 from rclpy.lifecycle import LifecycleNode, LifecycleState, TransitionCallbackReturn
 from rclpy.node import Node
 from rclpy.parameter import Parameter
@@ -38,8 +33,6 @@ from triton_perception.parameters import ParameterError, ParameterSpec, Paramete
 from triton_perception.qos import DIAGNOSTICS_QOS, stream_qos
 from triton_perception.serving.triton_client import (ClientSettings, Frame, InferenceWorker,
                                                      Tensors, TlsOptions)
-from triton_perception.system.paths import dds_profile_environment
-from triton_perception.system.processes import die_with_parent
 
 FRAME_PROBLEM_THROTTLE_S = 5.0
 
@@ -81,7 +74,8 @@ class PerceptionNode(LifecycleNode):
     exists from construction, so subscribers stay matched across transitions. Configuring
     reads the TLS files; activating starts the Triton worker and subscribes to images;
     deactivating unsubscribes and stops the worker (a frame waiting in its slot is counted as
-    dropped). With `autostart` (the default) `run_nodes` configures and activates at start-up.
+    dropped). With `autostart` (the default) `node_process.run_nodes` configures and activates
+    at start-up.
     """
 
     def __init__(self, node_name: str, specs: tuple[ParameterSpec, ...],
@@ -339,78 +333,3 @@ class PerceptionNode(LifecycleNode):
         """Stop inference (unsubscribe, stop the worker) before rclpy destroys the node."""
         self._stop_inference('shutting down')
         super().destroy_node()
-
-
-def _raise_keyboard_interrupt(_signum: int, _frame: object) -> None:
-    raise KeyboardInterrupt
-
-
-def _ignore_stop_signals() -> None:
-    """
-    From here on the shutdown must finish.
-
-    In a terminal, Ctrl-C reaches the node from the terminal and again from launch; and one SIGINT
-    can end spin() through rclpy's handler and then arrive once more as a pending KeyboardInterrupt,
-    which would abort the clean-up half way and end the process with exit code -2.
-    """
-    while True:
-        try:
-            signal.signal(signal.SIGINT, signal.SIG_IGN)
-            signal.signal(signal.SIGTERM, signal.SIG_IGN)
-            return
-        except KeyboardInterrupt:
-            continue
-
-
-def run_nodes(factories: list[Callable[[], Node]], args: list[str] | None = None) -> int:
-    """Start the nodes in one process; exit 2 with the reason on bad parameters."""
-    # A node ends (cleanly, through SIGTERM) when the process that started it dies by any
-    # signal: ros2 launch ended by SIGTERM or SIGKILL signals nobody.
-    die_with_parent()
-    os.environ.update(dds_profile_environment())
-    rclpy.init(args=args)
-    # Humble's rclpy only handles SIGINT; stop the same clean way on SIGTERM.
-    signal.signal(signal.SIGTERM, _raise_keyboard_interrupt)
-    nodes: list[Node] = []
-
-    def give_up(problem: str, exit_code: int) -> int:
-        print(problem, file=sys.stderr)
-        for node in nodes:
-            node.destroy_node()
-        rclpy.try_shutdown()
-        return exit_code
-    try:
-        for factory in factories:
-            nodes.append(factory())
-    except ParameterError as error:
-        return give_up(f'invalid parameters: {error}', 2)
-    failed = [node.get_fully_qualified_name() for node in nodes
-              if isinstance(node, PerceptionNode) and not node.autostart()]
-    if failed:
-        return give_up(f'could not configure and activate {", ".join(failed)} (see the log '
-                       'above)', 1)
-    # Callbacks only hand frames to worker threads, so one executor thread suffices; the
-    # multi-threaded executor costs about 5 ms of CPU per frame rebuilding its wait set.
-    executor = SingleThreadedExecutor()
-    for node in nodes:
-        executor.add_node(node)
-    try:
-        try:
-            executor.spin()
-        except (KeyboardInterrupt, ExternalShutdownException):
-            pass
-        except Exception:  # noqa: BLE001
-            # rclpy's SIGINT handler shuts the context down from another thread; when that lands
-            # between the executor's check of the context and its building of the next wait
-            # set, rclpy raises RCLError ("the given context is not valid") instead of
-            # ExternalShutdownException. That is the same clean stop; anything else is not.
-            if rclpy.ok():
-                raise
-    except KeyboardInterrupt:
-        pass  # a second interrupt while the first was being handled
-    finally:
-        _ignore_stop_signals()
-        for node in nodes:
-            node.destroy_node()
-        rclpy.try_shutdown()
-    return 0

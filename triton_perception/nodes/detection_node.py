@@ -11,7 +11,8 @@ from vision_msgs.msg import Detection2DArray, LabelInfo
 from triton_perception.frames.validation import check_detections
 from triton_perception.ground.ground_publishers import DetectionGroundOutputs
 from triton_perception.models.detectors import labels_for
-from triton_perception.nodes.base import PerceptionNode, run_nodes
+from triton_perception.nodes.base import PerceptionNode
+from triton_perception.nodes.node_process import run_nodes
 from triton_perception.outputs.overlay_drawing import draw_detections
 from triton_perception.outputs.result_messages import detection_array_message, label_info_message
 from triton_perception.parameters import DETECTION, ParameterValue, parse_class_filter

@@ -16,7 +16,8 @@ from triton_perception.ground.ground_publishers import LaneGroundOutputs
 from triton_perception.lanes.lane_geometry import NUM_POINTS
 from triton_perception.lanes.lane_models.decode import decode_lanes, DecodeSettings
 from triton_perception.lanes.lane_models.spec import lane_model_for
-from triton_perception.nodes.base import PerceptionNode, run_nodes
+from triton_perception.nodes.base import PerceptionNode
+from triton_perception.nodes.node_process import run_nodes
 from triton_perception.outputs.overlay_drawing import draw_drivable_area, draw_lanes
 from triton_perception.outputs.result_messages import image_message, lanes_cloud_message
 from triton_perception.parameters import LANES

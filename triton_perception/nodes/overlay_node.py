@@ -20,7 +20,7 @@ from vision_msgs.msg import Detection2DArray, LabelInfo
 
 from triton_perception.frames.accounting import FrameRejected
 from triton_perception.frames.image_conversion import compressed_to_rgb, image_to_rgb
-from triton_perception.nodes.base import run_nodes
+from triton_perception.nodes.node_process import run_nodes
 from triton_perception.nodes.ros_parameters import declare_parameters
 from triton_perception.outputs.overlay_drawing import (draw_detections, draw_drivable_area,
                                                        draw_lanes)

@@ -23,10 +23,10 @@ from typing import Any, Callable
 from rclpy.node import Node
 import rclpy.utilities
 
-from triton_perception.nodes.base import run_nodes
 from triton_perception.nodes.camera_frames import CameraFrames
 from triton_perception.nodes.detection_node import DetectionNode
 from triton_perception.nodes.lane_node import LaneNode
+from triton_perception.nodes.node_process import run_nodes
 from triton_perception.nodes.overlay_node import OverlayNode
 
 PROCESS_NODE = 'perception_process'

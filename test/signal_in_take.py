@@ -1,0 +1,74 @@
+"""
+Run a node executable that signals itself while rclpy converts its Nth received Image.
+
+`python test/signal_in_take.py EXECUTABLE SIGNAL N [--ros-args ...]`. rclpy's take builds the
+Python message by calling the message class, so a replaced `Image.__init__` runs inside that
+conversion; it sends SIGNAL (INT or TERM) to this process there, on the Nth take, then builds
+the message as usual. The signal's Python handler therefore runs in the middle of a take, the
+moment a loaded machine only hits by chance. The same signal is sent once more as the node is
+destroyed, as Ctrl-C in a terminal reaches a node twice, and once more from a helper process
+shortly after the node returns, which most often lands while the interpreter exits (where CPython
+has reset Python-level handlers to the default).
+"""
+from __future__ import annotations
+
+import importlib
+import os
+import signal
+import subprocess
+import sys
+from typing import Any
+
+from rclpy.node import Node
+from sensor_msgs.msg import Image
+
+TAKE = '_take_subscription'  # rclpy's Executor method that converts a received message
+
+
+def signal_on_take(signum: int, nth: int) -> None:
+    original = Image.__init__
+    takes = 0
+
+    def init(self: Image, *args: Any, **kwargs: Any) -> None:
+        nonlocal takes
+        # Only messages built by a take count; a node also builds Images to publish them.
+        if sys._getframe(1).f_code.co_name == TAKE:
+            takes += 1
+            if takes == nth:
+                print(f'sending {signal.Signals(signum).name} in take {nth}', file=sys.stderr,
+                      flush=True)
+                os.kill(os.getpid(), signum)
+        original(self, *args, **kwargs)
+    Image.__init__ = init  # type: ignore[method-assign]
+
+
+def signal_on_destroy(signum: int) -> None:
+    original = Node.destroy_node
+
+    def destroy_node(self: Node) -> None:
+        print(f'sending {signal.Signals(signum).name} again during the shutdown',
+              file=sys.stderr, flush=True)
+        os.kill(os.getpid(), signum)
+        original(self)
+    Node.destroy_node = destroy_node  # type: ignore[method-assign]
+
+
+def signal_while_exiting(signum: int) -> None:
+    # `sleep` runs on after this process has gone; the kill then fails without a word.
+    subprocess.Popen(['sh', '-c', f'sleep 0.05; kill -{signum} {os.getpid()} 2>/dev/null'])
+
+
+def main() -> None:
+    executable, signal_name, nth = sys.argv[1:4]
+    signum = signal.Signals[f'SIG{signal_name}']
+    signal_on_take(signum, int(nth))
+    signal_on_destroy(signum)
+    sys.argv = [executable, *sys.argv[4:]]
+    try:
+        importlib.import_module(f'triton_perception.nodes.{executable}').main()
+    finally:
+        signal_while_exiting(signum)
+
+
+if __name__ == '__main__':
+    main()

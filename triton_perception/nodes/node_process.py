@@ -1,0 +1,153 @@
+"""
+How a node process runs and stops: the one definition every executable uses.
+
+`run_nodes` starts nodes in one process and spins them until SIGINT or SIGTERM; `StopRequest`
+turns those signals into a request to stop, which the bag tools and the CLI's commands use too.
+A stop requested by a signal ends with exit code 0 wherever the signal lands.
+
+Why a signal must never raise here: CPython runs a signal's Python handler in the main thread,
+between two bytecodes of whatever Python code runs there. In a node process that is the
+executor's thread, and rclpy's take runs Python code in the middle of C++: it converts a
+received message by calling the message class (`Image.__init__` and its field setters). A handler
+that raises (KeyboardInterrupt, Python's default for SIGINT) raises inside that conversion; the
+C++ side gets no message and pybind11 replaces the KeyboardInterrupt with RuntimeError("Unable
+to convert call argument '0' to Python object"), an error like any other while the context is
+still valid. For SIGTERM the context always stays valid: a handler installed after rclpy.init
+replaces rclpy's own. For SIGINT rclpy's handler stays, chains to Python's and then shuts the
+contexts down from a thread of its own, racing the main thread's unwinding: whether the context
+is already gone when spin's caller looks decides a clean stop, so a busier process loses more
+often. So the handlers here only record the request, and once one is recorded whatever spin
+raises is part of the stop.
+"""
+from __future__ import annotations
+
+from contextlib import contextmanager
+import os
+import signal
+import sys
+import threading
+import traceback
+from typing import Callable, Iterator
+
+import rclpy
+from rclpy.executors import SingleThreadedExecutor
+from rclpy.logging import get_logger
+from rclpy.node import Node
+
+from triton_perception.nodes.base import PerceptionNode
+from triton_perception.parameters import ParameterError
+from triton_perception.system.paths import dds_profile_environment
+from triton_perception.system.processes import die_with_parent
+
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+
+
+class StopRequest:
+    """
+    SIGINT and SIGTERM recorded as a request to stop; the handler never raises.
+
+    The first signal is kept (`signal_name`); later ones, such as Ctrl-C reaching a node from the
+    terminal and again from launch, change nothing. `event` is set on the first one.
+    """
+
+    def __init__(self, on_request: Callable[[str], None] | None = None) -> None:
+        """Record nothing yet; `on_request` is called with the first signal's name."""
+        self.event = threading.Event()
+        self.signal_name = ''
+        self._on_request = on_request
+
+    @classmethod
+    def on_signals(cls, on_request: Callable[[str], None] | None = None) -> StopRequest:
+        """
+        Install the handlers; `on_request` is called with the first signal's name.
+
+        Install them before rclpy.init to keep rclpy's own handlers, which chain to these and
+        also wake the executor and shut the context down; after it, to replace them.
+        """
+        request = cls(on_request)
+        for number in STOP_SIGNALS:
+            signal.signal(number, request._record)
+        return request
+
+    @property
+    def requested(self) -> bool:
+        """Return whether a stop signal arrived."""
+        return self.event.is_set()
+
+    def _record(self, signum: int, _frame: object) -> None:
+        if self.event.is_set():
+            return
+        self.signal_name = signal.Signals(signum).name
+        self.event.set()
+        if self._on_request is not None:
+            self._on_request(self.signal_name)
+
+    @contextmanager
+    def ends_cleanly(self, log: Callable[[str], object]) -> Iterator[None]:
+        """
+        Whatever the body raises once a stop was requested is that stop: `log` (debug) gets it.
+
+        A context shut down under the body counts as requested too: only rclpy's handler of a
+        stop signal shuts it down, and the Python half of that signal may still be pending.
+        Without a request, an exception stays an error.
+        """
+        try:
+            yield
+        except Exception as error:  # noqa: BLE001 (re-raised unless a stop was requested)
+            if not self.requested and rclpy.ok():
+                raise
+            log(f'stopping on {self.signal_name or "a context shutdown"}; raised after it: '
+                + ''.join(traceback.format_exception(type(error), error, error.__traceback__)))
+
+
+def run_nodes(factories: list[Callable[[], Node]], args: list[str] | None = None) -> int:
+    """Start the nodes in one process and spin them; 2 with the reason on bad parameters."""
+    # First, so that a signal from here on is a stop request; before rclpy.init (see StopRequest).
+    stop = StopRequest.on_signals()
+    # A node ends (cleanly, through SIGTERM) when the process that started it dies by any
+    # signal: ros2 launch ended by SIGTERM or SIGKILL signals nobody.
+    die_with_parent()
+    os.environ.update(dds_profile_environment())
+    rclpy.init(args=args)
+    log = get_logger('node_process').debug
+    nodes: list[Node] = []
+    try:
+        with stop.ends_cleanly(log):
+            try:
+                for factory in factories:
+                    nodes.append(factory())
+            except ParameterError as error:
+                print(f'invalid parameters: {error}', file=sys.stderr)
+                return 2
+            failed = [node.get_fully_qualified_name() for node in nodes
+                      if isinstance(node, PerceptionNode) and not node.autostart()]
+            if failed and not stop.requested:
+                print(f'could not configure and activate {", ".join(failed)} (see the log '
+                      'above)', file=sys.stderr)
+                return 1
+            # Callbacks only hand frames to worker threads, so one executor thread suffices; the
+            # multi-threaded executor cost 5 ms of CPU per frame rebuilding its wait set (py-spy).
+            executor = SingleThreadedExecutor()
+            for node in nodes:
+                executor.add_node(node)
+            # rclpy's signal handler wakes the executor, so the request is seen at once.
+            while rclpy.ok() and not stop.requested:
+                executor.spin_once()
+    finally:
+        for node in nodes:
+            node.destroy_node()
+        rclpy.try_shutdown()
+        _ignore_stop_signals()
+    return 0
+
+
+def _ignore_stop_signals() -> None:
+    """
+    From here the process only exits, and a later SIGINT or SIGTERM must not change its code.
+
+    As the interpreter exits, CPython resets every Python-level handler to the default, so a
+    signal then (the second of two SIGINTs, from the terminal and from launch) would end the
+    process with -2 or -15; an ignored signal stays ignored.
+    """
+    for number in STOP_SIGNALS:
+        signal.signal(number, signal.SIG_IGN)
