@@ -21,7 +21,6 @@ from typing import Any, Mapping, Sequence
 
 import cv2
 import numpy as np
-from scipy.interpolate import CubicSpline
 from scipy.optimize import linear_sum_assignment
 
 from triton_perception.scoring.labels import LaneLabels
@@ -58,57 +57,79 @@ def culane_resample(lane: np.ndarray) -> np.ndarray:
         points = points[keep]
     if len(points) <= 2:
         return points
-    chords = np.hypot(*np.diff(points, axis=0).T)
-    knots = np.concatenate([[0.0], np.cumsum(chords)])
-    spline = CubicSpline(knots, points, bc_type='natural')
-    steps = np.arange(SPLINE_STEPS) / SPLINE_STEPS
-    samples = (knots[:-1, None] + chords[:, None] * steps[None, :]).ravel()
-    return np.concatenate([spline(samples), points[-1:]])
+    # The tool's cal_fun: second derivatives M of a natural spline (M = 0 at both ends) from
+    # its tridiagonal system, solved here for x and y at once.
+    steps = np.diff(points, axis=0)
+    chords = np.hypot(steps[:, 0], steps[:, 1])
+    slopes = steps / chords[:, None]
+    inner = len(points) - 2
+    system = np.zeros((inner, inner))
+    system[np.arange(inner), np.arange(inner)] = 2.0 * (chords[:-1] + chords[1:])
+    system[np.arange(1, inner), np.arange(inner - 1)] = chords[1:-1]
+    system[np.arange(inner - 1), np.arange(1, inner)] = chords[1:-1]
+    moments = np.zeros_like(points)
+    moments[1:-1] = np.linalg.solve(system, 6.0 * (slopes[1:] - slopes[:-1]))
+    linear = slopes - chords[:, None] * (2.0 * moments[:-1] + moments[1:]) / 6.0
+    square = moments[:-1] / 2.0
+    cubic = (moments[1:] - moments[:-1]) / (6.0 * chords[:, None])
+    t = (chords[:, None] * (np.arange(SPLINE_STEPS) / SPLINE_STEPS)[None, :])[..., None]
+    samples = (points[:-1, None, :] + linear[:, None, :] * t + square[:, None, :] * t ** 2
+               + cubic[:, None, :] * t ** 3)
+    return np.concatenate([samples.reshape(-1, 2), points[-1:]])
 
 
-def lane_masks(lanes: Sequence[np.ndarray], frame_size: FrameSize, width: int) -> np.ndarray:
+def lane_mask(lane: np.ndarray, frame_size: FrameSize,
+              width: int) -> tuple[np.ndarray, int, int]:
     """
-    Return each lane's drawn mask as a row of a float32 [lanes, pixels] array.
+    Return a lane's drawn mask over its own box in the frame, with the box's left and top.
 
-    Only the part of the frame the lanes can reach is drawn, which gives the same pixels as
-    drawing on the whole frame: cv2 clips at the frame's edges either way.
+    Drawing only the box the lane can reach gives the pixels drawing on the whole frame gives:
+    cv2 clips at the frame's edges either way. Repeated rounded points are dropped, which draws
+    the same pixels with fewer segments.
     """
     frame_width, frame_height = frame_size
-    drawn = [np.rint(culane_resample(lane)).astype(np.int64) for lane in lanes]
-    if not drawn or not any(len(points) for points in drawn):
-        return np.zeros((len(drawn), 0), dtype=np.float32)
-    every = np.concatenate([points for points in drawn if len(points)])
+    points = np.rint(culane_resample(lane)).astype(np.int64)
+    if len(points) > 1:
+        points = points[np.concatenate([[True], np.any(np.diff(points, axis=0) != 0, axis=1)])]
+    if not len(points):
+        return np.zeros((0, 0), dtype=bool), 0, 0
     margin = width + 2
-    left = int(np.clip(every[:, 0].min() - margin, 0, frame_width))
-    right = int(np.clip(every[:, 0].max() + margin + 1, 0, frame_width))
-    top = int(np.clip(every[:, 1].min() - margin, 0, frame_height))
-    bottom = int(np.clip(every[:, 1].max() + margin + 1, 0, frame_height))
-    masks = np.zeros((len(drawn), max(bottom - top, 0) * max(right - left, 0)), dtype=np.float32)
-    if masks.shape[1] == 0:
-        return masks
-    # cv2 takes 32-bit coordinates: points far off the frame are pulled in along their side.
-    limit = 1 << 20
-    for index, points in enumerate(drawn):
-        if not len(points):
-            continue
-        canvas = np.zeros((bottom - top, right - left), dtype=np.uint8)
+    left = int(np.clip(points[:, 0].min() - margin, 0, frame_width))
+    right = int(np.clip(points[:, 0].max() + margin + 1, 0, frame_width))
+    top = int(np.clip(points[:, 1].min() - margin, 0, frame_height))
+    bottom = int(np.clip(points[:, 1].max() + margin + 1, 0, frame_height))
+    canvas = np.zeros((max(bottom - top, 0), max(right - left, 0)), dtype=np.uint8)
+    if canvas.size:
+        # cv2 takes 32-bit coordinates: points far off the frame are pulled in along their side.
+        limit = 1 << 20
         shifted = np.clip(points - [left, top], -limit, limit).astype(np.int32)
         cv2.polylines(canvas, [shifted.reshape(-1, 1, 2)], False, 1, thickness=width,
                       lineType=cv2.LINE_8)
-        masks[index] = canvas.ravel()
-    return masks
+    return canvas.view(bool), left, top
 
 
 def culane_ious(truth: Sequence[np.ndarray], predicted: Sequence[np.ndarray],
                 frame_size: FrameSize, width: int) -> np.ndarray:
     """Return the [truth, predicted] IoU of the lanes' drawn masks (CULane's similarity)."""
-    if not len(truth) or not len(predicted):
-        return np.zeros((len(truth), len(predicted)))
-    masks = lane_masks(list(truth) + list(predicted), frame_size, width)
-    truth_masks, predicted_masks = masks[:len(truth)], masks[len(truth):]
-    intersection = truth_masks @ predicted_masks.T
-    union = truth_masks.sum(axis=1)[:, None] + predicted_masks.sum(axis=1)[None, :] - intersection
-    return np.divide(intersection, union, out=np.zeros_like(intersection), where=union > 0)
+    truth_masks = [lane_mask(lane, frame_size, width) for lane in truth]
+    predicted_masks = [lane_mask(lane, frame_size, width) for lane in predicted]
+    truth_areas = [np.count_nonzero(mask) for mask, _, _ in truth_masks]
+    predicted_areas = [np.count_nonzero(mask) for mask, _, _ in predicted_masks]
+    ious = np.zeros((len(truth), len(predicted)))
+    for row, (mask_a, left_a, top_a) in enumerate(truth_masks):
+        for column, (mask_b, left_b, top_b) in enumerate(predicted_masks):
+            left = max(left_a, left_b)
+            right = min(left_a + mask_a.shape[1], left_b + mask_b.shape[1])
+            top = max(top_a, top_b)
+            bottom = min(top_a + mask_a.shape[0], top_b + mask_b.shape[0])
+            if right <= left or bottom <= top:
+                continue
+            intersection = np.count_nonzero(
+                mask_a[top - top_a:bottom - top_a, left - left_a:right - left_a]
+                & mask_b[top - top_b:bottom - top_b, left - left_b:right - left_b])
+            union = truth_areas[row] + predicted_areas[column] - intersection
+            ious[row, column] = intersection / union if union else 0.0
+    return ious
 
 
 def culane_counts(truth: Sequence[np.ndarray], predicted: Sequence[np.ndarray],
