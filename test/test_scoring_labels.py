@@ -1,6 +1,8 @@
 """
-Label readers (triton_perception.scoring.labels): the four forms, their recognition, frame
-resolution against a bag, and one clear LabelError for every kind of bad input.
+Label readers of triton_perception.scoring.labels.
+
+The four forms, their recognition, frame resolution against a bag, and one clear LabelError for
+every kind of bad input.
 """
 from __future__ import annotations
 
@@ -107,7 +109,8 @@ def test_mot_rows_are_keyed_by_one_based_index_over_the_labelled_span(tmp_path: 
 
 
 @pytest.mark.parametrize('content, message', [
-    ('1,1,10,20,30,40,1,1,1\n2,1,10,abc,30,40,1,1,1\n', r'line 2, field top: .abc. is not a number'),
+    ('1,1,10,20,30,40,1,1,1\n2,1,10,abc,30,40,1,1,1\n',
+     r'line 2, field top: .abc. is not a number'),
     ('1,1,10,20,30\n', 'line 1: 5 fields'),
     ('0,1,10,20,30,40,1,1,1\n', 'line 1, field frame: 0 is below 1'),
     ('1,1.5,10,20,30,40,1,1,1\n', r'line 1, field id: .1\.5. is not a whole number'),

@@ -1,7 +1,8 @@
 """
-Tracking scores (triton_perception.scoring.tracking) against hand-worked counts and against
-py-motmetrics' own MOTChallenge path (text files read by motmetrics.io, compared by
-motmetrics.utils.compare_to_groundtruth).
+Tracking scores of triton_perception.scoring.tracking.
+
+Against hand-worked counts and against py-motmetrics' own MOTChallenge path (text files read by
+motmetrics.io, compared by motmetrics.utils.compare_to_groundtruth).
 """
 from __future__ import annotations
 

@@ -11,7 +11,8 @@ import contextlib
 import io
 from typing import Any, Mapping, Sequence
 
-from faster_coco_eval import COCO, COCOeval_faster
+# faster-coco-eval ships no type information.
+from faster_coco_eval import COCO, COCOeval_faster  # type: ignore[import-untyped]
 import numpy as np
 
 from triton_perception.scoring.labels import DetectionLabels
@@ -41,11 +42,13 @@ def coco_datasets(labels: Mapping[int, np.ndarray], predictions: Mapping[int, np
                   class_count: int) -> tuple[dict[str, Any], list[dict[str, Any]], list[int]]:
     """Return the COCO ground-truth dataset, the result list and the frames in image-id order."""
     frames = sorted(labels)
-    images, annotations, results = [], [], []
+    images: list[dict[str, Any]] = []
+    annotations: list[dict[str, Any]] = []
+    results: list[dict[str, Any]] = []
     for image_id, frame in enumerate(frames, start=1):
         images.append({'id': image_id})
-        for x1, y1, x2, y2, class_id, crowd in check_rows(labels[frame], 6,
-                                                         f'labels of frame {frame}'):
+        truth = check_rows(labels[frame], 6, f'labels of frame {frame}')
+        for x1, y1, x2, y2, class_id, crowd in truth:
             annotations.append({'id': len(annotations) + 1, 'image_id': image_id,
                                 'category_id': int(class_id), 'iscrowd': int(crowd),
                                 'bbox': [x1, y1, x2 - x1, y2 - y1],

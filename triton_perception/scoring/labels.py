@@ -243,10 +243,10 @@ def read_coco(path: Path, class_names: Sequence[str]) -> DetectionLabels:
             [left, top, left + width, top + height, float(class_id), float(crowd != 0)])
     if unmatched:
         raise LabelError(
-            f'{path}: categories that match none of the detector\'s {len(class_names)} class names '
+            f"{path}: categories that match none of the detector's {len(class_names)} class names "
             f'(by name, ignoring case): ' + listed([f'{name!r} ({count} boxes)'
                                                     for name, count in sorted(unmatched.items())])
-            + f'; the detector\'s classes are {listed(list(class_names))}')
+            + f"; the detector's classes are {listed(list(class_names))}")
     if not frames:
         raise LabelError(f'{path}: no images: the labels are empty')
     if not any(frames.values()):
@@ -468,7 +468,7 @@ def read_labels(path: Path | str, class_names: Sequence[str] | None = None) -> L
     form = label_form(path)
     if form == 'coco':
         if class_names is None:
-            raise LabelError(f'{path}: a COCO file needs the detector\'s class names to match '
+            raise LabelError(f"{path}: a COCO file needs the detector's class names to match "
                              'its categories')
         return read_coco(path, class_names)
     if form == 'mot':
@@ -511,7 +511,7 @@ def resolve_frames(labels: Labels | Iterable[int], keyed_by: str | None,
     missing = [key for key in keys if key not in by_key]
     if missing:
         what = 'stamps (ns)' if keyed_by == KEYED_BY_STAMP else 'frame indices (1-based)'
-        span = (f'; the bag\'s frames run from {min(by_key)} to {max(by_key)}'
+        span = (f"; the bag's frames run from {min(by_key)} to {max(by_key)}"
                 if by_key else '; the bag has no frame')
         raise LabelError(f'{source}{len(missing)} of {len(keys)} labelled frames name no frame '
                          f'of the bag, by {what}: {listed(missing)}{span}')

@@ -103,7 +103,7 @@ def lane_mask(lane: np.ndarray, frame_size: FrameSize,
         # cv2 takes 32-bit coordinates: points far off the frame are pulled in along their side.
         limit = 1 << 20
         shifted = np.clip(points - [left, top], -limit, limit).astype(np.int32)
-        cv2.polylines(canvas, [shifted.reshape(-1, 1, 2)], False, 1, thickness=width,
+        cv2.polylines(canvas, [shifted.reshape(-1, 1, 2)], False, (1,), thickness=width,
                       lineType=cv2.LINE_8)
     return canvas.view(bool), left, top
 

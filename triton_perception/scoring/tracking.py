@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-import motmetrics
+# py-motmetrics ships no type information.
+import motmetrics  # type: ignore[import-untyped]
 import numpy as np
 
 from triton_perception.scoring.detection import check_rows, fraction
