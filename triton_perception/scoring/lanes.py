@@ -58,17 +58,23 @@ def culane_resample(lane: np.ndarray) -> np.ndarray:
     if len(points) <= 2:
         return points
     # The tool's cal_fun: second derivatives M of a natural spline (M = 0 at both ends) from
-    # its tridiagonal system, solved here for x and y at once.
+    # its tridiagonal system, solved as it does (Thomas algorithm), for x and y at once.
     steps = np.diff(points, axis=0)
     chords = np.hypot(steps[:, 0], steps[:, 1])
     slopes = steps / chords[:, None]
-    inner = len(points) - 2
-    system = np.zeros((inner, inner))
-    system[np.arange(inner), np.arange(inner)] = 2.0 * (chords[:-1] + chords[1:])
-    system[np.arange(1, inner), np.arange(inner - 1)] = chords[1:-1]
-    system[np.arange(inner - 1), np.arange(1, inner)] = chords[1:-1]
+    h = chords.tolist()
+    right = (6.0 * (slopes[1:] - slopes[:-1])).tolist()
+    upper = [0.0] * len(right)
+    for row in range(len(right)):
+        below = h[row] if row else 0.0
+        pivot = 2.0 * (h[row] + h[row + 1]) - (below * upper[row - 1] if row else 0.0)
+        upper[row] = h[row + 1] / pivot
+        previous = right[row - 1] if row else [0.0, 0.0]
+        right[row] = [(right[row][axis] - below * previous[axis]) / pivot for axis in (0, 1)]
     moments = np.zeros_like(points)
-    moments[1:-1] = np.linalg.solve(system, 6.0 * (slopes[1:] - slopes[:-1]))
+    for row in range(len(right) - 1, -1, -1):
+        following = moments[row + 2] if row + 1 < len(right) else (0.0, 0.0)
+        moments[row + 1] = [right[row][axis] - upper[row] * following[axis] for axis in (0, 1)]
     linear = slopes - chords[:, None] * (2.0 * moments[:-1] + moments[1:]) / 6.0
     square = moments[:-1] / 2.0
     cubic = (moments[1:] - moments[:-1]) / (6.0 * chords[:, None])
@@ -94,10 +100,11 @@ def lane_mask(lane: np.ndarray, frame_size: FrameSize,
     if not len(points):
         return np.zeros((0, 0), dtype=bool), 0, 0
     margin = width + 2
-    left = int(np.clip(points[:, 0].min() - margin, 0, frame_width))
-    right = int(np.clip(points[:, 0].max() + margin + 1, 0, frame_width))
-    top = int(np.clip(points[:, 1].min() - margin, 0, frame_height))
-    bottom = int(np.clip(points[:, 1].max() + margin + 1, 0, frame_height))
+    low, high = points.min(axis=0).tolist(), points.max(axis=0).tolist()
+    left = min(max(low[0] - margin, 0), frame_width)
+    right = min(max(high[0] + margin + 1, 0), frame_width)
+    top = min(max(low[1] - margin, 0), frame_height)
+    bottom = min(max(high[1] + margin + 1, 0), frame_height)
     canvas = np.zeros((max(bottom - top, 0), max(right - left, 0)), dtype=np.uint8)
     if canvas.size:
         # cv2 takes 32-bit coordinates: points far off the frame are pulled in along their side.

@@ -57,7 +57,8 @@ def score_tracks(labels: TrackLabels | Mapping[int, np.ndarray],
     `predictions` had no output (counted in `frames_without_output`) and its objects are all
     misses. Returns MOTA, MOTP (the mean IoU of matched pairs, higher is better: 1 minus
     motmetrics' distance), IDF1, IDP, IDR, id_switches, fragmentations and the counts behind
-    them. Raises ValueError on malformed rows.
+    them. MOTA is 1 - (misses + false positives + switches) / labelled boxes, so it falls below
+    0 when the errors outnumber the boxes. Raises ValueError on malformed rows.
     """
     if isinstance(labels, TrackLabels):
         labels = labels.frames
