@@ -48,6 +48,9 @@ def coco_datasets(labels: Mapping[int, np.ndarray], predictions: Mapping[int, np
     for image_id, frame in enumerate(frames, start=1):
         images.append({'id': image_id})
         truth = check_rows(labels[frame], 6, f'labels of frame {frame}')
+        if ((truth[:, 4] != np.round(truth[:, 4])) | (truth[:, 4] < 0)
+                | (truth[:, 4] >= class_count)).any():
+            raise ValueError(f'labels of frame {frame}: class ids outside 0..{class_count - 1}')
         for x1, y1, x2, y2, class_id, crowd in truth:
             annotations.append({'id': len(annotations) + 1, 'image_id': image_id,
                                 'category_id': int(class_id), 'iscrowd': int(crowd),

@@ -116,7 +116,7 @@ def stamp_of(file_name: str, where: str) -> int:
     """Return the stamp (ns) an exported frame's file name carries: its basename's stem."""
     base = os.path.basename(file_name.replace('\\', '/'))
     stem = base[:-len(CULANE_SUFFIX)] if base.endswith(CULANE_SUFFIX) else os.path.splitext(base)[0]
-    if not stem.isdigit():
+    if not (stem.isascii() and stem.isdigit()):
         raise LabelError(f'{where}: file name {file_name!r} does not name a frame stamp: the '
                          'exported frame files are named <header stamp in ns>.<ext>, e.g. '
                          '1700000000040000000.png')
