@@ -1,0 +1,142 @@
+"""
+Detection accuracy against COCO labels, computed by faster-coco-eval's COCO evaluator.
+
+AP, AP50 and AP75 are COCO's bbox figures over all box sizes (IoU 0.50:0.95, 101-point
+interpolated, at most 100 detections per frame and class); precision and recall are those of
+every published detection, matched as the evaluator matches at IoU 0.5.
+"""
+from __future__ import annotations
+
+import contextlib
+import io
+from typing import Any, Mapping, Sequence
+
+# faster-coco-eval ships no type information.
+from faster_coco_eval import COCO, COCOeval_faster  # type: ignore[import-untyped]
+import numpy as np
+
+from triton_perception.scoring.labels import DetectionLabels
+
+# COCO's largest maxDets, the one AP is reported at.
+MAX_DETECTIONS = 100
+
+
+def check_rows(rows: np.ndarray, columns: int, what: str) -> np.ndarray:
+    """Return `rows` as a float64 [N, columns] array, or raise ValueError naming `what`."""
+    array = np.asarray(rows, dtype=np.float64)
+    if array.size == 0:
+        return array.reshape(0, columns)
+    if array.ndim != 2 or array.shape[1] < columns:
+        raise ValueError(f'{what}: expected rows of {columns} values, found shape {array.shape}')
+    if not np.isfinite(array[:, :columns]).all():
+        raise ValueError(f'{what}: not every value is finite')
+    return array[:, :columns]
+
+
+def fraction(numerator: float, denominator: float) -> float:
+    """Return numerator / denominator, 0.0 when the denominator is 0."""
+    return float(numerator / denominator) if denominator else 0.0
+
+
+def coco_datasets(labels: Mapping[int, np.ndarray], predictions: Mapping[int, np.ndarray],
+                  class_count: int) -> tuple[dict[str, Any], list[dict[str, Any]], list[int]]:
+    """Return the COCO ground-truth dataset, the result list and the frames in image-id order."""
+    frames = sorted(labels)
+    images: list[dict[str, Any]] = []
+    annotations: list[dict[str, Any]] = []
+    results: list[dict[str, Any]] = []
+    for image_id, frame in enumerate(frames, start=1):
+        images.append({'id': image_id})
+        truth = check_rows(labels[frame], 6, f'labels of frame {frame}')
+        if ((truth[:, 4] != np.round(truth[:, 4])) | (truth[:, 4] < 0)
+                | (truth[:, 4] >= class_count)).any():
+            raise ValueError(f'labels of frame {frame}: class ids outside 0..{class_count - 1}')
+        for x1, y1, x2, y2, class_id, crowd in truth:
+            annotations.append({'id': len(annotations) + 1, 'image_id': image_id,
+                                'category_id': int(class_id), 'iscrowd': int(crowd),
+                                'bbox': [x1, y1, x2 - x1, y2 - y1],
+                                'area': (x2 - x1) * (y2 - y1)})
+        published = predictions.get(frame)
+        if published is None:
+            continue
+        rows = check_rows(published, 6, f'detections of frame {frame}')
+        classes = rows[:, 5]
+        if ((classes != np.round(classes)) | (classes < 0) | (classes >= class_count)).any():
+            raise ValueError(f'detections of frame {frame}: class ids outside 0..{class_count - 1}')
+        for x1, y1, x2, y2, score, class_id in rows:
+            results.append({'image_id': image_id, 'category_id': int(class_id), 'score': score,
+                            'bbox': [x1, y1, x2 - x1, y2 - y1]})
+    categories = [{'id': index, 'name': str(index)} for index in range(class_count)]
+    return ({'images': images, 'annotations': annotations, 'categories': categories},
+            results, frames)
+
+
+def score_detections(labels: DetectionLabels | Mapping[int, np.ndarray],
+                     predictions: Mapping[int, np.ndarray],
+                     class_names: Sequence[str] | None = None) -> dict[str, Any]:
+    """
+    Score published detections against labelled boxes, frame by frame.
+
+    `labels` maps each labelled frame to rows [x1, y1, x2, y2, class_id, iscrowd] (or is
+    DetectionLabels, whose class names are used when `class_names` is None); `predictions` maps
+    frames to the published rows [x1, y1, x2, y2, score, class_id], all in frame pixels. Only
+    labelled frames are scored; a labelled frame missing from `predictions` had no output and its
+    boxes are all misses (counted in `frames_without_output`), while an empty array is an
+    output without detections. Returns AP, AP50, AP75, AP_per_class (classes with labelled
+    boxes), precision, recall, the counts behind them and per_frame_recall (1.0 on a frame
+    without labelled boxes). A detection on a crowd box counts as a false positive in precision
+    (COCO's AP ignores it). Raises ValueError on malformed rows.
+    """
+    if isinstance(labels, DetectionLabels):
+        class_names = labels.class_names if class_names is None else class_names
+        labels = labels.frames
+    if class_names is None:
+        raise ValueError('score_detections needs the class names')
+    ground_truth, results, frames = coco_datasets(labels, predictions, len(class_names))
+    crowd_free = {frame: int(np.count_nonzero(check_rows(labels[frame], 6, 'labels')[:, 5] == 0))
+                  for frame in frames}
+    labelled = sum(crowd_free.values())
+    without_output = sum(1 for frame in frames if frame not in predictions)
+    summary: dict[str, Any] = {
+        'frames': len(frames), 'frames_without_output': without_output,
+        'labelled_boxes': labelled, 'published_detections': len(results)}
+    matched_per_image = np.zeros(len(frames) + 1, dtype=np.int64)
+    if results and labelled:
+        coco_gt = COCO()
+        coco_gt.dataset = ground_truth
+        # The evaluator reports its progress on stdout in places; the caller reports instead.
+        with contextlib.redirect_stdout(io.StringIO()):
+            coco_gt.createIndex()
+            coco_dt = coco_gt.loadRes(results)
+            evaluator = COCOeval_faster(coco_gt, coco_dt, 'bbox', extra_calc=True,
+                                        print_function=lambda *_: None)
+            evaluator.params.maxDets = [1, 10, MAX_DETECTIONS]
+            evaluator.evaluate()
+            evaluator.accumulate()
+            evaluator.summarize()
+        stats = evaluator.stats
+        precision = evaluator.eval['precision'][:, :, :, 0, -1]  # IoU, recall, class; all sizes
+        per_class = {}
+        for class_id, name in enumerate(class_names):
+            values = precision[:, :, class_id]
+            if (values > -1).any():
+                per_class[name] = float(values[values > -1].mean())
+        for pair in evaluator.eval['matched']:
+            detection_id, truth_id = (int(part) for part in pair.split('_', 1))
+            if not coco_gt.anns[truth_id]['iscrowd']:
+                matched_per_image[coco_dt.anns[detection_id]['image_id']] += 1
+        summary.update(AP=float(max(stats[0], 0.0)), AP50=float(max(stats[1], 0.0)),
+                       AP75=float(max(stats[2], 0.0)), AP_per_class=per_class)
+    else:
+        classes = {int(row[4]) for frame in frames for row in labels[frame] if row[5] == 0}
+        summary.update(AP=0.0, AP50=0.0, AP75=0.0,
+                       AP_per_class={class_names[index]: 0.0 for index in sorted(classes)})
+    true_positives = int(matched_per_image.sum())
+    summary.update(
+        true_positives=true_positives, false_positives=len(results) - true_positives,
+        false_negatives=labelled - true_positives,
+        precision=fraction(true_positives, len(results)), recall=fraction(true_positives, labelled),
+        per_frame_recall={frame: fraction(matched_per_image[image_id], crowd_free[frame])
+                          if crowd_free[frame] else 1.0
+                          for image_id, frame in enumerate(frames, start=1)})
+    return summary

@@ -1,0 +1,518 @@
+"""
+Label files as labelling tools export them, parsed into arrays keyed by frame.
+
+Four forms are read: COCO instances JSON (boxes), MOTChallenge `gt.txt` (tracks), a directory
+of CULane `<stamp_ns>.lines.txt` files and a TuSimple JSON-lines file (lanes). COCO, CULane and
+TuSimple frames are keyed by the frame's header stamp in ns, taken from the exported frame file's
+name; MOTChallenge frames by their 1-based index in the image topic. Every fault of a file is
+one `LabelError` naming the file, the line (or the JSON field) and the field.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+import json
+import math
+import os
+from pathlib import Path
+from typing import Any, Iterable, Sequence
+
+import numpy as np
+
+# Label files are read whole into memory: a larger file is refused by its size before parsing.
+MAX_LABEL_BYTES = 512 * 1024 * 1024
+# How many unresolved or unmatched entries an error lists before it says how many more.
+LISTED = 10
+
+KEYED_BY_STAMP = 'stamp_ns'
+KEYED_BY_INDEX = 'index'
+CULANE_SUFFIX = '.lines.txt'
+# TuSimple marks a row where a lane has no point with a negative x (-2).
+TUSIMPLE_NO_POINT = -2.0
+
+
+class LabelError(ValueError):
+    """A label file that cannot be used, with the file, line and field at fault in its message."""
+
+
+@dataclass(frozen=True)
+class DetectionLabels:
+    """
+    Boxes of a COCO instances file.
+
+    `frames` maps each image's stamp (ns) to rows [x1, y1, x2, y2, class_id, iscrowd] in frame
+    pixels, class_id being the detector's class index its category name matched. `sizes` holds
+    each image's (width, height) where the file gives it.
+    """
+
+    source: Path
+    frames: dict[int, np.ndarray]
+    class_names: tuple[str, ...]
+    sizes: dict[int, tuple[int, int]] = field(default_factory=dict)
+    keyed_by: str = KEYED_BY_STAMP
+
+
+@dataclass(frozen=True)
+class TrackLabels:
+    """
+    Tracks of a MOTChallenge `gt.txt`.
+
+    `frames` maps each 1-based frame index, from the first to the last labelled frame (the
+    sequence is labelled densely, so a frame in between with no row has no object), to rows
+    [x1, y1, x2, y2, class, track_id, visibility]. Rows whose `conf` is 0 (MOTChallenge's
+    "ignore this entry") are left out.
+    """
+
+    source: Path
+    frames: dict[int, np.ndarray]
+    keyed_by: str = KEYED_BY_INDEX
+
+
+@dataclass(frozen=True)
+class LaneLabels:
+    """
+    Lanes of a CULane directory or a TuSimple file, keyed by stamp (ns).
+
+    `frames` maps each frame to its lanes, each an [N, 2] float array of (x, y) frame pixels.
+    For TuSimple (`form` 'tusimple') `h_samples` and `tusimple_x` keep each frame's rows and the
+    lanes' x at those rows ([lanes, rows], negative where a lane has no point), which its
+    benchmark scores.
+    """
+
+    source: Path
+    form: str
+    frames: dict[int, list[np.ndarray]]
+    h_samples: dict[int, np.ndarray] = field(default_factory=dict)
+    tusimple_x: dict[int, np.ndarray] = field(default_factory=dict)
+    keyed_by: str = KEYED_BY_STAMP
+
+
+Labels = DetectionLabels | TrackLabels | LaneLabels
+
+
+def check_size(path: Path, limit: int = MAX_LABEL_BYTES) -> None:
+    """Raise LabelError if `path` is missing or larger than `limit` bytes; nothing is read."""
+    try:
+        size = path.stat().st_size
+    except OSError as error:
+        raise LabelError(f'{path}: cannot read the label file ({error.strerror})') from None
+    if size > limit:
+        raise LabelError(f'{path}: {size} bytes is over the {limit}-byte limit for a label file '
+                         f'(MAX_LABEL_BYTES); split it or label fewer frames')
+
+
+def read_text(path: Path, limit: int = MAX_LABEL_BYTES) -> str:
+    """Return the text of a label file after its size check; undecodable bytes are a LabelError."""
+    check_size(path, limit)
+    try:
+        return path.read_text(encoding='utf-8')
+    except UnicodeDecodeError as error:
+        line = path.read_bytes()[:error.start].count(b'\n') + 1
+        raise LabelError(f'{path}, line {line}: not UTF-8 text') from None
+    except OSError as error:
+        raise LabelError(f'{path}: cannot read the label file ({error.strerror})') from None
+
+
+def stamp_of(file_name: str, where: str) -> int:
+    """Return the stamp (ns) an exported frame's file name carries: its basename's stem."""
+    base = os.path.basename(file_name.replace('\\', '/'))
+    stem = base[:-len(CULANE_SUFFIX)] if base.endswith(CULANE_SUFFIX) else os.path.splitext(base)[0]
+    if not (stem.isascii() and stem.isdigit()):
+        raise LabelError(f'{where}: file name {file_name!r} does not name a frame stamp: the '
+                         'exported frame files are named <header stamp in ns>.<ext>, e.g. '
+                         '1700000000040000000.png')
+    return int(stem)
+
+
+def number(value: Any, where: str) -> float:
+    """Return `value` as a finite float, or raise LabelError naming `where`."""
+    if isinstance(value, bool) or not isinstance(value, (int, float, str)):
+        raise LabelError(f'{where}: {value!r} is not a number')
+    try:
+        result = float(value)
+    except ValueError:
+        raise LabelError(f'{where}: {value!r} is not a number') from None
+    if not math.isfinite(result):
+        raise LabelError(f'{where}: {value!r} is not a finite number')
+    return result
+
+
+def integer(value: Any, where: str) -> int:
+    """Return `value` as an int (a float must be whole), or raise LabelError naming `where`."""
+    result = number(value, where)
+    if result != int(result):
+        raise LabelError(f'{where}: {value!r} is not a whole number')
+    return int(result)
+
+
+def listed(items: Sequence[Any]) -> str:
+    """Return the first LISTED items, then how many more there are."""
+    shown = ', '.join(str(item) for item in items[:LISTED])
+    return shown + (f' and {len(items) - LISTED} more' if len(items) > LISTED else '')
+
+
+def json_document(path: Path, text: str) -> Any:
+    """Parse a whole JSON document, a syntax error being a LabelError with its line and column."""
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as error:
+        raise LabelError(f'{path}, line {error.lineno}, column {error.colno}: malformed JSON '
+                         f'({error.msg})') from None
+
+
+def entry(record: Any, key: str, where: str) -> Any:
+    """Return `record[key]`, or raise LabelError naming the missing field."""
+    if not isinstance(record, dict):
+        raise LabelError(f'{where}: expected a JSON object, found {type(record).__name__}')
+    if key not in record:
+        raise LabelError(f'{where}: missing field {key!r}')
+    return record[key]
+
+
+def json_list(value: Any, where: str) -> list[Any]:
+    """Return `value` if it is a JSON array, else raise LabelError naming `where`."""
+    if not isinstance(value, list):
+        raise LabelError(f'{where}: expected a JSON array, found {type(value).__name__}')
+    return value
+
+
+def read_coco(path: Path, class_names: Sequence[str]) -> DetectionLabels:
+    """
+    Read a COCO instances JSON file; categories match `class_names` by name.
+
+    Names match ignoring case and surrounding spaces. A category that has annotations and
+    matches no class name is a LabelError listing every such category; an unused category is
+    ignored. Boxes are COCO's [left, top, width, height], returned as corners. Raises LabelError
+    on any malformed entry, on images that name no frame stamp, and on labels with no box.
+    """
+    path = Path(path)
+    document = json_document(path, read_text(path))
+    if not isinstance(document, dict):
+        raise LabelError(f'{path}: a COCO file is a JSON object with images, annotations and '
+                         'categories')
+    classes = {name.strip().lower(): index for index, name in enumerate(class_names)}
+    category_names: dict[int, str] = {}
+    for number_, category in enumerate(json_list(entry(document, 'categories', str(path)),
+                                                 f'{path}: categories')):
+        where = f'{path}: categories[{number_}]'
+        name = entry(category, 'name', where)
+        if not isinstance(name, str):
+            raise LabelError(f'{where}.name: {name!r} is not a string')
+        category_names[integer(entry(category, 'id', where), f'{where}.id')] = name
+    stamps: dict[int, int] = {}
+    sizes: dict[int, tuple[int, int]] = {}
+    frames: dict[int, list[list[float]]] = {}
+    for number_, image in enumerate(json_list(entry(document, 'images', str(path)),
+                                              f'{path}: images')):
+        where = f'{path}: images[{number_}]'
+        image_id = integer(entry(image, 'id', where), f'{where}.id')
+        file_name = entry(image, 'file_name', where)
+        if not isinstance(file_name, str):
+            raise LabelError(f'{where}.file_name: {file_name!r} is not a string')
+        stamp = stamp_of(file_name, f'{where}.file_name')
+        if stamp in frames:
+            raise LabelError(f'{where}.file_name: a second image of stamp {stamp}')
+        stamps[image_id] = stamp
+        frames[stamp] = []
+        if 'width' in image and 'height' in image:
+            sizes[stamp] = (integer(image['width'], f'{where}.width'),
+                            integer(image['height'], f'{where}.height'))
+    unmatched: dict[str, int] = {}
+    for number_, annotation in enumerate(json_list(entry(document, 'annotations', str(path)),
+                                                   f'{path}: annotations')):
+        where = f'{path}: annotations[{number_}]'
+        image_id = integer(entry(annotation, 'image_id', where), f'{where}.image_id')
+        category_id = integer(entry(annotation, 'category_id', where), f'{where}.category_id')
+        box = json_list(entry(annotation, 'bbox', where), f'{where}.bbox')
+        if len(box) != 4:
+            raise LabelError(f'{where}.bbox: expected [left, top, width, height], found {box!r}')
+        left, top, width, height = (number(value, f'{where}.bbox[{index}]')
+                                    for index, value in enumerate(box))
+        if width <= 0 or height <= 0:
+            raise LabelError(f'{where}.bbox: width and height must be positive, found {box!r}')
+        if image_id not in stamps:
+            raise LabelError(f'{where}.image_id: {image_id} is no image of images[]')
+        if category_id not in category_names:
+            raise LabelError(f'{where}.category_id: {category_id} is no category of categories[]')
+        name = category_names[category_id]
+        class_id = classes.get(name.strip().lower())
+        if class_id is None:
+            unmatched[name] = unmatched.get(name, 0) + 1
+            continue
+        crowd = integer(annotation.get('iscrowd', 0), f'{where}.iscrowd')
+        frames[stamps[image_id]].append(
+            [left, top, left + width, top + height, float(class_id), float(crowd != 0)])
+    if unmatched:
+        raise LabelError(
+            f"{path}: categories that match none of the detector's {len(class_names)} class names "
+            f'(by name, ignoring case): ' + listed([f'{name!r} ({count} boxes)'
+                                                    for name, count in sorted(unmatched.items())])
+            + f"; the detector's classes are {listed(list(class_names))}")
+    if not frames:
+        raise LabelError(f'{path}: no images: the labels are empty')
+    if not any(frames.values()):
+        raise LabelError(f'{path}: {len(frames)} images but no annotation: the labels are empty')
+    return DetectionLabels(source=path, class_names=tuple(class_names), sizes=sizes,
+                           frames={stamp: np.array(rows, dtype=np.float64).reshape(-1, 6)
+                                   for stamp, rows in frames.items()})
+
+
+MOT_FIELDS = ('frame', 'id', 'left', 'top', 'width', 'height', 'conf', 'class', 'visibility')
+
+
+def read_mot(path: Path) -> TrackLabels:
+    """
+    Read a MOTChallenge `gt.txt`: frame, id, left, top, width, height[, conf, class, visibility].
+
+    Missing trailing columns default to conf 1, class -1 and visibility 1; further columns
+    (MOT15's world coordinates) are ignored. Raises LabelError on a malformed line, a frame
+    below 1, a box without area, a track id twice in one frame, or a file without boxes.
+    """
+    path = Path(path)
+    rows: dict[int, list[list[float]]] = {}
+    seen: set[tuple[int, int]] = set()
+    for line_number, line in enumerate(read_text(path).splitlines(), start=1):
+        text = line.strip()
+        if not text:
+            continue
+        values = [value.strip() for value in text.replace(' ', ',').split(',') if value.strip()]
+        if len(values) < 6:
+            raise LabelError(f'{path}, line {line_number}: {len(values)} fields, expected '
+                             f'{", ".join(MOT_FIELDS)}')
+        where = [f'{path}, line {line_number}, field {name}' for name in MOT_FIELDS]
+        frame = integer(values[0], where[0])
+        track_id = integer(values[1], where[1])
+        left, top, width, height = (number(values[index], where[index]) for index in range(2, 6))
+        conf = number(values[6], where[6]) if len(values) > 6 else 1.0
+        category = number(values[7], where[7]) if len(values) > 7 else -1.0
+        visibility = number(values[8], where[8]) if len(values) > 8 else 1.0
+        if frame < 1:
+            raise LabelError(f'{where[0]}: {frame} is below 1: MOTChallenge counts frames from 1')
+        if width <= 0 or height <= 0:
+            raise LabelError(f'{path}, line {line_number}: width and height must be positive, '
+                             f'found {width} x {height}')
+        if (frame, track_id) in seen:
+            raise LabelError(f'{where[1]}: track {track_id} appears twice in frame {frame}')
+        seen.add((frame, track_id))
+        if conf == 0:
+            continue
+        rows.setdefault(frame, []).append([left, top, left + width, top + height, category,
+                                           float(track_id), visibility])
+    if not rows:
+        raise LabelError(f'{path}: no box to score: the labels are empty')
+    frames = {frame: np.array(rows.get(frame, []), dtype=np.float64).reshape(-1, 7)
+              for frame in range(min(rows), max(rows) + 1)}
+    return TrackLabels(source=path, frames=frames)
+
+
+def lane_points(values: Sequence[float], where: str) -> np.ndarray:
+    """Return x y pairs as an [N, 2] array; a lane needs two points at least."""
+    if len(values) % 2:
+        raise LabelError(f'{where}: {len(values)} numbers, expected x y pairs')
+    if len(values) < 4:
+        raise LabelError(f'{where}: a lane with {len(values) // 2} point; a lane needs 2 at least')
+    return np.array(values, dtype=np.float64).reshape(-1, 2)
+
+
+def read_culane_file(path: Path) -> list[np.ndarray]:
+    """Read one CULane `.lines.txt`: one lane per line, x y pairs separated by spaces."""
+    lanes = []
+    for line_number, line in enumerate(read_text(path).splitlines(), start=1):
+        fields = line.split()
+        if not fields:
+            continue
+        values = [number(value, f'{path}, line {line_number}, field {index + 1} '
+                                f'({"xy"[index % 2]})')
+                  for index, value in enumerate(fields)]
+        lanes.append(lane_points(values, f'{path}, line {line_number}'))
+    return lanes
+
+
+def read_culane(directory: Path) -> LaneLabels:
+    """
+    Read a directory of CULane `<stamp_ns>.lines.txt` files (searched recursively).
+
+    A file without lanes labels a frame that has none. Raises LabelError on a malformed file,
+    on two files of one stamp, on files over MAX_LABEL_BYTES together, and on no lane at all.
+    """
+    directory = Path(directory)
+    files = sorted(directory.rglob('*' + CULANE_SUFFIX))
+    if not files:
+        raise LabelError(f'{directory}: no *{CULANE_SUFFIX} file: the labels are empty')
+    for path in files:
+        check_size(path)
+    total = sum(path.stat().st_size for path in files)
+    if total > MAX_LABEL_BYTES:
+        raise LabelError(f'{directory}: {total} bytes of label files is over the '
+                         f'{MAX_LABEL_BYTES}-byte limit (MAX_LABEL_BYTES)')
+    frames: dict[int, list[np.ndarray]] = {}
+    where_of: dict[int, Path] = {}
+    for path in files:
+        stamp = stamp_of(path.name, str(path))
+        if stamp in frames:
+            raise LabelError(f'{path}: a second file of stamp {stamp} (the first: '
+                             f'{where_of[stamp]})')
+        where_of[stamp] = path
+        frames[stamp] = read_culane_file(path)
+    if not any(frames.values()):
+        raise LabelError(f'{directory}: {len(files)} files but no lane: the labels are empty')
+    return LaneLabels(source=directory, form='culane', frames=frames)
+
+
+def read_tusimple(path: Path) -> LaneLabels:
+    """
+    Read a TuSimple JSON-lines file: one object per line with raw_file, h_samples and lanes.
+
+    Each lane gives an x per h_samples row, negative (-2) where the lane has no point. Raises
+    LabelError on malformed JSON, a missing field, a lane whose length is not that of h_samples,
+    a lane with fewer than two points, two lines of one stamp, or a file without lanes.
+    """
+    path = Path(path)
+    frames: dict[int, list[np.ndarray]] = {}
+    h_samples: dict[int, np.ndarray] = {}
+    xs: dict[int, np.ndarray] = {}
+    for line_number, line in enumerate(read_text(path).splitlines(), start=1):
+        if not line.strip():
+            continue
+        where = f'{path}, line {line_number}'
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError as error:
+            raise LabelError(f'{where}, column {error.colno}: malformed JSON ({error.msg})') \
+                from None
+        raw_file = entry(record, 'raw_file', where)
+        if not isinstance(raw_file, str):
+            raise LabelError(f'{where}, field raw_file: {raw_file!r} is not a string')
+        stamp = stamp_of(raw_file, f'{where}, field raw_file')
+        if stamp in frames:
+            raise LabelError(f'{where}, field raw_file: a second line of stamp {stamp}')
+        rows = np.array([number(value, f'{where}, field h_samples[{index}]') for index, value
+                         in enumerate(json_list(entry(record, 'h_samples', where),
+                                                f'{where}, field h_samples'))], dtype=np.float64)
+        lanes = []
+        for lane_index, lane in enumerate(json_list(entry(record, 'lanes', where),
+                                                    f'{where}, field lanes')):
+            lane_where = f'{where}, field lanes[{lane_index}]'
+            lane_x = np.array([number(value, f'{lane_where}[{index}]') for index, value
+                               in enumerate(json_list(lane, lane_where))], dtype=np.float64)
+            if len(lane_x) != len(rows):
+                raise LabelError(f'{lane_where}: {len(lane_x)} x values for {len(rows)} '
+                                 'h_samples rows')
+            points = lane_x >= 0
+            if np.count_nonzero(points) < 2:
+                raise LabelError(f'{lane_where}: a lane with {np.count_nonzero(points)} point; '
+                                 'a lane needs 2 at least')
+            lanes.append(lane_x)
+        h_samples[stamp] = rows
+        xs[stamp] = np.array(lanes, dtype=np.float64).reshape(-1, len(rows))
+        frames[stamp] = [np.stack([lane_x[lane_x >= 0], rows[lane_x >= 0]], axis=1)
+                         for lane_x in lanes]
+    if not frames:
+        raise LabelError(f'{path}: no line: the labels are empty')
+    if not any(frames.values()):
+        raise LabelError(f'{path}: {len(frames)} frames but no lane: the labels are empty')
+    return LaneLabels(source=path, form='tusimple', frames=frames, h_samples=h_samples,
+                      tusimple_x=xs)
+
+
+def first_json_line(text: str) -> Any:
+    """Return the first non-blank line parsed as JSON, or None if it does not parse."""
+    for line in text.splitlines():
+        if line.strip():
+            try:
+                return json.loads(line)
+            except json.JSONDecodeError:
+                return None
+    return None
+
+
+def label_form(path: Path) -> str:
+    """
+    Tell a label path's form by its shape: 'coco', 'mot', 'culane' or 'tusimple'.
+
+    A directory is CULane; a `.txt` file is MOTChallenge (`.lines.txt` alone: one CULane
+    file); a JSON file is TuSimple when its first line is an object with raw_file, else COCO.
+    Only the first line is read here, after the size check.
+    """
+    path = Path(path)
+    if path.is_dir():
+        return 'culane'
+    check_size(path)
+    name = path.name.lower()
+    if name.endswith(CULANE_SUFFIX):
+        return 'culane'
+    if name.endswith('.txt'):
+        return 'mot'
+    if name.endswith('.jsonl'):
+        return 'tusimple'
+    if name.endswith('.json'):
+        with path.open('rb') as stream:
+            first = stream.readline(1 << 20).decode('utf-8', errors='replace')
+        record = first_json_line(first)
+        return 'tusimple' if isinstance(record, dict) and 'raw_file' in record else 'coco'
+    raise LabelError(f'{path}: not a label form this reads: a COCO instances .json file, a '
+                     'MOTChallenge gt .txt file, a directory of CULane .lines.txt files or a '
+                     'TuSimple JSON-lines .json/.jsonl file')
+
+
+def read_labels(path: Path | str, class_names: Sequence[str] | None = None) -> Labels:
+    """
+    Read the labels a `--labels PATH` names, recognising its form (see label_form).
+
+    `class_names` are the detector's classes, needed for a COCO file. Returns DetectionLabels,
+    TrackLabels or LaneLabels keyed by frame (`keyed_by`: stamp in ns, or 1-based index for
+    MOTChallenge). Raises LabelError on any fault of the path or the file.
+    """
+    path = Path(path)
+    if not path.exists():
+        raise LabelError(f'{path}: no such label file or directory')
+    form = label_form(path)
+    if form == 'coco':
+        if class_names is None:
+            raise LabelError(f"{path}: a COCO file needs the detector's class names to match "
+                             'its categories')
+        return read_coco(path, class_names)
+    if form == 'mot':
+        return read_mot(path)
+    if form == 'tusimple':
+        return read_tusimple(path)
+    if path.is_dir():
+        return read_culane(path)
+    stamp = stamp_of(path.name, str(path))
+    lanes = read_culane_file(path)
+    if not lanes:
+        raise LabelError(f'{path}: no lane: the labels are empty')
+    return LaneLabels(source=path, form='culane', frames={stamp: lanes})
+
+
+def resolve_frames(labels: Labels | Iterable[int], keyed_by: str | None,
+                   bag_frames: Sequence[tuple[int, int]]) -> dict[int, tuple[int, int]]:
+    """
+    Map each labelled frame to the bag's frame (index, stamp_ns) it names.
+
+    `bag_frames` lists the image topic's frames as (1-based index, header stamp in ns).
+    `labels` is a Labels value (its own `keyed_by` is used; pass None) or the label keys with
+    `keyed_by` 'stamp_ns' or 'index'. Raises LabelError listing the labels that name no frame
+    of the bag.
+    """
+    if isinstance(labels, (DetectionLabels, TrackLabels, LaneLabels)):
+        keys: list[int] = sorted(labels.frames)
+        keyed_by = labels.keyed_by
+        source = f'{labels.source}: '
+    else:
+        keys = sorted(labels)
+        source = ''
+    if keyed_by == KEYED_BY_STAMP:
+        by_key = {stamp: (index, stamp) for index, stamp in bag_frames}
+    elif keyed_by == KEYED_BY_INDEX:
+        by_key = {index: (index, stamp) for index, stamp in bag_frames}
+    else:
+        raise ValueError(f'keyed_by is {keyed_by!r}, expected {KEYED_BY_STAMP!r} or '
+                         f'{KEYED_BY_INDEX!r}')
+    missing = [key for key in keys if key not in by_key]
+    if missing:
+        what = 'stamps (ns)' if keyed_by == KEYED_BY_STAMP else 'frame indices (1-based)'
+        span = (f"; the bag's frames run from {min(by_key)} to {max(by_key)}"
+                if by_key else '; the bag has no frame')
+        raise LabelError(f'{source}{len(missing)} of {len(keys)} labelled frames name no frame '
+                         f'of the bag, by {what}: {listed(missing)}{span}')
+    return {key: by_key[key] for key in keys}
