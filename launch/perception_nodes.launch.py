@@ -11,7 +11,7 @@ from triton_perception.pipeline.plan import pipeline_plan
 
 NODE_ARGUMENTS = ('camera_topic', 'camera_info_topic', 'cameras', 'input_transport',
                   'triton_url', 'params_file', 'enable_detections', 'enable_lanes',
-                  'enable_overlay', 'namespace', 'use_sim_time', 'process_layout')
+                  'enable_overlay', 'namespace', 'process_layout', 'use_sim_time')
 
 
 def node_actions(context: LaunchContext) -> list:

@@ -34,7 +34,8 @@ DECLARED = {
     'perception_nodes.launch.py': ('camera_topic', 'camera_info_topic', 'cameras',
                                    'input_transport', 'triton_url',
                                    'params_file', 'enable_detections', 'enable_lanes',
-                                   'enable_overlay', 'namespace', 'use_sim_time'),
+                                   'enable_overlay', 'namespace', 'process_layout',
+                                   'use_sim_time'),
 }
 PORTS = {'grpc_port': '18601', 'http_port': '18600', 'metrics_port': '18602'}
 
@@ -60,7 +61,7 @@ def ament_prefix(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     (prefix / 'share' / PACKAGE).mkdir(parents=True)
     for entry in ('package.xml', 'config', 'launch', 'model_repository'):
         (prefix / 'share' / PACKAGE / entry).symlink_to(REPO / entry)
-    for executable in ('detection_node', 'lane_node', 'overlay_node'):
+    for executable in ('detection_node', 'lane_node', 'overlay_node', 'perception_process'):
         launcher = prefix / 'lib' / PACKAGE / executable
         launcher.write_text('#!/bin/sh\n')
         launcher.chmod(launcher.stat().st_mode | stat.S_IXUSR)
@@ -114,9 +115,11 @@ def processes(found: list, context: LaunchContext) -> dict[str, ExecuteProcess]:
 def node_command(node: Node, context: LaunchContext) -> list[str]:
     """Return the command line launch_ros runs for `node` (what Node.execute prepares)."""
     node._perform_substitutions(context)  # private, but the same from Humble to Rolling
-    ros_arguments = {'name': f'__node:={node.node_name.rsplit("/", 1)[-1]}'}
-    if node.expanded_node_namespace != '':
-        ros_arguments['ns'] = f'__ns:={node.expanded_node_namespace}'
+    ros_arguments = {}
+    if node.is_node_name_fully_specified():  # what Node.execute adds; not for perception_process
+        ros_arguments['name'] = f'__node:={node.node_name.rsplit("/", 1)[-1]}'
+        if node.expanded_node_namespace != '':
+            ros_arguments['ns'] = f'__ns:={node.expanded_node_namespace}'
     context.extend_locals({'ros_specific_arguments': ros_arguments})
     node.prepare(context)
     return node.process_details['cmd']
@@ -141,8 +144,12 @@ def check_nodes(nodes: list, plan, context: LaunchContext, prefix: Path) -> None
         assert node.node_package == PACKAGE and node.node_executable == expected.executable
         assert command[0] == str(prefix / 'lib' / PACKAGE / expected.executable)
         rules, params_files = ros_arguments(command)
-        assert f'__node:={expected.name}' in rules
-        assert (f'__ns:={expected.namespace}' in rules) == bool(expected.namespace)
+        if expected.hosts_nodes:  # a name or namespace would rename every node of the process
+            assert not any(rule.startswith(('__node:=', '__ns:=')) for rule in rules), rules
+            assert list(expected.arguments) == command[1:1 + len(expected.arguments)], command
+        else:
+            assert f'__node:={expected.name}' in rules
+            assert (f'__ns:={expected.namespace}' in rules) == bool(expected.namespace)
         for source, target in expected.remappings:
             assert f'{source}:={target}' in rules
         # The package's params.yaml first, then the plan's values, which override it.
@@ -211,7 +218,8 @@ def test_pipeline_cpu_starts_server_then_gate_then_nodes(ament_prefix: Path,
 
 def test_pipeline_with_remote_triton(ament_prefix: Path) -> None:
     arguments = {'start_triton': 'false', 'triton_url': 'jetson.local:8001',
-                 'enable_lanes': 'false', 'namespace': 'perception', 'use_sim_time': 'true'}
+                 'enable_lanes': 'false', 'namespace': 'perception', 'use_sim_time': 'true',
+                 'process_layout': 'per_node'}
     plan = pipeline_plan(arguments)
     context, found = visit('pipeline.launch.py', arguments)
     named = processes(found, context)
@@ -230,7 +238,7 @@ def test_pipeline_with_remote_triton(ament_prefix: Path) -> None:
 def test_pipeline_with_two_cameras(ament_prefix: Path) -> None:
     arguments = {'start_triton': 'false', 'triton_url': 'jetson.local:8001',
                  'cameras': 'front=/front/image_raw,rear=/rear/image_raw',
-                 'enable_overlay': 'false'}
+                 'enable_overlay': 'false', 'process_layout': 'per_node'}
     plan = pipeline_plan(arguments)
     context, found = visit('pipeline.launch.py', arguments)
     gate = processes(found, context)['wait_for_triton']
@@ -241,6 +249,22 @@ def test_pipeline_with_two_cameras(ament_prefix: Path) -> None:
         ProcessExited(returncode=0, pid=1, **gate.process_details), context))
     assert [node.node_executable for node in nodes] == ['detection_node', 'lane_node'] * 2
     check_nodes(nodes, plan, context, ament_prefix)
+
+
+def test_two_cameras_in_one_perception_process(ament_prefix: Path) -> None:
+    arguments = {'start_triton': 'false', 'triton_url': 'jetson.local:8001',
+                 'cameras': 'front=/front/image_raw,rear=/rear/image_raw', 'namespace': 'car'}
+    plan = pipeline_plan(arguments)
+    context, found = visit('pipeline.launch.py', arguments)
+    gate = processes(found, context)['wait_for_triton']
+    gate_exit = next(action.event_handler for action in found
+                     if isinstance(action, RegisterEventHandler))
+    nodes = list(gate_exit.handle(
+        ProcessExited(returncode=0, pid=1, **gate.process_details), context))
+    assert [node.node_executable for node in nodes] == ['perception_process']
+    check_nodes(nodes, plan, context, ament_prefix)
+    assert '--camera=/car/rear=/rear/image_raw=/rear/camera_info' in node_command(nodes[0],
+                                                                                  context)
 
 
 def test_triton_server_alone(tritonserver: Path) -> None:

@@ -13,8 +13,33 @@ from triton_perception.pipeline.plan import (ARGUMENT_NAMES, camera_info_sibling
                                              parse_launch_arguments, pipeline_plan, PlanError)
 
 
-def test_defaults_start_a_local_server_and_three_nodes() -> None:
+def test_defaults_start_a_local_server_and_one_perception_process() -> None:
     plan = pipeline_plan({})
+    assert [node.executable for node in plan.nodes] == ['perception_process']
+    process = plan.nodes[0]
+    assert process.hosts_nodes and process.arguments == ()
+    assert ('image', '/camera/image_raw') in process.remappings
+    assert process.parameters['triton_url'] == '127.0.0.1:8001'
+    arguments = process.ros_arguments()
+    assert not any(argument.startswith(('__node:=', '__ns:=')) for argument in arguments), \
+        'a __node or __ns remap would rename every node of the process'
+
+
+def test_the_single_process_carries_each_camera_and_the_nodes_left_out() -> None:
+    plan = pipeline_plan(parse_launch_arguments([
+        'cameras:=front=/front/image_raw,rear=/rear/image_raw', 'namespace:=/car',
+        'enable_lanes:=false']))
+    (process,) = plan.nodes
+    assert process.fqn == '/car/perception_process'
+    assert process.arguments == (
+        '--namespace=/car', '--camera=/car/front=/front/image_raw=/front/camera_info',
+        '--camera=/car/rear=/rear/image_raw=/rear/camera_info', '--no-lanes')
+    assert process.parameters['expect_lanes'] is False
+    assert plan.ready_models == ('yolov5',)
+
+
+def test_defaults_per_node_start_a_local_server_and_three_nodes() -> None:
+    plan = pipeline_plan({'process_layout': 'per_node'})
     assert plan.server is not None and plan.server.address == '127.0.0.1'
     assert plan.triton_url == '127.0.0.1:8001'
     assert [node.name for node in plan.nodes] == ['detection_node', 'lane_node', 'overlay_node']
@@ -31,7 +56,7 @@ def test_overrides_reach_the_nodes() -> None:
     plan = pipeline_plan(parse_launch_arguments([
         'camera_topic:=/cam/front/image', 'namespace:=perception', 'input_transport:=compressed',
         'grpc_port:=9001', 'http_port:=9000', 'metrics_port:=9002', 'enable_lanes:=false',
-        'use_sim_time:=true', 'respawn_triton:=false', 'rviz:=true']))
+        'use_sim_time:=true', 'respawn_triton:=false', 'rviz:=true', 'process_layout:=per_node']))
     assert plan.triton_url == '127.0.0.1:9001'
     assert [node.name for node in plan.nodes] == ['detection_node', 'overlay_node']
     detection, overlay = plan.nodes
@@ -50,7 +75,7 @@ def test_overrides_reach_the_nodes() -> None:
 def test_several_cameras_share_one_server() -> None:
     plan = pipeline_plan(parse_launch_arguments([
         'cameras:=front=/front/image_raw, rear=/rear/image_raw', 'namespace:=/car',
-        'enable_overlay:=false']))
+        'enable_overlay:=false', 'process_layout:=per_node']))
     assert [node.fqn for node in plan.nodes] == [
         '/car/front/detection_node', '/car/front/lane_node',
         '/car/rear/detection_node', '/car/rear/lane_node']
