@@ -22,6 +22,7 @@ from triton_perception.models.shipped_models import (default_models_directory, E
                                                      install_models, ModelInstallError)
 from triton_perception.pipeline.plan import (ARGUMENTS, parse_launch_arguments, pipeline_plan,
                                              PlanError)
+from triton_perception.scoring.labels import LabelError
 from triton_perception.serving.engines import build_engines, EngineBuildError
 from triton_perception.serving.triton_server import (PROFILES, ServerConfig, ServerError,
                                                      TritonServer)
@@ -438,15 +439,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     """
     Run the command of `argv` (default: the process's arguments) and return its exit code.
 
-    Known errors (server, models, plan, bag, engines, frame range, a missing file) are printed
-    as one line and return 2.
+    Known errors (server, models, plan, bag, engines, frame range, labels, a missing file) are
+    printed as one line and return 2.
     """
     arguments = build_parser().parse_args(argv)
     run: Callable[[argparse.Namespace], int] = arguments.run
     try:
         return run(arguments)
     except (ServerError, ModelInstallError, PlanError, BagError, EngineBuildError, FrameRangeError,
-            FileNotFoundError) as error:
+            LabelError, FileNotFoundError) as error:
         print(f'triton-perception: error: {error}', file=sys.stderr)
         return 2
 

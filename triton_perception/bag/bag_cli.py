@@ -6,6 +6,7 @@ import os
 from pathlib import Path
 import sys
 import time
+from typing import Any
 
 from triton_perception.bag.bag_format import BagError
 
@@ -126,21 +127,69 @@ def command_evaluate(arguments: argparse.Namespace) -> int:
     Returns 1 when a node did not account for every frame or a figure regressed against
     `--expected`, else 0.
     """
+    from triton_perception.bag.accuracy import report_markdown  # noqa: PLC0415
     from triton_perception.bag.evaluate import evaluate, EvaluationSettings  # noqa
-    from triton_perception.bag.figures import markdown  # noqa: PLC0415
 
     report = evaluate(EvaluationSettings(
         bag=arguments.bag, output=arguments.output, topic=arguments.topic, rate=arguments.rate,
         triton_url=arguments.triton_url, profile=arguments.profile,
         params_file=arguments.params_file, record_masks=arguments.record_masks,
-        expected=arguments.expected, process_layout=arguments.process_layout), log=_progress)
-    print(markdown(report))
+        expected=arguments.expected, process_layout=arguments.process_layout,
+        labels=tuple(arguments.labels), criteria=arguments.criteria,
+        lanes_scored=arguments.lanes_scored,
+        lane_rows_from_labels=arguments.lane_rows_from_labels,
+        sparse_tracks=arguments.sparse_track_labels), log=_progress)
+    print(report_markdown(report))
     _progress(f'report: {arguments.output / "report.md"} and report.json')
     unaccounted = [node for node, figures in report['nodes'].items() if not figures['accounted']]
     if unaccounted:
         _progress(f'frames not accounted for by {", ".join(unaccounted)}: see the report')
     regressed = report.get('comparison', {}).get('regressions')
-    return 1 if regressed or unaccounted else 0
+    return 1 if regressed or unaccounted or _criteria_failed(report) else 0
+
+
+def _criteria_failed(report: dict[str, Any]) -> bool:
+    criteria = report.get('criteria')
+    if criteria is None:
+        return False
+    if criteria['passed']:
+        _progress('criteria: passed')
+        return False
+    _progress('criteria: FAILED: ' + '; '.join(criteria['failing']))
+    return True
+
+
+def command_score(arguments: argparse.Namespace) -> int:
+    """Run `bag score`: an earlier evaluation's outputs against labels, without Triton."""
+    from triton_perception.bag.accuracy import report_markdown, score, Scoring  # noqa: PLC0415
+
+    report = score(arguments.evaluation, arguments.output, Scoring(
+        tuple(arguments.labels), arguments.criteria, arguments.params_file,
+        arguments.lanes_scored, arguments.lane_rows_from_labels, arguments.sparse_track_labels),
+        _progress)
+    print(report_markdown(report))
+    _progress(f'report: {arguments.output / "report.md"} and report.json')
+    return 1 if _criteria_failed(report) else 0
+
+
+def _add_scoring_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument('--labels', type=Path, action='append', default=[], metavar='PATH',
+                        help='labels to score against, recognised by their form: COCO JSON, '
+                        'MOTChallenge gt.txt, a directory of CULane .lines.txt, TuSimple '
+                        'JSON lines; repeat for several (docs/bags.md)')
+    parser.add_argument('--criteria', type=Path, default=None,
+                        help="YAML of floors ('floors': {lanes.F1: 0.8}) and per-frame "
+                        "thresholds ('frames': {lane_F1, detection_recall, pass_rate}): "
+                        'exit 1 when one fails')
+    parser.add_argument('--lanes-scored', choices=['all', 'ego'], default='all',
+                        help="score every published lane, or only the ego lane's two lines "
+                        '(for labels that mark only those)')
+    parser.add_argument('--lane-rows-from-labels', action='store_true',
+                        help="crop published lanes to the rows their frame's labels span "
+                        "(for labels read at a few rows); not CULane's protocol")
+    parser.add_argument('--sparse-track-labels', action='store_true',
+                        help='score tracks only on the frames gt.txt has rows for (labels made '
+                        'every Nth frame); MOTChallenge scores every frame in between')
 
 
 def add_bag_commands(commands: argparse._SubParsersAction) -> None:
@@ -218,4 +267,15 @@ def add_bag_commands(commands: argparse._SubParsersAction) -> None:
                                'tolerances')
     evaluate.add_argument('--process-layout', choices=['single', 'per_node'], default='single',
                           help='the nodes in one perception_process, or one process per node')
+    _add_scoring_arguments(evaluate)
     evaluate.set_defaults(run=command_evaluate)
+
+    score = actions.add_parser('score', help="score an earlier evaluation's outputs against "
+                               'labels again, without Triton')
+    score.add_argument('evaluation', type=Path, help='the --output directory of bag evaluate')
+    score.add_argument('--output', type=Path, required=True,
+                       help='directory for the new report.json and report.md')
+    score.add_argument('--params-file', type=Path, default=None,
+                       help='the parameters the evaluation ran with (for the class names)')
+    _add_scoring_arguments(score)
+    score.set_defaults(run=command_score)

@@ -23,8 +23,9 @@ from rclpy.executors import SingleThreadedExecutor
 from rosbags.highlevel import AnyReader, AnyReaderError
 import yaml
 
+from triton_perception.bag.accuracy import add_accuracy, Scoring, write_report
 from triton_perception.bag.bag_format import BagError, COMPRESSED_IMAGE_TYPE, IMAGE_TYPE, typestore
-from triton_perception.bag.figures import (analyse_outputs, detection_labels, markdown,
+from triton_perception.bag.figures import (analyse_outputs, detection_labels,
                                            node_figures, NODES, regressions)
 from triton_perception.bag.play import play_bag
 from triton_perception.bag.record import BagRecorder
@@ -64,6 +65,16 @@ class EvaluationSettings:
     record_masks: bool = False
     expected: Path | None = None
     process_layout: str = 'single'  # or 'per_node': the launch argument of the same name
+    labels: tuple[Path, ...] = ()      # COCO, MOTChallenge, CULane or TuSimple (bag/accuracy.py)
+    criteria: Path | None = None       # floors and per-frame thresholds (read_criteria)
+    lanes_scored: str = 'all'          # or 'ego': the ego lane's two lines only
+    lane_rows_from_labels: bool = False
+    sparse_tracks: bool = False
+
+    def scoring(self) -> Scoring:
+        """Return what scores this evaluation's outputs: labels, criteria and options."""
+        return Scoring(self.labels, self.criteria, self.params_file, self.lanes_scored,
+                       self.lane_rows_from_labels, self.sparse_tracks)
 
 
 def camera_topic(bag: Path, topic: str | None) -> tuple[str, int]:
@@ -276,10 +287,25 @@ def evaluate(settings: EvaluationSettings, log: Callable[[str], None]) -> dict[s
         **analyse_outputs(Path(replayed['outputs_bag']), detection_labels(settings.params_file)),
         'outputs_bag': replayed['outputs_bag'],
     }
+    add_accuracy(report, settings.scoring(), log)
     if settings.expected:
         expected = json.loads(Path(settings.expected).read_text(encoding='utf-8'))
         report['comparison'] = {'expected': str(settings.expected),
                                 'regressions': regressions(report, expected)}
-    (settings.output / 'report.json').write_text(json.dumps(report, indent=2), encoding='utf-8')
-    (settings.output / 'report.md').write_text(markdown(report), encoding='utf-8')
+    write_report(report, settings.output)
     return report
+
+
+def replay_test(bag: Path, labels: list[Path], output: Path, criteria: Path | None = None,
+                triton_url: str = '', **options: Any) -> dict[str, Any]:
+    """
+    Replay `bag`, score it against `labels` and check `criteria`: a replay test in one call.
+
+    Returns the report; `report['criteria']['passed']` is the verdict, and
+    `report['criteria']['failing']` says why not. `options` are further EvaluationSettings
+    (params_file, rate, process_layout, lanes_scored, ...). For pytest or launch_testing.
+    """
+    settings = EvaluationSettings(bag=Path(bag), output=Path(output), triton_url=triton_url,
+                                  labels=tuple(Path(path) for path in labels),
+                                  criteria=Path(criteria) if criteria else None, **options)
+    return evaluate(settings, log=lambda _line: None)
