@@ -93,3 +93,13 @@ def test_failing_criteria_exit_1_and_come_first(scored: tuple[Path, dict[str, An
     report = (directory / 'strict' / 'report.md').read_text()
     assert report.index('Criteria: FAILED') < report.index('| node |')
     assert 'lanes.F1 = ' in report and 'detection.AP50: not in the report' in report
+
+
+def test_expected_flags_an_accuracy_figure_that_fell() -> None:
+    """--expected: a lane F1 0.1 lower is a regression; 0.03 lower and any rise are not."""
+    from triton_perception.bag.accuracy import accuracy_regressions
+    expected = {'accuracy': {'lanes': {'F1': 0.9, 'precision': 0.9}, 'tracking': {'IDF1': 0.8}}}
+    fallen = {'accuracy': {'lanes': {'F1': 0.8, 'precision': 0.87}, 'tracking': {'IDF1': 0.95}}}
+    assert accuracy_regressions(fallen, expected) == [
+        'accuracy.lanes.F1: expected 0.900, got 0.800 (may fall by 0.05)']
+    assert accuracy_regressions({}, expected) == []

@@ -92,10 +92,11 @@ def test_colcon_build_finds_its_model_repository_and_weights(
     assert executables.returncode == 0, executables.stderr
     assert sorted(executables.stdout.split()) == sorted(
         ['triton_perception', 'detection_node', 'triton_perception', 'lane_node',
-         'triton_perception', 'overlay_node'])
+         'triton_perception', 'overlay_node', 'triton_perception', 'perception_process'])
     # Executables under lib/triton_perception only: no generic names on PATH.
     assert not any((install / 'triton_perception' / 'bin' / name).exists()
-                   for name in ('detection_node', 'lane_node', 'overlay_node'))
+                   for name in ('detection_node', 'lane_node', 'overlay_node',
+                                'perception_process'))
 
 
 def test_launch_lists_its_arguments() -> None:

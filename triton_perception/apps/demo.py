@@ -15,9 +15,9 @@ import cv2
 import numpy as np
 from rosbags.highlevel import AnyReader
 
+from triton_perception.bag.accuracy import report_markdown
 from triton_perception.bag.bag_format import typestore
 from triton_perception.bag.evaluate import evaluate, EvaluationSettings
-from triton_perception.bag.figures import markdown
 from triton_perception.bag.make import make_bag
 from triton_perception.bag.reading import read_images
 from triton_perception.outputs.overlay_drawing import (draw_detections, draw_drivable_area,
@@ -25,7 +25,7 @@ from triton_perception.outputs.overlay_drawing import (draw_detections, draw_dri
 from triton_perception.outputs.result_messages import (detections_from_message, lanes_from_cloud,
                                                        load_labels, mask_from_image,
                                                        track_ids_from_message)
-from triton_perception.system.paths import CLIP_HINT
+from triton_perception.system.paths import CLIP_HINT, DEFAULT_CLIP, SOURCE_ROOT
 
 CONTACT_SHEET_GRID = (3, 3)
 CONTACT_SHEET_TILE = (320, 180)
@@ -124,14 +124,22 @@ def run_demo(video: Path, output: Path, profile: str, log: Callable[[str], None]
         make_bag(video, input_bag, progress=log)
     evaluation = output / 'evaluation'
     shutil.rmtree(evaluation, ignore_errors=True)
-    report = evaluate(EvaluationSettings(bag=input_bag, output=evaluation, profile=profile,
-                                         record_masks=True), log=log)
+    labels = clip_labels(video)
+    report = evaluate(EvaluationSettings(
+        bag=input_bag, output=evaluation, profile=profile, record_masks=True, labels=labels,
+        lanes_scored='ego', lane_rows_from_labels=True, sparse_tracks=True), log=log)
     log('rendering the annotated video and the contact sheet')
     video_path, sheet_path = output / 'annotated.mp4', output / 'contact_sheet.png'
     rate_hz = 1e9 / max(1, _frame_period_ns(input_bag))
     render(input_bag, report['input']['topic'], Path(report['outputs_bag']), video_path,
            sheet_path, rate_hz, report['input']['frames'])
-    print(markdown(report))
+    print(report_markdown(report))
+    if 'accuracy' in report:
+        lanes, tracking = report['accuracy']['lanes'], report['accuracy']['tracking']
+        print(f"against the clip's labels (test/data/highway_clip/labels): lane F1 "
+              f"{lanes['F1']:.2f} (ego lines, {lanes['frames']} frames, "
+              f"{lanes['frames_without_output']} without an output), tracking IDF1 "
+              f"{tracking['IDF1']:.2f} (MOTA {tracking['MOTA']:.2f}, {tracking['frames']} frames)")
     print(f'annotated video: {video_path}\ncontact sheet:   {sheet_path}\n'
           f'report:          {evaluation / "report.md"} (and report.json)\n'
           f'outputs bag:     {report["outputs_bag"]}')
@@ -144,6 +152,14 @@ def run_demo(video: Path, output: Path, profile: str, log: Callable[[str], None]
     for problem in problems:
         print(f'demo FAILED: {problem}')
     return 1 if problems else 0
+
+
+def clip_labels(video: Path) -> tuple[Path, ...]:
+    """Return the labels of the default clip in a checkout (CULane lanes, MOT cars), else ()."""
+    labels = SOURCE_ROOT / 'test' / 'data' / 'highway_clip' / 'labels'
+    if video.resolve() != DEFAULT_CLIP.resolve() or not labels.is_dir():
+        return ()
+    return (labels / 'culane', labels / 'gt.txt')
 
 
 def demo_problems(report: dict[str, Any]) -> list[str]:

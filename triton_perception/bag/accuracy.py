@@ -384,3 +384,28 @@ def score(evaluation: Path, output: Path, scoring: Scoring,
     add_accuracy(report, scoring, log)
     write_report(report, output)
     return report
+
+
+ACCURACY_TOLERANCE = 0.05  # an accuracy fraction may fall this much before --expected flags it
+COUNTS = ('id_switches', 'fragmentations')
+
+
+def accuracy_regressions(report: dict[str, Any], expected: dict[str, Any]) -> list[str]:
+    """
+    Return each headline accuracy figure that fell beyond ACCURACY_TOLERANCE, as a sentence.
+
+    Only figures both reports have are compared (the same kinds of labels); a rise is no
+    regression.
+    """
+    problems = []
+    for kind, names in HEADLINES.items():
+        old, new = expected.get('accuracy', {}).get(kind), report.get('accuracy', {}).get(kind)
+        if not old or not new:
+            continue
+        for name in names:
+            if name in COUNTS or name not in old or name not in new:
+                continue
+            if new[name] < old[name] - ACCURACY_TOLERANCE:
+                problems.append(f'accuracy.{kind}.{name}: expected {old[name]:.3f}, got '
+                                f'{new[name]:.3f} (may fall by {ACCURACY_TOLERANCE:g})')
+    return problems

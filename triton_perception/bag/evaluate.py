@@ -23,7 +23,8 @@ from rclpy.executors import SingleThreadedExecutor
 from rosbags.highlevel import AnyReader, AnyReaderError
 import yaml
 
-from triton_perception.bag.accuracy import add_accuracy, Scoring, write_report
+from triton_perception.bag.accuracy import (accuracy_regressions, add_accuracy, Scoring,
+                                            write_report)
 from triton_perception.bag.bag_format import BagError, COMPRESSED_IMAGE_TYPE, IMAGE_TYPE, typestore
 from triton_perception.bag.figures import (analyse_outputs, detection_labels,
                                            node_figures, NODES, regressions)
@@ -291,7 +292,8 @@ def evaluate(settings: EvaluationSettings, log: Callable[[str], None]) -> dict[s
     if settings.expected:
         expected = json.loads(Path(settings.expected).read_text(encoding='utf-8'))
         report['comparison'] = {'expected': str(settings.expected),
-                                'regressions': regressions(report, expected)}
+                                'regressions': [*regressions(report, expected),
+                                                *accuracy_regressions(report, expected)]}
     write_report(report, settings.output)
     return report
 
