@@ -5,7 +5,8 @@ from setuptools import find_packages, setup
 
 PACKAGE = 'triton_perception'
 HERE = Path(__file__).resolve().parent
-NODE_EXECUTABLES = ('detection_node', 'lane_node', 'overlay_node', 'perception_process')
+# The launchers in scripts/, installed under lib/triton_perception/ (dev/setup.sh reads the same).
+NODE_EXECUTABLES = tuple(sorted(path.name for path in (HERE / 'scripts').iterdir()))
 NOT_SHIPPED_SUFFIXES = ('.onnx', '.plan', '.engine', '.pyc')
 
 

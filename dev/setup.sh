@@ -14,7 +14,9 @@ STAMP="$VENV/.triton_perception-setup.sha256"
 ROS_PYTHON=${TRITON_PERCEPTION_ROS_PYTHON:-$ROOT/../shared/ros-python}
 COLCON_VENV="$VENV/colcon"
 PACKAGE=triton_perception
-NODE_EXECUTABLES=(detection_node lane_node overlay_node)
+# The node executables are the launchers in scripts/ (setup.py installs the same list).
+NODE_EXECUTABLES=()
+for launcher in "$ROOT"/scripts/*; do NODE_EXECUTABLES+=("$(basename "$launcher")"); done
 
 say() { printf 'setup: %s\n' "$*"; }
 fail() { printf 'setup: ERROR: %s\n' "$*" >&2; exit 1; }

@@ -157,7 +157,7 @@ def test_launched_pipeline_answers_frames(launched: dict[str, Any], probe: Probe
     detections = probe.record(Detection2DArray, f'{NAMESPACE}/detections')
     lanes = probe.record(PointCloud2, f'{NAMESPACE}/lanes')
     camera = probe.publisher(Image, f'{NAMESPACE}/camera/image_raw')
-    probe.wait_for_subscribers(camera, 2)
+    probe.wait_for_subscribers(camera, 1)  # perception_process subscribes the camera once
     frame = image_message(road_frame(shared), Header(frame_id='camera'), 'bgr8')
 
     def answered() -> bool:

@@ -101,6 +101,7 @@ class PerceptionNode(LifecycleNode):
         # destroys every node of a context at shutdown, one whose constructor failed included.
         self._worker: InferenceWorker | None = None
         self._image_subscription: Subscription | None = None
+        self._frame_source = frame_source
         self._specs = {spec.name: spec for spec in specs}
         self.settings = declare_parameters(self, specs)
         self._outputs = outputs
@@ -112,7 +113,6 @@ class PerceptionNode(LifecycleNode):
         self._image_topic = self.resolve_topic_name(
             'image/compressed' if self._compressed_input else 'image')
         self._frame_losses = FrameLossCounter(self, self.accounting, self._image_topic)
-        self._frame_source = frame_source
         self._overlays_published = 0
         self._diagnostics = self.create_publisher(DiagnosticArray, '/diagnostics', DIAGNOSTICS_QOS)
         self.create_timer(self.settings['diagnostics_period_s'], self._publish_diagnostics)
