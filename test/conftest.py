@@ -6,6 +6,8 @@ from pathlib import Path
 import tempfile
 from typing import Any, Iterator, TYPE_CHECKING
 
+import cv2
+import numpy as np
 import pytest
 
 from triton_perception.system.paths import dds_profile_environment
@@ -152,3 +154,14 @@ def probe(request: pytest.FixtureRequest) -> Iterator[Any]:
     probe = Probe(f'{request.module.__name__}_probe')
     yield probe
     probe.close()
+
+
+@pytest.fixture(scope='session')
+def road_rgb(shared: Path) -> np.ndarray:
+    """Frame 100 of the highway clip as RGB: a road with cars and both ego lines."""
+    capture = cv2.VideoCapture(str(shared_path('data', 'videos', 'solidWhiteRight.mp4')))
+    capture.set(cv2.CAP_PROP_POS_FRAMES, 100)
+    ok, bgr = capture.read()
+    capture.release()
+    assert ok
+    return cv2.cvtColor(bgr, cv2.COLOR_BGR2RGB)

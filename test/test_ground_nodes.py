@@ -23,8 +23,7 @@ import yaml
 
 from ros_helpers import LATCHED, Probe, wait_until
 from test_ground_clip import CALIBRATION
-from test_nodes import (image_message, latest_diagnostics, road_rgb,  # noqa: F401 (fixture)
-                        send_and_receive, start_node)
+from test_nodes import image_message, latest_diagnostics, send_and_receive, start_node
 from triton_perception.ground.ground_messages import read_ground_points
 from triton_perception.system.processes import NodeProcess
 

@@ -40,16 +40,6 @@ def bus_rgb(shared: Path) -> np.ndarray:
     return cv2.cvtColor(bgr, cv2.COLOR_BGR2RGB)
 
 
-@pytest.fixture(scope='module')
-def road_rgb(shared: Path) -> np.ndarray:
-    capture = cv2.VideoCapture(str(shared_path('data', 'videos', 'solidWhiteRight.mp4')))
-    capture.set(cv2.CAP_PROP_POS_FRAMES, 100)
-    ok, bgr = capture.read()
-    capture.release()
-    assert ok
-    return cv2.cvtColor(bgr, cv2.COLOR_BGR2RGB)
-
-
 def start_node(executable: str, namespace: str, triton_server: Any, tmp_path_factory: Any,
                **parameters: Any) -> NodeProcess:
     return NodeProcess(executable, ros_arguments({'triton_url': triton_server.grpc_url,

@@ -14,7 +14,6 @@ import subprocess
 import sys
 from typing import Any, Iterator
 
-import cv2
 from diagnostic_msgs.msg import DiagnosticArray
 import numpy as np
 import pytest
@@ -22,7 +21,6 @@ from sensor_msgs.msg import Image, PointCloud2
 from std_msgs.msg import Header
 from vision_msgs.msg import Detection2DArray
 
-from conftest import shared_path
 from ros_cli import (colcon_build, copy_checkout, LaunchedPipeline, REPO, ros2,
                      sourced_environment, VENV, venv_environment)
 from ros_helpers import Probe, wait_until
@@ -143,22 +141,13 @@ def launched(installed: Path, diagnostics: list[DiagnosticArray],
         pipeline.kill(pipeline.processes())
 
 
-def road_frame(shared: Path) -> np.ndarray:
-    capture = cv2.VideoCapture(str(shared_path('data', 'videos', 'solidWhiteRight.mp4')))
-    capture.set(cv2.CAP_PROP_POS_FRAMES, 60)
-    ok, bgr = capture.read()
-    capture.release()
-    assert ok
-    return bgr
-
-
 def test_launched_pipeline_answers_frames(launched: dict[str, Any], probe: Probe,
-                                          shared: Path) -> None:
+                                          road_rgb: np.ndarray) -> None:
     detections = probe.record(Detection2DArray, f'{NAMESPACE}/detections')
     lanes = probe.record(PointCloud2, f'{NAMESPACE}/lanes')
     camera = probe.publisher(Image, f'{NAMESPACE}/camera/image_raw')
     probe.wait_for_subscribers(camera, 1)  # perception_process subscribes the camera once
-    frame = image_message(road_frame(shared), Header(frame_id='camera'), 'bgr8')
+    frame = image_message(road_rgb, Header(frame_id='camera'), 'rgb8')
 
     def answered() -> bool:
         camera.publish(frame)  # until both answer: the nodes may still be warming up

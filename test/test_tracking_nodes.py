@@ -22,8 +22,7 @@ import yaml
 from ros_helpers import Probe, wait_until
 from test_ground_clip import CALIBRATION
 from test_ground_nodes import camera_info
-from test_nodes import (image_message, latest_diagnostics, road_rgb,  # noqa: F401 (fixture)
-                        send_and_receive, start_node)
+from test_nodes import image_message, latest_diagnostics, send_and_receive, start_node
 from triton_perception.system.processes import NodeProcess
 
 EGO_SPEED = 10.0  # m/s along odom x in the odometry test

@@ -1,0 +1,131 @@
+"""
+perception_process: every camera's nodes in one process, each camera's frames taken once.
+
+Real Fast DDS, real tritonserver, real weights. Two cameras share one process; one camera's
+bad frames (another size, garbage encodings) and one node's deactivation must not touch the
+other camera or the other node. The single process and the per-node layout publish the same
+detections for the same bag.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+import time
+from typing import Any, Iterator
+
+from diagnostic_msgs.msg import DiagnosticArray
+import numpy as np
+import pytest
+from sensor_msgs.msg import Image
+from vision_msgs.msg import Detection2DArray
+
+from ros_helpers import Probe, wait_until
+from test_nodes import image_message, latest_diagnostics
+from test_replay import clip_bag
+from triton_perception.bag.accuracy import read_outputs
+from triton_perception.bag.evaluate import evaluate, EvaluationSettings
+from triton_perception.bag.figures import detection_labels
+from triton_perception.system.processes import NodeProcess, ros_arguments
+
+pytestmark = [pytest.mark.ros, pytest.mark.server]
+
+
+@pytest.fixture(scope='module')
+def two_cameras(triton_server: Any, tmp_path_factory: Any) -> Iterator[NodeProcess]:
+    process = NodeProcess(
+        'perception_process',
+        ['--camera=/front=/front/image_raw', '--camera=/rear=/rear/image_raw', '--no-overlay',
+         *ros_arguments({'triton_url': triton_server.grpc_url, 'qos_reliability': 'reliable',
+                         'diagnostics_period_s': 0.2})],
+        tmp_path_factory.mktemp('perception_process'))
+    yield process
+    assert process.stop() == 0, process.output()
+
+
+def frame(rgb: np.ndarray, stamp_s: int, encoding: str = 'rgb8') -> Image:
+    return image_message(rgb, encoding, 'camera', stamp_s)
+
+
+def test_each_camera_has_its_own_nodes_fed_by_one_subscription(
+        probe: Probe, two_cameras: NodeProcess, road_rgb: np.ndarray) -> None:
+    front = probe.publisher(Image, '/front/image_raw')
+    rear = probe.publisher(Image, '/rear/image_raw')
+    probe.wait_for_subscribers(front, 1, timeout_s=120.0)
+    probe.wait_for_subscribers(rear, 1, timeout_s=120.0)
+    time.sleep(1.0)  # a second subscription would have matched by now
+    assert front.get_subscription_count() == 1 and rear.get_subscription_count() == 1
+    detections = probe.record(Detection2DArray, '/front/detections')
+    wait_until(lambda: detections or not front.publish(frame(road_rgb, 10)), 60.0,
+               'front detections')
+    names = set(probe.node.get_node_names_and_namespaces())
+    assert {('detection_node', '/front'), ('lane_node', '/front'), ('detection_node', '/rear'),
+            ('lane_node', '/rear'), ('perception_process', '/')} <= names
+
+
+def test_one_cameras_bad_frames_leave_the_other_untouched(
+        probe: Probe, two_cameras: NodeProcess, road_rgb: np.ndarray) -> None:
+    diagnostics = probe.received.get('/diagnostics') or probe.record(DiagnosticArray,
+                                                                     '/diagnostics')
+    front = probe.publisher(Image, '/front/image_raw')
+    rear = probe.publisher(Image, '/rear/image_raw')
+    front_results = probe.record(Detection2DArray, '/front/detections')
+    rear_results = probe.record(Detection2DArray, '/rear/detections')
+    small = np.ascontiguousarray(road_rgb[::3, ::3])
+    for index in range(20):
+        garbage = frame(road_rgb, 100 + index)
+        garbage.encoding = 'no_such_encoding'
+        rear.publish(garbage if index % 2 else frame(small, 100 + index))
+        front.publish(frame(road_rgb, 200 + index))
+        time.sleep(0.15)
+
+    def settled() -> bool:
+        status = latest_diagnostics(diagnostics, '/front/detection_node')
+        rear_status = latest_diagnostics(diagnostics, '/rear/detection_node')
+        return bool(status and rear_status and int(rear_status['rejected']) >= 10
+                    and int(status['pending']) == 0 and front_results)
+    wait_until(settled, 60.0, "both cameras' accounting")
+    front_status = latest_diagnostics(diagnostics, '/front/detection_node')
+    assert front_status is not None
+    assert int(front_status['rejected']) == 0 and int(front_status['failed']) == 0
+    assert any(message.header.stamp.sec >= 200 for message in front_results)
+    assert any(message.header.stamp.sec >= 100 for message in rear_results), \
+        'the smaller frames of the rear camera are served too'
+
+
+def test_deactivating_a_lane_node_leaves_the_same_cameras_detections(
+        probe: Probe, two_cameras: NodeProcess, road_rgb: np.ndarray) -> None:
+    front = probe.publisher(Image, '/front/image_raw')
+    detections = probe.record(Detection2DArray, '/front/detections')
+    assert probe.change_state('/front/lane_node', 'deactivate')
+    try:
+        wait_until(lambda: any(message.header.stamp.sec == 300 for message in detections)
+                   or not front.publish(frame(road_rgb, 300)), 60.0,
+                   'front detections with its lane node inactive')
+        assert front.get_subscription_count() == 1, 'the detection node still takes the camera'
+    finally:
+        assert probe.change_state('/front/lane_node', 'activate')
+
+
+@pytest.mark.slow
+def test_both_layouts_publish_the_same_detections(shared: Path, triton_server: Any,
+                                                  tmp_path: Path) -> None:
+    """The same bag through perception_process and through one process per node."""
+    bag = clip_bag(shared, tmp_path, 24)
+    outputs = {}
+    for layout in ('single', 'per_node'):
+        report = evaluate(EvaluationSettings(
+            bag=bag, output=tmp_path / layout, triton_url=triton_server.grpc_url, rate=0.25,
+            process_layout=layout), log=print)
+        outputs[layout] = read_outputs(Path(report['outputs_bag']), detection_labels(None))
+    single, per_node = outputs['single'], outputs['per_node']
+    common = sorted(set(single.detections) & set(per_node.detections))
+    assert len(common) >= 12, (len(single.detections), len(per_node.detections))
+    for stamp in common:
+        assert np.array_equal(single.detections[stamp][:, :4], per_node.detections[stamp][:, :4])
+        np.testing.assert_allclose(single.detections[stamp][:, 4:],
+                                   per_node.detections[stamp][:, 4:], atol=1e-6)
+    lanes = sorted(set(single.lanes) & set(per_node.lanes))
+    assert len(lanes) >= 6
+    for stamp in lanes:
+        assert len(single.lanes[stamp]) == len(per_node.lanes[stamp])
+        for ours, theirs in zip(single.lanes[stamp], per_node.lanes[stamp]):
+            np.testing.assert_allclose(ours, theirs, atol=1e-3)
