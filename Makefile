@@ -24,6 +24,7 @@ demo: models
 
 bench: models
 	@$(CLI) bench --json out/bench.json
+	@$(CLI) bench --memory
 
 # 30 minutes of looped replay: node and server memory growth, accounting (not in CI).
 soak: models

@@ -275,6 +275,11 @@ def command_bench(arguments: argparse.Namespace) -> int:
     from triton_perception.tracking.tracking_benchmark import tracking_line  # noqa: PLC0415
 
     raise_on_termination()
+    if arguments.memory:
+        from triton_perception.bench.process_memory import measure_all, memory_table  # noqa
+        print(memory_table(measure_all(arguments.triton_url, lambda line: print(
+            f'bench: {line}', file=sys.stderr, flush=True))))
+        return 0
     try:
         report = run_bench(BenchSettings(
             frames=arguments.frames, duration_s=arguments.duration,
@@ -423,6 +428,9 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument('--cases', default='detection,lanes,both',
                        help='comma-separated, from detection, lanes, both')
     bench.add_argument('--json', type=Path, default=None, help='write the figures here')
+    bench.add_argument('--memory', action='store_true',
+                       help='only the memory of the perception processes: one perception_process '
+                       'against one process per node, for 1 and 4 idle cameras')
     bench.add_argument('--profile', choices=PROFILES, default=None,
                        help='profile of the server the bench starts (default cpu)')
     bench.add_argument('--triton-url', default=None,
