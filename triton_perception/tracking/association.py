@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import numpy as np
-from scipy.optimize import linear_sum_assignment
 
 
 def iou_matrix(boxes_a: np.ndarray, boxes_b: np.ndarray) -> np.ndarray:
@@ -32,6 +31,8 @@ def match(similarity: np.ndarray, gate: float) -> tuple[np.ndarray, np.ndarray, 
     rows, columns = similarity.shape
     if rows == 0 or columns == 0:
         return (np.zeros((0, 2), dtype=np.int64), np.arange(rows), np.arange(columns))
+    # Deferred: scipy costs a perception process about 20 MiB, paid only once tracking runs.
+    from scipy.optimize import linear_sum_assignment  # noqa: PLC0415
     cost = np.where(similarity >= gate, 1.0 - similarity, 1e6)
     row_index, column_index = linear_sum_assignment(cost)
     valid = cost[row_index, column_index] < 1e6
