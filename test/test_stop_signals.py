@@ -93,7 +93,8 @@ def noise_frames(width: int, height: int, count: int) -> list[Image]:
 
 
 @pytest.mark.parametrize('stop_signal', [signal.SIGINT, signal.SIGTERM], ids=['sigint', 'sigterm'])
-@pytest.mark.parametrize('executable', ['detection_node', 'lane_node', 'overlay_node'])
+@pytest.mark.parametrize('executable', ['detection_node', 'lane_node', 'overlay_node',
+                                        'perception_process'])
 def test_a_signal_during_a_take_stops_the_node_cleanly(
         executable: str, stop_signal: signal.Signals, probe: Probe, triton_server: Any,
         started: Any) -> None:
