@@ -289,7 +289,8 @@ def test_runner_stops_everything_in_time(
     replay = Replay(camera, clip, 30.0)
     tree: set[int] = set()
     try:
-        wait_for_pipeline(probe, process, log_path, camera, 3)
+        # perception_process subscribes the camera once; the watched overlay once more.
+        wait_for_pipeline(probe, process, log_path, camera, 2)
         replay.start()
         wait_until(lambda: detections and lanes and overlays, 60.0,
                    'detections, lanes and overlays')
