@@ -21,7 +21,7 @@ import sys
 from typing import Any, Callable
 
 from rclpy.node import Node
-import rclpy.utilities
+from rclpy.utilities import remove_ros_args
 
 from triton_perception.nodes.camera_frames import CameraFrames
 from triton_perception.nodes.detection_node import DetectionNode
@@ -131,7 +131,7 @@ def node_factories(arguments: argparse.Namespace) -> list[Callable[[], Node]]:
 def main(args: list[str] | None = None) -> None:
     """Run the perception process until SIGINT or SIGTERM; exit 2 on bad arguments."""
     argv = sys.argv if args is None else args
-    arguments = parse_arguments(rclpy.utilities.remove_ros_args(argv)[1:])
+    arguments = parse_arguments(remove_ros_args(argv)[1:])
     sys.exit(run_nodes(node_factories(arguments), args=argv))
 
 
