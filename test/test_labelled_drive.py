@@ -15,12 +15,13 @@ import subprocess
 import sys
 from typing import Any
 
+import numpy as np
 import pytest
 import yaml
 
 from conftest import REPO
 from test_replay import clip_bag
-from triton_perception.bag.accuracy import score, Scoring
+from triton_perception.bag.accuracy_report import score, Scoring
 from triton_perception.bag.evaluate import evaluate, EvaluationSettings
 
 LABELS = REPO / 'test' / 'data' / 'highway_clip' / 'labels'
@@ -61,7 +62,10 @@ def test_the_clip_scores_within_its_bands(scored: tuple[Path, dict[str, Any]]) -
     assert lanes['F1'] >= LANE_F1_FLOOR, lanes
     assert tracking['IDF1'] >= IDF1_FLOOR, tracking
     assert report['criteria']['passed'], report['criteria']
-    assert 'Criteria: PASSED' in (Path(report['outputs_bag']).parent / 'report.md').read_text()
+    evaluation = Path(report['outputs_bag']).parent
+    assert 'Criteria: PASSED' in (evaluation / 'report.md').read_text()
+    assert report['figures'] == ['lane_f1.png', 'worst_frames.png']
+    assert all((evaluation / name).stat().st_size > 1000 for name in report['figures'])
 
 
 @pytest.mark.ros
@@ -97,9 +101,20 @@ def test_failing_criteria_exit_1_and_come_first(scored: tuple[Path, dict[str, An
 
 def test_expected_flags_an_accuracy_figure_that_fell() -> None:
     """--expected: a lane F1 0.1 lower is a regression; 0.03 lower and any rise are not."""
-    from triton_perception.bag.accuracy import accuracy_regressions
+    from triton_perception.bag.accuracy_report import accuracy_regressions
     expected = {'accuracy': {'lanes': {'F1': 0.9, 'precision': 0.9}, 'tracking': {'IDF1': 0.8}}}
     fallen = {'accuracy': {'lanes': {'F1': 0.8, 'precision': 0.87}, 'tracking': {'IDF1': 0.95}}}
     assert accuracy_regressions(fallen, expected) == [
         'accuracy.lanes.F1: expected 0.900, got 0.800 (may fall by 0.05)']
     assert accuracy_regressions({}, expected) == []
+
+
+def test_the_precision_recall_curve_follows_the_ranked_detections() -> None:
+    """Two labelled cars; detections 0.9 (hit), 0.8 (a miss), 0.7 (hit) rank as COCO ranks them."""
+    from triton_perception.bag.accuracy_figures import precision_recall
+    labels = {1: np.array([[0, 0, 10, 10, 2, 0], [20, 0, 30, 10, 2, 0]], float)}
+    detections = {1: np.array([[0, 0, 10, 10, 0.9, 2], [50, 50, 60, 60, 0.8, 2],
+                               [21, 0, 30, 10, 0.7, 2]], float)}
+    recall, precision = precision_recall(labels, detections, 2)
+    np.testing.assert_allclose(recall, [0.5, 0.5, 1.0])
+    np.testing.assert_allclose(precision, [1.0, 0.5, 2 / 3])

@@ -15,7 +15,7 @@ import cv2
 import numpy as np
 from rosbags.highlevel import AnyReader
 
-from triton_perception.bag.accuracy import report_markdown
+from triton_perception.bag.accuracy_report import report_markdown
 from triton_perception.bag.bag_format import typestore
 from triton_perception.bag.evaluate import evaluate, EvaluationSettings
 from triton_perception.bag.make import make_bag

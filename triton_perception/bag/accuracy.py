@@ -10,16 +10,14 @@ without an output (dropped, failed) counts as all misses, and the figures say ho
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-import json
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 from rosbags.highlevel import AnyReader
 import yaml
 
 from triton_perception.bag.bag_format import BagError, COMPRESSED_IMAGE_TYPE, IMAGE_TYPE, typestore
-from triton_perception.bag.figures import detection_labels, markdown
 from triton_perception.outputs.result_messages import class_index, LANE_POINT_DTYPE
 from triton_perception.scoring.detection import score_detections
 from triton_perception.scoring.labels import (DetectionLabels, LabelError, LaneLabels,
@@ -128,9 +126,11 @@ def score_replay(camera: CameraFrames, outputs: ReplayOutputs, label_paths: list
         raise LabelError(f'lanes scored {lanes_scored!r}: expected one of {LANES_SCORED}')
     accuracy: dict[str, Any] = {}
     per_frame: dict[str, dict[int, float]] = {}
+    read: dict[str, Any] = {}
     stamp_of_index = dict(camera.frames)
     for path in label_paths:
         labels = read_labels(path, class_names)
+        read[type(labels).__name__] = labels
         resolve_frames(labels, None, camera.frames)  # LabelError for a frame the bag lacks
         if isinstance(labels, DetectionLabels):
             result = score_detections(labels, outputs.detections, class_names)
@@ -159,7 +159,7 @@ def score_replay(camera: CameraFrames, outputs: ReplayOutputs, label_paths: list
             if labels.form == 'tusimple':
                 result.update({key: tusimple[key] for key in ('tusimple_accuracy', 'FP', 'FN')})
             _merge(accuracy, 'lanes', result, path)
-    return {'accuracy': accuracy, 'per_frame': per_frame}
+    return {'accuracy': accuracy, 'per_frame': per_frame, 'labels': read}
 
 
 def _merge(accuracy: dict[str, Any], kind: str, result: dict[str, Any], path: Path) -> None:
@@ -265,147 +265,3 @@ def worst_frames(scored: dict[str, Any]) -> dict[str, list[tuple[int, float]]]:
     """Return the frames (stamp, figure) with the lowest lane F1 and detection recall."""
     return {name: sorted(values.items(), key=lambda item: (item[1], item[0]))[:WORST_FRAMES]
             for name, values in scored['per_frame'].items()}
-
-
-# --- reports ----------------------------------------------------------------------------------
-
-@dataclass(frozen=True)
-class Scoring:
-    """What a replay is scored with: label files, criteria and the lane options."""
-
-    labels: tuple[Path, ...] = ()
-    criteria: Path | None = None
-    params_file: Path | None = None  # for the detector's class names, as the replay used
-    lanes_scored: str = 'all'
-    lane_rows_from_labels: bool = False
-    sparse_tracks: bool = False
-
-
-def add_accuracy(report: dict[str, Any], scoring: Scoring, log: Callable[[str], None]) -> None:
-    """
-    Score the report's outputs bag against `scoring.labels` and check `scoring.criteria`.
-
-    Adds `accuracy`, `worst_frames` and, with criteria, `criteria` ({passed, failing,
-    failing_frames}); nothing without labels. Raises LabelError for bad labels or criteria.
-    """
-    if not scoring.labels:
-        if scoring.criteria:
-            raise LabelError('--criteria needs --labels: there is nothing to hold the figures to')
-        return
-    criteria = read_criteria(scoring.criteria) if scoring.criteria else None
-    log(f'scoring against {", ".join(str(path) for path in scoring.labels)}')
-    class_names = detection_labels(scoring.params_file)
-    camera = camera_frames(Path(report['input']['bag']), report['input']['topic'])
-    outputs = read_outputs(Path(report['outputs_bag']), class_names)
-    scored = score_replay(camera, outputs, list(scoring.labels), class_names,
-                          scoring.lanes_scored, scoring.lane_rows_from_labels,
-                          scoring.sparse_tracks)
-    report['accuracy'] = scored['accuracy']
-    report['worst_frames'] = worst_frames(scored)
-    if criteria is not None:
-        report['criteria'] = check_criteria(scored, criteria)
-
-
-def write_report(report: dict[str, Any], output: Path) -> None:
-    """Write report.json and report.md into `output`."""
-    output.mkdir(parents=True, exist_ok=True)
-    (output / 'report.json').write_text(json.dumps(report, indent=2), encoding='utf-8')
-    (output / 'report.md').write_text(report_markdown(report), encoding='utf-8')
-
-
-HEADLINES = {'detection': ('AP', 'AP50', 'AP75', 'precision', 'recall'),
-             'tracking': ('MOTA', 'MOTP', 'IDF1', 'id_switches', 'fragmentations'),
-             'lanes': ('F1', 'precision', 'recall', 'tusimple_accuracy')}
-
-
-def report_markdown(report: dict[str, Any]) -> str:
-    """
-    Return the report as Markdown: failing criteria first, then accuracy, then the replay.
-
-    The replay's own figures (node accounting, detections, lanes, tracking) follow as
-    bag/figures.py writes them.
-    """
-    title, _separator, rest = markdown(report).partition('\n\n')
-    lines = [title, '']
-    criteria = report.get('criteria')
-    if criteria is not None:
-        verdict = 'PASSED' if criteria['passed'] else 'FAILED'
-        lines += [f'**Criteria: {verdict}**', '']
-        lines += [f'- {failure}' for failure in criteria['failing']]
-        failing_frames = criteria['failing_frames']
-        if failing_frames:
-            shown = ', '.join(str(stamp) for stamp in failing_frames[:WORST_FRAMES * 4])
-            more = ' ...' if len(failing_frames) > WORST_FRAMES * 4 else ''
-            lines.append(f'- failing frames (stamp, ns): {shown}{more}')
-        lines.append('')
-    accuracy = report.get('accuracy')
-    if accuracy:
-        lines += ['| accuracy | ' + ' | '.join(['figure'] * 5) + ' |', '| --- |' + ' --- |' * 5]
-        for kind, names in HEADLINES.items():
-            if kind in accuracy:
-                cells = [f'{name} {accuracy[kind][name]:.3f}' if isinstance(
-                    accuracy[kind][name], float) else f'{name} {accuracy[kind][name]}'
-                         for name in names if name in accuracy[kind]]
-                lines.append(f'| {kind} | ' + ' | '.join(cells + [''] * (5 - len(cells))) + ' |')
-        unanswered = {kind: figures.get('frames_without_output', 0)
-                      for kind, figures in accuracy.items()}
-        lines += ['', 'Labelled frames without an output (scored as all misses): '
-                  + ', '.join(f'{kind} {count}' for kind, count in unanswered.items()) + '.']
-        if 'lanes' in accuracy:
-            lanes = accuracy['lanes']
-            lines.append(f"Lanes drawn {lanes.get('lane_width_px', 0):.1f} px wide (30 px at "
-                         f"1640 px), lanes scored: {lanes.get('lanes_scored')}"
-                         + (', cropped to the labelled rows' if lanes.get('lane_rows_from_labels')
-                            else '') + '.')
-        for name, frames in report.get('worst_frames', {}).items():
-            lines.append(f'Worst frames by {name} (stamp ns: value): '
-                         + ', '.join(f'{stamp}: {value:.2f}' for stamp, value in frames) + '.')
-        lines.append('')
-    return '\n'.join(lines) + '\n' + rest
-
-
-def score(evaluation: Path, output: Path, scoring: Scoring,
-          log: Callable[[str], None]) -> dict[str, Any]:
-    """
-    Score the outputs of an earlier `bag evaluate` (its --output directory) again, without Triton.
-
-    The report is the earlier one with the accuracy against `scoring.labels`, written to
-    `output`. Raises BagError when `evaluation` holds no report of a `bag evaluate` run.
-    """
-    try:
-        report: dict[str, Any] = json.loads(
-            (Path(evaluation) / 'report.json').read_text(encoding='utf-8'))
-        report['input']['bag'], report['outputs_bag']  # noqa: B018 (what scoring reads)
-    except (OSError, ValueError, KeyError, TypeError) as error:
-        raise BagError(f'{evaluation} holds no report.json of a `bag evaluate` run '
-                       f'({error!r})') from None
-    for key in ('accuracy', 'worst_frames', 'criteria', 'comparison'):
-        report.pop(key, None)
-    add_accuracy(report, scoring, log)
-    write_report(report, output)
-    return report
-
-
-ACCURACY_TOLERANCE = 0.05  # an accuracy fraction may fall this much before --expected flags it
-COUNTS = ('id_switches', 'fragmentations')
-
-
-def accuracy_regressions(report: dict[str, Any], expected: dict[str, Any]) -> list[str]:
-    """
-    Return each headline accuracy figure that fell beyond ACCURACY_TOLERANCE, as a sentence.
-
-    Only figures both reports have are compared (the same kinds of labels); a rise is no
-    regression.
-    """
-    problems = []
-    for kind, names in HEADLINES.items():
-        old, new = expected.get('accuracy', {}).get(kind), report.get('accuracy', {}).get(kind)
-        if not old or not new:
-            continue
-        for name in names:
-            if name in COUNTS or name not in old or name not in new:
-                continue
-            if new[name] < old[name] - ACCURACY_TOLERANCE:
-                problems.append(f'accuracy.{kind}.{name}: expected {old[name]:.3f}, got '
-                                f'{new[name]:.3f} (may fall by {ACCURACY_TOLERANCE:g})')
-    return problems

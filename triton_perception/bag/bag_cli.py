@@ -127,7 +127,7 @@ def command_evaluate(arguments: argparse.Namespace) -> int:
     Returns 1 when a node did not account for every frame or a figure regressed against
     `--expected`, else 0.
     """
-    from triton_perception.bag.accuracy import report_markdown  # noqa: PLC0415
+    from triton_perception.bag.accuracy_report import report_markdown  # noqa: PLC0415
     from triton_perception.bag.evaluate import evaluate, EvaluationSettings  # noqa
 
     report = evaluate(EvaluationSettings(
@@ -161,7 +161,8 @@ def _criteria_failed(report: dict[str, Any]) -> bool:
 
 def command_score(arguments: argparse.Namespace) -> int:
     """Run `bag score`: an earlier evaluation's outputs against labels, without Triton."""
-    from triton_perception.bag.accuracy import report_markdown, score, Scoring  # noqa: PLC0415
+    from triton_perception.bag.accuracy_report import (report_markdown,  # noqa: PLC0415
+                                                       score, Scoring)
 
     report = score(arguments.evaluation, arguments.output, Scoring(
         tuple(arguments.labels), arguments.criteria, arguments.params_file,

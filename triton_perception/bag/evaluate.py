@@ -23,8 +23,8 @@ from rclpy.executors import SingleThreadedExecutor
 from rosbags.highlevel import AnyReader, AnyReaderError
 import yaml
 
-from triton_perception.bag.accuracy import (accuracy_regressions, add_accuracy, Scoring,
-                                            write_report)
+from triton_perception.bag.accuracy_report import (accuracy_regressions, add_accuracy,
+                                                   Scoring, write_report)
 from triton_perception.bag.bag_format import BagError, COMPRESSED_IMAGE_TYPE, IMAGE_TYPE, typestore
 from triton_perception.bag.figures import (analyse_outputs, detection_labels,
                                            node_figures, NODES, regressions)
@@ -288,7 +288,7 @@ def evaluate(settings: EvaluationSettings, log: Callable[[str], None]) -> dict[s
         **analyse_outputs(Path(replayed['outputs_bag']), detection_labels(settings.params_file)),
         'outputs_bag': replayed['outputs_bag'],
     }
-    add_accuracy(report, settings.scoring(), log)
+    add_accuracy(report, settings.scoring(), log, settings.output)
     if settings.expected:
         expected = json.loads(Path(settings.expected).read_text(encoding='utf-8'))
         report['comparison'] = {'expected': str(settings.expected),
