@@ -37,6 +37,15 @@ CHANNEL_ARGUMENTS = [
     ('grpc.max_reconnect_backoff_ms', 1000),
 ]
 HEALTH_CHECK_PERIOD_S = 1.0
+# A readiness check that takes longer counts as unreachable: gRPC sets no deadline of its own,
+# and a hung server must show in /diagnostics within seconds, as a stopped one does.
+HEALTH_CHECK_TIMEOUT_S = 2.0
+# While Triton is away, "waiting for Triton" is logged every WAITING_LOG_BACKOFFS backoff waits,
+# but not more often than every 5 s (the log stays readable while the backoff is short) nor
+# less often than every 30 s (the log still shows the wait goes on).
+WAITING_LOG_BACKOFFS = 4
+WAITING_LOG_MIN_INTERVAL_S = 5.0
+WAITING_LOG_MAX_INTERVAL_S = 30.0
 SHARED_INPUT = 'IMAGE'
 _region_numbers = itertools.count()
 
@@ -360,7 +369,9 @@ class InferenceWorker:
             if time.monotonic() >= next_log:
                 self._log.warning(f'waiting for Triton at {self.settings.url} (model '
                                   f'{self.settings.model}): {problem}')
-                next_log = time.monotonic() + min(30.0, max(5.0, 4 * backoff_s))
+                next_log = time.monotonic() + min(
+                    WAITING_LOG_MAX_INTERVAL_S,
+                    max(WAITING_LOG_MIN_INTERVAL_S, WAITING_LOG_BACKOFFS * backoff_s))
             self._wake_connection.wait(backoff_s)
             self._wake_connection.clear()
             backoff_s = min(self.settings.max_backoff_s, backoff_s * 2)
@@ -368,7 +379,7 @@ class InferenceWorker:
 
     def _model_problem(self, client: grpcclient.InferenceServerClient) -> str | None:
         try:
-            if client.is_model_ready(self.settings.model, client_timeout=2.0):
+            if client.is_model_ready(self.settings.model, client_timeout=HEALTH_CHECK_TIMEOUT_S):
                 return None
             return f'model {self.settings.model} is not ready'
         except InferenceServerException as error:
