@@ -79,7 +79,7 @@ class PerceptionNode(LifecycleNode):
     """
 
     def __init__(self, node_name: str, specs: tuple[ParameterSpec, ...],
-                 outputs: tuple[str, ...], *, frame_source: CameraFrames | None = None,
+                 outputs: tuple[str, ...] = (), *, frame_source: CameraFrames | None = None,
                  **node_options: Any) -> None:
         """
         Declare `specs` as parameters and create what exists in every lifecycle state.
@@ -89,7 +89,8 @@ class PerceptionNode(LifecycleNode):
 
         `node_name`: the node's default name.
         `specs`: the node's parameter table (parameters.py); values are validated at start-up.
-        `outputs`: the output tensors to request from the Triton model.
+        `outputs`: the output tensors to request from the Triton model; a subclass that learns
+        them from its parameters passes none and calls `_set_model_outputs`.
         `frame_source`: the camera subscription shared by the nodes of a perception process;
         None subscribes the node itself.
         `node_options`: passed on to rclpy's LifecycleNode.
@@ -132,6 +133,10 @@ class PerceptionNode(LifecycleNode):
             return True
         return (self.trigger_configure() == TransitionCallbackReturn.SUCCESS
                 and self.trigger_activate() == TransitionCallbackReturn.SUCCESS)
+
+    def _set_model_outputs(self, outputs: tuple[str, ...]) -> None:
+        """Set the output tensors to request, for a subclass that reads them from its model."""
+        self._outputs = outputs
 
     def on_configure(self, state: LifecycleState) -> TransitionCallbackReturn:
         """Read the TLS files and fix the client settings; FAILURE if a TLS file is unreadable."""

@@ -41,10 +41,10 @@ class LaneNode(PerceptionNode):
 
         Without a record the model must follow the shipped lane_detection contract; the log says so.
         """
-        super().__init__('lane_node', LANES, (), **node_options)
+        super().__init__('lane_node', LANES, **node_options)
         repository = default_model_repository()
         self._lane_model = lane_model_for(repository, self.settings['model_name'])
-        self._outputs = self._lane_model.outputs
+        self._set_model_outputs(self._lane_model.outputs)
         if not self._lane_model.source:
             self.get_logger().info(
                 f'no lane model record {self._lane_model.name}/lane_model.json in {repository}: '
