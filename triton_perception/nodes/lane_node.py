@@ -69,8 +69,9 @@ class LaneNode(PerceptionNode):
         settings = self.settings
         height, width = inputs['IMAGE'].shape[:2]
         result = decode_lanes(model, checked, (height, width), DecodeSettings(
-            NUM_POINTS, settings['min_lane_length'], settings['lane_score_threshold'],
-            settings['lane_nms_distance_px'], settings['max_lanes']))
+            num_points=NUM_POINTS, min_lane_length=settings['min_lane_length'],
+            score_threshold=settings['lane_score_threshold'],
+            nms_distance_px=settings['lane_nms_distance_px'], max_lanes=settings['max_lanes']))
         header = frame.message.header
         self._lanes.publish(lanes_cloud_message(result.lanes, result.scores, result.sides,
                                                 header))
