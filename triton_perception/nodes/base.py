@@ -12,10 +12,8 @@ from pathlib import Path
 from typing import Any, Callable
 
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
-from rcl_interfaces.msg import SetParametersResult
 from rclpy.lifecycle import LifecycleNode, LifecycleState, TransitionCallbackReturn
 from rclpy.node import Node
-from rclpy.parameter import Parameter
 from rclpy.subscription import Subscription
 from sensor_msgs.msg import CompressedImage, Image
 from std_msgs.msg import Header
@@ -27,9 +25,10 @@ from triton_perception.frames.image_conversion import (check_compressed, check_i
                                                        compressed_to_rgb, image_to_rgb)
 from triton_perception.nodes.camera_frames import CameraFrames
 from triton_perception.nodes.frame_losses import FrameLossCounter
+from triton_perception.nodes.parameter_changes import ParameterChanges
 from triton_perception.nodes.ros_parameters import declare_parameters
 from triton_perception.outputs.result_messages import image_message
-from triton_perception.parameters import ParameterError, ParameterSpec, ParameterValue
+from triton_perception.parameters import ParameterSpec, Settings
 from triton_perception.qos import DIAGNOSTICS_QOS, stream_qos
 from triton_perception.serving.triton_client import (ClientSettings, Frame, InferenceWorker,
                                                      Tensors, TlsOptions)
@@ -102,7 +101,6 @@ class PerceptionNode(LifecycleNode):
         # destroys every node of a context at shutdown, one whose constructor failed included.
         self._worker: InferenceWorker | None = None
         self._image_subscription: Subscription | None = None
-        self._specs = {spec.name: spec for spec in specs}
         self.settings = declare_parameters(self, specs)
         self._outputs = outputs
         self._log = RosLog(self)
@@ -117,7 +115,9 @@ class PerceptionNode(LifecycleNode):
         self._overlays_published = 0
         self._diagnostics = self.create_publisher(DiagnosticArray, '/diagnostics', DIAGNOSTICS_QOS)
         self.create_timer(self.settings['diagnostics_period_s'], self._publish_diagnostics)
-        self.add_on_set_parameters_callback(self._on_set_parameters)
+        self._parameter_changes = ParameterChanges(specs, self.settings, self.check_parameters,
+                                                   self.apply_parameters)
+        self.add_on_set_parameters_callback(self._parameter_changes.on_set_parameters)
 
     def autostart(self) -> bool:
         """
@@ -211,22 +211,22 @@ class PerceptionNode(LifecycleNode):
             self._worker.stop(reason)
             self._worker = None
 
-    def _on_set_parameters(self, parameters: list[Parameter]) -> SetParametersResult:
-        updates = {}
-        for parameter in parameters:
-            spec = self._specs.get(parameter.name)
-            if spec is None:
-                continue
-            try:
-                updates[spec.name] = spec.validate(parameter.value)
-                self.check_dynamic_parameter(spec.name, updates[spec.name])
-            except ParameterError as error:
-                return SetParametersResult(successful=False, reason=str(error))
-        self.settings.update(updates)
-        return SetParametersResult(successful=True)
+    def check_parameters(self, updates: Settings) -> None:
+        """
+        Refuse new values that pass their specs but not the node's state; subclasses override this.
 
-    def check_dynamic_parameter(self, name: str, value: ParameterValue) -> None:
-        """Reject values that pass the spec but not the node's state; subclasses override this."""
+        `updates`: every validated value of one set_parameters call, by name.
+
+        Raises ParameterError to refuse the whole call; changes nothing either way (the values
+        are applied by `apply_parameters` once every check of the call has passed).
+        """
+
+    def apply_parameters(self, updates: Settings) -> None:
+        """
+        Take accepted new values into what the node derives from them; subclasses override this.
+
+        `updates`: the values of one accepted call, already in `settings`.
+        """
 
     def _on_frame(self, message: Image | CompressedImage) -> None:
         """
