@@ -27,8 +27,9 @@ from triton_perception.nodes.parameter_changes import ParameterChanges
 from triton_perception.nodes.ros_parameters import declare_parameters
 from triton_perception.parameters import ParameterSpec, Settings
 from triton_perception.qos import stream_qos
-from triton_perception.serving.triton_client import (ClientSettings, Frame, InferenceWorker,
-                                                     Tensors, TlsOptions)
+from triton_perception.serving.frame_slot import Frame
+from triton_perception.serving.request_inputs import Tensors
+from triton_perception.serving.triton_client import ClientSettings, InferenceWorker, TlsOptions
 
 FRAME_PROBLEM_THROTTLE_S = 5.0
 

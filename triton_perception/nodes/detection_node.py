@@ -17,7 +17,8 @@ from triton_perception.outputs.overlay_drawing import draw_detections
 from triton_perception.outputs.result_messages import detection_array_message, label_info_message
 from triton_perception.parameters import DETECTION, parse_class_filter, Settings
 from triton_perception.qos import LATCHED_QOS, OVERLAY_QOS, RESULT_QOS
-from triton_perception.serving.triton_client import Frame, Tensors
+from triton_perception.serving.frame_slot import Frame
+from triton_perception.serving.request_inputs import Tensors
 from triton_perception.tracking.track_publishers import DetectionTracking
 
 

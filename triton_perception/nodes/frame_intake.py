@@ -17,7 +17,9 @@ from triton_perception.frames.image_conversion import (check_compressed, check_i
                                                        compressed_to_rgb, image_to_rgb)
 from triton_perception.nodes.camera_frames import CameraFrames
 from triton_perception.parameters import Settings
-from triton_perception.serving.triton_client import Frame, InferenceWorker, Log
+from triton_perception.serving.frame_slot import Frame
+from triton_perception.serving.triton_client import InferenceWorker
+from triton_perception.serving.worker_log import Log
 
 
 class FrameChecks:

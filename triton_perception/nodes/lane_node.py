@@ -22,7 +22,8 @@ from triton_perception.outputs.overlay_drawing import draw_drivable_area, draw_l
 from triton_perception.outputs.result_messages import image_message, lanes_cloud_message
 from triton_perception.parameters import LANES
 from triton_perception.qos import OVERLAY_QOS, RESULT_QOS
-from triton_perception.serving.triton_client import Frame, Tensors
+from triton_perception.serving.frame_slot import Frame
+from triton_perception.serving.request_inputs import Tensors
 from triton_perception.system.paths import default_model_repository
 
 
