@@ -88,14 +88,14 @@ class ParameterSpec:
         return numbers
 
 
-def choice(name: str, default: str, options: tuple[str, ...], description: str,
+def choice(name: str, default: str, description: str, *, options: tuple[str, ...],
            dynamic: bool = False) -> ParameterSpec:
     """Return the spec of a text parameter that must be one of `options`."""
     return ParameterSpec(name, default, description, 'one of ' + ', '.join(options),
                          lambda value: value in options, dynamic, choices=options)
 
 
-def number(name: str, default: int | float, low: float, high: float, description: str,
+def number(name: str, default: int | float, description: str, *, low: float, high: float,
            dynamic: bool = False) -> ParameterSpec:
     """
     Return the spec of a number parameter in the closed range [low, high].
@@ -108,13 +108,13 @@ def number(name: str, default: int | float, low: float, high: float, description
                          lambda value: low <= value <= high, dynamic, low=low, high=high)
 
 
-def text(name: str, default: str, description: str, accepted: str,
+def text(name: str, default: str, description: str, *, accepted: str,
          check: Callable[[str], bool] = lambda _value: True) -> ParameterSpec:
     """Return the spec of a free-text parameter; `check` narrows it and `accepted` describes it."""
     return ParameterSpec(name, default, description, accepted, check)
 
 
-def flag(name: str, default: bool, description: str, dynamic: bool = False) -> ParameterSpec:
+def flag(name: str, default: bool, description: str, *, dynamic: bool = False) -> ParameterSpec:
     """Return the spec of a true/false parameter."""
     return ParameterSpec(name, default, description, 'true or false', lambda _value: True,
                          dynamic)
@@ -132,35 +132,36 @@ COMMON = (
     flag('autostart', True, 'configure and activate at start-up; false leaves the node '
          'unconfigured for a lifecycle manager (ros2 lifecycle set NODE configure, then '
          'activate)'),
-    text('triton_url', '127.0.0.1:8001', 'Triton gRPC endpoint', 'HOST:PORT, e.g. 127.0.0.1:8001',
-         _is_host_port),
-    choice('input_transport', 'raw', ('raw', 'compressed'),
-           'raw: subscribe to image (sensor_msgs/Image); compressed: image/compressed '
-           '(sensor_msgs/CompressedImage, jpeg or png)'),
-    choice('qos_reliability', 'best_effort', ('best_effort', 'reliable'),
-           'reliability of the image subscription; best_effort matches every camera driver and '
-           'bag player, reliable only reliable publishers'),
-    number('qos_depth', 10, 1, 100, 'history depth of the image subscription (frames); the '
+    text('triton_url', '127.0.0.1:8001', 'Triton gRPC endpoint',
+         accepted='HOST:PORT, e.g. 127.0.0.1:8001', check=_is_host_port),
+    choice('input_transport', 'raw', 'raw: subscribe to image (sensor_msgs/Image); compressed: '
+           'image/compressed (sensor_msgs/CompressedImage, jpeg or png)',
+           options=('raw', 'compressed')),
+    choice('qos_reliability', 'best_effort', 'reliability of the image subscription; '
+           'best_effort matches every camera driver and bag player, reliable only reliable '
+           'publishers', options=('best_effort', 'reliable')),
+    number('qos_depth', 10, 'history depth of the image subscription (frames); the '
            'callback only moves a frame into the latest-frame slot, so a deeper reader adds no '
            'latency, and a frame arriving while the executor is late waits instead of being '
-           'overwritten unseen'),
-    choice('transport', 'auto', ('auto', 'grpc', 'shared_memory'),
-           'how frames reach Triton: shared_memory (system shared memory, no serialisation; '
-           'server on this host), grpc (inside the request), auto (shared memory for a '
-           'loopback triton_url, with a gRPC fallback)'),
-    number('max_in_flight', 1, 1, 8, 'Triton requests in flight at once for this node'),
-    number('request_timeout_s', 5.0, 0.05, 120.0,
-           'seconds before a Triton request counts as failed (s)'),
-    number('max_image_pixels', 3840 * 2160, 1, 100_000_000,
-           'frames with more pixels (width x height) are rejected before decoding'),
-    number('diagnostics_period_s', 1.0, 0.1, 60.0, 'period of /diagnostics messages (s)'),
+           'overwritten unseen', low=1, high=100),
+    choice('transport', 'auto', 'how frames reach Triton: shared_memory (system shared memory, '
+           'no serialisation; server on this host), grpc (inside the request), auto (shared '
+           'memory for a loopback triton_url, with a gRPC fallback)',
+           options=('auto', 'grpc', 'shared_memory')),
+    number('max_in_flight', 1, 'Triton requests in flight at once for this node', low=1, high=8),
+    number('request_timeout_s', 5.0, 'seconds before a Triton request counts as failed (s)',
+           low=0.05, high=120.0),
+    number('max_image_pixels', 3840 * 2160, 'frames with more pixels (width x height) are '
+           'rejected before decoding', low=1, high=100_000_000),
+    number('diagnostics_period_s', 1.0, 'period of /diagnostics messages (s)', low=0.1, high=60.0),
     flag('overlay', True, 'publish the annotated image while someone subscribes to it'),
     text('tls_root_certificates', '', 'PEM file of the CA for a TLS gRPC connection to a remote '
-         'Triton (empty: plain gRPC)', 'an existing file path or empty', _is_file_or_empty),
+         'Triton (empty: plain gRPC)',
+         accepted='an existing file path or empty', check=_is_file_or_empty),
     text('tls_private_key', '', 'PEM client key for mutual TLS (empty: none)',
-         'an existing file path or empty', _is_file_or_empty),
+         accepted='an existing file path or empty', check=_is_file_or_empty),
     text('tls_certificate_chain', '', 'PEM client certificate chain for mutual TLS',
-         'an existing file path or empty', _is_file_or_empty),
+         accepted='an existing file path or empty', check=_is_file_or_empty),
 )
 
 
@@ -174,15 +175,15 @@ GROUND = (
     flag('ground_outputs', True, 'publish the ground-plane outputs once CameraInfo and the '
          "camera's mounting are known (/diagnostics key ground says why they are off)"),
     text('target_frame', 'base_link', 'frame of the ground outputs, whose plane z = 0 is the '
-         'ground (REP 103: x forward, y left, z up)', 'a frame name',
-         lambda value: bool(value.strip())),
+         'ground (REP 103: x forward, y left, z up)',
+         accepted='a frame name', check=lambda value: bool(value.strip())),
     ParameterSpec('camera_pose', [0.0] * 6, 'mounting used when TF has no transform '
                   'target_frame <- image frame_id: [x, y, z, roll, pitch, yaw] (m, rad) of the '
                   "camera's body frame (x forward, y left, z up) in target_frame, positive pitch "
                   'looking down; all zeros: unset', 'six finite numbers with z > 0, or all zero',
                   _is_camera_pose, dynamic=True),
-    number('max_ground_range_m', 100.0, 1.0, 1000.0, 'ground points farther than this from the '
-           'camera are dropped (m)', dynamic=True),
+    number('max_ground_range_m', 100.0, 'ground points farther than this from the '
+           'camera are dropped (m)', low=1.0, high=1000.0, dynamic=True),
 )
 
 # Object tracking in detection_node (docs/tracking.md). Durations are seconds of header stamps.
@@ -190,88 +191,92 @@ TRACKING = (
     flag('tracking', True, 'track objects: Detection2D.id and Detection3D.id carry the track id, '
          'detections/tracks (autoware_perception_msgs/TrackedObjects) and detections/tracks/'
          'markers are published; false leaves ids empty'),
-    number('tracking_high_score', 0.4, 0.0, 1.0, 'detections at or above this score are matched '
+    number('tracking_high_score', 0.4, 'detections at or above this score are matched '
            'first (ByteTrack first stage); lower ones down to tracking_low_score only keep '
            'tracks alive (second stage). Set score_threshold at or below tracking_low_score so '
-           'that the low-score detections reach the tracker'),
-    number('tracking_low_score', 0.1, 0.0, 1.0, 'lowest score a detection may have to keep a '
-           'track alive'),
-    number('tracking_new_track_score', 0.45, 0.0, 1.0, 'lowest score of a detection that starts '
-           'a new track'),
-    number('tracking_iou_gate', 0.2, 0.0, 1.0, "lowest IoU between a track's predicted box and "
-           'a high-score detection for a match'),
-    number('tracking_low_iou_gate', 0.5, 0.0, 1.0, 'lowest IoU for a match with a low-score '
-           'detection'),
-    number('tracking_unconfirmed_iou_gate', 0.3, 0.0, 1.0, 'lowest IoU for a match of a track '
-           'not yet confirmed'),
-    number('tracking_lifetime_s', 1.0, 0.05, 60.0, 'a track not matched for this long is '
-           'dropped, and its id never comes back (s)'),
-    number('tracking_confirmation_s', 0.05, 0.0, 10.0, 'a track is confirmed (its id published) '
-           'once its detections span this long; 0 confirms on the first detection (s)'),
+           'that the low-score detections reach the tracker', low=0.0, high=1.0),
+    number('tracking_low_score', 0.1, 'lowest score a detection may have to keep a '
+           'track alive', low=0.0, high=1.0),
+    number('tracking_new_track_score', 0.45, 'lowest score of a detection that starts '
+           'a new track', low=0.0, high=1.0),
+    number('tracking_iou_gate', 0.2, "lowest IoU between a track's predicted box and "
+           'a high-score detection for a match', low=0.0, high=1.0),
+    number('tracking_low_iou_gate', 0.5, 'lowest IoU for a match with a low-score '
+           'detection', low=0.0, high=1.0),
+    number('tracking_unconfirmed_iou_gate', 0.3, 'lowest IoU for a match of a track '
+           'not yet confirmed', low=0.0, high=1.0),
+    number('tracking_lifetime_s', 1.0, 'a track not matched for this long is '
+           'dropped, and its id never comes back (s)', low=0.05, high=60.0),
+    number('tracking_confirmation_s', 0.05, 'a track is confirmed (its id published) '
+           'once its detections span this long; 0 confirms on the first detection (s)',
+           low=0.0, high=10.0),
     flag('tracking_publish_unconfirmed', False, 'publish the ids of tracks not yet confirmed '
          '(most short-lived tracks are false positives)'),
     text('odom_frame', 'odom', 'fixed frame of the ground velocities, looked up in TF as '
          "odom_frame <- target_frame at each frame's stamp; without that transform velocities "
          'are relative to the vehicle (target_frame) and /diagnostics says so; empty: always '
-         'relative', 'a frame name or empty'),
-    number('ego_half_width_m', 1.0, 0.1, 10.0, 'half width of the ego path straight ahead in '
-           'target_frame: objects whose predicted path enters it get a time to collision (m)'),
-    number('ego_front_m', 0.0, -10.0, 20.0, "x of the vehicle's front in target_frame: the time "
-           'to collision is until an object reaches it (m)'),
+         'relative', accepted='a frame name or empty'),
+    number('ego_half_width_m', 1.0, 'half width of the ego path straight ahead in '
+           'target_frame: objects whose predicted path enters it get a time to collision (m)',
+           low=0.1, high=10.0),
+    number('ego_front_m', 0.0, "x of the vehicle's front in target_frame: the time "
+           'to collision is until an object reaches it (m)', low=-10.0, high=20.0),
 )
 
 DETECTION = COMMON + (
     text('model_name', 'yolov5', 'Triton ensemble that takes IMAGE and returns DETECTIONS',
-         'a model name served by Triton', lambda value: bool(value.strip())),
-    number('score_threshold', 0.25, 0.0, 1.0, 'minimum objectness x class score', dynamic=True),
-    number('iou_threshold', 0.45, 0.0, 1.0, 'IoU above which NMS suppresses a box of the same '
-           'class', dynamic=True),
-    number('max_detections', 100, 1, 300, 'most boxes per frame (the served graph returns at '
-           'most 300)', dynamic=True),
+         accepted='a model name served by Triton', check=lambda value: bool(value.strip())),
+    number('score_threshold', 0.25, 'minimum objectness x class score',
+           low=0.0, high=1.0, dynamic=True),
+    number('iou_threshold', 0.45, 'IoU above which NMS suppresses a box of the same '
+           'class', low=0.0, high=1.0, dynamic=True),
+    number('max_detections', 100, 'most boxes per frame (the served graph returns at '
+           'most 300)', low=1, high=300, dynamic=True),
     ParameterSpec('class_filter', '', 'comma-separated class names to keep (empty: all), '
                   'e.g. "person,car,bus"', 'comma-separated names from the labels, or empty',
                   lambda _value: True, dynamic=True),
     text('labels_file', '', 'text file with one class name per line, line n = class id n '
          '(empty: the labels installed with the detector model_name, else the 80 COCO names)',
-         'an existing file path or empty', _is_file_or_empty),
+         accepted='an existing file path or empty', check=_is_file_or_empty),
 ) + GROUND + TRACKING
 
 LANES = COMMON + (
     text('model_name', 'lane_detection', 'lane ensemble that takes IMAGE: the shipped '
          'lane_detection or a lane model installed with `models install --lanes` (its '
          'lane_model.json in the model repository says its outputs and decoding)',
-         'a lane model name served by Triton',
-         lambda value: bool(value.strip())),
-    number('min_lane_length', 0.1, 0.0, 1.0, 'shortest lane kept, as a fraction of the image '
-           'height', dynamic=True),
-    number('lane_score_threshold', 0.5, 0.0, 1.0, 'proposals layout (LaneATT): lane '
-           'probability a proposal needs (CULane test setting 0.5, TuSimple 0.2)', dynamic=True),
-    number('lane_nms_distance_px', 50.0, 0.0, 1000.0, 'proposals layout: mean horizontal '
+         accepted='a lane model name served by Triton', check=lambda value: bool(value.strip())),
+    number('min_lane_length', 0.1, 'shortest lane kept, as a fraction of the image '
+           'height', low=0.0, high=1.0, dynamic=True),
+    number('lane_score_threshold', 0.5, 'proposals layout (LaneATT): lane '
+           'probability a proposal needs (CULane test setting 0.5, TuSimple 0.2)',
+           low=0.0, high=1.0, dynamic=True),
+    number('lane_nms_distance_px', 50.0, 'proposals layout: mean horizontal '
            'distance (model-input px) over shared rows under which two lanes are one (CULane '
-           '50, TuSimple 45)', dynamic=True),
-    number('max_lanes', 8, 1, 32, 'most lanes per frame, best score first, every layout '
-           "(LaneATT's CULane top-k is 4)", dynamic=True),
+           '50, TuSimple 45)', low=0.0, high=1000.0, dynamic=True),
+    number('max_lanes', 8, 'most lanes per frame, best score first, every layout '
+           "(LaneATT's CULane top-k is 4)", low=1, high=32, dynamic=True),
     flag('publish_drivable_area', True, 'publish the drivable-area mask'),
 ) + GROUND + (
-    number('grid_length_m', 40.0, 1.0, 500.0, 'drivable_area/grid: forward extent from the '
-           'origin of target_frame (m)'),
-    number('grid_width_m', 20.0, 1.0, 500.0, 'drivable_area/grid: extent across, centred on '
-           'the x axis of target_frame (m)'),
-    number('grid_resolution_m', 0.2, 0.01, 10.0, 'drivable_area/grid: cell size (m)'),
+    number('grid_length_m', 40.0, 'drivable_area/grid: forward extent from the '
+           'origin of target_frame (m)', low=1.0, high=500.0),
+    number('grid_width_m', 20.0, 'drivable_area/grid: extent across, centred on '
+           'the x axis of target_frame (m)', low=1.0, high=500.0),
+    number('grid_resolution_m', 0.2, 'drivable_area/grid: cell size (m)', low=0.01, high=10.0),
 )
 
 OVERLAY = (
-    choice('input_transport', 'raw', ('raw', 'compressed'),
-           'raw: draw on image (sensor_msgs/Image); compressed: on image/compressed'),
+    choice('input_transport', 'raw',
+           'raw: draw on image (sensor_msgs/Image); compressed: on image/compressed',
+           options=('raw', 'compressed')),
     flag('expect_detections', True, 'wait for detections before drawing a frame'),
     flag('expect_lanes', True, 'wait for lanes and drivable_area before drawing a frame'),
-    number('cache_size', 30, 1, 1000, 'frames kept while waiting for matching results'),
-    number('max_wait_s', 1.0, 0.0, 30.0, 'how long a frame waits for the results of both '
-           'nodes before it is drawn with what arrived (s)'),
-    choice('qos_reliability', 'best_effort', ('best_effort', 'reliable'),
-           'reliability of the image subscription'),
-    number('max_image_pixels', 3840 * 2160, 1, 100_000_000,
-           'frames with more pixels (width x height) are ignored'),
+    number('cache_size', 30, 'frames kept while waiting for matching results', low=1, high=1000),
+    number('max_wait_s', 1.0, 'how long a frame waits for the results of both '
+           'nodes before it is drawn with what arrived (s)', low=0.0, high=30.0),
+    choice('qos_reliability', 'best_effort', 'reliability of the image subscription',
+           options=('best_effort', 'reliable')),
+    number('max_image_pixels', 3840 * 2160, 'frames with more pixels (width x height) are ignored',
+           low=1, high=100_000_000),
 )
 
 

@@ -43,6 +43,12 @@ OUTPUT_TYPES = {'detections': 'vision_msgs/msg/Detection2DArray',
                 'diagnostics': 'diagnostic_msgs/msg/DiagnosticArray'}
 MASK_TYPE = 'sensor_msgs/msg/Image'
 SETTLE_TIMEOUT_S = 60.0
+# The nodes start only once tritonserver has every model ready (up to its ready_timeout_s,
+# 600 s, for engines that load slowly); the rest leaves the node processes time to start.
+SUBSCRIBERS_TIMEOUT_S = 900.0
+# PipelineRunner.stop takes STOP_TIMEOUT_S (3 s) before it kills what is left, plus reaping
+# the server and its log reader; past this the runner thread is left to die with the process.
+RUNNER_STOP_TIMEOUT_S = 15.0
 
 
 @dataclass(frozen=True)
@@ -218,7 +224,7 @@ def pipeline_session(plan: Any, log: Callable[[str], None],
         yield PipelineSession(runner, node, watch, stop)
     finally:
         stop.set()
-        runner_thread.join(timeout=15.0)
+        runner_thread.join(timeout=RUNNER_STOP_TIMEOUT_S)
         executor.shutdown(timeout_sec=1.0)
         node.destroy_node()
         rclpy.try_shutdown(context=context)
@@ -267,7 +273,8 @@ def replay(settings: EvaluationSettings, log: Callable[[str], None]) -> dict[str
             play_bag(settings.bag, session.node, rate=settings.rate,
                      topics=[topic] + ([info_topic] if info_topic else []),
                      wait_for_subscribers=image_subscriptions(settings.process_layout),
-                     subscribers_matched=session.watch.publishers_seen, wait_timeout_s=900.0,
+                     subscribers_matched=session.watch.publishers_seen,
+                     wait_timeout_s=SUBSCRIBERS_TIMEOUT_S,
                      progress=log, stop_event=session.stop)
             deadline = time.monotonic() + SETTLE_TIMEOUT_S
             while not (session.watch.settled(frames) and recorded_all(session.watch, recorder)) \

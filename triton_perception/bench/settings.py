@@ -12,7 +12,7 @@ from vision_msgs.msg import Detection2DArray
 from triton_perception.lanes.lane_models.spec import SEGMENTATION_OUTPUTS as LANE_OUTPUTS
 from triton_perception.parameters import DETECTION, LANES, specs_by_name
 from triton_perception.qos import stream_qos
-from triton_perception.serving.triton_client import Tensors
+from triton_perception.serving.request_inputs import Tensors
 from triton_perception.system.paths import DEFAULT_CLIP as DEFAULT_VIDEO
 
 CASES = {'detection': ('detection_node',), 'lanes': ('lane_node',),

@@ -1,7 +1,9 @@
 """
-What both inference nodes share.
+What both inference nodes share: the lifecycle node that wires their collaborators.
 
-Parameters, lifecycle, image subscription, Triton worker, diagnostics.
+Parameters and their live changes (parameter_changes), the image subscription (image_input),
+the frame callback and RGB conversion (frame_intake), the Triton worker, overlay gating
+(overlay_gate) and /diagnostics (node_diagnostics) are each a class of their own module.
 
 A node's callbacks only hand frames to the InferenceWorker and return; conversion, inference
 and publishing happen on the worker's threads, so a slow Triton never blocks the executor.
@@ -11,28 +13,23 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Callable
 
-from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
-from rcl_interfaces.msg import SetParametersResult
 from rclpy.lifecycle import LifecycleNode, LifecycleState, TransitionCallbackReturn
 from rclpy.node import Node
-from rclpy.parameter import Parameter
-from rclpy.subscription import Subscription
-from sensor_msgs.msg import CompressedImage, Image
 from std_msgs.msg import Header
 
-from triton_perception.frames.accounting import (AccountingSnapshot, Fate, FrameAccounting,
-                                                 FrameRejected)
-from triton_perception.frames.diagnostics import reason_key, stage_key, status_name, TIMED_KEY
-from triton_perception.frames.image_conversion import (check_compressed, check_image,
-                                                       compressed_to_rgb, image_to_rgb)
+from triton_perception.frames.accounting import FrameAccounting
 from triton_perception.nodes.camera_frames import CameraFrames
-from triton_perception.nodes.frame_losses import FrameLossCounter
+from triton_perception.nodes.frame_intake import FrameChecks, RgbConversion
+from triton_perception.nodes.image_input import ImageInput
+from triton_perception.nodes.node_diagnostics import NodeDiagnostics
+from triton_perception.nodes.overlay_gate import OverlayGate
+from triton_perception.nodes.parameter_changes import ParameterChanges
 from triton_perception.nodes.ros_parameters import declare_parameters
-from triton_perception.outputs.result_messages import image_message
-from triton_perception.parameters import ParameterError, ParameterSpec, ParameterValue
-from triton_perception.qos import DIAGNOSTICS_QOS, stream_qos
-from triton_perception.serving.triton_client import (ClientSettings, Frame, InferenceWorker,
-                                                     Tensors, TlsOptions)
+from triton_perception.parameters import ParameterSpec, Settings
+from triton_perception.qos import stream_qos
+from triton_perception.serving.frame_slot import Frame
+from triton_perception.serving.request_inputs import Tensors
+from triton_perception.serving.triton_client import ClientSettings, InferenceWorker, TlsOptions
 
 FRAME_PROBLEM_THROTTLE_S = 5.0
 
@@ -79,7 +76,7 @@ class PerceptionNode(LifecycleNode):
     """
 
     def __init__(self, node_name: str, specs: tuple[ParameterSpec, ...],
-                 outputs: tuple[str, ...], *, frame_source: CameraFrames | None = None,
+                 outputs: tuple[str, ...] = (), *, frame_source: CameraFrames | None = None,
                  **node_options: Any) -> None:
         """
         Declare `specs` as parameters and create what exists in every lifecycle state.
@@ -89,7 +86,8 @@ class PerceptionNode(LifecycleNode):
 
         `node_name`: the node's default name.
         `specs`: the node's parameter table (parameters.py); values are validated at start-up.
-        `outputs`: the output tensors to request from the Triton model.
+        `outputs`: the output tensors to request from the Triton model; a subclass that learns
+        them from its parameters passes none and calls `_set_model_outputs`.
         `frame_source`: the camera subscription shared by the nodes of a perception process;
         None subscribes the node itself.
         `node_options`: passed on to rclpy's LifecycleNode.
@@ -100,23 +98,29 @@ class PerceptionNode(LifecycleNode):
         # What destroy_node reads exists before anything below can raise: rclpy from Jazzy on
         # destroys every node of a context at shutdown, one whose constructor failed included.
         self._worker: InferenceWorker | None = None
-        self._image_subscription: Subscription | None = None
-        self._frame_source = frame_source
-        self._specs = {spec.name: spec for spec in specs}
+        self._image_input: ImageInput | None = None
         self.settings = declare_parameters(self, specs)
         self._outputs = outputs
         self._log = RosLog(self)
         self.accounting = FrameAccounting()
-        self._previous_snapshot: AccountingSnapshot | None = None
         self._client_settings: ClientSettings | None = None
-        self._compressed_input = self.settings['input_transport'] == 'compressed'
-        self._image_topic = self.resolve_topic_name(
-            'image/compressed' if self._compressed_input else 'image')
-        self._frame_losses = FrameLossCounter(self, self.accounting, self._image_topic)
-        self._overlays_published = 0
-        self._diagnostics = self.create_publisher(DiagnosticArray, '/diagnostics', DIAGNOSTICS_QOS)
-        self.create_timer(self.settings['diagnostics_period_s'], self._publish_diagnostics)
-        self.add_on_set_parameters_callback(self._on_set_parameters)
+        image_input = ImageInput(self, self.accounting,
+                                 self.settings['input_transport'] == 'compressed', frame_source)
+        self._image_input = image_input
+        self._frame_checks = FrameChecks(self.accounting, self.settings, image_input.topic,
+                                         self._log, lambda: self._worker)
+        self._rgb = RgbConversion(self.settings, frame_source)
+        self._overlays = OverlayGate(self.settings)
+        self._diagnostics = NodeDiagnostics(self, self.settings, self.accounting, image_input,
+                                            self._overlays, lambda: self._worker,
+                                            self.extra_diagnostics)
+        self._parameter_changes = ParameterChanges(specs, self.settings, self.check_parameters,
+                                                   self.apply_parameters)
+        self.add_on_set_parameters_callback(self._parameter_changes.on_set_parameters)
+
+    def _set_model_outputs(self, outputs: tuple[str, ...]) -> None:
+        """Set the output tensors to request, for a subclass that reads them from its model."""
+        self._outputs = outputs
 
     def autostart(self) -> bool:
         """
@@ -152,29 +156,24 @@ class PerceptionNode(LifecycleNode):
     def on_activate(self, state: LifecycleState) -> TransitionCallbackReturn:
         """Start the Triton worker, then subscribe to the camera's image topic."""
         assert self._client_settings is not None  # the state machine activates configured nodes
+        assert self._image_input is not None  # made by the constructor
         self._worker = InferenceWorker(self._client_settings, self.accounting, self._prepare,
                                        self._deliver, self._log)
         self._worker.start()
-        qos = stream_qos(self.settings['qos_reliability'], self.settings['qos_depth'])
-        if self._frame_source is not None:
-            self._frame_source.attach(self.get_fully_qualified_name(), self._image_topic,
-                                      self._compressed_input, self._on_frame, self.accounting,
-                                      qos)
-        else:
-            self._image_subscription = self.create_subscription(
-                CompressedImage if self._compressed_input else Image,
-                'image/compressed' if self._compressed_input else 'image', qos_profile=qos,
-                **self._frame_losses.subscription_arguments(self._on_frame))
+        self._image_input.subscribe(
+            self._frame_checks.on_frame,
+            stream_qos(self.settings['qos_reliability'], self.settings['qos_depth']))
         self.get_logger().info(
-            f"active: subscribed to {self._image_topic} ({self.settings['input_transport']}, "
-            f"{self.settings['qos_reliability']}); model {self.settings['model_name']} at "
-            f"{self.settings['triton_url']}")
+            f'active: subscribed to {self._image_input.topic} '
+            f"({self.settings['input_transport']}, {self.settings['qos_reliability']}); "
+            f"model {self.settings['model_name']} at {self.settings['triton_url']}")
         return TransitionCallbackReturn.SUCCESS
 
     def on_deactivate(self, state: LifecycleState) -> TransitionCallbackReturn:
         """Unsubscribe and stop the worker; a frame waiting in its slot counts as dropped."""
         self._stop_inference('node deactivated')
-        self.get_logger().info(f'inactive: unsubscribed from {self._image_topic}')
+        assert self._image_input is not None  # made by the constructor
+        self.get_logger().info(f'inactive: unsubscribed from {self._image_input.topic}')
         return TransitionCallbackReturn.SUCCESS
 
     def on_cleanup(self, state: LifecycleState) -> TransitionCallbackReturn:
@@ -197,66 +196,32 @@ class PerceptionNode(LifecycleNode):
         return TransitionCallbackReturn.SUCCESS
 
     def _stop_inference(self, reason: str) -> None:
-        if self._frame_source is not None:
-            self._frame_source.detach(self.get_fully_qualified_name())
-        if self._image_subscription is not None:
-            self.destroy_subscription(self._image_subscription)
-            self._image_subscription = None
+        if self._image_input is not None:
+            self._image_input.unsubscribe()
         if self._worker is not None:
             self._worker.stop(reason)
             self._worker = None
 
-    def _on_set_parameters(self, parameters: list[Parameter]) -> SetParametersResult:
-        updates = {}
-        for parameter in parameters:
-            spec = self._specs.get(parameter.name)
-            if spec is None:
-                continue
-            try:
-                updates[spec.name] = spec.validate(parameter.value)
-                self.check_dynamic_parameter(spec.name, updates[spec.name])
-            except ParameterError as error:
-                return SetParametersResult(successful=False, reason=str(error))
-        self.settings.update(updates)
-        return SetParametersResult(successful=True)
-
-    def check_dynamic_parameter(self, name: str, value: ParameterValue) -> None:
-        """Reject values that pass the spec but not the node's state; subclasses override this."""
-
-    def _on_frame(self, message: Image | CompressedImage) -> None:
+    def check_parameters(self, updates: Settings) -> None:
         """
-        Reject malformed frames here (header checks only).
+        Refuse new values that pass their specs but not the node's state; subclasses override this.
 
-        A burst of them then cannot hide behind the latest-frame slot; conversion happens on the
-        worker.
+        `updates`: every validated value of one set_parameters call, by name.
+
+        Raises ParameterError to refuse the whole call; changes nothing either way (the values
+        are applied by `apply_parameters` once every check of the call has passed).
         """
-        received_at = self.accounting.received()
-        worker = self._worker
-        if worker is None:  # taken in the same executor wake-up as the deactivation
-            self.accounting.settle(Fate.DROPPED, received_at, 'node not active')
-            return
-        try:
-            if isinstance(message, CompressedImage):
-                check_compressed(message, self.settings['max_image_pixels'])
-            else:
-                check_image(message, self.settings['max_image_pixels'])
-        except FrameRejected as rejection:
-            self.accounting.settle(Fate.REJECTED, received_at, rejection.reason)
-            self._log.frame_problem(
-                f'rejected a frame on {self._image_topic}: {rejection} '
-                f'({self.accounting.count(Fate.REJECTED)} rejected so far)')
-            return
-        worker.submit(Frame(message, received_at))
+
+    def apply_parameters(self, updates: Settings) -> None:
+        """
+        Take accepted new values into what the node derives from them; subclasses override this.
+
+        `updates`: the values of one accepted call, already in `settings`.
+        """
 
     def frame_rgb(self, frame: Frame) -> Any:
         """Return the frame as RGB uint8 [H, W, 3]; raises FrameRejected (counted) for bad input."""
-        def convert() -> Any:
-            if isinstance(frame.message, CompressedImage):
-                return compressed_to_rgb(frame.message, self.settings['max_image_pixels'])
-            return image_to_rgb(frame.message, self.settings['max_image_pixels'])
-        if self._frame_source is not None:
-            return self._frame_source.rgb(frame.message, convert)
-        return convert()
+        return self._rgb.rgb(frame)
 
     def _prepare(self, frame: Frame) -> Tensors:
         raise NotImplementedError
@@ -270,57 +235,7 @@ class PerceptionNode(LifecycleNode):
 
         Counted in /diagnostics as `overlays_published`.
         """
-        if self.settings['overlay'] and publisher.get_subscription_count() > 0:
-            publisher.publish(image_message(draw(), header, 'rgb8'))
-            self._overlays_published += 1
-
-    def _publish_diagnostics(self) -> None:
-        snapshot = self.accounting.snapshot()
-        previous, self._previous_snapshot = self._previous_snapshot, snapshot
-        new_failures = snapshot.counts['failed'] - (previous.counts['failed'] if previous else 0)
-        new_rejections = snapshot.counts['rejected'] - (
-            previous.counts['rejected'] if previous else 0)
-        new_losses = snapshot.lost_before_node - (previous.lost_before_node if previous else 0)
-        worker = self._worker
-        if worker is None:
-            level, summary = DiagnosticStatus.OK, 'inactive (lifecycle): not subscribed'
-        elif not worker.ready:
-            level, summary = DiagnosticStatus.ERROR, f'Triton not ready: {worker.status}'
-        elif new_failures or new_rejections or new_losses:
-            level = DiagnosticStatus.WARN
-            summary = (f'{new_failures} failed, {new_rejections} rejected, {new_losses} lost '
-                       'before the node since the last report')
-        else:
-            level, summary = DiagnosticStatus.OK, 'ok'
-        values = {
-            'model': self.settings['model_name'], 'triton_url': self.settings['triton_url'],
-            'active': str(worker is not None).lower(),
-            'triton_ready': str(worker is not None and worker.ready).lower(),
-            # A replayer starts once this is >= 1: a volatile reader misses what a writer sends
-            # before the reader has matched it, even when the writer has matched the reader.
-            'image_publishers': self.count_publishers(self._image_topic),
-            'received': snapshot.received,
-            'lost_before_node': snapshot.lost_before_node,
-            'loss_counting': (self._frame_source.loss_counting if self._frame_source is not None
-                              else self._frame_losses.method),
-            **snapshot.counts, 'pending': snapshot.pending,
-            'input_rate_hz': f'{snapshot.input_rate_hz:.1f}',
-            'output_rate_hz': f'{snapshot.output_rate_hz:.1f}',
-            **{f'latency_{key}_ms': f'{value:.1f}' for key, value in snapshot.latency_ms.items()},
-            # Where that latency goes, summed over the timed frames (the bench divides deltas).
-            **{stage_key(stage): f'{value:.3f}' for stage, value in snapshot.stage_ms_sums.items()},
-            TIMED_KEY: snapshot.timed,
-            'last_error': snapshot.last_error,
-            'overlays_published': self._overlays_published,
-            **{reason_key(reason): count for reason, count in sorted(snapshot.reasons.items())},
-            **self.extra_diagnostics(),
-        }
-        status = DiagnosticStatus(
-            level=level, name=status_name(self.get_fully_qualified_name()),
-            message=summary, hardware_id=self.settings['triton_url'],
-            values=[KeyValue(key=key, value=str(value)) for key, value in values.items()])
-        self._diagnostics.publish(
-            DiagnosticArray(header=self._stamped_header(), status=[status]))
+        self._overlays.publish(publisher, draw, header)
 
     def extra_diagnostics(self) -> dict[str, str]:
         """Values a subclass adds to its /diagnostics status."""

@@ -15,9 +15,10 @@ from triton_perception.nodes.base import PerceptionNode
 from triton_perception.nodes.node_process import run_nodes
 from triton_perception.outputs.overlay_drawing import draw_detections
 from triton_perception.outputs.result_messages import detection_array_message, label_info_message
-from triton_perception.parameters import DETECTION, ParameterValue, parse_class_filter
+from triton_perception.parameters import DETECTION, parse_class_filter, Settings
 from triton_perception.qos import LATCHED_QOS, OVERLAY_QOS, RESULT_QOS
-from triton_perception.serving.triton_client import Frame, Tensors
+from triton_perception.serving.frame_slot import Frame
+from triton_perception.serving.request_inputs import Tensors
 from triton_perception.tracking.track_publishers import DetectionTracking
 
 
@@ -57,10 +58,15 @@ class DetectionNode(PerceptionNode):
         return {'ground': self._ground.geometry.reason, 'tracking': self._tracking.reason,
                 'time_to_collision': self._tracking.nearest_collision}
 
-    def check_dynamic_parameter(self, name: str, value: ParameterValue) -> None:
-        """Reject a new class_filter that names a class the labels do not have (ParameterError)."""
-        if name == 'class_filter':
-            self._class_filter = parse_class_filter(str(value), self.labels)
+    def check_parameters(self, updates: Settings) -> None:
+        """Refuse a new class_filter that names a class the labels do not have (ParameterError)."""
+        if 'class_filter' in updates:
+            parse_class_filter(updates['class_filter'], self.labels)
+
+    def apply_parameters(self, updates: Settings) -> None:
+        """Filter the detections by a new class_filter from the next result on."""
+        if 'class_filter' in updates:
+            self._class_filter = parse_class_filter(updates['class_filter'], self.labels)
 
     def _prepare(self, frame: Frame) -> Tensors:
         return {

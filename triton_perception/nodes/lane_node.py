@@ -22,7 +22,8 @@ from triton_perception.outputs.overlay_drawing import draw_drivable_area, draw_l
 from triton_perception.outputs.result_messages import image_message, lanes_cloud_message
 from triton_perception.parameters import LANES
 from triton_perception.qos import OVERLAY_QOS, RESULT_QOS
-from triton_perception.serving.triton_client import Frame, Tensors
+from triton_perception.serving.frame_slot import Frame
+from triton_perception.serving.request_inputs import Tensors
 from triton_perception.system.paths import default_model_repository
 
 
@@ -41,10 +42,10 @@ class LaneNode(PerceptionNode):
 
         Without a record the model must follow the shipped lane_detection contract; the log says so.
         """
-        super().__init__('lane_node', LANES, (), **node_options)
+        super().__init__('lane_node', LANES, **node_options)
         repository = default_model_repository()
         self._lane_model = lane_model_for(repository, self.settings['model_name'])
-        self._outputs = self._lane_model.outputs
+        self._set_model_outputs(self._lane_model.outputs)
         if not self._lane_model.source:
             self.get_logger().info(
                 f'no lane model record {self._lane_model.name}/lane_model.json in {repository}: '
@@ -69,8 +70,9 @@ class LaneNode(PerceptionNode):
         settings = self.settings
         height, width = inputs['IMAGE'].shape[:2]
         result = decode_lanes(model, checked, (height, width), DecodeSettings(
-            NUM_POINTS, settings['min_lane_length'], settings['lane_score_threshold'],
-            settings['lane_nms_distance_px'], settings['max_lanes']))
+            num_points=NUM_POINTS, min_lane_length=settings['min_lane_length'],
+            score_threshold=settings['lane_score_threshold'],
+            nms_distance_px=settings['lane_nms_distance_px'], max_lanes=settings['max_lanes']))
         header = frame.message.header
         self._lanes.publish(lanes_cloud_message(result.lanes, result.scores, result.sides,
                                                 header))

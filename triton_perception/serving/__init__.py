@@ -1,7 +1,10 @@
 """
 Triton Inference Server: starting and watching it, talking to it, its model configs.
 
-Owns: the tritonserver process and readiness (triton_server), the inference worker with its
-latest-frame slot, shared memory and backoff (triton_client), config.pbtxt reading and step
-linking (model_config) and TensorRT engine builds (engines). May import system/, frames/, graphs/.
+Owns: the tritonserver process and readiness (triton_server), the inference worker
+(triton_client) and what it composes: the latest-frame slot (frame_slot), readiness checks with
+backoff (connection_health), request inputs through gRPC or shared memory with its fallback
+(request_inputs), what a failed call means (request_errors) and the worker's log
+(worker_log); config.pbtxt reading and step linking (model_config) and TensorRT engine builds
+(engines). May import system/, frames/, graphs/.
 """

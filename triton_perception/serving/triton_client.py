@@ -1,34 +1,32 @@
 """
 Asynchronous inference against Triton for a stream of frames; knows nothing of ROS.
 
-One latest-frame slot and at most `max_in_flight` requests: a ROS callback hands a frame over
-and returns at once; a newer frame replaces a waiting one (the old one is counted as dropped),
-so nothing queues without bound and results stay fresh. When Triton is unreachable the worker
-waits with backoff and resumes by itself.
+The InferenceWorker composes the latest-frame slot (frame_slot), the readiness checks with
+backoff (connection_health), the request inputs with their shared-memory fallback
+(request_inputs) and the meaning of failed calls (request_errors): a ROS callback hands a frame
+over and returns at once, at most `max_in_flight` requests run, and when Triton is unreachable
+the worker waits with backoff and resumes by itself.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 import ipaddress
-import itertools
-from multiprocessing.shared_memory import SharedMemory
-import os
 import threading
 import time
-from typing import Any, Callable, Protocol
+from typing import Callable
 
 import grpc
-import numpy as np
 import tritonclient.grpc as grpcclient
-from tritonclient.utils import InferenceServerException, np_to_triton_dtype
+from tritonclient.utils import InferenceServerException
 
 from triton_perception.frames.accounting import Fate, FrameAccounting, FrameRejected, RequestTimes
+from triton_perception.serving.connection_health import ConnectionHealth
+from triton_perception.serving.frame_slot import Frame, LatestFrameSlot
+from triton_perception.serving.request_errors import (is_unreachable, lost_shared_memory,
+                                                      request_failure)
+from triton_perception.serving.request_inputs import FrameInputs, SharedMemoryInput, Tensors
+from triton_perception.serving.worker_log import Log, WorkerLog
 
-Tensors = dict[str, np.ndarray]
-# Status codes that mean "the server is gone", as opposed to "this request was bad".
-UNREACHABLE = ('StatusCode.UNAVAILABLE', 'StatusCode.CANCELLED', 'StatusCode.UNKNOWN')
-TIMEOUT = 'StatusCode.DEADLINE_EXCEEDED'
-INITIAL_BACKOFF_S = 0.25
 CHANNEL_ARGUMENTS = [
     ('grpc.max_send_message_length', 2**31 - 1),  # tritonclient's defaults: frames are large
     ('grpc.max_receive_message_length', 2**31 - 1),
@@ -36,30 +34,6 @@ CHANNEL_ARGUMENTS = [
     ('grpc.min_reconnect_backoff_ms', 250),
     ('grpc.max_reconnect_backoff_ms', 1000),
 ]
-HEALTH_CHECK_PERIOD_S = 1.0
-SHARED_INPUT = 'IMAGE'
-_region_numbers = itertools.count()
-
-
-class Log(Protocol):
-    """The logging a node gives the worker (rclpy's logger, with per-frame problems throttled)."""
-
-    def info(self, message: str) -> None:
-        """Log `message` at info level."""
-
-    def warning(self, message: str) -> None:
-        """Log `message` at warning level."""
-
-    def frame_problem(self, message: str) -> None:
-        """Report a per-frame problem; the implementation throttles these."""
-
-
-@dataclass
-class Frame:
-    """A received frame on its way through the slot; `message` is opaque to this module."""
-
-    message: Any
-    received_at: float
 
 
 @dataclass(frozen=True)
@@ -132,116 +106,6 @@ def _pem(text: str | None) -> bytes | None:
     return text.encode() if text else None
 
 
-def infer_inputs(tensors: Tensors) -> list[grpcclient.InferInput]:
-    """Return gRPC inputs carrying each array's bytes in the request, in C order."""
-    inputs = []
-    for name, array in tensors.items():
-        tensor = grpcclient.InferInput(name, list(array.shape), np_to_triton_dtype(array.dtype))
-        tensor.set_data_from_numpy(np.ascontiguousarray(array))
-        inputs.append(tensor)
-    return inputs
-
-
-class _SilentLog:
-
-    def info(self, message: str) -> None:
-        del message
-
-    def warning(self, message: str) -> None:
-        del message
-
-    def frame_problem(self, message: str) -> None:
-        del message
-
-
-_SILENT = _SilentLog()
-
-
-class SharedMemoryInput:
-    """
-    The frame tensor through Triton system shared memory instead of the gRPC message.
-
-    One region per request thread, named after the model and process, created owner-only
-    (0600) by Python's SharedMemory. It is unlinked on close, and by Python's resource tracker
-    if the process dies. Registrations are repeated after the server restarts (`generation`).
-    """
-
-    def __init__(self, model: str) -> None:
-        """Name the region after `model`, this process and a counter; nothing is allocated yet."""
-        self.name = f'triton_perception_{model}_{os.getpid()}_{next(_region_numbers)}'
-        self._memory: SharedMemory | None = None
-        self._registered_generation = -1
-
-    def tensor(self, client: grpcclient.InferenceServerClient, array: np.ndarray,
-               generation: int) -> grpcclient.InferInput:
-        """
-        Copy `array` into the region and return the input that points Triton at it.
-
-        The region is created on first use and re-created (closed, unregistered and unlinked,
-        then created again) when `array` is larger than it; a smaller array reuses it. A region of
-        this name left by a killed process whose pid this process now has is unlinked first. A
-        new region is registered with the server, and an existing one again when `generation`
-        differs from the one it was registered under, since a restarted server has lost the
-        registration; an earlier registration under the name is removed first. The array's bytes
-        are then copied into the region, and the returned input, named IMAGE, refers to its
-        first `array.nbytes` bytes.
-
-        `client`: the gRPC client of the server that reads the region.
-        `array`: the frame tensor.
-        `generation`: the worker's connection count; it changes when the server restarts.
-
-        Returns an InferInput for IMAGE with its shape and dtype, set to read the shared memory.
-        """
-        if self._memory is None or array.nbytes > self._memory.size:
-            self.close(client)
-            try:
-                self._memory = SharedMemory(name=self.name, create=True,
-                                            size=max(1, array.nbytes))
-            except FileExistsError:  # left by a killed process that had our pid
-                SharedMemory(name=self.name).unlink()
-                self._memory = SharedMemory(name=self.name, create=True,
-                                            size=max(1, array.nbytes))
-        if self._registered_generation != generation:
-            try:
-                client.unregister_system_shared_memory(self.name)
-            except InferenceServerException:
-                pass  # not registered with this server instance
-            client.register_system_shared_memory(self.name, f'/{self.name}',
-                                                 self._memory.size)
-            self._registered_generation = generation
-        np.ndarray(array.shape, array.dtype, buffer=self._memory.buf)[...] = array
-        tensor = grpcclient.InferInput(SHARED_INPUT, list(array.shape),
-                                       np_to_triton_dtype(array.dtype))
-        tensor.set_shared_memory(self.name, array.nbytes)
-        return tensor
-
-    def forget_registration(self) -> None:
-        """
-        Forget the registration the server lost (it restarted between two requests).
-
-        The next request registers the region again.
-        """
-        self._registered_generation = -1
-
-    def close(self, client: grpcclient.InferenceServerClient | None) -> None:
-        """
-        Unregister the region from the server (if `client` is given), then close and unlink it.
-
-        Does nothing without a region; an unregister the server cannot answer is ignored.
-        """
-        if self._memory is None:
-            return
-        if client is not None and self._registered_generation >= 0:
-            try:
-                client.unregister_system_shared_memory(self.name)
-            except InferenceServerException:
-                pass  # the server is gone; its registration went with it
-        self._memory.close()
-        self._memory.unlink()
-        self._memory = None
-        self._registered_generation = -1
-
-
 class InferenceWorker:
     """Owns the slot, the request threads and the connection state for one model."""
 
@@ -257,15 +121,11 @@ class InferenceWorker:
         self._accounting = accounting
         self._prepare = prepare
         self._deliver = deliver
-        self._ros_log = log
-        self._condition = threading.Condition()
-        self._slot: Frame | None = None
-        self._ready = False
-        self._generation = 0  # counts (re)connections: server restarts lose registrations
-        self._shared_memory = settings.shared_memory
-        self._status = f'connecting to Triton at {settings.url}'
-        self._stopping = False
-        self._wake_connection = threading.Event()
+        self._log = WorkerLog(log)
+        self._slot = LatestFrameSlot(accounting)
+        self._health = ConnectionHealth(settings.url, settings.model, settings.max_backoff_s,
+                                        self._slot, self._log)
+        self._inputs = FrameInputs(settings.shared_memory, settings.url, self._log)
         self._threads = [threading.Thread(target=self._connection_loop, daemon=True,
                                           name=f'{settings.model}-connection')]
         self._threads += [threading.Thread(target=self._request_loop, daemon=True,
@@ -279,143 +139,44 @@ class InferenceWorker:
 
     def stop(self, reason: str = 'shutting down', timeout_s: float = 2.0) -> None:
         """Stop taking frames; a frame still waiting in the slot is counted as dropped."""
-        with self._condition:
-            self._stopping = True
-            self._drop_slot(reason)
-            self._condition.notify_all()
-        self._wake_connection.set()
+        self._log.quiet()  # the node's logger may already be gone during shutdown
+        self._slot.stop(reason)
+        self._health.stop()
         deadline = time.monotonic() + timeout_s
         for thread in self._threads:
             thread.join(timeout=max(0.0, deadline - time.monotonic()))
 
     @property
-    def _log(self) -> Log:
-        """Quiet once stopping: the node's logger may already be gone during shutdown."""
-        return _SILENT if self._stopping else self._ros_log
-
-    @property
     def ready(self) -> bool:
         """Whether the model was ready at the last check; frames submitted while not are dropped."""
-        return self._ready
+        return self._health.ready
 
     @property
     def status(self) -> str:
         """Return the connection state in words, e.g. why Triton is not ready (/diagnostics)."""
-        return self._status
+        return self._health.status
 
     def submit(self, frame: Frame) -> None:
         """Never blocks on Triton: fills the slot, replacing (dropping) a waiting frame."""
-        with self._condition:
-            if not self._ready or self._stopping:
-                self._accounting.settle(Fate.DROPPED, frame.received_at, 'triton not ready')
-                return
-            self._drop_slot('replaced by a newer frame')
-            self._slot = frame
-            # The connection thread waits on the same condition: wake every waiter.
-            self._condition.notify_all()
-
-    def _drop_slot(self, reason: str) -> None:
-        if self._slot is not None:
-            self._accounting.settle(Fate.DROPPED, self._slot.received_at, reason)
-            self._slot = None
-
-    def _set_unready(self, reason: str) -> None:
-        with self._condition:
-            if self._ready:
-                self._log.warning(f'lost Triton at {self.settings.url} '
-                                  f'(model {self.settings.model}): {reason}')
-            self._ready = False
-            self._status = reason
-            self._drop_slot('triton not ready')
-            self._condition.notify_all()
-        self._wake_connection.set()
+        self._slot.put(frame)
 
     def _connection_loop(self) -> None:
-        """
-        Check the model once a second while ready, and with backoff while it is not.
-
-        A crashed server then shows in diagnostics even when no frame is in flight.
-        """
         client = make_client(self.settings)
-        backoff_s = INITIAL_BACKOFF_S
-        next_log = 0.0
-        while not self._stopping:
-            problem = self._model_problem(client)
-            if problem is None:
-                if not self._ready:
-                    with self._condition:
-                        self._ready = True
-                        self._generation += 1
-                        self._status = 'ready'
-                        self._condition.notify_all()
-                    self._log.info(f'Triton ready at {self.settings.url} '
-                                   f'(model {self.settings.model})')
-                    backoff_s, next_log = INITIAL_BACKOFF_S, 0.0
-                self._wake_connection.wait(HEALTH_CHECK_PERIOD_S)
-                self._wake_connection.clear()
-                continue
-            if self._ready:
-                self._set_unready(problem)
-            self._status = problem
-            if time.monotonic() >= next_log:
-                self._log.warning(f'waiting for Triton at {self.settings.url} (model '
-                                  f'{self.settings.model}): {problem}')
-                next_log = time.monotonic() + min(30.0, max(5.0, 4 * backoff_s))
-            self._wake_connection.wait(backoff_s)
-            self._wake_connection.clear()
-            backoff_s = min(self.settings.max_backoff_s, backoff_s * 2)
-        client.close()
-
-    def _model_problem(self, client: grpcclient.InferenceServerClient) -> str | None:
         try:
-            if client.is_model_ready(self.settings.model, client_timeout=2.0):
-                return None
-            return f'model {self.settings.model} is not ready'
-        except InferenceServerException as error:
-            return f'server unreachable ({error.status() or error.message()})'
-
-    def _take(self) -> Frame | None:
-        with self._condition:
-            while not self._stopping and (self._slot is None or not self._ready):
-                self._condition.wait()
-            if self._stopping:
-                return None
-            frame, self._slot = self._slot, None
-            return frame
+            self._health.watch(client)
+        finally:
+            client.close()
 
     def _request_loop(self) -> None:
         client = make_client(self.settings)
         outputs = [grpcclient.InferRequestedOutput(name) for name in self.settings.outputs]
         shared = SharedMemoryInput(self.settings.model)
         try:
-            while (frame := self._take()) is not None:
+            while (frame := self._slot.take()) is not None:
                 self._process(client, outputs, shared, frame)
         finally:
             shared.close(client)
             client.close()
-
-    def _request_inputs(self, client: grpcclient.InferenceServerClient,
-                        shared: SharedMemoryInput, inputs: Tensors) -> list[grpcclient.InferInput]:
-        """
-        Return the frame through shared memory when enabled.
-
-        gRPC for everything else and as the fallback when the server refuses shared memory (e.g. it
-        is on another host).
-        """
-        if not (self._shared_memory and SHARED_INPUT in inputs):
-            return infer_inputs(inputs)
-        try:
-            frame_tensor = shared.tensor(client, inputs[SHARED_INPUT], self._generation)
-        except InferenceServerException as error:
-            if error.status() in UNREACHABLE:
-                raise
-            self._shared_memory = False
-            shared.close(client)
-            self._log.warning(f'Triton at {self.settings.url} refused shared memory '
-                              f'({error.message()}); sending frames over gRPC')
-            return infer_inputs(inputs)
-        rest = {name: array for name, array in inputs.items() if name != SHARED_INPUT}
-        return [frame_tensor, *infer_inputs(rest)]
 
     def _process(self, client: grpcclient.InferenceServerClient,
                  outputs: list[grpcclient.InferRequestedOutput], shared: SharedMemoryInput,
@@ -434,13 +195,14 @@ class InferenceWorker:
             self._log.frame_problem(f'could not prepare a request: {error!r}')
             return
         try:
-            request_inputs = self._request_inputs(client, shared, inputs)
+            request_inputs = self._inputs.request_inputs(client, shared, inputs,
+                                                         self._health.generation)
             sent_at = time.monotonic()
             result = client.infer(self.settings.model, request_inputs, outputs=outputs,
                                   client_timeout=self.settings.timeout_s)
             answered_at = time.monotonic()
         except InferenceServerException as error:
-            if 'shared memory' in (error.message() or ''):
+            if lost_shared_memory(error):
                 shared.forget_registration()
             self._request_failed(frame, error)
             return
@@ -456,14 +218,8 @@ class InferenceWorker:
                                 request=RequestTimes(sent_at, answered_at))
 
     def _request_failed(self, frame: Frame, error: InferenceServerException) -> None:
-        status = error.status() or ''
-        if status == TIMEOUT:
-            reason = f'timeout after {self.settings.timeout_s:g} s'
-        elif status in UNREACHABLE:
-            reason = 'server unreachable'
-        else:
-            reason = f'server error: {error.message()}'
+        reason = request_failure(error, self.settings.timeout_s)
         self._accounting.settle(Fate.FAILED, frame.received_at, reason)
         self._log.frame_problem(f'inference failed ({self.settings.model}): {reason}')
-        if status in UNREACHABLE:
-            self._set_unready(reason)
+        if is_unreachable(error):
+            self._health.lost(reason)

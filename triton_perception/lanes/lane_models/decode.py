@@ -6,6 +6,7 @@ since JetPack's Triton cannot run a Python step after the GPU step.
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import NamedTuple
 
 import numpy as np
@@ -18,8 +19,9 @@ from triton_perception.lanes.lane_models.spec import LaneConfigError, LaneModel
 from triton_perception.lanes.lane_sides import assign_sides, bottom_x, ego_eligible
 
 
-class DecodeSettings(NamedTuple):
-    """lane_node's run-time decode parameters."""
+@dataclass(frozen=True, kw_only=True)
+class DecodeSettings:
+    """lane_node's run-time decode parameters, by keyword: three are thresholds of one type."""
 
     num_points: int = 20
     min_lane_length: float = 0.1   # fraction of the frame height a lane must span
@@ -118,8 +120,9 @@ def decode_lanes(model: LaneModel, outputs: dict[str, np.ndarray], frame_size: t
     if model.layout == 'proposals':
         lanes, scores = decode_proposals(
             arrays[0], model.input_width, model.input_height,
-            ProposalSettings(settings.score_threshold, settings.nms_distance_px,
-                             settings.max_lanes, model.decode.get('scores', 'auto')))
+            ProposalSettings(confidence=settings.score_threshold,
+                             nms_distance=settings.nms_distance_px, top_k=settings.max_lanes,
+                             scores=model.decode.get('scores', 'auto')))
     elif model.layout == 'row-anchor' and model.decode['version'] == 1:
         lanes, scores = decode_v1(arrays[0], model.input_width, model.decode['row_anchors'])
     elif model.layout == 'row-anchor':

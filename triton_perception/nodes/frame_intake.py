@@ -1,0 +1,79 @@
+"""
+A frame's way into an inference node: header checks on the executor, RGB on the worker.
+
+The frame callback only checks headers and hands the frame to the worker's latest-frame slot,
+so a burst of malformed frames cannot hide behind the slot and a slow Triton never blocks the
+executor; the RGB conversion happens later, on the worker's request thread.
+"""
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import numpy as np
+from sensor_msgs.msg import CompressedImage, Image
+
+from triton_perception.frames.accounting import Fate, FrameAccounting, FrameRejected
+from triton_perception.frames.image_conversion import (check_compressed, check_image,
+                                                       compressed_to_rgb, image_to_rgb)
+from triton_perception.nodes.camera_frames import CameraFrames
+from triton_perception.parameters import Settings
+from triton_perception.serving.frame_slot import Frame
+from triton_perception.serving.triton_client import InferenceWorker
+from triton_perception.serving.worker_log import Log
+
+
+class FrameChecks:
+    """The frame callback: count the frame, check its header, hand it to the worker."""
+
+    def __init__(self, accounting: FrameAccounting, settings: Settings, topic: str, log: Log,
+                 worker: Callable[[], InferenceWorker | None]) -> None:
+        """
+        Check frames of `topic` against `settings` (max_image_pixels); count into `accounting`.
+
+        `worker` returns the node's worker, None while the node is not active.
+        """
+        self._accounting = accounting
+        self._settings = settings
+        self._topic = topic
+        self._log = log
+        self._worker = worker
+
+    def on_frame(self, message: Image | CompressedImage) -> None:
+        """Reject a malformed frame (header checks only), else submit it to the worker."""
+        received_at = self._accounting.received()
+        worker = self._worker()
+        if worker is None:  # taken in the same executor wake-up as the deactivation
+            self._accounting.settle(Fate.DROPPED, received_at, 'node not active')
+            return
+        try:
+            if isinstance(message, CompressedImage):
+                check_compressed(message, self._settings['max_image_pixels'])
+            else:
+                check_image(message, self._settings['max_image_pixels'])
+        except FrameRejected as rejection:
+            self._accounting.settle(Fate.REJECTED, received_at, rejection.reason)
+            self._log.frame_problem(
+                f'rejected a frame on {self._topic}: {rejection} '
+                f'({self._accounting.count(Fate.REJECTED)} rejected so far)')
+            return
+        worker.submit(Frame(message, received_at))
+
+
+class RgbConversion:
+    """A frame as RGB, converted once for all nodes of a shared camera."""
+
+    def __init__(self, settings: Settings, frame_source: CameraFrames | None) -> None:
+        """Convert within `settings` (max_image_pixels); `frame_source` shares conversions."""
+        self._settings = settings
+        self._frame_source = frame_source
+
+    def rgb(self, frame: Frame) -> np.ndarray:
+        """Return the frame as RGB uint8 [H, W, 3]; raises FrameRejected (counted) for bad input."""
+        def convert() -> Any:
+            if isinstance(frame.message, CompressedImage):
+                return compressed_to_rgb(frame.message, self._settings['max_image_pixels'])
+            return image_to_rgb(frame.message, self._settings['max_image_pixels'])
+        if self._frame_source is not None:
+            return self._frame_source.rgb(frame.message, convert)
+        converted: np.ndarray = convert()
+        return converted

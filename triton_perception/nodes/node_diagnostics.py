@@ -1,0 +1,103 @@
+"""
+An inference node's /diagnostics status: its state, its frame accounting and where time goes.
+
+Published every `diagnostics_period_s`, whether or not frames arrive, so a stopped camera or a
+lost Triton shows. The level says what changed since the last report: ERROR while Triton is
+not ready, WARN when frames failed, were rejected or were lost before the node.
+"""
+from __future__ import annotations
+
+from typing import Any, Callable
+
+from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
+from rclpy.node import Node
+from std_msgs.msg import Header
+
+from triton_perception.frames.accounting import AccountingSnapshot, FrameAccounting
+from triton_perception.frames.diagnostics import reason_key, stage_key, status_name, TIMED_KEY
+from triton_perception.nodes.image_input import ImageInput
+from triton_perception.nodes.overlay_gate import OverlayGate
+from triton_perception.parameters import Settings
+from triton_perception.qos import DIAGNOSTICS_QOS
+from triton_perception.serving.triton_client import InferenceWorker
+
+
+class NodeDiagnostics:
+    """The /diagnostics publisher and timer of one inference node, and the status it sends."""
+
+    def __init__(self, node: Node, settings: Settings, accounting: FrameAccounting,
+                 image_input: ImageInput, overlays: OverlayGate,
+                 worker: Callable[[], InferenceWorker | None],
+                 extra: Callable[[], dict[str, str]]) -> None:
+        """
+        Report on `node` every `diagnostics_period_s` of `settings`.
+
+        `accounting`, `image_input` and `overlays` give the counts; `worker` returns the node's
+        worker (None while inactive) and `extra` the values the node kind adds.
+        """
+        self._node = node
+        self._settings = settings
+        self._accounting = accounting
+        self._image_input = image_input
+        self._overlays = overlays
+        self._worker = worker
+        self._extra = extra
+        self._previous: AccountingSnapshot | None = None
+        self._publisher = node.create_publisher(DiagnosticArray, '/diagnostics', DIAGNOSTICS_QOS)
+        node.create_timer(settings['diagnostics_period_s'], self.publish)
+
+    def publish(self) -> None:
+        """Publish the node's status now, with what changed since the last report."""
+        snapshot = self._accounting.snapshot()
+        previous, self._previous = self._previous, snapshot
+        worker = self._worker()
+        level, summary = self._level(snapshot, previous, worker)
+        status = DiagnosticStatus(
+            level=level, name=status_name(self._node.get_fully_qualified_name()),
+            message=summary, hardware_id=self._settings['triton_url'],
+            values=[KeyValue(key=key, value=str(value))
+                    for key, value in self._values(snapshot, worker).items()])
+        self._publisher.publish(DiagnosticArray(
+            header=Header(stamp=self._node.get_clock().now().to_msg()), status=[status]))
+
+    @staticmethod
+    def _level(snapshot: AccountingSnapshot, previous: AccountingSnapshot | None,
+               worker: InferenceWorker | None) -> tuple[bytes, str]:
+        new_failures = snapshot.counts['failed'] - (previous.counts['failed'] if previous else 0)
+        new_rejections = snapshot.counts['rejected'] - (
+            previous.counts['rejected'] if previous else 0)
+        new_losses = snapshot.lost_before_node - (previous.lost_before_node if previous else 0)
+        if worker is None:
+            return DiagnosticStatus.OK, 'inactive (lifecycle): not subscribed'
+        if not worker.ready:
+            return DiagnosticStatus.ERROR, f'Triton not ready: {worker.status}'
+        if new_failures or new_rejections or new_losses:
+            return DiagnosticStatus.WARN, (
+                f'{new_failures} failed, {new_rejections} rejected, {new_losses} lost '
+                'before the node since the last report')
+        return DiagnosticStatus.OK, 'ok'
+
+    def _values(self, snapshot: AccountingSnapshot,
+                worker: InferenceWorker | None) -> dict[str, Any]:
+        return {
+            'model': self._settings['model_name'], 'triton_url': self._settings['triton_url'],
+            'active': str(worker is not None).lower(),
+            'triton_ready': str(worker is not None and worker.ready).lower(),
+            # A replayer starts once this is >= 1: a volatile reader misses what a writer sends
+            # before the reader has matched it, even when the writer has matched the reader.
+            'image_publishers': self._node.count_publishers(self._image_input.topic),
+            'received': snapshot.received,
+            'lost_before_node': snapshot.lost_before_node,
+            'loss_counting': self._image_input.loss_counting,
+            **snapshot.counts, 'pending': snapshot.pending,
+            'input_rate_hz': f'{snapshot.input_rate_hz:.1f}',
+            'output_rate_hz': f'{snapshot.output_rate_hz:.1f}',
+            **{f'latency_{key}_ms': f'{value:.1f}' for key, value in snapshot.latency_ms.items()},
+            # Where that latency goes, summed over the timed frames (the bench divides deltas).
+            **{stage_key(stage): f'{value:.3f}' for stage, value in snapshot.stage_ms_sums.items()},
+            TIMED_KEY: snapshot.timed,
+            'last_error': snapshot.last_error,
+            'overlays_published': self._overlays.published,
+            **{reason_key(reason): count for reason, count in sorted(snapshot.reasons.items())},
+            **self._extra(),
+        }

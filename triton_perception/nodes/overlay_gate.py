@@ -1,0 +1,28 @@
+"""An inference node's overlay image: drawn and published only while enabled and watched."""
+from __future__ import annotations
+
+from typing import Any, Callable
+
+from std_msgs.msg import Header
+
+from triton_perception.outputs.result_messages import image_message
+from triton_perception.parameters import Settings
+
+
+class OverlayGate:
+    """Publishes overlays while the `overlay` parameter is on and someone subscribes."""
+
+    def __init__(self, settings: Settings) -> None:
+        """Publish while `settings` says `overlay` (true by default)."""
+        self._settings = settings
+        self.published = 0
+
+    def publish(self, publisher: Any, draw: Callable[[], Any], header: Header) -> None:
+        """
+        Draw (a copy of the frame) and publish only while someone subscribes.
+
+        Counted in `published` (/diagnostics: `overlays_published`).
+        """
+        if self._settings['overlay'] and publisher.get_subscription_count() > 0:
+            publisher.publish(image_message(draw(), header, 'rgb8'))
+            self.published += 1

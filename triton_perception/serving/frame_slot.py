@@ -1,0 +1,85 @@
+"""
+The latest-frame slot between a node's frame callback and its request threads.
+
+One frame waits at most: a newer frame replaces a waiting one (the old one is counted as
+dropped), so nothing queues without bound and results stay fresh. The slot is closed while
+Triton is not ready, and a frame handed over then is dropped at once.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+import threading
+from typing import Any
+
+from triton_perception.frames.accounting import Fate, FrameAccounting
+
+
+@dataclass
+class Frame:
+    """A received frame on its way through the slot; `message` is opaque to this module."""
+
+    message: Any
+    received_at: float
+
+
+class LatestFrameSlot:
+    """At most one frame waiting for a request thread; frames are taken while Triton is ready."""
+
+    def __init__(self, accounting: FrameAccounting) -> None:
+        """Count the frames the slot drops into `accounting`; frames are refused at first."""
+        self._accounting = accounting
+        self._condition = threading.Condition()
+        self._frame: Frame | None = None
+        self._open = False
+        self._stopping = False
+
+    @property
+    def accepting(self) -> bool:
+        """Whether frames are taken (Triton was ready at the last check)."""
+        return self._open
+
+    def put(self, frame: Frame) -> None:
+        """Never blocks on Triton: fills the slot, replacing (dropping) a waiting frame."""
+        with self._condition:
+            if not self._open or self._stopping:
+                self._accounting.settle(Fate.DROPPED, frame.received_at, 'triton not ready')
+                return
+            self._drop('replaced by a newer frame')
+            self._frame = frame
+            self._condition.notify_all()
+
+    def take(self) -> Frame | None:
+        """Wait for a frame while the slot takes frames; None once stopping."""
+        with self._condition:
+            while not self._stopping and (self._frame is None or not self._open):
+                self._condition.wait()
+            if self._stopping:
+                return None
+            frame, self._frame = self._frame, None
+            return frame
+
+    def accept_frames(self) -> None:
+        """Take frames from now on."""
+        with self._condition:
+            self._open = True
+            self._condition.notify_all()
+
+    def refuse_frames(self) -> bool:
+        """Drop the waiting frame and refuse frames until `accept_frames`; say if it took them."""
+        with self._condition:
+            was_open, self._open = self._open, False
+            self._drop('triton not ready')
+            self._condition.notify_all()
+            return was_open
+
+    def stop(self, reason: str) -> None:
+        """Take no frame again; a waiting frame is dropped for `reason`, `take` returns None."""
+        with self._condition:
+            self._stopping = True
+            self._drop(reason)
+            self._condition.notify_all()
+
+    def _drop(self, reason: str) -> None:
+        if self._frame is not None:
+            self._accounting.settle(Fate.DROPPED, self._frame.received_at, reason)
+            self._frame = None
