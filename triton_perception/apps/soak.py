@@ -14,7 +14,7 @@ import time
 from typing import Any, Callable
 
 from triton_perception.bag.evaluate import (camera_topic, image_subscriptions, pipeline_session,
-                                            replay_plan)
+                                            replay_plan, SUBSCRIBERS_TIMEOUT_S)
 from triton_perception.bag.figures import node_figures, NODES
 from triton_perception.bag.play import play_bag
 from triton_perception.system.processes import tree_rss_mb
@@ -63,7 +63,7 @@ def soak(bag: Path, output: Path, minutes: float, profile: str, triton_url: str,
             player = threading.Thread(target=lambda: play_bag(
                 bag, session.node, loop=True, topics=[topic],
                 wait_for_subscribers=image_subscriptions('single'),
-                wait_timeout_s=900.0, stop_event=player_stop), daemon=True)
+                wait_timeout_s=SUBSCRIBERS_TIMEOUT_S, stop_event=player_stop), daemon=True)
             player.start()
             while not session.watch.snapshot().keys() >= set(NODES):
                 time.sleep(0.5)
