@@ -128,9 +128,11 @@ def command_evaluate(arguments: argparse.Namespace) -> int:
     `--expected`, else 0.
     """
     from triton_perception.bag.accuracy_report import report_markdown  # noqa: PLC0415
+    from triton_perception.bag.drives import (drive_bags, drives_markdown,  # noqa: PLC0415
+                                              evaluate_drives)
     from triton_perception.bag.evaluate import evaluate, EvaluationSettings  # noqa
 
-    report = evaluate(EvaluationSettings(
+    settings = EvaluationSettings(
         bag=arguments.bag, output=arguments.output, topic=arguments.topic, rate=arguments.rate,
         triton_url=arguments.triton_url, profile=arguments.profile,
         params_file=arguments.params_file, record_masks=arguments.record_masks,
@@ -138,7 +140,16 @@ def command_evaluate(arguments: argparse.Namespace) -> int:
         labels=tuple(arguments.labels), criteria=arguments.criteria,
         lanes_scored=arguments.lanes_scored,
         lane_rows_from_labels=arguments.lane_rows_from_labels,
-        sparse_tracks=arguments.sparse_track_labels), log=_progress)
+        sparse_tracks=arguments.sparse_track_labels)
+    bags = drive_bags(arguments.bag)
+    if bags is not None:
+        drives = evaluate_drives(settings, bags, _progress)
+        print(drives_markdown(drives))
+        _progress(f'report: {arguments.output / "report.md"} and report.json; each drive\'s in '
+                  f'{arguments.output}/<drive>/')
+        return 1 if any(not part.get('criteria', {}).get('passed', True)
+                        for part in (drives, *drives['drives'].values())) else 0
+    report = evaluate(settings, log=_progress)
     print(report_markdown(report))
     _progress(f'report: {arguments.output / "report.md"} and report.json')
     unaccounted = [node for node, figures in report['nodes'].items() if not figures['accounted']]
@@ -251,7 +262,8 @@ def add_bag_commands(commands: argparse._SubParsersAction) -> None:
 
     evaluate = actions.add_parser(
         'evaluate', help='replay a bag through the pipeline and report (or compare) results')
-    evaluate.add_argument('bag', type=Path)
+    evaluate.add_argument('bag', type=Path, help='a bag, or a directory of bags (several drives, '
+                          'scored each and together against one Triton)')
     evaluate.add_argument('--output', type=Path, required=True,
                           help='directory for report.json, report.md and the outputs bag')
     evaluate.add_argument('--topic', default=None, help='image topic (default: the only one)')
