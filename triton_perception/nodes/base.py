@@ -99,6 +99,7 @@ class PerceptionNode(LifecycleNode):
         # destroys every node of a context at shutdown, one whose constructor failed included.
         self._worker: InferenceWorker | None = None
         self._image_input: ImageInput | None = None
+        self._frame_source = frame_source
         self.settings = declare_parameters(self, specs)
         self._outputs = outputs
         self._log = RosLog(self)
@@ -157,8 +158,10 @@ class PerceptionNode(LifecycleNode):
         """Start the Triton worker, then subscribe to the camera's image topic."""
         assert self._client_settings is not None  # the state machine activates configured nodes
         assert self._image_input is not None  # made by the constructor
+        shared_frames = (None if self._frame_source is None
+                         else self._frame_source.shared_frames(self._client_settings.url))
         self._worker = InferenceWorker(self._client_settings, self.accounting, self._prepare,
-                                       self._deliver, self._log)
+                                       self._deliver, self._log, shared_frames)
         self._worker.start()
         self._image_input.subscribe(
             self._frame_checks.on_frame,

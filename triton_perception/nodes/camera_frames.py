@@ -4,8 +4,9 @@ One camera's frames taken from DDS once and handed to every node of a perception
 rclpy has no intra-process transport (rclpy #575): two nodes of one process subscribed to the
 same camera each take and deserialise every frame. In `perception_process` a camera's image
 topic is subscribed once, on the process's own node; each frame goes to the frame callback of
-every active node of that camera, which accounts for it as its own subscription would, and
-the RGB conversion of the latest frame is done once for all of them.
+every active node of that camera, which accounts for it as its own subscription would, the
+RGB conversion of the latest frame is done once for all of them, and their workers write it
+into Triton's shared memory once (serving.shared_frames).
 """
 from __future__ import annotations
 
@@ -20,6 +21,7 @@ from sensor_msgs.msg import CompressedImage, Image
 
 from triton_perception.frames.accounting import FrameAccounting
 from triton_perception.nodes.frame_losses import FrameLossCounter
+from triton_perception.serving.shared_frames import SharedFrames
 
 FrameCallback = Callable[[Any], None]
 
@@ -56,6 +58,7 @@ class CameraFrames:
         self._losses: FrameLossCounter | None = None
         self._conversion_lock = threading.Lock()
         self._latest: tuple[Any, np.ndarray] | None = None
+        self._shared_frames: dict[str, SharedFrames] = {}
 
     @property
     def loss_counting(self) -> str:
@@ -117,6 +120,15 @@ class CameraFrames:
             rgb.flags.writeable = False
             self._latest = (message, rgb)
             return rgb
+
+    def shared_frames(self, triton_url: str) -> SharedFrames:
+        """
+        Return the camera's frames in the shared memory of the server at `triton_url`.
+
+        The camera's workers for that server write each frame once for all its models.
+        """
+        with self._lock:
+            return self._shared_frames.setdefault(triton_url, SharedFrames())
 
     def _accountings(self) -> list[FrameAccounting]:
         with self._lock:

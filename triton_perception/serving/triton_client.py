@@ -24,7 +24,9 @@ from triton_perception.serving.connection_health import ConnectionHealth
 from triton_perception.serving.frame_slot import Frame, LatestFrameSlot
 from triton_perception.serving.request_errors import (is_unreachable, lost_shared_memory,
                                                       request_failure)
-from triton_perception.serving.request_inputs import FrameInputs, SharedMemoryInput, Tensors
+from triton_perception.serving.request_inputs import (FrameInputs, FrameMemory,
+                                                      SharedMemoryInput, Tensors)
+from triton_perception.serving.shared_frames import SharedFrames
 from triton_perception.serving.worker_log import Log, WorkerLog
 
 CHANNEL_ARGUMENTS = [
@@ -111,13 +113,19 @@ class InferenceWorker:
 
     def __init__(self, settings: ClientSettings, accounting: FrameAccounting,
                  prepare: Callable[[Frame], Tensors],
-                 deliver: Callable[[Frame, Tensors, Tensors], None], log: Log) -> None:
+                 deliver: Callable[[Frame, Tensors, Tensors], None], log: Log,
+                 shared_frames: SharedFrames | None = None) -> None:
         """
-        `prepare` turns a frame into input tensors (raising FrameRejected for bad input).
+        Serve `settings.model`, counting every frame into `accounting`.
 
+        `prepare` turns a frame into input tensors (raising FrameRejected for bad input).
         `deliver` publishes the inputs and outputs of a finished request.
+        `shared_frames`: the camera's frame regions, shared with the workers of its other models
+        so that a frame is written into shared memory once; None gives each request thread a
+        region of its own.
         """
         self.settings = settings
+        self._shared_frames = shared_frames
         self._accounting = accounting
         self._prepare = prepare
         self._deliver = deliver
@@ -170,7 +178,8 @@ class InferenceWorker:
     def _request_loop(self) -> None:
         client = make_client(self.settings)
         outputs = [grpcclient.InferRequestedOutput(name) for name in self.settings.outputs]
-        shared = SharedMemoryInput(self.settings.model)
+        shared: FrameMemory = (SharedMemoryInput(self.settings.model)
+                               if self._shared_frames is None else self._shared_frames.lease(self))
         try:
             while (frame := self._slot.take()) is not None:
                 self._process(client, outputs, shared, frame)
@@ -179,7 +188,7 @@ class InferenceWorker:
             client.close()
 
     def _process(self, client: grpcclient.InferenceServerClient,
-                 outputs: list[grpcclient.InferRequestedOutput], shared: SharedMemoryInput,
+                 outputs: list[grpcclient.InferRequestedOutput], shared: FrameMemory,
                  frame: Frame) -> None:
         try:
             inputs = self._prepare(frame)
@@ -206,6 +215,8 @@ class InferenceWorker:
                 shared.forget_registration()
             self._request_failed(frame, error)
             return
+        finally:
+            shared.release()
         try:
             self._deliver(frame, inputs,
                           {name: result.as_numpy(name) for name in self.settings.outputs})

@@ -1,0 +1,174 @@
+"""A camera's frame is written into Triton shared memory once for both ensembles that read it."""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+import threading
+from typing import Any, Iterator
+
+import numpy as np
+import pytest
+import tritonclient.grpc as grpcclient
+
+from sample_images import bus_rgb
+from triton_perception.frames.accounting import Fate, FrameAccounting
+from triton_perception.serving.frame_slot import Frame
+from triton_perception.serving.request_inputs import Tensors
+from triton_perception.serving.shared_frames import REGION_LABEL, SharedFrames
+from triton_perception.serving.triton_client import ClientSettings, InferenceWorker
+
+pytestmark = [pytest.mark.server]
+
+DETECTION_OUTPUTS = ('DETECTIONS', 'NUM_DETECTIONS')
+LANE_OUTPUTS = ('LANE_PROBABILITY', 'DRIVABLE_MARGIN')
+WAIT_S = 60.0
+REGION_PREFIX = f'triton_perception_{REGION_LABEL}_{os.getpid()}_'
+
+
+class QuietLog:
+    """A worker Log that keeps what it was told, for the failure message."""
+
+    def __init__(self) -> None:
+        """Keep nothing yet."""
+        self.lines: list[str] = []
+
+    def info(self, message: str) -> None:
+        """Keep `message`."""
+        self.lines.append(message)
+
+    warning = frame_problem = info
+
+
+class Model:
+    """One model's worker on the session server, and the results it delivered, by frame."""
+
+    def __init__(self, url: str, model: str, outputs: tuple[str, ...],
+                 rgb: dict[int, np.ndarray], shared_frames: SharedFrames | None) -> None:
+        """Serve `model` with frames whose RGB arrays `rgb` holds by frame number."""
+        self.accounting = FrameAccounting()
+        self.results: dict[int, Tensors] = {}
+        self._done = threading.Condition()
+        self._rgb = rgb
+        self.log = QuietLog()
+        settings = ClientSettings(url=url, model=model, outputs=outputs,
+                                  transport='shared_memory')
+        self.worker = InferenceWorker(settings, self.accounting, self._prepare, self._deliver,
+                                      self.log, shared_frames)
+
+    def _prepare(self, frame: Frame) -> Tensors:
+        tensors: Tensors = {'IMAGE': self._rgb[frame.message]}
+        if self.worker.settings.model == 'yolov5':
+            tensors.update(SCORE_THRESHOLD=np.array([0.25], np.float32),
+                           IOU_THRESHOLD=np.array([0.45], np.float32),
+                           MAX_DETECTIONS=np.array([100], np.int32))
+        return tensors
+
+    def _deliver(self, frame: Frame, inputs: Tensors, outputs: Tensors) -> None:
+        with self._done:
+            self.results[frame.message] = outputs
+            self._done.notify_all()
+
+    def wait_ready(self) -> None:
+        """Wait until the worker takes frames."""
+        with self._done:
+            assert self._done.wait_for(lambda: self.worker.ready, WAIT_S), self.log.lines
+
+    def wait_for(self, number: int) -> None:
+        """Wait until frame `number` is delivered, or fail with the worker's log."""
+        with self._done:
+            assert self._done.wait_for(lambda: number in self.results, WAIT_S), (
+                self.log.lines, self.accounting.count(Fate.FAILED))
+
+
+def frames_of(image: np.ndarray, count: int) -> dict[int, np.ndarray]:
+    """Return `count` different frames: `image` shifted by a few pixels each time."""
+    return {number: np.ascontiguousarray(np.roll(image, 8 * number, axis=1))
+            for number in range(count)}
+
+
+def run_models(url: str, rgb: dict[int, np.ndarray],
+               shared_frames: SharedFrames | None) -> tuple[Model, Model]:
+    """Send every frame to detection and lanes at once, one frame after the other."""
+    detection = Model(url, 'yolov5', DETECTION_OUTPUTS, rgb, shared_frames)
+    lanes = Model(url, 'lane_detection', LANE_OUTPUTS, rgb, shared_frames)
+    for model in (detection, lanes):
+        model.worker.start()
+    try:
+        for model in (detection, lanes):
+            model.wait_ready()
+        for number in rgb:
+            for model in (detection, lanes):
+                model.worker.submit(Frame(number, model.accounting.received()))
+            for model in (detection, lanes):
+                model.wait_for(number)
+    finally:
+        for model in (detection, lanes):
+            model.worker.stop()
+    return detection, lanes
+
+
+def frame_regions() -> list[Path]:
+    """Return this process's shared frame regions in /dev/shm."""
+    return sorted(Path('/dev/shm').glob(f'{REGION_PREFIX}*'))
+
+
+def registered(client: grpcclient.InferenceServerClient) -> list[str]:
+    """Return the names of this process's frame regions that the server has registered."""
+    status = client.get_system_shared_memory_status(as_json=True).get('regions', {})
+    return sorted(name for name in status if name.startswith(REGION_PREFIX))
+
+
+@pytest.fixture(scope='module')
+def bus_frames() -> dict[int, np.ndarray]:
+    """Give six frames made from bus.jpg."""
+    return frames_of(bus_rgb(), 6)
+
+
+@pytest.fixture(scope='module')
+def own_regions(triton_server: Any, bus_frames: dict[int, np.ndarray]) -> Iterator[
+        tuple[Model, Model]]:
+    """Give both models' results with a region per request thread (the per-node layout)."""
+    yield run_models(triton_server.grpc_url, bus_frames, None)
+
+
+def test_both_models_read_one_copy_of_each_frame(
+        triton_server: Any, bus_frames: dict[int, np.ndarray],
+        own_regions: tuple[Model, Model]) -> None:
+    """Each frame is copied once, read by both requests, and the results are the same."""
+    shared_frames = SharedFrames()
+    detection, lanes = run_models(triton_server.grpc_url, bus_frames, shared_frames)
+    assert shared_frames.writes == len(bus_frames)
+    assert shared_frames.reads == 2 * len(bus_frames)
+    for number in bus_frames:
+        for shared, own in zip((detection, lanes), own_regions):
+            for name, array in own.results[number].items():
+                np.testing.assert_array_equal(shared.results[number][name], array, err_msg=name)
+    assert own_regions[0].results[0]['NUM_DETECTIONS'][0] >= 4  # bus.jpg: people and a bus
+    for model in (detection, lanes):
+        assert model.accounting.count(Fate.PUBLISHED) == len(bus_frames)
+    assert shared_frames.regions == 0 and frame_regions() == [], 'the last lease frees them'
+
+
+def test_regions_are_reused_and_registered_again_after_the_server_lost_them(
+        triton_server: Any, bus_frames: dict[int, np.ndarray]) -> None:
+    """A region is reused for newer frames, and registered again once the server lost it."""
+    shared_frames = SharedFrames()
+    client = grpcclient.InferenceServerClient(triton_server.grpc_url)
+    try:
+        lease = shared_frames.lease('worker')
+        for number, generation in ((0, 1), (1, 1), (2, 2)):
+            lease.tensor(client, bus_frames[number], generation)
+            lease.release()
+            assert len(registered(client)) == 1
+        assert shared_frames.regions == 1 and shared_frames.writes == 3
+        client.unregister_system_shared_memory(registered(client)[0])  # as a restart does
+        lease.tensor(client, bus_frames[3], 2)
+        lease.forget_registration()  # what the worker does when the request says so
+        lease.release()
+        lease.tensor(client, bus_frames[3], 2)
+        assert len(registered(client)) == 1
+        lease.close(client)
+        assert shared_frames.regions == 0 and frame_regions() == []
+        assert registered(client) == []
+    finally:
+        client.close()
