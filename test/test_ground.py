@@ -24,7 +24,7 @@ from triton_perception.ground.ground_projection import (GridSampler, GridSpec, g
                                                         ground_lane_points)
 from triton_perception.ground.static_tf import StaticTransforms
 from triton_perception.outputs.result_messages import detection_array_message
-from triton_perception.parameters import GROUND, ParameterError, specs_by_name
+from triton_perception.parameters import GROUND, GroundSettings, ParameterError, specs_by_name
 
 F, CX, CY = 1000.0, 640.0, 360.0
 K = np.array([[F, 0, CX], [0, F, CY], [0, 0, 1.0]])
@@ -262,8 +262,8 @@ def test_geometry_source_reasons_and_camera_pose(ros_node: object) -> None:
 
     from triton_perception.ground.camera_lookup import CameraGeometrySource
 
-    settings = {spec.name: spec.default for spec in GROUND}
-    source = CameraGeometrySource(ros_node, settings)
+    settings = GroundSettings.from_values(GROUND, {})
+    source = CameraGeometrySource(ros_node, lambda: settings)
     assert source.camera('cam') is None and 'no CameraInfo on' in source.reason
     info = CameraInfo(width=1280, height=720, distortion_model='plumb_bob',
                       k=K.ravel().tolist(), d=[0.0] * 5)
@@ -274,11 +274,11 @@ def test_geometry_source_reasons_and_camera_pose(ros_node: object) -> None:
     source._on_camera_info(info)
     assert source.camera('cam') is None
     assert source.reason.startswith('no transform base_link <- cam')
-    settings['camera_pose'] = [0.0, 0.0, 1.5, 0.0, 0.0, 0.0]
+    settings = settings.changed({'camera_pose': [0.0, 0.0, 1.5, 0.0, 0.0, 0.0]})  # set live
     camera = source.camera('cam')
     assert camera is not None and source.reason == 'on (camera_pose)'
     np.testing.assert_allclose(camera.to_ground(np.array([[CX, CY + 100]]))[0], [[15, 0, 0]])
     source._on_camera_info(info)  # the same calibration again: the same camera (grid cache)
     assert source.camera('cam') is camera
-    off = CameraGeometrySource(ros_node, {**settings, 'ground_outputs': False})
+    off = CameraGeometrySource(ros_node, lambda: settings.changed({'ground_outputs': False}))
     assert off.camera('cam') is None and off.reason.startswith('off')

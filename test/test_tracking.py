@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from tracking_scenes import CAMERA, Ego, Frame, PEDESTRIAN, render, WorldObject
-from triton_perception.parameters import specs_by_name, TRACKING
+from triton_perception.parameters import TRACKING, TrackingSettings
 from triton_perception.tracking.association import iou_matrix, match
 from triton_perception.tracking.camera_tracking import (CameraTracking, FrameTracks,
                                                         tracker_settings)
@@ -329,9 +329,8 @@ def test_the_tracker_defaults_are_the_node_parameters_defaults() -> None:
     """
     Both say what an unconfigured tracker does: tests and library users get the node's tracker.
 
-    parameters.py stays free of numpy and scipy (launch files import it), so the defaults are
+    parameters/ stays free of numpy and scipy (launch files import it), so the defaults are
     written in both places and held equal here.
     """
-    specs = specs_by_name(TRACKING)
-    from_parameters = tracker_settings({spec.name: spec.default for spec in specs.values()})
+    from_parameters = tracker_settings(TrackingSettings.from_values(TRACKING, {}))
     assert from_parameters == TrackerSettings()

@@ -15,7 +15,7 @@ import pytest
 
 from test_detection_processing import make_detector
 from test_lane_processing import read_clip
-from triton_perception.parameters import DETECTION
+from triton_perception.parameters import DETECTION, DetectionSettings
 from triton_perception.tracking.association import iou_matrix
 from triton_perception.tracking.camera_tracking import tracker_settings
 from triton_perception.tracking.tracker import Tracker
@@ -29,15 +29,15 @@ SAME_BOX_IOU = 0.7  # a labelled box is the served detection it overlaps this mu
 @pytest.fixture(scope='module')
 def served_ids(tmp_path_factory: pytest.TempPathFactory) -> dict[str, list[tuple[int, str]]]:
     """Per labelled car, (frame, published id or '') at each labelled frame."""
-    defaults = {spec.name: spec.default for spec in DETECTION}
+    defaults = DetectionSettings.from_values(DETECTION, {})
     detect = make_detector(tmp_path_factory.mktemp('graphs'))
     tracker = Tracker(tracker_settings(defaults))
     labels = json.loads(LABELS.read_text())
     history: dict[str, list[tuple[int, str]]] = {}
     for index, frame in zip(FRAMES, read_clip(FRAMES)):
-        rows = detect(frame, score=defaults['score_threshold'])
+        rows = detect(frame, score=defaults.score_threshold)
         ids = tracker.update(index / RATE_HZ, rows).published_ids(
-            defaults['tracking_publish_unconfirmed'])
+            defaults.tracking_publish_unconfirmed)
         for label in labels.get(str(index), []):
             if label.get('duplicate'):
                 continue  # a second box of the same car (another class): one id at most

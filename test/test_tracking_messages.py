@@ -11,7 +11,7 @@ from visualization_msgs.msg import Marker
 from triton_perception.outputs.overlay_drawing import draw_detections
 from triton_perception.outputs.result_messages import (detection_array_message,
                                                        track_ids_from_message)
-from triton_perception.parameters import DETECTION
+from triton_perception.parameters import DETECTION, DetectionSettings
 from triton_perception.tracking.ground_motion import GroundTrack
 from triton_perception.tracking.track_messages import (track_markers_message, track_uuid,
                                                        tracked_object)
@@ -74,8 +74,9 @@ def test_overlay_captions_carry_the_id() -> None:
 
 def test_tracking_off_leaves_ids_empty() -> None:
     """tracking: false makes no publishers (no node is touched) and hands out no ids."""
-    settings = {**{spec.name: spec.default for spec in DETECTION}, 'tracking': False}
-    tracking = DetectionTracking(None, settings, None, ['person'], None)  # type: ignore[arg-type]
+    settings = DetectionSettings.from_values(DETECTION, {'tracking': False})
+    tracking = DetectionTracking(None, lambda: settings, None, ['person'],  # type: ignore[arg-type]
+                                 None)
     ids = tracking.process(Header(frame_id='camera'), ROWS)
     assert ids is None and tracking.reason == OFF
     assert track_ids_from_message(detection_array_message(ROWS, Header(), ids)) == ['', '']

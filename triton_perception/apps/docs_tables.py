@@ -1,7 +1,7 @@
 """
 The reference tables of docs/, generated from the code that defines what they describe.
 
-docs/parameters.md gets the node parameters of `parameters.py` and docs/launch.md the launch
+docs/parameters.md gets the node parameters of `parameters/tables.py` and docs/launch.md the launch
 arguments of `pipeline/plan.py`, each between a pair of markers; the prose around them is written by
 hand. `triton-perception docs` rewrites the tables; `triton-perception docs --check` (and
 test/test_docs.py) fails when a committed page differs from what the code says now.

@@ -11,7 +11,7 @@ saying why (reported in /diagnostics).
 from __future__ import annotations
 
 import threading
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 from rclpy.duration import Duration
@@ -21,6 +21,7 @@ from sensor_msgs.msg import CameraInfo
 
 from triton_perception.ground.camera import CameraModelError, GroundCamera, Intrinsics, Mounting
 from triton_perception.ground.static_tf import StaticTransforms, transform_matrix
+from triton_perception.parameters import GroundSettings, TrackingSettings
 from triton_perception.qos import CAMERA_INFO_QOS, TF_QOS, TF_STATIC_QOS
 
 try:  # the full TF (dynamic transforms too) where tf2_ros is installed
@@ -45,9 +46,12 @@ def camera_pose_set(pose: list[float]) -> bool:
 class CameraGeometrySource:
     """Latest CameraInfo per frame_id and the mounting of each camera frame in target_frame."""
 
-    def __init__(self, node: Node, settings: dict[str, Any]) -> None:
+    def __init__(self, node: Node, settings: Callable[[], GroundSettings]) -> None:
         """
         Subscribe `node` to camera_info and the transforms, unless ground_outputs is off.
+
+        `settings` returns the node's settings of the moment (camera_pose and
+        max_ground_range_m change live).
 
         Transforms come from tf2_ros when it is installed; without it from /tf_static, plus the
         latest /tf when tracking needs the moving odom_frame. `tf_source` says which, and `reason`
@@ -61,7 +65,8 @@ class CameraGeometrySource:
         # Without tf2_ros: the latest transform of every frame, moving ones (/tf) included.
         self._latest = StaticTransforms()
         self._buffer = None
-        self.enabled = bool(settings['ground_outputs'])
+        start = settings()
+        self.enabled = start.ground_outputs
         self.reason = OFF if not self.enabled else 'no camera frame received yet'
         if not self.enabled:
             return
@@ -75,7 +80,7 @@ class CameraGeometrySource:
         elif TFMessage is not None:
             node.create_subscription(TFMessage, '/tf_static', self._on_tf_static, TF_STATIC_QOS)
             self.tf_source = '/tf_static'
-            if settings.get('tracking') and settings.get('odom_frame'):
+            if isinstance(start, TrackingSettings) and start.tracking and start.odom_frame:
                 # Tracking's odom_frame <- target_frame moves: the latest /tf, not at the stamp.
                 node.create_subscription(TFMessage, '/tf', self._on_tf, TF_QOS)
                 self.tf_source = '/tf_static and the latest /tf'
@@ -137,11 +142,11 @@ class CameraGeometrySource:
         return self._transform(target, frame, stamp)
 
     def _mounting(self, frame_id: str) -> tuple[Mounting | None, str]:
-        target = self._settings['target_frame']
+        target = self._settings().target_frame
         matrix = self._transform(target, frame_id)
         if matrix is not None:
             return Mounting.from_matrix(matrix), f'TF {target} <- {frame_id}'
-        pose = list(self._settings['camera_pose'])
+        pose = list(self._settings().camera_pose)
         if camera_pose_set(pose):
             return Mounting.from_camera_pose(pose), 'camera_pose'
         return None, (f'no transform {target} <- {frame_id} (TF: {self.tf_source}) and '
@@ -167,7 +172,7 @@ class CameraGeometrySource:
         # make the grid's pixel lookup be computed again.
         key = (tuple(info.k), tuple(info.d), info.distortion_model, info.width, info.height,
                mounting.origin.round(6).tobytes(), mounting.rotation.round(9).tobytes(),
-               self._settings['max_ground_range_m'])
+               self._settings().max_ground_range_m)
         cached = self._cache.get(frame_id)
         if cached is not None and cached[0] == key:
             self.reason = f'on ({source})'
@@ -175,7 +180,7 @@ class CameraGeometrySource:
         try:
             mounting.check()
             camera = GroundCamera(Intrinsics.from_camera_info(info), mounting,
-                                  self._settings['max_ground_range_m'])
+                                  self._settings().max_ground_range_m)
         except CameraModelError as error:
             self.reason = f'{error} ({source}, CameraInfo on {self._info_topic})'
             return None

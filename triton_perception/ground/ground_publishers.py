@@ -6,7 +6,7 @@ arrays it already has; nothing is built while the geometry is unknown.
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable
 
 from nav_msgs.msg import OccupancyGrid
 import numpy as np
@@ -22,17 +22,18 @@ from triton_perception.ground.ground_messages import (ground_cloud_message,
                                                       lane_markers_message, occupancy_grid_message)
 from triton_perception.ground.ground_projection import (GridSampler, GridSpec, ground_boxes,
                                                         ground_lane_points)
+from triton_perception.parameters import GroundSettings, LaneSettings
 
 
 class LaneGroundOutputs:
     """`lanes/ground`, `lanes/markers` and `drivable_area/grid`."""
 
-    def __init__(self, node: Node, settings: dict[str, Any], qos: Any) -> None:
+    def __init__(self, node: Node, settings: Callable[[], LaneSettings], qos: Any) -> None:
         """Create the three publishers with `qos` and the camera geometry source of `node`."""
         self._settings = settings
         self.geometry = CameraGeometrySource(node, settings)
-        self._grid = GridSpec(settings['grid_length_m'], settings['grid_width_m'],
-                              settings['grid_resolution_m'])
+        start = settings()  # the grid's parameters are read-only
+        self._grid = GridSpec(start.grid_length_m, start.grid_width_m, start.grid_resolution_m)
         self._sampler: GridSampler | None = None
         self._cloud = node.create_publisher(PointCloud2, 'lanes/ground', qos)
         self._markers = node.create_publisher(MarkerArray, 'lanes/markers', qos)
@@ -52,7 +53,7 @@ class LaneGroundOutputs:
         camera = self.geometry.camera(header.frame_id)
         if camera is None:
             return
-        stamped = ground_header(header, self._settings['target_frame'])
+        stamped = ground_header(header, self._settings().target_frame)
         points = ground_lane_points(camera, lanes, sides)
         self._cloud.publish(ground_cloud_message(points, stamped))
         self._markers.publish(lane_markers_message(points, stamped))
@@ -69,7 +70,7 @@ class LaneGroundOutputs:
 class DetectionGroundOutputs:
     """`detections/ground`: each box's ground contact point and width."""
 
-    def __init__(self, node: Node, settings: dict[str, Any], qos: Any) -> None:
+    def __init__(self, node: Node, settings: Callable[[], GroundSettings], qos: Any) -> None:
         """Create the `detections/ground` publisher with `qos` and the camera geometry source."""
         self._settings = settings
         self.geometry = CameraGeometrySource(node, settings)
@@ -88,4 +89,4 @@ class DetectionGroundOutputs:
         contacts, widths, heights = ground_boxes(camera, detections)
         self._publisher.publish(ground_detections_message(
             message, contacts, widths, heights,
-            ground_header(header, self._settings['target_frame'])))
+            ground_header(header, self._settings().target_frame)))

@@ -11,7 +11,7 @@ and publishing happen on the worker's threads, so a slow Triton never blocks the
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Generic, TypeVar
 
 from rclpy.lifecycle import LifecycleNode, LifecycleState, TransitionCallbackReturn
 from rclpy.node import Node
@@ -25,13 +25,14 @@ from triton_perception.nodes.node_diagnostics import NodeDiagnostics
 from triton_perception.nodes.overlay_gate import OverlayGate
 from triton_perception.nodes.parameter_changes import ParameterChanges
 from triton_perception.nodes.ros_parameters import declare_parameters
-from triton_perception.parameters import ParameterSpec, Settings
+from triton_perception.parameters import InferenceSettings, ParameterSpec, ParameterValues
 from triton_perception.qos import stream_qos
 from triton_perception.serving.frame_slot import Frame
 from triton_perception.serving.request_inputs import Tensors
 from triton_perception.serving.triton_client import ClientSettings, InferenceWorker, TlsOptions
 
 FRAME_PROBLEM_THROTTLE_S = 5.0
+InferenceT = TypeVar('InferenceT', bound=InferenceSettings)
 
 
 class RosLog:
@@ -63,7 +64,7 @@ def read_text_file(path: str) -> str | None:
     return Path(path).expanduser().read_text(encoding='utf-8') if path else None
 
 
-class PerceptionNode(LifecycleNode):
+class PerceptionNode(LifecycleNode, Generic[InferenceT]):
     """
     Base of detection_node and lane_node; subclasses say what to send and what to publish.
 
@@ -76,8 +77,8 @@ class PerceptionNode(LifecycleNode):
     """
 
     def __init__(self, node_name: str, specs: tuple[ParameterSpec, ...],
-                 outputs: tuple[str, ...] = (), *, frame_source: CameraFrames | None = None,
-                 **node_options: Any) -> None:
+                 settings_type: type[InferenceT], outputs: tuple[str, ...] = (), *,
+                 frame_source: CameraFrames | None = None, **node_options: Any) -> None:
         """
         Declare `specs` as parameters and create what exists in every lifecycle state.
 
@@ -85,7 +86,8 @@ class PerceptionNode(LifecycleNode):
         their result publishers.
 
         `node_name`: the node's default name.
-        `specs`: the node's parameter table (parameters.py); values are validated at start-up.
+        `specs`: the node's parameter table (parameters.tables); values are validated at
+        start-up and read, typed, as `settings_type` (`settings`).
         `outputs`: the output tensors to request from the Triton model; a subclass that learns
         them from its parameters passes none and calls `_set_model_outputs`.
         `frame_source`: the camera subscription shared by the nodes of a perception process;
@@ -100,24 +102,33 @@ class PerceptionNode(LifecycleNode):
         self._worker: InferenceWorker | None = None
         self._image_input: ImageInput | None = None
         self._frame_source = frame_source
-        self.settings = declare_parameters(self, specs)
+        self._parameter_changes = ParameterChanges(
+            specs, declare_parameters(self, specs, settings_type), self.check_parameters,
+            self.apply_parameters)
         self._outputs = outputs
         self._log = RosLog(self)
         self.accounting = FrameAccounting()
         self._client_settings: ClientSettings | None = None
         image_input = ImageInput(self, self.accounting,
-                                 self.settings['input_transport'] == 'compressed', frame_source)
+                                 self.settings.input_transport == 'compressed', frame_source)
         self._image_input = image_input
-        self._frame_checks = FrameChecks(self.accounting, self.settings, image_input.topic,
+        self._frame_checks = FrameChecks(self.accounting, self._settings, image_input.topic,
                                          self._log, lambda: self._worker)
-        self._rgb = RgbConversion(self.settings, frame_source)
-        self._overlays = OverlayGate(self.settings)
-        self._diagnostics = NodeDiagnostics(self, self.settings, self.accounting, image_input,
+        self._rgb = RgbConversion(self._settings, frame_source)
+        self._overlays = OverlayGate(self._settings)
+        self._diagnostics = NodeDiagnostics(self, self._settings, self.accounting, image_input,
                                             self._overlays, lambda: self._worker,
                                             self.extra_diagnostics)
-        self._parameter_changes = ParameterChanges(specs, self.settings, self.check_parameters,
-                                                   self.apply_parameters)
         self.add_on_set_parameters_callback(self._parameter_changes.on_set_parameters)
+
+    @property
+    def settings(self) -> InferenceT:
+        """Return the node's parameters now: the start-up values and every accepted change."""
+        return self._parameter_changes.current
+
+    def _settings(self) -> InferenceT:
+        """Return `settings` (what collaborators call to read the values of the moment)."""
+        return self._parameter_changes.current
 
     def _set_model_outputs(self, outputs: tuple[str, ...]) -> None:
         """Set the output tensors to request, for a subclass that reads them from its model."""
@@ -130,7 +141,7 @@ class PerceptionNode(LifecycleNode):
         Then a lifecycle manager or `ros2 lifecycle set` does. False when a transition failed (the
         reason is logged).
         """
-        if not self.settings['autostart']:
+        if not self.settings.autostart:
             self.get_logger().info(
                 'autostart is false: unconfigured until a lifecycle manager or `ros2 lifecycle '
                 f'set {self.get_fully_qualified_name()} configure` (then activate) starts it')
@@ -141,16 +152,16 @@ class PerceptionNode(LifecycleNode):
     def on_configure(self, state: LifecycleState) -> TransitionCallbackReturn:
         """Read the TLS files and fix the client settings; FAILURE if a TLS file is unreadable."""
         try:
-            tls = TlsOptions(read_text_file(self.settings['tls_root_certificates']),
-                             read_text_file(self.settings['tls_private_key']),
-                             read_text_file(self.settings['tls_certificate_chain']))
+            tls = TlsOptions(read_text_file(self.settings.tls_root_certificates),
+                             read_text_file(self.settings.tls_private_key),
+                             read_text_file(self.settings.tls_certificate_chain))
         except OSError as error:
             self.get_logger().error(f'cannot configure: a TLS file is unreadable: {error}')
             return TransitionCallbackReturn.FAILURE
         self._client_settings = ClientSettings(
-            url=self.settings['triton_url'], model=self.settings['model_name'],
-            outputs=self._outputs, max_in_flight=self.settings['max_in_flight'],
-            timeout_s=self.settings['request_timeout_s'], transport=self.settings['transport'],
+            url=self.settings.triton_url, model=self.settings.model_name,
+            outputs=self._outputs, max_in_flight=self.settings.max_in_flight,
+            timeout_s=self.settings.request_timeout_s, transport=self.settings.transport,
             tls=tls)
         return TransitionCallbackReturn.SUCCESS
 
@@ -165,11 +176,11 @@ class PerceptionNode(LifecycleNode):
         self._worker.start()
         self._image_input.subscribe(
             self._frame_checks.on_frame,
-            stream_qos(self.settings['qos_reliability'], self.settings['qos_depth']))
+            stream_qos(self.settings.qos_reliability, self.settings.qos_depth))
         self.get_logger().info(
             f'active: subscribed to {self._image_input.topic} '
-            f"({self.settings['input_transport']}, {self.settings['qos_reliability']}); "
-            f"model {self.settings['model_name']} at {self.settings['triton_url']}")
+            f'({self.settings.input_transport}, {self.settings.qos_reliability}); '
+            f'model {self.settings.model_name} at {self.settings.triton_url}')
         return TransitionCallbackReturn.SUCCESS
 
     def on_deactivate(self, state: LifecycleState) -> TransitionCallbackReturn:
@@ -205,7 +216,7 @@ class PerceptionNode(LifecycleNode):
             self._worker.stop(reason)
             self._worker = None
 
-    def check_parameters(self, updates: Settings) -> None:
+    def check_parameters(self, updates: ParameterValues) -> None:
         """
         Refuse new values that pass their specs but not the node's state; subclasses override this.
 
@@ -215,7 +226,7 @@ class PerceptionNode(LifecycleNode):
         are applied by `apply_parameters` once every check of the call has passed).
         """
 
-    def apply_parameters(self, updates: Settings) -> None:
+    def apply_parameters(self, updates: ParameterValues) -> None:
         """
         Take accepted new values into what the node derives from them; subclasses override this.
 

@@ -15,14 +15,15 @@ from triton_perception.nodes.base import PerceptionNode
 from triton_perception.nodes.node_process import run_nodes
 from triton_perception.outputs.overlay_drawing import draw_detections
 from triton_perception.outputs.result_messages import detection_array_message, label_info_message
-from triton_perception.parameters import DETECTION, parse_class_filter, Settings
+from triton_perception.parameters import (DETECTION, DetectionSettings, ParameterValues,
+                                          parse_class_filter)
 from triton_perception.qos import LATCHED_QOS, OVERLAY_QOS, RESULT_QOS
 from triton_perception.serving.frame_slot import Frame
 from triton_perception.serving.request_inputs import Tensors
 from triton_perception.tracking.track_publishers import DetectionTracking
 
 
-class DetectionNode(PerceptionNode):
+class DetectionNode(PerceptionNode[DetectionSettings]):
     """
     Object detection through Triton: `detections`, `label_info`, overlay and ground boxes.
 
@@ -40,17 +41,17 @@ class DetectionNode(PerceptionNode):
         Raises ParameterError if a start-up value is not accepted or class_filter names a class
         the labels do not have.
         """
-        super().__init__('detection_node', DETECTION, ('DETECTIONS', 'NUM_DETECTIONS'),
-                         **node_options)
-        self.labels = labels_for(self.settings['model_name'], self.settings['labels_file'])
-        self._class_filter = parse_class_filter(self.settings['class_filter'], self.labels)
+        super().__init__('detection_node', DETECTION, DetectionSettings,
+                         ('DETECTIONS', 'NUM_DETECTIONS'), **node_options)
+        self.labels = labels_for(self.settings.model_name, self.settings.labels_file)
+        self._class_filter = parse_class_filter(self.settings.class_filter, self.labels)
         self._detections = self.create_publisher(Detection2DArray, 'detections', RESULT_QOS)
         self._overlay = self.create_publisher(Image, 'detections/overlay', OVERLAY_QOS)
         self._label_info = self.create_publisher(LabelInfo, 'label_info', LATCHED_QOS)
         self._label_info.publish(label_info_message(
-            self.labels, self._stamped_header(), self.settings['score_threshold']))
-        self._ground = DetectionGroundOutputs(self, self.settings, RESULT_QOS)
-        self._tracking = DetectionTracking(self, self.settings, self._ground.geometry,
+            self.labels, self._stamped_header(), self.settings.score_threshold))
+        self._ground = DetectionGroundOutputs(self, self._settings, RESULT_QOS)
+        self._tracking = DetectionTracking(self, self._settings, self._ground.geometry,
                                            self.labels, RESULT_QOS)
 
     def extra_diagnostics(self) -> dict[str, str]:
@@ -58,22 +59,23 @@ class DetectionNode(PerceptionNode):
         return {'ground': self._ground.geometry.reason, 'tracking': self._tracking.reason,
                 'time_to_collision': self._tracking.nearest_collision}
 
-    def check_parameters(self, updates: Settings) -> None:
+    def check_parameters(self, updates: ParameterValues) -> None:
         """Refuse a new class_filter that names a class the labels do not have (ParameterError)."""
         if 'class_filter' in updates:
             parse_class_filter(updates['class_filter'], self.labels)
 
-    def apply_parameters(self, updates: Settings) -> None:
+    def apply_parameters(self, updates: ParameterValues) -> None:
         """Filter the detections by a new class_filter from the next result on."""
         if 'class_filter' in updates:
             self._class_filter = parse_class_filter(updates['class_filter'], self.labels)
 
     def _prepare(self, frame: Frame) -> Tensors:
+        settings = self.settings  # one call's values for all three thresholds
         return {
             'IMAGE': self.frame_rgb(frame),
-            'SCORE_THRESHOLD': np.array([self.settings['score_threshold']], dtype=np.float32),
-            'IOU_THRESHOLD': np.array([self.settings['iou_threshold']], dtype=np.float32),
-            'MAX_DETECTIONS': np.array([self.settings['max_detections']], dtype=np.int32),
+            'SCORE_THRESHOLD': np.array([settings.score_threshold], dtype=np.float32),
+            'IOU_THRESHOLD': np.array([settings.iou_threshold], dtype=np.float32),
+            'MAX_DETECTIONS': np.array([settings.max_detections], dtype=np.int32),
         }
 
     def _deliver(self, frame: Frame, inputs: Tensors, outputs: Tensors) -> None:

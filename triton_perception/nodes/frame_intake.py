@@ -16,7 +16,7 @@ from triton_perception.frames.accounting import Fate, FrameAccounting, FrameReje
 from triton_perception.frames.image_conversion import (check_compressed, check_image,
                                                        compressed_to_rgb, image_to_rgb)
 from triton_perception.nodes.camera_frames import CameraFrames
-from triton_perception.parameters import Settings
+from triton_perception.parameters import InferenceSettings
 from triton_perception.serving.frame_slot import Frame
 from triton_perception.serving.triton_client import InferenceWorker
 from triton_perception.serving.worker_log import Log
@@ -25,10 +25,11 @@ from triton_perception.serving.worker_log import Log
 class FrameChecks:
     """The frame callback: count the frame, check its header, hand it to the worker."""
 
-    def __init__(self, accounting: FrameAccounting, settings: Settings, topic: str, log: Log,
+    def __init__(self, accounting: FrameAccounting, settings: Callable[[], InferenceSettings],
+                 topic: str, log: Log,
                  worker: Callable[[], InferenceWorker | None]) -> None:
         """
-        Check frames of `topic` against `settings` (max_image_pixels); count into `accounting`.
+        Check frames of `topic` against `settings()` (max_image_pixels); count into `accounting`.
 
         `worker` returns the node's worker, None while the node is not active.
         """
@@ -47,9 +48,9 @@ class FrameChecks:
             return
         try:
             if isinstance(message, CompressedImage):
-                check_compressed(message, self._settings['max_image_pixels'])
+                check_compressed(message, self._settings().max_image_pixels)
             else:
-                check_image(message, self._settings['max_image_pixels'])
+                check_image(message, self._settings().max_image_pixels)
         except FrameRejected as rejection:
             self._accounting.settle(Fate.REJECTED, received_at, rejection.reason)
             self._log.frame_problem(
@@ -62,17 +63,19 @@ class FrameChecks:
 class RgbConversion:
     """A frame as RGB, converted once for all nodes of a shared camera."""
 
-    def __init__(self, settings: Settings, frame_source: CameraFrames | None) -> None:
-        """Convert within `settings` (max_image_pixels); `frame_source` shares conversions."""
+    def __init__(self, settings: Callable[[], InferenceSettings],
+                 frame_source: CameraFrames | None) -> None:
+        """Convert within `settings()` (max_image_pixels); `frame_source` shares conversions."""
         self._settings = settings
         self._frame_source = frame_source
 
     def rgb(self, frame: Frame) -> np.ndarray:
         """Return the frame as RGB uint8 [H, W, 3]; raises FrameRejected (counted) for bad input."""
         def convert() -> Any:
+            max_pixels = self._settings().max_image_pixels
             if isinstance(frame.message, CompressedImage):
-                return compressed_to_rgb(frame.message, self._settings['max_image_pixels'])
-            return image_to_rgb(frame.message, self._settings['max_image_pixels'])
+                return compressed_to_rgb(frame.message, max_pixels)
+            return image_to_rgb(frame.message, max_pixels)
         if self._frame_source is not None:
             return self._frame_source.rgb(frame.message, convert)
         converted: np.ndarray = convert()

@@ -20,14 +20,14 @@ from triton_perception.nodes.base import PerceptionNode
 from triton_perception.nodes.node_process import run_nodes
 from triton_perception.outputs.overlay_drawing import draw_drivable_area, draw_lanes
 from triton_perception.outputs.result_messages import image_message, lanes_cloud_message
-from triton_perception.parameters import LANES
+from triton_perception.parameters import LANES, LaneSettings
 from triton_perception.qos import OVERLAY_QOS, RESULT_QOS
 from triton_perception.serving.frame_slot import Frame
 from triton_perception.serving.request_inputs import Tensors
 from triton_perception.system.paths import default_model_repository
 
 
-class LaneNode(PerceptionNode):
+class LaneNode(PerceptionNode[LaneSettings]):
     """
     Lane detection through Triton: lanes, drivable area, overlay and ground outputs.
 
@@ -42,9 +42,9 @@ class LaneNode(PerceptionNode):
 
         Without a record the model must follow the shipped lane_detection contract; the log says so.
         """
-        super().__init__('lane_node', LANES, **node_options)
+        super().__init__('lane_node', LANES, LaneSettings, **node_options)
         repository = default_model_repository()
-        self._lane_model = lane_model_for(repository, self.settings['model_name'])
+        self._lane_model = lane_model_for(repository, self.settings.model_name)
         self._set_model_outputs(self._lane_model.outputs)
         if not self._lane_model.source:
             self.get_logger().info(
@@ -54,7 +54,7 @@ class LaneNode(PerceptionNode):
         self._lanes = self.create_publisher(PointCloud2, 'lanes', RESULT_QOS)
         self._drivable_area = self.create_publisher(Image, 'drivable_area', RESULT_QOS)
         self._overlay = self.create_publisher(Image, 'lanes/overlay', OVERLAY_QOS)
-        self._ground = LaneGroundOutputs(self, self.settings, RESULT_QOS)
+        self._ground = LaneGroundOutputs(self, self._settings, RESULT_QOS)
 
     def extra_diagnostics(self) -> dict[str, str]:
         """Return the ground state and the lane model (name and layout) for /diagnostics."""
@@ -70,14 +70,14 @@ class LaneNode(PerceptionNode):
         settings = self.settings
         height, width = inputs['IMAGE'].shape[:2]
         result = decode_lanes(model, checked, (height, width), DecodeSettings(
-            num_points=NUM_POINTS, min_lane_length=settings['min_lane_length'],
-            score_threshold=settings['lane_score_threshold'],
-            nms_distance_px=settings['lane_nms_distance_px'], max_lanes=settings['max_lanes']))
+            num_points=NUM_POINTS, min_lane_length=settings.min_lane_length,
+            score_threshold=settings.lane_score_threshold,
+            nms_distance_px=settings.lane_nms_distance_px, max_lanes=settings.max_lanes))
         header = frame.message.header
         self._lanes.publish(lanes_cloud_message(result.lanes, result.scores, result.sides,
                                                 header))
         drivable = result.drivable_area
-        if drivable is not None and settings['publish_drivable_area']:
+        if drivable is not None and settings.publish_drivable_area:
             self._drivable_area.publish(image_message(drivable, header, 'mono8'))
         self._ground.publish(header, result.lanes, result.sides, drivable)
 

@@ -17,7 +17,7 @@ from triton_perception.frames.accounting import AccountingSnapshot, FrameAccount
 from triton_perception.frames.diagnostics import reason_key, stage_key, status_name, TIMED_KEY
 from triton_perception.nodes.image_input import ImageInput
 from triton_perception.nodes.overlay_gate import OverlayGate
-from triton_perception.parameters import Settings
+from triton_perception.parameters import InferenceSettings
 from triton_perception.qos import DIAGNOSTICS_QOS
 from triton_perception.serving.triton_client import InferenceWorker
 
@@ -25,12 +25,13 @@ from triton_perception.serving.triton_client import InferenceWorker
 class NodeDiagnostics:
     """The /diagnostics publisher and timer of one inference node, and the status it sends."""
 
-    def __init__(self, node: Node, settings: Settings, accounting: FrameAccounting,
+    def __init__(self, node: Node, settings: Callable[[], InferenceSettings],
+                 accounting: FrameAccounting,
                  image_input: ImageInput, overlays: OverlayGate,
                  worker: Callable[[], InferenceWorker | None],
                  extra: Callable[[], dict[str, str]]) -> None:
         """
-        Report on `node` every `diagnostics_period_s` of `settings`.
+        Report on `node` every `diagnostics_period_s` of `settings()`.
 
         `accounting`, `image_input` and `overlays` give the counts; `worker` returns the node's
         worker (None while inactive) and `extra` the values the node kind adds.
@@ -44,7 +45,7 @@ class NodeDiagnostics:
         self._extra = extra
         self._previous: AccountingSnapshot | None = None
         self._publisher = node.create_publisher(DiagnosticArray, '/diagnostics', DIAGNOSTICS_QOS)
-        node.create_timer(settings['diagnostics_period_s'], self.publish)
+        node.create_timer(settings().diagnostics_period_s, self.publish)
 
     def publish(self) -> None:
         """Publish the node's status now, with what changed since the last report."""
@@ -54,7 +55,7 @@ class NodeDiagnostics:
         level, summary = self._level(snapshot, previous, worker)
         status = DiagnosticStatus(
             level=level, name=status_name(self._node.get_fully_qualified_name()),
-            message=summary, hardware_id=self._settings['triton_url'],
+            message=summary, hardware_id=self._settings().triton_url,
             values=[KeyValue(key=key, value=str(value))
                     for key, value in self._values(snapshot, worker).items()])
         self._publisher.publish(DiagnosticArray(
@@ -80,7 +81,7 @@ class NodeDiagnostics:
     def _values(self, snapshot: AccountingSnapshot,
                 worker: InferenceWorker | None) -> dict[str, Any]:
         return {
-            'model': self._settings['model_name'], 'triton_url': self._settings['triton_url'],
+            'model': self._settings().model_name, 'triton_url': self._settings().triton_url,
             'active': str(worker is not None).lower(),
             'triton_ready': str(worker is not None and worker.ready).lower(),
             # A replayer starts once this is >= 1: a volatile reader misses what a writer sends

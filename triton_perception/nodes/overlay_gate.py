@@ -6,14 +6,14 @@ from typing import Any, Callable
 from std_msgs.msg import Header
 
 from triton_perception.outputs.result_messages import image_message
-from triton_perception.parameters import Settings
+from triton_perception.parameters import InferenceSettings
 
 
 class OverlayGate:
     """Publishes overlays while the `overlay` parameter is on and someone subscribes."""
 
-    def __init__(self, settings: Settings) -> None:
-        """Publish while `settings` says `overlay` (true by default)."""
+    def __init__(self, settings: Callable[[], InferenceSettings]) -> None:
+        """Publish while `settings()` says `overlay` (true by default)."""
         self._settings = settings
         self.published = 0
 
@@ -23,6 +23,6 @@ class OverlayGate:
 
         Counted in `published` (/diagnostics: `overlays_published`).
         """
-        if self._settings['overlay'] and publisher.get_subscription_count() > 0:
+        if self._settings().overlay and publisher.get_subscription_count() > 0:
             publisher.publish(image_message(draw(), header, 'rgb8'))
             self.published += 1

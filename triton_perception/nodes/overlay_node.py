@@ -27,7 +27,7 @@ from triton_perception.outputs.overlay_drawing import (draw_detections, draw_dri
 from triton_perception.outputs.result_messages import (detections_from_message, image_message,
                                                        lanes_from_cloud, mask_from_image,
                                                        track_ids_from_message)
-from triton_perception.parameters import OVERLAY
+from triton_perception.parameters import OVERLAY, OverlaySettings
 from triton_perception.qos import LATCHED_QOS, OVERLAY_QOS, RESULT_QOS, stream_qos
 
 WATCH_PERIOD_S = 0.5
@@ -60,9 +60,9 @@ class OverlayNode(Node):
         """Declare the parameters and subscribe to label_info and the expected result topics."""
         super().__init__('overlay_node', **node_options)
         # Read-only parameters (descriptors say so): the subscriptions depend on them.
-        self.settings = declare_parameters(self, OVERLAY)
-        self.expected = (['detections'] if self.settings['expect_detections'] else []) + (
-            ['lanes', 'drivable_area'] if self.settings['expect_lanes'] else [])
+        self.settings = declare_parameters(self, OVERLAY, OverlaySettings)
+        self.expected = (['detections'] if self.settings.expect_detections else []) + (
+            ['lanes', 'drivable_area'] if self.settings.expect_lanes else [])
         self._lock = threading.Lock()
         self._pending: collections.OrderedDict[StampKey, PendingFrame] = collections.OrderedDict()
         self._early_results: collections.OrderedDict[StampKey, dict[str, Any]] = \
@@ -87,8 +87,8 @@ class OverlayNode(Node):
         """Subscribe to the camera only while the overlay is watched; flush stale frames."""
         watched = self._overlay.get_subscription_count() > 0
         if watched and self._camera_subscription is None:
-            qos = stream_qos(self.settings['qos_reliability'], 1)
-            if self.settings['input_transport'] == 'compressed':
+            qos = stream_qos(self.settings.qos_reliability, 1)
+            if self.settings.input_transport == 'compressed':
                 self._camera_subscription = self.create_subscription(
                     CompressedImage, 'image/compressed', self._on_frame, qos)
             else:
@@ -107,7 +107,7 @@ class OverlayNode(Node):
         with self._lock:
             frame = PendingFrame(message, time.monotonic(), self._early_results.pop(key, {}))
             self._pending[key] = frame
-            while len(self._pending) > self.settings['cache_size']:
+            while len(self._pending) > self.settings.cache_size:
                 self._pending.popitem(last=False)
         self._draw_if_complete(key)
 
@@ -118,7 +118,7 @@ class OverlayNode(Node):
                 self._pending[key].results[topic] = message
             elif self._camera_subscription is not None:
                 self._early_results.setdefault(key, {})[topic] = message
-                while len(self._early_results) > self.settings['cache_size']:
+                while len(self._early_results) > self.settings.cache_size:
                     self._early_results.popitem(last=False)
         self._draw_if_complete(key)
 
@@ -134,7 +134,7 @@ class OverlayNode(Node):
         """Frames whose results did not all arrive in time are drawn with what did."""
         with self._lock:
             stale = [key for key, frame in self._pending.items()
-                     if now - frame.arrived > self.settings['max_wait_s']]
+                     if now - frame.arrived > self.settings.max_wait_s]
             frames = [self._pending.pop(key) for key in stale]
         for frame in frames:
             if frame.results:
@@ -143,9 +143,9 @@ class OverlayNode(Node):
     def _draw(self, frame: PendingFrame) -> None:
         try:
             if isinstance(frame.message, CompressedImage):
-                rgb = compressed_to_rgb(frame.message, self.settings['max_image_pixels'])
+                rgb = compressed_to_rgb(frame.message, self.settings.max_image_pixels)
             else:
-                rgb = image_to_rgb(frame.message, self.settings['max_image_pixels']).copy()
+                rgb = image_to_rgb(frame.message, self.settings.max_image_pixels).copy()
         except FrameRejected as rejection:
             self.get_logger().warning(f'overlay skipped a frame: {rejection}',
                                       throttle_duration_sec=5.0)

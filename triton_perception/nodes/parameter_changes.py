@@ -8,31 +8,32 @@ do the settings and what the node derives from them change, all together.
 """
 from __future__ import annotations
 
-from typing import Callable
+from typing import Callable, Generic
 
 from rcl_interfaces.msg import SetParametersResult
 from rclpy.parameter import Parameter
 
-from triton_perception.parameters import ParameterError, ParameterSpec, Settings
+from triton_perception.parameters import (ParameterError, ParameterSpec, ParameterValues,
+                                          SettingsT)
 
 # Raise ParameterError for values the node's state refuses; never change anything.
-CheckChanges = Callable[[Settings], None]
-# Take the accepted values into what the node derives from them (the settings already hold them).
-ApplyChanges = Callable[[Settings], None]
+CheckChanges = Callable[[ParameterValues], None]
+# Take the accepted values into what the node derives from them (`current` already holds them).
+ApplyChanges = Callable[[ParameterValues], None]
 
 
-class ParameterChanges:
+class ParameterChanges(Generic[SettingsT]):
     """Validates one call's parameter values, then applies all of them or none."""
 
-    def __init__(self, specs: tuple[ParameterSpec, ...], settings: Settings,
+    def __init__(self, specs: tuple[ParameterSpec, ...], settings: SettingsT,
                  check: CheckChanges, apply: ApplyChanges) -> None:
         """
-        Validate changes against `specs` and `check`; update `settings` in place and `apply`.
+        Validate changes against `specs` and `check`, then replace `current` and `apply`.
 
-        `settings` is updated in place: the node's collaborators hold the same dictionary.
+        `settings` are the start-up values; each accepted call replaces them whole.
         """
         self._specs = {spec.name: spec for spec in specs}
-        self._settings = settings
+        self._current = settings
         self._check = check
         self._apply = apply
 
@@ -47,10 +48,15 @@ class ParameterChanges:
             self._check(updates)
         except ParameterError as error:
             return SetParametersResult(successful=False, reason=str(error))
-        self._settings.update(updates)
+        self._current = self._current.changed(updates)
         self._apply(updates)
         return SetParametersResult(successful=True)
 
-    def _validated(self, parameters: list[Parameter]) -> Settings:
+    @property
+    def current(self) -> SettingsT:
+        """Return the node's settings after the last accepted call."""
+        return self._current
+
+    def _validated(self, parameters: list[Parameter]) -> ParameterValues:
         return {spec.name: spec.validate(parameter.value) for parameter in parameters
                 if (spec := self._specs.get(parameter.name)) is not None}

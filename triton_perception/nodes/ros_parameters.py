@@ -10,7 +10,7 @@ from rcl_interfaces.msg import FloatingPointRange, IntegerRange, ParameterDescri
 from rclpy.exceptions import InvalidParameterTypeException, InvalidParameterValueException
 from rclpy.node import Node
 
-from triton_perception.parameters import ParameterError, ParameterSpec, Settings, validate_all
+from triton_perception.parameters import ParameterError, ParameterSpec, SettingsT
 
 PARAMETER_TYPES = {bool: ParameterType.PARAMETER_BOOL, int: ParameterType.PARAMETER_INTEGER,
                    float: ParameterType.PARAMETER_DOUBLE, str: ParameterType.PARAMETER_STRING}
@@ -44,9 +44,10 @@ def descriptor(spec: ParameterSpec) -> ParameterDescriptor:
     return result
 
 
-def declare_parameters(node: Node, specs: tuple[ParameterSpec, ...]) -> Settings:
+def declare_parameters(node: Node, specs: tuple[ParameterSpec, ...],
+                       settings_type: type[SettingsT]) -> SettingsT:
     """
-    Declare every parameter and validate the start-up values.
+    Declare every parameter and return the validated start-up values as `settings_type`.
 
     One ParameterError names every bad value and what is accepted (rclpy's own type and range errors
     included).
@@ -62,4 +63,4 @@ def declare_parameters(node: Node, specs: tuple[ParameterSpec, ...]) -> Settings
                             f'({type(spec.default).__name__}, e.g. {spec.default!r})')
     if problems:
         raise ParameterError('; '.join(problems))
-    return validate_all(specs, values)
+    return settings_type.from_values(specs, values)

@@ -8,12 +8,13 @@ the tests call the same function on synthetic scenes.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Iterator
+from typing import Iterator
 
 import numpy as np
 
 from triton_perception.ground.camera import GroundCamera
 from triton_perception.ground.ground_projection import ground_boxes
+from triton_perception.parameters import TrackingSettings
 from triton_perception.tracking.ground_motion import (contact_covariance, GroundMotion,
                                                       GroundMotionSettings, GroundTrack, Pose2D)
 from triton_perception.tracking.tracker import TrackedBoxes, Tracker, TrackerSettings
@@ -23,22 +24,22 @@ CONTACT_PIXEL_NOISE = 0.05
 MIN_CONTACT_PIXEL_NOISE = 1.0
 
 
-def tracker_settings(settings: dict[str, Any]) -> TrackerSettings:
+def tracker_settings(settings: TrackingSettings) -> TrackerSettings:
     """Convert the node parameters (parameters.TRACKING) to the tracker's settings."""
     return TrackerSettings(
-        high_score=settings['tracking_high_score'], low_score=settings['tracking_low_score'],
-        new_track_score=settings['tracking_new_track_score'],
-        iou_gate=settings['tracking_iou_gate'], low_iou_gate=settings['tracking_low_iou_gate'],
-        unconfirmed_iou_gate=settings['tracking_unconfirmed_iou_gate'],
-        lifetime_s=settings['tracking_lifetime_s'],
-        confirmation_s=settings['tracking_confirmation_s'])
+        high_score=settings.tracking_high_score, low_score=settings.tracking_low_score,
+        new_track_score=settings.tracking_new_track_score,
+        iou_gate=settings.tracking_iou_gate, low_iou_gate=settings.tracking_low_iou_gate,
+        unconfirmed_iou_gate=settings.tracking_unconfirmed_iou_gate,
+        lifetime_s=settings.tracking_lifetime_s,
+        confirmation_s=settings.tracking_confirmation_s)
 
 
-def motion_settings(settings: dict[str, Any]) -> GroundMotionSettings:
+def motion_settings(settings: TrackingSettings) -> GroundMotionSettings:
     """Convert the node parameters to the ground filters' settings."""
-    return GroundMotionSettings(lifetime_s=settings['tracking_lifetime_s'],
-                                ego_half_width_m=settings['ego_half_width_m'],
-                                ego_front_m=settings['ego_front_m'])
+    return GroundMotionSettings(lifetime_s=settings.tracking_lifetime_s,
+                                ego_half_width_m=settings.ego_half_width_m,
+                                ego_front_m=settings.ego_front_m)
 
 
 @dataclass(frozen=True)

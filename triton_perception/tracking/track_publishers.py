@@ -11,7 +11,7 @@ from __future__ import annotations
 import itertools
 import math
 import os
-from typing import Any
+from typing import Any, Callable
 
 from autoware_perception_msgs.msg import TrackedObjects
 import numpy as np
@@ -21,6 +21,7 @@ from visualization_msgs.msg import MarkerArray
 
 from triton_perception.ground.camera_lookup import CameraGeometrySource
 from triton_perception.outputs.result_messages import class_name
+from triton_perception.parameters import DetectionSettings
 from triton_perception.tracking.camera_tracking import (CameraTracking, FrameTracks,
                                                         motion_settings, tracker_settings)
 from triton_perception.tracking.ground_motion import Pose2D
@@ -38,11 +39,12 @@ def stamp_seconds(header: Header) -> float:
 class DetectionTracking:
     """Tracks per camera; `process` once per frame on the worker thread."""
 
-    def __init__(self, node: Node, settings: dict[str, Any], geometry: CameraGeometrySource,
-                 labels: list[str], qos: Any) -> None:
+    def __init__(self, node: Node, settings: Callable[[], DetectionSettings],
+                 geometry: CameraGeometrySource, labels: list[str], qos: Any) -> None:
         """
         Create the track publishers on `node`, unless the `tracking` parameter is false.
 
+        `settings` returns the node's settings of the moment.
         `geometry` gives each camera's ground geometry, `labels` the class names for the messages.
         Track ids are numbered from 1 across this node's cameras, and a random 8-byte session
         prefix keeps their uuids apart from those of another node or an earlier run.
@@ -50,7 +52,7 @@ class DetectionTracking:
         self._settings = settings
         self._geometry = geometry
         self._labels = labels
-        self.enabled = bool(settings['tracking'])
+        self.enabled = settings().tracking
         self.reason = OFF if not self.enabled else 'on (no frame yet)'
         self.nearest_collision = 'none'
         if not self.enabled:
@@ -73,7 +75,7 @@ class DetectionTracking:
         camera_tracking = self._cameras.get(header.frame_id)
         if camera_tracking is None:
             camera_tracking = self._cameras[header.frame_id] = CameraTracking(
-                tracker_settings(self._settings), motion_settings(self._settings), self._ids)
+                tracker_settings(self._settings()), motion_settings(self._settings()), self._ids)
         camera = self._geometry.camera(header.frame_id)
         fixed_frame, vehicle = self._vehicle_pose(header, camera is not None)
         if self._fixed_frames.get(header.frame_id, fixed_frame) != fixed_frame:
@@ -81,11 +83,11 @@ class DetectionTracking:
             camera_tracking.motion.reset()
         self._fixed_frames[header.frame_id] = fixed_frame
         tracks = camera_tracking.update(stamp_seconds(header), detections, camera, vehicle)
-        include_unconfirmed = self._settings['tracking_publish_unconfirmed']
+        include_unconfirmed = self._settings().tracking_publish_unconfirmed
         ids = tracks.published_ids(include_unconfirmed)
         if camera is not None:
             self._publish(Header(stamp=header.stamp, frame_id=fixed_frame), detections, tracks,
-                          ids, absolute=fixed_frame != self._settings['target_frame'])
+                          ids, absolute=fixed_frame != self._settings().target_frame)
         else:
             self.nearest_collision = 'none'
         self._describe(camera is not None, fixed_frame, camera_tracking)
@@ -93,7 +95,7 @@ class DetectionTracking:
 
     def _vehicle_pose(self, header: Header, geometry_known: bool) -> tuple[str, Pose2D | None]:
         """Find the fixed frame and target_frame's pose in it: odom_frame via TF, else None."""
-        target, odom = self._settings['target_frame'], self._settings['odom_frame']
+        target, odom = self._settings().target_frame, self._settings().odom_frame
         if geometry_known and odom:
             matrix = self._geometry.transform_at(odom, target, header.stamp)
             if matrix is not None:
@@ -125,8 +127,8 @@ class DetectionTracking:
         if not geometry_known:
             self.reason = (f'on: {count} tracks in the image; no ground velocities (ground: '
                            f'{self._geometry.reason})')
-        elif fixed_frame == self._settings['target_frame']:
-            odom = self._settings['odom_frame']
+        elif fixed_frame == self._settings().target_frame:
+            odom = self._settings().odom_frame
             why = (f'no transform {odom} <- {fixed_frame} (TF: {self._geometry.tf_source})'
                    if odom else 'odom_frame is empty')
             self.reason = (f'on: {count} tracks; velocities are relative to the vehicle '

@@ -1,0 +1,22 @@
+"""
+Node parameters: the table of every parameter and each node's settings typed from it.
+
+Owns: what a parameter is and how a value is validated (specs), the tables of every node's
+parameters (tables), and each node's settings as a frozen dataclass (node_settings). Imports
+nothing of the package: launch files and docs read the tables without ROS, numpy or scipy.
+"""
+from triton_perception.parameters.node_settings import (DetectionSettings, GroundSettings,
+                                                        InferenceSettings, LaneSettings,
+                                                        NodeSettings, OverlaySettings,
+                                                        SettingsT, TrackingSettings)
+from triton_perception.parameters.specs import (choice, flag, number, ParameterError,
+                                                ParameterSpec, ParameterValue, ParameterValues,
+                                                specs_by_name, text, validate_all)
+from triton_perception.parameters.tables import (COMMON, DETECTION, GROUND, LANES, OVERLAY,
+                                                 parse_class_filter, TRACKING)
+
+__all__ = ['COMMON', 'DETECTION', 'GROUND', 'LANES', 'OVERLAY', 'TRACKING', 'DetectionSettings',
+           'GroundSettings', 'InferenceSettings', 'LaneSettings', 'NodeSettings',
+           'OverlaySettings', 'ParameterError', 'ParameterSpec', 'ParameterValue',
+           'ParameterValues', 'SettingsT', 'TrackingSettings', 'choice', 'flag', 'number',
+           'parse_class_filter', 'specs_by_name', 'text', 'validate_all']
