@@ -151,7 +151,7 @@ def score_replay(camera: CameraFrames, outputs: ReplayOutputs, label_paths: list
             if labels.form == 'tusimple':
                 tusimple = score_tusimple(labels, lanes)
                 tusimple.pop('per_frame_accuracy', None)
-            size = camera.size if camera.size != (0, 0) else _size_of(labels)
+            size = camera.size if camera.size != (0, 0) else _unknown_frame_size(labels)
             result = score_culane(labels, lanes, size)
             per_frame['lane_F1'] = dict(result.pop('per_frame_F1'))
             result['lanes_scored'] = lanes_scored
@@ -190,7 +190,8 @@ def _cropped_to_labels(lanes: dict[int, list[np.ndarray]],
     return cropped
 
 
-def _size_of(labels: LaneLabels) -> tuple[int, int]:
+def _unknown_frame_size(labels: LaneLabels) -> tuple[int, int]:
+    """Raise: CULane scoring needs the frame size, which compressed frames do not say."""
     raise LabelError(f'{labels.source}: the frame size is unknown (compressed frames): '
                      'CULane scoring draws lanes on an image of the frame size')
 
