@@ -15,7 +15,7 @@ from typing import Any, Iterator
 from diagnostic_msgs.msg import DiagnosticArray
 import numpy as np
 import pytest
-from sensor_msgs.msg import Image
+from sensor_msgs.msg import Image, PointCloud2
 from vision_msgs.msg import Detection2DArray
 
 from ros_helpers import Probe, wait_until
@@ -38,7 +38,14 @@ def two_cameras(triton_server: Any, tmp_path_factory: Any) -> Iterator[NodeProce
                          'diagnostics_period_s': 0.2})],
         tmp_path_factory.mktemp('perception_process'))
     yield process
+    pid = process.pid
     assert process.stop() == 0, process.output()
+    assert shared_memory_of(pid) == [], 'a clean stop unlinks every shared-memory region'
+
+
+def shared_memory_of(pid: int) -> list[str]:
+    """Return the names of the shared-memory regions process `pid` holds in /dev/shm."""
+    return sorted(path.name for path in Path('/dev/shm').glob(f'triton_perception_*_{pid}_*'))
 
 
 def frame(rgb: np.ndarray, stamp_s: int, encoding: str = 'rgb8') -> Image:
@@ -59,6 +66,19 @@ def test_each_camera_has_its_own_nodes_fed_by_one_subscription(
     names = set(probe.node.get_node_names_and_namespaces())
     assert {('detection_node', '/front'), ('lane_node', '/front'), ('detection_node', '/rear'),
             ('lane_node', '/rear'), ('perception_process', '/')} <= names
+
+
+def test_a_cameras_frame_is_written_once_for_both_models(
+        probe: Probe, two_cameras: NodeProcess, road_rgb: np.ndarray) -> None:
+    """Both models of a camera read its frames from the camera's regions, not their own."""
+    front = probe.publisher(Image, '/front/image_raw')
+    detections = probe.record(Detection2DArray, '/front/detections')
+    lanes = probe.record(PointCloud2, '/front/lanes')
+    wait_until(lambda: (detections and lanes) or not front.publish(frame(road_rgb, 50)), 60.0,
+               'front detections and lanes')
+    regions = shared_memory_of(two_cameras.pid)
+    assert regions and all(name.startswith('triton_perception_frames_') for name in regions), \
+        regions
 
 
 def test_one_cameras_bad_frames_leave_the_other_untouched(
