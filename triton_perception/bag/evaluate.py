@@ -51,7 +51,7 @@ SUBSCRIBERS_TIMEOUT_S = 900.0
 RUNNER_STOP_TIMEOUT_S = 15.0
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class EvaluationSettings:
     """
     What `bag evaluate` replays and against what.

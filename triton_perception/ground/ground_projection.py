@@ -42,7 +42,7 @@ def ground_lane_points(camera: GroundCamera, lanes: np.ndarray,
     return kept
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class GridSpec:
     """A ground grid ahead of target_frame's origin: x in [x_min, x_min + length), y centred."""
 

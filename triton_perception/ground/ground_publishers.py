@@ -33,7 +33,8 @@ class LaneGroundOutputs:
         self._settings = settings
         self.geometry = CameraGeometrySource(node, settings)
         start = settings()  # the grid's parameters are read-only
-        self._grid = GridSpec(start.grid_length_m, start.grid_width_m, start.grid_resolution_m)
+        self._grid = GridSpec(length=start.grid_length_m, width=start.grid_width_m,
+                              resolution=start.grid_resolution_m)
         self._sampler: GridSampler | None = None
         self._cloud = node.create_publisher(PointCloud2, 'lanes/ground', qos)
         self._markers = node.create_publisher(MarkerArray, 'lanes/markers', qos)

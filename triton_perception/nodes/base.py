@@ -152,9 +152,10 @@ class PerceptionNode(LifecycleNode, Generic[InferenceT]):
     def on_configure(self, state: LifecycleState) -> TransitionCallbackReturn:
         """Read the TLS files and fix the client settings; FAILURE if a TLS file is unreadable."""
         try:
-            tls = TlsOptions(read_text_file(self.settings.tls_root_certificates),
-                             read_text_file(self.settings.tls_private_key),
-                             read_text_file(self.settings.tls_certificate_chain))
+            tls = TlsOptions(
+                root_certificates=read_text_file(self.settings.tls_root_certificates),
+                private_key=read_text_file(self.settings.tls_private_key),
+                certificate_chain=read_text_file(self.settings.tls_certificate_chain))
         except OSError as error:
             self.get_logger().error(f'cannot configure: a TLS file is unreadable: {error}')
             return TransitionCallbackReturn.FAILURE

@@ -38,7 +38,7 @@ CHANNEL_ARGUMENTS = [
 ]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class TlsOptions:
     """PEM contents (not paths) for a TLS gRPC channel; all None means plain text."""
 
@@ -52,7 +52,7 @@ class TlsOptions:
         return bool(self.root_certificates or self.private_key or self.certificate_chain)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class ClientSettings:
     """
     How a worker reaches one Triton model.

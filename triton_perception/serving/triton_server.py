@@ -51,7 +51,7 @@ class TritonInstallation:
     library_path: tuple[Path, ...] = ()
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class ServerConfig:
     """
     How to start tritonserver: repository, profile, addresses and ports, models to wait for.

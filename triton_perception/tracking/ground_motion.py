@@ -21,7 +21,7 @@ from triton_perception.ground.camera import GroundCamera
 from triton_perception.tracking import kalman
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class GroundMotionSettings:
     """Filter noise and the ego path used for the time to collision."""
 

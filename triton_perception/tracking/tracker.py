@@ -32,7 +32,7 @@ from triton_perception.tracking.association import iou_matrix, match
 STAMP_TOLERANCE_S = 1e-6
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class TrackerSettings:
     """
     ByteTrack's thresholds, with durations in seconds.
