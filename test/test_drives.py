@@ -42,8 +42,8 @@ def test_two_drives_are_scored_each_and_together(triton_server: Any, tmp_path: P
     """
     Two drives evaluated against one Triton are scored each and over both.
 
-    Lane counts add up, MOTA and AP over both lie between the drives' own, and each drive's
-    report and the overall one are written.
+    Lane counts add up, MOTA over both lies between the drives' own and AP50 near them, and
+    each drive's report and the overall one are written.
     """
     drives = tmp_path / 'drives'
     lanes, tracks, boxes = (tmp_path / 'labels' / kind for kind in ('lanes', 'tracks', 'boxes'))

@@ -252,7 +252,7 @@ def test_ground_detections_keep_hypotheses_and_id() -> None:
 
 def test_static_transform_chain() -> None:
     """
-    A chain of static transforms to the optical frame gives the camera a camera_pose gives.
+    A chain of static transforms to the optical frame gives the camera its camera_pose gives.
 
     A frame with no transform to it gives None.
     """

@@ -68,7 +68,7 @@ def test_every_folder_and_root_module_has_a_layer() -> None:
 
 
 def test_no_import_points_up_or_sideways() -> None:
-    """No module imports a unit on its own or a higher layer, other than its own unit."""
+    """No module imports another unit on its own or a higher layer: imports point down."""
     wrong = upward_imports(import_graph(), layers())
     assert not wrong, 'imports against the layers of docs/architecture.md:\n' + '\n'.join(wrong)
 

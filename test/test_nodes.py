@@ -251,7 +251,7 @@ def test_burst_is_bounded_and_accounted(probe: Probe, detection_node: NodeProces
     """
     A burst the node cannot keep up with is published or dropped, every frame accounted for.
 
-    Frames are dropped rather than queued, and none is rejected or failed.
+    Some frames are dropped rather than queued, and none is rejected or failed.
     """
     diagnostics = probe.received.get('/diagnostics') or probe.record(DiagnosticArray,
                                                                      '/diagnostics')

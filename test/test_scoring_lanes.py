@@ -189,8 +189,8 @@ def test_tusimple_lane_count_rules() -> None:
     """
     The lane count rules of TuSimple's bench hold.
 
-    Two predictions more than labelled score the frame 0 with a miss; of five labelled lanes
-    only four count; one hit and one false lane score a half each.
+    More than two predictions beyond the labelled lanes score the frame 0 with a miss; of five
+    labelled lanes only four count; one hit and one false lane score a half each.
     """
     two = [tusimple_lane(300), tusimple_lane(600)]
     # More than two predictions beyond the labelled count: the frame scores (0, 0, 1).
