@@ -282,7 +282,7 @@ def test_real_sensor_msgs_image() -> None:
 @pytest.mark.parametrize('encoding', ['32FC1', 'mono16', 'rgb16', 'bgr16', '8UC1', 'RGB8', ''])
 def test_rejects_unsupported_encoding(encoding: str) -> None:
     """
-    An unsupported encoding is rejected as unsupported_encoding, naming it and the others.
+    An unsupported encoding is rejected as unsupported_encoding, naming it and the supported list.
 
     Encodings are case-sensitive and the empty one is not guessed.
     """
