@@ -26,6 +26,7 @@ from triton_perception.bag.record import BagRecorder
 
 
 def main(argv: list[str]) -> int:
+    """Record the topic named in `argv` as the module says; return the exit status."""
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument('output', type=Path)
     parser.add_argument('topic')

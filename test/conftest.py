@@ -84,6 +84,7 @@ def node_with_repository(executable: str, arguments: list[str], repository: Path
 
 @pytest.fixture(scope='session')
 def shared() -> Path:
+    """Return the shared models and data; without them every test that needs them fails."""
     if not SHARED.is_dir():
         pytest.fail(f'{SHARED} is missing: tests need the shared models and data beside the '
                     'repository (see docs/development.md)')

@@ -22,6 +22,11 @@ def detections(height: int, width: int) -> list:
 
 
 def padded(rows: np.ndarray, count: int) -> list:
+    """
+    Return `rows` as DETECTIONS with `count` as NUM_DETECTIONS, the model's two outputs.
+
+    `count` need not match the rows: some behaviours lie about it on purpose.
+    """
     return [pb_utils.Tensor('DETECTIONS', rows),
             pb_utils.Tensor('NUM_DETECTIONS', np.array([count], dtype=np.int32))]
 
@@ -42,8 +47,14 @@ def lane_outputs(height: int, width: int, drivable_shape: tuple) -> list:
 
 
 class TritonPythonModel:
+    """The misbehaving model: its `behaviour` parameter chooses the answer."""
 
     def initialize(self, args: dict) -> None:
+        """
+        Read `behaviour` and `delay_s` from the model's config.
+
+        A `fail_load` model raises here, so that the server reports it as failed to load.
+        """
         parameters = json.loads(args['model_config']).get('parameters', {})
         self.behaviour = parameters['behaviour']['string_value']
         self.delay_s = float(parameters.get('delay_s', {}).get('string_value', '0'))
@@ -51,6 +62,7 @@ class TritonPythonModel:
             raise RuntimeError('fault test: this model refuses to load')
 
     def execute(self, requests: list) -> list:
+        """Answer each request as `behaviour` says, after `delay_s`."""
         return [self._respond(request) for request in requests]
 
     def _respond(self, request) -> 'pb_utils.InferenceResponse':

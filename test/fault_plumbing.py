@@ -60,6 +60,7 @@ StartNode = Callable[..., NodeProcess]  # (executable, namespace, triton_url, **
 
 def record_arrivals(probe: Probe, message_type: type, topic: str,
                     qos: Any = RELIABLE) -> Arrivals:
+    """Record every message on `topic` with its arrival time (time.monotonic())."""
     arrivals: Arrivals = []
     probe.node.create_subscription(
         message_type, topic, lambda message: arrivals.append((time.monotonic(), message)), qos)
@@ -83,6 +84,7 @@ def measured(request: pytest.FixtureRequest) -> Callable[[str, Any], None]:
 
 @pytest.fixture(scope='module')
 def diagnostics(probe: Probe) -> Arrivals:
+    """Record the module's /diagnostics arrays with their arrival times."""
     return record_arrivals(probe, DiagnosticArray, '/diagnostics')
 
 
@@ -95,10 +97,12 @@ def statuses(diagnostics: Arrivals, node: str, since: float = 0.0
 
 
 def values(status: DiagnosticStatus) -> dict[str, str]:
+    """Return the key-value pairs (counts, state) of one node's diagnostics status."""
     return NodeStatus.from_status(status).values
 
 
 def latest(diagnostics: Arrivals, node: str) -> dict[str, str] | None:
+    """Return the newest values `node` reported on /diagnostics; None before its first."""
     found = statuses(diagnostics, node)
     return values(found[-1][1]) if found else None
 
@@ -143,6 +147,11 @@ def primed(diagnostics: Arrivals, publisher: Any, node: str, frame: Any) -> int:
 
 
 def assert_balanced(counts: dict[str, str]) -> None:
+    """
+    Assert that every received frame is published, dropped, rejected, failed or pending.
+
+    A frame that falls out of that identity is one the node lost without saying so.
+    """
     total = sum(int(counts[fate]) for fate in COUNTED) + int(counts['pending'])
     assert int(counts['received']) == total, counts
 
@@ -186,11 +195,13 @@ def stop_cleanly(*nodes: NodeProcess) -> None:
 
 
 def image(pixels: np.ndarray) -> Image:
+    """Return `pixels` (height x width x 3, BGR) as a bgr8 Image message."""
     return Image(height=pixels.shape[0], width=pixels.shape[1], encoding='bgr8',
                  step=pixels.shape[1] * 3, data=pixels.tobytes())
 
 
 def noise_frame(width: int = 64, height: int = 48) -> Image:
+    """Return a seeded random bgr8 frame: the same pixels in every run."""
     return image(np.random.default_rng(SEED).integers(0, 255, (height, width, 3), np.uint8))
 
 
@@ -198,6 +209,7 @@ class Replay:
     """Publishes frames at a fixed rate from a thread (a camera); stamps count the frames."""
 
     def __init__(self, publisher: Any, frames: list[Image], rate_hz: float) -> None:
+        """Send `frames` in turn through `publisher` at `rate_hz` once started."""
         self.publisher = publisher
         self.sent = 0
         self._frames = frames
@@ -206,10 +218,12 @@ class Replay:
         self._thread = threading.Thread(target=self._run, daemon=True, name='replay')
 
     def start(self) -> 'Replay':
+        """Start sending in the background; return the replay itself."""
         self._thread.start()
         return self
 
     def stop(self) -> int:
+        """Stop sending; return how many frames were sent."""
         self._stop.set()
         if self._thread.is_alive():
             self._thread.join(timeout=5.0)
@@ -230,6 +244,11 @@ class Replay:
 
 def quiet_server(repository: Path, ports: tuple[int, int, int],
                  models: tuple[str, ...]) -> TritonServer:
+    """
+    Return a CPU tritonserver for `models` of `repository`, its log kept out of the output.
+
+    `ports` are its HTTP, gRPC and metrics ports.
+    """
     http_port, grpc_port, metrics_port = ports
     return TritonServer(ServerConfig(model_repository=repository, profile='cpu',
                                      http_port=http_port, grpc_port=grpc_port,
@@ -264,10 +283,12 @@ def fault_server(tmp_path_factory: Any) -> Iterator[TritonServer]:
 
 @pytest.fixture(scope='module')
 def clip(shared: Path) -> list[Image]:
+    """Return the first 30 frames of the highway clip as bgr8 Image messages."""
     return [image(bgr) for bgr in clip_frames(shared, 30)]
 
 
 def children_named(pid: int, name: str) -> list[int]:
+    """Return the pids below `pid` (not `pid` itself) whose command is `name`."""
     found = []
     for child in set(process_tree(pid)[1:]):
         try:

@@ -30,6 +30,13 @@ LANE_BEHAVIOURS = ('lanes_ok', 'lanes_bad_area')
 
 
 def model_config(name: str, behaviour: str, delay_s: float = 0.0, instances: int = 1) -> str:
+    """
+    Return the config.pbtxt of the fault model `name`.
+
+    It runs fault_model.py with `behaviour` and `delay_s` in `instances` CPU instances, and
+    takes the inputs and returns the outputs of detection_node's or lane_node's model, as
+    `behaviour` says.
+    """
     if behaviour in LANE_BEHAVIOURS:
         tensors = f'{LANE_INPUTS}\n{LANE_OUTPUTS}'
     else:

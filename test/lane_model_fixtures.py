@@ -30,6 +30,7 @@ class Curve(NamedTuple):
     bottom: float
 
     def x(self, y: np.ndarray | float) -> np.ndarray:
+        """Return the curve's x at row (or rows) `y`."""
         y = np.asarray(y, dtype=np.float64)
         return self.a + self.b * y + self.c * y * y
 

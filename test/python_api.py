@@ -93,6 +93,7 @@ def _class_api(node: ast.ClassDef) -> Api:
 
 
 def module_api(path: Path) -> Api:
+    """Return one module file's public API: its names, functions and classes."""
     tree = ast.parse(path.read_text(encoding='utf-8'))
     names: list[str] = []
     functions: dict[str, list[str]] = {}
@@ -122,6 +123,7 @@ def package_api(root: Path) -> dict[str, Api]:
 
 
 def main() -> None:
+    """Print the API of the packages named on the command line as JSON."""
     parser = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
     parser.add_argument('packages', type=Path, nargs='+',
                         help='package directories (e.g. rclpy/rclpy/rclpy)')

@@ -83,6 +83,12 @@ DISCOVERY_LIMIT_S = 60.0
 
 def ros2(environment: dict[str, str], *arguments: str,
          timeout_s: float = 120.0) -> subprocess.CompletedProcess[str]:
+    """
+    Run `ros2 ARGUMENTS` in `environment` and return its result.
+
+    While the CLI says the node is not discovered yet, it asks again, for up to
+    DISCOVERY_LIMIT_S.
+    """
     deadline = time.monotonic() + DISCOVERY_LIMIT_S
     while True:
         result = subprocess.run([str(ROS2), *arguments], env=environment, capture_output=True,
@@ -103,6 +109,12 @@ class LaunchedPipeline:
     @classmethod
     def start(cls, environment: dict[str, str], log_path: Path,
               arguments: Sequence[str]) -> 'LaunchedPipeline':
+        """
+        Start `ros2 launch` of pipeline.launch.py (CPU profile, free ports) with `arguments`.
+
+        Its output goes to `log_path`; it runs in a session of its own, so that a signal can
+        reach its whole process group.
+        """
         http_port, grpc_port, metrics_port = free_ports(3)
         with open(log_path, 'w', encoding='utf-8') as log:
             process = subprocess.Popen(
@@ -114,6 +126,7 @@ class LaunchedPipeline:
         return cls(process, log_path)
 
     def output(self) -> str:
+        """Return what launch and its processes have written so far."""
         return self.log_path.read_text(encoding='utf-8', errors='replace')
 
     def processes(self) -> list[int]:

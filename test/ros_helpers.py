@@ -34,6 +34,7 @@ class Probe:
     """A test node spinning in a background thread, with recorders for topics."""
 
     def __init__(self, name: str = 'probe') -> None:
+        """Create the node `name` in a context of its own, spinning in a daemon thread."""
         self.context = Context()
         rclpy.init(context=self.context)
         self.node = rclpy.create_node(name, context=self.context)
@@ -59,6 +60,7 @@ class Probe:
         return self._publishers[key]
 
     def record(self, message_type: type, topic: str, qos: QoSProfile = RELIABLE) -> list[Any]:
+        """Return the list every message on `topic` is appended to from now on."""
         messages: list[Any] = []
         self.received[topic] = messages
 
@@ -69,10 +71,12 @@ class Probe:
         return messages
 
     def wait_for_subscribers(self, publisher: Any, count: int = 1, timeout_s: float = 20.0) -> None:
+        """Wait until `publisher` has `count` subscribers: a message sent before is lost to them."""
         wait_until(lambda: publisher.get_subscription_count() >= count, timeout_s,
                    f'{count} subscriber(s) on {publisher.topic_name}')
 
     def wait_for_publishers(self, topic: str, count: int = 1, timeout_s: float = 20.0) -> None:
+        """Wait until the probe sees `count` publishers on `topic`."""
         wait_until(lambda: self.node.count_publishers(topic) >= count, timeout_s,
                    f'{count} publisher(s) on {topic}')
 
@@ -96,6 +100,7 @@ class Probe:
             self.node.destroy_client(client)
 
     def close(self) -> None:
+        """Stop spinning, destroy the node and shut its context down."""
         self.executor.shutdown(timeout_sec=1.0)
         self.node.destroy_node()
         rclpy.try_shutdown(context=self.context)

@@ -22,19 +22,23 @@ def smooth_rgb() -> np.ndarray:
 
 
 def random_rgb(height: int = 48, width: int = 64) -> np.ndarray:
+    """Return seeded random pixels: the same in every run, and the hardest to compress."""
     return np.random.default_rng(7).integers(0, 256, (height, width, 3), dtype=np.uint8)
 
 
 def bus_rgb() -> np.ndarray:
+    """Return the shared photo bus.jpg as RGB: a real camera image."""
     bgr = cv2.imread(str(shared_path('data', 'images', 'bus.jpg')))
     return np.ascontiguousarray(bgr[..., ::-1])
 
 
 def rejection_reason(call: Any, *args: Any) -> str:
+    """Return the reason of the ImageRejected `call(*args)` raises; fail if none."""
     with pytest.raises(ImageRejected) as excinfo:
         call(*args)
     return excinfo.value.reason
 
 
 def mean_abs_error(a: np.ndarray, b: np.ndarray) -> float:
+    """Return the mean absolute difference of two uint8 images (no wrap-around)."""
     return float(np.abs(a.astype(np.int16) - b.astype(np.int16)).mean())

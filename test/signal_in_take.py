@@ -26,6 +26,7 @@ TAKE = '_take_subscription'  # rclpy's Executor method that converts a received 
 
 
 def signal_on_take(signum: int, nth: int) -> None:
+    """Make the `nth` Image that rclpy's take builds send `signum` to this process."""
     original = Image.__init__
     takes = 0
 
@@ -43,6 +44,7 @@ def signal_on_take(signum: int, nth: int) -> None:
 
 
 def signal_on_destroy(signum: int) -> None:
+    """Make Node.destroy_node send `signum` to this process before it destroys."""
     original = Node.destroy_node
 
     def destroy_node(self: Node) -> None:
@@ -54,11 +56,13 @@ def signal_on_destroy(signum: int) -> None:
 
 
 def signal_while_exiting(signum: int) -> None:
+    """Have another process send `signum` to this one 50 ms from now."""
     # `sleep` runs on after this process has gone; the kill then fails without a word.
     subprocess.Popen(['sh', '-c', f'sleep 0.05; kill -{signum} {os.getpid()} 2>/dev/null'])
 
 
 def main() -> None:
+    """Run the node EXECUTABLE with the three signals set up as the module says."""
     executable, signal_name, nth = sys.argv[1:4]
     signum = signal.Signals[f'SIG{signal_name}']
     signal_on_take(signum, int(nth))

@@ -73,6 +73,11 @@ def field_type(field: dict) -> str:
 
 @pytest.mark.parametrize('type_name', sorted(RIHS01))
 def test_fields_and_hash_equal_upstream(type_name: str) -> None:
+    """
+    Each installed type has upstream's fields and the recorded RIHS01 hash.
+
+    Autoware's nodes on the same graph then read our TrackedObjects as their own.
+    """
     description = installed_description(type_name)
     fields = description['type_description_msg']['type_description']['fields']
     assert [(field['name'], field_type(field)) for field in fields] == \

@@ -43,6 +43,7 @@ ROS_TIMEOUT_S = 30.0
 
 
 def clip_rgb(count: int) -> list[np.ndarray]:
+    """Return the first `count` frames of the highway clip as RGB."""
     capture = cv2.VideoCapture(str(shared_path('data', 'videos', 'solidWhiteRight.mp4')))
     frames = []
     try:
@@ -57,6 +58,7 @@ def clip_rgb(count: int) -> list[np.ndarray]:
 
 @pytest.fixture(scope='module')
 def clip_frames() -> list[np.ndarray]:
+    """Return the frames the round-trip bags are made from, read once per module."""
     return clip_rgb(ROUND_TRIP_FRAMES)
 
 
@@ -77,16 +79,19 @@ def read_messages(bag: Path) -> list[tuple[Any, int, Any]]:
 
 
 def raw_records(bag: Path) -> list[bytes]:
+    """Return every record's serialised bytes, via rosbags only."""
     with Reader(bag) as reader:
         return [bytes(raw) for _, _, raw in reader.messages()]
 
 
 def header_ns(message: Any) -> int:
+    """Return a message's header stamp in nanoseconds."""
     return message.header.stamp.sec * 1_000_000_000 + message.header.stamp.nanosec
 
 
 @pytest.mark.parametrize('type_name', [IMAGE_TYPE, COMPRESSED_IMAGE_TYPE])
 def test_typestore_hashes_match_rclpy_interfaces(type_name: str) -> None:
+    """The bag writer's type hashes equal rclpy's: ros2 bag and the nodes accept our bags."""
     assert typestore().hash_rihs01(type_name) == installed_hash(type_name)
 
 
@@ -102,6 +107,11 @@ def test_types_outside_the_typestore_come_from_installed_interfaces() -> None:
 @pytest.mark.parametrize('storage', ['mcap', 'sqlite3'])
 def test_video_round_trip_is_lossless(tmp_path: Path, clip_frames: list[np.ndarray],
                                       storage: str) -> None:
+    """
+    A video made into a bag reads back pixel for pixel, timed at the clip's rate, in either storage.
+
+    The metadata counts every message and carries the installed type's hash.
+    """
     bag = tmp_path / 'bag'
     lines: list[str] = []
     summary = make_bag(CLIP, bag, storage=storage, max_frames=ROUND_TRIP_FRAMES,
@@ -131,6 +141,7 @@ def test_video_round_trip_is_lossless(tmp_path: Path, clip_frames: list[np.ndarr
 
 
 def test_read_images_matches_the_clip(tmp_path: Path, clip_frames: list[np.ndarray]) -> None:
+    """read_images gives the clip's frames with bag time and header stamp both at 25 fps."""
     bag = tmp_path / 'bag'
     make_bag(CLIP, bag, max_frames=5)
     images = list(read_images(bag))
@@ -142,6 +153,7 @@ def test_read_images_matches_the_clip(tmp_path: Path, clip_frames: list[np.ndarr
 
 
 def test_bgr8_keeps_opencv_byte_order(tmp_path: Path, clip_frames: list[np.ndarray]) -> None:
+    """A bgr8 bag holds OpenCV's byte order, and read_images still returns RGB."""
     bag = tmp_path / 'bag'
     make_bag(CLIP, bag, max_frames=3, encoding='bgr8', storage='sqlite3')
     records = read_messages(bag)
@@ -154,6 +166,7 @@ def test_bgr8_keeps_opencv_byte_order(tmp_path: Path, clip_frames: list[np.ndarr
 
 def test_compressed_round_trip_within_jpeg_tolerance(tmp_path: Path,
                                                      clip_frames: list[np.ndarray]) -> None:
+    """A compressed bag holds JPEG CompressedImages that decode to the clip within JPEG's error."""
     bag = tmp_path / 'bag'
     summary = make_bag(CLIP, bag, compressed=True, max_frames=ROUND_TRIP_FRAMES)
 
@@ -173,6 +186,7 @@ def test_compressed_round_trip_within_jpeg_tolerance(tmp_path: Path,
 
 
 def test_image_directory_is_sorted_and_timed_at_10_hz(tmp_path: Path) -> None:
+    """A directory of images becomes a bag in name order, 100 ms apart from the start time given."""
     shared_path('data', 'road', 'bdd')
     paths = sorted(ROAD_IMAGES.glob('*.jpg'))
     bag = tmp_path / 'bag'
@@ -193,6 +207,7 @@ def test_image_directory_is_sorted_and_timed_at_10_hz(tmp_path: Path) -> None:
     ('corrupt_second_image', 'cannot decode'),  # fails mid-bag: the partial bag is removed
 ])
 def test_unusable_source_is_a_clear_error(tmp_path: Path, kind: str, message: str) -> None:
+    """A missing, unreadable or empty source is a BagError saying what is wrong, leaving no bag."""
     source = tmp_path / kind
     if kind == 'not_a_video':
         source.write_text('no video here')
@@ -207,6 +222,7 @@ def test_unusable_source_is_a_clear_error(tmp_path: Path, kind: str, message: st
 
 
 def test_existing_output_is_never_overwritten(tmp_path: Path) -> None:
+    """make_bag refuses an output that exists already rather than replace someone's bag."""
     (tmp_path / 'bag').mkdir()
     with pytest.raises(BagError, match='exists already'):
         make_bag(CLIP, tmp_path / 'bag', max_frames=1)
@@ -216,6 +232,7 @@ def test_existing_output_is_never_overwritten(tmp_path: Path) -> None:
 
 @pytest.fixture(scope='module')
 def small_bag(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Return a bag of the clip's first PLAY_FRAMES frames, made once per module."""
     shared_path('data', 'videos', 'solidWhiteRight.mp4')
     bag = tmp_path_factory.mktemp('small') / 'bag'
     make_bag(CLIP, bag, max_frames=PLAY_FRAMES)
@@ -273,6 +290,7 @@ def test_play_into_recorder_in_another_process(ros_node: Any, small_bag: Path,
 
 @pytest.mark.ros
 def test_start_offset_skips_the_beginning(ros_node: Any, small_bag: Path) -> None:
+    """A start offset of 0.2 s skips the five frames stamped before it."""
     from triton_perception.bag.play import play_bag
 
     summary = play_bag(small_bag, ros_node, rate=4.0, start_offset_s=0.2)
@@ -281,6 +299,7 @@ def test_start_offset_skips_the_beginning(ros_node: Any, small_bag: Path) -> Non
 
 @pytest.mark.ros
 def test_loop_runs_until_stopped(ros_node: Any, small_bag: Path) -> None:
+    """A looping player plays the bag again and again, every frame each pass, until stopped."""
     from triton_perception.bag.play import play_bag
 
     stop = threading.Event()
@@ -298,6 +317,7 @@ def test_loop_runs_until_stopped(ros_node: Any, small_bag: Path) -> None:
 
 @pytest.mark.ros
 def test_play_errors_are_clear(ros_node: Any, small_bag: Path, tmp_path: Path) -> None:
+    """An unknown topic, a missing bag or no subscriber in time is a BagError saying which."""
     from triton_perception.bag.play import play_bag
 
     with pytest.raises(BagError, match='topics not in the bag: /nope'):

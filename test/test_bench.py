@@ -26,6 +26,11 @@ MACHINE_KEYS = ('cpu_model', 'cores', 'memory_gb', 'python', 'onnxruntime', 'tri
 
 
 def test_bench_detection_end_to_end(triton_server: Any, tmp_path: Path) -> None:
+    """
+    The bench command as users run it writes every figure with a sane value and prints its tables.
+
+    The overhead budget times every frame (none skipped), and max-in-flight reaches the nodes.
+    """
     output = tmp_path / 'out' / 'bench.json'
     completed = subprocess.run(
         [str(Path(sys.executable).parent / 'triton-perception'), 'bench', '--frames', '5',

@@ -30,6 +30,7 @@ def statistics(ensemble_ns: int, count: int, step_ns: dict[str, int]) -> dict[st
 
 
 def test_one_request_between_two_statistics_snapshots() -> None:
+    """Two snapshots one request apart give that request's time in Triton and each step's timers."""
     before = statistics(1_000_000_000, 7, {'pre': 0, 'net': 0})
     after = statistics(1_050_000_000, 8, {'pre': 1_000_000, 'net': 10_000_000})
     request = triton_request(before, after, 'ens', STEPS)
@@ -41,12 +42,14 @@ def test_one_request_between_two_statistics_snapshots() -> None:
 
 @pytest.mark.parametrize('counts', [(7, 7), (7, 9)])
 def test_no_request_or_two_requests_between_snapshots_give_none(counts: tuple[int, int]) -> None:
+    """Snapshots zero or two requests apart give no request: neither is one frame's time."""
     before = statistics(0, counts[0], {'pre': 0, 'net': 0})
     after = statistics(5, counts[1], {'pre': 5, 'net': 5})
     assert triton_request(before, after, 'ens', STEPS) is None
 
 
 def test_a_step_that_did_not_run_gives_none() -> None:
+    """A step that did not count the request gives none, rather than a frame without that step."""
     before = statistics(0, 1, {'pre': 0, 'net': 0})
     after = statistics(5, 2, {'pre': 5, 'net': 5})
     after['net']['success_count'] = 1
@@ -54,6 +57,11 @@ def test_a_step_that_did_not_run_gives_none() -> None:
 
 
 def test_statistics_count_one_more_request_once_every_model_does() -> None:
+    """
+    A request counts as done only once every model named has counted it.
+
+    Triton releases a step's timers after the ensemble's, so reading earlier would miss them.
+    """
     before = statistics(0, 3, {'pre': 0, 'net': 0})
     after = statistics(5, 4, {'pre': 5, 'net': 5})
     assert counted_one_more(before, after, ('ens', *STEPS))
@@ -63,6 +71,7 @@ def test_statistics_count_one_more_request_once_every_model_does() -> None:
 
 
 def test_node_stages_are_the_deltas_of_one_timed_frame() -> None:
+    """The node's stages are its stage sums' deltas over exactly one timed frame, else none."""
     before = {'to_request': 10.0, 'request': 100.0, 'to_publish': 20.0}
     after = {'to_request': 11.5, 'request': 160.0, 'to_publish': 22.0}
     assert node_stages(before, 4, after, 5) == {'to_request': 1.5, 'request': 60.0,
@@ -72,6 +81,7 @@ def test_node_stages_are_the_deltas_of_one_timed_frame() -> None:
 
 
 def test_stage_means_over_a_phase() -> None:
+    """Stage means over a phase are the sums' growth over the timed count's; none without growth."""
     def status(sums: tuple[float, float, float], timed: int) -> NodeStatus:
         return NodeStatus({**{stage_key(stage): str(value) for stage, value in zip(STAGES, sums)},
                            TIMED_KEY: str(timed)})
@@ -82,6 +92,12 @@ def test_stage_means_over_a_phase() -> None:
 
 
 def test_the_budget_rows_sum_to_the_end_to_end_time_in_the_order_a_frame_meets_them() -> None:
+    """
+    A frame's budget rows add up to its end-to-end time, in the order the frame meets them.
+
+    Client-server is the round trip less Triton's time, the ensemble row Triton's time less the
+    steps', and the frame's way to the node what is left.
+    """
     triton = TritonRequest(50.0, {'pre': dict.fromkeys(STEP_TIMERS, 1.0),
                                   'net': dict.fromkeys(STEP_TIMERS, 10.0)})
     rows = frame_budget(70.0, {'to_request': 2.0, 'request': 53.0, 'to_publish': 4.0}, triton,
@@ -96,6 +112,7 @@ def test_the_budget_rows_sum_to_the_end_to_end_time_in_the_order_a_frame_meets_t
 
 
 def test_without_dds_timestamps_the_result_transport_is_in_the_remainder() -> None:
+    """Without DDS timestamps the result's transport has no row and stays in the remainder."""
     triton = TritonRequest(5.0, {'net': dict.fromkeys(STEP_TIMERS, 1.0)})
     rows = frame_budget(20.0, {'to_request': 1.0, 'request': 6.0, 'to_publish': 1.0}, triton, None)
     assert 'result_to_subscriber' not in rows
@@ -104,6 +121,12 @@ def test_without_dds_timestamps_the_result_transport_is_in_the_remainder() -> No
 
 
 def test_summary_gives_median_and_p90_per_row_and_the_excess_over_the_reference() -> None:
+    """
+    The summary gives each row's median and p90 and the end-to-end time's excess.
+
+    The excess is over the reference and over the steps' compute; with no frames the figures are
+    None rather than zero.
+    """
     frames = [{'node_to_request': float(value), 'triton net compute_infer': 10.0 * value}
               for value in range(1, 11)]
     figures = summarise(frames, [float(value) for value in range(20, 30)], 20.0)
@@ -119,6 +142,7 @@ def test_summary_gives_median_and_p90_per_row_and_the_excess_over_the_reference(
 
 
 def test_rows_are_ordered_and_labelled() -> None:
+    """Rows are put in a frame's order and labelled for the table (Triton steps, gRPC)."""
     assert ordered_rows(['node_to_publish', 'triton net queue', FRAME_TO_NODE]) == [
         FRAME_TO_NODE, 'triton net queue', 'node_to_publish']
     assert row_label('triton net queue') == 'Triton: net queue'
@@ -126,6 +150,12 @@ def test_rows_are_ordered_and_labelled() -> None:
 
 
 def test_cpu_outside_the_graph_counts_the_node_the_server_and_the_other_steps() -> None:
+    """
+    CPU outside the model graph counts the node, the server's main process and the other steps.
+
+    It leaves out the graph step and other models; without the graph step's stub there is no
+    figure, and with no frames none at all.
+    """
     split = CpuSplit(node_s=1.0, server_main_s=0.5,
                      stub_s={'pre': 0.25, 'net': 4.0, 'other_model': 0.05})
     figures = cpu_outside_graph(split, ('pre', 'net'), 'net', 100)
@@ -139,6 +169,11 @@ def test_cpu_outside_the_graph_counts_the_node_the_server_and_the_other_steps() 
 
 
 def test_budget_table_prints_each_stage_and_the_cpu_line() -> None:
+    """
+    The budget table prints a row per stage, the excess over the reference and the CPU line.
+
+    A case without a budget has no row.
+    """
     budget = summarise([{'node_to_request': 1.0, 'triton net compute_infer': 30.0}], [40.0], 33.0)
     cpu = cpu_outside_graph(CpuSplit(0.5, 0.1, {'net': 3.0}), ('net',), 'net', 100)
     budget['steps'] = ['net']
@@ -160,6 +195,11 @@ def test_budget_table_prints_each_stage_and_the_cpu_line() -> None:
 
 
 def test_accounting_sums_the_stages_of_published_frames_only() -> None:
+    """
+    Frame accounting sums the stage times of published frames with request times only.
+
+    A failed frame or one without request times would skew the means.
+    """
     accounting = FrameAccounting()
     # Received 20 ms ago, sent 1 ms later, answered 10 ms after that, published now.
     received = accounting.received() - 0.020
@@ -177,6 +217,7 @@ def test_accounting_sums_the_stages_of_published_frames_only() -> None:
 
 
 def test_node_status_reads_the_stage_sums() -> None:
+    """A NodeStatus reads the stage sums and the timed count from diagnostics; none if absent."""
     status = NodeStatus({stage_key('to_request'): '1.500', stage_key('request'): '60.000',
                          stage_key('to_publish'): '2.000', TIMED_KEY: '3'})
     assert status.stage_ms_sums == {'to_request': 1.5, 'request': 60.0, 'to_publish': 2.0}
@@ -185,6 +226,7 @@ def test_node_status_reads_the_stage_sums() -> None:
 
 
 def test_model_statistics_reads_the_statistics_json() -> None:
+    """model_statistics reads Triton's statistics JSON into counts and ns, missing timers as 0."""
     model = {'name': 'net', 'inference_count': '4', 'inference_stats': {
         'success': {'count': '4', 'ns': '400'}, 'queue': {'count': '4', 'ns': '8'},
         'compute_infer': {'count': '4', 'ns': '300'}}}
@@ -194,6 +236,7 @@ def test_model_statistics_reads_the_statistics_json() -> None:
 
 
 def test_dds_transport_from_message_info() -> None:
+    """DDS transport is received minus source timestamp; without both timestamps it is None."""
     assert dds_transport_ms({'source_timestamp': 1_000_000, 'received_timestamp': 3_500_000}) \
         == pytest.approx(2.5)
     assert dds_transport_ms({'source_timestamp': 0, 'received_timestamp': 5}) is None
@@ -201,10 +244,12 @@ def test_dds_transport_from_message_info() -> None:
 
 
 def test_a_process_that_is_no_stub_serves_no_model() -> None:
+    """A process that is no Python-backend stub (this one) is credited to no model."""
     assert stub_model(os.getpid()) is None
 
 
 def test_bench_settings_pass_max_in_flight_to_the_nodes() -> None:
+    """The bench passes max-in-flight to the nodes only when given, and refuses less than one."""
     assert BenchSettings().node_parameters() == {'diagnostics_period_s': DIAGNOSTICS_PERIOD_S}
     assert BenchSettings(max_in_flight=2).node_parameters()['max_in_flight'] == 2
     with pytest.raises(BenchError, match='max-in-flight'):

@@ -22,10 +22,12 @@ from triton_perception.frames.image_conversion import compressed_to_rgb, ImageRe
 
 
 def compressed_msg(data: bytes, fmt: str = 'jpeg') -> SimpleNamespace:
+    """Return a duck-typed CompressedImage with `data` and format `fmt`."""
     return SimpleNamespace(format=fmt, data=data)
 
 
 def encoded(ext: str, image: np.ndarray, *params: int) -> bytes:
+    """Return `image` encoded by OpenCV as `ext` with the writer parameters `params`."""
     ok, encoded = cv2.imencode(ext, image, list(params))
     assert ok
     return encoded.tobytes()
@@ -35,6 +37,7 @@ def encoded(ext: str, image: np.ndarray, *params: int) -> bytes:
 
 
 def test_decodes_real_jpeg_photo() -> None:
+    """A real camera JPEG decodes to the same RGB as OpenCV's reader gives, C-contiguous."""
     rgb = bus_rgb()
     data = shared_path('data', 'images', 'bus.jpg').read_bytes()
     out = compressed_to_rgb(compressed_msg(data), BUDGET)
@@ -44,6 +47,7 @@ def test_decodes_real_jpeg_photo() -> None:
 
 @pytest.mark.parametrize('progressive', [0, 1])
 def test_decodes_jpeg_to_rgb(progressive: int) -> None:
+    """Baseline and progressive JPEGs decode to RGB within JPEG's error, from an array.array too."""
     rgb = smooth_rgb()
     params = (cv2.IMWRITE_JPEG_QUALITY, 95, cv2.IMWRITE_JPEG_PROGRESSIVE, progressive)
     data = encoded('.jpg', rgb[..., ::-1], *params)
@@ -53,6 +57,7 @@ def test_decodes_jpeg_to_rgb(progressive: int) -> None:
 
 
 def test_decodes_png_exactly() -> None:
+    """A PNG decodes to exactly its RGB pixels, in a writeable array."""
     rgb = random_rgb()
     msg = compressed_msg(encoded('.png', rgb[..., ::-1]), 'bgr8; png compressed bgr8')
     out = compressed_to_rgb(msg, BUDGET)
@@ -61,18 +66,21 @@ def test_decodes_png_exactly() -> None:
 
 
 def test_decodes_grey_png_to_grey_rgb() -> None:
+    """A greyscale PNG decodes to RGB with three equal channels: the models take three."""
     grey = random_rgb()[..., 0].copy()
     out = compressed_to_rgb(compressed_msg(encoded('.png', grey), 'png'), BUDGET)
     np.testing.assert_array_equal(out, np.repeat(grey[..., None], 3, axis=2))
 
 
 def test_format_field_does_not_override_magic_bytes() -> None:
+    """The magic bytes choose the decoder, not the format field: a PNG called jpeg decodes."""
     rgb = random_rgb()
     out = compressed_to_rgb(compressed_msg(encoded('.png', rgb[..., ::-1]), 'jpeg'), BUDGET)
     np.testing.assert_array_equal(out, rgb)
 
 
 def test_exif_orientation_is_ignored() -> None:
+    """An EXIF orientation tag leaves the frame unrotated: results stay in the camera's pixels."""
     rgb = smooth_rgb()
     jpeg = encoded('.jpg', rgb[..., ::-1])
     # Big-endian TIFF with a single IFD entry: Orientation (0x0112), SHORT, 6 = rotate 90.
@@ -86,6 +94,7 @@ def test_exif_orientation_is_ignored() -> None:
 
 
 def test_real_sensor_msgs_compressed_image() -> None:
+    """A real sensor_msgs CompressedImage decodes like the duck-typed one."""
     sensor_msgs = pytest.importorskip('sensor_msgs.msg', reason=NO_SENSOR_MSGS)
     rgb = random_rgb()
     msg = sensor_msgs.CompressedImage(format='png', data=encoded('.png', rgb[..., ::-1]))
@@ -94,6 +103,7 @@ def test_real_sensor_msgs_compressed_image() -> None:
 
 @pytest.mark.parametrize('ext', ['.jpg', '.png'])
 def test_header_size_is_checked_against_budget(ext: str) -> None:
+    """A frame larger than the pixel budget is rejected as too_large, naming its size."""
     rgb = smooth_rgb()
     data = encoded(ext, rgb)
     pixels = rgb.shape[0] * rgb.shape[1]
@@ -122,6 +132,7 @@ def _jpeg_claiming(width: int, height: int) -> bytes:
     ids=['png', 'jpeg'],
 )
 def test_decompression_bomb_is_rejected_before_decoding(make_bomb: Any) -> None:
+    """A header claiming a huge image is rejected before decoding, with no pixels allocated."""
     bomb = make_bomb()
     tracemalloc.start()
     try:
@@ -151,11 +162,13 @@ def _corrupt_jpeg(kind: str) -> bytes:
 
 @pytest.mark.parametrize('kind', ['precision', 'huffman', 'no_frame', 'garbage'])
 def test_corrupted_jpeg_is_undecodable(kind: str) -> None:
+    """A JPEG damaged in its frame header, Huffman table or data is rejected as undecodable."""
     msg = compressed_msg(_corrupt_jpeg(kind))
     assert rejection_reason(compressed_to_rgb, msg, BUDGET) == 'undecodable'
 
 
 def test_corrupted_png_is_undecodable() -> None:
+    """A PNG with a broken chunk CRC is rejected as undecodable, not decoded into garbage."""
     data = bytearray(encoded('.png', random_rgb()))
     data[data.index(b'IDAT') + 20] ^= 0xFF  # breaks the chunk CRC
     message = compressed_msg(bytes(data), 'png')
@@ -165,6 +178,7 @@ def test_corrupted_png_is_undecodable() -> None:
 @pytest.mark.parametrize('ext', ['.jpg', '.png'])
 @pytest.mark.parametrize('keep', [0.5, 0.98])
 def test_truncated_compressed_data_is_rejected(ext: str, keep: float) -> None:
+    """JPEG or PNG data cut short is rejected as truncated, even when nearly whole."""
     data = encoded(ext, random_rgb())
     msg = compressed_msg(data[: int(len(data) * keep)])
     assert rejection_reason(compressed_to_rgb, msg, BUDGET) == 'truncated'
@@ -172,18 +186,21 @@ def test_truncated_compressed_data_is_rejected(ext: str, keep: float) -> None:
 
 @pytest.mark.parametrize('ext, length', [('.jpg', 20), ('.jpg', 100), ('.png', 20)])
 def test_compressed_data_cut_inside_header_is_truncated(ext: str, length: int) -> None:
+    """Data cut inside the header is truncated, not undecodable: the sender lost bytes."""
     data = encoded(ext, smooth_rgb())[:length]
     assert rejection_reason(compressed_to_rgb, compressed_msg(data), BUDGET) == 'truncated'
 
 
 @pytest.mark.parametrize('ext', ['.jpg', '.png'])
 def test_trailing_bytes_after_the_end_marker_are_tolerated(ext: str) -> None:
+    """Bytes after the end marker are tolerated: the image before them is whole."""
     rgb = smooth_rgb()
     data = encoded(ext, rgb[..., ::-1], cv2.IMWRITE_JPEG_QUALITY, 100) + b'\x00' * 64
     assert mean_abs_error(compressed_to_rgb(compressed_msg(data), BUDGET), rgb) <= 1.0
 
 
 def test_rejects_unsupported_compressed_format() -> None:
+    """A format other than JPEG or PNG is rejected as unsupported_format, naming the format."""
     data = encoded('.bmp', smooth_rgb())
     with pytest.raises(ImageRejected) as excinfo:
         compressed_to_rgb(compressed_msg(data, 'bmp'), BUDGET)
@@ -192,4 +209,5 @@ def test_rejects_unsupported_compressed_format() -> None:
 
 
 def test_rejects_empty_compressed_data() -> None:
+    """Empty data is rejected as empty."""
     assert rejection_reason(compressed_to_rgb, compressed_msg(b''), BUDGET) == 'empty'

@@ -52,11 +52,17 @@ onnx_runner = load_step_module(REPOSITORY, 'yolov5_model', 'onnx_runner')
 
 
 def session(path: Path):
+    """Return an onnxruntime session of the model at `path`, as the served step opens one."""
     return onnx_runner.OnnxRunner(str(path), intra_op_threads=2, inter_op_threads=1,
                                   allow_spinning=False)
 
 
 def served_detection_graph(directory: Path) -> Path:
+    """
+    Return the detection graph built from the shipped yolov5n in `directory`.
+
+    It is built only once per directory.
+    """
     graph = directory / 'detection.onnx'
     if not graph.is_file():
         build_detection_graph(shared_path('models', 'yolov5n', 'yolov5n.onnx'), graph)
@@ -65,11 +71,13 @@ def served_detection_graph(directory: Path) -> Path:
 
 @pytest.fixture(scope='module')
 def served_graph(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Return the served detection graph, built once per module."""
     return served_detection_graph(tmp_path_factory.mktemp('graph'))
 
 
 @pytest.fixture(scope='module')
 def detector(served_graph: Path) -> Callable[..., np.ndarray]:
+    """Return the served detection graph run in-process, once per module."""
     return make_detector(served_graph.parent)
 
 
@@ -95,6 +103,7 @@ def graph_detector(path: Path) -> Callable[..., np.ndarray]:
 
 @pytest.fixture(scope='module')
 def reference() -> Callable[..., np.ndarray]:
+    """Return the independent reference detector, once per module."""
     return make_reference()
 
 
@@ -111,11 +120,13 @@ def make_reference() -> Callable[..., np.ndarray]:
 
 
 def read_rgb(name: str) -> np.ndarray:
+    """Return the shared image `name` as RGB."""
     path = shared_path('data', 'images', name)
     return cv2.cvtColor(cv2.imread(str(path)), cv2.COLOR_BGR2RGB)
 
 
 def assert_matches_reference(detections: np.ndarray, reference: list) -> None:
+    """Assert the detections are the reference's, in order, within 0.01 in score and 3 px."""
     assert detections.shape == (len(reference), 6)
     for row, (class_id, score, box) in zip(detections, reference):
         assert int(row[5]) == class_id
@@ -179,11 +190,13 @@ def test_letterbox_keeps_pixels_and_pads_grey() -> None:
     (np.zeros((5, 5, 3), dtype=np.float32), 'uint8'),
 ])
 def test_letterbox_rejects_bad_images(image: np.ndarray, message: str) -> None:
+    """An empty, non-RGB or non-uint8 image is a ValueError saying what is wrong with it."""
     with pytest.raises(ValueError, match=message):
         preprocessing.letterbox(image, 640, 640)
 
 
 def test_undo_letterbox_clips_to_image() -> None:
+    """A box mapped back from the canvas is clipped to the image: no detection leaves the frame."""
     params = np.array([0.5, 0.5, 0, 140, 1280, 720], dtype=np.float32)
     boxes = np.array([[-10, 100, 700, 700]], dtype=np.float32)
     np.testing.assert_allclose(detection.undo_letterbox(boxes, params), [[0, 0, 1280, 720]])
@@ -192,6 +205,11 @@ def test_undo_letterbox_clips_to_image() -> None:
 # --- score decoding and NMS ----------------------------------------------------------------
 
 def test_candidates_multiply_objectness_and_class_score() -> None:
+    """
+    A candidate's score is objectness times its best class score, kept from the threshold up.
+
+    Its centre-size box becomes corners.
+    """
     rows = np.zeros((1, 3, 8), dtype=np.float32)
     rows[0, 0] = [100, 100, 20, 40, 0.9, 0.1, 0.5, 0.2]   # 0.45 for class 1: kept
     rows[0, 1] = [200, 200, 10, 10, 0.3, 0.9, 0.1, 0.1]   # 0.27 for class 0: kept
@@ -222,6 +240,7 @@ def brute_force_nms(boxes: np.ndarray, scores: np.ndarray, class_ids: np.ndarray
 @pytest.mark.parametrize('seed', range(5))
 @pytest.mark.parametrize('iou_threshold', [0.3, 0.45, 0.7])
 def test_nms_matches_brute_force(seed: int, iou_threshold: float) -> None:
+    """The reference NMS keeps what textbook greedy NMS keeps, in its order, up to the maximum."""
     rng = np.random.default_rng(seed)
     count = 300
     # Boxes clustered around a few centres so that many overlap.
@@ -241,6 +260,7 @@ def test_nms_matches_brute_force(seed: int, iou_threshold: float) -> None:
 
 
 def test_nms_keeps_overlapping_boxes_of_different_classes() -> None:
+    """NMS suppresses an overlapping box of its own class only: a car may overlap a person."""
     boxes = np.array([[0, 0, 100, 100], [1, 1, 101, 101]], dtype=np.float32)
     scores = np.array([0.9, 0.8])
     assert detection.nms(boxes, scores, np.array([0, 1]), 0.45, 10).tolist() == [0, 1]
@@ -248,6 +268,7 @@ def test_nms_keeps_overlapping_boxes_of_different_classes() -> None:
 
 
 def test_postprocess_of_nothing_is_an_empty_table() -> None:
+    """A prediction with nothing in it is an empty [0, 6] float32 table, not an error."""
     prediction = np.zeros((1, 25200, 85), dtype=np.float32)
     params = np.array([1, 1, 0, 0, 640, 640], dtype=np.float32)
     detections = detection.postprocess(prediction, params, 0.25, 0.45, 100)
@@ -255,6 +276,7 @@ def test_postprocess_of_nothing_is_an_empty_table() -> None:
 
 
 def test_postprocess_drops_boxes_lying_in_the_padding() -> None:
+    """A box lying wholly in the letterbox padding is dropped: it holds nothing of the image."""
     prediction = np.zeros((1, 2, 85), dtype=np.float32)
     prediction[0, 0, :6] = [320, 320, 100, 100, 0.9, 1.0]  # on the image
     prediction[0, 1, :6] = [320, 40, 100, 40, 0.9, 1.0]    # entirely in the top padding
@@ -323,6 +345,7 @@ def unmatched(ours: np.ndarray, theirs: np.ndarray) -> tuple[list[int], list[int
 
 
 def iou(first: np.ndarray, second: np.ndarray) -> float:
+    """Return the intersection over union of two corner boxes; 0 when both are empty."""
     inter = (max(0.0, min(first[2], second[2]) - max(first[0], second[0]))
              * max(0.0, min(first[3], second[3]) - max(first[1], second[1])))
     union = ((first[2] - first[0]) * (first[3] - first[1])
@@ -386,12 +409,18 @@ def test_the_graph_letterbox_changes_no_detection(detector, reference) -> None:
 
 
 def test_graph_build_is_deterministic(served_graph: Path, tmp_path: Path) -> None:
+    """Building the graph twice gives the same bytes: a rebuilt repository serves the same model."""
     again = tmp_path / 'again.onnx'
     build_detection_graph(shared_path('models', 'yolov5n', 'yolov5n.onnx'), again)
     assert again.read_bytes() == served_graph.read_bytes()
 
 
 def test_served_graph_interface(served_graph: Path) -> None:
+    """
+    The served graph has the inputs and outputs detection_node sends and reads.
+
+    A uint8 HxWx3 frame and the three thresholds in, the padded detections and their count out.
+    """
     model = onnx.load(str(served_graph))
     inputs = {tensor.name: tensor.type.tensor_type.elem_type for tensor in model.graph.input}
     image = model.graph.input[0]
@@ -407,12 +436,14 @@ def test_served_graph_interface(served_graph: Path) -> None:
 
 
 def test_head_layout_is_read_from_the_file() -> None:
+    """The head's layout, classes, boxes and input size are read from the ONNX file, not assumed."""
     head = inspect_head(onnx.load(str(shared_path('models', 'yolov5n', 'yolov5n.onnx'))))
     assert (head.layout, head.classes, head.boxes, head.input_width, head.input_height) == (
         'yolov5', 80, 25200, 640, 640)
 
 
 def test_an_unsupported_head_is_a_clear_error() -> None:
+    """A head of neither layout is refused naming its output's shape and the supported layouts."""
     model = onnx.load(str(shared_path('models', 'yolov5n', 'yolov5n.onnx')))
     output = model.graph.output[0].type.tensor_type.shape
     output.dim[2].dim_value = 3  # [1, 25200, 3]: neither layout
@@ -423,14 +454,17 @@ def test_an_unsupported_head_is_a_clear_error() -> None:
 # --- the whole chain on real images --------------------------------------------------------
 
 def test_bus_matches_reference(detector) -> None:
+    """The served graph finds on bus.jpg what the README's reference lists."""
     assert_matches_reference(detector(read_rgb('bus.jpg')), BUS_REFERENCE)
 
 
 def test_zidane_matches_reference(detector) -> None:
+    """The served graph finds on zidane.jpg what the README's reference lists."""
     assert_matches_reference(detector(read_rgb('zidane.jpg')), ZIDANE_REFERENCE)
 
 
 def test_thresholds_change_results(detector) -> None:
+    """The request's score threshold and maximum count change what the graph returns."""
     bus = read_rgb('bus.jpg')
     assert len(detector(bus, score=0.6)) == 3
     assert len(detector(bus, max_det=2)) == 2
@@ -439,5 +473,6 @@ def test_thresholds_change_results(detector) -> None:
 
 @pytest.mark.parametrize('shape', [(480, 640, 3), (1, 1, 3), (7, 3000, 3)])
 def test_uniform_grey_has_no_detections(detector, shape: tuple) -> None:
+    """A uniform grey frame of any size, a single pixel or a strip included, has no detections."""
     detections = detector(np.full(shape, 128, dtype=np.uint8))
     assert detections.shape == (0, 6)

@@ -77,6 +77,7 @@ def derived(tmp_path: Path, kind: str) -> Path:
 
 
 def labels_file(tmp_path: Path, names: list[str]) -> Path:
+    """Return a labels file naming `names`, one a line."""
     path = tmp_path / f'labels_{len(names)}.txt'
     path.write_text('\n'.join(names) + '\n')
     return path
@@ -89,10 +90,12 @@ def repository(tmp_path_factory: pytest.TempPathFactory, triton_server: Any) -> 
 
 
 def served(repository: Path, name: str):
+    """Return the installed detector `name`'s served graph, run in-process."""
     return graph_detector(repository / f'{name}_model' / '1' / 'model.onnx')
 
 
 def frames() -> list[np.ndarray]:
+    """Return bus.jpg, zidane.jpg and four frames of the highway clip, as RGB."""
     capture = cv2.VideoCapture(str(shared_path('data', 'videos', 'solidWhiteRight.mp4')))
     clip = []
     for index in range(120):
@@ -136,6 +139,7 @@ def test_a_three_class_detector_equals_an_independent_decode(repository: Path,
 
 @pytest.mark.server
 def test_a_yolov8_layout_detector_equals_yolov5n(repository: Path, tmp_path: Path) -> None:
+    """A detector with the yolov8 head layout is installed as one and detects what yolov5n does."""
     coco = (REPO / 'config' / 'coco_labels.txt').read_text().split('\n')
     install_detector(repository, derived(tmp_path, 'yolov8'),
                      labels_file(tmp_path, [name for name in coco if name.strip()]), 'v8',
@@ -153,6 +157,7 @@ def test_a_yolov8_layout_detector_equals_yolov5n(repository: Path, tmp_path: Pat
 @pytest.mark.server
 def test_an_unsupported_head_is_refused_naming_its_shape(repository: Path,
                                                          tmp_path: Path) -> None:
+    """A detector of no supported layout is refused naming its shape, leaving nothing behind."""
     with pytest.raises(DetectorInstallError,
                        match=r'output0 \[1, 25200, 3\] has no supported layout; supported: '
                              r'yolov5 \[1, N, 5 \+ classes\]'):
@@ -164,6 +169,7 @@ def test_an_unsupported_head_is_refused_naming_its_shape(repository: Path,
 @pytest.mark.server
 def test_a_wrong_label_count_is_refused_naming_both_numbers(repository: Path,
                                                             tmp_path: Path) -> None:
+    """A labels file that does not match the head's classes is refused naming both counts."""
     with pytest.raises(DetectorInstallError, match=r'has 2 labels but .* has 3 classes'):
         install_detector(repository, derived(tmp_path, 'three'),
                          labels_file(tmp_path, ['person', 'car']), 'two', log=lambda _line: None)
@@ -171,6 +177,11 @@ def test_a_wrong_label_count_is_refused_naming_both_numbers(repository: Path,
 
 @pytest.mark.server
 def test_models_list_shows_every_detector(repository: Path, tmp_path: Path) -> None:
+    """
+    `models list` shows an installed detector's layout, input size and classes.
+
+    `models install --detector` without labels and a name is a usage error saying so.
+    """
     install_detector(repository, derived(tmp_path, 'three'), labels_file(tmp_path, THREE),
                      'listed', log=lambda _line: None)
     result = subprocess.run([sys.executable, '-m', 'triton_perception.cli', 'models', 'list',
@@ -187,6 +198,7 @@ def test_models_list_shows_every_detector(repository: Path, tmp_path: Path) -> N
 @pytest.fixture(scope='module')
 def detector_server(repository: Path, tmp_path_factory: pytest.TempPathFactory
                     ) -> Iterator[TritonServer]:
+    """Serve the repository with a three-class detector installed, for one module."""
     directory = tmp_path_factory.mktemp('served_three')
     install_detector(repository, derived(directory, 'three'), labels_file(directory, THREE),
                      'three_e2e', log=lambda _line: None)
@@ -204,6 +216,7 @@ def detector_server(repository: Path, tmp_path_factory: pytest.TempPathFactory
 def test_detection_node_serves_an_installed_detector_with_its_labels(
         probe: Probe, detector_server: TritonServer, repository: Path,
         tmp_path: Path) -> None:
+    """detection_node serving an installed detector publishes its labels and detections by them."""
     node = node_with_repository('detection_node', ros_arguments(
         {'triton_url': detector_server.grpc_url, 'model_name': 'three_e2e'},
         namespace='/three'), repository, tmp_path)

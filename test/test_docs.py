@@ -23,6 +23,7 @@ LINK = re.compile(r'\]\(([^)#\s]+)(#[^)\s]*)?\)')
 
 @pytest.mark.parametrize('page', sorted(docs_tables.generated_tables()))
 def test_generated_tables_match_the_code(page: str) -> None:
+    """Each generated table in docs/ is what `triton-perception docs` writes from the code now."""
     text = (DOCS / page).read_text(encoding='utf-8')
     assert docs_tables.render(text, docs_tables.generated_tables()[page]) == text, \
         f'docs/{page} differs from the code: run `triton-perception docs`'
@@ -38,11 +39,13 @@ def test_a_changed_default_makes_the_page_stale(monkeypatch: pytest.MonkeyPatch)
 
 
 def test_a_page_without_its_markers_is_refused() -> None:
+    """A page that lost its table markers is an error, not a page silently left alone."""
     with pytest.raises(ValueError, match='markers missing for launch_arguments'):
         docs_tables.render('# Launch\n', docs_tables.generated_tables()['launch.md'])
 
 
 def test_the_readme_is_short_and_links_every_reference_page() -> None:
+    """The README stays under 12 kB and links every page of docs/, so that each is reachable."""
     text = README.read_text(encoding='utf-8')
     assert len(text.encode('utf-8')) < 12_000
     linked = {target for target, _anchor in LINK.findall(text)}
@@ -59,6 +62,7 @@ def anchors(page: Path) -> set[str]:
 
 @pytest.mark.parametrize('page', [README, *sorted(DOCS.glob('*.md'))], ids=lambda page: page.name)
 def test_relative_links_lead_to_files_and_headings(page: Path) -> None:
+    """Every relative link of the page leads to an existing file, and every anchor to a heading."""
     text = page.read_text(encoding='utf-8')
     broken = []
     for target, anchor in LINK.findall(text):

@@ -39,6 +39,12 @@ def coco_from_mot(gt: Path, stamps: list[int]) -> dict[str, Any]:
 @pytest.mark.server
 @pytest.mark.slow
 def test_two_drives_are_scored_each_and_together(triton_server: Any, tmp_path: Path) -> None:
+    """
+    Two drives evaluated against one Triton are scored each and over both.
+
+    Lane counts add up, MOTA over both lies between the drives' own and AP50 near them, and
+    each drive's report and the overall one are written.
+    """
     drives = tmp_path / 'drives'
     lanes, tracks, boxes = (tmp_path / 'labels' / kind for kind in ('lanes', 'tracks', 'boxes'))
     for directory in (lanes, tracks, boxes):
@@ -73,6 +79,7 @@ def test_two_drives_are_scored_each_and_together(triton_server: Any, tmp_path: P
 
 
 def test_a_drive_without_labels_is_named(tmp_path: Path) -> None:
+    """A drive whose labels are missing is an error naming the drive."""
     (tmp_path / 'lanes' / 'morning').mkdir(parents=True)
     assert drive_labels((tmp_path / 'lanes',), 'morning') == (tmp_path / 'lanes' / 'morning',)
     with pytest.raises(LabelError, match='no labels for the drive evening'):
@@ -80,6 +87,7 @@ def test_a_drive_without_labels_is_named(tmp_path: Path) -> None:
 
 
 def test_a_directory_without_bags_is_refused(tmp_path: Path) -> None:
+    """A directory holding no bag is refused rather than evaluated as no drives."""
     from triton_perception.bag.bag_format import BagError
     with pytest.raises(BagError, match='holds no bag'):
         drive_bags(tmp_path)

@@ -27,6 +27,7 @@ def line(x_bottom: float, slope: float, top: float, low: float, height: float = 
 
 
 def test_a_fragment_crossing_a_longer_line_takes_no_side() -> None:
+    """A fragment crossing a longer line takes no side: it would otherwise replace the ego line."""
     ego_left = line(100, 1.5, 200, 360)
     fragment = line(130, 0.2, 240, 340)  # right of ego-left at the bottom, left of it above
     polylines = [ego_left, fragment]
@@ -38,6 +39,7 @@ def test_a_fragment_crossing_a_longer_line_takes_no_side() -> None:
 
 
 def test_a_short_piece_far_up_takes_no_side_by_extrapolation_alone() -> None:
+    """A short piece far up takes no side when only its extrapolation comes near the centre."""
     ego_left = line(100, 1.5, 200, 360)
     far_piece = line(250, 0.3, 210, 240)  # 30 rows seen, 120 extrapolated: nearer the centre
     polylines = [ego_left, far_piece]
@@ -49,6 +51,7 @@ def test_a_short_piece_far_up_takes_no_side_by_extrapolation_alone() -> None:
 
 
 def test_a_steep_line_leaving_through_a_side_is_not_extrapolated_past_it() -> None:
+    """A steep line leaving through a side stays eligible: it is not extrapolated past the edge."""
     steep = line(-300, 3.0, 200, 250)  # leaves the left edge at row 260: 10 rows extrapolated
     bottoms = np.array([bottom_x(steep, 360)])
     assert ego_eligible([steep], bottoms, np.array([200.0]), np.array([250.0]), 640,
@@ -78,6 +81,11 @@ def clip_ego_lines(triton_server) -> dict[int, np.ndarray]:
 @pytest.mark.slow
 def test_ego_lines_stay_near_their_neighbours_on_the_whole_clip(
         clip_ego_lines: dict[int, np.ndarray]) -> None:
+    """
+    On every frame of the clip, each ego line stays within MAX_JUMP_PX of its neighbours' median.
+
+    An ego line that jumps from frame to frame is of no use to a controller.
+    """
     jumps = []
     for side, xs in clip_ego_lines.items():
         assert len(xs) == 221

@@ -35,6 +35,11 @@ exit {exit_code}
 
 
 def stand_in_trtexec(directory: Path, exit_code: int = 0) -> Path:
+    """
+    Return a stand-in trtexec in `directory` that exits with `exit_code`.
+
+    It logs its arguments to calls.log and writes the engine file it is asked for.
+    """
     tool = directory / 'trtexec'
     tool.write_text(STAND_IN.format(calls=directory / 'calls.log', exit_code=exit_code))
     tool.chmod(tool.stat().st_mode | stat.S_IEXEC)
@@ -52,6 +57,11 @@ def repository_with_onnx(directory: Path) -> Path:
 
 
 def test_builds_fp16_engines_with_records(tmp_path: Path) -> None:
+    """
+    Each step's engine is built in FP16 with a record of TensorRT's version and precision.
+
+    An engine whose ONNX file changed afterwards is reported stale.
+    """
     repository = repository_with_onnx(tmp_path / 'repo')
     tool = stand_in_trtexec(tmp_path)
     lines: list[str] = []
@@ -69,6 +79,7 @@ def test_builds_fp16_engines_with_records(tmp_path: Path) -> None:
 
 
 def test_failed_build_keeps_no_partial_engine(tmp_path: Path) -> None:
+    """A failed trtexec leaves no engine or record behind, which Triton would otherwise load."""
     repository = repository_with_onnx(tmp_path / 'repo')
     with pytest.raises(EngineBuildError, match='trtexec failed'):
         build_engines(repository, str(stand_in_trtexec(tmp_path, exit_code=1)),
@@ -77,6 +88,7 @@ def test_failed_build_keeps_no_partial_engine(tmp_path: Path) -> None:
 
 
 def test_missing_trtexec_says_where_to_get_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Without trtexec on the PATH the error says it ships with TensorRT."""
     monkeypatch.setenv('PATH', '/nonexistent')
     with pytest.raises(EngineBuildError, match='ships with TensorRT'):
         find_trtexec()
@@ -92,6 +104,7 @@ def run_engines_build(tmp_path: Path, repository: Path,
 
 
 def test_missing_onnx_says_to_install_models(tmp_path: Path) -> None:
+    """A repository without the ONNX files is an error telling to run `models install` first."""
     with pytest.raises(EngineBuildError, match='models install'):
         build_engines(tmp_path, str(stand_in_trtexec(tmp_path)), log=lambda _line: None)
 
@@ -163,6 +176,7 @@ def test_the_warmup_frame_is_found_in_both_text_layouts() -> None:
 ])
 def test_a_bad_frame_range_is_refused_before_building(tmp_path: Path, arguments: list[str],
                                                       message: str) -> None:
+    """A malformed or inverted frame range is refused, naming the problem, before trtexec runs."""
     repository = repository_with_onnx(tmp_path / 'repo')
     result = run_engines_build(tmp_path, repository, arguments)
     assert result.returncode != 0 and message in result.stderr, result.stderr
@@ -170,6 +184,7 @@ def test_a_bad_frame_range_is_refused_before_building(tmp_path: Path, arguments:
 
 
 def test_frame_sizes_parse_as_width_by_height() -> None:
+    """Sizes parse as WIDTHxHEIGHT, forgiving spaces and case; an incomplete one is refused."""
     assert parse_size('1920x1080') == (1920, 1080) == parse_size(' 1920 X 1080 ')
     with pytest.raises(FrameRangeError):
         parse_size('1920x')

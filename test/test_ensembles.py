@@ -29,6 +29,7 @@ LANE_OUTPUTS = ('LANE_PROBABILITY', 'DRIVABLE_MARGIN')
 
 @pytest.fixture(scope='module')
 def client(triton_server):
+    """Yield a gRPC client of the session's tritonserver, for one module."""
     with grpcclient.InferenceServerClient(triton_server.grpc_url) as connection:
         yield connection
 
@@ -56,6 +57,7 @@ def detect(client, image: np.ndarray, score: float = 0.25, iou: float = 0.45,
 
 
 def lane_maps(client, image: np.ndarray) -> dict:
+    """Return the lane_detection ensemble's two maps for `image`."""
     return infer(client, 'lane_detection', image, LANE_OUTPUTS)
 
 
@@ -68,11 +70,17 @@ def find_lanes(client, image: np.ndarray, min_lane_length: float = 0.1) -> LaneR
 # --- both profiles are well-formed (the Orin one cannot be served here) ---------------------
 
 def tensor_signature(tensors) -> list[tuple]:
+    """Return each tensor's name, data type and dims."""
     return [(t.name, t.data_type, tuple(t.dims)) for t in tensors]
 
 
 @pytest.mark.parametrize('model', ['yolov5_model', 'lane_model'])
 def test_orin_and_cpu_profiles_serve_the_same_tensors(model: str) -> None:
+    """
+    The Orin's TensorRT config and the CPU config of a step declare the same tensors and range.
+
+    Clients then cannot tell the two profiles apart.
+    """
     orin = read_config(REPOSITORY / model / 'config.pbtxt')
     cpu = read_config(REPOSITORY / model / 'configs' / 'cpu.pbtxt')
     assert (orin.platform, orin.default_model_filename) == ('tensorrt_plan', 'model.plan')
@@ -85,6 +93,7 @@ def test_orin_and_cpu_profiles_serve_the_same_tensors(model: str) -> None:
 
 @pytest.mark.parametrize('ensemble', ['yolov5', 'lane_detection'])
 def test_ensemble_steps_exist_and_connect(ensemble: str) -> None:
+    """Every ensemble step exists and reads only tensors an earlier step or the input produced."""
     config = read_config(REPOSITORY / ensemble / 'config.pbtxt')
     available = {tensor.name for tensor in config.input}
     for step in config.ensemble_scheduling.step:
@@ -101,23 +110,27 @@ def test_ensemble_steps_exist_and_connect(ensemble: str) -> None:
 
 @pytest.mark.server
 def test_ensembles_are_ready(client) -> None:
+    """Both ensembles load and are ready on the session's server."""
     assert client.is_model_ready('yolov5')
     assert client.is_model_ready('lane_detection')
 
 
 @pytest.mark.server
 def test_bus_matches_reference(client) -> None:
+    """The served yolov5 ensemble finds on bus.jpg what the reference lists."""
     assert_matches_reference(detect(client, read_rgb('bus.jpg')), BUS_REFERENCE)
 
 
 @pytest.mark.server
 def test_zidane_matches_reference(client) -> None:
+    """The served yolov5 ensemble finds on zidane.jpg what the reference lists."""
     assert_matches_reference(detect(client, read_rgb('zidane.jpg')), ZIDANE_REFERENCE)
 
 
 @pytest.mark.server
 @pytest.mark.parametrize('shape', [(480, 640, 3), (1, 1, 3)])
 def test_uniform_grey_gives_no_detections(client, shape: tuple) -> None:
+    """A uniform grey frame, a single pixel included, gives an empty float32 table."""
     detections = detect(client, np.full(shape, 128, dtype=np.uint8))
     assert detections.shape == (0, 6) and detections.dtype == np.float32
 
@@ -160,6 +173,7 @@ def test_thresholds_are_required_inputs(client) -> None:
 
 @pytest.mark.server
 def test_per_request_thresholds(client) -> None:
+    """Each request's thresholds change its own results, and last that request only."""
     bus = read_rgb('bus.jpg')
     assert len(detect(client, bus, score=0.6)) == 3
     assert len(detect(client, bus, max_det=2)) == 2
@@ -186,6 +200,7 @@ def test_a_frame_outside_the_range_is_refused_naming_it(client, model: str, heig
 
 @pytest.mark.server
 def test_the_largest_frame_is_served(client) -> None:
+    """A frame of the largest size, 3840x2160, is served by both ensembles."""
     frame = np.full((2160, 3840, 3), 90, dtype=np.uint8)
     assert detect(client, frame).shape == (0, 6)
     assert lane_maps(client, frame)['LANE_PROBABILITY'].shape == (360, 640)
@@ -206,6 +221,12 @@ def test_out_of_range_thresholds_are_clamped(client) -> None:
 @pytest.mark.server
 @pytest.mark.parametrize('shape', [(720, 1280, 3), (500, 300, 3), (1, 1, 3)])
 def test_lane_outputs_have_contract_shapes(client, shape: tuple) -> None:
+    """
+    The lane maps are 360x640 uint8 for any frame size, and the geometry's result is well-formed.
+
+    Lanes of 20 points with a score and side each, a drivable area at the frame's size holding 0
+    or 255 only.
+    """
     maps = lane_maps(client, np.full(shape, 90, dtype=np.uint8))
     for name in LANE_OUTPUTS:
         assert maps[name].dtype == np.uint8 and maps[name].shape == (360, 640), name
@@ -232,6 +253,7 @@ def test_clip_has_ego_lanes_on_nearly_every_frame(client) -> None:
 
 @pytest.mark.server
 def test_lanes_match_in_process_reference(client, tmp_path) -> None:
+    """The served lane ensemble gives what the in-process lane detector gives on a clip frame."""
     (frame,) = read_clip(range(100, 101))
     served, expected = find_lanes(client, frame), make_lane_detector(tmp_path)(frame)
     np.testing.assert_allclose(served.lanes, expected.lanes, atol=1e-3)
@@ -242,6 +264,7 @@ def test_lanes_match_in_process_reference(client, tmp_path) -> None:
 
 @pytest.mark.server
 def test_min_lane_length_is_applied_by_the_geometry(client) -> None:
+    """A longer minimum lane length keeps only the two long ego lines."""
     (frame,) = read_clip(range(0, 1))
     default = find_lanes(client, frame)
     # Only the two long ego boundaries span 30 % of the frame height.

@@ -33,6 +33,7 @@ rclpy.spin_once(node, timeout_sec=1.0)
 
 @pytest.mark.ros
 def test_messages_cross_processes_over_fast_dds() -> None:
+    """Messages published by another process arrive over Fast DDS, all of them and in order."""
     probe = Probe('env_listener')
     try:
         received = probe.record(String, '/env_test/chatter')
@@ -76,6 +77,11 @@ def listening_sockets() -> list[tuple[bool, int]]:
 
 @pytest.mark.server
 def test_tritonserver_starts_on_an_empty_repository(tmp_path: Path) -> None:
+    """
+    A tritonserver starts with no models and listens on loopback only.
+
+    A second one on its ports is refused as in use.
+    """
     http_port, grpc_port, metrics_port = free_ports(3)
     config = ServerConfig(model_repository=tmp_path, profile='cpu', models=(),
                           http_port=http_port, grpc_port=grpc_port, metrics_port=metrics_port)
@@ -90,6 +96,12 @@ def test_tritonserver_starts_on_an_empty_repository(tmp_path: Path) -> None:
 
 
 def test_package_data_lands_where_ros2_run_and_launch_look(tmp_path: Path) -> None:
+    """
+    The wheel puts the launchers and data where ros2 run and ros2 launch look, and no weights.
+
+    The node launchers are executable; package.xml, the launch file, configs and the model
+    repository's configs are under share/.
+    """
     subprocess.run([sys.executable, '-m', 'pip', 'wheel', '--no-deps', '--no-build-isolation',
                     '-q', '-w', str(tmp_path), str(REPO)], check=True, timeout=300)
     wheel = next(tmp_path.glob('triton_perception-*.whl'))
@@ -114,6 +126,7 @@ def test_package_data_lands_where_ros2_run_and_launch_look(tmp_path: Path) -> No
 
 
 def test_no_weights_or_media_are_tracked() -> None:
+    """Git tracks no weights, engines, videos, bags or images: they come from the shared data."""
     tracked = subprocess.run(['git', 'ls-files'], cwd=REPO, capture_output=True, text=True,
                              check=True).stdout.split()
     banned = ('.onnx', '.pt', '.pth', '.plan', '.engine', '.mp4', '.avi', '.mcap', '.db3',

@@ -21,12 +21,18 @@ CLIP = SHARED / 'data' / 'videos' / 'solidWhiteRight.mp4'
 
 @pytest.fixture(scope='module')
 def bag(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Return a bag of the clip's first seven frames, made once per module."""
     path = tmp_path_factory.mktemp('export') / 'bag'
     make_bag(CLIP, path, max_frames=7)
     return path
 
 
 def test_png_frames_are_the_bags_pixels_named_by_stamp(bag: Path, tmp_path: Path) -> None:
+    """
+    Every third frame is exported as a lossless PNG named by its header stamp.
+
+    frames.json lists each with its index in the topic and its stamp.
+    """
     summary = export_frames(bag, tmp_path / 'frames', every=3)
     listing = json.loads((tmp_path / 'frames' / 'frames.json').read_text())
     images = list(read_images(bag))
@@ -41,6 +47,7 @@ def test_png_frames_are_the_bags_pixels_named_by_stamp(bag: Path, tmp_path: Path
 
 
 def test_the_cli_exports_jpeg_and_refuses_a_second_export(bag: Path, tmp_path: Path) -> None:
+    """`bag export-frames --format jpg` exports every frame and never overwrites an export."""
     command = [sys.executable, '-m', 'triton_perception.cli', 'bag', 'export-frames', str(bag),
                '--output', str(tmp_path / 'frames'), '--format', 'jpg']
     first = subprocess.run(command, capture_output=True, text=True, timeout=120)
@@ -52,6 +59,7 @@ def test_the_cli_exports_jpeg_and_refuses_a_second_export(bag: Path, tmp_path: P
 
 
 def test_bad_arguments_are_refused(bag: Path, tmp_path: Path) -> None:
+    """A step below one or a topic the bag lacks is refused with a BagError saying which."""
     with pytest.raises(BagError, match='--every must be at least 1'):
         export_frames(bag, tmp_path / 'a', every=0)
     with pytest.raises(BagError, match='has no topic /nothing'):

@@ -45,6 +45,7 @@ def publish_counted(diagnostics: Arrivals, publisher: Any, fqn: str, messages: I
 
 
 def valid_frame(transport: str) -> Image | CompressedImage:
+    """Return a well-formed frame of `transport` (raw Image or JPEG CompressedImage)."""
     if transport == 'raw':
         return noise_frame()
     ok, jpeg = cv2.imencode('.jpg', np.zeros((48, 64, 3), np.uint8))
@@ -53,6 +54,7 @@ def valid_frame(transport: str) -> Image | CompressedImage:
 
 
 def fuzzed_messages(kind: str) -> Iterator[Any]:
+    """Yield seeded fuzzed messages of `kind` (raw or compressed), without end."""
     rng = random.Random(SEED)
     while True:
         if kind == 'raw':
@@ -67,6 +69,12 @@ def fuzzed_messages(kind: str) -> Iterator[Any]:
 def test_fuzzed_frames_are_all_accounted_for(
         probe: Probe, diagnostics: Arrivals, triton_server: TritonServer, start_node: StartNode,
         measured: Callable[[str, Any], None]) -> None:
+    """
+    Every one of hundreds of fuzzed frames, raw and compressed, is accounted for by the node.
+
+    Some are published and some rejected, for at least four distinct reasons; the node stays
+    alive.
+    """
     totals = {'raw': 600, 'compressed': 500}
     nodes = {transport: start_node('detection_node', f'/faults_fuzz_{transport}',
                                    triton_server.grpc_url, input_transport=transport,
@@ -102,6 +110,11 @@ def test_fuzzed_frames_are_all_accounted_for(
 def test_overload_keeps_memory_and_latency_bounded(
         probe: Probe, diagnostics: Arrivals, triton_server: TritonServer, clip: list[Image],
         start_node: StartNode, measured: Callable[[str, Any], None]) -> None:
+    """
+    A node fed at 100 Hz keeps accounting for every frame, keeps publishing and fails nothing.
+
+    Input rate, latency and memory growth are measured and reported, not asserted.
+    """
     namespace = '/faults_overload'
     fqn = f'{namespace}/detection_node'
     node = start_node('detection_node', namespace, triton_server.grpc_url)

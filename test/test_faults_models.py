@@ -31,6 +31,7 @@ from triton_perception.system.processes import free_ports
 
 @pytest.mark.server
 def test_a_model_that_fails_to_load_is_named(tmp_path: Path) -> None:
+    """A model that fails to load fails the server's start, naming the model and its reason."""
     repository = write_repository(tmp_path, {'yolov5': 'ok', 'broken': 'fail_load'})
     server = quiet_server(repository, tuple(free_ports(3)), ('yolov5',))
     with pytest.raises(ServerError) as error:
@@ -130,6 +131,12 @@ def test_a_model_the_server_does_not_serve_is_reported(
 def test_timeouts_keep_requests_threads_and_memory_bounded(
         probe: Probe, diagnostics: Arrivals, fault_server: TritonServer, start_node: StartNode,
         measured: Callable[[str, Any], None]) -> None:
+    """
+    Requests that outlive their timeout fail as timeouts without piling up.
+
+    Failures stay within what max_in_flight request threads can fail, frames are dropped
+    instead, pending stays bounded and the node starts no new threads.
+    """
     namespace = '/faults_timeout'
     fqn = f'{namespace}/detection_node'
     timeout_s, max_in_flight = 0.25, 2

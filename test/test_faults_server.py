@@ -46,6 +46,11 @@ from triton_perception.system.processes import free_ports, process_tree
 def test_node_waits_for_an_absent_server_and_recovers(
         probe: Probe, diagnostics: Arrivals, detector_repository: Path, clip: list[Image],
         start_node: StartNode, measured: Callable[[str, Any], None]) -> None:
+    """
+    A node started before its server reports ERROR and drops frames until the server is up.
+
+    Then it publishes detections and reports OK.
+    """
     ports = tuple(free_ports(3))
     namespace = '/faults_absent'
     node = start_node('detection_node', namespace, f'127.0.0.1:{ports[1]}')
@@ -91,6 +96,11 @@ def test_node_waits_for_an_absent_server_and_recovers(
 def test_node_survives_a_killed_server_and_resumes(
         probe: Probe, diagnostics: Arrivals, detector_repository: Path, clip: list[Image],
         start_node: StartNode, measured: Callable[[str, Any], None]) -> None:
+    """
+    A node whose server is killed mid-stream reports ERROR and resumes once a new one is up.
+
+    Every frame stays accounted for, dropped or failed for the server's absence only.
+    """
     http_port, grpc_port, metrics_port = free_ports(3)
     namespace = '/faults_killed'
     fqn = f'{namespace}/detection_node'
@@ -144,6 +154,7 @@ def test_node_survives_a_killed_server_and_resumes(
 
 @pytest.mark.server
 def test_stopping_a_killed_server_ends_its_stubs(pipeline_repository: Path) -> None:
+    """Stopping a killed server ends its Python-backend stubs, even with a model mid-request."""
     server = quiet_server(pipeline_repository, tuple(free_ports(3)), ('yolov5',))
     stop_requests = threading.Event()
     completed: list[float] = []
@@ -201,6 +212,11 @@ def pipeline_repository(tmp_path_factory: Any) -> Path:
 
 def start_runner(tmp_path: Path, namespace: str, repository: Path,
                  *arguments: str) -> tuple[subprocess.Popen, Path]:
+    """
+    Start `triton-perception run` (CPU profile, free ports) in `namespace` with `arguments`.
+
+    Returns the process and its log file.
+    """
     http_port, grpc_port, metrics_port = free_ports(3)
     log_path = tmp_path / 'run.log'
     with open(log_path, 'w', encoding='utf-8') as log:
@@ -215,6 +231,7 @@ def start_runner(tmp_path: Path, namespace: str, repository: Path,
 
 def wait_for_pipeline(probe: Probe, process: subprocess.Popen, log_path: Path,
                       camera: Any, subscribers: int) -> None:
+    """Wait until `subscribers` subscribe to `camera`; fail with the runner's log if it exits."""
     wait_until(lambda: camera.get_subscription_count() >= subscribers or process.poll() is not None,
                120.0, f'{subscribers} node(s) subscribed to the camera')
     assert process.poll() is None, log_path.read_text()
@@ -226,6 +243,7 @@ def wait_for_pipeline(probe: Probe, process: subprocess.Popen, log_path: Path,
 def test_runner_respawns_a_killed_server(
         probe: Probe, pipeline_repository: Path, clip: list[Image], tmp_path: Path,
         measured: Callable[[str, Any], None]) -> None:
+    """The runner restarts a killed tritonserver and detections resume; it then exits with 0."""
     namespace = '/faults_respawn'
     process, log_path = start_runner(tmp_path, namespace, pipeline_repository,
                                      'respawn_delay:=1.0', 'enable_lanes:=false',
@@ -279,6 +297,11 @@ def test_runner_respawns_a_killed_server(
 def test_runner_stops_everything_in_time(
         probe: Probe, pipeline_repository: Path, clip: list[Image], tmp_path: Path,
         stop_signal: int, hang: bool, measured: Callable[[str, Any], None]) -> None:
+    """
+    SIGINT or SIGTERM to the runner ends every process it started in time, and it exits with 0.
+
+    This holds with requests in flight and with a hung (SIGSTOPped) server.
+    """
     namespace = f'/faults_stop_{int(stop_signal)}_{int(hang)}'
     process, log_path = start_runner(tmp_path, namespace, pipeline_repository)
     detections = record_arrivals(probe, Detection2DArray, f'{namespace}/detections')

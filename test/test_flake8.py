@@ -22,6 +22,7 @@ from conftest import REPO
 @pytest.mark.flake8
 @pytest.mark.linter
 def test_flake8(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The package, its tests and scripts pass ament_flake8 with setup.cfg's settings."""
     # ament_flake8 checks the working directory; colcon test runs from the package's.
     monkeypatch.chdir(REPO)
     rc, errors = main_with_errors(argv=['--config', str(REPO / 'setup.cfg')])

@@ -53,6 +53,7 @@ def frame_input_graph(destination: Path) -> Path:
 
 @pytest.fixture(scope='module')
 def served(tmp_path_factory: pytest.TempPathFactory) -> Any:
+    """Return an onnxruntime session of the frame-input graph, once per module."""
     path = frame_input_graph(tmp_path_factory.mktemp('frame_input') / 'frame_input.onnx')
     return onnxruntime.InferenceSession(str(path), providers=['CPUExecutionProvider'])
 
@@ -68,6 +69,11 @@ def smooth_frame(height: int, width: int) -> np.ndarray:
 @pytest.mark.parametrize('height,width', SIZES)
 def test_the_graph_letterbox_equals_the_python_letterbox(served: Any, height: int,
                                                          width: int) -> None:
+    """
+    The graph's letterbox and resizes equal the Python ones for a frame of this size.
+
+    The letterbox vector is exact and pixels are within one level.
+    """
     frame = smooth_frame(height, width)
     pixels, vector = preprocessing.letterbox(frame, 640, 640)
     canvas, letterbox, stretched, cropped, cropped_letterbox = served.run(None, {'IMAGE': frame})

@@ -14,6 +14,7 @@ pytestmark = [pytest.mark.ros]
 
 
 def test_this_rclpy_counts_sequence_gaps(ros_node: Any) -> None:
+    """This rclpy passes MessageInfo, so losses are counted from sequence gaps in the callback."""
     counter = frame_losses.FrameLossCounter(ros_node, FrameAccounting(), '/gaps/image')
     assert frame_losses.MESSAGE_INFO_AVAILABLE
     assert counter.method == 'sequence numbers'

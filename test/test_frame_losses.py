@@ -28,11 +28,13 @@ FRAME = np.zeros((48, 64, 3), dtype=np.uint8)
 
 @pytest.fixture(scope='module')
 def diagnostics(probe: Probe) -> list[DiagnosticArray]:
+    """Record every /diagnostics array, for the whole module."""
     return probe.record(DiagnosticArray, '/diagnostics')
 
 
 def start_detection_node(namespace: str, triton_server: Any, tmp_path: Any,
                          **parameters: Any) -> NodeProcess:
+    """Start a detection_node in `namespace` on the session's server, reporting every 0.2 s."""
     return NodeProcess('detection_node', ros_arguments(
         {'triton_url': triton_server.grpc_url, 'diagnostics_period_s': 0.2, **parameters},
         namespace=namespace), tmp_path)
@@ -40,6 +42,7 @@ def start_detection_node(namespace: str, triton_server: Any, tmp_path: Any,
 
 def status_where(diagnostics: list[DiagnosticArray], fqn: str, condition: Any,
                  what: str, timeout_s: float = 60.0) -> NodeStatus:
+    """Return the node's status once `condition` holds; fail with `what` and the last counts."""
     try:
         return wait_until(lambda: (status := find_status(diagnostics, fqn)) is not None
                           and condition(status) and status, timeout_s, what)
@@ -49,12 +52,14 @@ def status_where(diagnostics: list[DiagnosticArray], fqn: str, condition: Any,
 
 
 def publish(publisher: Any, count: int) -> None:
+    """Publish `count` black frames."""
     for index in range(count):
         publisher.publish(image_message(FRAME, Header(frame_id='camera'), 'rgb8'))
 
 
 @pytest.fixture
 def stoppable_node(triton_server: Any, tmp_path: Any) -> Iterator[NodeProcess]:
+    """Yield a depth-1 detection_node the test may SIGSTOP; afterwards it must stop with 0."""
     node = start_detection_node('/losses', triton_server, tmp_path, qos_depth=1)
     yield node
     node.process.send_signal(signal.SIGCONT)
@@ -112,6 +117,7 @@ def test_frames_overwritten_before_the_callback_are_counted(
 def test_a_restarted_publisher_counts_no_loss(
         probe: Probe, diagnostics: list[DiagnosticArray], triton_server: Any,
         tmp_path: Any) -> None:
+    """A camera driver that restarts (a new publisher, a new sequence) counts no loss."""
     fqn = '/restart/detection_node'
     node = start_detection_node('/restart', triton_server, tmp_path, qos_reliability='reliable',
                                 qos_depth=50)

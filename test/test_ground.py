@@ -32,11 +32,18 @@ K = np.array([[F, 0, CX], [0, F, CY], [0, 0, 1.0]])
 
 def camera(pose: list[float], d: tuple[float, ...] = (), max_range: float = 100.0,
            k: np.ndarray = K) -> GroundCamera:
+    """
+    Return a 1280x720 camera with intrinsics `k` and distortion `d`, mounted at `pose`.
+
+    `pose` is x, y, z, roll, pitch, yaw in the target frame; points beyond `max_range` metres
+    are dropped.
+    """
     return GroundCamera(Intrinsics(k, np.array(d, dtype=float), 'plumb_bob', 1280, 720),
                         Mounting.from_camera_pose(pose), max_range)
 
 
 def ground(cam: GroundCamera, *pixels: tuple[float, float]) -> np.ndarray:
+    """Return the ground points of `pixels`, asserting that every one reaches the ground."""
     points, valid = cam.to_ground(np.array(pixels, dtype=float))
     assert valid.all()
     return points
@@ -44,6 +51,7 @@ def ground(cam: GroundCamera, *pixels: tuple[float, float]) -> np.ndarray:
 
 # 1. Projection math against hand-computed points.
 def test_level_camera_points_by_hand() -> None:
+    """A level camera's pixels land where the hand computation puts them."""
     # Level camera 1.5 m up: a pixel 100 px below the centre looks down by 0.1 (x = 1.5 / 0.1);
     # 200 px right of it is 0.2 of that range to the right (y = -3).
     points = ground(camera([0, 0, 1.5, 0, 0, 0]), (CX, CY + 100), (CX + 200, CY + 100))
@@ -51,12 +59,14 @@ def test_level_camera_points_by_hand() -> None:
 
 
 def test_pitched_camera_centre_ray() -> None:
+    """A camera pitched down sees its optical axis meet the ground at h / tan(pitch)."""
     # The optical axis, pitched down by 0.1 rad, meets the ground at h / tan(0.1).
     points = ground(camera([0.5, 0.2, 1.5, 0, 0.1, 0]), (CX, CY))
     np.testing.assert_allclose(points, [[0.5 + 1.5 / np.tan(0.1), 0.2, 0]], atol=1e-9)
 
 
 def test_rolled_camera_by_hand() -> None:
+    """A rolled camera's pixels land where the hand computation puts them."""
     # Roll 0.05 rad: the optical ray (0, t, 1) is (1, t sin r, -t cos r) in target_frame, which
     # meets z = 0 at x = h / (t cos r), y = h tan r.
     roll, t, h = 0.05, 0.1, 1.5
@@ -66,6 +76,7 @@ def test_rolled_camera_by_hand() -> None:
 
 
 def test_distorted_pixel_is_undistorted_first() -> None:
+    """A distorted pixel is undistorted before projection: it lands where its ideal ray does."""
     # plumb_bob k1 = -0.2: the undistorted normalised point (0.2, 0.1) (r^2 = 0.05) is imaged
     # at 0.99 x (0.2, 0.1) -> pixel (838, 459). It must land where (0.2, 0.1) does: (15, -3).
     points = ground(camera([0, 0, 1.5, 0, 0, 0], d=(-0.2, 0, 0, 0, 0)), (CX + 198, CY + 99))
@@ -73,6 +84,7 @@ def test_distorted_pixel_is_undistorted_first() -> None:
 
 
 def test_rays_at_or_above_the_horizon_and_too_far_are_dropped() -> None:
+    """Rays at or above the horizon, and those meeting the ground beyond max_range, give NaN."""
     cam = camera([0, 0, 1.5, 0, 0, 0], max_range=50.0)
     points, valid = cam.to_ground(np.array([[CX, CY - 10], [CX, CY], [CX, CY + 20],
                                             [CX, CY + 100]]))
@@ -81,6 +93,7 @@ def test_rays_at_or_above_the_horizon_and_too_far_are_dropped() -> None:
 
 
 def test_rotation_follows_rep103() -> None:
+    """Roll, pitch and yaw follow REP 103: positive pitch looks down, positive yaw turns left."""
     # Positive pitch turns x forward towards -z (looks down); positive yaw turns x to the left.
     np.testing.assert_allclose(rotation_rpy(0, 0.3, 0) @ [1, 0, 0],
                                [np.cos(0.3), 0, -np.sin(0.3)], atol=1e-12)
@@ -89,6 +102,7 @@ def test_rotation_follows_rep103() -> None:
 
 
 def test_image_round_trip_with_distortion() -> None:
+    """Ground points projected into a distorted, tilted camera and back land where they started."""
     cam = camera([1.0, -0.3, 1.3, 0.02, 0.08, -0.05], d=(-0.25, 0.07, 0.001, -0.0005, 0))
     points = np.array([[6.0, 1.0, 0], [12.0, -2.5, 0], [30.0, 3.0, 0]])
     pixels, in_front = cam.to_image(points)
@@ -97,6 +111,12 @@ def test_image_round_trip_with_distortion() -> None:
 
 
 def test_unusable_camera_info_and_pose_are_explained() -> None:
+    """
+    Unusable calibration or mounting is a CameraModelError saying what is wrong.
+
+    An uncalibrated CameraInfo, an unsupported distortion model and a camera below the ground
+    are each explained.
+    """
     info = SimpleNamespace(k=[0.0] * 9, d=[], distortion_model='plumb_bob', width=1, height=1)
     with pytest.raises(CameraModelError, match='not calibrated'):
         Intrinsics.from_camera_info(info)
@@ -111,6 +131,11 @@ def test_unusable_camera_info_and_pose_are_explained() -> None:
 @pytest.mark.parametrize('height,pitch', [(1.2, 0.02), (1.6, 0.08), (2.5, 0.15)])
 def test_synthetic_lines_are_recovered_within_2_percent_at_10_m(height: float,
                                                                 pitch: float) -> None:
+    """
+    Lines seen by a synthetic pinhole camera land within 2 % of their offsets at 10 m.
+
+    This holds at each height and pitch, with pixels rounded as detections give them.
+    """
     cam = camera([0, 0, height, 0, pitch, 0])
     offsets = (1.75, -1.95, 5.45)
     lanes = []
@@ -130,6 +155,12 @@ def test_synthetic_lines_are_recovered_within_2_percent_at_10_m(height: float,
 
 # Outputs.
 def test_lane_points_cloud_and_markers() -> None:
+    """
+    Ground lane points become a PointCloud2 that reads back the same, and line markers.
+
+    The markers clear the old ones first, and show one line a lane with at least two points, the
+    ego boundaries in green.
+    """
     cam = camera([0, 0, 1.5, 0, 0.05, 0])
     lanes = np.array([[[400, 720], [600, 420]], [[900, 720], [700, 420]],
                       [[0, 500], [100, 300]]], dtype=np.float32)  # the last is above the horizon
@@ -146,12 +177,18 @@ def test_lane_points_cloud_and_markers() -> None:
 
 
 def stamped_header() -> Header:
+    """Return a header in base_link stamped at 12 s."""
     header = Header(frame_id='base_link')
     header.stamp.sec = 12
     return header
 
 
 def test_grid_marks_drivable_blocked_and_unseen_cells() -> None:
+    """
+    The occupancy grid marks drivable cells 0, others 100 and those out of view -1.
+
+    The message has the grid's size and an origin centred on the vehicle's axis.
+    """
     cam = camera([0, 0, 1.5, 0, 0.1, 0])
     grid = GridSpec(length=40.0, width=20.0, resolution=0.2)
     mask = np.zeros((720, 1280), dtype=np.uint8)
@@ -187,6 +224,11 @@ def test_grid_costs_a_gather_per_frame() -> None:
 
 
 def test_ground_detections_keep_hypotheses_and_id() -> None:
+    """
+    A ground detection keeps its 2D detection's id, class and score, with a size from the box.
+
+    A box whose bottom is above the horizon has no ground detection.
+    """
     cam = camera([0, 0, 1.5, 0, 0, 0])
     rows = np.array([[540, 300, 740, 460, 0.9, 2],  # bottom centre 100 px below the centre
                      [600, 100, 700, 300, 0.8, 0]], dtype=np.float32)  # above the horizon
@@ -209,6 +251,11 @@ def test_ground_detections_keep_hypotheses_and_id() -> None:
 
 
 def test_static_transform_chain() -> None:
+    """
+    A chain of static transforms to the optical frame gives the camera its camera_pose gives.
+
+    A frame with no transform to it gives None.
+    """
     def stamped(parent: str, child: str, xyz: tuple, quaternion: tuple) -> SimpleNamespace:
         return SimpleNamespace(
             header=SimpleNamespace(frame_id=parent), child_frame_id=child,
@@ -230,6 +277,7 @@ def test_static_transform_chain() -> None:
 
 
 def test_camera_pose_parameter() -> None:
+    """camera_pose takes six numbers with the camera above the ground; anything else is refused."""
     spec = specs_by_name(GROUND)['camera_pose']
     assert spec.validate([0, 0, 1, 0, 0.1, 0]) == [0.0, 0.0, 1.0, 0.0, 0.1, 0.0]
     assert spec.validate((0.0,) * 6) == [0.0] * 6  # unset

@@ -23,6 +23,7 @@ VEHICLES = (2, 5, 7)  # COCO car, bus, truck
 
 
 def clip_camera() -> GroundCamera:
+    """Return the highway clip's camera, from the calibration in test/data."""
     info = yaml.safe_load((CALIBRATION / 'camera_info.yaml').read_text())
     pose = yaml.safe_load((CALIBRATION / 'camera_pose.yaml').read_text())
     camera_info = SimpleNamespace(k=info['camera_matrix']['data'],
@@ -42,6 +43,11 @@ def lateral_at(points: np.ndarray, x: float) -> float:
 
 @pytest.fixture(scope='module')
 def clip_on_the_ground(tmp_path_factory: pytest.TempPathFactory) -> list[dict]:
+    """
+    Return, for every second clip frame, the ego lines' offsets and the nearest vehicle ahead.
+
+    Offsets are at 6, 8 and 20 m; the distance is NaN where no vehicle is ahead.
+    """
     graphs = tmp_path_factory.mktemp('graphs')
     camera = clip_camera()
     detect_lanes, detect_objects = make_lane_detector(graphs), make_detector(graphs)
@@ -62,6 +68,12 @@ def clip_on_the_ground(tmp_path_factory: pytest.TempPathFactory) -> list[dict]:
 
 
 def test_ego_lines_are_parallel_and_the_width_agrees(clip_on_the_ground: list[dict]) -> None:
+    """
+    On 90 % of frames the ego lines on the ground are parallel and the lane width holds.
+
+    Within 3 degrees over 6-20 m, and the width at 20 m within 10 % of that at 8 m: the
+    projection keeps the road's geometry.
+    """
     parallel = agreeing = 0
     for frame in clip_on_the_ground:
         left, right = frame['left'], frame['right']
@@ -78,6 +90,11 @@ def test_ego_lines_are_parallel_and_the_width_agrees(clip_on_the_ground: list[di
 
 
 def test_distance_to_the_nearest_car_ahead_is_stable(clip_on_the_ground: list[dict]) -> None:
+    """
+    The distance to the nearest vehicle ahead is stable from frame to frame.
+
+    It changes less than 20 % on 95 % of consecutive pairs: ground contact points do not jump.
+    """
     distances = np.array([frame['nearest_vehicle'] for frame in clip_on_the_ground])
     changes = np.abs(np.diff(distances)) / distances[:-1]
     pairs = int(np.isfinite(changes).sum())  # NaN: no vehicle ahead in one of the two frames

@@ -35,6 +35,7 @@ GROUND_TOPICS = ('/ground/lanes/ground', '/ground/lanes/markers', '/ground/driva
 
 @pytest.fixture(scope='module')
 def nodes(triton_server: Any, tmp_path_factory: Any) -> Iterator[list[NodeProcess]]:
+    """Start lane_node and detection_node in /ground for the module; each must exit with 0."""
     started = [start_node(name, NS, triton_server, tmp_path_factory, diagnostics_period_s=0.2,
                           qos_reliability='reliable', qos_depth=5)
                for name in ('lane_node', 'detection_node')]
@@ -44,6 +45,7 @@ def nodes(triton_server: Any, tmp_path_factory: Any) -> Iterator[list[NodeProces
 
 
 def camera_info() -> CameraInfo:
+    """Return the highway clip's CameraInfo, in the optical frame."""
     calibration = yaml.safe_load((CALIBRATION / 'camera_info.yaml').read_text())
     info = CameraInfo(width=calibration['image_width'], height=calibration['image_height'],
                       distortion_model=calibration['distortion_model'],
@@ -73,6 +75,7 @@ def mounting() -> TFMessage:
 
 
 def ground_reasons(diagnostics: list, contains: str) -> dict[str, str] | None:
+    """Return both nodes' ground reasons once each contains `contains`, else None."""
     reasons = {node: (latest_diagnostics(diagnostics, f'{NS}/{node}') or {}).get('ground', '')
                for node in ('lane_node', 'detection_node')}
     return reasons if all(contains in reason for reason in reasons.values()) else None
@@ -80,6 +83,12 @@ def ground_reasons(diagnostics: list, contains: str) -> dict[str, str] | None:
 
 def test_ground_outputs_follow_the_geometry(probe: Probe, nodes: list[NodeProcess],
                                             road_rgb: np.ndarray) -> None:  # noqa: F811
+    """
+    The nodes publish ground outputs only once they know the camera's calibration and mounting.
+
+    Without CameraInfo and then without a transform, /diagnostics says why there are none; with
+    both, all four ground topics arrive in base_link with a plausible lane width, grid and cars.
+    """
     diagnostics = probe.received.get('/diagnostics') or probe.record(DiagnosticArray,
                                                                      '/diagnostics')
     ground = {topic: probe.record(kind, topic) for topic, kind in zip(

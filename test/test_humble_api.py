@@ -52,6 +52,7 @@ class ApiIndex:
 
     @classmethod
     def of(cls, modules: dict[str, Api]) -> 'ApiIndex':
+        """Index the API of `modules` (module name -> its API, as python_api gives it)."""
         methods: set[str] = set()
         parameters: dict[str, set[str]] = {}
         for module in modules.values():
@@ -102,6 +103,7 @@ HUMBLE_API = ApiIndex.of({name: module for package in HUMBLE.values()
 
 @pytest.fixture(scope='module')
 def installed_api() -> ApiIndex:
+    """Return the index of the installed rclpy, launch and launch_ros."""
     return ApiIndex.of({name: module for package in INSTALLED
                         for name, module in package_api(Path(package.__file__).parent).items()})
 
@@ -162,6 +164,11 @@ def humble_incompatibilities(installed: ApiIndex, sources: list[Path], root: Pat
 
 
 def test_the_snapshot_is_of_the_humble_branches() -> None:
+    """
+    The snapshot is of the three humble branches and has what the package relies on.
+
+    A truncated or wrong snapshot would let every use pass.
+    """
     assert set(HUMBLE) == {package.__name__ for package in INSTALLED}
     for name, package in HUMBLE.items():
         assert f'github.com/ros2/{name} branch humble' in package['source'], package['source']
@@ -174,6 +181,7 @@ def test_the_snapshot_is_of_the_humble_branches() -> None:
 
 
 def test_the_package_uses_only_humble_rclpy_or_checks_first(installed_api: ApiIndex) -> None:
+    """The package and its launch files use no API Humble lacks outside a capability check."""
     assert humble_incompatibilities(installed_api, PACKAGE_SOURCES, REPO) == []
 
 

@@ -129,10 +129,12 @@ def humble_sqlite_problems(bag: Path) -> list[str]:
 
 @pytest.fixture
 def humble(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Set ROS_DISTRO=humble for one test, as on a Humble machine."""
     monkeypatch.setenv('ROS_DISTRO', 'humble')
 
 
 def test_the_format_follows_ros_distro(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The bag format follows ROS_DISTRO (Humble: metadata 5, sqlite3); others are refused."""
     assert bag_format({}).distro == 'kilted'  # the development wheels
     assert bag_format({'ROS_DISTRO': 'humble'}) == BAG_FORMATS['humble']
     assert (BAG_FORMATS['humble'].metadata_version, BAG_FORMATS['humble'].default_storage) == \

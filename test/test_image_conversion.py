@@ -88,6 +88,7 @@ def _image_msg(
 
 
 def test_supported_encodings_are_the_documented_set() -> None:
+    """The supported encodings are exactly the documented ones, as a tuple for error messages."""
     assert isinstance(SUPPORTED_ENCODINGS, tuple)
     assert set(SUPPORTED_ENCODINGS) == {*EXACT, 'mono8', *YUV, *BAYER}
 
@@ -95,6 +96,7 @@ def test_supported_encodings_are_the_documented_set() -> None:
 @pytest.mark.parametrize('padding', [0, PADDING])
 @pytest.mark.parametrize('encoding', SUPPORTED_ENCODINGS)
 def test_output_is_contiguous_uint8_rgb(encoding: str, padding: int) -> None:
+    """Every encoding, with or without padded rows, becomes a C-contiguous uint8 RGB array."""
     rgb = smooth_rgb()
     out = image_to_rgb(_image_msg(rgb, encoding, padding), BUDGET)
     assert out.shape == rgb.shape
@@ -105,12 +107,14 @@ def test_output_is_contiguous_uint8_rgb(encoding: str, padding: int) -> None:
 @pytest.mark.parametrize('padding', [0, PADDING])
 @pytest.mark.parametrize('encoding', EXACT)
 def test_colour_encodings_round_trip_exactly(encoding: str, padding: int) -> None:
+    """rgb8, bgr8, rgba8 and bgra8 decode to exactly their pixels, padded rows included."""
     rgb = random_rgb()
     np.testing.assert_array_equal(image_to_rgb(_image_msg(rgb, encoding, padding), BUDGET), rgb)
 
 
 @pytest.mark.parametrize('padding', [0, PADDING])
 def test_mono8_round_trips_to_grey(padding: int) -> None:
+    """mono8 decodes to grey RGB: three equal channels."""
     rgb = random_rgb()
     grey = cv2.cvtColor(rgb, cv2.COLOR_RGB2GRAY)
     out = image_to_rgb(_image_msg(rgb, 'mono8', padding), BUDGET)
@@ -121,6 +125,11 @@ def test_mono8_round_trips_to_grey(padding: int) -> None:
 @pytest.mark.parametrize('encoding', YUV + BAYER)
 @pytest.mark.parametrize('source', ['smooth', 'bus'])
 def test_lossy_encodings_round_trip_closely(source: str, encoding: str, padding: int) -> None:
+    """
+    YUV 4:2:2 and Bayer frames decode within their measured error bounds.
+
+    A wrong byte order or mosaic pattern would exceed the bounds many times over.
+    """
     rgb = smooth_rgb() if source == 'smooth' else bus_rgb()
     out = image_to_rgb(_image_msg(rgb, encoding, padding), BUDGET)
     bound = LOSSY_BOUNDS[source]['yuv' if encoding in YUV else 'bayer']
@@ -146,6 +155,7 @@ def test_package_encoder_matches_the_encoding_definitions(encoding: str) -> None
 
 
 def test_yuv_encoder_matches_opencv_encoder() -> None:
+    """The package's UYVY and YUY2 encoder agrees with OpenCV's to within rounding."""
     if not hasattr(cv2, 'COLOR_RGB2YUV_UYVY'):
         pytest.skip('this OpenCV has no RGB to YUV 4:2:2 conversion to compare with')
     rgb = bus_rgb()
@@ -157,6 +167,7 @@ def test_yuv_encoder_matches_opencv_encoder() -> None:
 
 
 def test_yuv422_is_uyvy() -> None:
+    """yuv422 is encoded as UYVY, as ROS defines it."""
     rgb = smooth_rgb()
     assert encode_rgb(rgb, 'yuv422') == encode_rgb(rgb, 'uyvy')
 
@@ -173,6 +184,7 @@ def test_yuv422_is_uyvy() -> None:
     ids=['bytes', 'bytearray', 'memoryview', 'array', 'ndarray'],
 )
 def test_accepts_every_byte_container(make_data: Any) -> None:
+    """Frame data in bytes, bytearray, memoryview, array.array or ndarray decodes the same."""
     rgb = random_rgb()
     msg = _image_msg(rgb, 'bgr8', PADDING)
     msg.data = make_data(msg.data)
@@ -180,6 +192,7 @@ def test_accepts_every_byte_container(make_data: Any) -> None:
 
 
 def test_accepts_strided_numpy_data() -> None:
+    """A non-contiguous numpy data array decodes correctly."""
     rgb = random_rgb()
     msg = _image_msg(rgb, 'rgb8')
     doubled = np.repeat(np.frombuffer(msg.data, np.uint8), 2)
@@ -193,6 +206,7 @@ def test_accepts_strided_numpy_data() -> None:
     ids=['bytes', 'bytearray', 'array'],
 )
 def test_unpadded_rgb8_is_a_read_only_zero_copy_view(make_data: Any) -> None:
+    """Unpadded rgb8 decodes to a read-only view of the message's data: no copy on the hot path."""
     rgb = random_rgb()
     msg = _image_msg(rgb, 'rgb8')
     msg.data = make_data(msg.data)
@@ -203,6 +217,7 @@ def test_unpadded_rgb8_is_a_read_only_zero_copy_view(make_data: Any) -> None:
 
 
 def test_padded_rgb8_is_copied_once_into_a_writable_array() -> None:
+    """Padded rgb8 is copied into a writeable array of its own, without the padding."""
     rgb = random_rgb()
     msg = _image_msg(rgb, 'rgb8', PADDING)
     msg.data = bytearray(msg.data)
@@ -232,12 +247,14 @@ def test_conversion_reads_padded_rows_in_place(
 
 
 def test_is_bigendian_is_ignored_for_8_bit_data() -> None:
+    """is_bigendian changes nothing for 8-bit encodings, which have no byte order."""
     rgb = random_rgb()
     out = image_to_rgb(_image_msg(rgb, 'bgra8', PADDING, is_bigendian=1), BUDGET)
     np.testing.assert_array_equal(out, rgb)
 
 
 def test_bytes_beyond_step_times_height_are_ignored() -> None:
+    """Data longer than step x height decodes, the excess ignored."""
     rgb = random_rgb()
     msg = _image_msg(rgb, 'bgr8')
     msg.data += b'\x00' * 100
@@ -245,6 +262,11 @@ def test_bytes_beyond_step_times_height_are_ignored() -> None:
 
 
 def test_real_sensor_msgs_image() -> None:
+    """
+    A real sensor_msgs Image, whose data is an array.array, decodes like the duck-typed one.
+
+    Unpadded rgb8 is still a view of its data.
+    """
     sensor_msgs = pytest.importorskip('sensor_msgs.msg', reason=NO_SENSOR_MSGS)
     rgb = random_rgb()
     fields = vars(_image_msg(rgb, 'bgr8', PADDING))
@@ -259,6 +281,11 @@ def test_real_sensor_msgs_image() -> None:
 
 @pytest.mark.parametrize('encoding', ['32FC1', 'mono16', 'rgb16', 'bgr16', '8UC1', 'RGB8', ''])
 def test_rejects_unsupported_encoding(encoding: str) -> None:
+    """
+    An unsupported encoding is rejected as unsupported_encoding, naming it and the supported list.
+
+    Encodings are case-sensitive and the empty one is not guessed.
+    """
     msg = _image_msg(random_rgb(), 'rgb8')
     msg.encoding = encoding
     with pytest.raises(ImageRejected) as excinfo:
@@ -269,22 +296,26 @@ def test_rejects_unsupported_encoding(encoding: str) -> None:
 
 
 def test_image_rejected_is_a_value_error() -> None:
+    """An ImageRejected is a ValueError: callers catching bad values catch it too."""
     assert issubclass(ImageRejected, ValueError)
 
 
 @pytest.mark.parametrize('height, width', [(0, 64), (48, 0), (0, 0)])
 def test_rejects_zero_size(height: int, width: int) -> None:
+    """A frame of zero height or width is rejected as empty."""
     msg = _image_msg(random_rgb(), 'rgb8', height=height, width=width)
     assert rejection_reason(image_to_rgb, msg, BUDGET) == 'empty'
 
 
 def test_rejects_empty_data() -> None:
+    """A frame with no data is rejected as empty."""
     msg = _image_msg(random_rgb(), 'rgb8', data=b'')
     assert rejection_reason(image_to_rgb, msg, BUDGET) == 'empty'
 
 
 @pytest.mark.parametrize('encoding', ['rgb8', 'bgra8', 'mono8', 'uyvy', 'bayer_rggb8'])
 def test_rejects_step_shorter_than_a_row(encoding: str) -> None:
+    """A step shorter than a row is rejected as bad_step, naming the step."""
     msg = _image_msg(smooth_rgb(), encoding)
     msg.step -= 1
     with pytest.raises(ImageRejected) as excinfo:
@@ -295,6 +326,7 @@ def test_rejects_step_shorter_than_a_row(encoding: str) -> None:
 
 @pytest.mark.parametrize('padding', [0, PADDING])
 def test_rejects_truncated_data(padding: int) -> None:
+    """Data one byte short of step x height is rejected as truncated, padded rows or not."""
     msg = _image_msg(random_rgb(), 'bgr8', padding)
     msg.data = msg.data[:-1]
     assert rejection_reason(image_to_rgb, msg, BUDGET) == 'truncated'
@@ -302,6 +334,7 @@ def test_rejects_truncated_data(padding: int) -> None:
 
 @pytest.mark.parametrize('encoding', YUV)
 def test_rejects_odd_width_for_yuv422(encoding: str) -> None:
+    """A YUV 4:2:2 frame of odd width is rejected as odd_width, when decoded and when encoded."""
     msg = SimpleNamespace(
         height=4, width=5, encoding=encoding, is_bigendian=0, step=10, data=bytes(40)
     )
@@ -310,11 +343,13 @@ def test_rejects_odd_width_for_yuv422(encoding: str) -> None:
 
 
 def test_rejects_data_that_is_not_a_buffer() -> None:
+    """Data that is no buffer (a list) is rejected as bad_data rather than raising a TypeError."""
     msg = _image_msg(random_rgb(2, 2), 'mono8', data=[0, 1, 2, 3])
     assert rejection_reason(image_to_rgb, msg, BUDGET) == 'bad_data'
 
 
 def test_pixel_budget_is_inclusive() -> None:
+    """A frame of exactly the pixel budget decodes; a budget one pixel smaller rejects it."""
     rgb = random_rgb()
     pixels = rgb.shape[0] * rgb.shape[1]
     np.testing.assert_array_equal(image_to_rgb(_image_msg(rgb, 'bgr8'), pixels), rgb)
@@ -322,6 +357,7 @@ def test_pixel_budget_is_inclusive() -> None:
 
 
 def test_huge_claimed_size_is_rejected_before_allocation() -> None:
+    """A frame claiming 100000x100000 pixels is rejected as too_large before any allocation."""
     msg = SimpleNamespace(height=100_000, width=100_000, encoding='bgr8', is_bigendian=0)
     msg.step, msg.data = 300_000, bytes(10)
     tracemalloc.start()
@@ -337,6 +373,7 @@ def test_huge_claimed_size_is_rejected_before_allocation() -> None:
 
 
 def test_huge_claimed_size_is_rejected_without_reading_data() -> None:
+    """The size is checked before the data is touched: a huge claim never reads its data."""
     class HugeImage:
         height, width, encoding, is_bigendian, step = 100_000, 100_000, 'rgb8', 0, 300_000
 
@@ -348,12 +385,14 @@ def test_huge_claimed_size_is_rejected_without_reading_data() -> None:
 
 
 def test_non_positive_budget_is_a_caller_error() -> None:
+    """A pixel budget of zero is the caller's error, a ValueError but not a frame's rejection."""
     with pytest.raises(ValueError, match='max_image_pixels') as excinfo:
         image_to_rgb(_image_msg(random_rgb(), 'rgb8'), 0)
     assert not isinstance(excinfo.value, ImageRejected)
 
 
 def test_encode_rgb_rejects_non_rgb_input() -> None:
+    """encode_rgb refuses input that is not uint8 RGB, and an encoding it cannot write."""
     with pytest.raises(ValueError, match='uint8'):
         encode_rgb(np.zeros((4, 4), np.uint8), 'rgb8')
     assert rejection_reason(encode_rgb, random_rgb(), 'mono16') == 'unsupported_encoding'

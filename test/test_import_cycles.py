@@ -14,6 +14,7 @@ PACKAGE = REPO / 'triton_perception'
 
 
 def module_name(path: Path) -> str:
+    """Return the dotted module name of a file of the package."""
     parts = path.relative_to(REPO).with_suffix('').parts
     return '.'.join(parts[:-1] if parts[-1] == '__init__' else parts)
 
@@ -48,6 +49,7 @@ def cycle_through(graph: dict[str, set[str]], start: str) -> list[str] | None:
 
 
 def test_the_package_has_no_import_cycle() -> None:
+    """No module of the package imports itself through others, so each can be read on its own."""
     graph = import_graph()
     cycles = [cycle for cycle in (cycle_through(graph, name) for name in sorted(graph)) if cycle]
     assert not cycles, 'import cycles: ' + '; '.join(' -> '.join(cycle) for cycle in cycles)

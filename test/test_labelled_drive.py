@@ -35,6 +35,11 @@ IDF1_FLOOR = 0.5
 @pytest.fixture(scope='module')
 def scored(shared: Path, triton_server: Any, tmp_path_factory: pytest.TempPathFactory
            ) -> tuple[Path, dict[str, Any]]:
+    """
+    Evaluate the labelled clip once for the module, with criteria it should pass.
+
+    Returns the working directory and the evaluation's report.
+    """
     directory = tmp_path_factory.mktemp('labelled')
     bag = clip_bag(shared, directory, FRAMES)
     criteria = directory / 'criteria.yaml'
@@ -52,6 +57,11 @@ def scored(shared: Path, triton_server: Any, tmp_path_factory: pytest.TempPathFa
 @pytest.mark.server
 @pytest.mark.slow
 def test_the_clip_scores_within_its_bands(scored: tuple[Path, dict[str, Any]]) -> None:
+    """
+    The served models score the labelled clip within its bands: lane F1 and IDF1 above floors.
+
+    The criteria pass, the report says so, and both figures are drawn.
+    """
     _directory, report = scored
     lanes, tracking = report['accuracy']['lanes'], report['accuracy']['tracking']
     print(json.dumps({'lanes': {key: lanes[key] for key in ('F1', 'precision', 'recall',
@@ -73,6 +83,7 @@ def test_the_clip_scores_within_its_bands(scored: tuple[Path, dict[str, Any]]) -
 @pytest.mark.slow
 def test_score_gives_the_evaluations_accuracy_without_triton(
         scored: tuple[Path, dict[str, Any]]) -> None:
+    """`bag score` of an evaluation's outputs gives its accuracy again, without Triton."""
     directory, report = scored
     again = score(directory / 'evaluation', directory / 'rescored', Scoring(
         (LABELS / 'culane', LABELS / 'gt.txt'), lanes_scored='ego', lane_rows_from_labels=True,
@@ -84,6 +95,11 @@ def test_score_gives_the_evaluations_accuracy_without_triton(
 @pytest.mark.server
 @pytest.mark.slow
 def test_failing_criteria_exit_1_and_come_first(scored: tuple[Path, dict[str, Any]]) -> None:
+    """
+    Criteria that fail make `bag score` exit with 1, and the report says so before anything else.
+
+    A floor on a figure the report lacks fails, naming it.
+    """
     directory, _report = scored
     strict = directory / 'strict.yaml'
     strict.write_text(yaml.safe_dump({'floors': {'lanes.F1': 1.01, 'detection.AP50': 0.5}}))

@@ -25,6 +25,7 @@ TOLERANCE_PX = {'clip': 25.0, 'road': 40.0}
 
 @pytest.fixture(scope='module')
 def lanes_of(tmp_path_factory: pytest.TempPathFactory) -> Callable[[dict], Any]:
+    """Return a function giving the served lanes of a labelled frame (clip or road image)."""
     detect = make_lane_detector(tmp_path_factory.mktemp('labelled'))
     capture = cv2.VideoCapture(str(shared_path('data', 'videos', 'solidWhiteRight.mp4')))
     clip = []
@@ -51,6 +52,7 @@ def x_at(polyline: np.ndarray, row: float) -> float:
 
 
 def test_labels_cover_enough_frames() -> None:
+    """The labels cover at least 10 clip frames and all six road images."""
     clip = [entry for entry in LABELS['frames'] if entry['source'] == 'clip']
     road = [entry for entry in LABELS['frames'] if entry['source'] == 'road']
     assert len(clip) >= 10 and len(road) == 6
@@ -61,6 +63,11 @@ def test_labels_cover_enough_frames() -> None:
                          ids=[str(entry.get('frame', entry.get('image')))
                               for entry in LABELS['frames']])
 def test_served_ego_lines_match_the_labels(lanes_of: Callable, entry: dict) -> None:
+    """
+    Each ego line labelled on the frame is served, within the label tolerance at every row.
+
+    A line not visible by eye makes no claim either way.
+    """
     result = lanes_of(entry)
     tolerance = TOLERANCE_PX[entry['source']]
     for side, key in ((-1, 'left'), (1, 'right')):

@@ -59,6 +59,7 @@ def check_lanes(result: LaneResult, curves: list[Curve], sides: list[int],
 
 @pytest.fixture(scope='module')
 def repository(tmp_path_factory: pytest.TempPathFactory, triton_server: Any) -> Path:
+    """Return a copy of the package's model repository, for one module."""
     return copy_of_model_repository(tmp_path_factory.mktemp('lane_models'))
 
 
@@ -74,6 +75,7 @@ def served_in_process(repository: Path, name: str, frame: np.ndarray) -> dict[st
 
 
 def frame() -> np.ndarray:
+    """Return a seeded random frame of FRAME's size: the lanes come from the model alone."""
     return np.random.default_rng(0).integers(0, 256, (*FRAME, 3), dtype=np.uint8)
 
 
@@ -157,6 +159,11 @@ ROW_ANCHOR_AND_SEGMENTATION = ('ufld', 'ufld2', 'seg')
 @pytest.mark.parametrize('name', ROW_ANCHOR_AND_SEGMENTATION)
 def test_row_anchor_and_segmentation_models_decode_to_their_lanes(
         repository: Path, tmp_path: Path, name: str) -> None:
+    """
+    UFLD v1, UFLD v2 and segmentation models decode to the lanes their outputs encode.
+
+    Each installs with its layout's version, normalisation, top crop and outputs.
+    """
     path, layout, config, check = layout_case(name, tmp_path)
     model = install_lane_model(repository, path, name, layout, config, **NO_LOG)
     expected = {'ufld': (1, 'imagenet', 0.0, ('loc',)),
@@ -170,6 +177,11 @@ def test_row_anchor_and_segmentation_models_decode_to_their_lanes(
 
 def test_a_layout_that_does_not_fit_is_refused_naming_the_shapes(
         repository: Path, tmp_path: Path) -> None:
+    """
+    A model that does not fit the layout given is refused naming its outputs, leaving nothing.
+
+    So are an unknown served model, a bad name, and a config with a bad value or unknown key.
+    """
     path = constant_model(tmp_path / 'laneatt.onnx', {'predict_lanes': laneatt_rows(CURVES)},
                           [1, 3, 360, 640])
     with pytest.raises(LaneLayoutError, match=r'outputs predict_lanes \[2784, 77\] do not fit '
@@ -196,6 +208,11 @@ def test_a_layout_that_does_not_fit_is_refused_naming_the_shapes(
 
 def test_models_list_and_install_errors_on_the_command_line(repository: Path,
                                                             tmp_path: Path) -> None:
+    """
+    `models install --lanes` installs and `models list` shows the model's layout and input.
+
+    A layout that does not fit is a usage error that leaves nothing installed.
+    """
     path = constant_model(tmp_path / 'listed.onnx', {'predict_lanes': laneatt_rows(CURVES)},
                           [1, 3, 360, 640])
     command = [sys.executable, '-m', 'triton_perception.cli', 'models']

@@ -70,6 +70,11 @@ instance_group [ {{ count: 1 kind: KIND_CPU }} ]
 @pytest.fixture(scope='module')
 def lane_server(tmp_path_factory: pytest.TempPathFactory, triton_server: Any
                 ) -> Iterator[tuple[TritonServer, Path]]:
+    """
+    Serve a repository with every kind of installed lane model, for one module.
+
+    Yields the server and the repository.
+    """
     directory = tmp_path_factory.mktemp('served_lanes')
     repository = copy_of_model_repository(directory)
     for bits, onnx_type in (('32', TensorProto.FLOAT), ('16', TensorProto.FLOAT16)):
@@ -98,6 +103,11 @@ def lane_server(tmp_path_factory: pytest.TempPathFactory, triton_server: Any
 @pytest.mark.parametrize('name', INSTALLED)
 def test_each_install_serves_the_lanes_through_triton(
         lane_server: tuple[TritonServer, Path], name: str) -> None:
+    """
+    Each LaneATT install serves its lanes through Triton.
+
+    From an ONNX file or around an existing served model, with an FP32 or FP16 input.
+    """
     server, repository = lane_server
     model = lane_model_for(repository, name)
     expected_type = 'float16' if name.endswith('16') else 'float32'
@@ -112,6 +122,7 @@ def test_each_install_serves_the_lanes_through_triton(
 @pytest.mark.parametrize('name', ROW_ANCHOR_AND_SEGMENTATION)
 def test_row_anchor_and_segmentation_lanes_through_triton(
         lane_server: tuple[TritonServer, Path], tmp_path: Path, name: str) -> None:
+    """Row-anchor and segmentation models serve through Triton the lanes their outputs encode."""
     server, repository = lane_server
     model = lane_model_for(repository, name)
     outputs = infer(grpcclient.InferenceServerClient(server.grpc_url), name, frame(),
@@ -123,6 +134,7 @@ def test_row_anchor_and_segmentation_lanes_through_triton(
 @pytest.mark.server
 def test_lane_node_serves_the_design_documents_model(
         probe: Probe, lane_server: tuple[TritonServer, Path], tmp_path: Path) -> None:
+    """lane_node on the design document's FP16 LaneATT model publishes the lanes Triton decodes."""
     server, repository = lane_server
     node = node_with_repository('lane_node', ros_arguments(
         {'triton_url': server.grpc_url, 'model_name': 'laneatt_served16'}, namespace='/byo'),

@@ -64,6 +64,11 @@ def line_x(bottom_x: float, y: float) -> float:
 
 def draw_lane(mask: np.ndarray, bottom_x: float, y_top: float = 200.0,
               y_bottom: float = MASK_HEIGHT, thickness: int = 4) -> None:
+    """
+    Draw a straight lane through the vanishing point into `mask`, from row `y_top` to `y_bottom`.
+
+    `bottom_x` is where the lane, extended, meets the mask's bottom row.
+    """
     start = (round(line_x(bottom_x, y_top)), round(y_top))
     end = (round(line_x(bottom_x, y_bottom)), round(y_bottom))
     cv2.line(mask, start, end, 1, thickness)
@@ -77,22 +82,31 @@ def draw_dashed_lane(mask: np.ndarray, bottom_x: float) -> None:
 
 def run(mask: np.ndarray, image_size: tuple[int, int] = (MASK_HEIGHT * 2, MASK_WIDTH * 2),
         min_lane_length: float = 0.1, drivable: np.ndarray | None = None):
+    """Return the lane geometry of `mask` (and `drivable`) for an image of `image_size`."""
     drivable = np.zeros_like(mask) if drivable is None else drivable
     return geometry.postprocess(to_map(mask), to_margin(drivable), image_size, NUM_POINTS,
                                 min_lane_length)
 
 
 def empty_mask() -> np.ndarray:
+    """Return a mask of the lane model's output size with nothing on it."""
     return np.zeros((MASK_HEIGHT, MASK_WIDTH), dtype=np.uint8)
 
 
 def bottom_u(lane: np.ndarray) -> float:
+    """Return the x of a lane's first point, the one nearest the image bottom."""
     return float(lane[0, 0])
 
 
 # --- synthetic masks -----------------------------------------------------------------------
 
 def test_two_straight_lines_are_the_ego_boundaries() -> None:
+    """
+    Two straight lines are the ego boundaries, followed from the image bottom to their top.
+
+    The points are scaled to the image, ordered bottom up, and the score is the map's
+    probability.
+    """
     mask = empty_mask()
     draw_lane(mask, 120)
     draw_lane(mask, 540)
@@ -112,6 +126,7 @@ def test_two_straight_lines_are_the_ego_boundaries() -> None:
 
 
 def test_dashes_of_one_marking_are_one_lane() -> None:
+    """The dashes of one broken marking are one lane, extended down to the image bottom."""
     mask = empty_mask()
     draw_dashed_lane(mask, 120)
     draw_lane(mask, 540)
@@ -125,6 +140,11 @@ def test_dashes_of_one_marking_are_one_lane() -> None:
 
 
 def test_lines_further_out_are_second_and_unknown() -> None:
+    """
+    Lines beyond the ego boundaries are second left and right, and lines beyond those unknown.
+
+    A line leaving through a side edge starts on that edge.
+    """
     mask = empty_mask()
     for bottom_x in (-900, -300, 120, 540, 1000):
         draw_lane(mask, bottom_x)
@@ -137,11 +157,13 @@ def test_lines_further_out_are_second_and_unknown() -> None:
 
 
 def test_side_ranking() -> None:
+    """Sides rank outward from the centre: ego, then second, and 0 (unknown) further out."""
     sides = assign_sides(np.array([-500.0, 100, 250, 400, 600, 900]), centre_x=320)
     assert sides.tolist() == [0, -2, -1, 1, 2, 0]
 
 
 def test_curved_lane_is_followed() -> None:
+    """A curved lane is followed along its curve, within 2.5 px."""
     mask = empty_mask()
     rows = np.arange(200, 360)
     curve = 180 - 0.6 * (rows - 200) + 0.004 * (rows - 200) ** 2
@@ -155,6 +177,7 @@ def test_curved_lane_is_followed() -> None:
 
 
 def test_short_blobs_are_dropped_by_min_lane_length() -> None:
+    """A lane shorter than min_lane_length (a share of the height) is dropped, a longer one kept."""
     mask = empty_mask()
     draw_lane(mask, 120)
     draw_lane(mask, 540, y_top=320)  # spans 40 rows: 11 % of the height
@@ -163,6 +186,11 @@ def test_short_blobs_are_dropped_by_min_lane_length() -> None:
 
 
 def test_empty_mask_gives_no_lanes_with_correct_shapes() -> None:
+    """
+    No lanes still gives arrays of the contract's shapes and types.
+
+    The drivable area is scaled to the image and holds 0 or 255 only.
+    """
     drivable = empty_mask()
     drivable[:, :MASK_WIDTH // 2] = 1
     result = run(empty_mask(), image_size=(540, 960), drivable=drivable)
@@ -177,12 +205,14 @@ def test_empty_mask_gives_no_lanes_with_correct_shapes() -> None:
 
 
 def test_tiny_image_keeps_its_size() -> None:
+    """A 1x1 image gets a 1x1 drivable area."""
     result = run(empty_mask(), image_size=(1, 1))
     assert result.drivable_area.shape == (1, 1)
 
 
 @pytest.mark.parametrize('num_points, min_lane_length', [(1, 0.1), (20, -0.1), (20, 1.5)])
 def test_bad_settings_are_rejected(num_points: int, min_lane_length: float) -> None:
+    """Fewer than two points, or a min_lane_length outside [0, 1], is a ValueError."""
     with pytest.raises(ValueError):
         geometry.postprocess(to_map(empty_mask()), to_margin(empty_mask()), (10, 10),
                              num_points, min_lane_length)
@@ -191,6 +221,7 @@ def test_bad_settings_are_rejected(num_points: int, min_lane_length: float) -> N
 # --- preprocessing -------------------------------------------------------------------------
 
 def test_resize_frame_keeps_uint8() -> None:
+    """resize_frame gives a uint8 NCHW tensor of the pixels' values: the graph scales them."""
     image = np.full((540, 960, 3), 255, dtype=np.uint8)
     tensor = preprocessing.resize_frame(image, 640, 360)
     assert tensor.shape == (1, 3, 360, 640) and tensor.dtype == np.uint8
@@ -198,6 +229,7 @@ def test_resize_frame_keeps_uint8() -> None:
 
 
 def test_maps_of_different_sizes_are_rejected() -> None:
+    """Probability and margin maps of different sizes are a ValueError, not misaligned silently."""
     with pytest.raises(ValueError, match='differ in size'):
         geometry.postprocess(np.zeros((36, 64), np.uint8), np.zeros((35, 64), np.uint8),
                              (10, 10), NUM_POINTS, 0.1)
@@ -206,6 +238,7 @@ def test_maps_of_different_sizes_are_rejected() -> None:
 @pytest.mark.parametrize('image', [np.zeros((0, 4, 3), np.uint8), np.zeros((4, 4, 1), np.uint8),
                                    np.zeros((4, 4, 3), np.float32)])
 def test_resize_frame_rejects_bad_images(image: np.ndarray) -> None:
+    """An empty, single-channel or float image is a ValueError naming IMAGE."""
     with pytest.raises(ValueError, match='IMAGE'):
         preprocessing.resize_frame(image, 640, 360)
 
@@ -228,6 +261,7 @@ def read_clip(indices: range) -> list[np.ndarray]:
 
 
 def served_lane_graph(directory: Path) -> Path:
+    """Return the lane graph built from the shipped weights in `directory`, once."""
     graph = directory / 'lanes.onnx'
     if not graph.is_file():
         build_lane_graph(shared_path('models', 'twinlitenet', 'twinlitenet.onnx'), graph)
@@ -235,6 +269,7 @@ def served_lane_graph(directory: Path) -> Path:
 
 
 def session(path: Path) -> Any:
+    """Return an onnxruntime session of the model at `path`, as the served step opens one."""
     return onnx_runner.OnnxRunner(str(path), intra_op_threads=2, inter_op_threads=1,
                                   allow_spinning=False)
 
@@ -271,6 +306,7 @@ def make_reference_lanes() -> Callable[..., Any]:
 
 @pytest.fixture(scope='module')
 def graph_directory(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Return a directory for the module's lane graph."""
     return tmp_path_factory.mktemp('lane_graph')
 
 
@@ -326,6 +362,11 @@ def has_ego_lanes(lanes: np.ndarray, sides: np.ndarray, image_height: int) -> bo
 
 
 def test_clip_frames_have_ego_lanes(graph_directory: Path) -> None:
+    """
+    Frames across the clip have 3 to 6 lanes, with both ego lanes in the README's bands.
+
+    Both run up towards the vanishing point.
+    """
     detect = make_lane_detector(graph_directory)
     for frame in read_clip(range(0, 221, 55)):
         result = detect(frame)

@@ -94,6 +94,11 @@ def expand(entity, context: LaunchContext, found: list) -> None:
 
 
 def visit(file_name: str, arguments: dict[str, str]) -> tuple[LaunchContext, list]:
+    """
+    Visit the launch file `file_name` with `arguments`, starting nothing.
+
+    Returns the launch context and the processes and event handlers found.
+    """
     context = LaunchContext()
     context.launch_configurations.update(arguments)
     found: list = []
@@ -137,6 +142,12 @@ def ros_arguments(command: list[str]) -> tuple[list[str], list[str]]:
 
 
 def check_nodes(nodes: list, plan, context: LaunchContext, prefix: Path) -> None:
+    """
+    Check that the launched `nodes` are the plan's, as launch_ros would run them from `prefix`.
+
+    Executable, name, namespace, remappings, and the package's params.yaml followed by the
+    plan's values.
+    """
     assert all(isinstance(node, Node) for node in nodes), nodes
     assert len(nodes) == len(plan.nodes)
     for node, expected in zip(nodes, plan.nodes):
@@ -177,6 +188,11 @@ def test_declared_arguments_are_the_plans(file_name: str) -> None:
 
 def test_pipeline_cpu_starts_server_then_gate_then_nodes(ament_prefix: Path,
                                                          tritonserver: Path) -> None:
+    """
+    The CPU pipeline starts tritonserver and the readiness gate, the nodes once the gate exits 0.
+
+    A failed gate shuts the launch down instead, and a gate ended by Ctrl-C starts nothing.
+    """
     arguments = {'profile': 'cpu', 'tritonserver': str(tritonserver), **PORTS}
     plan = pipeline_plan(arguments)
     context, found = visit('pipeline.launch.py', arguments)
@@ -217,6 +233,11 @@ def test_pipeline_cpu_starts_server_then_gate_then_nodes(ament_prefix: Path,
 
 
 def test_pipeline_with_remote_triton(ament_prefix: Path) -> None:
+    """
+    With start_triton false the pipeline starts no server and gates the nodes on the remote URL.
+
+    Only the enabled nodes start, in the namespace given.
+    """
     arguments = {'start_triton': 'false', 'triton_url': 'jetson.local:8001',
                  'enable_lanes': 'false', 'namespace': 'perception', 'use_sim_time': 'true',
                  'process_layout': 'per_node'}
@@ -236,6 +257,7 @@ def test_pipeline_with_remote_triton(ament_prefix: Path) -> None:
 
 
 def test_pipeline_with_two_cameras(ament_prefix: Path) -> None:
+    """Two cameras in the per_node layout start a detection_node and a lane_node for each."""
     arguments = {'start_triton': 'false', 'triton_url': 'jetson.local:8001',
                  'cameras': 'front=/front/image_raw,rear=/rear/image_raw',
                  'enable_overlay': 'false', 'process_layout': 'per_node'}
@@ -252,6 +274,7 @@ def test_pipeline_with_two_cameras(ament_prefix: Path) -> None:
 
 
 def test_two_cameras_in_one_perception_process(ament_prefix: Path) -> None:
+    """Two cameras in the default layout start one perception_process that hosts every node."""
     arguments = {'start_triton': 'false', 'triton_url': 'jetson.local:8001',
                  'cameras': 'front=/front/image_raw,rear=/rear/image_raw', 'namespace': 'car'}
     plan = pipeline_plan(arguments)
@@ -268,6 +291,7 @@ def test_two_cameras_in_one_perception_process(ament_prefix: Path) -> None:
 
 
 def test_triton_server_alone(tritonserver: Path) -> None:
+    """triton_server.launch.py starts tritonserver alone, through parent_death, as the plan says."""
     arguments = {'profile': 'cpu', 'tritonserver': str(tritonserver), **PORTS}
     context, found = visit('triton_server.launch.py', arguments)
     named = processes(found, context)
@@ -278,5 +302,6 @@ def test_triton_server_alone(tritonserver: Path) -> None:
 
 
 def test_invalid_combination_fails_before_anything_starts() -> None:
+    """An invalid argument combination is a PlanError before any process starts."""
     with pytest.raises(PlanError, match='needs triton_url'):
         visit('pipeline.launch.py', {'start_triton': 'false'})

@@ -61,17 +61,20 @@ def folder_graph(graph: dict[str, set[str]]) -> dict[str, set[str]]:
 
 
 def test_every_folder_and_root_module_has_a_layer() -> None:
+    """Every folder and root module of the package has a row in the architecture's layer table."""
     layer_of = layers()
     missing = sorted({unit_of(module) for module in import_graph()} - set(layer_of))
     assert not missing, f'add these to the layer table of {ARCHITECTURE}: {missing}'
 
 
 def test_no_import_points_up_or_sideways() -> None:
+    """No module imports another unit on its own or a higher layer: imports point down."""
     wrong = upward_imports(import_graph(), layers())
     assert not wrong, 'imports against the layers of docs/architecture.md:\n' + '\n'.join(wrong)
 
 
 def test_no_two_folders_import_each_other() -> None:
+    """No two folders import each other, directly or through others."""
     units = folder_graph(import_graph())
     cycles = [cycle for cycle in (cycle_through(units, unit) for unit in sorted(units)) if cycle]
     assert not cycles, 'folder cycles: ' + '; '.join(' -> '.join(cycle) for cycle in cycles)

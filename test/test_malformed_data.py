@@ -27,15 +27,18 @@ DEFAULT_MAX_PIXELS = 3840 * 2160
 # --- the pure output checks ------------------------------------------------------------------
 
 def lane_outputs(height: int = 36, width: int = 64) -> dict[str, np.ndarray]:
+    """Return well-formed lane maps of `height` x `width`."""
     return {'LANE_PROBABILITY': np.zeros((height, width), np.uint8),
             'DRIVABLE_MARGIN': np.full((height, width), 128, np.uint8)}
 
 
 def detection_outputs(rows: np.ndarray, count: int) -> dict[str, np.ndarray]:
+    """Return DETECTIONS `rows` with NUM_DETECTIONS `count`."""
     return {'DETECTIONS': rows, 'NUM_DETECTIONS': np.array([count], np.int32)}
 
 
 def test_well_formed_outputs_pass() -> None:
+    """Well-formed outputs pass, and padding rows past the count are never read."""
     rows = np.zeros((300, 6), np.float32)
     rows[:3, 4] = 0.5
     assert check_detections(detection_outputs(rows, 3)).shape == (3, 6)
@@ -65,6 +68,7 @@ def test_well_formed_outputs_pass() -> None:
      'DETECTIONS has non-finite values (NaN or inf)'),
 ])
 def test_malformed_detections_are_named(outputs: dict, message: str) -> None:
+    """Each kind of malformed detection output is a MalformedOutput saying exactly what is wrong."""
     with pytest.raises(MalformedOutput) as error:
         check_detections(outputs)
     assert str(error.value) == f'malformed output: {message}'
@@ -80,6 +84,7 @@ def test_malformed_detections_are_named(outputs: dict, message: str) -> None:
     ('DRIVABLE_MARGIN', None, 'DRIVABLE_MARGIN is missing'),
 ])
 def test_malformed_lane_outputs_are_named(name: str, value: Any, message: str) -> None:
+    """Each kind of malformed lane output is a MalformedOutput saying exactly what is wrong."""
     outputs = lane_outputs()
     outputs[name] = value
     with pytest.raises(MalformedOutput, match=message.replace('(', r'\(').replace(')', r'\)')
@@ -116,6 +121,11 @@ def test_image_conversion_survives_fuzzing() -> None:
 
 
 def test_compressed_conversion_survives_fuzzing() -> None:
+    """
+    Every fuzzed CompressedImage is converted within its budget or rejected with a reason.
+
+    A rejection by the cheap callback check is the full conversion's rejection too.
+    """
     rng = random.Random(SEED)
     outcomes: dict[str, int] = {}
     for _ in range(5_000):
@@ -142,6 +152,7 @@ def test_compressed_conversion_survives_fuzzing() -> None:
 
 
 def test_a_png_chunk_longer_than_its_data_is_rejected_before_decoding() -> None:
+    """A PNG whose chunk claims more bytes than it holds is rejected by the cheap check."""
     ok, png = cv2.imencode('.png', np.zeros((4, 49, 3), np.uint8))
     assert ok
     data = bytearray(png.tobytes())

@@ -10,6 +10,11 @@ from triton_perception.outputs.result_messages import (class_index, detection_ar
 
 
 def test_class_id_is_the_id_label_info_names() -> None:
+    """
+    A detection's class_id is the numeric id that LabelInfo maps to its name.
+
+    A vision_msgs consumer can name it, and the detections read back as sent.
+    """
     labels = load_labels()
     rows = np.array([[10, 20, 110, 220, 0.9, 2], [0, 0, 5, 5, 0.5, 5]], dtype=np.float32)
     message = detection_array_message(rows, Header(frame_id='camera'))
@@ -23,6 +28,7 @@ def test_class_id_is_the_id_label_info_names() -> None:
 
 
 def test_class_names_from_older_bags_are_still_read() -> None:
+    """Class ids given as names, as older bags have them, still read; an unknown name is -1."""
     labels = load_labels()
     assert class_index('car', labels) == 2
     assert class_index('7', labels) == 7

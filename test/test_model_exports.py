@@ -39,10 +39,12 @@ def models_directory(root: Path, yolov5: onnx.ModelProto | None = None,
 
 
 def shipped(name: str) -> onnx.ModelProto:
+    """Return the shipped ONNX model `name` from the shared models."""
     return onnx.load(str(SHARED / 'models' / name / f'{name}.onnx'))
 
 
 def repository(root: Path) -> Path:
+    """Return a model repository at `root` for the install to fill."""
     (root / 'yolov5').mkdir(parents=True)
     return root
 
@@ -59,6 +61,7 @@ def re_exported_yolov5() -> onnx.ModelProto:
 
 
 def install(source: Path, target: Path, checks: ExportChecks = CHECKS) -> list[str]:
+    """Run `models install` from `source` into `target`; return what it logged."""
     lines: list[str] = []
     install_models(target, source, log=lines.append, checks=checks)
     return lines
@@ -66,6 +69,12 @@ def install(source: Path, target: Path, checks: ExportChecks = CHECKS) -> list[s
 
 @pytest.mark.slow
 def test_an_equivalent_export_is_installed_and_reported(tmp_path: Path) -> None:
+    """
+    An export of the same network with other bytes is installed, saying so.
+
+    The log reports structure and behaviour matching, the record keeps both checksums, and a
+    second install is up to date.
+    """
     source = models_directory(tmp_path / 'models', yolov5=re_exported_yolov5())
     exported = source / 'yolov5n' / 'yolov5n.onnx'
     pinned = {model.name: model.sha256 for model in manifest()}['yolov5n']
@@ -84,6 +93,7 @@ def test_an_equivalent_export_is_installed_and_reported(tmp_path: Path) -> None:
 
 @pytest.mark.slow
 def test_a_resaved_twinlitenet_is_installed(tmp_path: Path) -> None:
+    """A re-saved TwinLiteNet is installed once its behaviour matches on a road image."""
     model = shipped('twinlitenet')
     model.doc_string = 'exported again'
     source = models_directory(tmp_path / 'models', twinlitenet=model)
@@ -92,6 +102,7 @@ def test_a_resaved_twinlitenet_is_installed(tmp_path: Path) -> None:
 
 
 def test_a_head_of_other_classes_is_refused_with_its_class_count(tmp_path: Path) -> None:
+    """A detector export with another class count is refused naming it, and nothing is installed."""
     model = shipped('yolov5n')
     head = model.graph.output[0]
     model.graph.node.append(helper.make_node(
@@ -111,6 +122,7 @@ def test_a_head_of_other_classes_is_refused_with_its_class_count(tmp_path: Path)
 
 
 def test_twinlitenet_with_other_outputs_is_refused(tmp_path: Path) -> None:
+    """A TwinLiteNet export with its outputs swapped is refused naming the output found."""
     model = shipped('twinlitenet')
     outputs = list(model.graph.output)
     del model.graph.output[:]
@@ -136,6 +148,11 @@ def test_same_structure_other_behaviour_is_refused(tmp_path: Path) -> None:
 
 @pytest.mark.slow
 def test_without_check_images_the_install_says_how_to_check(tmp_path: Path) -> None:
+    """
+    Without check images a changed export is refused, saying how to give them.
+
+    With the behaviour check turned off it installs with a warning.
+    """
     source = models_directory(tmp_path / 'models', yolov5=re_exported_yolov5())
     with pytest.raises(ModelInstallError, match='needs bus.jpg .*--check-images DIR'):
         install(source, repository(tmp_path / 'repo'), ExportChecks())

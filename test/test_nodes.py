@@ -36,12 +36,18 @@ BUS_REFERENCE = [('person', 0.823, 219, 408, 349, 863), ('person', 0.816, 52, 39
 
 @pytest.fixture(scope='module')
 def bus_rgb(shared: Path) -> np.ndarray:
+    """Return the shared photo bus.jpg as RGB, once per module."""
     bgr = cv2.imread(str(shared_path('data', 'images', 'bus.jpg')))
     return cv2.cvtColor(bgr, cv2.COLOR_BGR2RGB)
 
 
 def start_node(executable: str, namespace: str, triton_server: Any, tmp_path_factory: Any,
                **parameters: Any) -> NodeProcess:
+    """
+    Start `executable` in `namespace` on the session's server with `parameters`.
+
+    Its log goes to a directory of its own.
+    """
     return NodeProcess(executable, ros_arguments({'triton_url': triton_server.grpc_url,
                                                   **parameters}, namespace=namespace),
                        tmp_path_factory.mktemp(executable))
@@ -49,6 +55,7 @@ def start_node(executable: str, namespace: str, triton_server: Any, tmp_path_fac
 
 @pytest.fixture(scope='module')
 def detection_node(triton_server: Any, tmp_path_factory: Any) -> Iterator[NodeProcess]:
+    """Start the module's reliable detection_node in /det; it must exit with 0."""
     # Reliable with a history as deep as the burst test: frames that DDS overwrites in a
     # shallower history never reach the node, so they could not be accounted for by it.
     node = start_node('detection_node', '/det', triton_server, tmp_path_factory,
@@ -59,6 +66,7 @@ def detection_node(triton_server: Any, tmp_path_factory: Any) -> Iterator[NodePr
 
 @pytest.fixture(scope='module')
 def compressed_detection_node(triton_server: Any, tmp_path_factory: Any) -> Iterator[NodeProcess]:
+    """Start a detection_node taking CompressedImage in /det_jpeg; it must exit with 0."""
     node = start_node('detection_node', '/det_jpeg', triton_server, tmp_path_factory,
                       input_transport='compressed')
     yield node
@@ -67,6 +75,7 @@ def compressed_detection_node(triton_server: Any, tmp_path_factory: Any) -> Iter
 
 @pytest.fixture(scope='module')
 def lane_node(triton_server: Any, tmp_path_factory: Any) -> Iterator[NodeProcess]:
+    """Start the module's lane_node in /lanes; it must exit with 0."""
     node = start_node('lane_node', '/lanes', triton_server, tmp_path_factory)
     yield node
     assert node.stop() == 0, node.output()
@@ -74,6 +83,11 @@ def lane_node(triton_server: Any, tmp_path_factory: Any) -> Iterator[NodeProcess
 
 def image_message(rgb: np.ndarray, encoding: str, frame_id: str, stamp_s: int,
                   padding: int = 0) -> Image:
+    """
+    Return `rgb` as an Image in `encoding`, stamped `stamp_s` s in `frame_id`.
+
+    `padding` bytes end each row, so that step and width differ.
+    """
     data, step = encode_rgb(rgb, encoding)
     height = rgb.shape[0]
     if padding:
@@ -114,6 +128,7 @@ def send_and_receive(probe: Probe, topic_in: str, message: Any, topic_out: str,
 
 
 def assert_matches_bus_reference(detections: Detection2DArray) -> None:
+    """Assert the detections are bus.jpg's reference, boxes within 3 px and scores within 0.01."""
     found = []
     for detection in detections.detections:
         box = detection.bbox
@@ -141,6 +156,11 @@ def latest_diagnostics(records: list[DiagnosticArray], fqn: str) -> dict[str, st
 def test_detections_of_bus_match_the_reference(probe: Probe, detection_node: NodeProcess,
                                                bus_rgb: np.ndarray, encoding: str,
                                                padding: int) -> None:
+    """
+    bus.jpg sent in each encoding gets detections in its frame; the colour ones match the reference.
+
+    Grey and demosaiced frames still show the people and the bus.
+    """
     received = probe.received.get('/det/detections') or probe.record(
         Detection2DArray, '/det/detections')
     message = image_message(bus_rgb, encoding, 'camera_optical', 1000 + len(received), padding)
@@ -156,6 +176,7 @@ def test_detections_of_bus_match_the_reference(probe: Probe, detection_node: Nod
 
 def test_compressed_input(probe: Probe, compressed_detection_node: NodeProcess,
                           bus_rgb: np.ndarray) -> None:
+    """A JPEG CompressedImage gets the detections of the raw frame: the bus and three people."""
     received = probe.record(Detection2DArray, '/det_jpeg/detections')
     ok, jpeg = cv2.imencode('.jpg', cv2.cvtColor(bus_rgb, cv2.COLOR_RGB2BGR),
                             [cv2.IMWRITE_JPEG_QUALITY, 95])
@@ -169,6 +190,7 @@ def test_compressed_input(probe: Probe, compressed_detection_node: NodeProcess,
 
 
 def test_label_info_reaches_a_late_subscriber(probe: Probe, detection_node: NodeProcess) -> None:
+    """A subscriber that joins late still gets LabelInfo with the 80 COCO names: it is latched."""
     probe.wait_for_publishers('/det/label_info')
     labels = probe.record(LabelInfo, '/det/label_info', LATCHED)
     info = wait_until(lambda: labels[-1] if labels else None, 20.0, 'latched LabelInfo')
@@ -190,6 +212,11 @@ BAD_FRAMES = {
 
 def test_bad_frames_are_rejected_and_counted(probe: Probe, detection_node: NodeProcess,
                                              bus_rgb: np.ndarray) -> None:
+    """
+    Each kind of bad frame is rejected and counted by its reason, and the node goes on.
+
+    A good frame after them is answered, and the node reports the camera's publisher.
+    """
     diagnostics = probe.received.get('/diagnostics') or probe.record(DiagnosticArray,
                                                                      '/diagnostics')
     detections = probe.received.get('/det/detections') or probe.record(
@@ -221,6 +248,11 @@ def test_bad_frames_are_rejected_and_counted(probe: Probe, detection_node: NodeP
 
 def test_burst_is_bounded_and_accounted(probe: Probe, detection_node: NodeProcess,
                                         bus_rgb: np.ndarray) -> None:
+    """
+    A burst the node cannot keep up with is published or dropped, every frame accounted for.
+
+    Some frames are dropped rather than queued, and none is rejected or failed.
+    """
     diagnostics = probe.received.get('/diagnostics') or probe.record(DiagnosticArray,
                                                                      '/diagnostics')
     publisher = probe.publisher(Image, '/det/image')
@@ -267,6 +299,11 @@ def test_burst_is_bounded_and_accounted(probe: Probe, detection_node: NodeProces
 
 def test_lanes_of_a_highway_frame(probe: Probe, lane_node: NodeProcess,
                                   road_rgb: np.ndarray) -> None:
+    """
+    A highway frame gets both ego lanes where they are, and a drivable area at its size.
+
+    With nobody watching, no overlay is drawn or published.
+    """
     clouds = probe.record(PointCloud2, '/lanes/lanes')
     masks = probe.record(Image, '/lanes/drivable_area')
     message = image_message(road_rgb, 'bgr8', 'front_camera', 321)

@@ -24,6 +24,7 @@ PYTHON_PACKAGES = {'tf2_ros': 'tf2_ros_py'}
 
 
 def dependency_keys() -> list[str]:
+    """Return every dependency key of package.xml, whatever its tag."""
     root = ElementTree.parse(REPO / 'package.xml').getroot()
     return sorted({element.text.strip() for tag in DEPENDENCY_TAGS
                    for element in root.findall(tag) if element.text})
@@ -31,6 +32,7 @@ def dependency_keys() -> list[str]:
 
 @lru_cache(maxsize=None)
 def released_packages(distribution: str) -> frozenset[str]:
+    """Return the packages released in `distribution`, from the offline rosdistro."""
     data = yaml.safe_load(shared_path('rosdistro', distribution, 'distribution.yaml').read_text())
     packages = set()
     for name, repository in data['repositories'].items():
@@ -42,16 +44,23 @@ def released_packages(distribution: str) -> frozenset[str]:
 
 @lru_cache(maxsize=None)
 def rosdep_keys(source: Path) -> frozenset[str]:
+    """Return the keys a rosdep YAML file defines."""
     return frozenset(yaml.safe_load(source.read_text()))
 
 
 def upstream_rosdep_keys() -> frozenset[str]:
+    """Return the keys of rosdistro's base and python rosdep files."""
     return (rosdep_keys(shared_path('rosdistro', 'rosdep', 'base.yaml'))
             | rosdep_keys(shared_path('rosdistro', 'rosdep', 'python.yaml')))
 
 
 @pytest.mark.parametrize('distribution', ['humble', 'jazzy'])
 def test_every_dependency_key_resolves(distribution: str) -> None:
+    """
+    Every key of package.xml is a released package, an upstream rosdep key or one of ours.
+
+    A key that resolves nowhere makes `rosdep install` fail for every user.
+    """
     own = rosdep_keys(OWN_ROSDEP_FILE)
     unresolved = [key for key in dependency_keys()
                   if key not in released_packages(distribution)

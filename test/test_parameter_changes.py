@@ -24,6 +24,7 @@ NODE = '/params/detection_node'
 
 @pytest.fixture(scope='module')
 def filtered_node(triton_server: Any, tmp_path_factory: Any) -> Iterator[NodeProcess]:
+    """Start a detection_node in /params filtering for buses; it must exit with 0."""
     node = start_node('detection_node', '/params', triton_server, tmp_path_factory,
                       class_filter='bus', qos_reliability='reliable')
     yield node
@@ -31,16 +32,19 @@ def filtered_node(triton_server: Any, tmp_path_factory: Any) -> Iterator[NodePro
 
 
 def text_parameter(name: str, value: str) -> Parameter:
+    """Return a string parameter `name` = `value`, as `ros2 param set` sends it."""
     return Parameter(name=name, value=ParameterValue(type=ParameterType.PARAMETER_STRING,
                                                      string_value=value))
 
 
 def number_parameter(name: str, value: float) -> Parameter:
+    """Return a double parameter `name` = `value`."""
     return Parameter(name=name, value=ParameterValue(type=ParameterType.PARAMETER_DOUBLE,
                                                      double_value=value))
 
 
 def numbers_parameter(name: str, values: list[float]) -> Parameter:
+    """Return a double-array parameter `name` = `values`."""
     return Parameter(name=name, value=ParameterValue(
         type=ParameterType.PARAMETER_DOUBLE_ARRAY, double_array_value=values))
 
@@ -64,6 +68,7 @@ def set_atomically(probe: Probe, *parameters: Parameter) -> Any:
 
 
 def detected_classes(probe: Probe, frame: np.ndarray, stamp_s: int) -> list[str]:
+    """Return the sorted class names the node detects in `frame`."""
     received = probe.received.get('/params/detections') or probe.record(
         Detection2DArray, '/params/detections')
     message = image_message(frame, 'rgb8', 'camera_optical', stamp_s)
@@ -74,6 +79,12 @@ def detected_classes(probe: Probe, frame: np.ndarray, stamp_s: int) -> list[str]
 
 def test_a_refused_call_changes_no_parameter(probe: Probe, filtered_node: NodeProcess,
                                              bus_rgb: np.ndarray) -> None:  # noqa: F811
+    """
+    A call refused for one parameter changes none of the others it carries.
+
+    The filter stays as it was, in the parameters and in the detections; alone, the same filter
+    is taken.
+    """
     assert detected_classes(probe, bus_rgb, 1) == ['bus']
     # class_filter first: it is valid, and the call fails only at camera_pose after it. A
     # camera below the ground passes rclpy's descriptor checks (the pose is dynamically typed)
@@ -94,6 +105,11 @@ def test_a_refused_call_changes_no_parameter(probe: Probe, filtered_node: NodePr
 
 def test_an_unknown_class_is_refused_with_the_rest_of_its_call(
         probe: Probe, filtered_node: NodeProcess, bus_rgb: np.ndarray) -> None:  # noqa: F811
+    """
+    An unknown class in class_filter refuses the whole call, naming the class.
+
+    The score threshold sent with it stays unchanged.
+    """
     result = set_atomically(probe, number_parameter('score_threshold', 0.5),
                             text_parameter('class_filter', 'bus,unicorn'))
     assert not result.successful

@@ -22,6 +22,7 @@ from conftest import REPO
 @pytest.mark.linter
 @pytest.mark.pep257
 def test_pep257(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every docstring of the package and its tests passes ament_pep257."""
     # ament_pep257 checks the working directory; colcon test runs from the package's. Build
     # output holds copies of the sources.
     monkeypatch.chdir(REPO)

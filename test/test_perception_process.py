@@ -31,6 +31,7 @@ pytestmark = [pytest.mark.ros, pytest.mark.server]
 
 @pytest.fixture(scope='module')
 def two_cameras(triton_server: Any, tmp_path_factory: Any) -> Iterator[NodeProcess]:
+    """Start a perception_process for a front and a rear camera; it must exit with 0."""
     process = NodeProcess(
         'perception_process',
         ['--camera=/front=/front/image_raw', '--camera=/rear=/rear/image_raw', '--no-overlay',
@@ -49,11 +50,13 @@ def shared_memory_of(pid: int) -> list[str]:
 
 
 def frame(rgb: np.ndarray, stamp_s: int, encoding: str = 'rgb8') -> Image:
+    """Return `rgb` as an Image in `encoding`, stamped `stamp_s` s."""
     return image_message(rgb, encoding, 'camera', stamp_s)
 
 
 def test_each_camera_has_its_own_nodes_fed_by_one_subscription(
         probe: Probe, two_cameras: NodeProcess, road_rgb: np.ndarray) -> None:
+    """Each camera has its own detection and lane nodes, fed by one subscription per camera."""
     front = probe.publisher(Image, '/front/image_raw')
     rear = probe.publisher(Image, '/rear/image_raw')
     probe.wait_for_subscribers(front, 1, timeout_s=120.0)
@@ -83,6 +86,11 @@ def test_a_cameras_frame_is_written_once_for_both_models(
 
 def test_one_cameras_bad_frames_leave_the_other_untouched(
         probe: Probe, two_cameras: NodeProcess, road_rgb: np.ndarray) -> None:
+    """
+    One camera's frames of another size and garbage encodings leave the other camera untouched.
+
+    The other camera rejects and fails nothing, and the smaller frames are served too.
+    """
     diagnostics = probe.received.get('/diagnostics') or probe.record(DiagnosticArray,
                                                                      '/diagnostics')
     front = probe.publisher(Image, '/front/image_raw')
@@ -113,6 +121,7 @@ def test_one_cameras_bad_frames_leave_the_other_untouched(
 
 def test_deactivating_a_lane_node_leaves_the_same_cameras_detections(
         probe: Probe, two_cameras: NodeProcess, road_rgb: np.ndarray) -> None:
+    """Deactivating a camera's lane node leaves its detection node subscribed and answering."""
     front = probe.publisher(Image, '/front/image_raw')
     detections = probe.record(Detection2DArray, '/front/detections')
     assert probe.change_state('/front/lane_node', 'deactivate')

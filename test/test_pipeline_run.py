@@ -57,10 +57,12 @@ def stop_pipeline(process: subprocess.Popen, stop_signal: int) -> list[int]:
 
 
 def image_of(bgr: Any, frame_id: str, stamp_s: int) -> Image:
+    """Return a BGR frame as a bgr8 Image in `frame_id`, stamped `stamp_s` s."""
     return image_message(bgr, Header(frame_id=frame_id, stamp=Time(sec=stamp_s)), 'bgr8')
 
 
 def clip_frames(shared: Path, count: int) -> list:
+    """Return the first `count` frames of the highway clip, BGR."""
     capture = cv2.VideoCapture(str(shared_path('data', 'videos', 'solidWhiteRight.mp4')))
     frames = []
     while len(frames) < count:
@@ -73,6 +75,7 @@ def clip_frames(shared: Path, count: int) -> list:
 
 @pytest.fixture
 def probe() -> Iterator[Probe]:
+    """Yield a probe node for one test: each pipeline run starts from a fresh graph."""
     probe = Probe('pipeline_probe')
     yield probe
     probe.close()
@@ -81,6 +84,11 @@ def probe() -> Iterator[Probe]:
 @pytest.mark.parametrize('stop_signal', [signal.SIGINT, signal.SIGTERM])
 def test_run_end_to_end_and_stop(probe: Probe, shared: Path, tmp_path: Path,
                                  stop_signal: int) -> None:
+    """
+    `triton-perception run` answers camera frames with cars, ego lanes and the overlay.
+
+    SIGINT or SIGTERM then ends it with 0, and no process it started outlives it.
+    """
     namespace = f'/run{stop_signal}'
     process, log_path = start_pipeline(tmp_path, namespace)
     try:

@@ -14,6 +14,11 @@ from triton_perception.pipeline.plan import (ARGUMENT_NAMES, camera_info_sibling
 
 
 def test_defaults_start_a_local_server_and_one_perception_process() -> None:
+    """
+    By default the plan starts a local server and one perception_process on /camera/image_raw.
+
+    The process gets no name or namespace remap, which would rename every node it hosts.
+    """
     plan = pipeline_plan({})
     assert [node.executable for node in plan.nodes] == ['perception_process']
     process = plan.nodes[0]
@@ -26,6 +31,12 @@ def test_defaults_start_a_local_server_and_one_perception_process() -> None:
 
 
 def test_the_single_process_carries_each_camera_and_the_nodes_left_out() -> None:
+    """
+    The single process is told each camera and which nodes are left out.
+
+    Each camera comes with its namespace, image and camera_info topics; the gate waits for the
+    models still used only.
+    """
     plan = pipeline_plan(parse_launch_arguments([
         'cameras:=front=/front/image_raw,rear=/rear/image_raw', 'namespace:=/car',
         'enable_lanes:=false']))
@@ -39,6 +50,11 @@ def test_the_single_process_carries_each_camera_and_the_nodes_left_out() -> None
 
 
 def test_defaults_per_node_start_a_local_server_and_three_nodes() -> None:
+    """
+    The per_node layout starts a local server and the three nodes on the default camera.
+
+    They read the package's params.yaml, and the server is respawned after 3 s.
+    """
     plan = pipeline_plan({'process_layout': 'per_node'})
     assert plan.server is not None and plan.server.address == '127.0.0.1'
     assert plan.triton_url == '127.0.0.1:8001'
@@ -53,6 +69,7 @@ def test_defaults_per_node_start_a_local_server_and_three_nodes() -> None:
 
 
 def test_overrides_reach_the_nodes() -> None:
+    """Launch arguments reach the nodes: topic, namespace, transport, ports, sim time, and RViz."""
     plan = pipeline_plan(parse_launch_arguments([
         'camera_topic:=/cam/front/image', 'namespace:=perception', 'input_transport:=compressed',
         'grpc_port:=9001', 'http_port:=9000', 'metrics_port:=9002', 'enable_lanes:=false',
@@ -73,6 +90,11 @@ def test_overrides_reach_the_nodes() -> None:
 
 
 def test_several_cameras_share_one_server() -> None:
+    """
+    Several cameras get a detection_node and a lane_node each, all on one server.
+
+    Each pair reads its own camera's image and camera_info.
+    """
     plan = pipeline_plan(parse_launch_arguments([
         'cameras:=front=/front/image_raw, rear=/rear/image_raw', 'namespace:=/car',
         'enable_overlay:=false', 'process_layout:=per_node']))
@@ -88,6 +110,11 @@ def test_several_cameras_share_one_server() -> None:
 
 
 def test_camera_info_is_the_image_topics_sibling_unless_named() -> None:
+    """
+    camera_info is the image topic's sibling unless camera_info_topic names one.
+
+    Several cameras cannot share one camera_info_topic.
+    """
     def info_topics(**values: str) -> set[str]:
         return {dict(node.remappings)['camera_info'] for node in pipeline_plan(values).nodes}
 
@@ -100,6 +127,7 @@ def test_camera_info_is_the_image_topics_sibling_unless_named() -> None:
 
 
 def test_remote_triton() -> None:
+    """With start_triton false there is no server in the plan and the nodes use the URL given."""
     plan = pipeline_plan({'start_triton': 'false', 'triton_url': 'jetson.local:8001'})
     assert plan.server is None
     assert {node.parameters.get('triton_url') for node in plan.nodes[:2]} == {'jetson.local:8001'}
@@ -124,17 +152,20 @@ def test_remote_triton() -> None:
     ({'colour': 'red'}, 'unknown argument'),
 ])
 def test_invalid_combinations_fail_clearly(values: dict[str, str], message: str) -> None:
+    """Each invalid value or combination of arguments is a PlanError saying what is wrong."""
     with pytest.raises(PlanError, match=message):
         pipeline_plan(values)
 
 
 def test_launch_argument_syntax() -> None:
+    """Launch arguments are name:=value; name=value is refused, saying the syntax."""
     assert parse_launch_arguments(['rviz:=true']) == {'rviz': 'true'}
     with pytest.raises(PlanError, match='name:=value'):
         parse_launch_arguments(['camera_topic=/x'])
 
 
 def test_params_file_holds_every_node_parameter_with_its_default() -> None:
+    """config/params.yaml holds each node's parameters, exactly, at their defaults."""
     params = yaml.safe_load((REPO / 'config' / 'params.yaml').read_text())
     for node, specs in (('detection_node', DETECTION), ('lane_node', LANES),
                         ('overlay_node', OVERLAY)):
@@ -160,6 +191,7 @@ def test_launch_files_only_use_declared_plan_arguments(launch_file: str) -> None
 
 
 def test_rviz_config_names_only_published_topics() -> None:
+    """The RViz config shows only topics the pipeline publishes, in the lanes' target frame."""
     config = yaml.safe_load((REPO / 'config' / 'pipeline.rviz').read_text())
     topics = []
 
@@ -184,6 +216,7 @@ def test_rviz_config_names_only_published_topics() -> None:
 
 
 def test_readiness_gate_waits_for_the_models_the_nodes_use(tmp_path: Path) -> None:
+    """The gate and the server wait for the models the params file names, not the defaults."""
     params = yaml.safe_load((REPO / 'config' / 'params.yaml').read_text())
     params['/**/detection_node']['ros__parameters']['model_name'] = 'yolov8'
     custom = tmp_path / 'params.yaml'

@@ -17,6 +17,11 @@ from triton_perception.bag.make import make_bag
 
 def clip_bag(shared: Path, directory: Path, frames: int | None,
              camera_info: Path | None = None) -> Path:
+    """
+    Return a bag of the clip's first `frames` frames (all if None) in `directory`.
+
+    With `camera_info`, the bag carries that CameraInfo too.
+    """
     bag = directory / f'clip_{frames or "all"}'
     make_bag(shared_path('data', 'videos', 'solidWhiteRight.mp4'), bag, max_frames=frames,
              camera_info=camera_info)
@@ -83,6 +88,11 @@ def report_with(car_rate: float, lost_fraction: float) -> dict[str, Any]:
 
 
 def test_regressions_apply_each_tolerance_to_hand_written_reports() -> None:
+    """
+    A report is a regression only beyond each figure's tolerance.
+
+    A lost_fraction missing from a saved report reads as none lost.
+    """
     expected = report_with(car_rate=0.95, lost_fraction=0.0)
     assert regressions(report_with(car_rate=0.91, lost_fraction=0.015), expected) == []
     assert regressions(report_with(car_rate=0.85, lost_fraction=0.0), expected) == [
@@ -117,6 +127,11 @@ def test_tracking_figures_of_hand_written_frames() -> None:
 @pytest.mark.slow
 def test_expected_report_catches_a_raised_score_threshold(shared: Path, triton_server: Any,
                                                           tmp_path: Path) -> None:
+    """
+    An evaluation against an earlier report flags a raised score threshold as a regression.
+
+    Fewer frames with cars: the report says REGRESSIONS.
+    """
     bag = clip_bag(shared, tmp_path, 50)
     baseline = evaluate(EvaluationSettings(bag=bag, output=tmp_path / 'baseline',
                                            triton_url=triton_server.grpc_url), log=print)

@@ -44,6 +44,7 @@ def no_daemon_left() -> Iterator[None]:
 
 @pytest.fixture(scope='module')
 def workspace(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Return a colcon workspace with a copy of this checkout in src/, for the module."""
     workspace = tmp_path_factory.mktemp('colcon_ws')
     copy_checkout(workspace / 'src' / 'triton_perception')
     return workspace
@@ -77,6 +78,11 @@ def install_models(environment: dict[str, str], shared: Path) -> Path:
 @pytest.mark.parametrize('symlink_install', [False, True], ids=['plain', 'symlink-install'])
 def test_colcon_build_finds_its_model_repository_and_weights(
         workspace: Path, shared: Path, symlink_install: bool) -> None:
+    """
+    A colcon build, plain or with --symlink-install, finds its model repository and weights.
+
+    `ros2 pkg executables` lists the nodes, and none is installed on PATH.
+    """
     install = colcon_build(workspace, f'install_{symlink_install}', symlink_install)
     environment = sourced_environment(install)
     repository = install_models(environment, shared)
@@ -98,6 +104,7 @@ def test_colcon_build_finds_its_model_repository_and_weights(
 
 
 def test_launch_lists_its_arguments() -> None:
+    """`ros2 launch ... -s` lists the pipeline's launch arguments."""
     result = ros2(venv_environment(), 'launch', 'triton_perception', 'pipeline.launch.py', '-s')
     assert result.returncode == 0, result.stderr
     for name in ('camera_topic', 'profile', 'cameras', 'params_file'):
@@ -106,11 +113,13 @@ def test_launch_lists_its_arguments() -> None:
 
 @pytest.fixture(scope='module')
 def diagnostics(probe: Probe) -> list[DiagnosticArray]:
+    """Record every /diagnostics array, for the whole module."""
     return probe.record(DiagnosticArray, '/diagnostics')
 
 
 def wait_ready(diagnostics: list[DiagnosticArray], pipeline: LaunchedPipeline,
                nodes: tuple[str, ...]) -> None:
+    """Wait until `nodes` report Triton ready; fail with launch's output if it exits or is late."""
     def ready() -> bool:
         assert pipeline.process.poll() is None, pipeline.output()[-4000:]
         return all((status := find_status(diagnostics, node)) is not None
@@ -143,6 +152,7 @@ def launched(installed: Path, diagnostics: list[DiagnosticArray],
 
 def test_launched_pipeline_answers_frames(launched: dict[str, Any], probe: Probe,
                                           road_rgb: np.ndarray) -> None:
+    """The pipeline launched from colcon's install answers a frame with detections and lanes."""
     detections = probe.record(Detection2DArray, f'{NAMESPACE}/detections')
     lanes = probe.record(PointCloud2, f'{NAMESPACE}/lanes')
     camera = probe.publisher(Image, f'{NAMESPACE}/camera/image_raw')
@@ -157,6 +167,7 @@ def test_launched_pipeline_answers_frames(launched: dict[str, Any], probe: Probe
 
 
 def test_param_describe_shows_ranges_and_choices(launched: dict[str, Any]) -> None:
+    """`ros2 param describe` shows each parameter's range, choices and read-only flag."""
     environment = launched['environment']
     node = f'{NAMESPACE}/detection_node'
     described = ros2(environment, 'param', 'describe', node, 'score_threshold',
@@ -170,6 +181,7 @@ def test_param_describe_shows_ranges_and_choices(launched: dict[str, Any]) -> No
 
 
 def test_param_set_is_live_or_refused_with_a_reason(launched: dict[str, Any]) -> None:
+    """`ros2 param set` changes a live parameter; a read-only or out-of-range value is refused."""
     environment = launched['environment']
     node = f'{NAMESPACE}/detection_node'
     live = ros2(environment, 'param', 'set', node, 'score_threshold', '0.4')
@@ -186,6 +198,7 @@ def test_param_set_is_live_or_refused_with_a_reason(launched: dict[str, Any]) ->
 
 def test_lifecycle_set_walks_detection_node(launched: dict[str, Any],
                                             diagnostics: list[DiagnosticArray]) -> None:
+    """`ros2 lifecycle set` walks detection_node through every transition and back to active."""
     environment = launched['environment']
     node = f'{NAMESPACE}/detection_node'
     assert 'active [3]' in ros2(environment, 'lifecycle', 'get', node).stdout
@@ -202,6 +215,7 @@ def test_lifecycle_set_walks_detection_node(launched: dict[str, Any],
 
 
 def test_ctrl_c_leaves_no_process_behind(launched: dict[str, Any]) -> None:
+    """Ctrl-C to launch's process group ends launch and every process it started."""
     pipeline: LaunchedPipeline = launched['pipeline']
     stopped = pipeline.signal_and_wait_gone(signal.SIGINT, whole_group=True)
     assert len(stopped) >= 5, 'launch, tritonserver, its stubs and the nodes'

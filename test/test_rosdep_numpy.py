@@ -47,6 +47,7 @@ class Target:
             f'manylinux_2_{minor}_{self.machine}' for minor in range(17, self.glibc_minor + 1))]
 
     def marker_environment(self, extra: str) -> dict[str, str]:
+        """Return the target's environment markers, with `extra` as the extra asked for."""
         return {'python_version': self.python, 'python_full_version': self.python + '.0',
                 'platform_machine': self.machine, 'sys_platform': 'linux',
                 'platform_system': 'Linux', 'os_name': 'posix',
@@ -125,6 +126,11 @@ def numpy_problems(package: str, target: Target, installed: dict[str, str]) -> l
 @pytest.mark.slow
 @pytest.mark.parametrize('target', TARGETS, ids=[target.codename for target in TARGETS])
 def test_no_pip_key_replaces_the_distributions_numpy(target: Target) -> None:
+    """
+    No package of a pip key makes pip replace the target's apt NumPy.
+
+    Each key has pip packages for the target, and NumPy is still apt's after them all.
+    """
     installed = dict(target.apt)
     problems = []
     for key, rules in sorted(pip_keys().items()):

@@ -75,6 +75,11 @@ def pycocotools_stats(labels: dict, predictions: dict) -> tuple[np.ndarray, np.n
 
 @pytest.mark.parametrize('seed', [0, 1, 2])
 def test_ap_equals_pycocotools(seed: int) -> None:
+    """
+    AP, AP50, AP75 and each class's AP equal pycocotools' on random scenes, to 1e-6.
+
+    Only labelled classes have an AP.
+    """
     labels, predictions = random_scene(seed)
     assert sum(len(rows) for rows in labels.values()) > 100
     scores = score_detections(labels, predictions, CLASS_NAMES)
@@ -116,6 +121,7 @@ def test_precision_and_recall_at_the_published_detections() -> None:
 
 
 def test_a_labelled_frame_without_output_is_all_misses() -> None:
+    """A labelled frame the pipeline published nothing for counts as all misses, and is counted."""
     labels = {1: np.array([[0, 0, 10, 10, 0, 0]], dtype=float),
               2: np.array([[0, 0, 10, 10, 0, 0], [20, 20, 30, 30, 1, 0]], dtype=float),
               3: np.array([[0, 0, 10, 10, 0, 0]], dtype=float)}
@@ -129,6 +135,7 @@ def test_a_labelled_frame_without_output_is_all_misses() -> None:
 
 
 def test_no_output_anywhere_scores_zero() -> None:
+    """No output at all scores zero everywhere rather than failing, and counts the frame."""
     labels = {1: np.array([[0, 0, 10, 10, 2, 0]], dtype=float)}
     scores = score_detections(labels, {}, CLASS_NAMES)
     assert scores['AP'] == 0.0 and scores['recall'] == 0.0 and scores['precision'] == 0.0
@@ -137,6 +144,7 @@ def test_no_output_anywhere_scores_zero() -> None:
 
 
 def test_predictions_of_unlabelled_frames_are_not_scored() -> None:
+    """Detections on frames without labels are not counted as false positives."""
     labels = {1: np.array([[0, 0, 10, 10, 0, 0]], dtype=float)}
     predictions = {1: np.array([[0, 0, 10, 10, 0.9, 0]], dtype=float),
                    2: np.array([[50, 50, 60, 60, 0.9, 0]], dtype=float)}
@@ -151,6 +159,7 @@ def test_predictions_of_unlabelled_frames_are_not_scored() -> None:
     (np.array([[0, 0, np.nan, 10, 0.9, 0]]), 'finite'),
 ])
 def test_malformed_detections_are_a_value_error(rows: np.ndarray, message: str) -> None:
+    """Rows not of six, unknown class ids or non-finite values are a ValueError saying which."""
     labels = {1: np.array([[0, 0, 10, 10, 0, 0]], dtype=float)}
     with pytest.raises(ValueError, match=message):
         score_detections(labels, {1: rows}, CLASS_NAMES)

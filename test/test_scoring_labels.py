@@ -23,6 +23,11 @@ STAMP = 1_700_000_000_040_000_000
 
 
 def coco(**changes: Any) -> dict:
+    """
+    Return a small COCO document of two frames named by stamp, with `changes` applied.
+
+    Its category names differ in case from the detector's, and one category has no boxes.
+    """
     document = {
         'images': [{'id': 1, 'file_name': f'frames/{STAMP}.png', 'width': 1280, 'height': 720},
                    {'id': 2, 'file_name': f'{STAMP + 40_000_000}.jpg'}],
@@ -37,12 +42,19 @@ def coco(**changes: Any) -> dict:
 
 
 def write(path: Path, content: Any) -> Path:
+    """Write `content` (text, or JSON for anything else) to `path`; return `path`."""
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(content if isinstance(content, str) else json.dumps(content, indent=1))
     return path
 
 
 def test_coco_boxes_are_keyed_by_stamp_with_categories_matched_by_name(tmp_path: Path) -> None:
+    """
+    COCO boxes are keyed by the stamp in the file name and become corner boxes.
+
+    Categories match the detector's classes by name, whatever the case; sizes are kept where
+    given.
+    """
     labels = read_labels(write(tmp_path / 'instances.json', coco()), CLASS_NAMES)
     assert isinstance(labels, DetectionLabels) and labels.keyed_by == 'stamp_ns'
     assert sorted(labels.frames) == [STAMP, STAMP + 40_000_000]
@@ -53,6 +65,11 @@ def test_coco_boxes_are_keyed_by_stamp_with_categories_matched_by_name(tmp_path:
 
 
 def test_coco_category_that_matches_no_class_is_listed(tmp_path: Path) -> None:
+    """
+    A category with boxes that matches no class name is refused, naming it and its box count.
+
+    A category without boxes is no fault.
+    """
     document = coco()
     document['categories'].append({'id': 12, 'name': 'pedestrian'})
     document['annotations'].append({'id': 4, 'image_id': 1, 'category_id': 12,
@@ -79,6 +96,7 @@ def test_coco_category_that_matches_no_class_is_listed(tmp_path: Path) -> None:
     ([1, 2], 'a COCO file is a JSON object'),
 ])
 def test_malformed_coco_is_one_label_error(tmp_path: Path, content: Any, message: str) -> None:
+    """Each kind of malformed COCO file is one LabelError naming the file and the place."""
     with pytest.raises(LabelError, match=message) as error:
         read_labels(write(tmp_path / 'labels.json', content), CLASS_NAMES)
     assert str(tmp_path / 'labels.json') in str(error.value)
@@ -86,6 +104,7 @@ def test_malformed_coco_is_one_label_error(tmp_path: Path, content: Any, message
 
 
 def test_coco_needs_the_class_names(tmp_path: Path) -> None:
+    """COCO labels without the detector's class names are refused, saying they are needed."""
     with pytest.raises(LabelError, match='needs the detector'):
         read_labels(write(tmp_path / 'labels.json', coco()))
 
@@ -98,6 +117,11 @@ MOT = """1,1,10,20,30,40,1,1,1
 
 
 def test_mot_rows_are_keyed_by_one_based_index_over_the_labelled_span(tmp_path: Path) -> None:
+    """
+    The rows of a MOTChallenge file are keyed by one-based frame index, the whole span included.
+
+    A frame without rows is labelled empty, and conf 0 marks a row to ignore.
+    """
     labels = read_labels(write(tmp_path / 'gt' / 'gt.txt', MOT))
     assert isinstance(labels, TrackLabels) and labels.keyed_by == 'index'
     assert sorted(labels.frames) == [1, 2, 3]
@@ -119,11 +143,17 @@ def test_mot_rows_are_keyed_by_one_based_index_over_the_labelled_span(tmp_path: 
     ('\n\n', 'no box to score: the labels are empty'),
 ])
 def test_malformed_mot_is_one_label_error(tmp_path: Path, content: str, message: str) -> None:
+    """Each kind of malformed MOT file is one LabelError naming the line and the field."""
     with pytest.raises(LabelError, match=message):
         read_labels(write(tmp_path / 'gt.txt', content))
 
 
 def test_culane_directory(tmp_path: Path) -> None:
+    """
+    A CULane directory is read recursively, one frame a *.lines.txt named by stamp.
+
+    Blank lines are skipped, an empty file is a frame without lanes, other files are ignored.
+    """
     write(tmp_path / 'lanes' / f'{STAMP}.lines.txt', '10 580 20.5 500 30 420 \n\n700 580 650 400\n')
     write(tmp_path / 'lanes' / 'sub' / f'{STAMP + 1}.lines.txt', '')
     write(tmp_path / 'lanes' / 'readme.txt', 'not a label')
@@ -141,6 +171,7 @@ def test_culane_directory(tmp_path: Path) -> None:
     ('10 580 20 y\n', r'line 1, field 4 \(y\): .y. is not a number'),
 ])
 def test_malformed_culane_is_one_label_error(tmp_path: Path, content: str, message: str) -> None:
+    """Each kind of malformed CULane file is one LabelError naming the file, line and field."""
     write(tmp_path / 'lanes' / f'{STAMP}.lines.txt', content)
     with pytest.raises(LabelError, match=message) as error:
         read_labels(tmp_path / 'lanes')
@@ -148,6 +179,7 @@ def test_malformed_culane_is_one_label_error(tmp_path: Path, content: str, messa
 
 
 def test_culane_directory_without_lanes_is_empty(tmp_path: Path) -> None:
+    """A CULane directory with no label files, or with files but no lane, is refused as empty."""
     (tmp_path / 'lanes').mkdir()
     with pytest.raises(LabelError, match='no \\*.lines.txt file: the labels are empty'):
         read_labels(tmp_path / 'lanes')
@@ -157,11 +189,17 @@ def test_culane_directory_without_lanes_is_empty(tmp_path: Path) -> None:
 
 
 def tusimple_line(stamp: int, lanes: list[list[float]], rows: list[float]) -> str:
+    """Return one TuSimple label line for frame `stamp`."""
     return json.dumps({'raw_file': f'clips/0313-1/{stamp}.jpg', 'h_samples': rows,
                        'lanes': lanes}) + '\n'
 
 
 def test_tusimple_lines(tmp_path: Path) -> None:
+    """
+    The lines of a TuSimple file become lanes at their h_samples rows, skipping -2 entries.
+
+    The raw x values and rows are kept for TuSimple's own scoring.
+    """
     rows = [240, 250, 260, 270]
     path = write(tmp_path / 'test_label.json',
                  tusimple_line(STAMP, [[-2, 300, 310, 320], [500, 490, -2, 470]], rows)
@@ -189,6 +227,7 @@ def test_tusimple_lines(tmp_path: Path) -> None:
 ])
 def test_malformed_tusimple_is_one_label_error(tmp_path: Path, content: str,
                                                message: str) -> None:
+    """Each kind of malformed TuSimple file is one LabelError naming the line and the field."""
     with pytest.raises(LabelError, match=message):
         read_labels(write(tmp_path / 'labels.jsonl', content))
 
@@ -201,10 +240,12 @@ def test_malformed_tusimple_is_one_label_error(tmp_path: Path, content: str,
 ])
 def test_label_form_is_told_by_the_files_form(tmp_path: Path, name: str, content: Any,
                                               form: str) -> None:
+    """The label form is told by the file's content and name: COCO, TuSimple, MOT or CULane."""
     assert label_form(write(tmp_path / name, content)) == form
 
 
 def test_an_unknown_form_or_a_missing_path_is_a_label_error(tmp_path: Path) -> None:
+    """A file of no known form, or a path that does not exist, is a LabelError saying which."""
     with pytest.raises(LabelError, match='not a label form this reads'):
         read_labels(write(tmp_path / 'labels.xml', '<x/>'))
     with pytest.raises(LabelError, match='no such label file'):
@@ -214,6 +255,7 @@ def test_an_unknown_form_or_a_missing_path_is_a_label_error(tmp_path: Path) -> N
 @pytest.mark.parametrize('name', ['gt.txt', 'instances.json', 'labels.jsonl'])
 def test_a_2_gb_label_file_is_refused_by_its_size_before_parsing(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str) -> None:
+    """A label file over the size limit is refused by its size alone, never opened for parsing."""
     path = tmp_path / name
     with path.open('wb') as stream:
         stream.truncate(2 * 1024 ** 3)  # sparse: no disk is used
@@ -230,6 +272,7 @@ def test_a_2_gb_label_file_is_refused_by_its_size_before_parsing(
 
 def test_a_culane_directory_over_the_limit_is_refused(tmp_path: Path,
                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """A CULane directory whose files together exceed the size limit is refused, with the total."""
     monkeypatch.setattr(labels_module, 'MAX_LABEL_BYTES', 30)
     for offset in range(3):
         write(tmp_path / 'lanes' / f'{STAMP + offset}.lines.txt', '1 2 3 4 5 6\n')
@@ -238,6 +281,7 @@ def test_a_culane_directory_over_the_limit_is_refused(tmp_path: Path,
 
 
 def test_resolve_frames_by_stamp_and_by_index(tmp_path: Path) -> None:
+    """Labelled frames resolve to the bag's frames by stamp or by one-based index."""
     bag = [(1, STAMP - 40_000_000), (2, STAMP), (3, STAMP + 40_000_000), (4, STAMP + 80_000_000)]
     labels = read_labels(write(tmp_path / 'labels.json', coco()), CLASS_NAMES)
     assert resolve_frames(labels, None, bag) == {STAMP: (2, STAMP),
@@ -248,6 +292,7 @@ def test_resolve_frames_by_stamp_and_by_index(tmp_path: Path) -> None:
 
 
 def test_labels_naming_no_frame_of_the_bag_are_listed(tmp_path: Path) -> None:
+    """Labels naming frames the bag lacks are refused, listing the first ten of them."""
     labels = read_labels(write(tmp_path / 'labels.json', coco()), CLASS_NAMES)
     bag = [(1, STAMP), (2, STAMP + 33_000_000)]
     with pytest.raises(LabelError, match=f'1 of 2 labelled frames name no frame of the bag, by '
@@ -259,4 +304,5 @@ def test_labels_naming_no_frame_of_the_bag_are_listed(tmp_path: Path) -> None:
 
 
 def test_label_error_is_a_value_error() -> None:
+    """A LabelError is a ValueError: callers catching bad values catch it too."""
     assert issubclass(LabelError, ValueError)

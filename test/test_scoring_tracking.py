@@ -17,10 +17,12 @@ from triton_perception.scoring.tracking import score_tracks
 
 
 def box(x: float, y: float, track: int, size: float = 10.0) -> list[float]:
+    """Return a labelled box of `size` px at (`x`, `y`) for object `track`."""
     return [x, y, x + size, y + size, 1.0, float(track)]
 
 
 def output(x: float, y: float, track: int, size: float = 10.0) -> list[float]:
+    """Return a published box of `size` px at (`x`, `y`) with track id `track`."""
     return [x, y, x + size, y + size, 0.9, 0.0, float(track)]
 
 
@@ -49,6 +51,7 @@ def test_hand_worked_sequence() -> None:
 
 
 def test_fragmentation_is_a_track_picked_up_again() -> None:
+    """An object lost for a frame and picked up again by its track counts one fragmentation."""
     labels = {frame: np.array([box(0, 0, 1)]) for frame in range(1, 5)}
     predictions = {1: np.array([output(0, 0, 3)]), 2: np.zeros((0, 7)),
                    3: np.array([output(0, 0, 3)]), 4: np.array([output(0, 0, 3)])}
@@ -58,6 +61,7 @@ def test_fragmentation_is_a_track_picked_up_again() -> None:
 
 
 def test_matching_needs_iou_at_least_one_half() -> None:
+    """A box matches its label at IoU 1/2 exactly, and not just below it."""
     labels = {1: np.array([box(0, 0, 1)]), 2: np.array([box(0, 0, 1)])}
     # IoU 1/2 exactly (a 10 x 10 box against 10 x 20 over it) and just below it.
     predictions = {1: np.array([[0, 0, 10, 20, 0.9, 0, 4]], dtype=float),
@@ -67,6 +71,7 @@ def test_matching_needs_iou_at_least_one_half() -> None:
 
 
 def write_mot(path: Path, rows: list[tuple[int, int, float, float, float, float]]) -> Path:
+    """Write `rows` as a MOTChallenge text file at `path`; return `path`."""
     path.write_text(''.join(f'{frame},{track},{left:.3f},{top:.3f},{width:.3f},{height:.3f},'
                             '1,1,1\n' for frame, track, left, top, width, height in rows))
     return path
@@ -108,6 +113,7 @@ def generated_sequence(seed: int) -> tuple[list, list]:
 
 @pytest.mark.parametrize('seed', [0, 1, 2, 3])
 def test_equals_motmetrics_own_motchallenge_path(tmp_path: Path, seed: int) -> None:
+    """MOTA, MOTP, IDF1 and the counts equal py-motmetrics' from the same MOT text files."""
     truth, published = generated_sequence(seed)
     # Only the labelled span of frames is scored (the labels' first to last frame), and the
     # boxes are compared as the text files hold them.

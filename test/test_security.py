@@ -26,6 +26,7 @@ from triton_perception.system.processes import free_ports
 
 @pytest.mark.server
 def test_models_cannot_be_unloaded_or_loaded_over_the_network(triton_server: TritonServer) -> None:
+    """Requests to unload or load a model, over HTTP or gRPC, are refused; the model stays ready."""
     for action in ('unload', 'load'):
         request = urllib.request.Request(
             f'{triton_server.http_url}/v2/repository/models/yolov5/{action}', data=b'{}',
@@ -54,6 +55,11 @@ def self_signed_certificate(directory: Path) -> tuple[Path, Path]:
 @pytest.mark.server
 def test_node_connects_to_a_tls_server(probe: Probe, start_node: StartNode, tmp_path: Path,
                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """
+    A node given the server's root certificate gets detections over TLS.
+
+    A client without TLS cannot talk to that server.
+    """
     key, certificate = self_signed_certificate(tmp_path)
     command = server_module.server_command
     # TritonServer has no TLS option (a local server needs none): add Triton's own flags.

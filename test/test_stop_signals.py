@@ -42,12 +42,14 @@ class Started:
     """A node process with its output in a file, stopped (SIGKILL) if a test leaves it running."""
 
     def __init__(self, command: list[str], log_path: Path) -> None:
+        """Start `command` with its output in `log_path`; it dies with the test process."""
         self.log_path = log_path
         with open(log_path, 'w', encoding='utf-8') as log:
             self.process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT,
                                             stdin=subprocess.DEVNULL, preexec_fn=die_with_parent)
 
     def output(self) -> str:
+        """Return what the process has written so far."""
         return self.log_path.read_text(encoding='utf-8', errors='replace')
 
     def exit_code(self) -> int:
@@ -60,6 +62,7 @@ class Started:
             raise AssertionError(f'did not stop within {EXIT_LIMIT_S:g} s\n{self.output()}')
 
     def assert_clean_stop(self) -> None:
+        """Assert the process ends by itself with exit code 0 and no traceback."""
         code = self.exit_code()
         output = self.output()
         assert code == 0 and 'Traceback' not in output, f'exit code {code}\n{output}'
@@ -67,6 +70,7 @@ class Started:
 
 @pytest.fixture
 def started(tmp_path: Path) -> Iterator[Any]:
+    """Yield a function that starts node processes for one test; any still running are killed."""
     processes: list[Started] = []
 
     def start(command: list[str]) -> Started:
@@ -80,6 +84,11 @@ def started(tmp_path: Path) -> Iterator[Any]:
 
 
 def node_parameters(executable: str, triton_server: Any) -> dict[str, Any]:
+    """
+    Return the parameters that make `executable` take frames reliably from the session's server.
+
+    overlay_node needs no server and expects no results, so that it draws every frame at once.
+    """
     if executable == 'overlay_node':  # draws each frame at once; needs no Triton
         return {'expect_detections': False, 'expect_lanes': False,
                 'qos_reliability': 'reliable'}
@@ -88,6 +97,7 @@ def node_parameters(executable: str, triton_server: Any) -> dict[str, Any]:
 
 
 def noise_frames(width: int, height: int, count: int) -> list[Image]:
+    """Return `count` seeded random frames of `width` x `height`."""
     rng = np.random.default_rng(STRESS_SEED)
     return [image(rng.integers(0, 255, (height, width, 3), np.uint8)) for _ in range(count)]
 
@@ -135,6 +145,11 @@ def cpu_hog() -> Iterator[None]:
 
 def test_stops_at_random_moments_while_large_frames_stream_are_clean(
         probe: Probe, triton_server: Any, started: Any, cpu_hog: None) -> None:
+    """
+    SIGINT or SIGTERM at a random moment while Full HD frames stream ends each node cleanly.
+
+    A process keeps a core busy meanwhile, as on a loaded machine.
+    """
     rng = random.Random(STRESS_SEED)
     frames = noise_frames(1920, 1080, 2)
     unclean = []

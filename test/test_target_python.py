@@ -66,6 +66,7 @@ def newer_stdlib_uses(path: Path, root: Path = REPO) -> list[str]:
 
 
 def test_everything_shipped_parses_as_python_3_10() -> None:
+    """Every shipped Python file parses with Python 3.10's grammar."""
     failures = []
     for path in SHIPPED:
         try:
@@ -78,6 +79,7 @@ def test_everything_shipped_parses_as_python_3_10() -> None:
 
 
 def test_uses_no_standard_library_newer_than_3_10() -> None:
+    """No shipped file uses standard-library names newer than 3.10 outside a capability check."""
     assert [use for path in SHIPPED for use in newer_stdlib_uses(path)] == []
 
 

@@ -49,6 +49,7 @@ REPOSITORY = REPO / 'model_repository'
 
 @pytest.fixture(scope='module')
 def graph_directory(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Return a directory for the module's served graphs."""
     return tmp_path_factory.mktemp('served')
 
 
@@ -107,6 +108,11 @@ def installed_lane_graphs(directory: Path) -> dict[str, Path]:
 
 
 def tensor_types(model: onnx.ModelProto) -> dict[str, int]:
+    """
+    Return the element type of every tensor of `model` whose type is known.
+
+    Inputs, outputs, inferred values, initializers and Constant outputs.
+    """
     types = {}
     for info in [*model.graph.input, *model.graph.output, *model.graph.value_info]:
         types[info.name] = info.type.tensor_type.elem_type
@@ -119,6 +125,11 @@ def tensor_types(model: onnx.ModelProto) -> dict[str, int]:
 
 
 def allowed_types(version: str, op_type: str) -> set[str]:
+    """
+    Return the tensor types the support table allows `op_type` in `version`.
+
+    TensorRT 8.6 takes INT64 where it takes INT32, casting it down.
+    """
     types = set(TABLE[version]['operators'][op_type]['types'])
     if version == 'tensorrt_8.6' and 'INT32' in types:
         types.add('INT64')  # 8.6 casts INT64 down to INT32 (its table's page header)
@@ -127,6 +138,11 @@ def allowed_types(version: str, op_type: str) -> set[str]:
 
 @pytest.mark.parametrize('version', VERSIONS)
 def test_every_operator_is_supported_with_its_types(served_graphs: dict, version: str) -> None:
+    """
+    Every operator of every served graph is in the support table, with types it allows.
+
+    UINT8 appears only at network inputs and outputs, cast at once.
+    """
     problems = []
     for name, model in served_graphs.items():
         types = tensor_types(model)
@@ -159,6 +175,12 @@ def test_every_operator_is_supported_with_its_types(served_graphs: dict, version
 
 
 def test_restrictions_of_the_table_are_met(served_graphs: dict) -> None:
+    """
+    The table's restrictions hold in every served graph.
+
+    TopK has a constant K below the limit and sorts, NMS takes FP32 or FP16, Slice axes are
+    constant.
+    """
     problems = []
     for name, model in served_graphs.items():
         constants = {init.name: onnx.numpy_helper.to_array(init)
@@ -245,6 +267,13 @@ def float_shape_arithmetic(model: onnx.ModelProto) -> list[str]:
 
 
 def test_the_frame_input_rules_are_met(served_graphs: dict) -> None:
+    """
+    The frame input follows TensorRT's rules in every served graph.
+
+    Resize and Pad take FP32, the frame's Resize is linear half_pixel without antialias, axes
+    are initializers, shape arithmetic stays in integers, and every graph resizes the frame
+    itself.
+    """
     problems = []
     for name, model in served_graphs.items():
         types = tensor_types(model)
@@ -354,6 +383,7 @@ def python_steps(ensemble: model_config_pb2.ModelConfig,
 
 @pytest.mark.parametrize('ensemble', ['yolov5', 'lane_detection'])
 def test_no_default_ensemble_step_uses_the_python_backend(ensemble: str) -> None:
+    """Each default ensemble has one model step, the frame in, and no Python-backend step."""
     config = read_config(REPOSITORY / ensemble / 'config.pbtxt')
     assert config.platform == 'ensemble'
     assert python_steps(config) == []
@@ -361,6 +391,7 @@ def test_no_default_ensemble_step_uses_the_python_backend(ensemble: str) -> None
 
 
 def test_installed_models_have_no_python_step(served_graphs: dict, graph_directory: Path) -> None:
+    """Installed lane models serve through TensorRT steps only, with no Python-backend step."""
     repository = graph_directory / 'lanes'  # served_graphs installed them
     for name in ('laneatt16', 'ufld', 'seg'):
         config = read_config(repository / name / 'config.pbtxt')

@@ -31,6 +31,7 @@ def stamps(seconds: float, rate: float = RATE_HZ, start: float = 1000.0) -> np.n
 
 def run(frames: list[Frame], tracking: CameraTracking | None = None,
         odom: bool = True) -> list[FrameTracks]:
+    """Return the tracking results of `frames`, with the ego's odometry unless `odom` is False."""
     tracking = tracking or CameraTracking()
     return [tracking.update(frame.stamp, frame.detections, CAMERA,
                             frame.ego if odom else None) for frame in frames]
@@ -80,6 +81,11 @@ def traffic() -> list[WorldObject]:
 
 
 def test_noisy_traffic_keeps_identities() -> None:
+    """
+    Through noise, misses and false positives every object keeps its identity (IDF1 >= 0.9).
+
+    At most one id switch, at the walkers' crossing.
+    """
     frames = render(traffic(), Ego(10.0), stamps(5.0), seed=1, pixel_noise=0.03,
                     miss_rate=0.1, false_positives_per_frame=0.3)
     # The scene holds what it claims: the walkers cross (hidden for a while) and are seen after.
@@ -130,12 +136,14 @@ def single_car_ids(stamps_s: np.ndarray, hidden: tuple[float, float] | None = No
 
 
 def test_an_id_survives_a_gap_shorter_than_its_lifetime() -> None:
+    """A car undetected for 0.8 s, less than a track's lifetime, keeps its id."""
     times = stamps(4.0)
     ids = single_car_ids(times, hidden=(times[0] + 1.0, times[0] + 1.8))
     assert len(set(ids)) == 1
 
 
 def test_a_new_id_follows_a_gap_longer_than_its_lifetime() -> None:
+    """A car undetected for 1.2 s, longer than a track's lifetime, comes back with a new id."""
     times = stamps(4.0)
     ids = single_car_ids(times, hidden=(times[0] + 1.0, times[0] + 2.2))
     assert len(set(ids)) == 2 and ids[0] != ids[-1]
@@ -149,6 +157,7 @@ def test_lifetime_is_in_seconds_not_frames() -> None:
 
 
 def test_variable_frame_rate_and_a_paused_bag_keep_the_id() -> None:
+    """Irregular frame intervals keep the id: time comes from the stamps, not the frame count."""
     random = np.random.default_rng(5)
     times = 1000.0 + np.cumsum(random.uniform(0.015, 0.12, 60))
     # A paused bag: the stamps stop with the clock, then go on where they were.
@@ -156,6 +165,7 @@ def test_variable_frame_rate_and_a_paused_bag_keep_the_id() -> None:
 
 
 def test_confirmation_takes_its_time_in_seconds() -> None:
+    """A track is confirmed confirmation_s after its first frame, at 10 Hz and at 30 Hz alike."""
     settings = TrackerSettings(confirmation_s=0.3)
     for rate in (10.0, 30.0):
         frames = render([WorldObject('car', (25.0, 0.0), (0.0, 0.0))], Ego(0.0),
@@ -199,6 +209,7 @@ def test_low_score_detections_keep_tracks_but_start_none() -> None:
 
 
 def test_one_frame_false_positives_are_never_confirmed() -> None:
+    """A box that appears for one frame at random places is never confirmed, so never published."""
     tracker = Tracker()
     random = np.random.default_rng(0)
     published = []
@@ -210,6 +221,7 @@ def test_one_frame_false_positives_are_never_confirmed() -> None:
 
 
 def test_match_respects_the_gate() -> None:
+    """Matching pairs only similarities above the gate and leaves the rest free."""
     similarity = np.array([[0.9, 0.1], [0.15, 0.05]])
     pairs, free_rows, free_columns = match(similarity, 0.2)
     assert pairs.tolist() == [[0, 0]] and free_rows.tolist() == [1]
@@ -244,6 +256,11 @@ def test_velocity_does_not_depend_on_the_frame_rate() -> None:
 
 
 def test_a_parked_car_stands_still_in_odom_while_the_ego_drives() -> None:
+    """
+    A parked car stands still in odom while the ego drives.
+
+    In the vehicle frame it approaches at the ego's speed.
+    """
     frames = render([WorldObject('parked', (60.0, -3.5), (0.0, 0.0))], Ego(12.0), stamps(3.5),
                     seed=6, pixel_noise=0.02)
     results = run(frames)
@@ -257,6 +274,7 @@ def test_a_parked_car_stands_still_in_odom_while_the_ego_drives() -> None:
 
 
 def test_without_odom_the_velocity_is_relative_to_the_vehicle() -> None:
+    """Without odometry a parked car's velocity is relative to the vehicle: the ego's, negated."""
     frames = render([WorldObject('parked', (60.0, -3.5), (0.0, 0.0))], Ego(12.0), stamps(3.0),
                     seed=6)
     last = run(frames, odom=False)[-1].ground[0]
@@ -286,6 +304,7 @@ def test_time_to_collision_matches_the_analytic_value() -> None:
 
 
 def test_time_to_collision_cases() -> None:
+    """Time to collision for closing, opening, crossing, passing and touching objects."""
     positions = np.array([[20.0, 0.0], [20.0, 0.0], [20.0, 4.0], [20.0, 8.0], [-1.0, 0.5]])
     velocities = np.array([[-10.0, 0.0], [1.0, 0.0], [-10.0, -2.0], [-10.0, 0.0], [0.0, 0.0]])
     # Closing; opening; crossing into the path (at y = 0 after 2 s); passing beside; touching.
@@ -294,6 +313,7 @@ def test_time_to_collision_cases() -> None:
 
 
 def test_pose_from_matrix() -> None:
+    """A 4x4 transform becomes the 2D pose of its yaw and translation."""
     matrix = np.eye(4)
     matrix[:2, :2] = [[0.0, -1.0], [1.0, 0.0]]
     matrix[:2, 3] = [3.0, 4.0]

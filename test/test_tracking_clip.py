@@ -70,6 +70,12 @@ def identity_changes(history: dict[str, list[tuple[int, str]]]) -> tuple[list, l
 
 def test_served_tracks_keep_the_labelled_identities(
         served_ids: dict[str, list[tuple[int, str]]]) -> None:
+    """
+    The served tracks keep the clip's labelled car identities.
+
+    No id switch, at most one fragmentation, 80 % of labelled boxes with an id, and the four
+    cars seen all along keep one id each.
+    """
     switches, fragments = identity_changes(served_ids)
     labelled = sum(len(sequence) for sequence in served_ids.values())
     with_id = sum(bool(track_id) for sequence in served_ids.values() for _i, track_id in sequence)

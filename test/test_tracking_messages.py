@@ -21,18 +21,26 @@ ROWS = np.array([[10, 20, 110, 220, 0.9, 2], [300, 40, 340, 120, 0.4, 0]], dtype
 
 
 def ground_track(time_to_collision: float = math.inf) -> GroundTrack:
+    """Return a ground track '7' at 20 m, moving at 5 m/s, with `time_to_collision`."""
     return GroundTrack('7', np.array([20.0, -1.0]), np.array([3.0, 4.0]), np.eye(2) * 0.25,
                        np.array([[0.5, 0.1], [0.1, 0.4]]), np.array([20.0, -1.0]),
                        np.array([-7.0, 4.0]), time_to_collision)
 
 
 def test_detection_ids_are_the_track_ids_and_empty_without() -> None:
+    """Each Detection2D's id is its track id, and empty for untracked rows or without tracking."""
     message = detection_array_message(ROWS, Header(frame_id='camera'), ['12', ''])
     assert track_ids_from_message(message) == ['12', '']
     assert track_ids_from_message(detection_array_message(ROWS, Header())) == ['', '']
 
 
 def test_tracked_object_fields() -> None:
+    """
+    A TrackedObject carries what Autoware reads: id, class, velocity and size.
+
+    The UUID is the session's bytes and the track number; the velocity comes with its
+    covariance; an unknown class is UNKNOWN, and an unknown height 0.
+    """
     session = bytes(range(8))
     tracked = tracked_object(session, '7', 'car', 0.9, ground_track(), 1.8, 1.5, absolute=True)
     assert bytes(tracked.object_id.uuid) == session + (7).to_bytes(8, 'big')
@@ -53,6 +61,11 @@ def test_tracked_object_fields() -> None:
 
 
 def test_markers_show_the_id_speed_and_time_to_collision() -> None:
+    """
+    Track markers label each track with class, id, speed and time to collision.
+
+    They clear the old markers first, and an arrow shows each track's velocity.
+    """
     markers = track_markers_message(Header(frame_id='odom'),
                                     [('7', 'car', ground_track(2.5))]).markers
     assert markers[0].action == Marker.DELETEALL
@@ -64,6 +77,7 @@ def test_markers_show_the_id_speed_and_time_to_collision() -> None:
 
 
 def test_overlay_captions_carry_the_id() -> None:
+    """The overlay caption of a tracked box carries its id; an untracked box is drawn as before."""
     image = np.zeros((240, 400, 3), dtype=np.uint8)
     with_ids = draw_detections(image.copy(), ROWS, ['person', 'bicycle', 'car'], ['12', ''])
     without = draw_detections(image.copy(), ROWS, ['person', 'bicycle', 'car'])

@@ -35,6 +35,7 @@ RATE_HZ = 10
 
 @pytest.fixture(scope='module')
 def node(triton_server: Any, tmp_path_factory: Any) -> Iterator[NodeProcess]:
+    """Start a detection_node in /tracking with the clip's camera_pose; it must exit with 0."""
     pose = yaml.safe_load((CALIBRATION / 'camera_pose.yaml').read_text())
     started = start_node('detection_node', NS, triton_server, tmp_path_factory,
                          diagnostics_period_s=0.2, qos_reliability='reliable', qos_depth=5,
@@ -45,6 +46,12 @@ def node(triton_server: Any, tmp_path_factory: Any) -> Iterator[NodeProcess]:
 
 def test_tracking_publishes_stable_ids_and_tracked_objects(
         probe: Probe, node: NodeProcess, road_rgb: np.ndarray) -> None:  # noqa: F811
+    """
+    detection_node gives cars stable ids and publishes them as TrackedObjects.
+
+    Ground detections carry the same ids; without odometry the objects are in base_link,
+    relative to the vehicle, and /diagnostics says so.
+    """
     detections = probe.record(Detection2DArray, f'{NS}/detections')
     ground = probe.record(Detection3DArray, f'{NS}/detections/ground')
     tracks = probe.record(TrackedObjects, f'{NS}/detections/tracks')

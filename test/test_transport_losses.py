@@ -6,6 +6,7 @@ from triton_perception.frames.transport_losses import publisher_sequence, Sequen
 
 
 def test_gaps_in_one_publishers_sequence_are_counted() -> None:
+    """The numbers missing from one publisher's sequence are counted as lost."""
     counter = SequenceGapCounter()
     missed = [counter.observe('camera', number) for number in (1, 2, 5, 6, 10)]
     assert missed == [0, 0, 2, 0, 3]
@@ -21,6 +22,7 @@ def test_counting_starts_at_the_first_sample_seen() -> None:
 
 
 def test_publishers_are_counted_apart() -> None:
+    """Each publisher's sequence is counted apart: interleaving is no loss."""
     counter = SequenceGapCounter()
     for publisher, number in (('a', 1), ('b', 1), ('a', 2), ('b', 3), ('a', 3)):
         counter.observe(publisher, number)
@@ -44,6 +46,7 @@ def test_a_restarted_publisher_counts_no_loss() -> None:
 
 
 def test_forget_starts_over() -> None:
+    """After forget, a publisher's next number starts a new count."""
     counter = SequenceGapCounter()
     counter.observe('camera', 1)
     counter.forget()
@@ -51,6 +54,7 @@ def test_forget_starts_over() -> None:
 
 
 def test_message_info_without_sequence_numbers_gives_none() -> None:
+    """Message info without a sequence number or a publisher GID gives no sequence to count."""
     gid = {'implementation_identifier': 'rmw_x', 'data': b'\x01\x02'}
     assert publisher_sequence({'publication_sequence_number': None, 'publisher_gid': gid}) is None
     assert publisher_sequence({'publication_sequence_number': 0, 'publisher_gid': gid}) is None
@@ -60,6 +64,7 @@ def test_message_info_without_sequence_numbers_gives_none() -> None:
 
 
 def test_losses_are_outside_the_received_identity() -> None:
+    """Frames lost before the node are counted apart from those received, with their reason."""
     accounting = FrameAccounting()
     accounting.received()
     assert accounting.lost_before_node(3, 'sequence gap') == 3
@@ -70,6 +75,11 @@ def test_losses_are_outside_the_received_identity() -> None:
 
 
 def test_demo_fails_on_faults_and_only_reports_losses() -> None:
+    """
+    The demo fails on failed frames, no frames, no results or broken accounting.
+
+    Frames lost before the node only are reported, not failed on.
+    """
     from triton_perception.apps.demo import demo_problems
 
     def node(**counts: int) -> dict:

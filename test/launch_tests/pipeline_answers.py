@@ -43,6 +43,11 @@ VIDEO = Path(os.environ.get('TRITON_PERCEPTION_SHARED') or REPO.parent / 'shared
 
 @pytest.mark.launch_test
 def generate_test_description() -> LaunchDescription:
+    """
+    Launch pipeline.launch.py with the CPU profile on free ports, in the test namespace.
+
+    The tests are ready at once: the first waits for the nodes itself.
+    """
     http_port, grpc_port, metrics_port = free_ports(3)
     pipeline = IncludeLaunchDescription(
         PythonLaunchDescriptionSource(str(REPO / 'launch' / 'pipeline.launch.py')),
@@ -54,6 +59,7 @@ def generate_test_description() -> LaunchDescription:
 
 
 def spin_until(node: rclpy.node.Node, condition, timeout_s: float, what: str) -> None:
+    """Spin `node` until `condition()` holds; fail naming `what` after `timeout_s`."""
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
         rclpy.spin_once(node, timeout_sec=0.1)
@@ -63,18 +69,26 @@ def spin_until(node: rclpy.node.Node, condition, timeout_s: float, what: str) ->
 
 
 class TestPipelineAnswers(unittest.TestCase):
+    """The launched pipeline, seen from a probe node while it runs."""
 
     @classmethod
     def setUpClass(cls) -> None:
+        """Create the probe node (rclpy's default context)."""
         rclpy.init()
         cls.node = rclpy.create_node('pipeline_launch_test_probe')
 
     @classmethod
     def tearDownClass(cls) -> None:
+        """Destroy the probe node and shut rclpy down."""
         cls.node.destroy_node()
         rclpy.shutdown()
 
     def test_a_camera_frame_gets_detections_and_lanes(self, proc_output) -> None:
+        """
+        A camera frame gets detections and lanes once both nodes report Triton ready.
+
+        The launch file alone wires server, gate and nodes into a pipeline that answers.
+        """
         reports, detections, lanes = [], [], []
         self.node.create_subscription(DiagnosticArray, '/diagnostics', reports.append, 50)
         self.node.create_subscription(Detection2DArray, f'{NAMESPACE}/detections',
@@ -99,6 +113,8 @@ class TestPipelineAnswers(unittest.TestCase):
 
 @launch_testing.post_shutdown_test()
 class TestCleanShutdown(unittest.TestCase):
+    """The launched processes after the launch has shut down."""
 
     def test_every_process_exited_cleanly(self, proc_info) -> None:
+        """Every launched process exits with 0 once the launch shuts down: none crashed."""
         launch_testing.asserts.assertExitCodes(proc_info)
