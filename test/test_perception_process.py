@@ -153,7 +153,7 @@ def test_both_layouts_publish_the_same_detections(shared: Path, triton_server: A
         np.testing.assert_allclose(single.detections[stamp][:, 4:],
                                    per_node.detections[stamp][:, 4:], atol=1e-6)
     lanes = sorted(set(single.lanes) & set(per_node.lanes))
-    assert len(lanes) >= 6
+    assert len(lanes) >= 6, (len(single.lanes), len(per_node.lanes))
     for stamp in lanes:
         assert len(single.lanes[stamp]) == len(per_node.lanes[stamp])
         for ours, theirs in zip(single.lanes[stamp], per_node.lanes[stamp]):
