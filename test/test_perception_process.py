@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from pathlib import Path
 import time
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
 
 from diagnostic_msgs.msg import DiagnosticArray
 import numpy as np
@@ -27,6 +27,7 @@ from triton_perception.bag.figures import detection_labels
 from triton_perception.system.processes import NodeProcess, ros_arguments
 
 pytestmark = [pytest.mark.ros, pytest.mark.server]
+PUBLISH_PERIOD_S = 0.1  # until the first result: a frame may go before the reader matched
 
 
 @pytest.fixture(scope='module')
@@ -49,6 +50,15 @@ def shared_memory_of(pid: int) -> list[str]:
     return sorted(path.name for path in Path('/dev/shm').glob(f'triton_perception_*_{pid}_*'))
 
 
+def publish_until(done: Callable[[], bool], publisher: Any, message: Image, what: str) -> None:
+    """Publish `message` every PUBLISH_PERIOD_S until `done()`, failing after a minute."""
+    deadline = time.monotonic() + 60.0
+    while not done():
+        assert time.monotonic() < deadline, f'timed out after 60 s waiting for {what}'
+        publisher.publish(message)
+        time.sleep(PUBLISH_PERIOD_S)
+
+
 def frame(rgb: np.ndarray, stamp_s: int, encoding: str = 'rgb8') -> Image:
     """Return `rgb` as an Image in `encoding`, stamped `stamp_s` s."""
     return image_message(rgb, encoding, 'camera', stamp_s)
@@ -64,8 +74,7 @@ def test_each_camera_has_its_own_nodes_fed_by_one_subscription(
     time.sleep(1.0)  # a second subscription would have matched by now
     assert front.get_subscription_count() == 1 and rear.get_subscription_count() == 1
     detections = probe.record(Detection2DArray, '/front/detections')
-    wait_until(lambda: detections or not front.publish(frame(road_rgb, 10)), 60.0,
-               'front detections')
+    publish_until(lambda: bool(detections), front, frame(road_rgb, 10), 'front detections')
     names = set(probe.node.get_node_names_and_namespaces())
     assert {('detection_node', '/front'), ('lane_node', '/front'), ('detection_node', '/rear'),
             ('lane_node', '/rear'), ('perception_process', '/')} <= names
@@ -77,8 +86,8 @@ def test_a_cameras_frame_is_written_once_for_both_models(
     front = probe.publisher(Image, '/front/image_raw')
     detections = probe.record(Detection2DArray, '/front/detections')
     lanes = probe.record(PointCloud2, '/front/lanes')
-    wait_until(lambda: (detections and lanes) or not front.publish(frame(road_rgb, 50)), 60.0,
-               'front detections and lanes')
+    publish_until(lambda: bool(detections and lanes), front, frame(road_rgb, 50),
+                  'front detections and lanes')
     regions = shared_memory_of(two_cameras.pid)
     assert regions and all(name.startswith('triton_perception_frames_') for name in regions), \
         regions
@@ -126,9 +135,8 @@ def test_deactivating_a_lane_node_leaves_the_same_cameras_detections(
     detections = probe.record(Detection2DArray, '/front/detections')
     assert probe.change_state('/front/lane_node', 'deactivate')
     try:
-        wait_until(lambda: any(message.header.stamp.sec == 300 for message in detections)
-                   or not front.publish(frame(road_rgb, 300)), 60.0,
-                   'front detections with its lane node inactive')
+        publish_until(lambda: any(message.header.stamp.sec == 300 for message in detections),
+                      front, frame(road_rgb, 300), 'front detections with its lane node inactive')
         assert front.get_subscription_count() == 1, 'the detection node still takes the camera'
     finally:
         assert probe.change_state('/front/lane_node', 'activate')
