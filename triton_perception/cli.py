@@ -285,7 +285,7 @@ def command_glue_bench(arguments: argparse.Namespace) -> int:
             warmup_s=arguments.warmup, json_path=arguments.json,
             video=arguments.video or DEFAULT_CLIP)
         report = run_glue(settings, lambda line: print(f'bench: {line}', file=sys.stderr,
-                                                        flush=True))
+                                                       flush=True))
     except ValueError as error:  # a camera count that is not a number
         print(f'triton-perception: error: --cameras: {error}', file=sys.stderr)
         return 2

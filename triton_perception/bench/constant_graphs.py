@@ -48,7 +48,7 @@ def _model(nodes: list[onnx.NodeProto], inputs: list[onnx.ValueInfoProto],
 
 
 def _frame_input() -> onnx.ValueInfoProto:
-    """The served graphs' frame: uint8 [height, width, 3], sizes given per request."""
+    """Return the served graphs' frame input: uint8 [height, width, 3], sizes per request."""
     return helper.make_tensor_value_info('image', TensorProto.UINT8, ['height', 'width', 3])
 
 
@@ -59,7 +59,7 @@ def _zero_from_frame(nodes: list[onnx.NodeProto], initializers: list[onnx.Tensor
     Outputs built as constant + this zero depend on the frame input, so no runtime can fold
     the graph into one without a frame; reading the shape costs nothing per pixel.
     """
-    initializers.append(numpy_helper.from_array(np.float32(0.0), 'zero'))
+    initializers.append(numpy_helper.from_array(np.array(0.0, np.float32), 'zero'))
     nodes += [helper.make_node('Shape', ['image'], ['frame_shape']),
               helper.make_node('Cast', ['frame_shape'], ['frame_shape_f'], to=TensorProto.FLOAT),
               helper.make_node('ReduceMin', ['frame_shape_f'], ['frame_min'], keepdims=0),
@@ -106,16 +106,18 @@ def lane_maps() -> tuple[np.ndarray, np.ndarray]:
     """
     height, width = MAP_SHAPE
     lanes = np.zeros(MAP_SHAPE, np.uint8)
-    left = ((int(0.30 * width), height - 1), (int(0.46 * width), int(0.58 * height)))
-    right = ((int(0.78 * width), height - 1), (int(0.55 * width), int(0.58 * height)))
-    cv2.line(lanes, right[0], right[1], LANE_ON, thickness=4)
-    for start in np.linspace(0.0, 1.0, 6, endpoint=False):  # five dashes, gaps between
-        points = [tuple(int(round(a + (b - a) * t)) for a, b in zip(*left))
-                  for t in (start, start + 0.1)]
-        cv2.line(lanes, points[0], points[1], LANE_ON, thickness=4)
+    horizon = int(0.58 * height)
+    left = ((int(0.30 * width), height - 1), (int(0.46 * width), horizon))
+    right = ((int(0.78 * width), height - 1), (int(0.55 * width), horizon))
+    cv2.line(lanes, right[0], right[1], (LANE_ON,), thickness=4)
+    for start in np.linspace(0.0, 0.9, 5):  # five dashes, gaps between
+        ends = [(int(round(left[0][0] + (left[1][0] - left[0][0]) * t)),
+                 int(round(left[0][1] + (left[1][1] - left[0][1]) * t)))
+                for t in (start, start + 0.1)]
+        cv2.line(lanes, ends[0], ends[1], (LANE_ON,), thickness=4)
     drivable = np.full(MAP_SHAPE, DRIVABLE_OFF, np.uint8)
     cv2.fillPoly(drivable, [np.array([left[0], left[1], right[1], right[0]], np.int32)],
-                 DRIVABLE_ON)
+                 (DRIVABLE_ON,))
     return lanes, drivable
 
 

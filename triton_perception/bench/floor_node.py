@@ -73,8 +73,10 @@ class FloorNode(Node):
         self._region = f'triton_perception_floor_{os.getpid()}'
         self._memory: SharedMemory | None = None
         self._publisher = self.create_publisher(Detection2DArray, 'detections', RESULT_QOS)
-        self.create_subscription(Image, 'image', self._on_image, stream_qos(
-            str(specs['qos_reliability'].default), int(specs['qos_depth'].default)))
+        depth = specs['qos_depth'].default
+        assert isinstance(depth, int)
+        self.create_subscription(Image, 'image', self._on_image,
+                                 stream_qos(str(specs['qos_reliability'].default), depth))
 
     def _model_ready(self) -> bool:
         try:
@@ -96,7 +98,8 @@ class FloorNode(Node):
         pixels = np.frombuffer(message.data, np.uint8).reshape(height, message.step)
         pixels = pixels[:, :width * 3].reshape(height, width, 3)
         nbytes = height * width * 3
-        frame = np.ndarray((height, width, 3), np.uint8, buffer=self._region_for(nbytes).buf)
+        frame: np.ndarray = np.ndarray((height, width, 3), np.uint8,
+                                       buffer=self._region_for(nbytes).buf)
         if message.encoding == 'bgr8':
             cv2.cvtColor(pixels, cv2.COLOR_BGR2RGB, dst=frame)
         else:  # rgb8

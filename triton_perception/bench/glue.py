@@ -32,8 +32,8 @@ from sensor_msgs.msg import Image
 import tritonclient.grpc as grpcclient
 
 from triton_perception.bench.constant_graphs import constant_repository
-from triton_perception.bench.glue_cases import (bgr_frame, camera_namespaces, GlueCase,
-                                                glue_cases, LAYOUTS, node_accounting,
+from triton_perception.bench.glue_cases import (bgr_frame, camera_namespaces, glue_cases,
+                                                GlueCase, LAYOUTS, node_accounting,
                                                 overlay_listening, results_missing, settled,
                                                 start_processes)
 from triton_perception.bench.glue_report import targets

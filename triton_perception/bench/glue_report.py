@@ -31,7 +31,7 @@ def cpu_ratio(cases: dict[str, dict[str, Any]], figures: dict[str, Any]) -> floa
     floor = floor_of(cases, figures['cameras'])
     if not floor or not floor['cpu_ms_per_frame']:
         return None
-    return round(figures['cpu_ms_per_frame'] / floor['cpu_ms_per_frame'], 2)
+    return round(float(figures['cpu_ms_per_frame']) / float(floor['cpu_ms_per_frame']), 2)
 
 
 def targets(cases: dict[str, dict[str, Any]]) -> dict[str, Any]:

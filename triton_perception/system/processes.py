@@ -140,8 +140,8 @@ class NodeProcess:
         self.log_path = Path(log_directory) / f'{executable}-{time.monotonic_ns()}.log'
         self._log = open(self.log_path, 'w', encoding='utf-8')  # noqa: SIM115 (closed in stop)
         self.process = subprocess.Popen(
-            [*node_command(executable, module=module), *arguments], stdout=self._log, stderr=subprocess.STDOUT,
-            stdin=subprocess.DEVNULL, preexec_fn=die_with_parent)
+            [*node_command(executable, module=module), *arguments], stdout=self._log,
+            stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, preexec_fn=die_with_parent)
 
     @property
     def pid(self) -> int:
