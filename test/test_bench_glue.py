@@ -30,7 +30,8 @@ CASE_KEYS = ('layout', 'models', 'cameras', 'processes', 'frames_published', 'fr
              'cpu_ms_per_frame', 'server_cpu_ms_per_frame', 'rss_mib', 'rss_per_camera_mib',
              'triton_request_ms', 'e2e_latency_ms', 'added_latency_ms', 'results_timed',
              'accounting', 'frames_lost', 'frames_without_result', 'accounted',
-             'results_missing_at_bench', 'load_average_1min')
+             'results_missing_at_bench', 'load_average_1min', 'input_hz_per_camera',
+             'served_share')
 
 
 def session(model: object) -> ort.InferenceSession:
@@ -122,6 +123,7 @@ def test_glue_bench_end_to_end(tmp_path: Path) -> None:
         # Triton's own time is taken out of the end-to-end latency, not added to it.
         assert figures['added_latency_ms']['p50'] < figures['e2e_latency_ms']['p50']
         assert figures['triton_request_ms']['yolov5'] > 0, (name, figures['triton_request_ms'])
+        assert 0 < figures['served_share'] <= 1 and figures['input_hz_per_camera'] > 0, figures
     assert cases['floor_det_1cam']['accounting'] is None
     assert cases['per_node_both_1cam']['processes'] == 3  # the overlay node too
     assert cases['single_both_1cam']['processes'] == 1

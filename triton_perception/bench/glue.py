@@ -217,6 +217,11 @@ class GlueBench:
                         added.append(latency - triton_ms.get(kind.model, 0.0))
         return {
             'stamps': stamps, 'frames_published': frames, 'publish_span_s': round(span_s, 2),
+            # Below RATE_HZ when the bench itself could not keep up (the machine overloaded).
+            'input_hz_per_camera': round(frames / span_s / case.cameras, 1),
+            # Of the results the window's frames should bring, those received (latest-frame
+            # slots drop frames that arrive while a request runs; DDS drops what is not taken).
+            'served_share': round(len(added) / (frames * len(case.kinds)), 3),
             'cpu_ms_per_frame': round(cpu_s * 1e3 / frames, 2),
             'server_cpu_ms_per_frame': round(server_s * 1e3 / frames, 2),
             'rss_mib': round(rss_mib, 1), 'rss_per_camera_mib': round(rss_mib / case.cameras, 1),

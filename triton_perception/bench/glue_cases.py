@@ -161,13 +161,16 @@ def node_accounting(status: NodeStatus | None, sent: int) -> dict[str, Any]:
     `lost` = lost before the node (publication sequence gaps) + frames the node never saw or
     counted (`unseen`); `without_result` = frames the node settled without publishing
     (dropped from its latest-frame slot, rejected, failed) or still holds (pending).
+    `stage_ms_mean`: the node's own stage times (wall ms per published frame, /diagnostics).
     """
     if status is None:
         return {'sent': sent, 'status': None, 'lost': None, 'without_result': None,
                 'balanced': False}
     counts = status.counts
     unseen = sent - status.seen
-    return {'sent': sent, **counts, 'unseen': unseen,
+    stages = ({stage: round(total / status.timed, 2) for stage, total in
+               status.stage_ms_sums.items()} if status.timed else {})
+    return {'sent': sent, **counts, 'unseen': unseen, 'stage_ms_mean': stages,
             'lost': counts['lost_before_node'] + max(unseen, 0),
             'without_result': sum(counts[fate] for fate in FATES if fate != 'published')
             + counts['pending'],

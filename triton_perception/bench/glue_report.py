@@ -64,9 +64,10 @@ def glue_table(report: dict[str, Any]) -> str:
     """Return the cases as a Markdown table, then one line per target."""
     cases = report['cases']
     lines = ['| layout | models | cameras | processes | CPU ms/frame | x floor | RSS MiB | '
-             'RSS MiB/camera | added latency p50 / p99 ms | Triton ms/request | frames sent | '
-             'lost | without result |',
-             '| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |']
+             'RSS MiB/camera | added latency p50 / p99 ms | Triton ms/request | input Hz per '
+             'camera | served | frames sent | lost | without result |',
+             '| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- '
+             '| --- |']
     for figures in cases.values():
         triton = ', '.join(f'{model} {ms:.1f}' for model, ms in
                            sorted(figures['triton_request_ms'].items()) if model in ENSEMBLES)
@@ -77,6 +78,7 @@ def glue_table(report: dict[str, Any]) -> str:
             f"| {figures['rss_per_camera_mib']:.0f} "
             f"| {_cell(figures['added_latency_ms']['p50'])} / "
             f"{_cell(figures['added_latency_ms']['p99'])} | {triton} "
+            f"| {figures['input_hz_per_camera']:g} | {figures['served_share']:.0%} "
             f"| {figures['frames_sent']} | {_cell(figures['frames_lost'])} "
             f"| {_cell(figures['frames_without_result'])} |")
     lines.append('')
