@@ -202,7 +202,13 @@ class GlueBench:
         rss_mib = sum(tree_rss_mb(process.pid) for process in processes)
         for wiring, sent in zip(wirings, stamps):
             wiring.tracker.wait(sent[-1], DRAIN_TIMEOUT_S)
-        cpu_s = sum(tree_cpu_s(process.pid) - cpu_before[process.pid] for process in processes)
+        cpu_by_process = {process.pid: tree_cpu_s(process.pid) - cpu_before[process.pid]
+                          for process in processes}
+        cpu_s = sum(cpu_by_process.values())
+        by_executable: dict[str, float] = {}
+        for process in processes:  # with one process per node: where the CPU goes
+            by_executable[process.name] = (by_executable.get(process.name, 0.0)
+                                           + cpu_by_process[process.pid])
         server_s = tree_cpu_s(server_pid) - server_before if server_pid else 0.0
         statistics_after = inference_statistics(url)
         triton_ms = triton_request_ms(statistics_before, statistics_after)
@@ -223,6 +229,8 @@ class GlueBench:
             # slots drop frames that arrive while a request runs; DDS drops what is not taken).
             'served_share': round(len(added) / (frames * len(case.kinds)), 3),
             'cpu_ms_per_frame': round(cpu_s * 1e3 / frames, 2),
+            'cpu_ms_per_frame_by_executable': {name: round(seconds * 1e3 / frames, 2)
+                                               for name, seconds in by_executable.items()},
             'server_cpu_ms_per_frame': round(server_s * 1e3 / frames, 2),
             'rss_mib': round(rss_mib, 1), 'rss_per_camera_mib': round(rss_mib / case.cameras, 1),
             'triton_request_ms': triton_ms,
