@@ -61,11 +61,17 @@ def _cell(value: Any) -> str:
 
 
 def glue_table(report: dict[str, Any]) -> str:
-    """Return the cases as a Markdown table, then one line per target."""
+    """
+    Return the cases as a Markdown table, then one line per target.
+
+    Frames sent are all cameras' (warm-up and window); every node accounts for each frame of
+    its camera, so lost and without-result frames are summed over the nodes (the floor's: the
+    frames that brought the bench no result).
+    """
     cases = report['cases']
     lines = ['| layout | models | cameras | processes | CPU ms/frame | x floor | RSS MiB | '
              'RSS MiB/camera | added latency p50 / p99 ms | Triton ms/request | input Hz per '
-             'camera | served | frames sent | lost | without result |',
+             'camera | served | frames sent | lost, all nodes | without result, all nodes |',
              '| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- '
              '| --- |']
     for figures in cases.values():
