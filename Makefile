@@ -25,6 +25,7 @@ demo: models
 bench: models
 	@$(CLI) bench --json out/bench.json
 	@$(CLI) bench --memory
+	@$(CLI) bench --glue --json out/bench-glue.json
 
 # 30 minutes of looped replay: node and server memory growth, accounting (not in CI).
 soak: models

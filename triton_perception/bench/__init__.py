@@ -14,12 +14,10 @@ Per case (detection, lanes, both nodes at once) on the frames of a road clip:
   time goes, stage by stage (node, gRPC, Triton's own timers, DDS), and CPU ms per frame outside
   the model graph.
 Writes JSON and prints a Markdown table; every process it starts is stopped on exit or Ctrl-C.
+`bench --memory` (process_memory) sums the perception processes' memory; `bench --glue` (glue)
+measures the nodes' own CPU, memory and latency against a bare floor node on constant graphs.
+
+Nothing is imported here: the floor node runs as `python -m triton_perception.bench.floor_node`,
+which imports this package first, and must not pay for the bench's imports (onnxruntime, the
+references, tracking) in its memory. Import from the modules.
 """
-from __future__ import annotations
-
-from triton_perception.bench.report import budget_table, markdown_table, steps_table
-from triton_perception.bench.run import run_bench
-from triton_perception.bench.settings import BenchError, BenchSettings, DEFAULT_VIDEO, parse_cases
-
-__all__ = ['DEFAULT_VIDEO', 'BenchError', 'BenchSettings', 'budget_table', 'markdown_table',
-           'parse_cases', 'run_bench', 'steps_table']

@@ -124,14 +124,19 @@ class RosSide:
 class CaseWiring:
     """One case's frame publisher, result subscriptions and readiness, in its own namespace."""
 
-    def __init__(self, ros: RosSide, namespace: str, kinds: Sequence[NodeKind]) -> None:
+    def __init__(self, ros: RosSide, namespace: str, kinds: Sequence[NodeKind], *,
+                 image_readers: int | None = None, reporting: bool = True) -> None:
         """
         Create the case's frame publisher and result and /diagnostics subscriptions.
 
         Topics are under `namespace`, the case's own, so that cases do not hear each other.
+        `image_readers`: subscriptions to the frames when ready (default one per kind; the nodes
+        of a perception_process share one). `reporting` False: the nodes publish no /diagnostics
+        (the glue bench's floor node), so readiness is the matched topics alone.
         """
         self._node = ros.node
         self.kinds = kinds
+        self._image_readers = len(kinds) if image_readers is None else image_readers
         self.tracker = ResultTracker({kind.executable: tuple(topic for topic, _ in kind.topics)
                                       for kind in kinds})
         self.publisher = ros.node.create_publisher(Image, f'{namespace}/image', FRAME_QOS)
@@ -140,11 +145,12 @@ class CaseWiring:
                                          self._on_result(topic), RESULTS_READER_QOS)
             for kind in kinds for topic, message_type in kind.topics]
         self._status_names = {status_name(f'{namespace}/{kind.executable}'): kind.executable
-                              for kind in kinds}
+                              for kind in kinds if reporting}
         self._ready: set[str] = set()
         self.statuses: dict[str, NodeStatus] = {}
-        self.subscriptions.append(ros.node.create_subscription(
-            DiagnosticArray, '/diagnostics', self._on_diagnostics, DIAGNOSTICS_QOS))
+        if reporting:
+            self.subscriptions.append(ros.node.create_subscription(
+                DiagnosticArray, '/diagnostics', self._on_diagnostics, DIAGNOSTICS_QOS))
         self._last_stamp_ns = 0
 
     def _on_result(self, topic: str) -> Any:
@@ -182,10 +188,14 @@ class CaseWiring:
         Every node matched our publisher, each result topic has a publisher (Humble counts no
         matched publishers on a subscription), and every node says Triton is ready.
         """
-        return (self.publisher.get_subscription_count() >= len(self.kinds)
+        return (self.publisher.get_subscription_count() >= self._image_readers
                 and all(self._node.count_publishers(subscription.topic_name) >= 1
                         for subscription in self.subscriptions)
                 and self._ready == set(self._status_names))
+
+    def subscriber_count(self, topic: str) -> int:
+        """Return the subscriptions to `topic` in the graph (the bench's own included)."""
+        return self._node.count_subscribers(topic)
 
     def publish(self, message: Image) -> Stamp:
         """Stamp the frame uniquely (wall clock, like a camera) and send it."""

@@ -110,14 +110,14 @@ def ros_arguments(parameters: Mapping[str, Any], namespace: str = '') -> list[st
     return arguments
 
 
-def node_command(executable: str, python: str = sys.executable) -> list[str]:
+def node_command(executable: str, python: str = sys.executable, module: str = '') -> list[str]:
     """
     Return the command that runs a node executable of this package.
 
     What lib/triton_perception/<executable> runs, with the given interpreter, so that it never
-    depends on PATH.
+    depends on PATH. `module` names another module to run instead (the bench's own floor node).
     """
-    return [python, '-m', f'triton_perception.nodes.{executable}']
+    return [python, '-m', module or f'triton_perception.nodes.{executable}']
 
 
 class NodeProcess:
@@ -128,18 +128,20 @@ class NodeProcess:
     fails.
     """
 
-    def __init__(self, executable: str, arguments: Sequence[str], log_directory: Path) -> None:
+    def __init__(self, executable: str, arguments: Sequence[str], log_directory: Path,
+                 module: str = '') -> None:
         """
         Start `executable` with `arguments`, its output going to a new log file in `log_directory`.
 
         The child gets no stdin and receives SIGTERM when this process dies (`die_with_parent`).
+        `module`: run this module instead of the executable's (`node_command`).
         """
         self.name = executable
         self.log_path = Path(log_directory) / f'{executable}-{time.monotonic_ns()}.log'
         self._log = open(self.log_path, 'w', encoding='utf-8')  # noqa: SIM115 (closed in stop)
         self.process = subprocess.Popen(
-            [*node_command(executable), *arguments], stdout=self._log, stderr=subprocess.STDOUT,
-            stdin=subprocess.DEVNULL, preexec_fn=die_with_parent)
+            [*node_command(executable, module=module), *arguments], stdout=self._log,
+            stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, preexec_fn=die_with_parent)
 
     @property
     def pid(self) -> int:

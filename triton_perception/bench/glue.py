@@ -1,0 +1,336 @@
+"""
+`bench --glue`: what the nodes themselves cost per frame, set against a bare floor node.
+
+Issue 31 asks what the package's nodes cost beyond the bare minimum. So the served graphs are
+swapped for constant graphs in the same contracts (constant_graphs), leaving Triton about its
+transport, and each layout serves bgr8 960x540 frames at 30 Hz per camera through the
+package's Fast DDS profile: the bench's floor node (floor_node), one process per node, and one
+perception_process. For each case, over a fixed window after a warm-up:
+- CPU ms per frame: utime + stime of the case's processes (not tritonserver) over the window
+  and its drain, divided by the frames published in the window (all cameras);
+- RSS: the processes' summed VmRSS at the window's end, under load, and per camera;
+- latency added beyond Triton: per result, publish -> result received here, minus the mean
+  Triton request time of its ensemble over the window (Triton's statistics: its queues, the
+  Python backend's copies and the graph); p50 and p99 over every camera's results;
+- frames lost: from each node's /diagnostics accounting (received, lost before the node,
+  settled fates, pending) against the frames the bench sent it; the floor has no accounting,
+  so for it only the frames without a result are counted here.
+Every process it starts is stopped on exit and on Ctrl-C.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+import os
+from pathlib import Path
+import shutil
+import tempfile
+import time
+from typing import Any, Callable, Sequence
+
+import numpy as np
+from sensor_msgs.msg import Image
+import tritonclient.grpc as grpcclient
+
+from triton_perception.bench.constant_graphs import constant_repository
+from triton_perception.bench.glue_cases import (bgr_frame, camera_namespaces, glue_cases,
+                                                GlueCase, LAYOUTS, node_accounting,
+                                                overlay_listening, results_missing, settled,
+                                                start_processes)
+from triton_perception.bench.glue_report import targets
+from triton_perception.bench.measures import check_alive
+from triton_perception.bench.report import machine_description, source_version, write_report
+from triton_perception.bench.ros_side import CaseWiring, ros_environment, RosSide
+from triton_perception.bench.settings import (BenchError, DEFAULT_VIDEO, DRAIN_TIMEOUT_S,
+                                              RATE_HZ, READY_TIMEOUT_S, Stamp)
+from triton_perception.bench.triton_side import inference_statistics, step_breakdown
+from triton_perception.serving.triton_server import ServerConfig, TritonServer
+from triton_perception.system.paths import default_model_repository, MODEL_REPOSITORY_ENV
+from triton_perception.system.processes import free_ports, NodeProcess, tree_cpu_s, tree_rss_mb
+
+CHECK_PERIOD_S = 1.0          # how often the publishing loop checks that every process lives
+ACCOUNTING_TIMEOUT_S = 5.0    # for the statuses counting every frame sent (period 1 s)
+
+
+@dataclass(frozen=True)
+class GlueSettings:
+    """
+    What `bench --glue` runs: camera counts, layouts, the warm-up and the measured window (s).
+
+    `video`: the clip whose first frame is published (a synthetic frame if it is missing).
+    """
+
+    camera_counts: tuple[int, ...] = (1, 4)
+    layouts: tuple[str, ...] = LAYOUTS
+    window_s: float = 20.0
+    warmup_s: float = 3.0
+    json_path: Path | None = None
+    video: Path = DEFAULT_VIDEO
+
+    def __post_init__(self) -> None:
+        """Raise BenchError for no cameras, an unknown layout, or no window."""
+        if not self.camera_counts or min(self.camera_counts) < 1 or max(self.camera_counts) > 16:
+            raise BenchError(f'need camera counts in 1-16, got {self.camera_counts}')
+        unknown = [layout for layout in self.layouts if layout not in LAYOUTS]
+        if unknown or not self.layouts:
+            raise BenchError(f'unknown layouts {unknown}; choose from {", ".join(LAYOUTS)}')
+        if self.window_s <= 0 or self.warmup_s < 0:
+            raise BenchError(f'need --duration > 0 and --warmup >= 0, got {self.window_s:g} and '
+                             f'{self.warmup_s:g}')
+
+
+def percentiles(values: Sequence[float]) -> dict[str, float | None]:
+    """Return p50 and p99 rounded to 0.01 ms (None without values)."""
+    if not values:
+        return {'p50': None, 'p99': None}
+    return {'p50': round(float(np.percentile(values, 50)), 2),
+            'p99': round(float(np.percentile(values, 99)), 2)}
+
+
+def triton_request_ms(before: dict[str, dict[str, int]],
+                      after: dict[str, dict[str, int]]) -> dict[str, float]:
+    """Return each ensemble's mean request time in ms (Triton's `success` timer) in between."""
+    means = {}
+    for model, totals in after.items():
+        count = totals['success_count'] - before.get(model, {}).get('success_count', 0)
+        if count > 0:
+            spent = totals['success'] - before.get(model, {}).get('success', 0)
+            means[model] = round(spent / count / 1e6, 3)
+    return means
+
+
+class GlueBench:
+    """The cases of one run, against one server on constant graphs and one ROS participant."""
+
+    def __init__(self, settings: GlueSettings, server: TritonServer, ros: RosSide, frame: Image,
+                 log_directory: Path, log: Callable[[str], None]) -> None:
+        """Keep what every case uses."""
+        self.settings = settings
+        self.server = server
+        self.ros = ros
+        self.frame = frame
+        self.log_directory = log_directory
+        self.log = log
+
+    def run_case(self, case: GlueCase) -> dict[str, Any]:
+        """Start the case's processes, warm up, measure the window, and stop them."""
+        namespace = f'/glue_{os.getpid()}/{case.name}'
+        cameras = camera_namespaces(namespace, case.cameras)
+        wirings = [CaseWiring(self.ros, camera, case.kinds, image_readers=case.image_readers,
+                              reporting=case.layout != 'floor') for camera in cameras]
+        processes: list[NodeProcess] = []
+        load_before = os.getloadavg()[0]
+        try:
+            start_processes(case, self.server.grpc_url, namespace, self.log_directory,
+                            processes)
+            self.log(f'{case.name}: started {len(processes)} process(es) '
+                     f'({", ".join(sorted({process.name for process in processes}))}); '
+                     'waiting until ready')
+            self._wait_ready(case, wirings, cameras, processes)
+            self.log(f'{case.name}: warm-up {self.settings.warmup_s:g} s, then '
+                     f'{self.settings.window_s:g} s measured, {case.cameras} x {RATE_HZ:g} Hz')
+            warm_up = self._publish(wirings, self.settings.warmup_s, processes)
+            figures = self._window(case, wirings, processes)
+            sent = [len(early) + len(late) for early, late in zip(warm_up, figures['stamps'])]
+            figures.update(self._accounting(case, wirings, sent, warm_up, figures.pop('stamps')))
+            figures['frames_sent'] = sum(sent)  # warm-up and window, every camera
+        finally:
+            for process in processes:
+                code = process.stop()
+                if code not in (0, None):
+                    self.log(f'{process.name} exited with code {code}:\n{process.output_tail()}')
+            for wiring in wirings:
+                wiring.close()
+        figures.update({'layout': case.layout, 'models': case.models, 'cameras': case.cameras,
+                        'processes': len(processes),
+                        'load_average_1min': [round(load_before, 2),
+                                              round(os.getloadavg()[0], 2)]})
+        self.log(f"{case.name}: CPU {figures['cpu_ms_per_frame']} ms/frame, RSS "
+                 f"{figures['rss_mib']} MiB, added latency p50/p99 "
+                 f"{figures['added_latency_ms']['p50']}/{figures['added_latency_ms']['p99']} ms, "
+                 f"lost {figures['frames_lost']}, without result "
+                 f"{figures['frames_without_result']}")
+        return figures
+
+    def _wait_ready(self, case: GlueCase, wirings: Sequence[CaseWiring],
+                    cameras: Sequence[str], processes: Sequence[NodeProcess]) -> None:
+        """Poll matching, /diagnostics and the overlay's subscriptions; fail if a process died."""
+        deadline = time.monotonic() + READY_TIMEOUT_S
+        while not all(wiring.ready() and overlay_listening(case, wiring, camera)
+                      for wiring, camera in zip(wirings, cameras)):
+            for process in processes:
+                check_alive(process)
+            if time.monotonic() > deadline:
+                raise BenchError(f'{case.name} not ready within {READY_TIMEOUT_S:g} s:\n'
+                                 + '\n'.join(process.output_tail() for process in processes))
+            time.sleep(0.05)
+
+    def _publish(self, wirings: Sequence[CaseWiring], duration_s: float,
+                 processes: Sequence[NodeProcess]) -> list[list[Stamp]]:
+        """
+        Publish the frame to every camera at RATE_HZ for `duration_s`; return the stamps sent.
+
+        Cameras take turns, evenly spaced, as free-running cameras would; a late tick is sent
+        at once, so the count per camera is exactly duration x rate.
+        """
+        stamps: list[list[Stamp]] = [[] for _ in wirings]
+        period_s = 1.0 / (RATE_HZ * len(wirings))
+        start = time.monotonic()
+        next_check = start + CHECK_PERIOD_S
+        tick = 0
+        while (target := start + tick * period_s) < start + duration_s:
+            if (delay := target - time.monotonic()) > 0:
+                time.sleep(delay)  # pacing at camera rate
+            camera = tick % len(wirings)
+            stamps[camera].append(wirings[camera].publish(self.frame))
+            tick += 1
+            if time.monotonic() >= next_check:
+                for process in processes:
+                    check_alive(process)
+                next_check += CHECK_PERIOD_S
+        return stamps
+
+    def _window(self, case: GlueCase, wirings: Sequence[CaseWiring],
+                processes: Sequence[NodeProcess]) -> dict[str, Any]:
+        """Measure the window: CPU, memory, Triton's own time, and each result's latency."""
+        url, server_pid = self.server.grpc_url, self.server.pid
+        cpu_before = {process.pid: tree_cpu_s(process.pid) for process in processes}
+        server_before = tree_cpu_s(server_pid) if server_pid else 0.0
+        statistics_before = inference_statistics(url)
+        start = time.monotonic()
+        stamps = self._publish(wirings, self.settings.window_s, processes)
+        span_s = time.monotonic() - start
+        rss_mib = sum(tree_rss_mb(process.pid) for process in processes)
+        for wiring, sent in zip(wirings, stamps):
+            wiring.tracker.wait(sent[-1], DRAIN_TIMEOUT_S)
+        cpu_by_process = {process.pid: tree_cpu_s(process.pid) - cpu_before[process.pid]
+                          for process in processes}
+        cpu_s = sum(cpu_by_process.values())
+        by_executable: dict[str, float] = {}
+        for process in processes:  # with one process per node: where the CPU goes
+            by_executable[process.name] = (by_executable.get(process.name, 0.0)
+                                           + cpu_by_process[process.pid])
+        server_s = tree_cpu_s(server_pid) - server_before if server_pid else 0.0
+        statistics_after = inference_statistics(url)
+        triton_ms = triton_request_ms(statistics_before, statistics_after)
+        frames = sum(len(sent) for sent in stamps)
+        added, e2e = [], []
+        for wiring, sent in zip(wirings, stamps):
+            for kind in case.kinds:
+                for stamp in sent:
+                    latency = wiring.tracker.latency_ms(stamp, (kind.executable,))
+                    if latency is not None:
+                        e2e.append(latency)
+                        added.append(latency - triton_ms.get(kind.model, 0.0))
+        return {
+            'stamps': stamps, 'frames_published': frames, 'publish_span_s': round(span_s, 2),
+            # Below RATE_HZ when the bench itself could not keep up (the machine overloaded).
+            'input_hz_per_camera': round(frames / span_s / case.cameras, 1),
+            # Of the results the window's frames should bring, those received (latest-frame
+            # slots drop frames that arrive while a request runs; DDS drops what is not taken).
+            'served_share': round(len(added) / (frames * len(case.kinds)), 3),
+            'cpu_ms_per_frame': round(cpu_s * 1e3 / frames, 2),
+            'cpu_ms_per_frame_by_executable': {name: round(seconds * 1e3 / frames, 2)
+                                               for name, seconds in by_executable.items()},
+            'server_cpu_ms_per_frame': round(server_s * 1e3 / frames, 2),
+            'rss_mib': round(rss_mib, 1), 'rss_per_camera_mib': round(rss_mib / case.cameras, 1),
+            'triton_request_ms': triton_ms,
+            'e2e_latency_ms': percentiles(e2e), 'added_latency_ms': percentiles(added),
+            'results_timed': len(added),
+            'triton_steps_ms': step_breakdown(statistics_before, statistics_after),
+        }
+
+    def _accounting(self, case: GlueCase, wirings: Sequence[CaseWiring], sent: Sequence[int],
+                    warm_up: Sequence[Sequence[Stamp]],
+                    window: Sequence[Sequence[Stamp]]) -> dict[str, Any]:
+        """
+        Each node's frame accounting once its status counts every frame sent (warm-up included).
+
+        Also, from the bench's side, the frames of the whole run that brought no result.
+        """
+        deadline = time.monotonic() + ACCOUNTING_TIMEOUT_S
+        while case.layout != 'floor' and time.monotonic() < deadline and not all(
+                settled(wiring.statuses, case.kinds, count)
+                for wiring, count in zip(wirings, sent)):
+            time.sleep(0.05)
+        missing = sum(results_missing(wiring, kind, [*early, *late])
+                      for wiring, early, late in zip(wirings, warm_up, window)
+                      for kind in case.kinds)
+        if case.layout == 'floor':
+            return {'accounting': None, 'frames_lost': None, 'frames_without_result': missing,
+                    'accounted': None, 'results_missing_at_bench': missing}
+        accounting = {
+            f'cam{index}': {kind.executable: node_accounting(wiring.statuses.get(kind.executable),
+                                                             count) for kind in case.kinds}
+            for index, (wiring, count) in enumerate(zip(wirings, sent))}
+        nodes = [entry for camera in accounting.values() for entry in camera.values()]
+        complete = all(entry['lost'] is not None for entry in nodes)
+        return {
+            'accounting': accounting,
+            'frames_lost': sum(entry['lost'] for entry in nodes) if complete else None,
+            'frames_without_result': (sum(entry['without_result'] for entry in nodes)
+                                      if complete else None),
+            'accounted': complete and all(entry['balanced'] and entry['unseen'] == 0
+                                          for entry in nodes),
+            'results_missing_at_bench': missing,
+        }
+
+
+def run_glue(settings: GlueSettings, log: Callable[[str], None]) -> dict[str, Any]:
+    """
+    Serve constant graphs, run every case, and return the report (JSON rewritten per case).
+
+    Every process started here is stopped before returning or raising.
+    """
+    temporary = Path(tempfile.mkdtemp(prefix='triton_perception-glue-'))
+    environment_before = dict(os.environ)
+    os.environ.update(ros_environment(temporary / 'ros'))
+    server: TritonServer | None = None
+    ros: RosSide | None = None
+    try:
+        repository = constant_repository(default_model_repository(),
+                                         temporary / 'model_repository')
+        log(f'constant graphs in the served contracts: {repository}')
+        # The nodes read the model records (labels, lane model) from the served repository.
+        os.environ[MODEL_REPOSITORY_ENV] = str(repository)
+        http_port, grpc_port, metrics_port = free_ports(3)
+        server = TritonServer(ServerConfig(model_repository=repository, profile='cpu',
+                                           http_port=http_port, grpc_port=grpc_port,
+                                           metrics_port=metrics_port),
+                              log=log, show_server_log=False)
+        server.start()
+        server.wait_until_ready()
+        with grpcclient.InferenceServerClient(server.grpc_url) as client:
+            triton_version = client.get_server_metadata().version
+        ros = RosSide()
+        frame = bgr_frame(settings.video, log)
+        log(f'ROS_DOMAIN_ID {os.environ["ROS_DOMAIN_ID"]}, load average '
+            f'{" ".join(f"{value:.2f}" for value in os.getloadavg())}')
+        report: dict[str, Any] = {
+            'machine': machine_description(server.profile, triton_version),
+            'source': source_version(),
+            'settings': {'camera_counts': list(settings.camera_counts),
+                         'layouts': list(settings.layouts), 'window_s': settings.window_s,
+                         'warmup_s': settings.warmup_s, 'rate_hz': RATE_HZ,
+                         'frame': [frame.width, frame.height, frame.encoding],
+                         'video': str(settings.video), 'graphs': 'constant (bench.constant_graphs)',
+                         'floor': 'one floor_node process per camera'},
+            'cases': {},
+        }
+        bench = GlueBench(settings, server, ros, frame, temporary, log)
+        for case in glue_cases(settings.camera_counts):
+            if case.layout not in settings.layouts:
+                continue
+            report['cases'][case.name] = bench.run_case(case)
+            report['targets'] = targets(report['cases'])
+            report['machine']['load_average_end'] = [round(value, 2)
+                                                     for value in os.getloadavg()]
+            write_report(report, settings.json_path)
+        return report
+    finally:
+        if ros:
+            ros.close()
+        if server:
+            server.stop()
+        os.environ.clear()
+        os.environ.update(environment_before)
+        shutil.rmtree(temporary, ignore_errors=True)

@@ -1,0 +1,188 @@
+"""
+What the glue bench runs: its cases, their processes, the frame, and the frame accounting.
+
+A case is a layout (the floor node, one process per node, or one perception_process) serving
+some cameras with some models. The package's layouts come from the pipeline plan, as `ros2
+launch` starts them; the floor is the bench's own node, one process per camera.
+"""
+from __future__ import annotations
+
+import array
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+import cv2
+import numpy as np
+from sensor_msgs.msg import Image, PointCloud2
+
+from triton_perception.bench.floor_node import MODULE as FLOOR_MODULE, NODE_NAME as FLOOR_NODE
+from triton_perception.bench.ros_side import CaseWiring
+from triton_perception.bench.settings import NodeKind, NODES, Stamp
+from triton_perception.frames.diagnostics import FATES, NodeStatus
+from triton_perception.pipeline.plan import pipeline_plan
+from triton_perception.system.processes import NodeProcess, ros_arguments
+
+FRAME_SIZE = (960, 540)  # width, height, as the issue measures
+LAYOUTS = ('floor', 'per_node', 'single')
+DETECTIONS = 'detections'
+BOTH = 'detections+lanes'
+# The bench listens to the results a consumer of detections and lanes takes; drivable_area is
+# published all the same (the overlay node takes it), so its cost is in the nodes' figures.
+LANES_KIND = replace(NODES['lane_node'], topics=(('lanes', PointCloud2),))
+FLOOR_KIND = replace(NODES['detection_node'], executable=FLOOR_NODE)
+
+
+@dataclass(frozen=True)
+class GlueCase:
+    """
+    One measurement: `layout` serving `cameras` cameras with `models`.
+
+    `models` is DETECTIONS or BOTH; BOTH also runs the overlay node, ready but unwatched (it
+    subscribes to the results, not to the camera, until someone watches its output).
+    """
+
+    layout: str
+    models: str
+    cameras: int
+
+    @property
+    def name(self) -> str:
+        """Return e.g. 'single_both_4cam', unique per case: namespaces and JSON keys."""
+        return f"{self.layout}_{'both' if self.models == BOTH else 'det'}_{self.cameras}cam"
+
+    @property
+    def kinds(self) -> tuple[NodeKind, ...]:
+        """Return what each camera's results come from, as the bench listens to them."""
+        if self.layout == 'floor':
+            return (FLOOR_KIND,)
+        return (NODES['detection_node'], LANES_KIND) if self.models == BOTH \
+            else (NODES['detection_node'],)
+
+    @property
+    def image_readers(self) -> int:
+        """Return the subscriptions one camera's frames have once the case is ready."""
+        return len(self.kinds) if self.layout == 'per_node' else 1
+
+    @property
+    def overlay(self) -> bool:
+        """Say whether the overlay node runs (with both models)."""
+        return self.layout != 'floor' and self.models == BOTH
+
+
+def glue_cases(camera_counts: Sequence[int]) -> list[GlueCase]:
+    """
+    Return the cases for each camera count, the floor first (the others are set against it).
+
+    One camera also runs detections alone in each layout: the floor serves detections only,
+    so that is the like-for-like comparison; with more cameras only the floor runs
+    detections alone.
+    """
+    cases = []
+    for cameras in camera_counts:
+        cases.append(GlueCase('floor', DETECTIONS, cameras))
+        if cameras == 1:
+            cases += [GlueCase(layout, DETECTIONS, 1) for layout in ('per_node', 'single')]
+        cases += [GlueCase(layout, BOTH, cameras) for layout in ('per_node', 'single')]
+    return cases
+
+
+def camera_namespaces(namespace: str, cameras: int) -> list[str]:
+    """Return the namespace of each camera's nodes; camera i's frames are on <it>/image."""
+    return [f'{namespace}/cam{index}' for index in range(cameras)]
+
+
+def start_processes(case: GlueCase, triton_url: str, namespace: str, log_directory: Path,
+                    started: list[NodeProcess]) -> None:
+    """
+    Start the case's processes into `started`: the plan's, or one floor node per camera.
+
+    The caller stops what is in `started`, also when this raises after starting some.
+    """
+    cameras = camera_namespaces(namespace, case.cameras)
+    if case.layout == 'floor':
+        for camera in cameras:
+            started.append(NodeProcess(FLOOR_NODE, ros_arguments({'triton_url': triton_url},
+                                                                 namespace=camera),
+                                       log_directory, module=FLOOR_MODULE))
+        return
+    plan = pipeline_plan({
+        'start_triton': 'false', 'triton_url': triton_url, 'namespace': namespace,
+        'cameras': ','.join(f'{camera.rsplit("/", 1)[1]}={camera}/image' for camera in cameras),
+        'process_layout': case.layout, 'enable_lanes': str(case.models == BOTH).lower(),
+        'enable_overlay': str(case.overlay).lower()})
+    for node in plan.nodes:
+        started.append(NodeProcess(node.executable, node.ros_arguments(), log_directory))
+
+
+def overlay_listening(case: GlueCase, wiring: CaseWiring, namespace: str) -> bool:
+    """
+    Say whether the camera's overlay node, when the case has one, has subscribed to its results.
+
+    The bench is the results' other subscriber. Readiness waits for this so that the overlay
+    node is up, as in a running pipeline, before anything is measured.
+    """
+    if not case.overlay:
+        return True
+    return all(wiring.subscriber_count(f'{namespace}/{topic}') >= 2
+               for kind in case.kinds for topic, _ in kind.topics)
+
+
+def bgr_frame(video: Path, log: Callable[[str], None]) -> Image:
+    """
+    Return a 960x540 bgr8 Image: the clip's first frame, or a synthetic road if there is none.
+
+    The graphs are constant, so the pixels matter only for what the nodes copy and convert,
+    and one frame serves every camera (each publish gets its own stamp).
+    """
+    capture = cv2.VideoCapture(str(video))
+    ok, bgr = capture.read()
+    capture.release()
+    if ok:
+        log(f'frames: the first frame of {video}, as bgr8 {FRAME_SIZE[0]}x{FRAME_SIZE[1]}')
+        bgr = cv2.resize(bgr, FRAME_SIZE, interpolation=cv2.INTER_AREA)
+    else:
+        log(f'frames: {video} not readable; a synthetic bgr8 frame instead')
+        width, height = FRAME_SIZE
+        bgr = np.zeros((height, width, 3), np.uint8)
+        bgr[:, :, 0] = np.linspace(0, 255, width, dtype=np.uint8)[None, :]
+        bgr[:, :, 1] = np.linspace(0, 255, height, dtype=np.uint8)[:, None]
+        bgr[height // 2:, :, 2] = 96
+    message = Image(height=bgr.shape[0], width=bgr.shape[1], encoding='bgr8', is_bigendian=0,
+                    step=bgr.shape[1] * 3, data=array.array('B', bgr.tobytes()))
+    message.header.frame_id = 'camera'
+    return message
+
+
+def node_accounting(status: NodeStatus | None, sent: int) -> dict[str, Any]:
+    """
+    One node's frame accounting from its last /diagnostics status, against the frames sent.
+
+    `lost` = lost before the node (publication sequence gaps) + frames the node never saw or
+    counted (`unseen`); `without_result` = frames the node settled without publishing
+    (dropped from its latest-frame slot, rejected, failed) or still holds (pending).
+    `stage_ms_mean`: the node's own stage times (wall ms per published frame, /diagnostics).
+    """
+    if status is None:
+        return {'sent': sent, 'status': None, 'lost': None, 'without_result': None,
+                'balanced': False}
+    counts = status.counts
+    unseen = sent - status.seen
+    stages = ({stage: round(total / status.timed, 2) for stage, total in
+               status.stage_ms_sums.items()} if status.timed else {})
+    return {'sent': sent, **counts, 'unseen': unseen, 'stage_ms_mean': stages,
+            'lost': counts['lost_before_node'] + max(unseen, 0),
+            'without_result': sum(counts[fate] for fate in FATES if fate != 'published')
+            + counts['pending'],
+            'balanced': status.balanced}
+
+
+def settled(statuses: dict[str, NodeStatus], kinds: Sequence[NodeKind], sent: int) -> bool:
+    """Say whether every node's status counts every frame sent and holds none pending."""
+    return all((status := statuses.get(kind.executable)) is not None and status.seen >= sent
+               and status.count('pending') == 0 for kind in kinds)
+
+
+def results_missing(wiring: CaseWiring, kind: NodeKind, stamps: Sequence[Stamp]) -> int:
+    """Return how many of the frames `stamps` brought no result of `kind` to the bench."""
+    return sum(wiring.tracker.latency_ms(stamp, (kind.executable,)) is None for stamp in stamps)
