@@ -53,7 +53,8 @@ class OverlayNode(Node):
     Draws detections, lanes and the drivable area onto the camera frame they belong to.
 
     Results are matched to frames by header stamp; a frame is drawn once every expected result
-    has arrived. The camera is subscribed to only while someone subscribes to `overlay`.
+    has arrived. The camera and the results are subscribed to only while someone subscribes to
+    `overlay`.
     """
 
     def __init__(self, **node_options: Any) -> None:
@@ -70,13 +71,8 @@ class OverlayNode(Node):
         self.labels: list[str] = []
         self._overlay = self.create_publisher(Image, 'overlay', OVERLAY_QOS)
         self.create_subscription(LabelInfo, 'label_info', self._on_labels, LATCHED_QOS)
-        for topic, message_type in (('detections', Detection2DArray), ('lanes', PointCloud2),
-                                    ('drivable_area', Image)):
-            if topic in self.expected:
-                self.create_subscription(message_type, topic,
-                                         lambda message, key=topic: self._on_result(key, message),
-                                         RESULT_QOS)
         self._camera_subscription: Subscription | None = None
+        self._result_subscriptions: list[Subscription] = []
         self.create_timer(WATCH_PERIOD_S, self._follow_watchers)
 
     def _on_labels(self, message: LabelInfo) -> None:
@@ -84,9 +80,22 @@ class OverlayNode(Node):
         self.labels = [item.class_name for item in ordered]
 
     def _follow_watchers(self) -> None:
-        """Subscribe to the camera only while the overlay is watched; flush stale frames."""
+        """
+        Subscribe to the camera and the results only while the overlay is watched.
+
+        An unwatched overlay then costs nothing per frame: taking every frame's results from DDS
+        (a drivable-area image among them) would cost as much as drawing. Stale frames are
+        flushed.
+        """
         watched = self._overlay.get_subscription_count() > 0
         if watched and self._camera_subscription is None:
+            self._result_subscriptions = [
+                self.create_subscription(message_type, topic,
+                                         lambda message, key=topic: self._on_result(key, message),
+                                         RESULT_QOS)
+                for topic, message_type in (('detections', Detection2DArray),
+                                            ('lanes', PointCloud2), ('drivable_area', Image))
+                if topic in self.expected]
             qos = stream_qos(self.settings.qos_reliability, 1)
             if self.settings.input_transport == 'compressed':
                 self._camera_subscription = self.create_subscription(
@@ -97,6 +106,9 @@ class OverlayNode(Node):
         elif not watched and self._camera_subscription is not None:
             self.destroy_subscription(self._camera_subscription)
             self._camera_subscription = None
+            for subscription in self._result_subscriptions:
+                self.destroy_subscription(subscription)
+            self._result_subscriptions = []
             with self._lock:
                 self._pending.clear()
                 self._early_results.clear()
