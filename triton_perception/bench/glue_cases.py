@@ -39,7 +39,7 @@ class GlueCase:
     One measurement: `layout` serving `cameras` cameras with `models`.
 
     `models` is DETECTIONS or BOTH; BOTH also runs the overlay node, ready but unwatched (it
-    subscribes to the results, not to the camera, until someone watches its output).
+    subscribes to neither the camera nor the results until someone watches its output).
     """
 
     layout: str
@@ -117,15 +117,14 @@ def start_processes(case: GlueCase, triton_url: str, namespace: str, log_directo
 
 def overlay_listening(case: GlueCase, wiring: CaseWiring, namespace: str) -> bool:
     """
-    Say whether the camera's overlay node, when the case has one, has subscribed to its results.
+    Say whether the camera's overlay node, when the case has one, is up: it offers `overlay`.
 
-    The bench is the results' other subscriber. Readiness waits for this so that the overlay
-    node is up, as in a running pipeline, before anything is measured.
+    Readiness waits for this so that the overlay node runs, as in a pipeline, before anything is
+    measured. Unwatched, it takes neither the camera nor the results.
     """
     if not case.overlay:
         return True
-    return all(wiring.subscriber_count(f'{namespace}/{topic}') >= 2
-               for kind in case.kinds for topic, _ in kind.topics)
+    return wiring.publisher_count(f'{namespace}/overlay') >= 1
 
 
 def bgr_frame(video: Path, log: Callable[[str], None]) -> Image:

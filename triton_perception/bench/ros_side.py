@@ -193,9 +193,9 @@ class CaseWiring:
                         for subscription in self.subscriptions)
                 and self._ready == set(self._status_names))
 
-    def subscriber_count(self, topic: str) -> int:
-        """Return the subscriptions to `topic` in the graph (the bench's own included)."""
-        return self._node.count_subscribers(topic)
+    def publisher_count(self, topic: str) -> int:
+        """Return the publishers of `topic` in the graph."""
+        return self._node.count_publishers(topic)
 
     def publish(self, message: Image) -> Stamp:
         """Stamp the frame uniquely (wall clock, like a camera) and send it."""
