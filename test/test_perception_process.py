@@ -24,6 +24,7 @@ from test_replay import clip_bag
 from triton_perception.bag.accuracy import read_outputs
 from triton_perception.bag.evaluate import evaluate, EvaluationSettings
 from triton_perception.bag.figures import detection_labels
+from triton_perception.outputs.result_messages import detections_from_message, lanes_from_cloud
 from triton_perception.system.processes import NodeProcess, ros_arguments
 
 pytestmark = [pytest.mark.ros, pytest.mark.server]
@@ -166,3 +167,57 @@ def test_both_layouts_publish_the_same_detections(shared: Path, triton_server: A
         assert len(single.lanes[stamp]) == len(per_node.lanes[stamp])
         for ours, theirs in zip(single.lanes[stamp], per_node.lanes[stamp]):
             np.testing.assert_allclose(ours, theirs, atol=1e-3)
+
+
+@pytest.mark.slow
+def test_each_camera_gets_what_one_process_per_node_gives(
+        probe: Probe, two_cameras: NodeProcess, road_rgb: np.ndarray, triton_server: Any,
+        tmp_path: Path) -> None:
+    """Per camera, the single process publishes what detection_node and lane_node publish alone."""
+    cameras = ('front', 'rear')
+    parameters = {'triton_url': triton_server.grpc_url, 'qos_reliability': 'reliable'}
+    per_node = [NodeProcess(executable,
+                            [*ros_arguments(parameters, f'/per_node/{camera}'),
+                             '-r', f'image:=/{camera}/image_raw'], tmp_path)
+                for camera in cameras for executable in ('detection_node', 'lane_node')]
+    try:
+        results = {(layout, camera, kind): probe.record(message_type, f'{prefix}/{kind}')
+                   for camera in cameras
+                   for layout, prefix in (('single', f'/{camera}'),
+                                          ('per_node', f'/per_node/{camera}'))
+                   for kind, message_type in (('detections', Detection2DArray),
+                                              ('lanes', PointCloud2))}
+        publishers = [probe.publisher(Image, f'/{camera}/image_raw') for camera in cameras]
+        for publisher in publishers:
+            probe.wait_for_subscribers(publisher, 3, timeout_s=120.0)
+        for index in range(4):
+            stamp = 400 + index
+            image = np.ascontiguousarray(np.roll(road_rgb, 60 * index, axis=1))
+
+            def answered(stamp: int = stamp) -> bool:
+                return all(any(message.header.stamp.sec == stamp for message in messages)
+                           for messages in results.values())
+            deadline = time.monotonic() + 60.0
+            while not answered():
+                assert time.monotonic() < deadline, f'timed out waiting for frame {stamp}'
+                for publisher in publishers:
+                    publisher.publish(frame(image, stamp))
+                time.sleep(0.3)
+        labels = detection_labels(None)
+        for camera in cameras:
+            for stamp in range(400, 404):
+                def first(layout: str, kind: str, stamp: int = stamp) -> Any:
+                    return next(message for message in results[(layout, camera, kind)]
+                                if message.header.stamp.sec == stamp)
+                single = detections_from_message(first('single', 'detections'), labels)
+                alone = detections_from_message(first('per_node', 'detections'), labels)
+                np.testing.assert_array_equal(single, alone, err_msg=f'{camera} {stamp}')
+                single_lanes, single_sides = lanes_from_cloud(first('single', 'lanes'))
+                alone_lanes, alone_sides = lanes_from_cloud(first('per_node', 'lanes'))
+                assert len(single_lanes) == len(alone_lanes) >= 1, (camera, stamp)
+                np.testing.assert_array_equal(single_sides, alone_sides)
+                for ours, theirs in zip(single_lanes, alone_lanes):
+                    np.testing.assert_allclose(ours, theirs, atol=1e-3)
+    finally:
+        for process in per_node:
+            assert process.stop() == 0, process.output()
