@@ -35,11 +35,13 @@ CASE_KEYS = ('layout', 'models', 'cameras', 'processes', 'frames_published', 'fr
 
 
 def session(model: object) -> ort.InferenceSession:
+    """Return an onnxruntime CPU session of the in-memory `model`."""
     return ort.InferenceSession(model.SerializeToString(),  # type: ignore[attr-defined]
                                 providers=['CPUExecutionProvider'])
 
 
 def test_constant_graphs_keep_the_served_contracts_and_give_real_results() -> None:
+    """The constant graphs take the served inputs and give fixed boxes and two decodable lanes."""
     frame = np.zeros((540, 960, 3), np.uint8)
     detections = session(detection_graph())
     assert [tensor.name for tensor in detections.get_inputs()] == [
@@ -65,6 +67,7 @@ def test_constant_graphs_keep_the_served_contracts_and_give_real_results() -> No
 
 
 def test_constant_repository_replaces_only_the_model_steps(tmp_path: Path) -> None:
+    """The copy swaps each step's model.onnx for a small constant one; configs stay as served."""
     copy = constant_repository(REPO / 'model_repository', tmp_path / 'repository')
     for step in ('yolov5_model', 'lane_model'):
         assert (copy / step / '1' / 'model.onnx').stat().st_size < 2_000_000
@@ -75,6 +78,7 @@ def test_constant_repository_replaces_only_the_model_steps(tmp_path: Path) -> No
 
 
 def test_cases_put_the_floor_first_and_run_detections_alone_only_with_one_camera() -> None:
+    """The floor comes first for each camera count; detections alone run only for one camera."""
     names = [case.name for case in glue_cases((1, 4))]
     assert names == ['floor_det_1cam', 'per_node_det_1cam', 'single_det_1cam',
                      'per_node_both_1cam', 'single_both_1cam', 'floor_det_4cam',
@@ -82,6 +86,7 @@ def test_cases_put_the_floor_first_and_run_detections_alone_only_with_one_camera
 
 
 def test_node_accounting_counts_lost_and_unseen_frames() -> None:
+    """Frames a node never counted are lost, as are those lost before it; the sums balance."""
     status = NodeStatus({'received': '95', 'published': '90', 'dropped': '4', 'rejected': '0',
                          'failed': '0', 'pending': '1', 'lost_before_node': '3'})
     entry = node_accounting(status, 100)
@@ -91,6 +96,7 @@ def test_node_accounting_counts_lost_and_unseen_frames() -> None:
 
 
 def test_glue_refuses_a_server_of_someone_elses() -> None:
+    """The glue bench needs a server of its own (constant graphs), so --triton-url is refused."""
     completed = subprocess.run([CLI, 'bench', '--glue', '--triton-url', '127.0.0.1:1'],
                                capture_output=True, text=True, timeout=60,
                                stdin=subprocess.DEVNULL)
@@ -101,6 +107,7 @@ def test_glue_refuses_a_server_of_someone_elses() -> None:
 @pytest.mark.ros
 @pytest.mark.slow
 def test_glue_bench_end_to_end(tmp_path: Path) -> None:
+    """A short run in every layout reports each figure, and every frame is accounted for."""
     output = tmp_path / 'glue.json'
     completed = subprocess.run(
         [CLI, 'bench', '--glue', '--cameras', '1', '--duration', '2', '--warmup', '1', '--json',
