@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from triton_perception.scoring import labels as labels_module
+from triton_perception.scoring import lane_labels as lane_labels_module
 from triton_perception.scoring.labels import (DetectionLabels, label_form, LabelError,
                                               LaneLabels, MAX_LABEL_BYTES, read_labels,
                                               resolve_frames, TrackLabels)
@@ -273,7 +273,7 @@ def test_a_2_gb_label_file_is_refused_by_its_size_before_parsing(
 def test_a_culane_directory_over_the_limit_is_refused(tmp_path: Path,
                                                       monkeypatch: pytest.MonkeyPatch) -> None:
     """A CULane directory whose files together exceed the size limit is refused, with the total."""
-    monkeypatch.setattr(labels_module, 'MAX_LABEL_BYTES', 30)
+    monkeypatch.setattr(lane_labels_module, 'MAX_LABEL_BYTES', 30)
     for offset in range(3):
         write(tmp_path / 'lanes' / f'{STAMP + offset}.lines.txt', '1 2 3 4 5 6\n')
     with pytest.raises(LabelError, match='36 bytes of label files is over the 30-byte limit'):

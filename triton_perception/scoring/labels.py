@@ -9,170 +9,23 @@ one `LabelError` naming the file, the line (or the JSON field) and the field.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 import json
-import math
-import os
 from pathlib import Path
 from typing import Any, Iterable, Sequence
 
 import numpy as np
 
-# Label files are read whole into memory: a larger file is refused by its size before parsing.
-MAX_LABEL_BYTES = 512 * 1024 * 1024
-# How many unresolved or unmatched entries an error lists before it says how many more.
-LISTED = 10
+from triton_perception.scoring.label_fields import (check_size, CULANE_SUFFIX, entry, integer,
+                                                    json_document, json_list, LabelError, listed,
+                                                    MAX_LABEL_BYTES, number, read_text, stamp_of)
+from triton_perception.scoring.label_sets import (DetectionLabels, KEYED_BY_INDEX,
+                                                  KEYED_BY_STAMP, Labels, LaneLabels,
+                                                  TrackLabels)
+from triton_perception.scoring.lane_labels import read_culane, read_culane_file, read_tusimple
 
-KEYED_BY_STAMP = 'stamp_ns'
-KEYED_BY_INDEX = 'index'
-CULANE_SUFFIX = '.lines.txt'
-# TuSimple marks a row where a lane has no point with a negative x (-2).
-TUSIMPLE_NO_POINT = -2.0
-
-
-class LabelError(ValueError):
-    """A label file that cannot be used, with the file, line and field at fault in its message."""
-
-
-@dataclass(frozen=True)
-class DetectionLabels:
-    """
-    Boxes of a COCO instances file.
-
-    `frames` maps each image's stamp (ns) to rows [x1, y1, x2, y2, class_id, iscrowd] in frame
-    pixels, class_id being the detector's class index its category name matched. `sizes` holds
-    each image's (width, height) where the file gives it.
-    """
-
-    source: Path
-    frames: dict[int, np.ndarray]
-    class_names: tuple[str, ...]
-    sizes: dict[int, tuple[int, int]] = field(default_factory=dict)
-    keyed_by: str = KEYED_BY_STAMP
-
-
-@dataclass(frozen=True)
-class TrackLabels:
-    """
-    Tracks of a MOTChallenge `gt.txt`.
-
-    `frames` maps each 1-based frame index, from the first to the last labelled frame (the
-    sequence is labelled densely, so a frame in between with no row has no object), to rows
-    [x1, y1, x2, y2, class, track_id, visibility]. Rows whose `conf` is 0 (MOTChallenge's
-    "ignore this entry") are left out.
-    """
-
-    source: Path
-    frames: dict[int, np.ndarray]
-    keyed_by: str = KEYED_BY_INDEX
-
-
-@dataclass(frozen=True)
-class LaneLabels:
-    """
-    Lanes of a CULane directory or a TuSimple file, keyed by stamp (ns).
-
-    `frames` maps each frame to its lanes, each an [N, 2] float array of (x, y) frame pixels.
-    For TuSimple (`form` 'tusimple') `h_samples` and `tusimple_x` keep each frame's rows and the
-    lanes' x at those rows ([lanes, rows], negative where a lane has no point), which its
-    benchmark scores.
-    """
-
-    source: Path
-    form: str
-    frames: dict[int, list[np.ndarray]]
-    h_samples: dict[int, np.ndarray] = field(default_factory=dict)
-    tusimple_x: dict[int, np.ndarray] = field(default_factory=dict)
-    keyed_by: str = KEYED_BY_STAMP
-
-
-Labels = DetectionLabels | TrackLabels | LaneLabels
-
-
-def check_size(path: Path, limit: int = MAX_LABEL_BYTES) -> None:
-    """Raise LabelError if `path` is missing or larger than `limit` bytes; nothing is read."""
-    try:
-        size = path.stat().st_size
-    except OSError as error:
-        raise LabelError(f'{path}: cannot read the label file ({error.strerror})') from None
-    if size > limit:
-        raise LabelError(f'{path}: {size} bytes is over the {limit}-byte limit for a label file '
-                         f'(MAX_LABEL_BYTES); split it or label fewer frames')
-
-
-def read_text(path: Path, limit: int = MAX_LABEL_BYTES) -> str:
-    """Return the text of a label file after its size check; undecodable bytes are a LabelError."""
-    check_size(path, limit)
-    try:
-        return path.read_text(encoding='utf-8')
-    except UnicodeDecodeError as error:
-        line = path.read_bytes()[:error.start].count(b'\n') + 1
-        raise LabelError(f'{path}, line {line}: not UTF-8 text') from None
-    except OSError as error:
-        raise LabelError(f'{path}: cannot read the label file ({error.strerror})') from None
-
-
-def stamp_of(file_name: str, where: str) -> int:
-    """Return the stamp (ns) an exported frame's file name carries: its basename's stem."""
-    base = os.path.basename(file_name.replace('\\', '/'))
-    stem = base[:-len(CULANE_SUFFIX)] if base.endswith(CULANE_SUFFIX) else os.path.splitext(base)[0]
-    if not (stem.isascii() and stem.isdigit()):
-        raise LabelError(f'{where}: file name {file_name!r} does not name a frame stamp: the '
-                         'exported frame files are named <header stamp in ns>.<ext>, e.g. '
-                         '1700000000040000000.png')
-    return int(stem)
-
-
-def number(value: Any, where: str) -> float:
-    """Return `value` as a finite float, or raise LabelError naming `where`."""
-    if isinstance(value, bool) or not isinstance(value, (int, float, str)):
-        raise LabelError(f'{where}: {value!r} is not a number')
-    try:
-        result = float(value)
-    except ValueError:
-        raise LabelError(f'{where}: {value!r} is not a number') from None
-    if not math.isfinite(result):
-        raise LabelError(f'{where}: {value!r} is not a finite number')
-    return result
-
-
-def integer(value: Any, where: str) -> int:
-    """Return `value` as an int (a float must be whole), or raise LabelError naming `where`."""
-    result = number(value, where)
-    if result != int(result):
-        raise LabelError(f'{where}: {value!r} is not a whole number')
-    return int(result)
-
-
-def listed(items: Sequence[Any]) -> str:
-    """Return the first LISTED items, then how many more there are."""
-    shown = ', '.join(str(item) for item in items[:LISTED])
-    return shown + (f' and {len(items) - LISTED} more' if len(items) > LISTED else '')
-
-
-def json_document(path: Path, text: str) -> Any:
-    """Parse a whole JSON document, a syntax error being a LabelError with its line and column."""
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as error:
-        raise LabelError(f'{path}, line {error.lineno}, column {error.colno}: malformed JSON '
-                         f'({error.msg})') from None
-
-
-def entry(record: Any, key: str, where: str) -> Any:
-    """Return `record[key]`, or raise LabelError naming the missing field."""
-    if not isinstance(record, dict):
-        raise LabelError(f'{where}: expected a JSON object, found {type(record).__name__}')
-    if key not in record:
-        raise LabelError(f'{where}: missing field {key!r}')
-    return record[key]
-
-
-def json_list(value: Any, where: str) -> list[Any]:
-    """Return `value` if it is a JSON array, else raise LabelError naming `where`."""
-    if not isinstance(value, list):
-        raise LabelError(f'{where}: expected a JSON array, found {type(value).__name__}')
-    return value
+__all__ = ['DetectionLabels', 'KEYED_BY_INDEX', 'KEYED_BY_STAMP', 'LabelError', 'Labels',
+           'LaneLabels', 'MAX_LABEL_BYTES', 'TrackLabels', 'label_form', 'read_coco',
+           'read_labels', 'read_mot', 'resolve_frames']
 
 
 def read_coco(path: Path, class_names: Sequence[str]) -> DetectionLabels:
@@ -302,116 +155,6 @@ def read_mot(path: Path) -> TrackLabels:
     frames = {frame: np.array(rows.get(frame, []), dtype=np.float64).reshape(-1, 7)
               for frame in range(min(rows), max(rows) + 1)}
     return TrackLabels(source=path, frames=frames)
-
-
-def lane_points(values: Sequence[float], where: str) -> np.ndarray:
-    """Return x y pairs as an [N, 2] array; a lane needs two points at least."""
-    if len(values) % 2:
-        raise LabelError(f'{where}: {len(values)} numbers, expected x y pairs')
-    if len(values) < 4:
-        raise LabelError(f'{where}: a lane with {len(values) // 2} point; a lane needs 2 at least')
-    return np.array(values, dtype=np.float64).reshape(-1, 2)
-
-
-def read_culane_file(path: Path) -> list[np.ndarray]:
-    """Read one CULane `.lines.txt`: one lane per line, x y pairs separated by spaces."""
-    lanes = []
-    for line_number, line in enumerate(read_text(path).splitlines(), start=1):
-        fields = line.split()
-        if not fields:
-            continue
-        values = [number(value, f'{path}, line {line_number}, field {index + 1} '
-                                f'({"xy"[index % 2]})')
-                  for index, value in enumerate(fields)]
-        lanes.append(lane_points(values, f'{path}, line {line_number}'))
-    return lanes
-
-
-def read_culane(directory: Path) -> LaneLabels:
-    """
-    Read a directory of CULane `<stamp_ns>.lines.txt` files (searched recursively).
-
-    A file without lanes labels a frame that has none. Raises LabelError on a malformed file,
-    on two files of one stamp, on files over MAX_LABEL_BYTES together, and on no lane at all.
-    """
-    directory = Path(directory)
-    files = sorted(directory.rglob('*' + CULANE_SUFFIX))
-    if not files:
-        raise LabelError(f'{directory}: no *{CULANE_SUFFIX} file: the labels are empty')
-    for path in files:
-        check_size(path)
-    total = sum(path.stat().st_size for path in files)
-    if total > MAX_LABEL_BYTES:
-        raise LabelError(f'{directory}: {total} bytes of label files is over the '
-                         f'{MAX_LABEL_BYTES}-byte limit (MAX_LABEL_BYTES)')
-    frames: dict[int, list[np.ndarray]] = {}
-    where_of: dict[int, Path] = {}
-    for path in files:
-        stamp = stamp_of(path.name, str(path))
-        if stamp in frames:
-            raise LabelError(f'{path}: a second file of stamp {stamp} (the first: '
-                             f'{where_of[stamp]})')
-        where_of[stamp] = path
-        frames[stamp] = read_culane_file(path)
-    if not any(frames.values()):
-        raise LabelError(f'{directory}: {len(files)} files but no lane: the labels are empty')
-    return LaneLabels(source=directory, form='culane', frames=frames)
-
-
-def read_tusimple(path: Path) -> LaneLabels:
-    """
-    Read a TuSimple JSON-lines file: one object per line with raw_file, h_samples and lanes.
-
-    Each lane gives an x per h_samples row, negative (-2) where the lane has no point. Raises
-    LabelError on malformed JSON, a missing field, a lane whose length is not that of h_samples,
-    a lane with fewer than two points, two lines of one stamp, or a file without lanes.
-    """
-    path = Path(path)
-    frames: dict[int, list[np.ndarray]] = {}
-    h_samples: dict[int, np.ndarray] = {}
-    xs: dict[int, np.ndarray] = {}
-    for line_number, line in enumerate(read_text(path).splitlines(), start=1):
-        if not line.strip():
-            continue
-        where = f'{path}, line {line_number}'
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError as error:
-            raise LabelError(f'{where}, column {error.colno}: malformed JSON ({error.msg})') \
-                from None
-        raw_file = entry(record, 'raw_file', where)
-        if not isinstance(raw_file, str):
-            raise LabelError(f'{where}, field raw_file: {raw_file!r} is not a string')
-        stamp = stamp_of(raw_file, f'{where}, field raw_file')
-        if stamp in frames:
-            raise LabelError(f'{where}, field raw_file: a second line of stamp {stamp}')
-        rows = np.array([number(value, f'{where}, field h_samples[{index}]') for index, value
-                         in enumerate(json_list(entry(record, 'h_samples', where),
-                                                f'{where}, field h_samples'))], dtype=np.float64)
-        lanes = []
-        for lane_index, lane in enumerate(json_list(entry(record, 'lanes', where),
-                                                    f'{where}, field lanes')):
-            lane_where = f'{where}, field lanes[{lane_index}]'
-            lane_x = np.array([number(value, f'{lane_where}[{index}]') for index, value
-                               in enumerate(json_list(lane, lane_where))], dtype=np.float64)
-            if len(lane_x) != len(rows):
-                raise LabelError(f'{lane_where}: {len(lane_x)} x values for {len(rows)} '
-                                 'h_samples rows')
-            points = lane_x >= 0
-            if np.count_nonzero(points) < 2:
-                raise LabelError(f'{lane_where}: a lane with {np.count_nonzero(points)} point; '
-                                 'a lane needs 2 at least')
-            lanes.append(lane_x)
-        h_samples[stamp] = rows
-        xs[stamp] = np.array(lanes, dtype=np.float64).reshape(-1, len(rows))
-        frames[stamp] = [np.stack([lane_x[lane_x >= 0], rows[lane_x >= 0]], axis=1)
-                         for lane_x in lanes]
-    if not frames:
-        raise LabelError(f'{path}: no line: the labels are empty')
-    if not any(frames.values()):
-        raise LabelError(f'{path}: {len(frames)} frames but no lane: the labels are empty')
-    return LaneLabels(source=path, form='tusimple', frames=frames, h_samples=h_samples,
-                      tusimple_x=xs)
 
 
 def first_json_line(text: str) -> Any:

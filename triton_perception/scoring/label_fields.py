@@ -1,0 +1,109 @@
+"""
+A label file's size limit and its fields (numbers, stamps, JSON), each read with its place.
+
+Every reader of scoring/ parses through these, so that each fault of a file is one LabelError
+naming the file, the line (or the JSON field) and the field.
+"""
+from __future__ import annotations
+
+import json
+import math
+import os
+from pathlib import Path
+from typing import Any, Sequence
+
+# Label files are read whole into memory: a larger file is refused by its size before parsing.
+MAX_LABEL_BYTES = 512 * 1024 * 1024
+# How many unresolved or unmatched entries an error lists before it says how many more.
+LISTED = 10
+CULANE_SUFFIX = '.lines.txt'
+
+
+class LabelError(ValueError):
+    """A label file that cannot be used, with the file, line and field at fault in its message."""
+
+
+def check_size(path: Path, limit: int = MAX_LABEL_BYTES) -> None:
+    """Raise LabelError if `path` is missing or larger than `limit` bytes; nothing is read."""
+    try:
+        size = path.stat().st_size
+    except OSError as error:
+        raise LabelError(f'{path}: cannot read the label file ({error.strerror})') from None
+    if size > limit:
+        raise LabelError(f'{path}: {size} bytes is over the {limit}-byte limit for a label file '
+                         f'(MAX_LABEL_BYTES); split it or label fewer frames')
+
+
+def read_text(path: Path, limit: int = MAX_LABEL_BYTES) -> str:
+    """Return the text of a label file after its size check; undecodable bytes are a LabelError."""
+    check_size(path, limit)
+    try:
+        return path.read_text(encoding='utf-8')
+    except UnicodeDecodeError as error:
+        line = path.read_bytes()[:error.start].count(b'\n') + 1
+        raise LabelError(f'{path}, line {line}: not UTF-8 text') from None
+    except OSError as error:
+        raise LabelError(f'{path}: cannot read the label file ({error.strerror})') from None
+
+
+def stamp_of(file_name: str, where: str) -> int:
+    """Return the stamp (ns) an exported frame's file name carries: its basename's stem."""
+    base = os.path.basename(file_name.replace('\\', '/'))
+    stem = base[:-len(CULANE_SUFFIX)] if base.endswith(CULANE_SUFFIX) else os.path.splitext(base)[0]
+    if not (stem.isascii() and stem.isdigit()):
+        raise LabelError(f'{where}: file name {file_name!r} does not name a frame stamp: the '
+                         'exported frame files are named <header stamp in ns>.<ext>, e.g. '
+                         '1700000000040000000.png')
+    return int(stem)
+
+
+def number(value: Any, where: str) -> float:
+    """Return `value` as a finite float, or raise LabelError naming `where`."""
+    if isinstance(value, bool) or not isinstance(value, (int, float, str)):
+        raise LabelError(f'{where}: {value!r} is not a number')
+    try:
+        result = float(value)
+    except ValueError:
+        raise LabelError(f'{where}: {value!r} is not a number') from None
+    if not math.isfinite(result):
+        raise LabelError(f'{where}: {value!r} is not a finite number')
+    return result
+
+
+def integer(value: Any, where: str) -> int:
+    """Return `value` as an int (a float must be whole), or raise LabelError naming `where`."""
+    result = number(value, where)
+    if result != int(result):
+        raise LabelError(f'{where}: {value!r} is not a whole number')
+    return int(result)
+
+
+def listed(items: Sequence[Any]) -> str:
+    """Return the first LISTED items, then how many more there are."""
+    shown = ', '.join(str(item) for item in items[:LISTED])
+    return shown + (f' and {len(items) - LISTED} more' if len(items) > LISTED else '')
+
+
+def json_document(path: Path, text: str) -> Any:
+    """Parse a whole JSON document, a syntax error being a LabelError with its line and column."""
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as error:
+        raise LabelError(f'{path}, line {error.lineno}, column {error.colno}: malformed JSON '
+                         f'({error.msg})') from None
+
+
+def entry(record: Any, key: str, where: str) -> Any:
+    """Return `record[key]`, or raise LabelError naming the missing field."""
+    if not isinstance(record, dict):
+        raise LabelError(f'{where}: expected a JSON object, found {type(record).__name__}')
+    if key not in record:
+        raise LabelError(f'{where}: missing field {key!r}')
+    return record[key]
+
+
+def json_list(value: Any, where: str) -> list[Any]:
+    """Return `value` if it is a JSON array, else raise LabelError naming `where`."""
+    if not isinstance(value, list):
+        raise LabelError(f'{where}: expected a JSON array, found {type(value).__name__}')
+    return value
