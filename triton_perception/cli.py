@@ -263,6 +263,11 @@ def command_demo(arguments: argparse.Namespace) -> int:
                     lambda line: print(f'demo: {line}', file=sys.stderr, flush=True))
 
 
+def bench_progress(line: str) -> None:
+    """Print a benchmark's progress line on stderr, so that stdout holds only its tables."""
+    print(f'bench: {line}', file=sys.stderr, flush=True)
+
+
 def command_glue_bench(arguments: argparse.Namespace) -> int:
     """
     Run `bench --glue` and print its table; the caller has set up the termination handling.
@@ -284,8 +289,7 @@ def command_glue_bench(arguments: argparse.Namespace) -> int:
             window_s=GlueSettings.window_s if arguments.duration is None else arguments.duration,
             warmup_s=arguments.warmup, json_path=arguments.json,
             video=arguments.video or DEFAULT_CLIP)
-        report = run_glue(settings, lambda line: print(f'bench: {line}', file=sys.stderr,
-                                                       flush=True))
+        report = run_glue(settings, bench_progress)
     except ValueError as error:  # a camera count that is not a number
         print(f'triton-perception: error: --cameras: {error}', file=sys.stderr)
         return 2
@@ -317,8 +321,7 @@ def command_bench(arguments: argparse.Namespace) -> int:
         return command_glue_bench(arguments)
     if arguments.memory:
         from triton_perception.bench.process_memory import measure_all, memory_table  # noqa
-        print(memory_table(measure_all(arguments.triton_url, lambda line: print(
-            f'bench: {line}', file=sys.stderr, flush=True))))
+        print(memory_table(measure_all(arguments.triton_url, bench_progress)))
         return 0
     try:
         report = run_bench(BenchSettings(
@@ -329,7 +332,7 @@ def command_bench(arguments: argparse.Namespace) -> int:
             profile=arguments.profile, triton_url=arguments.triton_url,
             model_repository=arguments.model_repository,
             video=arguments.video or DEFAULT_CLIP, max_in_flight=arguments.max_in_flight),
-            lambda line: print(f'bench: {line}', file=sys.stderr, flush=True))
+            bench_progress)
     except BenchError as error:
         print(f'triton-perception: error: {error}', file=sys.stderr)
         return 2
