@@ -83,15 +83,22 @@ def test_each_camera_has_its_own_nodes_fed_by_one_subscription(
 
 def test_a_cameras_frame_is_written_once_for_both_models(
         probe: Probe, two_cameras: NodeProcess, road_rgb: np.ndarray) -> None:
-    """Both models of a camera read its frames from the camera's regions, not their own."""
+    """
+    Both models of a camera read its frames from the camera's regions, not their own.
+
+    The lane maps come back through a region of each lane request thread.
+    """
     front = probe.publisher(Image, '/front/image_raw')
     detections = probe.record(Detection2DArray, '/front/detections')
     lanes = probe.record(PointCloud2, '/front/lanes')
     publish_until(lambda: bool(detections and lanes), front, frame(road_rgb, 50),
                   'front detections and lanes')
     regions = shared_memory_of(two_cameras.pid)
-    assert regions and all(name.startswith('triton_perception_frames_') for name in regions), \
-        regions
+    frame_regions = [name for name in regions if name.startswith('triton_perception_frames_')]
+    output_regions = [name for name in regions
+                      if name.startswith('triton_perception_lane_detection_outputs_')]
+    assert frame_regions and output_regions, regions
+    assert len(frame_regions) + len(output_regions) == len(regions), regions
 
 
 def test_one_cameras_bad_frames_leave_the_other_untouched(

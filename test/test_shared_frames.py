@@ -1,4 +1,8 @@
-"""A camera's frame is written into Triton shared memory once for both ensembles that read it."""
+"""
+A camera's frame is written into Triton shared memory once for both ensembles that read it.
+
+The lane maps come back through a region of the request thread, not in the response.
+"""
 from __future__ import annotations
 
 import os
@@ -9,10 +13,14 @@ from typing import Any, Iterator
 import numpy as np
 import pytest
 import tritonclient.grpc as grpcclient
+from tritonclient.utils import InferenceServerException
 
 from sample_images import bus_rgb
 from triton_perception.frames.accounting import Fate, FrameAccounting
 from triton_perception.serving.frame_slot import Frame
+from triton_perception.serving.output_memory import (MIN_SHARED_OUTPUT_BYTES, OutputMemory,
+                                                     OutputSpec, shared_output_layout)
+from triton_perception.serving.request_errors import lost_shared_memory
 from triton_perception.serving.request_inputs import Tensors
 from triton_perception.serving.shared_frames import REGION_LABEL, SharedFrames
 from triton_perception.serving.triton_client import ClientSettings, InferenceWorker
@@ -43,15 +51,16 @@ class Model:
     """One model's worker on the session server, and the results it delivered, by frame."""
 
     def __init__(self, url: str, model: str, outputs: tuple[str, ...],
-                 rgb: dict[int, np.ndarray], shared_frames: SharedFrames | None) -> None:
+                 rgb: dict[int, np.ndarray], shared_frames: SharedFrames | None,
+                 transport: str = 'shared_memory') -> None:
         """Serve `model` with frames whose RGB arrays `rgb` holds by frame number."""
         self.accounting = FrameAccounting()
         self.results: dict[int, Tensors] = {}
         self._done = threading.Condition()
         self._rgb = rgb
         self.log = QuietLog()
-        settings = ClientSettings(url=url, model=model, outputs=outputs,
-                                  transport='shared_memory')
+        settings = ClientSettings(url=url, model=model, outputs=outputs, transport=transport)
+        self.output_regions: set[str] = set()  # seen while delivering
         self.worker = InferenceWorker(settings, self.accounting, self._prepare, self._deliver,
                                       self.log, shared_frames)
 
@@ -64,6 +73,7 @@ class Model:
         return tensors
 
     def _deliver(self, frame: Frame, inputs: Tensors, outputs: Tensors) -> None:
+        self.output_regions.update(path.name for path in output_regions())
         with self._done:
             self.results[frame.message] = outputs
             self._done.notify_all()
@@ -105,6 +115,11 @@ def run_models(url: str, rgb: dict[int, np.ndarray],
         for model in (detection, lanes):
             model.worker.stop()
     return detection, lanes
+
+
+def output_regions() -> list[Path]:
+    """Return this process's output regions in /dev/shm."""
+    return sorted(Path('/dev/shm').glob(f'triton_perception_*_outputs_{os.getpid()}_*'))
 
 
 def frame_regions() -> list[Path]:
@@ -172,3 +187,74 @@ def test_regions_are_reused_and_registered_again_after_the_server_lost_them(
         assert registered(client) == []
     finally:
         client.close()
+
+
+def test_only_large_fixed_size_outputs_go_through_shared_memory() -> None:
+    """The lane maps qualify; open, small, text and unknown outputs stay in the response."""
+    specs = [OutputSpec('LANE_PROBABILITY', 'UINT8', (360, 640)),
+             OutputSpec('DRIVABLE_MARGIN', 'UINT8', (360, 640)),
+             OutputSpec('DETECTIONS', 'FP32', (-1, 6)),
+             OutputSpec('NUM_DETECTIONS', 'INT32', (1,)),
+             OutputSpec('SMALL', 'FP32', (100, 100)),
+             OutputSpec('WIDE', 'FP16', (3, 50001)),
+             OutputSpec('TEXT', 'BYTES', (100000,))]
+    names = ('LANE_PROBABILITY', 'DETECTIONS', 'NUM_DETECTIONS', 'SMALL', 'TEXT', 'MISSING',
+             'WIDE', 'DRIVABLE_MARGIN')
+    assert MIN_SHARED_OUTPUT_BYTES > 100 * 100 * 4
+    assert shared_output_layout(specs, names) == {
+        'LANE_PROBABILITY': (0, 230400),
+        'WIDE': (230400, 300006),
+        'DRIVABLE_MARGIN': (530432, 230400),  # 230400 + 300006 rounded up to 64 bytes
+    }
+
+
+def test_lane_maps_come_back_through_shared_memory_unchanged(
+        triton_server: Any, bus_frames: dict[int, np.ndarray],
+        own_regions: tuple[Model, Model]) -> None:
+    """The maps read from the region equal those of the response; detections use none."""
+    by_response = Model(triton_server.grpc_url, 'lane_detection', LANE_OUTPUTS, bus_frames, None,
+                        transport='grpc')
+    by_response.worker.start()
+    try:
+        by_response.wait_ready()
+        for number in bus_frames:
+            by_response.worker.submit(Frame(number, by_response.accounting.received()))
+            by_response.wait_for(number)
+    finally:
+        by_response.worker.stop()
+    detection, lanes = own_regions
+    for number in bus_frames:
+        for name in LANE_OUTPUTS:
+            np.testing.assert_array_equal(lanes.results[number][name],
+                                          by_response.results[number][name], err_msg=name)
+    prefix = f'triton_perception_lane_detection_outputs_{os.getpid()}_'
+    assert lanes.output_regions and all(name.startswith(prefix)
+                                        for name in lanes.output_regions), lanes.output_regions
+    assert by_response.output_regions == set()
+    assert detection.output_regions <= lanes.output_regions, 'detections: in the response'
+    assert output_regions() == [], 'a stopped worker leaves no region'
+
+
+def test_output_region_is_registered_again_after_the_server_lost_it(
+        triton_server: Any, bus_frames: dict[int, np.ndarray]) -> None:
+    """A request that finds its output region gone says so; the next registers it again."""
+    client = grpcclient.InferenceServerClient(triton_server.grpc_url)
+    memory = OutputMemory('lane_detection', LANE_OUTPUTS, True, QuietLog())
+    image = grpcclient.InferInput('IMAGE', list(bus_frames[0].shape), 'UINT8')
+    image.set_data_from_numpy(bus_frames[0])
+    try:
+        first = memory.arrays(client.infer('lane_detection', [image],
+                                           outputs=memory.requested(client, 1)))
+        client.unregister_system_shared_memory(memory.region_name)  # as a restart does
+        with pytest.raises(InferenceServerException) as lost:
+            client.infer('lane_detection', [image], outputs=memory.requested(client, 1))
+        assert lost_shared_memory(lost.value), lost.value.message()
+        memory.forget_registration()  # what the worker does when the request says so
+        again = memory.arrays(client.infer('lane_detection', [image],
+                                           outputs=memory.requested(client, 1)))
+        for name in LANE_OUTPUTS:
+            np.testing.assert_array_equal(again[name], first[name], err_msg=name)
+    finally:
+        memory.close(client)
+        client.close()
+    assert output_regions() == []

@@ -39,9 +39,10 @@ COMMON = (
            'callback only moves a frame into the latest-frame slot, so a deeper reader adds no '
            'latency, and a frame arriving while the executor is late waits instead of being '
            'overwritten unseen', low=1, high=100),
-    choice('transport', 'auto', 'how frames reach Triton: shared_memory (system shared memory, '
-           'no serialisation; server on this host), grpc (inside the request), auto (shared '
-           'memory for a loopback triton_url, with a gRPC fallback)',
+    choice('transport', 'auto', 'how frames reach Triton and large fixed-size outputs (the lane '
+           'maps) come back: shared_memory (system shared memory, no serialisation; server on '
+           'this host), grpc (inside the request and response), auto (shared memory for a '
+           'loopback triton_url, with a gRPC fallback)',
            options=('auto', 'grpc', 'shared_memory')),
     number('max_in_flight', 1, 'Triton requests in flight at once for this node', low=1, high=8),
     number('request_timeout_s', 5.0, 'seconds before a Triton request counts as failed (s)',

@@ -3,9 +3,10 @@ Asynchronous inference against Triton for a stream of frames; knows nothing of R
 
 The InferenceWorker composes the latest-frame slot (frame_slot), the readiness checks with
 backoff (connection_health), the request inputs with their shared-memory fallback
-(request_inputs) and the meaning of failed calls (request_errors): a ROS callback hands a frame
-over and returns at once, at most `max_in_flight` requests run, and when Triton is unreachable
-the worker waits with backoff and resumes by itself.
+(request_inputs), the large outputs through shared memory (output_memory) and the meaning of
+failed calls (request_errors): a ROS callback hands a frame over and returns at once, at most
+`max_in_flight` requests run, and when Triton is unreachable the worker waits with backoff and
+resumes by itself.
 """
 from __future__ import annotations
 
@@ -22,6 +23,7 @@ from tritonclient.utils import InferenceServerException
 from triton_perception.frames.accounting import Fate, FrameAccounting, FrameRejected, RequestTimes
 from triton_perception.serving.connection_health import ConnectionHealth
 from triton_perception.serving.frame_slot import Frame, LatestFrameSlot
+from triton_perception.serving.output_memory import OutputMemory
 from triton_perception.serving.request_errors import (is_unreachable, lost_shared_memory,
                                                       request_failure)
 from triton_perception.serving.request_inputs import (FrameInputs, FrameMemory,
@@ -177,7 +179,8 @@ class InferenceWorker:
 
     def _request_loop(self) -> None:
         client = make_client(self.settings)
-        outputs = [grpcclient.InferRequestedOutput(name) for name in self.settings.outputs]
+        outputs = OutputMemory(self.settings.model, self.settings.outputs,
+                               self.settings.shared_memory, self._log)
         shared: FrameMemory = (SharedMemoryInput(self.settings.model)
                                if self._shared_frames is None else self._shared_frames.lease(self))
         try:
@@ -185,10 +188,11 @@ class InferenceWorker:
                 self._process(client, outputs, shared, frame)
         finally:
             shared.close(client)
+            outputs.close(client)
             client.close()
 
     def _process(self, client: grpcclient.InferenceServerClient,
-                 outputs: list[grpcclient.InferRequestedOutput], shared: FrameMemory,
+                 outputs: OutputMemory, shared: FrameMemory,
                  frame: Frame) -> None:
         try:
             inputs = self._prepare(frame)
@@ -206,20 +210,21 @@ class InferenceWorker:
         try:
             request_inputs = self._inputs.request_inputs(client, shared, inputs,
                                                          self._health.generation)
+            requested = outputs.requested(client, self._health.generation)
             sent_at = time.monotonic()
-            result = client.infer(self.settings.model, request_inputs, outputs=outputs,
+            result = client.infer(self.settings.model, request_inputs, outputs=requested,
                                   client_timeout=self.settings.timeout_s)
             answered_at = time.monotonic()
         except InferenceServerException as error:
             if lost_shared_memory(error):
                 shared.forget_registration()
+                outputs.forget_registration()
             self._request_failed(frame, error)
             return
         finally:
             shared.release()
         try:
-            self._deliver(frame, inputs,
-                          {name: result.as_numpy(name) for name in self.settings.outputs})
+            self._deliver(frame, inputs, outputs.arrays(result))
         except Exception as error:  # noqa: BLE001 (any publishing fault must be counted)
             self._accounting.settle(Fate.FAILED, frame.received_at,
                                     f'result handling: {type(error).__name__}: {error}')

@@ -1,0 +1,118 @@
+"""
+A Triton system shared-memory region owned by one process: made, registered, given up.
+
+Request inputs (the frame) and outputs (large result maps) both go through such regions when the
+server is on this host. Each region is named after what it holds, the process and a counter,
+created owner-only (0600) by Python's SharedMemory, and unlinked on close, or by Python's
+resource tracker if the process dies. Registrations are repeated after the server restarts
+(`generation`, the worker's connection count).
+"""
+from __future__ import annotations
+
+import itertools
+from multiprocessing.shared_memory import SharedMemory
+import os
+
+import numpy as np
+import tritonclient.grpc as grpcclient
+from tritonclient.utils import InferenceServerException
+
+REGION_PREFIX = 'triton_perception_'
+_region_numbers = itertools.count()
+
+
+class SharedMemoryRegion:
+    """One region and its registration with the server, as far as this process knows."""
+
+    def __init__(self, label: str) -> None:
+        """Name the region after `label` (what it holds), the process and a counter; no memory."""
+        self.name = f'{REGION_PREFIX}{label}_{os.getpid()}_{next(_region_numbers)}'
+        self._memory: SharedMemory | None = None
+        self._registered_generation = -1
+
+    def allocate(self, client: grpcclient.InferenceServerClient, nbytes: int) -> bool:
+        """
+        Make the region hold at least `nbytes`; return whether it was (re-)created.
+
+        The region is created on first use and re-created (closed, unregistered with the server
+        of `client` and unlinked, then created again) when `nbytes` is more than it holds; a
+        smaller need reuses it. A region of this name left by a killed process whose pid this
+        process now has is unlinked first. A (re-)created region is not registered.
+        """
+        if self._memory is not None and nbytes <= self._memory.size:
+            return False
+        self.close(client)
+        try:
+            self._memory = SharedMemory(name=self.name, create=True, size=max(1, nbytes))
+        except FileExistsError:  # left by a killed process that had our pid
+            SharedMemory(name=self.name).unlink()
+            self._memory = SharedMemory(name=self.name, create=True, size=max(1, nbytes))
+        return True
+
+    def prepare(self, client: grpcclient.InferenceServerClient, nbytes: int,
+                generation: int) -> None:
+        """
+        Make the region hold at least `nbytes` and be registered with the server of `client`.
+
+        A new region is registered with the server, and an existing one again when `generation`
+        differs from the one it was registered under, since a restarted server has lost the
+        registration.
+        """
+        if self.allocate(client, nbytes) or self._registered_generation != generation:
+            self.register(client, generation)
+
+    def register(self, client: grpcclient.InferenceServerClient, generation: int) -> None:
+        """
+        Register the region with the server of `client`, under the worker's `generation`.
+
+        An earlier registration under the name is removed first (the server may or may not
+        still hold it).
+        """
+        assert self._memory is not None  # allocate() first
+        try:
+            client.unregister_system_shared_memory(self.name)
+        except InferenceServerException:
+            pass  # not registered with this server instance
+        client.register_system_shared_memory(self.name, f'/{self.name}', self._memory.size)
+        self._registered_generation = generation
+
+    @property
+    def registered(self) -> bool:
+        """Whether the region is registered, as far as this process knows."""
+        return self._registered_generation >= 0
+
+    @property
+    def size(self) -> int:
+        """Return the region's size in bytes (0 before it is first allocated)."""
+        return self._memory.size if self._memory is not None else 0
+
+    def view(self, shape: list[int], dtype: np.dtype, offset: int = 0) -> np.ndarray:
+        """Return the region from byte `offset` as a `shape` `dtype` array (once allocated)."""
+        assert self._memory is not None  # allocate() first
+        return np.ndarray(shape, dtype, buffer=self._memory.buf, offset=offset)
+
+    def forget_registration(self) -> None:
+        """
+        Forget the registration the server lost (it restarted between two requests).
+
+        The next request registers the region again.
+        """
+        self._registered_generation = -1
+
+    def close(self, client: grpcclient.InferenceServerClient | None) -> None:
+        """
+        Unregister the region from the server (if `client` is given), then close and unlink it.
+
+        Does nothing without a region; an unregister the server cannot answer is ignored.
+        """
+        if self._memory is None:
+            return
+        if client is not None and self._registered_generation >= 0:
+            try:
+                client.unregister_system_shared_memory(self.name)
+            except InferenceServerException:
+                pass  # the server is gone; its registration went with it
+        self._memory.close()
+        self._memory.unlink()
+        self._memory = None
+        self._registered_generation = -1
