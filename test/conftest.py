@@ -31,6 +31,10 @@ _ros_home = tempfile.mkdtemp(prefix='triton_perception-ros-')
 # ephemeral ports); 0, everyone's default, is left alone.
 os.environ.setdefault('ROS_DOMAIN_ID', str(1 + os.getpid() % 100))
 os.environ['ROS_AUTOMATIC_DISCOVERY_RANGE'] = 'LOCALHOST'
+# Humble's generated message classes check every field assignment (under __debug__, so always);
+# from Iron on only with this variable (ros2/rosidl_python#194). The suite runs with the checks,
+# in its own process and in every node it starts, so that what Humble refuses fails here too.
+os.environ['ROS_PYTHON_CHECK_FIELDS'] = '1'
 os.environ['ROS_HOME'] = _ros_home
 os.environ['ROS_LOG_DIR'] = os.path.join(_ros_home, 'log')
 os.environ.update(dds_profile_environment())

@@ -210,3 +210,13 @@ def test_a_newer_api_outside_a_capability_check_is_found(installed_api: ApiIndex
     assert any(f'{called}({keyword}=...) is newer than Humble' in problem
                for problem in found), found
     assert humble_incompatibilities(installed_api, [checked], tmp_path) == []
+
+
+def test_message_fields_are_checked_as_on_humble() -> None:
+    """Humble checks every message field assignment; the suite turns the same checks on."""
+    from nav_msgs.msg import OccupancyGrid
+    grid = OccupancyGrid()
+    with pytest.raises(AssertionError):
+        grid.data = bytes([255])  # the byte of a -1 cell: not an int8 value
+    with pytest.raises(AssertionError):
+        grid.info.resolution = 1  # an int where a float is declared

@@ -5,6 +5,8 @@ Every message carries the input frame's stamp and is stamped in target_frame.
 """
 from __future__ import annotations
 
+import array
+
 from builtin_interfaces.msg import Duration
 from geometry_msgs.msg import Point
 from nav_msgs.msg import OccupancyGrid
@@ -80,7 +82,9 @@ def occupancy_grid_message(cells: np.ndarray, grid: GridSpec, header: Header) ->
     message.info.width, message.info.height = cols, rows
     message.info.origin.position.x, message.info.origin.position.y = grid.origin
     message.info.origin.orientation.w = 1.0
-    message.data = cells.astype(np.int8).tobytes()
+    # An array.array skips the per-value check that Humble's message classes run on any other
+    # sequence (always: under __debug__), which also refuses the bytes of negative cells.
+    message.data = array.array('b', cells.astype(np.int8).tobytes())
     return message
 
 
