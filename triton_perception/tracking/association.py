@@ -31,14 +31,25 @@ def match(similarity: np.ndarray, gate: float) -> tuple[np.ndarray, np.ndarray, 
     rows, columns = similarity.shape
     if rows == 0 or columns == 0:
         return (np.zeros((0, 2), dtype=np.int64), np.arange(rows), np.arange(columns))
-    # Deferred: scipy costs a perception process about 20 MiB, paid only once tracking runs.
-    from scipy.optimize import linear_sum_assignment  # noqa: PLC0415
-    cost = np.where(similarity >= gate, 1.0 - similarity, 1e6)
-    row_index, column_index = linear_sum_assignment(cost)
-    valid = cost[row_index, column_index] < 1e6
-    pairs = np.stack([row_index[valid], column_index[valid]], axis=1).astype(np.int64)
+    candidates = similarity >= gate
+    row_index, column_index = np.nonzero(candidates)
+    row_list, column_list = row_index.tolist(), column_index.tolist()
+    if len(set(row_list)) < len(row_list) or len(set(column_list)) < len(column_list):
+        row_index, column_index = _assignment(np.where(candidates, 1.0 - similarity, 1e6))
+    # Else no row or column has two candidates (boxes apart, the usual frame): the optimal
+    # assignment then holds every candidate pair, since leaving one out costs a gated pair.
+    pairs = np.stack([row_index, column_index], axis=1).astype(np.int64)
     free_rows = np.ones(rows, dtype=bool)
     free_rows[pairs[:, 0]] = False
     free_columns = np.ones(columns, dtype=bool)
     free_columns[pairs[:, 1]] = False
     return pairs, np.flatnonzero(free_rows), np.flatnonzero(free_columns)
+
+
+def _assignment(cost: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Minimum-cost pairs (rows sorted), without those of gated cost (>= 1e6)."""
+    # Deferred: scipy costs a perception process about 20 MiB, paid only once tracking runs.
+    from scipy.optimize import linear_sum_assignment  # noqa: PLC0415
+    row_index, column_index = linear_sum_assignment(cost)
+    valid = cost[row_index, column_index] < 1e6
+    return row_index[valid], column_index[valid]

@@ -156,7 +156,7 @@ class GroundMotion:
         keep = stamp - self._last_seen <= self.settings.lifetime_s
         self._ids = [track_id for track_id, kept in zip(self._ids, keep.tolist()) if kept]
         self._mean, self._covariance = kalman.predict(
-            self._mean[keep], self._covariance[keep], np.full(len(self._ids), dt),
+            self._mean[keep], self._covariance[keep], dt,
             np.full((len(self._ids), 2), self.settings.acceleration_std))
         self._last_seen = self._last_seen[keep]
 

@@ -7,51 +7,70 @@ at 10 Hz, at 30 Hz or with dropped frames converges to the same velocity: only t
 how far a prediction goes and how much uncertainty it adds.
 
 Batched (arrays [N, 2D] and [N, 2D, 2D]) because a frame updates every track at once, and one
-numpy call over all tracks costs far less than one per track.
+numpy call over all tracks costs far less than one per track. A frame has one time step for
+every track, so the transition is one matrix broadcast over the tracks.
 """
 from __future__ import annotations
+
+from functools import lru_cache
 
 import numpy as np
 
 
-def transition(dt: np.ndarray, dims: int) -> np.ndarray:
-    """F [N, 2D, 2D]: p += v dt for each of the D axes."""
-    count = len(dt)
-    matrix = np.broadcast_to(np.eye(2 * dims), (count, 2 * dims, 2 * dims)).copy()
-    index = np.arange(dims)
-    matrix[:, index, index + dims] = dt[:, None]
+@lru_cache(maxsize=None)
+def axis_entries(dims: int) -> tuple[slice, slice, slice, slice]:
+    """
+    Return slices of a row-major flattened [2D, 2D] covariance, one entry per axis each.
+
+    Per axis a: (a, a), (a, D + a), (D + a, a) and (D + a, D + a). Only these entries of a
+    constant-velocity covariance couple an axis's position with its own velocity; basic
+    slices give them as views, without fancy-index copies.
+    """
+    size = 2 * dims
+    step = size + 1
+    starts = (0, dims, dims * size, dims * size + dims)
+    return tuple(slice(start, start + (dims - 1) * step + 1, step)  # type: ignore[return-value]
+                 for start in starts)
+
+
+def transition(dt: float, dims: int) -> np.ndarray:
+    """F [2D, 2D]: p += v dt for each of the D axes."""
+    matrix = np.eye(2 * dims)
+    matrix.reshape(-1)[axis_entries(dims)[1]] = dt
     return matrix
 
 
-def process_noise(dt: np.ndarray, acceleration_std: np.ndarray) -> np.ndarray:
+def add_process_noise(covariance: np.ndarray, dt: float, acceleration_std: np.ndarray) -> None:
     """
-    Q [N, 2D, 2D] of a white-noise acceleration with spectral density sigma^2 per axis.
+    Add Q of a white-noise acceleration with spectral density sigma^2 per axis, in place.
 
-    acceleration_std is [N, D]: per track and axis, so that image axes can scale with the
-    box size. Q = q [[dt^3/3, dt^2/2], [dt^2/2, dt]] for each axis.
+    `covariance` is [N, 2D, 2D] and C-contiguous; acceleration_std is [N, D]: per track and
+    axis, so that image axes can scale with the box size. Q = q [[dt^3/3, dt^2/2],
+    [dt^2/2, dt]] for each axis, and zero between axes.
     """
     count, dims = acceleration_std.shape
     density = acceleration_std ** 2
-    noise = np.zeros((count, 2 * dims, 2 * dims))
-    index = np.arange(dims)
-    dt = dt[:, None]
-    noise[:, index, index] = density * dt ** 3 / 3.0
-    noise[:, index, index + dims] = density * dt ** 2 / 2.0
-    noise[:, index + dims, index] = density * dt ** 2 / 2.0
-    noise[:, index + dims, index + dims] = density * dt
-    return noise
+    # Powers of dt from numpy's own loops, as for a per-track array of time steps.
+    step = np.full((1, 1), dt)
+    flat = covariance.view()
+    flat.shape = (count, -1)  # raises rather than copy: the additions must land in place
+    position, position_velocity, velocity_position, velocity = axis_entries(dims)
+    flat[:, position] += density * step ** 3 / 3.0
+    cross = density * step ** 2 / 2.0
+    flat[:, position_velocity] += cross
+    flat[:, velocity_position] += cross
+    flat[:, velocity] += density * step
 
 
-def predict(mean: np.ndarray, covariance: np.ndarray, dt: np.ndarray,
+def predict(mean: np.ndarray, covariance: np.ndarray, dt: float,
             acceleration_std: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Advance every track by its own dt (s); dt 0 leaves a track unchanged."""
+    """Advance every track by dt (s); dt 0 leaves a track unchanged."""
     if len(mean) == 0:
         return mean, covariance
-    dims = mean.shape[1] // 2
-    step = transition(dt, dims)
-    new_mean = np.einsum('nij,nj->ni', step, mean)
-    new_covariance = step @ covariance @ step.transpose(0, 2, 1) + process_noise(
-        dt, acceleration_std)
+    step = transition(dt, mean.shape[1] // 2)
+    new_mean = np.einsum('nij,nj->ni', step[None], mean)
+    new_covariance = step @ covariance @ step.T
+    add_process_noise(new_covariance, dt, acceleration_std)
     return new_mean, new_covariance
 
 
@@ -73,26 +92,73 @@ def update(mean: np.ndarray, covariance: np.ndarray, measured: np.ndarray,
     return new_mean, new_covariance
 
 
+def update_uncoupled(mean: np.ndarray, covariance: np.ndarray, measured: np.ndarray,
+                     measurement_variance: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """
+    `update` for filters whose axes never couple: measurement noise variances [N, D].
+
+    With a diagonal measurement noise and a covariance that started diagonal, each axis stays
+    a filter of its own, with only the `axis_entries` of its covariance non-zero. Every entry
+    of `update`'s matrix products then has a single non-zero term, so these element-wise
+    products give the same numbers with a fraction of the numpy calls.
+    """
+    count, dims = measured.shape
+    flat = covariance.reshape(count, -1)
+    position, position_velocity, velocity_position, velocity = (
+        flat[:, entries] for entries in axis_entries(dims))
+    inverse = 1.0 / (position + measurement_variance)
+    position_gain = position * inverse
+    velocity_gain = velocity_position * inverse
+    innovation = measured - mean[:, :dims]
+    new_mean = mean.copy()
+    new_mean[:, :dims] += position_gain * innovation
+    new_mean[:, dims:] += velocity_gain * innovation
+    new_flat = flat.copy()
+    new_position, new_position_velocity, new_velocity_position, new_velocity = (
+        new_flat[:, entries] for entries in axis_entries(dims))
+    # P - K H P, made symmetric as `update` does (the diagonal is its own mirror image).
+    new_position -= position_gain * position
+    new_velocity -= velocity_gain * velocity_position
+    correlation = ((position_velocity - position_gain * velocity_position)
+                   + (velocity_position - velocity_gain * position)) / 2.0
+    new_position_velocity[...] = correlation
+    new_velocity_position[...] = correlation
+    return new_mean, new_flat.reshape(covariance.shape)
+
+
 def small_inverse(matrices: np.ndarray) -> np.ndarray:
     """
     Invert symmetric positive-definite matrices [N, D, D], in closed form where it exists.
 
     LAPACK's batched calls cost more than the whole tracker update on a small CPU. Diagonal
-    batches (the image filter: its axes never couple) invert element-wise; 2x2 ones (the
-    ground filter) by the adjugate.
+    batches invert element-wise; 2x2 ones (the ground filter) by the adjugate.
     """
     dims = matrices.shape[1]
     diagonal = np.diagonal(matrices, axis1=1, axis2=2)
-    if not np.any(matrices - diagonal[:, :, None] * np.eye(dims)):
-        return (1.0 / diagonal)[:, :, None] * np.eye(dims)
+    identity = _identity(dims)
+    if not np.any(matrices - diagonal[:, :, None] * identity):
+        diagonal_inverse: np.ndarray = (1.0 / diagonal)[:, :, None] * identity
+        return diagonal_inverse
     if dims == 2:
         a, b, c, d = (matrices[:, 0, 0], matrices[:, 0, 1], matrices[:, 1, 0],
                       matrices[:, 1, 1])
         determinant = a * d - b * c
-        inverse: np.ndarray = np.stack([np.stack([d, -b], axis=1), np.stack([-c, a], axis=1)],
-                                       axis=1) / determinant[:, None, None]
-        return inverse
-    return np.linalg.inv(matrices)
+        adjugate = np.empty_like(matrices)
+        adjugate[:, 0, 0] = d
+        adjugate[:, 0, 1] = -b
+        adjugate[:, 1, 0] = -c
+        adjugate[:, 1, 1] = a
+        adjugate /= determinant[:, None, None]
+        return adjugate
+    inverse: np.ndarray = np.linalg.inv(matrices)
+    return inverse
+
+
+@lru_cache(maxsize=None)
+def _identity(dims: int) -> np.ndarray:
+    identity = np.eye(dims)
+    identity.flags.writeable = False
+    return identity
 
 
 def initial_state(positions: np.ndarray, position_std: np.ndarray,

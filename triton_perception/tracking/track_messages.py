@@ -21,7 +21,6 @@ import math
 
 from autoware_perception_msgs.msg import (ObjectClassification, Shape, TrackedObject,
                                           TrackedObjectKinematics, TrackedObjects)
-from builtin_interfaces.msg import Duration
 from geometry_msgs.msg import Point
 import numpy as np
 from std_msgs.msg import ColorRGBA, Header
@@ -51,21 +50,32 @@ def track_uuid(session: bytes, track_id: str) -> UUID:
     return UUID(uuid=list(session[:8] + int(track_id).to_bytes(8, 'big')))
 
 
-def planar_covariance(block: np.ndarray, rotation_variance: float = 0.0) -> list[float]:
-    """Make a 6x6 row-major covariance (x, y, z, rotations) holding a 2x2 (x, y) block."""
+def planar_covariance(block: np.ndarray, rotation_variance: float = 0.0) -> np.ndarray:
+    """
+    Make a 6x6 row-major covariance (x, y, z, rotations) holding a 2x2 (x, y) block.
+
+    Flat [36] float64: the message field takes such an array as it is, where a list of floats
+    would be checked value by value.
+    """
     covariance = np.zeros((6, 6))
     covariance[:2, :2] = block
     covariance[5, 5] = rotation_variance
-    values: list[float] = covariance.reshape(-1).tolist()
-    return values
+    return covariance.reshape(-1)
 
 
 def tracked_object(session: bytes, track_id: str, class_name: str, score: float,
                    track: GroundTrack, width: float, height: float,
                    absolute: bool) -> TrackedObject:
     """One TrackedObject; `absolute` says the velocity is in a fixed frame (not relative)."""
-    kinematics = TrackedObjectKinematics(
-        orientation_availability=TrackedObjectKinematics.UNAVAILABLE)
+    tracked = TrackedObject(
+        object_id=track_uuid(session, track_id), existence_probability=float(score),
+        classification=[ObjectClassification(
+            label=AUTOWARE_LABELS.get(class_name, ObjectClassification.UNKNOWN),
+            probability=float(score))])
+    # Filled in place: the constructor builds default kinematics and shape even when given
+    # ones, and they cost more than the rest of the message.
+    kinematics = tracked.kinematics
+    kinematics.orientation_availability = TrackedObjectKinematics.UNAVAILABLE
     pose = kinematics.pose_with_covariance
     pose.pose.position.x, pose.pose.position.y = (float(value) for value in track.position)
     pose.pose.orientation.w = 1.0
@@ -75,17 +85,13 @@ def tracked_object(session: bytes, track_id: str, class_name: str, score: float,
     twist.covariance = planar_covariance(track.velocity_covariance)
     kinematics.is_stationary = bool(absolute and
                                     np.linalg.norm(track.velocity) < STATIONARY_SPEED)
-    shape = Shape(type=Shape.BOUNDING_BOX)
+    shape = tracked.shape
+    shape.type = Shape.BOUNDING_BOX
     known_width = float(width) if np.isfinite(width) else 0.0
     # The depth is not observable from one camera: the footprint is taken square.
     shape.dimensions.x = shape.dimensions.y = known_width
     shape.dimensions.z = float(height) if np.isfinite(height) and height > 0 else 0.0
-    return TrackedObject(
-        object_id=track_uuid(session, track_id), existence_probability=float(score),
-        classification=[ObjectClassification(
-            label=AUTOWARE_LABELS.get(class_name, ObjectClassification.UNKNOWN),
-            probability=float(score))],
-        kinematics=kinematics, shape=shape)
+    return tracked
 
 
 def tracked_objects_message(header: Header, objects: list[TrackedObject]) -> TrackedObjects:
@@ -107,7 +113,8 @@ def track_markers_message(header: Header,
     Draw the tracks for rviz: DELETEALL, then a text and an arrow per track.
 
     Per (track id, class name, track): a text with the id, speed and time to collision, and an
-    arrow from the object to where its velocity takes it in ARROW_SECONDS.
+    arrow from the object to where its velocity takes it in ARROW_SECONDS. Markers keep the
+    default lifetime 0 (until replaced): each frame's DELETEALL clears the previous ones.
     """
     markers = [Marker(header=header, ns='tracks', action=Marker.DELETEALL)]
     for index, (track_id, class_name, track) in enumerate(rows):
@@ -118,14 +125,14 @@ def track_markers_message(header: Header,
         colour = ColorRGBA(r=1.0, g=0.2, b=0.2, a=1.0) if closing else ColorRGBA(
             r=0.2, g=0.8, b=1.0, a=1.0)
         text = Marker(header=header, ns='tracks', id=2 * index, type=Marker.TEXT_VIEW_FACING,
-                      action=Marker.ADD, lifetime=Duration(sec=0), color=colour,
+                      action=Marker.ADD, color=colour,
                       text=describe(track_id, class_name, track))
         text.pose.position.x, text.pose.position.y = start.x, start.y
         text.pose.position.z = 2.0
         text.pose.orientation.w = 1.0
         text.scale.z = TEXT_HEIGHT_M
         arrow = Marker(header=header, ns='tracks', id=2 * index + 1, type=Marker.ARROW,
-                       action=Marker.ADD, lifetime=Duration(sec=0), color=colour,
+                       action=Marker.ADD, color=colour,
                        points=[start, end])
         arrow.pose.orientation.w = 1.0
         arrow.scale.x, arrow.scale.y, arrow.scale.z = 0.15, 0.4, 0.4

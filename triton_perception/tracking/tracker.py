@@ -91,33 +91,35 @@ class _Tracks:
 
     def keep(self, selected: np.ndarray) -> None:
         """Drop every track not selected (bool mask)."""
-        for column in fields(self):
-            setattr(self, column.name, getattr(self, column.name)[selected])
+        for name in _TRACK_COLUMNS:
+            setattr(self, name, getattr(self, name)[selected])
 
     def extend(self, other: '_Tracks') -> None:
         """Append new tracks."""
-        for column in fields(self):
-            setattr(self, column.name, np.concatenate([getattr(self, column.name),
-                                                       getattr(other, column.name)]))
+        for name in _TRACK_COLUMNS:
+            setattr(self, name, np.concatenate([getattr(self, name), getattr(other, name)]))
+
+
+_TRACK_COLUMNS = tuple(column.name for column in fields(_Tracks))
+# Per state axis (cx, cy, w, h), the box dimension (w = 2, h = 3) its noise scales with.
+_SCALE_AXES = np.array([3, 3, 2, 3])
 
 
 def boxes_to_state(boxes: np.ndarray) -> np.ndarray:
-    """(x1, y1, x2, y2) [N, 4] -> (centre x, centre y, width, height) [N, 4]."""
-    return np.stack([(boxes[:, 0] + boxes[:, 2]) / 2, (boxes[:, 1] + boxes[:, 3]) / 2,
-                     boxes[:, 2] - boxes[:, 0], boxes[:, 3] - boxes[:, 1]], axis=1)
+    """(x1, y1, x2, y2) [N, >=4] -> (centre x, centre y, width, height) [N, 4]."""
+    first, second = boxes[:, 0:2], boxes[:, 2:4]
+    return np.concatenate([(first + second) / 2, second - first], axis=1)
 
 
 def state_to_boxes(state: np.ndarray) -> np.ndarray:
     """(centre x, centre y, width, height) [N, >=4] -> (x1, y1, x2, y2) [N, 4]."""
-    half_width, half_height = state[:, 2] / 2, state[:, 3] / 2
-    return np.stack([state[:, 0] - half_width, state[:, 1] - half_height,
-                     state[:, 0] + half_width, state[:, 1] + half_height], axis=1)
+    centre, half_size = state[:, 0:2], state[:, 2:4] / 2
+    return np.concatenate([centre - half_size, centre + half_size], axis=1)
 
 
 def _size_scale(state: np.ndarray) -> np.ndarray:
     """Per axis (cx, cy, w, h) the box dimension its noise scales with: h, h, w, h (>= 1 px)."""
-    height = np.maximum(state[:, 3], 1.0)
-    return np.stack([height, height, np.maximum(state[:, 2], 1.0), height], axis=1)
+    return np.maximum(state[:, _SCALE_AXES], 1.0)
 
 
 def _object_array(items: list[str]) -> np.ndarray:
@@ -160,48 +162,52 @@ class Tracker:
         dt = 0.0 if self._stamp is None else stamp - self._stamp
         self._stamp = stamp
         tracks, settings = self._tracks, self.settings
-        tracks.keep(stamp - tracks.last_stamp <= settings.lifetime_s + STAMP_TOLERANCE_S)
-        scale = _size_scale(tracks.mean)
-        tracks.mean, tracks.covariance = kalman.predict(
-            tracks.mean, tracks.covariance, np.full(len(tracks.ids), dt),
-            settings.acceleration_noise * scale)
+        alive = stamp - tracks.last_stamp <= settings.lifetime_s + STAMP_TOLERANCE_S
+        if not alive.all():
+            tracks.keep(alive)
+        if len(tracks.ids):
+            tracks.mean, tracks.covariance = kalman.predict(
+                tracks.mean, tracks.covariance, dt,
+                settings.acceleration_noise * _size_scale(tracks.mean))
 
         detections = np.asarray(detections, dtype=np.float64).reshape(-1, 6)
         scores = detections[:, 4]
         high = np.flatnonzero(scores >= settings.high_score)
         low = np.flatnonzero((scores >= settings.low_score) & (scores < settings.high_score))
-        predicted = state_to_boxes(tracks.mean)
         track_of_detection = np.full(len(detections), -1, dtype=np.int64)
+        # Every stage's similarities are a block of this one matrix.
+        similarity = iou_matrix(state_to_boxes(tracks.mean), detections)
+        similarity -= (settings.unseen_penalty_per_s * (stamp - tracks.last_stamp))[:, None]
 
         def associate(track_index: np.ndarray, detection_index: np.ndarray,
                       gate: float) -> tuple[np.ndarray, np.ndarray]:
-            similarity = iou_matrix(predicted[track_index], detections[detection_index])
-            similarity -= unseen_penalty[track_index][:, None]
-            pairs, free_tracks, free_detections = match(similarity, gate)
+            if len(track_index) == 0 or len(detection_index) == 0:
+                return track_index, detection_index
+            pairs, free_tracks, free_detections = match(
+                similarity[track_index][:, detection_index], gate)
             track_of_detection[detection_index[pairs[:, 1]]] = track_index[pairs[:, 0]]
             return track_index[free_tracks], detection_index[free_detections]
 
-        unseen_penalty = settings.unseen_penalty_per_s * (stamp - tracks.last_stamp)
         free_confirmed, free_high = associate(np.flatnonzero(tracks.confirmed), high,
                                               settings.iou_gate)
         associate(free_confirmed[tracks.matched_last_frame[free_confirmed]], low,
                   settings.low_iou_gate)
-        unconfirmed = np.flatnonzero(~tracks.confirmed)
-        failed_unconfirmed, free_high = associate(unconfirmed, free_high,
+        failed_unconfirmed, free_high = associate(np.flatnonzero(~tracks.confirmed), free_high,
                                                   settings.unconfirmed_iou_gate)
 
         self._correct(track_of_detection, detections, stamp)
-        alive = np.ones(len(tracks.ids), dtype=bool)
-        alive[failed_unconfirmed] = False
         starting = free_high[scores[free_high] >= settings.new_track_score]
-        track_of_detection[starting] = np.arange(len(starting)) + len(tracks.ids)
-        tracks.extend(self._new_tracks(detections[starting], stamp))
-        alive = np.concatenate([alive, np.ones(len(starting), dtype=bool)])
-        # Renumber rows after dropping the failed unconfirmed tracks (never matched here).
-        new_row = np.cumsum(alive) - 1
-        tracks.keep(alive)
-        has_track = track_of_detection >= 0
-        track_of_detection[has_track] = new_row[track_of_detection[has_track]]
+        if len(starting):
+            track_of_detection[starting] = np.arange(len(starting)) + len(tracks.ids)
+            tracks.extend(self._new_tracks(detections[starting], stamp))
+        if len(failed_unconfirmed):
+            # Renumber rows after dropping the failed unconfirmed tracks (never matched here).
+            alive = np.ones(len(tracks.ids), dtype=bool)
+            alive[failed_unconfirmed] = False
+            new_row = np.cumsum(alive) - 1
+            tracks.keep(alive)
+            has_track = track_of_detection >= 0
+            track_of_detection[has_track] = new_row[track_of_detection[has_track]]
         return self._result(track_of_detection)
 
     def _correct(self, track_of_detection: np.ndarray, detections: np.ndarray,
@@ -213,11 +219,10 @@ class Tracker:
         if len(rows) == 0:
             return
         measured = boxes_to_state(detections[matched])
+        # Image axes never couple: a diagonal noise keeps them four filters of their own.
         noise = (self.settings.position_noise * _size_scale(measured)) ** 2
-        measurement_covariance = np.zeros((len(rows), 4, 4))
-        measurement_covariance[:, np.arange(4), np.arange(4)] = noise
-        tracks.mean[rows], tracks.covariance[rows] = kalman.update(
-            tracks.mean[rows], tracks.covariance[rows], measured, measurement_covariance)
+        tracks.mean[rows], tracks.covariance[rows] = kalman.update_uncoupled(
+            tracks.mean[rows], tracks.covariance[rows], measured, noise)
         tracks.last_stamp[rows] = stamp
         tracks.matched_last_frame[rows] = True
         span = stamp - tracks.first_stamp[rows]
