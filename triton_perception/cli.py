@@ -22,7 +22,7 @@ from triton_perception.models.shipped_models import ModelInstallError
 from triton_perception.pipeline.plan import PlanError
 from triton_perception.scoring.labels import LabelError
 from triton_perception.serving.engines import EngineBuildError
-from triton_perception.serving.triton_server import ServerError
+from triton_perception.serving.server_config import ServerError
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -24,8 +24,9 @@ from triton_perception.bench.settings import (BenchError, BenchSettings, NODES, 
                                               READY_TIMEOUT_S, WARMUP_FRAMES)
 from triton_perception.models.shipped_models import check_models
 from triton_perception.pipeline.runner import wait_for_remote_models
+from triton_perception.serving.server_config import ServerConfig
 from triton_perception.serving.triton_client import is_loopback
-from triton_perception.serving.triton_server import ServerConfig, TritonServer
+from triton_perception.serving.triton_server import TritonServer
 from triton_perception.system.paths import CLIP_HINT, default_model_repository
 from triton_perception.system.processes import free_ports
 from triton_perception.tracking.tracking_benchmark import tracking_line, tracking_update_ms

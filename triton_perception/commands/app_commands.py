@@ -10,7 +10,7 @@ import argparse
 from pathlib import Path
 import sys
 
-from triton_perception.serving.triton_server import PROFILES
+from triton_perception.serving.server_config import PROFILES
 from triton_perception.system.paths import DEFAULT_CLIP
 
 

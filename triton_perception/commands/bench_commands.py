@@ -12,7 +12,7 @@ from pathlib import Path
 import sys
 
 from triton_perception.commands.termination import Interrupted, raise_on_termination
-from triton_perception.serving.triton_server import PROFILES
+from triton_perception.serving.server_config import PROFILES
 from triton_perception.system.paths import DEFAULT_CLIP
 
 SCORED_FRAMES = 1000  # the bench's scoring figure: labelled frames scored in one call

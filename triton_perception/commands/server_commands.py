@@ -16,7 +16,8 @@ from triton_perception.commands.termination import Interrupted, raise_on_termina
 from triton_perception.frames.frame_range import (DEFAULT_MAX, DEFAULT_MIN, FrameRange,
                                                   parse_size)
 from triton_perception.serving.engines import build_engines
-from triton_perception.serving.triton_server import PROFILES, ServerConfig, TritonServer
+from triton_perception.serving.server_config import PROFILES, ServerConfig
+from triton_perception.serving.triton_server import TritonServer
 from triton_perception.system.paths import default_model_repository
 
 
