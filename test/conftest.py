@@ -99,7 +99,8 @@ def shared() -> Path:
 def triton_server(shared: Path) -> Iterator[TritonServer]:
     """One real tritonserver (CPU profile) for the whole session: starting one costs seconds."""
     from triton_perception.models.shipped_models import install_models
-    from triton_perception.serving.triton_server import ServerConfig, TritonServer
+    from triton_perception.serving.server_config import ServerConfig
+    from triton_perception.serving.triton_server import TritonServer
 
     repository = REPO / 'model_repository'
     install_models(repository, shared / 'models', log=lambda _line: None)

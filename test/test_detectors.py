@@ -30,7 +30,8 @@ from triton_perception.models.detectors import (DetectorInstallError, install_de
                                                 installed_detectors)
 from triton_perception.outputs.result_messages import image_message
 from triton_perception.serving.engines import engine_steps
-from triton_perception.serving.triton_server import ServerConfig, TritonServer
+from triton_perception.serving.server_config import ServerConfig
+from triton_perception.serving.triton_server import TritonServer
 from triton_perception.system.processes import free_ports, ros_arguments
 
 THREE = ['person', 'car', 'bus']

@@ -214,12 +214,12 @@ def test_the_cpu_runner_reads_the_range_the_engines_are_built_for() -> None:
 def test_the_cpu_profile_without_onnxruntime_says_what_to_do(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A robot installed with exec dependencies only and no engines yet: a clear first step."""
-    import triton_perception.serving.triton_server as server_module
+    import triton_perception.serving.server_config as server_config
     repository = repository_with_onnx(tmp_path / 'repo')
-    assert server_module.resolve_profile('auto', repository) == 'cpu'
-    monkeypatch.setattr(server_module.importlib.util, 'find_spec',
+    assert server_config.resolve_profile('auto', repository) == 'cpu'
+    monkeypatch.setattr(server_config.importlib.util, 'find_spec',
                         lambda name: None if name == 'onnxruntime' else object())
-    with pytest.raises(server_module.ServerError, match='engines build.*onnxruntime<1.13'):
-        server_module.resolve_profile('auto', repository)
+    with pytest.raises(server_config.ServerError, match='engines build.*onnxruntime<1.13'):
+        server_config.resolve_profile('auto', repository)
     build_engines(repository, str(stand_in_trtexec(tmp_path)), log=lambda _line: None)
-    assert server_module.resolve_profile('auto', repository) == 'tensorrt'
+    assert server_config.resolve_profile('auto', repository) == 'tensorrt'

@@ -23,7 +23,7 @@ import yaml
 
 from conftest import REPO
 from triton_perception.pipeline.plan import ARGUMENT_NAMES, ARGUMENTS, pipeline_plan, PlanError
-from triton_perception.serving.triton_server import find_tritonserver, server_command
+from triton_perception.serving.server_installation import find_tritonserver, server_command
 
 LAUNCH_DIR = REPO / 'launch'
 PACKAGE = 'triton_perception'

@@ -20,7 +20,8 @@ from triton_perception.bag.evaluate import evaluate, EvaluationSettings
 from triton_perception.bag.figures import detection_labels
 from triton_perception.scoring.detection import score_detections
 from triton_perception.scoring.labels import DetectionLabels, LabelError, read_labels
-from triton_perception.serving.triton_server import ServerConfig, TritonServer
+from triton_perception.serving.server_config import ServerConfig
+from triton_perception.serving.triton_server import TritonServer
 from triton_perception.system.paths import default_model_repository
 from triton_perception.system.processes import free_ports
 

@@ -15,7 +15,8 @@ import time
 from typing import Any, Callable
 
 from triton_perception.pipeline.plan import pipeline_plan
-from triton_perception.serving.triton_server import ServerConfig, TritonServer
+from triton_perception.serving.server_config import ServerConfig
+from triton_perception.serving.triton_server import TritonServer
 from triton_perception.system.paths import default_model_repository
 from triton_perception.system.processes import free_ports, NodeProcess, tree_rss_mb
 

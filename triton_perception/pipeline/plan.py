@@ -13,7 +13,7 @@ import re
 import yaml
 
 from triton_perception.parameters import DETECTION, LANES, specs_by_name
-from triton_perception.serving.triton_server import PROFILES, ServerConfig, ServerError
+from triton_perception.serving.server_config import PROFILES, ServerConfig, ServerError
 from triton_perception.system.paths import (config_file, dds_profile_environment,
                                             default_model_repository)
 

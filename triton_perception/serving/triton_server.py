@@ -1,21 +1,18 @@
 """
-Find, start, watch and stop a local tritonserver.
+Start, watch and stop a local tritonserver process.
 
-Used by `triton-perception server`, the pipeline runner, the launch files and the tests, so
-that all of them start Triton the same way: bound to loopback, no model control over the
-network, with the environment its Python backend needs, and never left behind as an orphan.
+Used by `triton-perception server`, the pipeline runner, the bench and the tests, so that all
+of them start Triton the same way: bound to loopback, no model control over the network, with
+the environment its Python backend needs (server_installation), ready only once its models
+are, and never left behind as an orphan.
 """
 from __future__ import annotations
 
 import collections
-from dataclasses import dataclass, field
-import hashlib
-import importlib.util
 import json
 import math
 import os
 from pathlib import Path
-import shutil
 import signal
 import socket
 import subprocess
@@ -26,216 +23,17 @@ from typing import Callable
 import urllib.error
 import urllib.request
 
-from triton_perception.serving.engines import engine_steps, stale_engines
-from triton_perception.system.paths import default_model_repository
+from triton_perception.serving.engines import stale_engines
+# ENSEMBLES is imported here for bench/glue_report.py too, which reads it from this module.
+from triton_perception.serving.server_config import (ENSEMBLES, resolve_profile,  # noqa: F401
+                                                     ServerConfig, ServerError)
+from triton_perception.serving.server_installation import (find_tritonserver, server_command,
+                                                           server_environment)
 from triton_perception.system.processes import die_with_parent
 
-PROFILES = ('auto', 'tensorrt', 'cpu')
-ENSEMBLES = ('yolov5', 'lane_detection')
-SYSTEM_TRITON_DIR = Path('/opt/tritonserver')
 # Harmless on a machine without a GPU; hidden so that real problems stand out.
 NOISE = ('Failed to initialize NVML', 'DCGM', 'Unable to find GPU', 'CUDA driver version',
          'CudaDriverHelper')
-
-
-class ServerError(RuntimeError):
-    """tritonserver could not be found, started or made ready; the message says what to do."""
-
-
-@dataclass(frozen=True)
-class TritonInstallation:
-    """A tritonserver binary, its backends directory, and libraries it needs on LD_LIBRARY_PATH."""
-
-    binary: Path
-    backend_directory: Path
-    library_path: tuple[Path, ...] = ()
-
-
-@dataclass(frozen=True, kw_only=True)
-class ServerConfig:
-    """
-    How to start tritonserver: repository, profile, addresses and ports, models to wait for.
-
-    `profile` is 'tensorrt', 'cpu' or 'auto' (`resolve_profile`); `tritonserver` an explicit
-    binary, else one is found (`find_tritonserver`). `ready_timeout_s` bounds the wait for
-    `models` to become ready, in s.
-    """
-
-    model_repository: Path = field(default_factory=default_model_repository)
-    profile: str = 'auto'
-    tritonserver: str | None = None
-    address: str = '127.0.0.1'
-    http_port: int = 8000
-    grpc_port: int = 8001
-    metrics_port: int = 8002
-    models: tuple[str, ...] = ENSEMBLES
-    ready_timeout_s: float = 600.0
-    log_verbose: int = 0
-
-    def __post_init__(self) -> None:
-        """Raise ServerError on an unknown profile, bad or shared ports, or no repository."""
-        if self.profile not in PROFILES:
-            raise ServerError(f"profile '{self.profile}' is not one of {', '.join(PROFILES)}")
-        for name in ('http_port', 'grpc_port', 'metrics_port'):
-            port = getattr(self, name)
-            if not 0 < port < 65536:
-                raise ServerError(f'{name} {port} is not a TCP port (1-65535)')
-        if len({self.http_port, self.grpc_port, self.metrics_port}) != 3:
-            raise ServerError('http_port, grpc_port and metrics_port must differ')
-        if not Path(self.model_repository).is_dir():
-            raise ServerError(f'model repository {self.model_repository} does not exist; pass '
-                              'the directory that holds yolov5/ and lane_detection/')
-
-    @property
-    def grpc_url(self) -> str:
-        """host:port a local client uses for gRPC."""
-        return f'{client_host(self.address)}:{self.grpc_port}'
-
-    @property
-    def http_url(self) -> str:
-        """http://host:port a local client uses for HTTP (health and readiness)."""
-        return f'http://{client_host(self.address)}:{self.http_port}'
-
-
-def client_host(bind_address: str) -> str:
-    """Return the address a local client uses to reach a server bound to `bind_address`."""
-    return '127.0.0.1' if bind_address in ('0.0.0.0', '') else bind_address
-
-
-def resolve_profile(profile: str, model_repository: Path) -> str:
-    """
-    Return the profile to serve: 'auto' is TensorRT where engines exist, else the CPU profile.
-
-    Raises ServerError when the CPU profile is chosen without onnxruntime, which its runner
-    needs: on a robot installed with `rosdep install --dependency-types exec` and no engines
-    yet, that is the first thing to fix, and the server would otherwise fail to load models.
-    """
-    if profile == 'auto':
-        engines = [Path(model_repository) / step / '1' / 'model.plan'
-                   for step in engine_steps(Path(model_repository))]
-        profile = 'tensorrt' if all(engine.is_file() for engine in engines) else 'cpu'
-    if profile == 'cpu' and importlib.util.find_spec('onnxruntime') is None:
-        raise ServerError(
-            'the CPU profile runs the served graphs with onnxruntime, which is not installed: '
-            "build the TensorRT engines ('triton-perception engines build', docs/orin.md) or "
-            'install it (rosdep key python3-onnxruntime-numpy1-pip; on Jammy: pip install '
-            '"onnxruntime<1.13", which keeps NumPy 1.21.5)')
-    return profile
-
-
-def find_tritonserver(explicit: str | None = None) -> TritonInstallation:
-    """Explicit path > `tritonserver` on PATH > /opt/tritonserver > the nvidia-pytriton wheel."""
-    if explicit:
-        binary = Path(explicit).expanduser()
-        if not (binary.is_file() and os.access(binary, os.X_OK)):
-            raise ServerError(f"tritonserver '{explicit}' is not an executable file")
-        return _installation_around(binary)
-    on_path = shutil.which('tritonserver')
-    if on_path:
-        return _installation_around(Path(on_path).resolve())
-    system_binary = SYSTEM_TRITON_DIR / 'bin' / 'tritonserver'
-    if system_binary.is_file():
-        return _installation_around(system_binary)
-    wheel = _pytriton_installation()
-    if wheel:
-        return wheel
-    raise ServerError(
-        'no tritonserver found: pass its path (--tritonserver / tritonserver:=PATH), put it on '
-        'PATH, install the JetPack Triton release in /opt/tritonserver (Jetson), or run '
-        "'make setup' (installs the nvidia-pytriton wheel's server on x86_64)")
-
-
-def _installation_around(binary: Path) -> TritonInstallation:
-    """Return the installation around `binary`: a release tree keeps its backends beside bin/."""
-    backends = binary.parent.parent / 'backends'
-    if not backends.is_dir():
-        raise ServerError(f'{binary} has no backends directory at {backends}; '
-                          'pass a tritonserver from a complete Triton release')
-    return TritonInstallation(binary=binary, backend_directory=backends,
-                              library_path=(binary.parent.parent / 'lib',))
-
-
-def _pytriton_installation() -> TritonInstallation | None:
-    """Use the server inside the nvidia-pytriton wheel, giving it a Python backend directory."""
-    try:
-        import pytriton  # noqa: PLC0415 (optional dependency)
-    except ImportError:
-        return None
-    root = Path(pytriton.__file__).resolve().parent / 'tritonserver'
-    libs = root.parent.parent / 'nvidia_pytriton.libs'
-    version = f'{sys.version_info.major}.{sys.version_info.minor}'
-    stub = root / 'python_backend_stubs' / version / 'triton_python_backend_stub'
-    backend_files = [root / 'backends' / 'python' / 'libtriton_python.so',
-                     root / 'backends' / 'python' / 'triton_python_backend_utils.py', stub]
-    missing = [str(path) for path in backend_files if not path.is_file()]
-    if missing:
-        raise ServerError(f'the nvidia-pytriton wheel lacks {", ".join(missing)}; '
-                          f'reinstall it for Python {version}')
-    # One directory per installed wheel: two environments on one machine (two checkouts, CI
-    # beside a developer) must not relink each other's stub under a running server.
-    installed = hashlib.sha256(str(root).encode()).hexdigest()[:12]
-    backends = _cache_directory() / f'backends-py{version}-{installed}'
-    python_backend = backends / 'python'
-    python_backend.mkdir(parents=True, exist_ok=True)
-    for source in backend_files:
-        link = python_backend / source.name
-        if not (link.is_symlink() and link.resolve() == source):
-            partial = link.with_name(f'{link.name}.{os.getpid()}.partial')
-            partial.unlink(missing_ok=True)
-            partial.symlink_to(source)
-            os.replace(partial, link)  # a server starting now sees the old link or the new
-    return TritonInstallation(binary=root / 'bin' / 'tritonserver', backend_directory=backends,
-                              library_path=(libs,))
-
-
-def _cache_directory() -> Path:
-    base = os.environ.get('XDG_CACHE_HOME') or Path.home() / '.cache'
-    return Path(base) / 'triton_perception'
-
-
-def server_command(config: ServerConfig, installation: TritonInstallation) -> list[str]:
-    """
-    Return the tritonserver command line for `config`, with no model control over the network.
-
-    Readiness is strict and the server exits on any model error; a profile other than
-    'tensorrt' selects its model configs by name (--model-config-name).
-    """
-    profile = resolve_profile(config.profile, config.model_repository)
-    command = [
-        str(installation.binary),
-        f'--model-repository={Path(config.model_repository).resolve()}',
-        f'--backend-directory={installation.backend_directory}',
-        # No loading or unloading of models over the network.
-        '--model-control-mode=none',
-        '--strict-readiness=true',
-        '--exit-on-error=true',
-        f'--http-address={config.address}', f'--http-port={config.http_port}',
-        f'--grpc-address={config.address}', f'--grpc-port={config.grpc_port}',
-        f'--metrics-address={config.address}', f'--metrics-port={config.metrics_port}',
-        f'--log-verbose={config.log_verbose}',
-    ]
-    if profile != 'tensorrt':
-        command.append(f'--model-config-name={profile}')
-    return command
-
-
-def server_environment(installation: TritonInstallation) -> dict[str, str]:
-    """
-    Return the server's environment: the Python backend imports numpy, OpenCV, onnxruntime here.
-
-    The backend stub embeds Python and ignores PYTHONPATH; it locates its environment through
-    the `python3` first on PATH, so this interpreter's bin/ goes first (as PyTriton does).
-    """
-    environment = dict(os.environ)
-    library_path = [str(path) for path in installation.library_path if path.is_dir()]
-    if environment.get('LD_LIBRARY_PATH'):
-        library_path.append(environment['LD_LIBRARY_PATH'])
-    environment['LD_LIBRARY_PATH'] = os.pathsep.join(library_path)
-    environment['PATH'] = os.pathsep.join([str(Path(sys.executable).parent),
-                                           environment.get('PATH', os.defpath)])
-    # The ROS wheels' bootstrap re-executes Python to set library paths; never inside the stub.
-    environment['_ROS_WHEELS_BOOTSTRAP_COMPLETE'] = '1'
-    return environment
 
 
 def check_ports_free(config: ServerConfig) -> None:

@@ -1,0 +1,145 @@
+"""
+`triton-perception bench`: the latency, throughput, memory and glue benchmarks.
+
+The bench itself lives in bench/; this module turns its options into settings, prints its
+tables on stdout and its progress on stderr, and maps a bad setting or an interruption to
+the exit codes 2 and 130.
+"""
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+import sys
+
+from triton_perception.commands.termination import Interrupted, raise_on_termination
+from triton_perception.serving.server_config import PROFILES
+from triton_perception.system.paths import DEFAULT_CLIP
+
+SCORED_FRAMES = 1000  # the bench's scoring figure: labelled frames scored in one call
+
+
+def bench_progress(line: str) -> None:
+    """Print a benchmark's progress line on stderr, so that stdout holds only its tables."""
+    print(f'bench: {line}', file=sys.stderr, flush=True)
+
+
+def command_glue_bench(arguments: argparse.Namespace) -> int:
+    """
+    Run `bench --glue` and print its table; the caller has set up the termination handling.
+
+    Returns 0 (whether or not the targets are met: they are figures to read), 2 on a bad
+    setting or a failed run (BenchError), 130 when interrupted.
+    """
+    from triton_perception.bench.glue import GlueSettings, run_glue  # noqa: PLC0415 (rclpy)
+    from triton_perception.bench.glue_report import glue_table  # noqa: PLC0415
+    from triton_perception.bench.settings import BenchError  # noqa: PLC0415
+
+    try:
+        if arguments.triton_url:
+            raise BenchError('--glue serves constant graphs from a server of its own; '
+                             '--triton-url does not apply')
+        settings = GlueSettings(
+            camera_counts=tuple(int(count) for count in arguments.cameras.split(',') if count),
+            layouts=tuple(name.strip() for name in arguments.layouts.split(',') if name.strip()),
+            window_s=GlueSettings.window_s if arguments.duration is None else arguments.duration,
+            warmup_s=arguments.warmup, json_path=arguments.json,
+            video=arguments.video or DEFAULT_CLIP)
+        report = run_glue(settings, bench_progress)
+    except ValueError as error:  # a camera count that is not a number
+        print(f'triton-perception: error: --cameras: {error}', file=sys.stderr)
+        return 2
+    except BenchError as error:
+        print(f'triton-perception: error: {error}', file=sys.stderr)
+        return 2
+    except Interrupted:
+        print('bench: interrupted; every process it started was stopped', file=sys.stderr)
+        return 130
+    print(glue_table(report))
+    return 0
+
+
+def command_bench(arguments: argparse.Namespace) -> int:
+    """
+    Run `bench` and print its tables.
+
+    Returns 0, 2 on a bad setting (BenchError), 130 when interrupted.
+    """
+    from triton_perception.bench.report import (  # noqa: PLC0415 (rclpy)
+        budget_table, markdown_table, steps_table)
+    from triton_perception.bench.run import run_bench  # noqa: PLC0415
+    from triton_perception.bench.settings import (  # noqa: PLC0415
+        BenchError, BenchSettings, parse_cases)
+    from triton_perception.tracking.tracking_benchmark import tracking_line  # noqa: PLC0415
+
+    raise_on_termination()
+    if arguments.glue:
+        return command_glue_bench(arguments)
+    if arguments.memory:
+        from triton_perception.bench.process_memory import measure_all, memory_table  # noqa
+        print(memory_table(measure_all(arguments.triton_url, bench_progress)))
+        return 0
+    try:
+        report = run_bench(BenchSettings(
+            frames=arguments.frames,
+            duration_s=BenchSettings.duration_s if arguments.duration is None
+            else arguments.duration,
+            cases=parse_cases(arguments.cases), json_path=arguments.json,
+            profile=arguments.profile, triton_url=arguments.triton_url,
+            model_repository=arguments.model_repository,
+            video=arguments.video or DEFAULT_CLIP, max_in_flight=arguments.max_in_flight),
+            bench_progress)
+    except BenchError as error:
+        print(f'triton-perception: error: {error}', file=sys.stderr)
+        return 2
+    except Interrupted:
+        print('bench: interrupted; every process it started was stopped', file=sys.stderr)
+        return 130
+    print(markdown_table(report))
+    print()
+    print(steps_table(report))
+    print()
+    print(budget_table(report))
+    print()
+    print(tracking_line(report['tracking']))
+    from triton_perception.scoring.benchmark import scoring_benchmark  # noqa: PLC0415
+    seconds = scoring_benchmark(SCORED_FRAMES)
+    print(f'scoring {SCORED_FRAMES} labelled frames (COCO AP, CLEAR MOT and IDF1, CULane F1, '
+          f'bag score): {seconds:.1f} s (target under 10 s on 2 cores)')
+    return 0
+
+
+def add_bench_command(commands: argparse._SubParsersAction) -> None:
+    """Add `bench` with the options of its --memory and --glue variants."""
+    bench = commands.add_parser('bench', help='latency, throughput, CPU and memory: in-process '
+                                'reference vs Triton vs ROS end to end, per node and both')
+    bench.add_argument('--frames', type=int, default=60,
+                       help='frames timed one at a time per measurement (after 5 warm-up)')
+    bench.add_argument('--duration', type=float, default=None,
+                       help='seconds of the 30 Hz throughput phase per case (default 60; with '
+                       '--glue, of the measured window, default 20)')
+    bench.add_argument('--cases', default='detection,lanes,both',
+                       help='comma-separated, from detection, lanes, both')
+    bench.add_argument('--json', type=Path, default=None, help='write the figures here')
+    bench.add_argument('--memory', action='store_true',
+                       help='only the memory of the perception processes: one perception_process '
+                       'against one process per node, for 1 and 4 idle cameras')
+    bench.add_argument('--glue', action='store_true',
+                       help="only the nodes' own cost on constant graphs: CPU per frame, RSS "
+                       'and latency beyond Triton of the floor node, one process per node and '
+                       'one perception_process, at 30 Hz per camera')
+    bench.add_argument('--cameras', default='1,4',
+                       help='with --glue: comma-separated camera counts (default 1,4)')
+    bench.add_argument('--layouts', default='floor,per_node,single',
+                       help='with --glue: comma-separated, from floor, per_node, single')
+    bench.add_argument('--warmup', type=float, default=3.0,
+                       help='with --glue: seconds at camera rate before the window (default 3)')
+    bench.add_argument('--profile', choices=PROFILES, default=None,
+                       help='profile of the server the bench starts (default cpu)')
+    bench.add_argument('--triton-url', default=None,
+                       help='gRPC HOST:PORT of a running Triton instead of starting one')
+    bench.add_argument('--model-repository', type=Path, default=None)
+    bench.add_argument('--video', type=Path, default=None,
+                       help='road clip (default ../shared/data/videos/solidWhiteRight.mp4)')
+    bench.add_argument('--max-in-flight', type=int, default=None,
+                       help="the nodes' max_in_flight (default: the parameter's default)")
+    bench.set_defaults(run=command_bench)

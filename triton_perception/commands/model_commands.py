@@ -1,0 +1,158 @@
+"""
+`triton-perception models install|list`: what the model repository serves.
+
+The shipped models, or a detector or lane model of the user's own; the options are checked
+here so that an incomplete install fails with one line and exit code 2 before any file
+is written.
+"""
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+import sys
+from typing import Callable
+
+from triton_perception.lanes.lane_models.spec import LAYOUTS as LANE_LAYOUTS
+from triton_perception.models.shipped_models import (default_models_directory, ExportChecks,
+                                                     install_models)
+from triton_perception.system.paths import default_model_repository
+
+
+def command_models(arguments: argparse.Namespace) -> int:
+    """
+    Run `models install|list`: the shipped models, or a detector or lane model of your own.
+
+    Returns 0, or 2 when a detector's options are incomplete or it cannot be installed.
+    """
+    from triton_perception.models.detectors import DetectorInstallError  # noqa: PLC0415
+    from triton_perception.models.detectors import install_detector, installed_detectors
+
+    repository = arguments.model_repository or default_model_repository()
+    log = lambda line: print(f'models: {line}', flush=True)  # noqa: E731
+    if arguments.action == 'list':
+        detectors = installed_detectors(repository)
+        print('| detector | layout | input (w x h) | classes | sha256 of the ONNX file |')
+        print('| --- | --- | --- | --- | --- |')
+        for detector in detectors:
+            print(f'| {detector.name} | {detector.layout} | {detector.input_width} x '
+                  f'{detector.input_height} | {detector.classes} | {detector.sha256} |')
+        if not detectors:
+            print(f"no detectors in {repository}: run 'triton-perception models install'")
+        print_lane_models(repository)
+        return 0
+    if arguments.lanes or arguments.lanes_served:
+        return install_lanes(arguments, repository, log)
+    if arguments.detector or arguments.labels or arguments.name:
+        missing = [flag for flag, value in (('--detector', arguments.detector),
+                                            ('--labels', arguments.labels),
+                                            ('--name', arguments.name)) if not value]
+        if missing:
+            print(f"triton-perception: error: installing a detector needs {', '.join(missing)} "
+                  'too', file=sys.stderr)
+            return 2
+        if arguments.layout in LANE_LAYOUTS:
+            print(f'triton-perception: error: --layout {arguments.layout} is a lane layout; a '
+                  "detector's is auto, yolov5 or yolov8", file=sys.stderr)
+            return 2
+        try:
+            install_detector(repository, arguments.detector, arguments.labels, arguments.name,
+                             arguments.layout, log=log)
+        except DetectorInstallError as error:
+            print(f'triton-perception: error: {error}', file=sys.stderr)
+            return 2
+        return 0
+    checks = ExportChecks(tuple(arguments.check_images), not arguments.no_behaviour_check)
+    install_models(repository, arguments.source or default_models_directory(), log=log,
+                   checks=checks)
+    return 0
+
+
+def print_lane_models(repository: Path) -> None:
+    """Print the installed lane models as a Markdown table, the shipped one first if installed."""
+    from triton_perception.lanes.lane_models.spec import installed_lane_models, shipped_lane_model
+    from triton_perception.lanes.lane_models.spec import SHIPPED_LANES  # noqa: PLC0415
+    lane_models = installed_lane_models(repository)
+    if SHIPPED_LANES not in [model.name for model in lane_models] and (
+            repository / SHIPPED_LANES).is_dir():
+        lane_models.insert(0, shipped_lane_model())
+    print('\n| lane model | layout | input (w x h, type) | outputs | source |')
+    print('| --- | --- | --- | --- | --- |')
+    for model in lane_models:
+        print(f'| {model.name} | {model.layout} | {model.input_width} x {model.input_height}, '
+              f"{model.input_type} | {', '.join(model.outputs)} | {model.source} |")
+
+
+def install_lanes(arguments: argparse.Namespace, repository: Path,
+                  log: Callable[[str], None]) -> int:
+    """`models install --lanes FILE.onnx | --lanes-served MODEL --name NAME --layout L`."""
+    from triton_perception.models.lane_model_install import install_lane_model  # noqa: PLC0415
+    from triton_perception.models.lane_model_install import install_served_lane_model, remove_steps
+    from triton_perception.lanes.lane_models.spec import LaneConfigError  # noqa: PLC0415
+    problems = [text for text, bad in (
+        ('give one of --lanes and --lanes-served', bool(arguments.lanes) == bool(
+            arguments.lanes_served)),
+        ('--name is needed', not arguments.name),
+        (f"--layout must be one of {', '.join(LANE_LAYOUTS)}", arguments.layout not in
+         LANE_LAYOUTS)) if bad]
+    if problems:
+        print(f"triton-perception: error: installing a lane model: {'; '.join(problems)}",
+              file=sys.stderr)
+        return 2
+    fresh = not (repository / arguments.name).exists()
+    try:
+        if arguments.lanes:
+            install_lane_model(repository, arguments.lanes, arguments.name, arguments.layout,
+                               arguments.lane_config, log=log)
+        else:
+            install_served_lane_model(repository, arguments.lanes_served, arguments.name,
+                                      arguments.layout, arguments.lane_config, log=log)
+    except (LaneConfigError, ValueError) as error:
+        if fresh:  # nothing of a previous install is removed
+            remove_steps(repository, arguments.name)
+        print(f'triton-perception: error: {error}', file=sys.stderr)
+        return 2
+    return 0
+
+
+def add_models_command(commands: argparse._SubParsersAction) -> None:
+    """Add `models install|list` with the options of a model of your own."""
+    models = commands.add_parser('models', help='install ONNX weights into the model repository')
+    models.add_argument('action', choices=['install', 'list'],
+                        help="install: the package's models, or with --detector or --lanes "
+                             'one of your own; list: the installed detectors and lane models')
+    models.add_argument('--detector', type=Path, default=None,
+                        help='your detector: a YOLOv5 or YOLOv8/YOLO11 ONNX export (static '
+                             'input size, opset <= 12)')
+    models.add_argument('--labels', type=Path, default=None,
+                        help='its class names, one per line in class-id order')
+    models.add_argument('--name', default=None,
+                        help='the ensemble name detection_node or lane_node serves it under '
+                             '(model_name)')
+    models.add_argument('--layout', choices=['auto', 'yolov5', 'yolov8', *LANE_LAYOUTS],
+                        default='auto',
+                        help='detector head: yolov5 [1, N, 5+classes], yolov8/yolo11 '
+                             '[1, 4+classes, N], auto reads it from the file; lane model: '
+                             'proposals (LaneATT), row-anchor (UFLD v1/v2), segmentation '
+                             '(docs/lane_models.md)')
+    models.add_argument('--lanes', type=Path, default=None,
+                        help='your lane model: an ONNX export (static input size, opset <= 12)')
+    models.add_argument('--lanes-served', default=None, metavar='MODEL',
+                        help='a lane model the repository already serves (e.g. a TensorRT '
+                             'plan with a float input): put preprocessing and an ensemble '
+                             'around it')
+    models.add_argument('--lane-config', type=Path, default=None,
+                        help='YAML with preprocessing and decode settings the file cannot say '
+                             '(docs/lane_models.md)')
+    models.add_argument('--from', dest='source', type=Path, default=None,
+                        help='directory holding yolov5n/yolov5n.onnx and twinlitenet/'
+                             'twinlitenet.onnx (default ../shared/models or '
+                             '$TRITON_PERCEPTION_MODELS_DIR). Files of your own export are '
+                             'accepted when they are the same network (docs/models.md)')
+    models.add_argument('--check-images', type=Path, action='append', default=[],
+                        metavar='DIR', help="where the behaviour check's images are: yolov5's "
+                        "data/images/bus.jpg and TwinLiteNet's images/caeb782d-4a20b7c4.jpg "
+                        '(default: --from DIR and its sibling data/)')
+    models.add_argument('--no-behaviour-check', action='store_true',
+                        help='accept an export of your own on its structure alone')
+    models.add_argument('--model-repository', type=Path, default=None)
+    models.set_defaults(run=command_models)

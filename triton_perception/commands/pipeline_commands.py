@@ -1,0 +1,64 @@
+"""
+`triton-perception run` and `wait-ready`: the pipeline without ROS launch, and its gate.
+
+`run` takes the launch arguments of pipeline.launch.py; `wait-ready` is the readiness gate
+the launch files start before the nodes.
+"""
+from __future__ import annotations
+
+import argparse
+import signal
+import sys
+import threading
+
+from triton_perception.pipeline.plan import ARGUMENTS, parse_launch_arguments, pipeline_plan
+from triton_perception.system.processes import die_with_parent
+
+
+def command_run(arguments: argparse.Namespace) -> int:
+    """Run `run`: the pipeline of the name:=value launch arguments until SIGINT or SIGTERM."""
+    # Deferred: the runner imports tritonclient, node_process rclpy.
+    from triton_perception.nodes.node_process import StopRequest  # noqa: PLC0415
+    from triton_perception.pipeline.runner import PipelineRunner  # noqa: PLC0415
+
+    plan = pipeline_plan(parse_launch_arguments(arguments.launch_arguments))
+    stop = StopRequest.on_signals(
+        lambda name: print(f'[run] {name}: stopping', file=sys.stderr, flush=True))
+    return PipelineRunner(plan).run(stop.event)
+
+
+def command_wait_ready(arguments: argparse.Namespace) -> int:
+    """Run `wait-ready`: 0 once Triton at `--url` has the models ready, 1 on timeout or signal."""
+    from triton_perception.pipeline.runner import wait_for_remote_models  # noqa: PLC0415
+
+    die_with_parent()  # the readiness gate ends with the launch that started it
+    stop = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    signal.signal(signal.SIGINT, lambda *_: stop.set())
+    ready = wait_for_remote_models(arguments.url, tuple(arguments.models), stop,
+                                   lambda line: print(line, file=sys.stderr, flush=True),
+                                   arguments.timeout)
+    return 0 if ready else 1
+
+
+def add_run_command(commands: argparse._SubParsersAction) -> None:
+    """Add `run`, whose help lists the launch arguments it takes."""
+    run = commands.add_parser(
+        'run', help='run the pipeline (server + nodes) without ROS launch',
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        description='Takes the arguments of pipeline.launch.py as name:=value:\n' + '\n'.join(
+            f'  {argument.name}:={argument.default or "<empty>"}  {argument.description}'
+            for argument in ARGUMENTS))
+    run.add_argument('launch_arguments', nargs='*', metavar='name:=value')
+    run.set_defaults(run=command_run)
+
+
+def add_wait_ready_command(commands: argparse._SubParsersAction) -> None:
+    """Add `wait-ready`: 0 once a Triton serves the models."""
+    wait_ready = commands.add_parser('wait-ready', help='wait until a Triton serves the models '
+                                     "(the launch files' readiness gate)")
+    wait_ready.add_argument('--url', default='127.0.0.1:8001', help='gRPC HOST:PORT')
+    wait_ready.add_argument('--models', nargs='+', default=['yolov5', 'lane_detection'])
+    wait_ready.add_argument('--timeout', type=float, default=None,
+                            help='give up after this many seconds (default: wait forever)')
+    wait_ready.set_defaults(run=command_wait_ready)
