@@ -24,9 +24,7 @@ import urllib.error
 import urllib.request
 
 from triton_perception.serving.engines import stale_engines
-# ENSEMBLES is imported here for bench/glue_report.py too, which reads it from this module.
-from triton_perception.serving.server_config import (ENSEMBLES, resolve_profile,  # noqa: F401
-                                                     ServerConfig, ServerError)
+from triton_perception.serving.server_config import resolve_profile, ServerConfig, ServerError
 from triton_perception.serving.server_installation import (find_tritonserver, server_command,
                                                            server_environment)
 from triton_perception.system.processes import die_with_parent
