@@ -22,7 +22,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 import os
 from pathlib import Path
-import shutil
 import tempfile
 import time
 from typing import Any, Callable, Sequence
@@ -38,8 +37,9 @@ from triton_perception.bench.glue_cases import (bgr_frame, camera_namespaces, gl
                                                 start_processes)
 from triton_perception.bench.glue_report import targets
 from triton_perception.bench.measures import check_alive
-from triton_perception.bench.report import machine_description, source_version, write_report
-from triton_perception.bench.ros_side import CaseWiring, ros_environment, RosSide
+from triton_perception.bench.report import (load_averages, machine_description, source_version,
+                                            write_report)
+from triton_perception.bench.ros_side import CaseWiring, ros_environment, RosSide, stop_bench
 from triton_perception.bench.settings import (BenchError, DEFAULT_VIDEO, DRAIN_TIMEOUT_S,
                                               RATE_HZ, READY_TIMEOUT_S, Stamp)
 from triton_perception.bench.triton_side import inference_statistics, step_breakdown
@@ -323,15 +323,10 @@ def run_glue(settings: GlueSettings, log: Callable[[str], None]) -> dict[str, An
                 continue
             report['cases'][case.name] = bench.run_case(case)
             report['targets'] = targets(report['cases'])
-            report['machine']['load_average_end'] = [round(value, 2)
-                                                     for value in os.getloadavg()]
+            report['machine']['load_average_end'] = load_averages()
             write_report(report, settings.json_path)
         return report
     finally:
-        if ros:
-            ros.close()
-        if server:
-            server.stop()
+        stop_bench(ros, server, temporary)
         os.environ.clear()
         os.environ.update(environment_before)
-        shutil.rmtree(temporary, ignore_errors=True)

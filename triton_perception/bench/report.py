@@ -115,8 +115,13 @@ def machine_description(profile: str, triton_version: str) -> dict[str, Any]:
         'memory_gb': round(memory_kib / 1024 ** 2, 1), 'kernel': platform.release(),
         'python': platform.python_version(), 'onnxruntime': onnxruntime.__version__,
         'triton': triton_version, 'profile': profile,
-        'load_average_start': [round(value, 2) for value in os.getloadavg()],
+        'load_average_start': load_averages(),
     }
+
+
+def load_averages() -> list[float]:
+    """Return the 1, 5 and 15 minute load averages, rounded for the report."""
+    return [round(value, 2) for value in os.getloadavg()]
 
 
 def markdown_table(report: dict[str, Any]) -> str:

@@ -6,9 +6,10 @@ from collections import defaultdict
 import os
 from pathlib import Path
 import random
+import shutil
 import threading
 import time
-from typing import Any, Sequence
+from typing import Any, Sequence, TYPE_CHECKING
 
 import cv2
 from diagnostic_msgs.msg import DiagnosticArray
@@ -25,6 +26,9 @@ from triton_perception.frames.diagnostics import NodeStatus, status_name
 from triton_perception.nodes.frame_losses import MESSAGE_INFO_AVAILABLE
 from triton_perception.qos import DIAGNOSTICS_QOS
 from triton_perception.system.paths import dds_profile_environment
+
+if TYPE_CHECKING:
+    from triton_perception.serving.triton_server import TritonServer
 
 
 def stamp_of(message: Any) -> Stamp:
@@ -256,3 +260,12 @@ def read_clip(video: Path) -> list[Image]:
 def rgb_view(message: Image) -> np.ndarray:
     """Return an rgb8 Image's pixels as an [H, W, 3] uint8 array, without copying."""
     return np.frombuffer(message.data, dtype=np.uint8).reshape(message.height, message.width, 3)
+
+
+def stop_bench(ros: RosSide | None, server: TritonServer | None, scratch: Path) -> None:
+    """Close the bench's ROS side, stop its tritonserver (each if started), remove `scratch`."""
+    if ros:
+        ros.close()
+    if server:
+        server.stop()
+    shutil.rmtree(scratch, ignore_errors=True)

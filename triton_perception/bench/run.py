@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-import shutil
 import tempfile
 import threading
 from typing import Any, Callable
@@ -17,9 +16,9 @@ import tritonclient.grpc as grpcclient
 
 from triton_perception.bench.benchmark import Benchmark
 from triton_perception.bench.measures import listening_pid
-from triton_perception.bench.report import (machine_description, METHOD, source_version,
-                                            write_report)
-from triton_perception.bench.ros_side import read_clip, ros_environment, RosSide
+from triton_perception.bench.report import (load_averages, machine_description, METHOD,
+                                            source_version, write_report)
+from triton_perception.bench.ros_side import read_clip, ros_environment, RosSide, stop_bench
 from triton_perception.bench.settings import (BenchError, BenchSettings, NODES, RATE_HZ,
                                               READY_TIMEOUT_S, WARMUP_FRAMES)
 from triton_perception.models.shipped_models import check_models
@@ -94,13 +93,8 @@ def run_bench(settings: BenchSettings, log: Callable[[str], None]) -> dict[str, 
                               temporary, log)
         for case in settings.cases:
             report[case] = benchmark.run_case(case)
-            report['machine']['load_average_end'] = [round(value, 2)
-                                                     for value in os.getloadavg()]
+            report['machine']['load_average_end'] = load_averages()
             write_report(report, settings.json_path)
         return report
     finally:
-        if ros:
-            ros.close()
-        if server:
-            server.stop()
-        shutil.rmtree(temporary, ignore_errors=True)
+        stop_bench(ros, server, temporary)
