@@ -17,7 +17,7 @@ test: models
 
 # Pure-function tests only (seconds).
 test-fast: setup
-	@$(PYTHON_VENV) -m pytest -ra -m "not server and not ros"
+	@$(PYTHON_VENV) -m pytest -ra -m "not server and not ros and not target"
 
 demo: models
 	@$(CLI) demo

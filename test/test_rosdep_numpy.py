@@ -28,6 +28,7 @@ import pytest
 import yaml
 
 from conftest import REPO, shared_path
+from target_versions import APT_NUMERICS, JAMMY_PYTHON
 from test_package_manifest import dependency_keys, pip_packages
 
 
@@ -55,10 +56,9 @@ class Target:
                 'extra': extra}
 
 
-# apt versions: Jammy's python3-numpy 1:1.21.5 and python3-scipy 1.8.0; Noble's 1.26.4, 1.11.4.
 TARGETS = [
-    Target('jammy', '3.10', 'aarch64', 35, {'numpy': '1.21.5', 'scipy': '1.8.0'}),
-    Target('noble', '3.12', 'x86_64', 39, {'numpy': '1.26.4', 'scipy': '1.11.4'}),
+    Target('jammy', JAMMY_PYTHON, 'aarch64', 35, APT_NUMERICS['jammy']),
+    Target('noble', '3.12', 'x86_64', 39, APT_NUMERICS['noble']),
 ]
 
 
