@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 import sys
+from typing import Any, Callable
 
 from triton_perception.commands.termination import Interrupted, raise_on_termination
 from triton_perception.serving.server_config import PROFILES
@@ -23,6 +24,24 @@ def bench_progress(line: str) -> None:
     print(f'bench: {line}', file=sys.stderr, flush=True)
 
 
+def report_or_exit_code(run: Callable[[], dict[str, Any]]) -> dict[str, Any] | int:
+    """
+    Return what `run` (a bench) reports, or its exit code: 2 on BenchError, 130 when interrupted.
+
+    Either is said in one line on stderr; the bench has stopped every process it started.
+    """
+    from triton_perception.bench.settings import BenchError  # noqa: PLC0415 (rclpy)
+
+    try:
+        return run()
+    except BenchError as error:
+        print(f'triton-perception: error: {error}', file=sys.stderr)
+        return 2
+    except Interrupted:
+        print('bench: interrupted; every process it started was stopped', file=sys.stderr)
+        return 130
+
+
 def command_glue_bench(arguments: argparse.Namespace) -> int:
     """
     Run `bench --glue` and print its table; the caller has set up the termination handling.
@@ -34,26 +53,24 @@ def command_glue_bench(arguments: argparse.Namespace) -> int:
     from triton_perception.bench.glue_report import glue_table  # noqa: PLC0415
     from triton_perception.bench.settings import BenchError  # noqa: PLC0415
 
-    try:
+    def run() -> dict[str, Any]:
         if arguments.triton_url:
             raise BenchError('--glue serves constant graphs from a server of its own; '
                              '--triton-url does not apply')
-        settings = GlueSettings(
-            camera_counts=tuple(int(count) for count in arguments.cameras.split(',') if count),
+        try:
+            camera_counts = tuple(int(count) for count in arguments.cameras.split(',') if count)
+        except ValueError as error:  # a camera count that is not a number
+            raise BenchError(f'--cameras: {error}') from error
+        return run_glue(GlueSettings(
+            camera_counts=camera_counts,
             layouts=tuple(name.strip() for name in arguments.layouts.split(',') if name.strip()),
             window_s=GlueSettings.window_s if arguments.duration is None else arguments.duration,
             warmup_s=arguments.warmup, json_path=arguments.json,
-            video=arguments.video or DEFAULT_CLIP)
-        report = run_glue(settings, bench_progress)
-    except ValueError as error:  # a camera count that is not a number
-        print(f'triton-perception: error: --cameras: {error}', file=sys.stderr)
-        return 2
-    except BenchError as error:
-        print(f'triton-perception: error: {error}', file=sys.stderr)
-        return 2
-    except Interrupted:
-        print('bench: interrupted; every process it started was stopped', file=sys.stderr)
-        return 130
+            video=arguments.video or DEFAULT_CLIP), bench_progress)
+
+    report = report_or_exit_code(run)
+    if isinstance(report, int):
+        return report
     print(glue_table(report))
     return 0
 
@@ -67,8 +84,7 @@ def command_bench(arguments: argparse.Namespace) -> int:
     from triton_perception.bench.report import (  # noqa: PLC0415 (rclpy)
         budget_table, markdown_table, steps_table)
     from triton_perception.bench.run import run_bench  # noqa: PLC0415
-    from triton_perception.bench.settings import (  # noqa: PLC0415
-        BenchError, BenchSettings, parse_cases)
+    from triton_perception.bench.settings import BenchSettings, parse_cases  # noqa: PLC0415
     from triton_perception.tracking.tracking_benchmark import tracking_line  # noqa: PLC0415
 
     raise_on_termination()
@@ -78,22 +94,17 @@ def command_bench(arguments: argparse.Namespace) -> int:
         from triton_perception.bench.process_memory import measure_all, memory_table  # noqa
         print(memory_table(measure_all(arguments.triton_url, bench_progress)))
         return 0
-    try:
-        report = run_bench(BenchSettings(
-            frames=arguments.frames,
-            duration_s=BenchSettings.duration_s if arguments.duration is None
-            else arguments.duration,
-            cases=parse_cases(arguments.cases), json_path=arguments.json,
-            profile=arguments.profile, triton_url=arguments.triton_url,
-            model_repository=arguments.model_repository,
-            video=arguments.video or DEFAULT_CLIP, max_in_flight=arguments.max_in_flight),
-            bench_progress)
-    except BenchError as error:
-        print(f'triton-perception: error: {error}', file=sys.stderr)
-        return 2
-    except Interrupted:
-        print('bench: interrupted; every process it started was stopped', file=sys.stderr)
-        return 130
+    report = report_or_exit_code(lambda: run_bench(BenchSettings(
+        frames=arguments.frames,
+        duration_s=BenchSettings.duration_s if arguments.duration is None
+        else arguments.duration,
+        cases=parse_cases(arguments.cases), json_path=arguments.json,
+        profile=arguments.profile, triton_url=arguments.triton_url,
+        model_repository=arguments.model_repository,
+        video=arguments.video or DEFAULT_CLIP, max_in_flight=arguments.max_in_flight),
+        bench_progress))
+    if isinstance(report, int):
+        return report
     print(markdown_table(report))
     print()
     print(steps_table(report))
