@@ -232,6 +232,8 @@ def test_lane_maps_come_back_through_shared_memory_unchanged(
                                         for name in lanes.output_regions), lanes.output_regions
     assert by_response.output_regions == set()
     assert detection.output_regions <= lanes.output_regions, 'detections: in the response'
+    seen = detection.output_regions | lanes.output_regions
+    assert not [name for name in seen if name.startswith('triton_perception_yolov5_')], seen
     assert output_regions() == [], 'a stopped worker leaves no region'
 
 

@@ -150,8 +150,7 @@ def single_threaded_opencv() -> None:
     A node's OpenCV work per frame is a fraction of a millisecond (a colour conversion, the
     lane mask's components, the drivable area's resize). Split over OpenCV's thread pool it ends
     sooner only while a core is idle; beside tritonserver and the other nodes the pool's
-    hand-offs cost more CPU than they save: on the glue bench (2 cores), detection + lanes in
-    one process took 11.7 ms of CPU per frame with the pool and 10.1 ms without.
+    hand-offs cost more CPU than they save.
     """
     if not os.environ.get('OPENCV_FOR_THREADS_NUM'):
         cv2.setNumThreads(1)

@@ -3,10 +3,9 @@ A model's large outputs through Triton system shared memory instead of the gRPC 
 
 The lane ensemble returns two 230 KB maps per frame. In the response they cost a TCP transfer,
 HTTP/2 framing and a protobuf parse on both sides; written by Triton into a region of this
-process they cost one copy out of it (about half the client CPU of the request and 0.5 ms of
-latency on the development machine). Only outputs whose size the model's metadata fixes (every
-dimension known, a numeric type) and of at least MIN_SHARED_OUTPUT_BYTES go there, so a model
-with variable-size or small outputs (detections) keeps them in the response.
+process they cost one copy out of it. Only outputs whose size the model's metadata fixes
+(every dimension known, a numeric type) and of at least MIN_SHARED_OUTPUT_BYTES go there, so a
+model with variable-size or small outputs (detections) keeps them in the response.
 """
 from __future__ import annotations
 
@@ -75,6 +74,9 @@ class OutputMemory:
         self._region = SharedMemoryRegion(f'{model}_outputs')
         self._layout: dict[str, tuple[int, int]] | None = None
         self._in_region: dict[str, tuple[int, int]] = {}  # of the request last prepared
+        # Built once and again only when the placement changes, not per request.
+        self._requested: list[grpcclient.InferRequestedOutput] | None = None
+        self._requested_for: dict[str, tuple[int, int]] = {}
 
     @property
     def region_name(self) -> str:
@@ -102,14 +104,17 @@ class OutputMemory:
                 self._log.warning(f'Triton refused shared memory for the outputs of '
                                   f'{self._model} ({error.message()}); reading them from the '
                                   'responses')
-        outputs = []
-        for name in self._names:
-            output = grpcclient.InferRequestedOutput(name)
-            if name in self._in_region:
-                offset, nbytes = self._in_region[name]
-                output.set_shared_memory(self._region.name, nbytes, offset)
-            outputs.append(output)
-        return outputs
+        if self._requested is None or self._requested_for != self._in_region:
+            self._requested = [self._requested_output(name) for name in self._names]
+            self._requested_for = self._in_region
+        return self._requested
+
+    def _requested_output(self, name: str) -> grpcclient.InferRequestedOutput:
+        output = grpcclient.InferRequestedOutput(name)
+        if name in self._in_region:
+            offset, nbytes = self._in_region[name]
+            output.set_shared_memory(self._region.name, nbytes, offset)
+        return output
 
     def _prepare(self, client: grpcclient.InferenceServerClient,
                  generation: int) -> dict[str, tuple[int, int]]:
