@@ -10,6 +10,7 @@ A TensorRT engine only runs shapes inside the optimization profile it was built 
 from __future__ import annotations
 
 from dataclasses import dataclass
+import os
 from pathlib import Path
 import re
 
@@ -106,8 +107,15 @@ def with_frame_range(config_text: str, frame_range: FrameRange) -> str:
 
 
 def set_frame_range(step: Path, frame_range: FrameRange) -> None:
-    """Declare `frame_range` in both profiles' configs of a model step."""
+    """
+    Declare `frame_range` in both profiles' configs of a model step.
+
+    Each config is replaced, not written through: after `colcon build --symlink-install` the
+    installed configs are links into the source checkout, which must stay as it is.
+    """
     for path in (step / 'config.pbtxt', step / 'configs' / 'cpu.pbtxt'):
         if path.is_file():
-            path.write_text(with_frame_range(path.read_text(encoding='utf-8'), frame_range),
-                            encoding='utf-8')
+            partial = path.with_name(f'{path.name}.partial')
+            partial.write_text(with_frame_range(path.read_text(encoding='utf-8'), frame_range),
+                               encoding='utf-8')
+            os.replace(partial, path)

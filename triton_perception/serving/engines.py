@@ -50,6 +50,9 @@ def engine_steps(repository: Path) -> list[str]:
 JETPACK_TRTEXEC = Path('/usr/src/tensorrt/bin/trtexec')
 DEVICE_MODEL = Path('/proc/device-tree/model')
 PROGRESS_PERIOD_S = 15.0
+# Where JetPack (aarch64) and NVIDIA's x86 packages put libnvinfer.
+TENSORRT_LIBRARIES = (Path('/usr/lib/aarch64-linux-gnu'), Path('/usr/lib/x86_64-linux-gnu'),
+                      Path('/usr/local/tensorrt/lib'))
 
 
 class EngineBuildError(RuntimeError):
@@ -79,6 +82,53 @@ class EngineRecord:
         if device != self.device:
             problems.append(f"it was built on '{self.device}', this is '{device}'")
         return problems
+
+    def mismatches(self, configured: FrameRange, tensorrt: str | None) -> list[str]:
+        """
+        Return why the server cannot load the engine as configured; [] if it can.
+
+        TensorRT runs an engine only with the TensorRT release that built it and only inside its
+        optimization profile, and Triton's warm-up frame is the configured range's optimum: a
+        config whose range differs from the engine's fails the model's load.
+        """
+        problems = []
+        if self.frame_range and self.frame_range != str(configured):
+            problems.append(f'its engine takes frames {self.frame_range}, its config declares '
+                            f'{configured} (an update or rebuild of the package restores the '
+                            'shipped configs)')
+        built_with = tensorrt_version(self.tensorrt)
+        if tensorrt and built_with and built_with != tensorrt:
+            problems.append(f'its engine was built with TensorRT {built_with}, this machine has '
+                            f'TensorRT {tensorrt}')
+        return problems
+
+
+def tensorrt_version(text: str) -> str | None:
+    """
+    Return 'major.minor.patch' of a TensorRT version as trtexec or a library file names it.
+
+    '8.6.2' and trtexec's banner numbers: 8602 (TensorRT 8, major*1000 + minor*100 + patch) and
+    100300 (TensorRT 10, major*10000 + minor*100 + patch), as NvInferVersion.h defines them.
+    """
+    if re.fullmatch(r'\d+\.\d+\.\d+', text):
+        return text
+    if re.fullmatch(r'\d{4}', text):
+        number = int(text)
+        return f'{number // 1000}.{number % 1000 // 100}.{number % 100}'
+    if re.fullmatch(r'\d{6}', text):
+        number = int(text)
+        return f'{number // 10000}.{number % 10000 // 100}.{number % 100}'
+    return None
+
+
+def installed_tensorrt(library_directories: tuple[Path, ...] = TENSORRT_LIBRARIES) -> str | None:
+    """Return the TensorRT version of this machine's libnvinfer, or None where there is none."""
+    for directory in library_directories:
+        for library in sorted(directory.glob('libnvinfer.so.*.*.*')):
+            version = tensorrt_version(library.name.removeprefix('libnvinfer.so.'))
+            if version:
+                return version
+    return None
 
 
 def device_name() -> str:
@@ -138,6 +188,10 @@ def build_engine(trtexec: Path, onnx: Path, fp16: bool, workspace_mib: int,
     build_log = onnx.with_name('trtexec.log')
     frame_range = frame_range_of((onnx.parent.parent / 'config.pbtxt').read_text(
         encoding='utf-8'))
+    if _is_current(engine, onnx, fp16, frame_range):
+        log(f'{engine} is current (frames {frame_range}, same ONNX file, device and TensorRT): '
+            'kept; delete it to build it again')
+        return engine
     command = trtexec_command(trtexec, onnx, partial, fp16, workspace_mib, frame_range)
     log(f'building {engine} ({"FP16" if fp16 else "FP32"}, frames {frame_range}; several '
         f'minutes on an Orin; trtexec output in {build_log})')
@@ -178,6 +232,18 @@ def build_engine(trtexec: Path, onnx: Path, fp16: bool, workspace_mib: int,
     return engine
 
 
+def _is_current(engine: Path, onnx: Path, fp16: bool, frame_range: FrameRange) -> bool:
+    """Return whether `engine` was built from `onnx` here, as asked, by this TensorRT."""
+    sidecar = engine.with_suffix('.plan.json')
+    if not (engine.is_file() and sidecar.is_file()):
+        return False
+    record = EngineRecord(**json.loads(sidecar.read_text(encoding='utf-8')))
+    return (not record.problems_with(sha256_of(onnx), device_name())
+            and not record.mismatches(frame_range, installed_tensorrt())
+            and record.frame_range == str(frame_range)
+            and record.precision == ('fp16' if fp16 else 'fp32'))
+
+
 def build_engines(repository: Path, trtexec: str | None = None, fp16: bool = True,
                   workspace_mib: int = 2048, frame_range: FrameRange | None = None,
                   log: Callable[[str], None] = print) -> list[Path]:
@@ -215,3 +281,31 @@ def stale_engines(repository: Path) -> list[str]:
             warnings.append(f"{engine}: {problem}; rebuild with 'triton-perception engines "
                             "build'")
     return warnings
+
+
+def engine_mismatches(repository: Path, tensorrt: str | None = None) -> list[str]:
+    """
+    Return why the server would fail to load the engines, then the command that mends it.
+
+    `tensorrt` is this machine's TensorRT version (installed_tensorrt() when None); where it is
+    unknown only the frame ranges are compared. The command declares the engines' recorded
+    frame range again and rebuilds only the engines that do not match it.
+    """
+    tensorrt = tensorrt or installed_tensorrt()
+    problems, recorded_ranges = [], set()
+    for step in engine_steps(repository):
+        sidecar = repository / step / '1' / 'model.plan.json'
+        if not (sidecar.with_suffix('').is_file() and sidecar.is_file()):
+            continue
+        record = EngineRecord(**json.loads(sidecar.read_text(encoding='utf-8')))
+        recorded_ranges.add(record.frame_range)
+        configured = frame_range_of((repository / step / 'config.pbtxt').read_text(
+            encoding='utf-8'))
+        problems += [f'{step}: {problem}' for problem in record.mismatches(configured, tensorrt)]
+    if not problems:
+        return []
+    command = f'triton-perception engines build --model-repository {repository}'
+    if len(recorded_ranges) == 1 and (recorded := recorded_ranges.pop()):
+        smallest, largest = recorded.split(' to ')
+        command += f' --min-frame {smallest} --max-frame {largest}'
+    return [*problems, f'run: {command}']

@@ -12,9 +12,13 @@ from dataclasses import dataclass
 import hashlib
 import os
 from pathlib import Path
+import re
 import shutil
+import subprocess
 import sys
 
+from triton_perception.serving.engines import engine_mismatches
+from triton_perception.serving.profile_repository import profile_repository
 from triton_perception.serving.server_config import resolve_profile, ServerConfig, ServerError
 
 SYSTEM_TRITON_DIR = Path('/opt/tritonserver')
@@ -104,12 +108,18 @@ def server_command(config: ServerConfig, installation: TritonInstallation) -> li
     Return the tritonserver command line for `config`, with no model control over the network.
 
     Readiness is strict and the server exits on any model error; a profile other than
-    'tensorrt' selects its model configs by name (--model-config-name).
+    'tensorrt' is served from its view of the repository (profile_repository). Raises
+    ServerError, before anything starts, when this tritonserver does not accept an option of
+    the command line (an older release), or when an engine does not fit its config (another
+    frame range or TensorRT release): either would exit at once, for ever if respawned.
     """
     profile = resolve_profile(config.profile, config.model_repository)
+    if profile == 'tensorrt' and (mismatches := engine_mismatches(Path(config.model_repository))):
+        raise ServerError('the TensorRT engines do not fit their configs; ' + '; '.join(mismatches))
+    repository = profile_repository(Path(config.model_repository), profile, _cache_directory())
     command = [
         str(installation.binary),
-        f'--model-repository={Path(config.model_repository).resolve()}',
+        f'--model-repository={repository}',
         f'--backend-directory={installation.backend_directory}',
         # No loading or unloading of models over the network.
         '--model-control-mode=none',
@@ -120,9 +130,49 @@ def server_command(config: ServerConfig, installation: TritonInstallation) -> li
         f'--metrics-address={config.address}', f'--metrics-port={config.metrics_port}',
         f'--log-verbose={config.log_verbose}',
     ]
-    if profile != 'tensorrt':
-        command.append(f'--model-config-name={profile}')
+    check_options_accepted(command, installation)
     return command
+
+
+def accepted_options(installation: TritonInstallation) -> frozenset[str]:
+    """
+    Return the long options this tritonserver accepts, read from its usage text.
+
+    Triton has no --version; asked for --help, every release up to 2.51 at least prints
+    `Usage: tritonserver [options]` and one `  --option <value>` line per option it parses
+    (src/command_line_parser.cc, TritonParser::Usage), then exits 1.
+    """
+    key = (str(installation.binary), installation.binary.stat().st_mtime_ns)
+    if key not in _OPTIONS:
+        try:
+            usage = subprocess.run([str(installation.binary), '--help'], capture_output=True,
+                                   text=True, timeout=60, env=server_environment(installation),
+                                   stdin=subprocess.DEVNULL, check=False)
+        except (OSError, subprocess.TimeoutExpired) as error:
+            raise ServerError(f'{installation.binary} --help did not run: {error}') from error
+        options = frozenset(re.findall(r'^\s+--([a-z0-9][a-z0-9-]*)', usage.stdout + usage.stderr,
+                                       re.MULTILINE))
+        if not options:
+            said = (usage.stdout + usage.stderr).strip().splitlines()[-5:]
+            raise ServerError(f'{installation.binary} printed no usage for --help (exit '
+                              f'{usage.returncode}): ' + ' | '.join(said))
+        _OPTIONS[key] = options
+    return _OPTIONS[key]
+
+
+_OPTIONS: dict[tuple[str, int], frozenset[str]] = {}
+
+
+def check_options_accepted(command: list[str], installation: TritonInstallation) -> None:
+    """Raise ServerError naming every option of `command` that this tritonserver refuses."""
+    accepted = accepted_options(installation)
+    refused = [argument.split('=', 1)[0] for argument in command[1:]
+               if argument.startswith('--') and argument[2:].split('=', 1)[0] not in accepted]
+    if refused:
+        raise ServerError(
+            f'{installation.binary} does not accept {", ".join(refused)}: its Triton release '
+            'is older than this package supports (2.44.0, r24.03, for JetPack 6.0, or newer); '
+            'install the release docs/orin.md gives for your JetPack')
 
 
 def server_environment(installation: TritonInstallation) -> dict[str, str]:
