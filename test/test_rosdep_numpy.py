@@ -4,10 +4,12 @@
 On Jammy (Humble, JetPack 6) apt's OpenCV and SciPy are built for NumPy 1.21.5 and stop
 importing when pip replaces it (ros-perception/vision_opencv #535). rosdep installs a pip key
 by running `pip install -U PACKAGE` for each of its packages in turn
-(rosdep2/platforms/pip.py), and pip then upgrades a dependency only where the installed one
-does not satisfy it. This test replays that with pip's own resolver for the target: every
-package of every pip key, Python 3.10 on aarch64 (Jammy's glibc 2.35 wheels), starting from
-Jammy's apt NumPy and SciPy; a dependency on a NumPy the apt one does not satisfy fails it.
+(rosdep2/platforms/pip.py), with the package's pip constraints (rosdep/constraints.txt, passed
+as PIP_CONSTRAINT), and pip then upgrades a dependency only where the installed one does not
+satisfy it. This test replays that with pip's own resolver for the target: every package of
+every pip key, Python 3.10 on aarch64 (Jammy's glibc 2.35 wheels), starting from Jammy's apt
+NumPy and SciPy; a dependency on a NumPy the apt one does not satisfy fails it, and so does a
+package the keys install that tritonclient's gRPC client does not work with.
 Noble (Jazzy) is checked the same way with its NumPy 1.26.4. It asks the package index, so it
 needs the registry CI reaches.
 """
@@ -72,15 +74,36 @@ def pip_keys() -> dict[str, dict[str, Any]]:
     return {key: rules[key] for key in dependency_keys() if key.endswith('-pip')}
 
 
-def resolve(package: str, target: Target) -> list[dict[str, Any]]:
+def target_constraints(target: Target, directory: Path) -> Path:
+    """
+    Write rosdep/constraints.txt as pip reads it on the target: its markers evaluated there.
+
+    (pip evaluates a constraint's markers for the interpreter it runs in, not --python-version.)
+    """
+    lines = []
+    for line in (REPO / 'rosdep' / 'constraints.txt').read_text().splitlines():
+        if line.strip() and not line.startswith('#'):
+            requirement = Requirement(line)
+            if requirement.marker is None or requirement.marker.evaluate(
+                    target.marker_environment('')):
+                requirement.marker = None
+                lines.append(str(requirement))
+    path = directory / 'constraints.txt'
+    path.write_text('\n'.join(lines) + '\n')
+    return path
+
+
+def resolve(package: str, target: Target, constrained: bool = True) -> list[dict[str, Any]]:
     """Return pip's report of what `pip install PACKAGE` installs for the target."""
     with tempfile.TemporaryDirectory() as directory:
         report = Path(directory) / 'report.json'
+        constraints = ['--constraint', str(target_constraints(target, Path(directory)))] \
+            if constrained else []
         platforms = [argument for tag in target.platforms() for argument in ('--platform', tag)]
         result = subprocess.run(
             [sys.executable, '-m', 'pip', 'install', '--dry-run', '--quiet', '--ignore-installed',
              '--target', directory, '--python-version', target.python, *platforms,
-             '--only-binary=:all:', '--report', str(report), package],
+             '--only-binary=:all:', *constraints, '--report', str(report), package],
             capture_output=True, text=True, timeout=300)
         assert result.returncode == 0, f'pip cannot install {package} for {target}:\n' \
             f'{result.stderr[-2000:]}'
@@ -88,13 +111,14 @@ def resolve(package: str, target: Target) -> list[dict[str, Any]]:
         return installed
 
 
-def numpy_problems(package: str, target: Target, installed: dict[str, str]) -> list[str]:
+def numpy_problems(package: str, target: Target, installed: dict[str, str],
+                   constrained: bool = True) -> list[str]:
     """
     Replay `pip install -U PACKAGE` over `installed` ({name: version}), updating it.
 
     Returns what would replace the apt NumPy: a requirement on numpy that its version fails.
     """
-    resolved = resolve(package, target)
+    resolved = resolve(package, target, constrained)
     report = {canonicalize_name(item['metadata']['name']): item for item in resolved}
     top = canonicalize_name(Requirement(package).name)
     pending = [(top, set(Requirement(package).extras))]
@@ -141,11 +165,27 @@ def test_no_pip_key_replaces_the_distributions_numpy(target: Target) -> None:
             problems += [f'{key}: {problem}' for problem in found]
     assert problems == [], '\n'.join(problems)
     assert installed['numpy'] == target.apt['numpy']
+    # What tritonclient's `grpc` extra needs, installed by the key's own packages.
+    for line in grpc_client_requirements(installed['tritonclient'], target):
+        requirement = Requirement(line)
+        assert requirement.specifier.contains(Version(installed[canonicalize_name(
+            requirement.name)]), prereleases=True), (requirement, installed)
+
+
+def grpc_client_requirements(version: str, target: Target) -> list[str]:
+    """Return the requirements tritonclient `version`'s grpc extra adds, for the target."""
+    resolved = resolve(f'tritonclient[grpc]=={version}', target)
+    metadata = next(item['metadata'] for item in resolved
+                    if item['metadata']['name'] == 'tritonclient')
+    return [line for line in metadata['requires_dist']
+            if 'extra' in line and Requirement(line).marker is not None
+            and Requirement(line).marker.evaluate(target.marker_environment('grpc'))
+            and not Requirement(line).marker.evaluate(target.marker_environment(''))]
 
 
 @pytest.mark.slow
 def test_an_unpinned_onnx_is_caught() -> None:
-    """Positive control: upstream's newest onnx needs a newer NumPy than Jammy's."""
+    """Positive control: unconstrained, the newest onnx needs a newer NumPy than Jammy's."""
     installed = dict(TARGETS[0].apt)
-    found = numpy_problems('onnx', TARGETS[0], installed)
+    found = numpy_problems('onnx', TARGETS[0], installed, constrained=False)
     assert any('requires numpy' in problem for problem in found), found

@@ -13,6 +13,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 import shutil
+import subprocess
+import sys
 
 import pytest
 from stand_in_tritonserver import R24_03_OPTIONS, stand_in_release
@@ -167,3 +169,16 @@ def test_a_symlink_install_leaves_the_source_checkout_untouched(tmp_path: Path) 
     for config in installed.rglob('*.pbtxt'):
         assert not config.is_symlink()
         assert str(frame_range_of(config.read_text())) == '640x480 to 640x480'
+
+
+@pytest.mark.server
+def test_server_check_prints_the_release_through_r24_03s_command_line(tmp_path: Path) -> None:
+    """`server --check` reads the version from the running server: Triton has no --version."""
+    binary = stand_in_release(tmp_path, real=find_tritonserver())
+    ports = [str(port) for port in free_ports(3)]
+    result = subprocess.run(
+        [sys.executable, '-m', 'triton_perception.cli', 'server', '--check', '--tritonserver',
+         str(binary), '--http-port', ports[0], '--grpc-port', ports[1], '--metrics-port',
+         ports[2]], capture_output=True, text=True, timeout=120, check=False)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.startswith(f'tritonserver 2.51.0: {binary} '), result.stdout

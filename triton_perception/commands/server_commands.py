@@ -8,8 +8,10 @@ that the server then loads.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 from pathlib import Path
 import sys
+import tempfile
 import time
 
 from triton_perception.commands.termination import Interrupted, raise_on_termination
@@ -17,6 +19,7 @@ from triton_perception.frames.frame_range import (DEFAULT_MAX, DEFAULT_MIN, Fram
                                                   parse_size)
 from triton_perception.serving.engines import build_engines
 from triton_perception.serving.server_config import PROFILES, ServerConfig
+from triton_perception.serving.server_installation import find_tritonserver
 from triton_perception.serving.triton_server import TritonServer
 from triton_perception.system.paths import default_model_repository
 
@@ -50,6 +53,8 @@ def server_config_from(arguments: argparse.Namespace) -> ServerConfig:
 
 def command_server(arguments: argparse.Namespace) -> int:
     """Run `server`: start tritonserver and serve until Ctrl-C or SIGTERM (0) or it exits (1)."""
+    if arguments.check:
+        return check_server(arguments)
     server = TritonServer(server_config_from(arguments))
     raise_on_termination()
     try:
@@ -64,6 +69,24 @@ def command_server(arguments: argparse.Namespace) -> int:
         return 0
     finally:
         server.stop()
+
+
+def check_server(arguments: argparse.Namespace) -> int:
+    """
+    Run `server --check`: start the installed tritonserver with no models, print what it is.
+
+    Its path, release version (from its metadata: Triton has no --version) and backends; the
+    server's command line is checked against its usage on the way, as at every start.
+    """
+    with tempfile.TemporaryDirectory(prefix='triton_perception-check-') as empty:
+        config = dataclasses.replace(server_config_from(arguments), model_repository=Path(empty),
+                                     profile='tensorrt', models=(), ready_timeout_s=60.0)
+        installation = find_tritonserver(config.tritonserver)
+        with TritonServer(config, log=lambda _line: None, show_server_log=False) as server:
+            version = server.metadata().get('version', 'unknown')
+    print(f'tritonserver {version}: {installation.binary} (backends '
+          f'{installation.backend_directory}); it accepts the command line this package gives it')
+    return 0
 
 
 def command_engines(arguments: argparse.Namespace) -> int:
@@ -89,6 +112,9 @@ def add_server_command(commands: argparse._SubParsersAction) -> None:
     """Add `server`: tritonserver until Ctrl-C."""
     server = commands.add_parser('server', help='run tritonserver for the model repository')
     add_server_arguments(server)
+    server.add_argument('--check', action='store_true',
+                        help='start the installed tritonserver without models, print its release '
+                             'version and path, and exit')
     server.set_defaults(run=command_server)
 
 

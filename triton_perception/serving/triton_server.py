@@ -182,6 +182,21 @@ class TritonServer:
         except (urllib.error.URLError, OSError):
             return False
 
+    def metadata(self) -> dict:
+        """
+        Return what the server says of itself (GET /v2): name, release version, extensions.
+
+        Triton has no --version option; a running server reports its version here, on every
+        release.
+        """
+        try:
+            with urllib.request.urlopen(f'{self.http_url}/v2', timeout=5.0) as response:
+                metadata: dict = json.loads(response.read())
+                return metadata
+        except (urllib.error.URLError, OSError, ValueError) as error:
+            raise ServerError(f'tritonserver at {self.http_url} gave no metadata: '
+                              f'{error}') from error
+
     def repository_index(self) -> list[dict]:
         """Every model Triton knows with its state and, for failures, the reason."""
         request = urllib.request.Request(f'{self.http_url}/v2/repository/index', data=b'{}',
