@@ -327,3 +327,39 @@ def test_play_errors_are_clear(ros_node: Any, small_bag: Path, tmp_path: Path) -
     with pytest.raises(BagError, match='fewer than 1 subscriber'):
         play_bag(small_bag, ros_node, topics=[DEFAULT_TOPIC], wait_for_subscribers=1,
                  wait_timeout_s=0.2)
+
+
+@pytest.mark.ros
+def test_lockstep_waits_for_each_answer_and_names_a_node_that_never_answers(
+        ros_node: Any, small_bag: Path) -> None:
+    """
+    In lockstep each frame goes out once the previous one is answered, whatever the rate.
+
+    A node that stops answering (at frame 3 here) ends the replay within the timeout, with the
+    node and the frame's stamp named.
+    """
+    import time
+
+    from triton_perception.bag.play import Lockstep, play_bag
+
+    with AnyReader([small_bag]) as reader:
+        stamps = [reader.deserialize(raw, connection.msgtype).header.stamp
+                  for connection, _time, raw in reader.messages()]
+    asked: list[tuple[int, int]] = []
+
+    def unanswered(frame: int, stamp_ns: int) -> list[str]:
+        asked.append((frame, stamp_ns))
+        return ['lane_node'] if frame >= 3 else []
+
+    began = time.monotonic()
+    with pytest.raises(BagError) as stalled:
+        play_bag(small_bag, ros_node, rate=0.01, topics=[DEFAULT_TOPIC],
+                 lockstep=Lockstep(DEFAULT_TOPIC, unanswered, timeout_s=0.5))
+    assert time.monotonic() - began < 10.0, 'rate 0.01 would take minutes: lockstep ignores it'
+    third = stamps[2]
+    assert str(stalled.value).startswith(
+        f'lane_node did not answer frame 3 of {DEFAULT_TOPIC} (stamp '
+        f'{third.sec}.{third.nanosec:09d}) within 0.5 s')
+    assert sorted({frame for frame, _stamp in asked}) == [1, 2, 3]
+    assert dict(asked) == {
+        index + 1: stamps[index].sec * 1_000_000_000 + stamps[index].nanosec for index in range(3)}

@@ -158,8 +158,8 @@ def test_both_layouts_publish_the_same_detections(shared: Path, triton_server: A
     outputs = {}
     for layout in ('single', 'per_node'):
         report = evaluate(EvaluationSettings(
-            bag=bag, output=tmp_path / layout, triton_url=triton_server.grpc_url, rate=0.25,
-            process_layout=layout), log=print)
+            bag=bag, output=tmp_path / layout, triton_url=triton_server.grpc_url,
+            timing='lockstep', process_layout=layout), log=print)
         outputs[layout] = read_outputs(Path(report['outputs_bag']), detection_labels(None))
     single, per_node = outputs['single'], outputs['per_node']
     common = sorted(set(single.detections) & set(per_node.detections))

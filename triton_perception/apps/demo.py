@@ -18,6 +18,7 @@ from rosbags.highlevel import AnyReader
 from triton_perception.bag.accuracy_report import report_markdown
 from triton_perception.bag.bag_format import typestore
 from triton_perception.bag.evaluate import evaluate, EvaluationSettings
+from triton_perception.bag.figures import replay_speed
 from triton_perception.bag.make import make_bag
 from triton_perception.bag.reading import read_images
 from triton_perception.outputs.overlay_drawing import (draw_detections, draw_drivable_area,
@@ -127,7 +128,8 @@ def run_demo(video: Path, output: Path, profile: str, log: Callable[[str], None]
     labels = clip_labels(video)
     report = evaluate(EvaluationSettings(
         bag=input_bag, output=evaluation, profile=profile, record_masks=True, labels=labels,
-        lanes_scored='ego', lane_rows_from_labels=True, sparse_tracks=True), log=log)
+        timing='lockstep', lanes_scored='ego', lane_rows_from_labels=True, sparse_tracks=True),
+        log=log)
     log('rendering the annotated video and the contact sheet')
     video_path, sheet_path = output / 'annotated.mp4', output / 'contact_sheet.png'
     rate_hz = 1e9 / max(1, _frame_period_ns(input_bag))
@@ -140,6 +142,7 @@ def run_demo(video: Path, output: Path, profile: str, log: Callable[[str], None]
               f"{lanes['F1']:.2f} (ego lines, {lanes['frames']} frames, "
               f"{lanes['frames_without_output']} without an output), tracking IDF1 "
               f"{tracking['IDF1']:.2f} (MOTA {tracking['MOTA']:.2f}, {tracking['frames']} frames)")
+    print(f"replay: {replay_speed(report['input'])}")
     print(f'annotated video: {video_path}\ncontact sheet:   {sheet_path}\n'
           f'report:          {evaluation / "report.md"} (and report.json)\n'
           f'outputs bag:     {report["outputs_bag"]}')

@@ -134,7 +134,7 @@ def command_evaluate(arguments: argparse.Namespace) -> int:
 
     settings = EvaluationSettings(
         bag=arguments.bag, output=arguments.output, topic=arguments.topic, rate=arguments.rate,
-        triton_url=arguments.triton_url, profile=arguments.profile,
+        timing=arguments.timing, triton_url=arguments.triton_url, profile=arguments.profile,
         params_file=arguments.params_file, record_masks=arguments.record_masks,
         expected=arguments.expected, process_layout=arguments.process_layout,
         labels=tuple(arguments.labels), criteria=arguments.criteria,
@@ -267,7 +267,14 @@ def add_bag_commands(commands: argparse._SubParsersAction) -> None:
     evaluate.add_argument('--output', type=Path, required=True,
                           help='directory for report.json, report.md and the outputs bag')
     evaluate.add_argument('--topic', default=None, help='image topic (default: the only one)')
-    evaluate.add_argument('--rate', type=float, default=1.0, help='replay speed factor')
+    evaluate.add_argument('--rate', type=float, default=1.0,
+                          help='replay speed factor (with --timing recorded)')
+    evaluate.add_argument('--timing', choices=['lockstep', 'recorded'], default=None,
+                          help='lockstep: each frame once the nodes answered the one before '
+                               '(every frame answered, the same results at any load); recorded: '
+                               "the bag's timing times --rate (drops and latency as on a "
+                               'robot). Default: lockstep with --labels or --criteria, else '
+                               'recorded')
     evaluate.add_argument('--triton-url', default='',
                           help='use this Triton (HOST:PORT) instead of starting one')
     evaluate.add_argument('--profile', choices=['auto', 'tensorrt', 'cpu'], default='auto')

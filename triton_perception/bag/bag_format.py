@@ -7,6 +7,7 @@ import json
 import os
 from pathlib import Path
 import re
+import struct
 import sys
 from typing import Any, Final, Literal
 
@@ -26,6 +27,19 @@ ROSBAGS_VERSION_V8: Final = 8
 TYPE_NAME = re.compile(r'^[A-Za-z]\w*/msg/[A-Za-z]\w*$')
 
 Progress = Callable[[str], None]
+
+
+def header_stamp_ns(raw: bytes) -> int | None:
+    """
+    Return the header stamp (ns) of a serialized message that starts with std_msgs/Header.
+
+    Little-endian CDR: a 4-byte encapsulation header, then the stamp's int32 sec and uint32
+    nanosec. None for a message too short or not little-endian CDR.
+    """
+    if len(raw) < 12 or raw[1] != 1:
+        return None
+    sec, nanosec = struct.unpack_from('<iI', raw, 4)
+    return int(sec) * 1_000_000_000 + int(nanosec)
 
 
 class BagError(Exception):

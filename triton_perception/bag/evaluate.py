@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 from dataclasses import dataclass
+from functools import partial
 import json
 from pathlib import Path
 import tempfile
@@ -28,7 +29,7 @@ from triton_perception.bag.accuracy_report import (accuracy_regressions, add_acc
 from triton_perception.bag.bag_format import BagError, COMPRESSED_IMAGE_TYPE, IMAGE_TYPE, typestore
 from triton_perception.bag.figures import (analyse_outputs, detection_labels,
                                            node_figures, NODES, regressions)
-from triton_perception.bag.play import play_bag
+from triton_perception.bag.play import Lockstep, play_bag
 from triton_perception.bag.record import BagRecorder
 from triton_perception.frames.diagnostics import NodeStatus, status_name
 from triton_perception.pipeline.plan import camera_info_sibling, pipeline_plan
@@ -37,6 +38,9 @@ from triton_perception.qos import TF_STATIC_QOS
 from triton_perception.system.paths import config_file
 
 NAMESPACE = '/evaluation'
+TIMINGS = ('lockstep', 'recorded')
+# Each node's result topic: a frame is answered once its result, with the frame's stamp, arrived.
+RESULT_TOPICS = {'detection_node': f'{NAMESPACE}/detections', 'lane_node': f'{NAMESPACE}/lanes'}
 OUTPUT_TYPES = {'detections': 'vision_msgs/msg/Detection2DArray',
                 'lanes': 'sensor_msgs/msg/PointCloud2',
                 'lanes/ground': 'sensor_msgs/msg/PointCloud2',
@@ -56,7 +60,10 @@ class EvaluationSettings:
     """
     What `bag evaluate` replays and against what.
 
-    `topic` is the image topic (None: the bag's only one), `rate` the replay speed factor,
+    `topic` is the image topic (None: the bag's only one); `timing` 'lockstep' (each frame once
+    the nodes answered the one before: every frame answered, at any load) or 'recorded' (the
+    bag's timing scaled by `rate`: drops and latency as on a robot), None for lockstep when
+    labels or criteria are given, else recorded;
     `triton_url` a running Triton to use ('' starts one with `profile`), `params_file` the
     nodes' parameters (default config/params.yaml), `record_masks` also records the drivable-area
     masks, and `expected` is an earlier report.json to compare the figures with.
@@ -66,6 +73,7 @@ class EvaluationSettings:
     output: Path
     topic: str | None = None
     rate: float = 1.0
+    timing: str | None = None
     triton_url: str = ''
     profile: str = 'auto'
     params_file: Path | None = None
@@ -77,6 +85,14 @@ class EvaluationSettings:
     lanes_scored: str = 'all'          # or 'ego': the ego lane's two lines only
     lane_rows_from_labels: bool = False
     sparse_tracks: bool = False
+
+    def timing_mode(self) -> str:
+        """Return the timing the replay runs with: 'lockstep' or 'recorded'."""
+        if self.timing is not None:
+            if self.timing not in TIMINGS:
+                raise BagError(f"timing '{self.timing}' is not one of {', '.join(TIMINGS)}")
+            return self.timing
+        return 'lockstep' if self.labels or self.criteria else 'recorded'
 
     def scoring(self) -> Scoring:
         """Return what scores this evaluation's outputs: labels, criteria and options."""
@@ -268,21 +284,50 @@ def replay(settings: EvaluationSettings, log: Callable[[str], None]) -> dict[str
                                                           TF_STATIC_QOS)
                 for raw in static_transforms:
                     tf_static.publish(raw)
-            log(f'replaying {frames} frames of {topic} at rate {settings.rate:g} once the '
-                'nodes subscribe')
-            play_bag(settings.bag, session.node, rate=settings.rate,
-                     topics=[topic] + ([info_topic] if info_topic else []),
-                     wait_for_subscribers=image_subscriptions(settings.process_layout),
-                     subscribers_matched=session.watch.publishers_seen,
-                     wait_timeout_s=SUBSCRIBERS_TIMEOUT_S,
-                     progress=log, stop_event=session.stop)
+            timing = settings.timing_mode()
+            log(f'replaying {frames} frames of {topic} ' + (
+                'in lockstep' if timing == 'lockstep' else f'at rate {settings.rate:g}')
+                + ' once the nodes subscribe')
+            lockstep = Lockstep(topic, partial(unanswered, session.watch, recorder)) \
+                if timing == 'lockstep' else None
+            played = play_bag(settings.bag, session.node, rate=settings.rate,
+                              topics=[topic] + ([info_topic] if info_topic else []),
+                              wait_for_subscribers=image_subscriptions(settings.process_layout),
+                              subscribers_matched=session.watch.publishers_seen,
+                              wait_timeout_s=SUBSCRIBERS_TIMEOUT_S,
+                              progress=log, stop_event=session.stop, lockstep=lockstep)
             deadline = time.monotonic() + SETTLE_TIMEOUT_S
             while not (session.watch.settled(frames) and recorded_all(session.watch, recorder)) \
                     and time.monotonic() < deadline:
                 time.sleep(0.2)
             accounting = session.watch.snapshot()
     return {'topic': topic, 'frames': frames, 'nodes': accounting,
-            'outputs_bag': str(outputs_bag)}
+            'outputs_bag': str(outputs_bag), 'timing': timing, 'wall_s': played.wall_s,
+            'bag_s': bag_duration_s(settings.bag)}
+
+
+def unanswered(watch: DiagnosticsWatch, recorder: BagRecorder, frame: int,
+               stamp_ns: int) -> list[str]:
+    """
+    Return the nodes that have not answered frame number `frame` (header stamp `stamp_ns`).
+
+    A node answers by publishing its result with the frame's stamp, or by accounting for the
+    frame without one (failed or rejected: it has seen `frame` frames and has none pending).
+    """
+    waiting = []
+    for node, topic in RESULT_TOPICS.items():
+        if recorder.has_header_stamp(topic, stamp_ns):
+            continue
+        status = watch.snapshot().get(node)
+        if status is None or status.seen < frame or status.count('pending') > 0:
+            waiting.append(node)
+    return waiting
+
+
+def bag_duration_s(bag: Path) -> float:
+    """Return the bag's recorded duration in s (first to last message)."""
+    with AnyReader([Path(bag)], default_typestore=typestore()) as reader:
+        return float(reader.end_time - reader.start_time) / 1e9
 
 
 def evaluate(settings: EvaluationSettings, log: Callable[[str], None]) -> dict[str, Any]:
@@ -290,7 +335,9 @@ def evaluate(settings: EvaluationSettings, log: Callable[[str], None]) -> dict[s
     replayed = replay(settings, log)
     report = {
         'input': {'bag': str(settings.bag), 'topic': replayed['topic'],
-                  'frames': replayed['frames'], 'rate': settings.rate},
+                  'frames': replayed['frames'], 'rate': settings.rate,
+                  'timing': replayed['timing'], 'replay_s': round(replayed['wall_s'], 2),
+                  'bag_s': round(replayed['bag_s'], 2)},
         'nodes': node_figures(replayed['frames'], replayed['nodes']),
         **analyse_outputs(Path(replayed['outputs_bag']), detection_labels(settings.params_file)),
         'outputs_bag': replayed['outputs_bag'],

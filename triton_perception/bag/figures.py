@@ -199,6 +199,23 @@ def regressions(report: dict[str, Any], expected: dict[str, Any]) -> list[str]:
     return problems
 
 
+def replay_speed(replayed: dict[str, Any]) -> str:
+    """
+    Say how the replay ran: its timing, and in lockstep how fast the machine ran the models.
+
+    Reports written before the timing was recorded replayed at recorded timing.
+    """
+    if replayed.get('timing', 'recorded') == 'recorded':
+        return f"recorded timing at rate {replayed['rate']:g}"
+    replay_s, bag_s = replayed['replay_s'], replayed['bag_s']
+    per_second = replayed['frames'] / replay_s if replay_s > 0 else 0.0
+    real_time = bag_s / replay_s if replay_s > 0 else 0.0
+    return (f'lockstep (every frame answered before the next): {replayed["frames"]} frames in '
+            f'{replay_s:.1f} s, {per_second:.1f} frames/s, {real_time:.2f}x real time; at '
+            f'recorded timing the nodes would have answered about {min(1.0, real_time):.0%} '
+            'of the frames')
+
+
 def markdown(report: dict[str, Any]) -> str:
     """
     Return the evaluation report as Markdown.
@@ -208,7 +225,7 @@ def markdown(report: dict[str, Any]) -> str:
     """
     lines = [f"# Evaluation of {report['input']['bag']}", '',
              f"{report['input']['frames']} frames on {report['input']['topic']}, "
-             f"rate {report['input']['rate']:g}.", '',
+             f"{replay_speed(report['input'])}.", '',
              '| node | lost before the node | received | published | dropped | rejected | '
              'failed | accounted | latency p50 / p95 / max (ms) |',
              '| --- | --- | --- | --- | --- | --- | --- | --- | --- |']

@@ -1,10 +1,13 @@
 """
-Publish a rosbag2's messages with rclpy at their recorded timing, like `ros2 bag play`.
+Publish a rosbag2's messages with rclpy at their recorded timing (`ros2 bag play`) or in lockstep.
 
 Records are published as their raw CDR bytes (rclpy's ``Publisher.publish`` accepts
 ``bytes``), so nothing is deserialised and the subscribers get exactly what was recorded.
 Each message's send time is computed from its bag time and the start of the pass, never
-from the previous message, so scheduling errors do not accumulate.
+from the previous message, so scheduling errors do not accumulate. In lockstep the timing is
+set aside: each frame of one topic goes out only once every node under test has answered the
+one before, so that no frame is dropped for the machine's speed and a replay's results do not
+depend on its load.
 """
 from __future__ import annotations
 
@@ -21,10 +24,24 @@ from rclpy.publisher import Publisher
 from rosbags.interfaces import Connection
 from rosbags.rosbag2 import Reader, ReaderError
 
-from triton_perception.bag.bag_format import BagError, Progress
+from triton_perception.bag.bag_format import BagError, header_stamp_ns, Progress
 from triton_perception.bag.ros_endpoints import message_class, qos_profile
 
 PROGRESS_INTERVAL_S = 2.0
+ANSWER_POLL_S = 0.002
+# (frame number from 1, the frame's header stamp in ns) -> the nodes that have not answered it.
+Unanswered = Callable[[int, int], list[str]]
+
+
+@dataclass(frozen=True)
+class Lockstep:
+    """Publish each message of `topic` only once `unanswered` says every node answered it."""
+
+    topic: str
+    unanswered: Unanswered
+    timeout_s: float = 120.0
+
+
 # rclpy has no waitable for "a subscription matched"; this is the polling period of that check.
 MATCH_POLL_S = 0.01
 
@@ -57,6 +74,7 @@ def play_bag(
     wait_timeout_s: float = 10.0,
     progress: Progress | None = None,
     stop_event: threading.Event | None = None,
+    lockstep: Lockstep | None = None,
 ) -> PlaySummary:
     """
     Play ``bag`` (all topics, or ``topics``) through publishers created on ``node``.
@@ -69,7 +87,9 @@ def play_bag(
     the reader matched it, even once the writer has matched the reader). Reliable publishers
     are given up to ``wait_timeout_s`` at the end for every message to be acknowledged. The
     node needs no spinning. Setting ``stop_event`` ends playback early (a looping playback ends
-    only that way).
+    only that way). With ``lockstep``, ``rate`` is ignored: each message of its topic is
+    published once every node answered the previous one (BagError naming the node and the
+    frame's stamp when one does not within its timeout).
     """
     if not rate > 0:
         raise BagError(f'rate must be positive, got {rate}')
@@ -95,7 +115,8 @@ def play_bag(
             if wait_for_subscribers > 0:
                 _wait_for_subscribers(publishers, wait_for_subscribers, subscribers_matched,
                                       wait_timeout_s, stop, progress)
-            summary = _publish(reader, selected, publishers, start_ns, rate, loop, stop, progress)
+            summary = _publish(reader, selected, publishers, start_ns, rate, loop, stop, progress,
+                               lockstep)
             if qos_reliability == 'reliable':
                 _wait_for_acknowledgements(publishers, wait_timeout_s, progress)
         finally:
@@ -156,7 +177,7 @@ def _wait_for_subscribers(publishers: dict[str, Publisher], count: int,
 
 def _publish(reader: Reader, connections: list[Connection], publishers: dict[str, Publisher],
              start_ns: int, rate: float, loop: bool, stop: threading.Event,
-             progress: Progress | None) -> PlaySummary:
+             progress: Progress | None, lockstep: Lockstep | None) -> PlaySummary:
     total = sum(c.msgcount for c in connections)
     span_s = (reader.end_time - start_ns) / 1e9
     per_topic: Counter[str] = Counter()
@@ -169,14 +190,20 @@ def _publish(reader: Reader, connections: list[Connection], publishers: dict[str
         pass_start = time.monotonic()
         in_pass = 0
         for connection, stamp_ns, raw in reader.messages(connections=connections, start=start_ns):
-            target = pass_start + (stamp_ns - start_ns) / 1e9 / rate
+            target = time.monotonic() if lockstep else (
+                pass_start + (stamp_ns - start_ns) / 1e9 / rate)
             delay = target - time.monotonic()
             stopped = stop.wait(delay) if delay > 0 else stop.is_set()
             if stopped:
                 break
             lateness_s = max(0.0, time.monotonic() - target)
-            publishers[connection.topic].publish(raw if isinstance(raw, bytes) else bytes(raw))
+            message = raw if isinstance(raw, bytes) else bytes(raw)
+            publishers[connection.topic].publish(message)
             per_topic[connection.topic] += 1
+            if lockstep and connection.topic == lockstep.topic:
+                stopped = _wait_for_answers(lockstep, per_topic[connection.topic], message, stop)
+                if stopped:
+                    break
             in_pass += 1
             lateness_sum_s += lateness_s
             lateness_max_s = max(lateness_max_s, lateness_s)
@@ -195,6 +222,25 @@ def _publish(reader: Reader, connections: list[Connection], publishers: dict[str
         wall_s=time.monotonic() - began,
         lateness_mean_ms=1e3 * lateness_sum_s / published if published else 0.0,
         lateness_max_ms=1e3 * lateness_max_s)
+
+
+def _wait_for_answers(lockstep: Lockstep, frame: int, message: bytes,
+                      stop: threading.Event) -> bool:
+    """Wait until every node answered frame `frame`; return whether playback was stopped."""
+    stamp_ns = header_stamp_ns(message)
+    if stamp_ns is None:
+        raise BagError(f'frame {frame} of {lockstep.topic} is not little-endian CDR with a header')
+    deadline = time.monotonic() + lockstep.timeout_s
+    while unanswered := lockstep.unanswered(frame, stamp_ns):
+        if time.monotonic() >= deadline:
+            raise BagError(
+                f'{", ".join(unanswered)} did not answer frame {frame} of {lockstep.topic} '
+                f'(stamp {stamp_ns // 1_000_000_000}.{stamp_ns % 1_000_000_000:09d}) within '
+                f'{lockstep.timeout_s:g} s: no result published and none counted failed or '
+                'rejected; see its log')
+        if stop.wait(ANSWER_POLL_S):
+            return True
+    return False
 
 
 def _wait_for_acknowledgements(publishers: dict[str, Publisher], timeout_s: float,

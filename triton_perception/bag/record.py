@@ -19,7 +19,7 @@ from rclpy.node import Node
 from rclpy.subscription import Subscription
 from rosbags.interfaces import Connection
 
-from triton_perception.bag.bag_format import BagError, new_writer, typestore_for
+from triton_perception.bag.bag_format import BagError, header_stamp_ns, new_writer, typestore_for
 from triton_perception.bag.ros_endpoints import message_class, qos_profile
 
 
@@ -58,6 +58,7 @@ class BagRecorder:
         self._writer = new_writer(self._output, storage)
         self._lock = threading.Lock()
         self._counts: dict[str, int] = dict.fromkeys(self._types, 0)
+        self._header_stamps: dict[str, set[int]] = {topic: set() for topic in self._types}
         self._subscriptions: list[Subscription] = []
         # The writer lives on a thread of its own: sqlite3 storage refuses to be written from
         # another thread than the one that opened it, and the executor's callbacks run anywhere.
@@ -125,12 +126,20 @@ class BagRecorder:
         """Stop recording and close the bag."""
         self.stop()
 
+    def has_header_stamp(self, topic: str, stamp_ns: int) -> bool:
+        """Return whether a message of `topic` (resolved name) with this header stamp arrived."""
+        with self._lock:
+            return stamp_ns in self._header_stamps[topic]
+
     def _on_message(self, topic: str, data: bytes) -> None:
         stamp_ns = self._node.get_clock().now().nanoseconds
+        header_stamp = header_stamp_ns(data)
         with self._lock:
             if self._recording:
                 self._queue.put((topic, stamp_ns, data))
                 self._counts[topic] += 1
+                if header_stamp is not None:
+                    self._header_stamps[topic].add(header_stamp)
 
     def _write_bag(self, opened: threading.Event) -> None:
         """Open, write and close the bag on this one thread, until stop() sends None."""
