@@ -86,10 +86,12 @@ class CameraHealth:
         self._identical = 0
         self.frames = 0
         self.checked = 0
+        self._offered = 0
 
     def image_due(self) -> bool:
-        """Whether the next frame converted should be checked (every `health_every_n`th)."""
-        return self.frames > 0 and (self.frames - 1) % self.settings.health_every_n == 0
+        """Count a frame offered for the image check; return whether it is due (every Nth)."""
+        self._offered += 1
+        return (self._offered - 1) % self.settings.health_every_n == 0
 
     def frame(self, stamp_s: float, now: float) -> None:
         """Take a frame's header stamp, as it arrives: stamps and rate."""
