@@ -21,7 +21,7 @@ from triton_perception.frames.image_conversion import (encode_rgb, image_to_rgb,
                                                        SUPPORTED_ENCODINGS)
 from triton_perception.health import CameraHealth, ERROR, frame_figures, HeldLevel, OK, WARN
 from triton_perception.health.degradations import (Degradation, degradations, FRAME_RATE_HZ,
-                                                   noisy, run_trial)
+                                                   noisy, run_trial, video_frames)
 from triton_perception.parameters import HEALTH, HealthSettings
 
 SETTINGS = HealthSettings.from_values(HEALTH, {})
@@ -36,14 +36,7 @@ FRAME_S = 1.0 / FRAME_RATE_HZ
 @pytest.fixture(scope='module')
 def clip() -> list[np.ndarray]:
     """Return the highway clip's frames as RGB (960x540), decoded once per module."""
-    capture = cv2.VideoCapture(str(shared_path('data', 'videos', 'solidWhiteRight.mp4')))
-    frames = []
-    while True:
-        ok, bgr = capture.read()
-        if not ok:
-            break
-        frames.append(cv2.cvtColor(bgr, cv2.COLOR_BGR2RGB))
-    capture.release()
+    frames = video_frames(str(shared_path('data', 'videos', 'solidWhiteRight.mp4')))
     assert len(frames) > 200
     return frames
 
@@ -122,7 +115,7 @@ def test_a_silent_camera_turns_error() -> None:
     assert report.level == ERROR and 'no frame for' in report.message, report
 
 
-BAD_FRAMES = {
+BAD_FRAMES: dict[str, np.ndarray] = {
     '1x1': np.zeros((1, 1, 3), np.uint8),
     '1x1 grey': np.full((1, 1), 255, np.uint8),
     'constant black': np.zeros((540, 960, 3), np.uint8),

@@ -97,6 +97,19 @@ class Trial:
     raised: frozenset[str]
 
 
+def video_frames(path: str) -> list[np.ndarray]:
+    """Return every frame of the video at `path` as RGB (the clean clip of the labelled set)."""
+    capture = cv2.VideoCapture(path)
+    frames = []
+    while True:
+        ok, bgr = capture.read()
+        if not ok:
+            break
+        frames.append(cv2.cvtColor(bgr, cv2.COLOR_BGR2RGB))
+    capture.release()
+    return frames
+
+
 def noisy(frames: Sequence[np.ndarray], seed: int = 0) -> Callable[[int], np.ndarray]:
     """
     Return frame `i` of `frames` (cycled) with sensor noise, different from one frame to the next.
