@@ -66,7 +66,7 @@ def newest(diagnostics: list[DiagnosticArray], since: int) -> NodeStatus | None:
 
 
 def test_the_camera_status_follows_a_covered_lens(probe: Probe, node: NodeProcess,
-                                                   frames: list[np.ndarray]) -> None:
+                                                  frames: list[np.ndarray]) -> None:
     """OK on the clean clip, ERROR blocked while covered (results still published), OK after."""
     diagnostics = probe.record(DiagnosticArray, '/diagnostics')
     detections = probe.record(Detection2DArray, f'{NAMESPACE}/detections')
