@@ -10,12 +10,12 @@ import pytest
 
 from conftest import REPO
 from triton_perception.parameters import (DETECTION, DetectionSettings, GROUND, GroundSettings,
-                                          LANES, LaneSettings, NodeSettings, OVERLAY,
-                                          OverlaySettings, ParameterError, ParameterSpec,
-                                          TRACKING, TrackingSettings)
+                                          HEALTH, HealthSettings, LANES, LaneSettings,
+                                          NodeSettings, OVERLAY, OverlaySettings, ParameterError,
+                                          ParameterSpec, TRACKING, TrackingSettings)
 
 PAIRS = [(DetectionSettings, DETECTION), (LaneSettings, LANES), (OverlaySettings, OVERLAY),
-         (GroundSettings, GROUND), (TrackingSettings, TRACKING)]
+         (GroundSettings, GROUND), (TrackingSettings, TRACKING), (HealthSettings, HEALTH)]
 
 
 @pytest.mark.parametrize(('settings_type', 'specs'), PAIRS,

@@ -13,8 +13,8 @@ from pathlib import Path
 import re
 import sys
 
-from triton_perception.parameters import (COMMON, DETECTION, GROUND, LANES, OVERLAY, ParameterSpec,
-                                          ParameterValue)
+from triton_perception.parameters import (COMMON, DETECTION, GROUND, HEALTH, LANES, OVERLAY,
+                                          ParameterSpec, ParameterValue)
 from triton_perception.pipeline.plan import ARGUMENTS, BOOLEAN
 
 DOCS = Path(__file__).resolve().parents[2] / 'docs'
@@ -52,7 +52,7 @@ def parameter_table(specs: tuple[ParameterSpec, ...]) -> str:
 
 
 def _only(specs: tuple[ParameterSpec, ...]) -> tuple[ParameterSpec, ...]:
-    shared = {spec.name for spec in COMMON + GROUND}
+    shared = {spec.name for spec in COMMON + GROUND + HEALTH}
     return tuple(spec for spec in specs if spec.name not in shared)
 
 
@@ -74,6 +74,7 @@ def generated_tables() -> dict[str, dict[str, str]]:
         'parameters.md': {
             'common': parameter_table(COMMON),
             'ground': parameter_table(GROUND),
+            'health': parameter_table(HEALTH),
             'detection_node': parameter_table(_only(DETECTION)),
             'lane_node': parameter_table(_only(LANES)),
             'overlay_node': parameter_table(OVERLAY),

@@ -1,8 +1,9 @@
 """
-The /diagnostics format of the inference nodes, in one place: the status name and the keys.
+The /diagnostics format of the inference nodes, in one place: the status names and the keys.
 
-The nodes write it (`nodes/base.py`); `bag evaluate`, the bench, the soak and the tests read it
-through `find_status` and `NodeStatus`, so a renamed key changes here only.
+The nodes write it (`nodes/base.py`, and `nodes/camera_health.py` a status per camera); `bag
+evaluate`, the bench, the soak and the tests read it through `find_status`, `find_camera_status`
+and `NodeStatus`, so a renamed key changes here only.
 """
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from typing import Any, Iterable
 from triton_perception.frames.accounting import STAGES
 
 STATUS_PREFIX = 'triton_perception: '
+CAMERA_STATUS_PREFIX = 'triton_perception camera: '
 REASON_PREFIX = 'count '
 FATES = ('published', 'dropped', 'rejected', 'failed')
 COUNTS = ('received', *FATES, 'pending', 'lost_before_node')
@@ -24,6 +26,11 @@ def status_name(node_fqn: str) -> str:
     Tools and tests find its counts by it.
     """
     return f'{STATUS_PREFIX}{node_fqn}'
+
+
+def camera_status_name(image_topic: str) -> str:
+    """Return the name of the health status of the camera on `image_topic` in /diagnostics."""
+    return f'{CAMERA_STATUS_PREFIX}{image_topic}'
 
 
 def stage_key(stage: str) -> str:
@@ -41,14 +48,18 @@ def reason_key(reason: str) -> str:
 
 @dataclass(frozen=True)
 class NodeStatus:
-    """One node's status: the raw key/value strings and typed views of them."""
+    """One node's (or camera's) status: the raw key/value strings and typed views of them."""
 
     values: dict[str, str]
+    level: int = 0  # DiagnosticStatus.level: 0 OK, 1 WARN, 2 ERROR, 3 STALE
+    message: str = ''
 
     @classmethod
     def from_status(cls, status: Any) -> 'NodeStatus':
         """Return the NodeStatus of a diagnostic_msgs/DiagnosticStatus."""
-        return cls({item.key: item.value for item in status.values})
+        return cls({item.key: item.value for item in status.values},
+                   int.from_bytes(status.level, 'little') if isinstance(status.level, bytes)
+                   else int(status.level), status.message)
 
     def count(self, key: str) -> int:
         """Return the integer value of `key`, 0 when the status does not carry it."""
@@ -106,7 +117,16 @@ class NodeStatus:
 
 def find_status(arrays: Iterable[Any], node_fqn: str) -> NodeStatus | None:
     """Return the newest status of node `node_fqn` in DiagnosticArray messages, oldest first."""
-    name = status_name(node_fqn)
+    return find_named_status(arrays, status_name(node_fqn))
+
+
+def find_camera_status(arrays: Iterable[Any], image_topic: str) -> NodeStatus | None:
+    """Return the newest health status of the camera on `image_topic`, as `find_status`."""
+    return find_named_status(arrays, camera_status_name(image_topic))
+
+
+def find_named_status(arrays: Iterable[Any], name: str) -> NodeStatus | None:
+    """Return the newest status called `name` in DiagnosticArray messages, oldest first."""
     for array in reversed(list(arrays)):
         for status in array.status:
             if status.name == name:

@@ -19,6 +19,7 @@ from std_msgs.msg import Header
 
 from triton_perception.frames.accounting import FrameAccounting
 from triton_perception.nodes.camera_frames import CameraFrames
+from triton_perception.nodes.camera_health import camera_health
 from triton_perception.nodes.frame_intake import FrameChecks, RgbConversion
 from triton_perception.nodes.image_input import ImageInput
 from triton_perception.nodes.node_diagnostics import NodeDiagnostics
@@ -116,6 +117,10 @@ class PerceptionNode(LifecycleNode, Generic[InferenceT]):
                                          self._log, lambda: self._worker)
         self._rgb = RgbConversion(self._settings, frame_source)
         self._overlays = OverlayGate(self._settings)
+        self._health = camera_health(self, self.settings, image_input.topic,
+                                     self.settings.diagnostics_period_s,
+                                     None if frame_source is None
+                                     else frame_source.camera_health)
         self._diagnostics = NodeDiagnostics(self, self._settings, self.accounting, image_input,
                                             self._overlays, lambda: self._worker,
                                             self.extra_diagnostics)
@@ -176,7 +181,7 @@ class PerceptionNode(LifecycleNode, Generic[InferenceT]):
                                        self._deliver, self._log, shared_frames)
         self._worker.start()
         self._image_input.subscribe(
-            self._frame_checks.on_frame,
+            self._on_frame,
             stream_qos(self.settings.qos_reliability, self.settings.qos_depth))
         self.get_logger().info(
             f'active: subscribed to {self._image_input.topic} '
@@ -234,9 +239,17 @@ class PerceptionNode(LifecycleNode, Generic[InferenceT]):
         `updates`: the values of one accepted call, already in `settings`.
         """
 
+    def _on_frame(self, message: Any) -> None:
+        if self._health is not None:
+            self._health.frame(message)
+        self._frame_checks.on_frame(message)
+
     def frame_rgb(self, frame: Frame) -> Any:
         """Return the frame as RGB uint8 [H, W, 3]; raises FrameRejected (counted) for bad input."""
-        return self._rgb.rgb(frame)
+        rgb = self._rgb.rgb(frame)
+        if self._health is not None:
+            self._health.image(frame.message, rgb)  # the check sees what the model sees
+        return rgb
 
     def _prepare(self, frame: Frame) -> Tensors:
         raise NotImplementedError

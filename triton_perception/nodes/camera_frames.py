@@ -20,6 +20,7 @@ from rclpy.subscription import Subscription
 from sensor_msgs.msg import CompressedImage, Image
 
 from triton_perception.frames.accounting import FrameAccounting
+from triton_perception.nodes.camera_health import CameraHealthReporter
 from triton_perception.nodes.frame_losses import FrameLossCounter
 from triton_perception.serving.shared_frames import SharedFrames
 
@@ -59,6 +60,7 @@ class CameraFrames:
         self._conversion_lock = threading.Lock()
         self._latest: tuple[Any, np.ndarray] | None = None
         self._shared_frames: dict[str, SharedFrames] = {}
+        self._health: CameraHealthReporter | None = None
 
     @property
     def loss_counting(self) -> str:
@@ -129,6 +131,13 @@ class CameraFrames:
         """
         with self._lock:
             return self._shared_frames.setdefault(triton_url, SharedFrames())
+
+    def camera_health(self, make: Callable[[], CameraHealthReporter]) -> CameraHealthReporter:
+        """Return the camera's one health reporter, made by `make` for the first node asking."""
+        with self._lock:
+            if self._health is None:
+                self._health = make()
+            return self._health
 
     def _accountings(self) -> list[FrameAccounting]:
         with self._lock:

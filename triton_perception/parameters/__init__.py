@@ -6,17 +6,18 @@ parameters (tables), and each node's settings as a frozen dataclass (node_settin
 nothing of the package: launch files and docs read the tables without ROS, numpy or scipy.
 """
 from triton_perception.parameters.node_settings import (DetectionSettings, GroundSettings,
-                                                        InferenceSettings, LaneSettings,
+                                                        HealthSettings, InferenceSettings,
+                                                        LaneSettings,
                                                         NodeSettings, OverlaySettings,
                                                         SettingsT, TrackingSettings)
 from triton_perception.parameters.specs import (choice, flag, number, ParameterError,
                                                 ParameterSpec, ParameterValue, ParameterValues,
                                                 specs_by_name, text, validate_all)
-from triton_perception.parameters.tables import (COMMON, DETECTION, GROUND, LANES, OVERLAY,
-                                                 parse_class_filter, TRACKING)
+from triton_perception.parameters.tables import (COMMON, DETECTION, GROUND, HEALTH, LANES,
+                                                 OVERLAY, parse_class_filter, TRACKING)
 
-__all__ = ['COMMON', 'DETECTION', 'GROUND', 'LANES', 'OVERLAY', 'TRACKING', 'DetectionSettings',
-           'GroundSettings', 'InferenceSettings', 'LaneSettings', 'NodeSettings',
-           'OverlaySettings', 'ParameterError', 'ParameterSpec', 'ParameterValue',
-           'ParameterValues', 'SettingsT', 'TrackingSettings', 'choice', 'flag', 'number',
-           'parse_class_filter', 'specs_by_name', 'text', 'validate_all']
+__all__ = ['COMMON', 'DETECTION', 'GROUND', 'HEALTH', 'LANES', 'OVERLAY', 'TRACKING',
+           'DetectionSettings', 'GroundSettings', 'HealthSettings', 'InferenceSettings',
+           'LaneSettings', 'NodeSettings', 'OverlaySettings', 'ParameterError', 'ParameterSpec',
+           'ParameterValue', 'ParameterValues', 'SettingsT', 'TrackingSettings', 'choice', 'flag',
+           'number', 'parse_class_filter', 'specs_by_name', 'text', 'validate_all']

@@ -42,8 +42,27 @@ class NodeSettings:
 
 
 @dataclass(frozen=True, kw_only=True)
-class InferenceSettings(NodeSettings):
-    """parameters.COMMON, plus `model_name`: what detection_node and lane_node both take."""
+class HealthSettings(NodeSettings):
+    """parameters.HEALTH: the camera health check of both inference nodes."""
+
+    camera_health: bool
+    health_every_n: int
+    health_raise_hold_s: float
+    health_clear_hold_s: float
+    health_blocked_warn: float
+    health_blocked_error: float
+    health_blur_warn: float
+    health_blur_error: float
+    health_dark_fraction: float
+    health_glare_fraction: float
+    health_frozen_frames: int
+    health_rate_fraction: float
+    health_baseline_s: float
+
+
+@dataclass(frozen=True, kw_only=True)
+class InferenceSettings(HealthSettings):
+    """parameters.COMMON and HEALTH, plus `model_name`: what detection_node and lane_node take."""
 
     autostart: bool
     triton_url: str

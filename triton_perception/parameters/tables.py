@@ -119,6 +119,38 @@ TRACKING = (
            'to collision is until an object reaches it (m)', low=-10.0, high=20.0),
 )
 
+# The camera health check of both inference nodes (docs/parameters.md, "Camera health"). Holds
+# are seconds of arrival time; fractions are of the image's regions or pixels.
+HEALTH = (
+    flag('camera_health', True, "check the camera's frames (blocked, blurred, dark, glare, "
+         'frozen, rate) and publish its status on /diagnostics'),
+    number('health_every_n', 1, 'check the image of every Nth frame the node converts; stamps '
+           'and rate are checked on every frame', low=1, high=100),
+    number('health_raise_hold_s', 0.3, 'a condition must persist this long before the level '
+           'rises (a stamp running backwards raises at once) (s)', low=0.0, high=10.0),
+    number('health_clear_hold_s', 2.0, 'a condition must be gone this long before the level '
+           'falls (s)', low=0.0, high=60.0),
+    number('health_blocked_warn', 0.4, 'fraction of the image regions without texture from '
+           'which the camera is WARN blocked', low=0.0, high=1.0),
+    number('health_blocked_error', 0.65, 'fraction of the image regions without texture from '
+           'which the camera is ERROR blocked', low=0.0, high=1.0),
+    number('health_blur_warn', 0.5, "sharpness, relative to the camera's running baseline, "
+           'under which the camera is WARN blurred', low=0.0, high=1.0),
+    number('health_blur_error', 0.25, "sharpness, relative to the camera's running baseline, "
+           'under which the camera is ERROR blurred', low=0.0, high=1.0),
+    number('health_dark_fraction', 0.85, 'fraction of pixels near black (grey <= 20) from '
+           'which the camera is ERROR dark', low=0.0, high=1.0),
+    number('health_glare_fraction', 0.35, 'fraction of saturated pixels (grey >= 250) from '
+           'which the camera is ERROR glare', low=0.0, high=1.0),
+    number('health_frozen_frames', 5, 'identical checked frames in a row with advancing stamps, '
+           'or frames in a row with one stamp, that make the camera ERROR frozen', low=2,
+           high=1000),
+    number('health_rate_fraction', 0.6, "frame rate, relative to the camera's own recent rate, "
+           'under which the camera is WARN rate', low=0.0, high=1.0),
+    number('health_baseline_s', 20.0, 'time constant of the running baselines of sharpness '
+           'and rate, which learn only while their condition is OK (s)', low=1.0, high=3600.0),
+)
+
 DETECTION = COMMON + (
     text('model_name', 'yolov5', 'Triton ensemble that takes IMAGE and returns DETECTIONS',
          accepted='a model name served by Triton', check=lambda value: bool(value.strip())),
@@ -134,7 +166,7 @@ DETECTION = COMMON + (
     text('labels_file', '', 'text file with one class name per line, line n = class id n '
          '(empty: the labels installed with the detector model_name, else the 80 COCO names)',
          accepted='an existing file path or empty', check=_is_file_or_empty),
-) + GROUND + TRACKING
+) + GROUND + TRACKING + HEALTH
 
 LANES = COMMON + (
     text('model_name', 'lane_detection', 'lane ensemble that takes IMAGE: the shipped '
@@ -158,7 +190,7 @@ LANES = COMMON + (
     number('grid_width_m', 20.0, 'drivable_area/grid: extent across, centred on '
            'the x axis of target_frame (m)', low=1.0, high=500.0),
     number('grid_resolution_m', 0.2, 'drivable_area/grid: cell size (m)', low=0.01, high=10.0),
-)
+) + HEALTH
 
 OVERLAY = (
     choice('input_transport', 'raw',

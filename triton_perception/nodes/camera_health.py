@@ -1,0 +1,92 @@
+"""
+A camera's health status on /diagnostics, from the frames its node (or process) already takes.
+
+Every frame's stamp is taken in the frame callback; the image is checked on the RGB copy the
+node converts for inference, so the check adds no conversion of its own (while Triton is not
+ready no frame is converted, and the image conditions keep their last level). In a perception
+process the camera's nodes share one reporter (camera_frames.CameraFrames): a frame handed to
+both is taken once. Results are published as usual whatever the status says: the status tells
+downstream whether to trust them (docs/topics.md).
+"""
+from __future__ import annotations
+
+import threading
+import time
+from typing import Any, Callable
+
+from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
+import numpy as np
+from rclpy.node import Node
+from std_msgs.msg import Header
+
+from triton_perception.frames.diagnostics import camera_status_name
+from triton_perception.health import CameraHealth, frame_figures
+from triton_perception.parameters import HealthSettings
+from triton_perception.qos import DIAGNOSTICS_QOS
+
+
+def stamp_seconds(message: Any) -> float:
+    """Return the header stamp of an Image or CompressedImage in seconds."""
+    stamp = message.header.stamp
+    return float(stamp.sec) + float(stamp.nanosec) * 1e-9
+
+
+class CameraHealthReporter:
+    """One camera's CameraHealth, fed from its frames and published every diagnostics period."""
+
+    def __init__(self, node: Node, settings: HealthSettings, image_topic: str,
+                 period_s: float) -> None:
+        """Publish the health of the camera on `image_topic` on `node`'s /diagnostics."""
+        self._node = node
+        self._topic = image_topic
+        self._lock = threading.Lock()
+        self._health = CameraHealth(settings)
+        self._last_frame: Any = None
+        self._last_image: Any = None
+        self._publisher = node.create_publisher(DiagnosticArray, '/diagnostics', DIAGNOSTICS_QOS)
+        node.create_timer(period_s, self.publish)
+
+    def frame(self, message: Any) -> None:
+        """Take a frame as it arrives (the frame callback): its stamp and arrival time."""
+        with self._lock:
+            if message is self._last_frame:
+                return  # the same frame handed to another node of the camera
+            self._last_frame = message
+            self._health.frame(stamp_seconds(message), time.monotonic())
+
+    def image(self, message: Any, rgb: np.ndarray) -> None:
+        """Check the converted frame (every `health_every_n`th) on the caller's thread."""
+        with self._lock:
+            if message is self._last_image or not self._health.image_due():
+                return
+            self._last_image = message
+        figures = frame_figures(rgb)
+        with self._lock:
+            self._health.image(figures, stamp_seconds(message), time.monotonic())
+
+    def publish(self) -> None:
+        """Publish the camera's status now."""
+        with self._lock:
+            report = self._health.report(time.monotonic())
+        status = DiagnosticStatus(
+            level=bytes([report.level]), name=camera_status_name(self._topic),
+            message=report.message, hardware_id=self._topic,
+            values=[KeyValue(key=key, value=value) for key, value in report.values.items()])
+        self._publisher.publish(DiagnosticArray(
+            header=Header(stamp=self._node.get_clock().now().to_msg()), status=[status]))
+
+
+def camera_health(node: Node, settings: HealthSettings, image_topic: str, period_s: float,
+                  shared: Callable[[Callable[[], CameraHealthReporter]], CameraHealthReporter]
+                  | None) -> CameraHealthReporter | None:
+    """
+    Return the reporter of `node`'s camera, None when `camera_health` is off.
+
+    `shared` returns the reporter of a perception process's camera, made by the first node.
+    """
+    if not settings.camera_health:
+        return None
+
+    def make() -> CameraHealthReporter:
+        return CameraHealthReporter(node, settings, image_topic, period_s)
+    return make() if shared is None else shared(make)
