@@ -7,11 +7,12 @@ fields here instead leaves the pixels where they are: ``data`` is a read-only nu
 the given buffer, which must stay alive (and unchanged) while the view is used.
 
 The bytes are CDR as DDS sends them: a 4-byte encapsulation header (only little-endian plain
-CDR, ``00 01``, is read), then the fields, each aligned to its size counted from the end of
-that header. A string is a uint32 length counting its terminating NUL, then its bytes; a byte
-sequence is a uint32 count, then the bytes. Anything else, a message cut short, a length
-longer than what is left, a string without its NUL, an Image whose data is not step x height
-bytes, is refused with one error, ``UnreadableMessage``, whose ``reason`` says which.
+CDR, ``00 01``, is read; its options may count padding at the end), then the fields, each
+aligned to its size counted from the end of that header. A string is a uint32 length counting
+its terminating NUL, then its bytes; a byte sequence is a uint32 count, then the bytes.
+Anything else, a message cut short, a length longer than what is left, a string without its
+NUL, an Image whose data is not step x height bytes, is refused with one error,
+``UnreadableMessage``, whose ``reason`` says which.
 """
 from __future__ import annotations
 
@@ -100,6 +101,8 @@ class _Cursor:
         if kind != _CDR_LE:
             raise UnreadableMessage('bad_encapsulation',
                                     f'encapsulation {kind.hex()} is not little-endian CDR (0001)')
+        # The options' last two bits count the padding a writer appended (DDS-XTypes 7.4.3.4).
+        self.view = self.view[:len(self.view) - (self.view[3] & 3)]
         self.position = _ENCAPSULATION
 
     def align(self, size: int) -> None:
