@@ -18,13 +18,14 @@ from rclpy.serialization import deserialize_message, serialize_message
 from sensor_msgs.msg import CompressedImage, Image
 from std_msgs.msg import Header
 
-from triton_perception.frames.image_conversion import encode_rgb, SUPPORTED_ENCODINGS
+from triton_perception.frames.image_conversion import (check_image, encode_rgb, ImageRejected,
+                                                       SUPPORTED_ENCODINGS)
 from triton_perception.frames.serialized_images import (read_compressed_image, read_image,
                                                         UnreadableMessage)
 
 SEED = 41
 REASONS = {'big_endian', 'bad_encapsulation', 'truncated', 'bad_length', 'bad_string',
-           'trailing_bytes', 'bad_data_size'}
+           'trailing_bytes'}
 LONG_FRAME_ID = 'camera/' + 'front_left_' * 60
 
 
@@ -136,16 +137,24 @@ def test_the_reader_copies_no_pixels() -> None:
     (lambda raw: raw + bytes(8), 'trailing_bytes'),
     (lambda raw: raw[:12] + struct.pack('<I', 2**32 - 1) + raw[16:], 'bad_length'),
     (lambda raw: raw[:19] + b'X' + raw[20:], 'bad_string'),
-    (lambda raw: raw[:20] + struct.pack('<I', 3) + raw[24:], 'bad_data_size'),
 ])
 def test_damaged_images_are_refused_with_their_reason(damage: Callable[[bytes], bytes],
                                                       reason: str) -> None:
-    """Big-endian, cut, lying lengths, a string without its NUL, data that is not step x height."""
+    """Big-endian, cut, lying lengths, a string without its NUL, bytes after the last field."""
     message = Image(height=2, width=2, encoding='mono8', step=2, data=b'\x01\x02\x03\x04')
-    message.header.frame_id = 'cam'  # frame_id's NUL is byte 19; height is bytes 20-23
+    message.header.frame_id = 'cam'  # frame_id's NUL is byte 19
     with pytest.raises(UnreadableMessage) as refusal:
         read_image(damage(serialize_message(message)))
     assert refusal.value.reason == reason
+
+
+def test_a_read_image_is_checked_as_a_message_is() -> None:
+    """Data shorter than step x height reads, and image_conversion rejects it as truncated."""
+    message = Image(height=3, width=2, encoding='mono8', step=2, data=b'\x01\x02\x03\x04')
+    read = read_image(serialize_message(message))
+    with pytest.raises(ImageRejected) as rejection:
+        check_image(read, 100)
+    assert rejection.value.reason == 'truncated'
 
 
 def _mutated(rng: random.Random, raw: bytes) -> bytes:

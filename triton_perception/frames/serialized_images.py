@@ -11,8 +11,11 @@ CDR, ``00 01``, is read; its options may count padding at the end), then the fie
 aligned to its size counted from the end of that header. A string is a uint32 length counting
 its terminating NUL, then its bytes; a byte sequence is a uint32 count, then the bytes.
 Anything else, a message cut short, a length longer than what is left, a string without its
-NUL, an Image whose data is not step x height bytes, is refused with one error,
-``UnreadableMessage``, whose ``reason`` says which.
+NUL, is refused with one error, ``UnreadableMessage``, whose ``reason`` says which.
+
+What the fields say about the pixels (an encoding, data shorter than step x height, a budget)
+is image_conversion's to check, for a read frame as for a built message, so a frame is
+rejected for the same reasons however it was taken.
 """
 from __future__ import annotations
 
@@ -38,7 +41,7 @@ class UnreadableMessage(FrameRejected):
     The bytes are not a serialized message of the expected type.
 
     ``reason`` is one of: big_endian, bad_encapsulation, truncated, bad_length, bad_string,
-    trailing_bytes, bad_data_size.
+    trailing_bytes.
     """
 
 
@@ -66,7 +69,7 @@ def read_header(sec: int, nanosec: int, frame_id: str) -> ReadHeader:
 HeaderFactory = Callable[[int, int, str], Any]
 
 
-@dataclass(frozen=True)
+@dataclass  # not frozen: image_conversion's message protocols have plain attributes
 class ReadImage:
     """The fields of a sensor_msgs/Image; ``data`` is a read-only view of the serialized bytes."""
 
@@ -79,7 +82,7 @@ class ReadImage:
     data: np.ndarray
 
 
-@dataclass(frozen=True)
+@dataclass
 class ReadCompressedImage:
     """The fields of a sensor_msgs/CompressedImage; ``data`` views the serialized bytes."""
 
@@ -180,9 +183,6 @@ def read_image(buffer: Buffer, make_header: HeaderFactory = read_header) -> Read
     step = cursor.fixed(_UINT32, 'step')[0]
     data = cursor.octets('data')
     cursor.end()
-    if data.size != step * height:
-        raise UnreadableMessage('bad_data_size', f'data has {data.size} bytes; step {step} x '
-                                f'height {height} is {step * height}')
     return ReadImage(header, height, width, encoding, is_bigendian, step, data)
 
 

@@ -113,7 +113,7 @@ class PerceptionNode(LifecycleNode, Generic[InferenceT]):
                                  self.settings.input_transport == 'compressed', frame_source)
         self._image_input = image_input
         self._frame_checks = FrameChecks(self.accounting, self._settings, image_input.topic,
-                                         self._log, lambda: self._worker)
+                                         image_input.compressed, self._log, lambda: self._worker)
         self._rgb = RgbConversion(self._settings, frame_source)
         self._overlays = OverlayGate(self._settings)
         self._diagnostics = NodeDiagnostics(self, self._settings, self.accounting, image_input,
