@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+import struct
 import sys
 from types import SimpleNamespace
 from typing import Any
@@ -21,6 +22,8 @@ import numpy as np
 
 from triton_perception.frames.frame_preprocessing import letterbox_geometry
 from triton_perception.frames.image_conversion import encode_rgb, image_to_rgb
+from triton_perception.frames.serialized_images import (read_compressed_image, read_image,
+                                                        UnreadableMessage)
 from triton_perception.lanes.lane_geometry import postprocess
 from triton_perception.tracking.association import match
 from triton_perception.tracking.tracker import Tracker
@@ -106,6 +109,41 @@ def conversions() -> dict[str, Any]:
     return results
 
 
+def _cdr(*fields: tuple[str, Any]) -> bytes:
+    """Little-endian CDR of `fields`: (struct format, number), ('s', text) or ('b', bytes)."""
+    body = bytearray()
+    for kind, value in fields:
+        if kind in ('s', 'b'):
+            raw = value.encode() + b'\0' if kind == 's' else value
+            body += bytes(-len(body) % 4) + struct.pack('<I', len(raw)) + raw
+        else:
+            body += bytes(-len(body) % struct.calcsize(kind)) + struct.pack('<' + kind, value)
+    return b'\x00\x01\x00\x00' + bytes(body)
+
+
+def serialized() -> dict[str, Any]:
+    """Read and convert serialized Images, read a CompressedImage, refuse damaged ones."""
+    yy, xx = np.mgrid[0:6, 0:10]
+    rgb = np.stack([xx * 20, yy * 30, (xx + yy) * 9], axis=2).astype(np.uint8)
+    results: dict[str, Any] = {}
+    for frame_id, encoding in zip(('', 'c', 'cam', 'front'), ('rgb8', 'bgr8', 'uyvy', 'mono8')):
+        data, step = encode_rgb(rgb, encoding)
+        raw = _cdr(('i', -5), ('I', 7), ('s', frame_id), ('I', 6), ('I', 10), ('s', encoding),
+                   ('B', 0), ('I', step), ('b', data))
+        image = read_image(raw)
+        results[encoding] = {'header': [image.header.stamp.sec, image.header.stamp.nanosec,
+                                        image.header.frame_id],
+                             'rgb': image_to_rgb(image, 10 ** 6).reshape(-1, 3).sum(0).tolist()}
+        try:
+            read_image(raw[:-1])
+        except UnreadableMessage as refusal:
+            results[encoding]['cut'] = refusal.reason
+    compressed = read_compressed_image(_cdr(('i', 1), ('I', 2), ('s', 'cam'), ('s', 'jpeg'),
+                                            ('b', b'\xff\xd8\xff')))
+    results['compressed'] = [compressed.format, compressed.data.tolist()]
+    return results
+
+
 def letterboxes() -> list[list[int]]:
     """YOLOv5's letterbox of common frame sizes into 640x640."""
     return [list(letterbox_geometry(width, height, 640, 640))
@@ -117,7 +155,8 @@ def main() -> None:
     results = {'versions': {'python': sys.version.split()[0], 'numpy': np.__version__,
                             'opencv': cv2.__version__},
                'lanes': lanes(), 'tracks': tracks(), 'assignment': assignment(),
-               'conversions': conversions(), 'letterboxes': letterboxes()}
+               'conversions': conversions(), 'letterboxes': letterboxes(),
+               'serialized': serialized()}
     Path(sys.argv[1]).write_text(json.dumps(results), encoding='utf-8')
 
 

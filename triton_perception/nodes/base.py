@@ -113,14 +113,16 @@ class PerceptionNode(LifecycleNode, Generic[InferenceT]):
         image_input = ImageInput(self, self.accounting,
                                  self.settings.input_transport == 'compressed', frame_source)
         self._image_input = image_input
-        self._frame_checks = FrameChecks(self.accounting, self._settings, image_input.topic,
-                                         self._log, lambda: self._worker)
-        self._rgb = RgbConversion(self._settings, frame_source)
-        self._overlays = OverlayGate(self._settings)
         self._health = camera_health(self, self.settings, image_input.topic,
                                      self.settings.diagnostics_period_s,
                                      None if frame_source is None
                                      else frame_source.camera_health)
+        self._frame_checks = FrameChecks(
+            self.accounting, self._settings, image_input.topic, image_input.compressed,
+            self._log, lambda: self._worker,
+            None if self._health is None else self._health.frame)
+        self._rgb = RgbConversion(self._settings, frame_source)
+        self._overlays = OverlayGate(self._settings)
         self._diagnostics = NodeDiagnostics(self, self._settings, self.accounting, image_input,
                                             self._overlays, lambda: self._worker,
                                             self.extra_diagnostics)
@@ -240,8 +242,6 @@ class PerceptionNode(LifecycleNode, Generic[InferenceT]):
         """
 
     def _on_frame(self, message: Any) -> None:
-        if self._health is not None:
-            self._health.frame(message)
         self._frame_checks.on_frame(message)
 
     def frame_rgb(self, frame: Frame) -> Any:

@@ -3,10 +3,11 @@ One camera's frames taken from DDS once and handed to every node of a perception
 
 rclpy has no intra-process transport (rclpy #575): two nodes of one process subscribed to the
 same camera each take and deserialise every frame. In `perception_process` a camera's image
-topic is subscribed once, on the process's own node; each frame goes to the frame callback of
-every active node of that camera, which accounts for it as its own subscription would, the
-RGB conversion of the latest frame is done once for all of them, and their workers write it
-into Triton's shared memory once (serving.shared_frames).
+topic is subscribed once, on the process's own node; each frame, taken serialized and read
+once (nodes.frame_reading), goes to the frame callback of every active node of that camera,
+which accounts for it as its own subscription would, the RGB conversion of the latest frame is
+done once for all of them, and their workers write it into Triton's shared memory once
+(serving.shared_frames).
 """
 from __future__ import annotations
 
@@ -19,12 +20,13 @@ from rclpy.qos import QoSProfile
 from rclpy.subscription import Subscription
 from sensor_msgs.msg import CompressedImage, Image
 
-from triton_perception.frames.accounting import FrameAccounting
+from triton_perception.frames.accounting import FrameAccounting, FrameRejected
 from triton_perception.nodes.camera_health import CameraHealthReporter
 from triton_perception.nodes.frame_losses import FrameLossCounter
+from triton_perception.nodes.frame_reading import read_frame, Taken
 from triton_perception.serving.shared_frames import SharedFrames
 
-FrameCallback = Callable[[Any], None]
+FrameCallback = Callable[[Taken], None]
 
 
 class _EveryConsumer:
@@ -94,7 +96,7 @@ class CameraFrames:
                 self._losses = FrameLossCounter(self._host, _EveryConsumer(self._accountings),
                                                 topic)
             self._subscription = self._host.create_subscription(
-                CompressedImage if compressed else Image, topic, qos_profile=qos,
+                CompressedImage if compressed else Image, topic, qos_profile=qos, raw=True,
                 **self._losses.subscription_arguments(self._on_message))
 
     def detach(self, name: str) -> None:
@@ -143,8 +145,14 @@ class CameraFrames:
         with self._lock:
             return [accounting for _callback, accounting in self._consumers.values()]
 
-    def _on_message(self, message: Any) -> None:
+    def _on_message(self, message: Taken) -> None:
         with self._lock:
             callbacks = [callback for callback, _accounting in self._consumers.values()]
+            compressed = self._shape is not None and self._shape[1]
+        if isinstance(message, bytes):  # read once for every consumer
+            try:
+                message = read_frame(message, compressed)
+            except FrameRejected:
+                pass  # each consumer's frame callback reads it, and rejects it with the reason
         for callback in callbacks:
             callback(message)

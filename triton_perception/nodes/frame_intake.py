@@ -10,12 +10,12 @@ from __future__ import annotations
 from typing import Any, Callable
 
 import numpy as np
-from sensor_msgs.msg import CompressedImage, Image
 
 from triton_perception.frames.accounting import Fate, FrameAccounting, FrameRejected
 from triton_perception.frames.image_conversion import (check_compressed, check_image,
                                                        compressed_to_rgb, image_to_rgb)
 from triton_perception.nodes.camera_frames import CameraFrames
+from triton_perception.nodes.frame_reading import COMPRESSED_FRAMES, read_frame, Taken
 from triton_perception.parameters import InferenceSettings
 from triton_perception.serving.frame_slot import Frame
 from triton_perception.serving.triton_client import InferenceWorker
@@ -26,20 +26,27 @@ class FrameChecks:
     """The frame callback: count the frame, check its header, hand it to the worker."""
 
     def __init__(self, accounting: FrameAccounting, settings: Callable[[], InferenceSettings],
-                 topic: str, log: Log,
-                 worker: Callable[[], InferenceWorker | None]) -> None:
+                 topic: str, compressed: bool, log: Log,
+                 worker: Callable[[], InferenceWorker | None],
+                 on_read: Callable[[Any], None] | None = None) -> None:
         """
         Check frames of `topic` against `settings()` (max_image_pixels); count into `accounting`.
 
-        `worker` returns the node's worker, None while the node is not active.
+        `compressed`: whether serialized frames are CompressedImages (else Images).
+
+        `worker` returns the node's worker, None while the node is not active. `on_read` is
+        given every frame that has a readable header (the camera's health check), before its
+        checks.
         """
+        self._on_read = on_read
         self._accounting = accounting
         self._settings = settings
         self._topic = topic
+        self._compressed = compressed
         self._log = log
         self._worker = worker
 
-    def on_frame(self, message: Image | CompressedImage) -> None:
+    def on_frame(self, message: Taken) -> None:
         """Reject a malformed frame (header checks only), else submit it to the worker."""
         received_at = self._accounting.received()
         worker = self._worker()
@@ -47,7 +54,11 @@ class FrameChecks:
             self._accounting.settle(Fate.DROPPED, received_at, 'node not active')
             return
         try:
-            if isinstance(message, CompressedImage):
+            if isinstance(message, bytes):
+                message = read_frame(message, self._compressed)
+            if self._on_read is not None:
+                self._on_read(message)
+            if isinstance(message, COMPRESSED_FRAMES):
                 check_compressed(message, self._settings().max_image_pixels)
             else:
                 check_image(message, self._settings().max_image_pixels)
@@ -73,7 +84,7 @@ class RgbConversion:
         """Return the frame as RGB uint8 [H, W, 3]; raises FrameRejected (counted) for bad input."""
         def convert() -> Any:
             max_pixels = self._settings().max_image_pixels
-            if isinstance(frame.message, CompressedImage):
+            if isinstance(frame.message, COMPRESSED_FRAMES):
                 return compressed_to_rgb(frame.message, max_pixels)
             return image_to_rgb(frame.message, max_pixels)
         if self._frame_source is not None:

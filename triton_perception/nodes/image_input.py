@@ -47,14 +47,19 @@ class ImageInput:
         return self._losses.method
 
     def subscribe(self, on_frame: Callable[[Any], None], qos: QoSProfile) -> None:
-        """Hand every frame of the topic to `on_frame` until `unsubscribe`."""
+        """
+        Hand every frame of the topic to `on_frame` until `unsubscribe`.
+
+        Frames are taken serialized (nodes.frame_reading): `on_frame` gets bytes, or a frame read
+        from them by the camera subscription of a perception process.
+        """
         if self._frame_source is not None:
             self._frame_source.attach(self._node.get_fully_qualified_name(), self.topic,
                                       self.compressed, on_frame, self._accounting, qos)
             return
         self._subscription = self._node.create_subscription(
             CompressedImage if self.compressed else Image, self._relative_topic,
-            qos_profile=qos, **self._losses.subscription_arguments(on_frame))
+            qos_profile=qos, raw=True, **self._losses.subscription_arguments(on_frame))
 
     def unsubscribe(self) -> None:
         """Stop handing frames on; does nothing when not subscribed."""
