@@ -2,7 +2,7 @@
 A node process stops with exit code 0 wherever SIGINT or SIGTERM lands.
 
 Real node processes, real Fast DDS, the session's real tritonserver. The signal is sent from
-inside rclpy's conversion of a received frame (test/signal_in_take.py), and at random moments
+inside the reading of a received frame (test/signal_in_take.py), and at random moments
 while large frames stream beside a process that keeps a core busy.
 """
 from __future__ import annotations
