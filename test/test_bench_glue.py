@@ -80,9 +80,9 @@ def test_constant_repository_replaces_only_the_model_steps(tmp_path: Path) -> No
 def test_cases_put_the_floor_first_and_run_detections_alone_only_with_one_camera() -> None:
     """The floor comes first for each camera count; detections alone run only for one camera."""
     names = [case.name for case in glue_cases((1, 4))]
-    assert names == ['floor_det_1cam', 'per_node_det_1cam', 'single_det_1cam',
-                     'per_node_both_1cam', 'single_both_1cam', 'floor_det_4cam',
-                     'per_node_both_4cam', 'single_both_4cam']
+    assert names == ['floor_det_1cam', 'floor_serialized_det_1cam', 'per_node_det_1cam',
+                     'single_det_1cam', 'per_node_both_1cam', 'single_both_1cam',
+                     'floor_det_4cam', 'per_node_both_4cam', 'single_both_4cam']
 
 
 def test_node_accounting_counts_lost_and_unseen_frames() -> None:
@@ -112,15 +112,15 @@ def test_glue_bench_end_to_end(tmp_path: Path) -> None:
     completed = subprocess.run(
         [CLI, 'bench', '--glue', '--cameras', '1', '--duration', '2', '--warmup', '1', '--json',
          str(output)],
-        capture_output=True, text=True, timeout=150, stdin=subprocess.DEVNULL)
+        capture_output=True, text=True, timeout=180, stdin=subprocess.DEVNULL)
     assert completed.returncode == 0, completed.stderr[-4000:]
 
     report = json.loads(output.read_text(encoding='utf-8'))
     assert report['machine']['cores'] and report['machine']['profile'] == 'cpu'
     assert report['settings']['frame'] == [960, 540, 'bgr8']
     cases = report['cases']
-    assert list(cases) == ['floor_det_1cam', 'per_node_det_1cam', 'single_det_1cam',
-                           'per_node_both_1cam', 'single_both_1cam']
+    assert list(cases) == ['floor_det_1cam', 'floor_serialized_det_1cam', 'per_node_det_1cam',
+                           'single_det_1cam', 'per_node_both_1cam', 'single_both_1cam']
     for name, figures in cases.items():
         assert set(CASE_KEYS) <= set(figures), (name, sorted(figures))
         assert figures['frames_published'] == 60, (name, figures['frames_published'])
@@ -132,6 +132,7 @@ def test_glue_bench_end_to_end(tmp_path: Path) -> None:
         assert figures['triton_request_ms']['yolov5'] > 0, (name, figures['triton_request_ms'])
         assert 0 < figures['served_share'] <= 1 and figures['input_hz_per_camera'] > 0, figures
     assert cases['floor_det_1cam']['accounting'] is None
+    assert cases['floor_serialized_det_1cam']['accounting'] is None
     assert cases['per_node_both_1cam']['processes'] == 3  # the overlay node too
     assert cases['single_both_1cam']['processes'] == 1
     for name in ('per_node_det_1cam', 'single_det_1cam', 'per_node_both_1cam',
@@ -152,5 +153,6 @@ def test_glue_bench_end_to_end(tmp_path: Path) -> None:
             figures['frames_lost'] + figures['frames_without_result']), figures
     for layout in ('single', 'per_node'):
         assert report['targets'][f'cpu_both_1cam_vs_floor_{layout}']['ratio'] > 0
+        assert report['targets'][f'cpu_both_1cam_vs_serialized_floor_{layout}']['ratio'] > 0
     assert '| layout | models | cameras |' in completed.stdout, completed.stdout
     assert 'cpu_both_1cam_vs_floor_single: ratio' in completed.stdout, completed.stdout

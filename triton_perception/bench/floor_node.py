@@ -8,7 +8,11 @@ Detection2DArray. The frame is converted from bgr8 to RGB while it is written in
 slot, accounting, /diagnostics, lifecycle, parameter handling or error recovery: whatever the
 package's nodes cost beyond this node is the price of those. It runs in its own process, one
 per camera, started by the bench like every node (`NodeProcess`), and imports nothing of the
-package's node machinery, so its memory is that of rclpy, numpy, OpenCV and the gRPC client.
+package's node machinery but the frame reader (nodes.frame_reading, a few dataclasses), so its
+memory is that of rclpy, numpy, OpenCV and the gRPC client.
+
+With `serialized_take` (a second reference, issue 41) it takes the Image serialized and reads
+it with that reader, as the package's nodes do.
 """
 from __future__ import annotations
 
@@ -29,6 +33,7 @@ from tritonclient.utils import np_to_triton_dtype
 from vision_msgs.msg import Detection2DArray
 
 from triton_perception.bench.settings import detection_request_inputs
+from triton_perception.nodes.frame_reading import read_frame
 from triton_perception.outputs.result_messages import detection_array_message
 from triton_perception.parameters import DETECTION, specs_by_name
 from triton_perception.qos import RESULT_QOS, stream_qos
@@ -56,6 +61,7 @@ class FloorNode(Node):
         self._model = str(self.declare_parameter('model_name',
                                                  str(specs['model_name'].default)).value)
         url = str(self.declare_parameter('triton_url', str(specs['triton_url'].default)).value)
+        serialized = bool(self.declare_parameter('serialized_take', False).value)
         self._client = grpcclient.InferenceServerClient(url)
         deadline = time.monotonic() + READY_TIMEOUT_S
         while not self._model_ready():
@@ -75,8 +81,10 @@ class FloorNode(Node):
         self._publisher = self.create_publisher(Detection2DArray, 'detections', RESULT_QOS)
         depth = specs['qos_depth'].default
         assert isinstance(depth, int)
-        self.create_subscription(Image, 'image', self._on_image,
-                                 stream_qos(str(specs['qos_reliability'].default), depth))
+        self.create_subscription(Image, 'image',
+                                 self._on_serialized if serialized else self._on_image,
+                                 stream_qos(str(specs['qos_reliability'].default), depth),
+                                 raw=serialized)
 
     def _model_ready(self) -> bool:
         try:
@@ -92,7 +100,11 @@ class FloorNode(Node):
             self._client.register_system_shared_memory(self._region, f'/{self._region}', nbytes)
         return self._memory
 
-    def _on_image(self, message: Image) -> None:
+    def _on_serialized(self, serialized: bytes) -> None:
+        """Read the serialized Image (the bench sends only readable ones) and serve it."""
+        self._on_image(read_frame(serialized, compressed=False))
+
+    def _on_image(self, message: Any) -> None:
         """Write the frame into shared memory as RGB, infer, publish the detections."""
         height, width = message.height, message.width
         pixels = np.frombuffer(message.data, np.uint8).reshape(height, message.step)

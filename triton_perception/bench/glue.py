@@ -4,8 +4,9 @@
 Issue 31 asks what the package's nodes cost beyond the bare minimum. So the served graphs are
 swapped for constant graphs in the same contracts (constant_graphs), leaving Triton about its
 transport, and each layout serves bgr8 960x540 frames at 30 Hz per camera through the
-package's Fast DDS profile: the bench's floor node (floor_node), one process per node, and one
-perception_process. For each case, over a fixed window after a warm-up:
+package's Fast DDS profile: the bench's floor node (floor_node; with one camera also taking
+frames serialized), one process per node, and one perception_process. For each case, over a
+fixed window after a warm-up:
 - CPU ms per frame: utime + stime of the case's processes (not tritonserver) over the window
   and its drain, divided by the frames published in the window (all cameras);
 - RSS: the processes' summed VmRSS at the window's end, under load, and per camera;
@@ -117,7 +118,7 @@ class GlueBench:
         namespace = f'/glue_{os.getpid()}/{case.name}'
         cameras = camera_namespaces(namespace, case.cameras)
         wirings = [CaseWiring(self.ros, camera, case.kinds, image_readers=case.image_readers,
-                              reporting=case.layout != 'floor') for camera in cameras]
+                              reporting=not case.floor) for camera in cameras]
         processes: list[NodeProcess] = []
         load_before = os.getloadavg()[0]
         try:
@@ -249,14 +250,14 @@ class GlueBench:
         Also, from the bench's side, the frames of the whole run that brought no result.
         """
         deadline = time.monotonic() + ACCOUNTING_TIMEOUT_S
-        while case.layout != 'floor' and time.monotonic() < deadline and not all(
+        while not case.floor and time.monotonic() < deadline and not all(
                 settled(wiring.statuses, case.kinds, count)
                 for wiring, count in zip(wirings, sent)):
             time.sleep(0.05)
         missing = sum(results_missing(wiring, kind, [*early, *late])
                       for wiring, early, late in zip(wirings, warm_up, window)
                       for kind in case.kinds)
-        if case.layout == 'floor':
+        if case.floor:
             return {'accounting': None, 'frames_lost': None, 'frames_without_result': missing,
                     'accounted': None, 'results_missing_at_bench': missing}
         accounting = {
@@ -314,7 +315,8 @@ def run_glue(settings: GlueSettings, log: Callable[[str], None]) -> dict[str, An
                          'warmup_s': settings.warmup_s, 'rate_hz': RATE_HZ,
                          'frame': [frame.width, frame.height, frame.encoding],
                          'video': str(settings.video), 'graphs': 'constant (bench.constant_graphs)',
-                         'floor': 'one floor_node process per camera'},
+                         'floor': 'one floor_node process per camera',
+                         'floor_serialized': 'the same, taking the Image serialized'},
             'cases': {},
         }
         bench = GlueBench(settings, server, ros, frame, temporary, log)

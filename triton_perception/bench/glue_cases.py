@@ -1,9 +1,10 @@
 """
 What the glue bench runs: its cases, their processes, the frame, and the frame accounting.
 
-A case is a layout (the floor node, one process per node, or one perception_process) serving
-some cameras with some models. The package's layouts come from the pipeline plan, as `ros2
-launch` starts them; the floor is the bench's own node, one process per camera.
+A case is a layout (the floor node, the floor node taking frames serialized, one process per
+node, or one perception_process) serving some cameras with some models. The package's layouts
+come from the pipeline plan, as `ros2 launch` starts them; the floor is the bench's own node,
+one process per camera.
 """
 from __future__ import annotations
 
@@ -24,7 +25,8 @@ from triton_perception.pipeline.plan import pipeline_plan
 from triton_perception.system.processes import NodeProcess, ros_arguments
 
 FRAME_SIZE = (960, 540)  # width, height, as the issue measures
-LAYOUTS = ('floor', 'per_node', 'single')
+FLOORS = ('floor', 'floor_serialized')
+LAYOUTS = (*FLOORS, 'per_node', 'single')
 DETECTIONS = 'detections'
 BOTH = 'detections+lanes'
 # The bench listens to the results a consumer of detections and lanes takes; drivable_area is
@@ -52,9 +54,14 @@ class GlueCase:
         return f"{self.layout}_{'both' if self.models == BOTH else 'det'}_{self.cameras}cam"
 
     @property
+    def floor(self) -> bool:
+        """Say whether the case runs floor nodes (the bench's own, without accounting)."""
+        return self.layout in FLOORS
+
+    @property
     def kinds(self) -> tuple[NodeKind, ...]:
         """Return what each camera's results come from, as the bench listens to them."""
-        if self.layout == 'floor':
+        if self.floor:
             return (FLOOR_KIND,)
         return (NODES['detection_node'], LANES_KIND) if self.models == BOTH \
             else (NODES['detection_node'],)
@@ -67,7 +74,7 @@ class GlueCase:
     @property
     def overlay(self) -> bool:
         """Say whether the overlay node runs (with both models)."""
-        return self.layout != 'floor' and self.models == BOTH
+        return not self.floor and self.models == BOTH
 
 
 def glue_cases(camera_counts: Sequence[int]) -> list[GlueCase]:
@@ -76,13 +83,14 @@ def glue_cases(camera_counts: Sequence[int]) -> list[GlueCase]:
 
     One camera also runs detections alone in each layout: the floor serves detections only,
     so that is the like-for-like comparison; with more cameras only the floor runs
-    detections alone.
+    detections alone. The floor with a serialized take runs with one camera.
     """
     cases = []
     for cameras in camera_counts:
         cases.append(GlueCase('floor', DETECTIONS, cameras))
         if cameras == 1:
-            cases += [GlueCase(layout, DETECTIONS, 1) for layout in ('per_node', 'single')]
+            cases += [GlueCase(layout, DETECTIONS, 1)
+                      for layout in ('floor_serialized', 'per_node', 'single')]
         cases += [GlueCase(layout, BOTH, cameras) for layout in ('per_node', 'single')]
     return cases
 
@@ -100,10 +108,11 @@ def start_processes(case: GlueCase, triton_url: str, namespace: str, log_directo
     The caller stops what is in `started`, also when this raises after starting some.
     """
     cameras = camera_namespaces(namespace, case.cameras)
-    if case.layout == 'floor':
+    if case.floor:
+        parameters = {'triton_url': triton_url,
+                      'serialized_take': case.layout == 'floor_serialized'}
         for camera in cameras:
-            started.append(NodeProcess(FLOOR_NODE, ros_arguments({'triton_url': triton_url},
-                                                                 namespace=camera),
+            started.append(NodeProcess(FLOOR_NODE, ros_arguments(parameters, namespace=camera),
                                        log_directory, module=FLOOR_MODULE))
         return
     plan = pipeline_plan({

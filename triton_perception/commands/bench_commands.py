@@ -136,12 +136,14 @@ def add_bench_command(commands: argparse._SubParsersAction) -> None:
                        'against one process per node, for 1 and 4 idle cameras')
     bench.add_argument('--glue', action='store_true',
                        help="only the nodes' own cost on constant graphs: CPU per frame, RSS "
-                       'and latency beyond Triton of the floor node, one process per node and '
-                       'one perception_process, at 30 Hz per camera')
+                       'and latency beyond Triton of the floor node (also taking frames '
+                       'serialized), one process per node and one perception_process, at 30 Hz '
+                       'per camera')
     bench.add_argument('--cameras', default='1,4',
                        help='with --glue: comma-separated camera counts (default 1,4)')
-    bench.add_argument('--layouts', default='floor,per_node,single',
-                       help='with --glue: comma-separated, from floor, per_node, single')
+    bench.add_argument('--layouts', default='floor,floor_serialized,per_node,single',
+                       help='with --glue: comma-separated, from floor, floor_serialized, '
+                       'per_node, single')
     bench.add_argument('--warmup', type=float, default=3.0,
                        help='with --glue: seconds at camera rate before the window (default 3)')
     bench.add_argument('--profile', choices=PROFILES, default=None,
