@@ -27,11 +27,12 @@ import yaml
 from triton_perception.bag.accuracy_report import (accuracy_regressions, add_accuracy,
                                                    Scoring, write_report)
 from triton_perception.bag.bag_format import BagError, COMPRESSED_IMAGE_TYPE, IMAGE_TYPE, typestore
+from triton_perception.bag.camera_health_summary import CameraHealthLog
 from triton_perception.bag.figures import (analyse_outputs, detection_labels,
                                            node_figures, NODES, regressions)
 from triton_perception.bag.play import Lockstep, play_bag
 from triton_perception.bag.record import BagRecorder
-from triton_perception.frames.diagnostics import NodeStatus, status_name
+from triton_perception.frames.diagnostics import CAMERA_STATUS_PREFIX, NodeStatus, status_name
 from triton_perception.pipeline.plan import camera_info_sibling, pipeline_plan
 from triton_perception.pipeline.runner import PipelineRunner
 from triton_perception.qos import TF_STATIC_QOS
@@ -171,18 +172,22 @@ class DiagnosticsWatch:
     """The latest /diagnostics values of each evaluated node."""
 
     def __init__(self) -> None:
-        """Start with no status; only the evaluated nodes' statuses are kept."""
+        """Start with no status; only the evaluated nodes' and the camera's are kept."""
         self.latest: dict[str, NodeStatus] = {}
+        self.camera_health = CameraHealthLog()
         self._lock = threading.Lock()
         self._names = {status_name(f'{NAMESPACE}/{node}'): node for node in NODES}
 
     def update(self, message: Any) -> None:
-        """Keep the statuses of the evaluated nodes from one /diagnostics message."""
+        """Keep the statuses of the evaluated nodes and the camera from one /diagnostics message."""
         for status in message.status:
             node = self._names.get(status.name)
             if node is not None:
                 with self._lock:
                     self.latest[node] = NodeStatus.from_status(status)
+            elif status.name.startswith(CAMERA_STATUS_PREFIX):  # a replay has one camera
+                camera = NodeStatus.from_status(status)
+                self.camera_health.add(camera.level, camera.message, camera.values)
 
     def settled(self, frames: int) -> bool:
         """Every node has received or lost all `frames`, and has nothing pending."""
@@ -301,8 +306,10 @@ def replay(settings: EvaluationSettings, log: Callable[[str], None]) -> dict[str
                     and time.monotonic() < deadline:
                 time.sleep(0.2)
             accounting = session.watch.snapshot()
+            camera_health = session.watch.camera_health.summary()
     return {'topic': topic, 'frames': frames, 'nodes': accounting,
             'outputs_bag': str(outputs_bag), 'timing': timing, 'wall_s': played.wall_s,
+            'camera_health': camera_health,
             'bag_s': bag_duration_s(settings.bag)}
 
 
@@ -341,6 +348,7 @@ def evaluate(settings: EvaluationSettings, log: Callable[[str], None]) -> dict[s
         'nodes': node_figures(replayed['frames'], replayed['nodes']),
         **analyse_outputs(Path(replayed['outputs_bag']), detection_labels(settings.params_file)),
         'outputs_bag': replayed['outputs_bag'],
+        **({'camera_health': replayed['camera_health']} if replayed['camera_health'] else {}),
     }
     add_accuracy(report, settings.scoring(), log, settings.output)
     if settings.expected:

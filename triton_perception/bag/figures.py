@@ -15,6 +15,7 @@ from rosbags.highlevel import AnyReader
 import yaml
 
 from triton_perception.bag.bag_format import typestore
+from triton_perception.bag.camera_health_summary import health_markdown
 from triton_perception.frames.diagnostics import NodeStatus
 from triton_perception.ground.ground_projection import ego_lane, GROUND_POINT_DTYPE
 from triton_perception.models.detectors import labels_for
@@ -259,6 +260,7 @@ def markdown(report: dict[str, Any]) -> str:
                   f"per frame, lasting {length['median']:.2f} s (median, p90 "
                   f"{length['p90']:.2f} s); {tracking['new_tracks_per_s']:.2f} new tracks per "
                   'second.', '']
+    lines += health_markdown(report.get('camera_health', {}))
     if 'comparison' in report:
         comparison = report['comparison']
         lines += [f"Compared with {comparison['expected']}: "
