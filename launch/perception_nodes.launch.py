@@ -5,9 +5,8 @@ from launch import LaunchContext, LaunchDescription
 from launch.actions import ExecuteProcess, OpaqueFunction, SetEnvironmentVariable
 from launch_ros.actions import Node
 
-from triton_perception.pipeline.launch_support import (argument_values, declare_arguments,
-                                                       start_after_gate, stop_launch_on_exit)
-from triton_perception.pipeline.plan import pipeline_plan
+from triton_perception.pipeline import (argument_values, declare_arguments, pipeline_plan,
+                                        start_after_gate, stop_launch_on_exit)
 
 NODE_ARGUMENTS = ('camera_topic', 'camera_info_topic', 'cameras', 'input_transport',
                   'triton_url', 'params_file', 'enable_detections', 'enable_lanes',

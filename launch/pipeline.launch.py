@@ -11,8 +11,8 @@ from launch.actions import IncludeLaunchDescription, OpaqueFunction
 from launch.launch_description_sources import PythonLaunchDescriptionSource
 from launch_ros.actions import Node
 
-from triton_perception.pipeline.launch_support import argument_values, declare_arguments
-from triton_perception.pipeline.plan import ARGUMENT_NAMES, pipeline_plan
+from triton_perception.pipeline import (ARGUMENT_NAMES, argument_values, declare_arguments,
+                                        pipeline_plan)
 
 HERE = Path(__file__).resolve().parent
 

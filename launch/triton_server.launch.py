@@ -4,10 +4,8 @@ import sys
 from launch import LaunchContext, LaunchDescription
 from launch.actions import ExecuteProcess, LogInfo, OpaqueFunction
 
-from triton_perception.pipeline.launch_support import argument_values, declare_arguments
-from triton_perception.pipeline.plan import pipeline_plan
-from triton_perception.serving.server_installation import (find_tritonserver, server_command,
-                                                           server_environment)
+from triton_perception.pipeline import argument_values, declare_arguments, pipeline_plan
+from triton_perception.serving import find_tritonserver, server_command, server_environment
 
 SERVER_ARGUMENTS = ('tritonserver', 'model_repository', 'profile', 'grpc_port', 'http_port',
                     'metrics_port', 'respawn_triton', 'respawn_delay')

@@ -20,8 +20,8 @@ from conftest import shared_path
 from triton_perception.frames.image_conversion import (encode_rgb, image_to_rgb,
                                                        SUPPORTED_ENCODINGS)
 from triton_perception.health import CameraHealth, ERROR, frame_figures, HeldLevel, OK, WARN
-from triton_perception.health.degradations import (Degradation, degradations, FRAME_RATE_HZ,
-                                                   noisy, run_trial, video_frames)
+from triton_perception.health.degradation import (Degradation, degradations, FRAME_RATE_HZ,
+                                                  noisy, run_trial, video_frames)
 from triton_perception.parameters import HEALTH, HealthSettings
 
 SETTINGS = HealthSettings.from_values(HEALTH, {})

@@ -20,7 +20,7 @@ from vision_msgs.msg import Detection2DArray
 from conftest import shared_path
 from ros_helpers import Probe, RELIABLE, wait_until
 from triton_perception.frames.diagnostics import find_camera_status, NodeStatus
-from triton_perception.health.degradations import cover, video_frames
+from triton_perception.health.degradation import cover, video_frames
 from triton_perception.outputs.result_messages import image_message
 from triton_perception.system.processes import NodeProcess, ros_arguments
 

@@ -15,7 +15,7 @@ import pytest
 
 from conftest import shared_path
 from triton_perception.bag.camera_health_summary import health_markdown, health_summary
-from triton_perception.bag.evaluate import evaluate, EvaluationSettings
+from triton_perception.bag.evaluation import evaluate, EvaluationSettings
 from triton_perception.bag.make import make_bag
 
 FRAMES = 60

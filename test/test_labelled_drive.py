@@ -22,7 +22,7 @@ import yaml
 from conftest import REPO
 from test_replay import clip_bag
 from triton_perception.bag.accuracy_report import score, Scoring
-from triton_perception.bag.evaluate import evaluate, EvaluationSettings
+from triton_perception.bag.evaluation import evaluate, EvaluationSettings
 
 LABELS = REPO / 'test' / 'data' / 'highway_clip' / 'labels'
 FRAMES = None     # the whole clip: the lane labels run to frame 220, the car labels to 80

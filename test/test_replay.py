@@ -10,7 +10,7 @@ import yaml
 
 from conftest import REPO, shared_path
 from test_ground_clip import CALIBRATION
-from triton_perception.bag.evaluate import evaluate, EvaluationSettings
+from triton_perception.bag.evaluation import evaluate, EvaluationSettings
 from triton_perception.bag.figures import regressions, tracking_figures
 from triton_perception.bag.make import make_bag
 

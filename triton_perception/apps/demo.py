@@ -15,18 +15,12 @@ import cv2
 import numpy as np
 from rosbags.highlevel import AnyReader
 
-from triton_perception.bag.accuracy_report import report_markdown
-from triton_perception.bag.bag_format import typestore
-from triton_perception.bag.evaluate import evaluate, EvaluationSettings
-from triton_perception.bag.figures import replay_speed
-from triton_perception.bag.make import make_bag
-from triton_perception.bag.reading import read_images
-from triton_perception.outputs.overlay_drawing import (draw_detections, draw_drivable_area,
-                                                       draw_lanes)
-from triton_perception.outputs.result_messages import (detections_from_message, lanes_from_cloud,
-                                                       load_labels, mask_from_image,
-                                                       track_ids_from_message)
-from triton_perception.system.paths import CLIP_HINT, DEFAULT_CLIP, SOURCE_ROOT
+from triton_perception.bag import (evaluate, EvaluationSettings, make_bag, read_images,
+                                   replay_speed, report_markdown, typestore)
+from triton_perception.outputs import (detections_from_message, draw_detections, draw_drivable_area,
+                                       draw_lanes, lanes_from_cloud, load_labels, mask_from_image,
+                                       track_ids_from_message)
+from triton_perception.system import CLIP_HINT, DEFAULT_CLIP, SOURCE_ROOT
 
 CONTACT_SHEET_GRID = (3, 3)
 CONTACT_SHEET_TILE = (320, 180)

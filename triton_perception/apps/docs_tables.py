@@ -1,13 +1,15 @@
 """
 The reference tables of docs/, generated from the code that defines what they describe.
 
-docs/parameters.md gets the node parameters of `parameters/tables.py` and docs/launch.md the launch
-arguments of `pipeline/plan.py`, each between a pair of markers; the prose around them is written by
-hand. `triton-perception docs` rewrites the tables; `triton-perception docs --check` (and
+docs/parameters.md gets the node parameters of `parameters/tables.py`, docs/launch.md the launch
+arguments of `pipeline/plan.py` and docs/architecture.md each folder's public face (the `__all__`
+of its `__init__.py`, read as text), each between a pair of markers; the prose around them is
+written by hand. `triton-perception docs` rewrites the tables; `triton-perception docs --check` (and
 test/test_docs.py) fails when a committed page differs from what the code says now.
 """
 from __future__ import annotations
 
+import ast
 import json
 from pathlib import Path
 import re
@@ -15,7 +17,7 @@ import sys
 
 from triton_perception.parameters import (COMMON, DETECTION, GROUND, HEALTH, LANES, OVERLAY,
                                           ParameterSpec, ParameterValue)
-from triton_perception.pipeline.plan import ARGUMENTS, BOOLEAN
+from triton_perception.pipeline import ARGUMENTS, BOOLEAN
 
 DOCS = Path(__file__).resolve().parents[2] / 'docs'
 MARKER = re.compile(r'(<!-- BEGIN GENERATED: (?P<name>[a-z_]+) [^>]*-->\n)(?P<body>.*?)'
@@ -68,6 +70,21 @@ def launch_table() -> str:
     return '\n'.join(lines) + '\n'
 
 
+def faces_table(package: Path = Path(__file__).resolve().parents[1]) -> str:
+    """Return a markdown table of what each folder exports (its face's `__all__`)."""
+    lines = ['| folder | exports |', '| --- | --- |']
+    for init in sorted(package.glob('*/__init__.py')):
+        exported: list[str] = []
+        for node in ast.parse(init.read_text(encoding='utf-8')).body:
+            if isinstance(node, ast.Assign) and any(isinstance(target, ast.Name)
+                                                    and target.id == '__all__'
+                                                    for target in node.targets):
+                exported = ast.literal_eval(node.value)
+        names = ', '.join(f'`{name}`' for name in sorted(exported, key=str.lower))
+        lines.append(f'| `{init.parent.name}/` | {names} |')
+    return '\n'.join(lines) + '\n'
+
+
 def generated_tables() -> dict[str, dict[str, str]]:
     """Map each page of docs/ to its tables by marker name."""
     return {
@@ -80,6 +97,7 @@ def generated_tables() -> dict[str, dict[str, str]]:
             'overlay_node': parameter_table(OVERLAY),
         },
         'launch.md': {'launch_arguments': launch_table()},
+        'architecture.md': {'faces': faces_table()},
     }
 
 

@@ -5,3 +5,36 @@ rosbag2 tools without a ROS install: make camera bags from media, play them, rec
 inspected anywhere; ``play`` and ``record`` need rclpy. Nothing is imported here, so
 importing one module never pulls in ROS or OpenCV for another.
 """
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from triton_perception.system.faces import lazy_face
+
+if TYPE_CHECKING:
+    from triton_perception.bag.accuracy_report import report_markdown
+    from triton_perception.bag.bag_cli import add_bag_commands
+    from triton_perception.bag.bag_format import BagError, typestore
+    from triton_perception.bag.evaluation import (camera_topic, evaluate, EvaluationSettings,
+                                                  image_subscriptions, pipeline_session,
+                                                  replay_plan, replay_test, SUBSCRIBERS_TIMEOUT_S)
+    from triton_perception.bag.figures import node_figures, NODES, replay_speed
+    from triton_perception.bag.make import make_bag
+    from triton_perception.bag.play import play_bag
+    from triton_perception.bag.reading import read_images
+
+__all__ = ['add_bag_commands', 'BagError', 'camera_topic', 'evaluate', 'EvaluationSettings',
+           'image_subscriptions', 'make_bag', 'node_figures', 'NODES', 'pipeline_session',
+           'play_bag', 'read_images', 'replay_plan', 'replay_speed', 'replay_test',
+           'report_markdown', 'SUBSCRIBERS_TIMEOUT_S', 'typestore']
+__getattr__ = lazy_face(__name__, {
+    'accuracy_report': ('report_markdown',),
+    'bag_cli': ('add_bag_commands',),
+    'bag_format': ('BagError', 'typestore'),
+    'evaluation': ('camera_topic', 'evaluate', 'EvaluationSettings', 'image_subscriptions',
+                   'pipeline_session', 'replay_plan', 'replay_test', 'SUBSCRIBERS_TIMEOUT_S'),
+    'figures': ('node_figures', 'NODES', 'replay_speed'),
+    'make': ('make_bag',),
+    'play': ('play_bag',),
+    'reading': ('read_images',),
+})

@@ -18,12 +18,10 @@ from rosbags.highlevel import AnyReader
 import yaml
 
 from triton_perception.bag.bag_format import BagError, COMPRESSED_IMAGE_TYPE, IMAGE_TYPE, typestore
-from triton_perception.outputs.result_messages import class_index, LANE_POINT_DTYPE
-from triton_perception.scoring.detection import score_detections
-from triton_perception.scoring.labels import (DetectionLabels, LabelError, LaneLabels,
-                                              read_labels, resolve_frames, TrackLabels)
-from triton_perception.scoring.lanes import score_culane, score_tusimple
-from triton_perception.scoring.tracking import score_tracks
+from triton_perception.outputs import class_index, LANE_POINT_DTYPE
+from triton_perception.scoring import (DetectionLabels, LabelError, LaneLabels, read_labels,
+                                       resolve_frames, score_culane, score_detections, score_tracks,
+                                       score_tusimple, TrackLabels)
 
 LANES_SCORED = ('all', 'ego')  # every published lane, or the ego lane's two lines
 EGO_SIDES = (-1, 1)

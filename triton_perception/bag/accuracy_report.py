@@ -21,7 +21,7 @@ from triton_perception.bag.accuracy_figures import (chart, precision_recall, sav
                                                     worst_frame_sheet)
 from triton_perception.bag.bag_format import BagError
 from triton_perception.bag.figures import detection_labels, markdown
-from triton_perception.scoring.labels import LabelError
+from triton_perception.scoring import LabelError
 
 
 @dataclass(frozen=True)

@@ -36,8 +36,8 @@ def command_play(arguments: argparse.Namespace) -> int:
     from rclpy.signals import SignalHandlerOptions  # noqa: PLC0415
 
     from triton_perception.bag.play import play_bag  # noqa: PLC0415
-    from triton_perception.nodes.node_process import StopRequest  # noqa: PLC0415
-    from triton_perception.system.paths import dds_profile_environment  # noqa: PLC0415
+    from triton_perception.nodes import StopRequest  # noqa: PLC0415
+    from triton_perception.system import dds_profile_environment  # noqa: PLC0415
 
     # The signals only end playback: the context must outlive them for the last acknowledgements.
     stop = StopRequest.on_signals()
@@ -71,8 +71,8 @@ def command_record(arguments: argparse.Namespace) -> int:
     from rclpy.signals import SignalHandlerOptions  # noqa: PLC0415
 
     from triton_perception.bag.record import BagRecorder  # noqa: PLC0415
-    from triton_perception.nodes.node_process import StopRequest  # noqa: PLC0415
-    from triton_perception.system.paths import dds_profile_environment  # noqa: PLC0415
+    from triton_perception.nodes import StopRequest  # noqa: PLC0415
+    from triton_perception.system import dds_profile_environment  # noqa: PLC0415
 
     topics = {}
     for item in arguments.topics:
@@ -130,7 +130,7 @@ def command_evaluate(arguments: argparse.Namespace) -> int:
     from triton_perception.bag.accuracy_report import report_markdown  # noqa: PLC0415
     from triton_perception.bag.drives import (drive_bags, drives_markdown,  # noqa: PLC0415
                                               evaluate_drives)
-    from triton_perception.bag.evaluate import evaluate, EvaluationSettings  # noqa
+    from triton_perception.bag.evaluation import evaluate, EvaluationSettings  # noqa
 
     settings = EvaluationSettings(
         bag=arguments.bag, output=arguments.output, topic=arguments.topic, rate=arguments.rate,

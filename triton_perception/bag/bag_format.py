@@ -16,6 +16,8 @@ from rosbags.typesys import get_types_from_msg, get_typestore, Stores
 from rosbags.typesys.store import Typestore
 import yaml
 
+from triton_perception.errors import TritonPerceptionError
+
 IMAGE_TYPE = 'sensor_msgs/msg/Image'
 COMPRESSED_IMAGE_TYPE = 'sensor_msgs/msg/CompressedImage'
 DEFAULT_TOPIC = '/camera/image_raw'
@@ -42,7 +44,7 @@ def header_stamp_ns(raw: bytes) -> int | None:
     return int(sec) * 1_000_000_000 + int(nanosec)
 
 
-class BagError(Exception):
+class BagError(TritonPerceptionError):
     """A bag cannot be made, read, played or recorded; the message says why."""
 
 

@@ -16,14 +16,11 @@ from typing import Any, Callable
 
 from triton_perception.bag.accuracy import check_criteria, read_criteria, read_outputs
 from triton_perception.bag.bag_format import BagError
-from triton_perception.bag.evaluate import evaluate, EvaluationSettings
+from triton_perception.bag.evaluation import evaluate, EvaluationSettings
 from triton_perception.bag.figures import detection_labels
-from triton_perception.scoring.detection import score_detections
-from triton_perception.scoring.labels import DetectionLabels, LabelError, read_labels
-from triton_perception.serving.server_config import ServerConfig
-from triton_perception.serving.triton_server import TritonServer
-from triton_perception.system.paths import default_model_repository
-from triton_perception.system.processes import free_ports
+from triton_perception.scoring import DetectionLabels, LabelError, read_labels, score_detections
+from triton_perception.serving import ServerConfig, TritonServer
+from triton_perception.system import default_model_repository, free_ports
 
 METADATA = 'metadata.yaml'
 DRIVE_KEY_OFFSET = 10 ** 20  # above any stamp in ns: keeps the frames of two drives apart

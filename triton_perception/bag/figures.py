@@ -16,11 +16,11 @@ import yaml
 
 from triton_perception.bag.bag_format import typestore
 from triton_perception.bag.camera_health_summary import health_markdown
-from triton_perception.frames.diagnostics import NodeStatus
-from triton_perception.ground.ground_projection import ego_lane, GROUND_POINT_DTYPE
-from triton_perception.models.detectors import labels_for
-from triton_perception.outputs.result_messages import class_index, class_name, LANE_POINT_DTYPE
-from triton_perception.system.paths import config_file
+from triton_perception.frames import NodeStatus
+from triton_perception.ground import ego_lane, GROUND_POINT_DTYPE
+from triton_perception.models import labels_for
+from triton_perception.outputs import class_index, class_name, LANE_POINT_DTYPE
+from triton_perception.system import config_file
 
 NODES = ('detection_node', 'lane_node')
 # Tolerances of --expected: (metric path, kind, amount). 'abs': |new - old| <= amount;

@@ -24,7 +24,7 @@ import yaml
 
 from triton_perception.bag.bag_format import (BagError, COMPRESSED_IMAGE_TYPE, DEFAULT_TOPIC,
                                               IMAGE_TYPE, new_writer, Progress, typestore)
-from triton_perception.pipeline.plan import camera_info_sibling
+from triton_perception.pipeline import camera_info_sibling
 
 DEFAULT_EPOCH_S = 1_700_000_000
 DEFAULT_IMAGE_RATE_HZ = 10.0

@@ -10,7 +10,7 @@ from rosbags.highlevel import AnyReader, AnyReaderError
 
 from triton_perception.bag.bag_format import (BagError, COMPRESSED_IMAGE_TYPE, DEFAULT_TOPIC,
                                               IMAGE_TYPE, typestore)
-from triton_perception.frames.image_conversion import compressed_to_rgb, image_to_rgb
+from triton_perception.frames import compressed_to_rgb, image_to_rgb
 
 # Far above any camera; only guards against a corrupt message claiming a huge size.
 DEFAULT_MAX_IMAGE_PIXELS = 100_000_000

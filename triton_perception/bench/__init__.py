@@ -21,3 +21,28 @@ Nothing is imported here: the floor node runs as `python -m triton_perception.be
 which imports this package first, and must not pay for the bench's imports (onnxruntime, the
 references, tracking) in its memory. Import from the modules.
 """
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from triton_perception.system.faces import lazy_face
+
+if TYPE_CHECKING:
+    from triton_perception.bench.glue import GlueSettings, run_glue
+    from triton_perception.bench.glue_report import glue_table
+    from triton_perception.bench.process_memory import measure_all, memory_table
+    from triton_perception.bench.report import budget_table, markdown_table, steps_table
+    from triton_perception.bench.run import run_bench
+    from triton_perception.bench.settings import BenchError, BenchSettings, parse_cases
+
+__all__ = ['BenchError', 'BenchSettings', 'budget_table', 'glue_table', 'GlueSettings',
+           'markdown_table', 'measure_all', 'memory_table', 'parse_cases', 'run_bench', 'run_glue',
+           'steps_table']
+__getattr__ = lazy_face(__name__, {
+    'glue': ('GlueSettings', 'run_glue'),
+    'glue_report': ('glue_table',),
+    'process_memory': ('measure_all', 'memory_table'),
+    'report': ('budget_table', 'markdown_table', 'steps_table'),
+    'run': ('run_bench',),
+    'settings': ('BenchError', 'BenchSettings', 'parse_cases'),
+})

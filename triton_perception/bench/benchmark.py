@@ -30,8 +30,8 @@ from triton_perception.bench.settings import (BenchError, BenchSettings, CASES,
 from triton_perception.bench.transfers import ensemble_steps, transfer_bytes
 from triton_perception.bench.triton_side import (EnsembleRequests, inference_statistics,
                                                  step_breakdown)
-from triton_perception.frames.diagnostics import NodeStatus
-from triton_perception.system.processes import NodeProcess, ros_arguments, status_kib, tree_cpu_s
+from triton_perception.frames import NodeStatus
+from triton_perception.system import NodeProcess, ros_arguments, status_kib, tree_cpu_s
 
 
 class Benchmark:

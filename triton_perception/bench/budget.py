@@ -19,8 +19,7 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 
 from triton_perception.bench.settings import STEP_TIMERS
-from triton_perception.frames.accounting import STAGES
-from triton_perception.frames.diagnostics import NodeStatus
+from triton_perception.frames import NodeStatus, STAGES
 
 # Budget rows in the order a frame meets them; Triton's per-step rows go where TRITON_STEPS is.
 FRAME_TO_NODE = 'frame_to_node'

@@ -2,7 +2,7 @@
 The camera health check on its labelled set: detection, delay, false alarms and CPU per frame.
 
 `python -m triton_perception.bench.camera_health_bench [--shared ../shared]` runs every fault of
-`health/degradations.py` on 10 cameras (the highway clip from 4 starts, and a still camera on
+`health/degradation.py` on 10 cameras (the highway clip from 4 starts, and a still camera on
 each of the 6 road frames), the clean cameras, and times the check on the clip's 960x540 frames.
 It needs no ROS and no Triton; docs/performance.md ("Camera health") holds its output.
 """
@@ -17,9 +17,8 @@ from typing import Callable
 import cv2
 import numpy as np
 
-from triton_perception.health import CameraHealth, frame_figures
-from triton_perception.health.degradations import (degradations, FRAME_RATE_HZ, noisy,
-                                                   run_trial, Trial, video_frames)
+from triton_perception.health import (CameraHealth, degradations, frame_figures, FRAME_RATE_HZ,
+                                      noisy, run_trial, Trial, video_frames)
 from triton_perception.parameters import HEALTH, HealthSettings
 
 CLIP_STARTS = (0, 50, 100, 150)

@@ -33,12 +33,11 @@ from tritonclient.utils import np_to_triton_dtype
 from vision_msgs.msg import Detection2DArray
 
 from triton_perception.bench.settings import detection_request_inputs
-from triton_perception.nodes.frame_reading import read_frame
-from triton_perception.outputs.result_messages import detection_array_message
+from triton_perception.nodes import read_frame
+from triton_perception.outputs import detection_array_message
 from triton_perception.parameters import DETECTION, specs_by_name
 from triton_perception.qos import RESULT_QOS, stream_qos
-from triton_perception.system.paths import dds_profile_environment
-from triton_perception.system.processes import die_with_parent
+from triton_perception.system import dds_profile_environment, die_with_parent
 
 NODE_NAME = 'floor_node'
 MODULE = 'triton_perception.bench.floor_node'

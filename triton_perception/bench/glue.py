@@ -44,10 +44,9 @@ from triton_perception.bench.ros_side import CaseWiring, ros_environment, RosSid
 from triton_perception.bench.settings import (BenchError, DEFAULT_VIDEO, DRAIN_TIMEOUT_S,
                                               RATE_HZ, READY_TIMEOUT_S, Stamp)
 from triton_perception.bench.triton_side import inference_statistics, step_breakdown
-from triton_perception.serving.server_config import ServerConfig
-from triton_perception.serving.triton_server import TritonServer
-from triton_perception.system.paths import default_model_repository, MODEL_REPOSITORY_ENV
-from triton_perception.system.processes import free_ports, NodeProcess, tree_cpu_s, tree_rss_mb
+from triton_perception.serving import ServerConfig, TritonServer
+from triton_perception.system import (default_model_repository, free_ports, MODEL_REPOSITORY_ENV,
+                                      NodeProcess, tree_cpu_s, tree_rss_mb)
 
 CHECK_PERIOD_S = 1.0          # how often the publishing loop checks that every process lives
 ACCOUNTING_TIMEOUT_S = 5.0    # for the statuses counting every frame sent (period 1 s)

@@ -20,9 +20,9 @@ from sensor_msgs.msg import Image, PointCloud2
 from triton_perception.bench.floor_node import MODULE as FLOOR_MODULE, NODE_NAME as FLOOR_NODE
 from triton_perception.bench.ros_side import CaseWiring
 from triton_perception.bench.settings import NodeKind, NODES, Stamp
-from triton_perception.frames.diagnostics import FATES, NodeStatus
-from triton_perception.pipeline.plan import pipeline_plan
-from triton_perception.system.processes import NodeProcess, ros_arguments
+from triton_perception.frames import FATES, NodeStatus
+from triton_perception.pipeline import pipeline_plan
+from triton_perception.system import NodeProcess, ros_arguments
 
 FRAME_SIZE = (960, 540)  # width, height, as the issue measures
 FLOORS = ('floor', 'floor_serialized')

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from triton_perception.serving.server_config import ENSEMBLES
+from triton_perception.serving import ENSEMBLES
 
 CPU_RATIO_TARGET = 1.5
 RSS_TARGET_MB = 500.0

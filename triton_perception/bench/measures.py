@@ -9,7 +9,7 @@ from typing import Sequence
 import numpy as np
 
 from triton_perception.bench.settings import BenchError, RSS_SAMPLE_PERIOD_S
-from triton_perception.system.processes import NodeProcess, process_cpu_s, process_tree, status_kib
+from triton_perception.system import NodeProcess, process_cpu_s, process_tree, status_kib
 
 
 def summary(values_ms: Sequence[float]) -> dict[str, float | int | None]:

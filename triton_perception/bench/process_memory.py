@@ -14,11 +14,9 @@ import tempfile
 import time
 from typing import Any, Callable
 
-from triton_perception.pipeline.plan import pipeline_plan
-from triton_perception.serving.server_config import ServerConfig
-from triton_perception.serving.triton_server import TritonServer
-from triton_perception.system.paths import default_model_repository
-from triton_perception.system.processes import free_ports, NodeProcess, tree_rss_mb
+from triton_perception.pipeline import pipeline_plan
+from triton_perception.serving import ServerConfig, TritonServer
+from triton_perception.system import default_model_repository, free_ports, NodeProcess, tree_rss_mb
 
 CAMERA_COUNTS = (1, 4)
 LAYOUTS = ('single', 'per_node')

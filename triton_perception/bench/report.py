@@ -13,7 +13,7 @@ import onnxruntime
 from triton_perception.bench.budget import row_label
 from triton_perception.bench.settings import (CASES, DIAGNOSTICS_PERIOD_S, RATE_HZ,
                                               RSS_SAMPLE_PERIOD_S, STEP_TIMERS)
-from triton_perception.system.paths import SOURCE_ROOT
+from triton_perception.system import SOURCE_ROOT
 
 METHOD = {
     'reference_ms': 'model repository modules by file path + onnxruntime CPU with '

@@ -22,13 +22,13 @@ from sensor_msgs.msg import Image
 
 from triton_perception.bench.settings import (BenchError, FRAME_QOS, NodeKind, RESULTS_READER_QOS,
                                               Stamp)
-from triton_perception.frames.diagnostics import NodeStatus, status_name
-from triton_perception.nodes.frame_losses import MESSAGE_INFO_AVAILABLE
+from triton_perception.frames import NodeStatus, status_name
+from triton_perception.nodes import MESSAGE_INFO_AVAILABLE
 from triton_perception.qos import DIAGNOSTICS_QOS
-from triton_perception.system.paths import dds_profile_environment
+from triton_perception.system import dds_profile_environment
 
 if TYPE_CHECKING:
-    from triton_perception.serving.triton_server import TritonServer
+    from triton_perception.serving import TritonServer
 
 
 def stamp_of(message: Any) -> Stamp:

@@ -21,14 +21,11 @@ from triton_perception.bench.report import (load_averages, machine_description, 
 from triton_perception.bench.ros_side import read_clip, ros_environment, RosSide, stop_bench
 from triton_perception.bench.settings import (BenchError, BenchSettings, NODES, RATE_HZ,
                                               READY_TIMEOUT_S, WARMUP_FRAMES)
-from triton_perception.models.shipped_models import check_models
-from triton_perception.pipeline.runner import wait_for_remote_models
-from triton_perception.serving.server_config import ServerConfig
-from triton_perception.serving.triton_client import is_loopback
-from triton_perception.serving.triton_server import TritonServer
-from triton_perception.system.paths import CLIP_HINT, default_model_repository
-from triton_perception.system.processes import free_ports
-from triton_perception.tracking.tracking_benchmark import tracking_line, tracking_update_ms
+from triton_perception.models import check_models
+from triton_perception.pipeline import wait_for_remote_models
+from triton_perception.serving import is_loopback, ServerConfig, TritonServer
+from triton_perception.system import CLIP_HINT, default_model_repository, free_ports
+from triton_perception.tracking import tracking_line, tracking_update_ms
 
 
 def run_bench(settings: BenchSettings, log: Callable[[str], None]) -> dict[str, Any]:

@@ -9,11 +9,12 @@ import numpy as np
 from sensor_msgs.msg import Image, PointCloud2
 from vision_msgs.msg import Detection2DArray
 
-from triton_perception.lanes.lane_models.spec import SEGMENTATION_OUTPUTS as LANE_OUTPUTS
+from triton_perception.errors import TritonPerceptionError
+from triton_perception.lanes import SEGMENTATION_OUTPUTS as LANE_OUTPUTS
 from triton_perception.parameters import DETECTION, LANES, specs_by_name
 from triton_perception.qos import stream_qos
-from triton_perception.serving.request_inputs import Tensors
-from triton_perception.system.paths import DEFAULT_CLIP as DEFAULT_VIDEO
+from triton_perception.serving import Tensors
+from triton_perception.system import DEFAULT_CLIP as DEFAULT_VIDEO
 
 CASES = {'detection': ('detection_node',), 'lanes': ('lane_node',),
          'both': ('detection_node', 'lane_node')}
@@ -40,7 +41,7 @@ Stamp = tuple[int, int]
 STEP_TIMERS = ('queue', 'compute_input', 'compute_infer', 'compute_output')
 
 
-class BenchError(RuntimeError):
+class BenchError(TritonPerceptionError, RuntimeError):
     """The benchmark could not run; the message says what is missing or what died."""
 
 

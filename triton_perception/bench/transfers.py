@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 from tritonclient.grpc import model_config_pb2
 
-from triton_perception.serving.model_config import step_config
+from triton_perception.serving import step_config
 
 DTYPE_BYTES = {model_config_pb2.TYPE_UINT8: 1, model_config_pb2.TYPE_INT8: 1,
                model_config_pb2.TYPE_FP16: 2, model_config_pb2.TYPE_FP32: 4,

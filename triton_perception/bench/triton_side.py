@@ -8,7 +8,7 @@ import numpy as np
 import tritonclient.grpc as grpcclient
 
 from triton_perception.bench.settings import NodeKind, REQUEST_TIMEOUT_S, STEP_TIMERS
-from triton_perception.serving.request_inputs import infer_inputs
+from triton_perception.serving import infer_inputs
 
 
 def inference_statistics(url: str,

@@ -10,14 +10,14 @@ import argparse
 from pathlib import Path
 import sys
 
-from triton_perception.serving.server_config import PROFILES
-from triton_perception.system.paths import DEFAULT_CLIP
+from triton_perception.serving import PROFILES
+from triton_perception.system import DEFAULT_CLIP
 
 
 def command_soak(arguments: argparse.Namespace) -> int:
     """Run `soak`: the looped replay; 0 if every frame was accounted for and memory grew < 10 %."""
-    from triton_perception.bag.make import make_bag  # noqa: PLC0415 (rclpy imports)
-    from triton_perception.apps.soak import soak  # noqa: PLC0415
+    from triton_perception.bag import make_bag  # noqa: PLC0415 (rclpy imports)
+    from triton_perception.apps import soak  # noqa: PLC0415
 
     def log(line: str) -> None:
         print(f'soak: {line}', file=sys.stderr, flush=True)
@@ -40,7 +40,7 @@ def command_soak(arguments: argparse.Namespace) -> int:
 
 def command_demo(arguments: argparse.Namespace) -> int:
     """Run `demo` on `--video` (default: the highway clip); 1 if the demo found a problem."""
-    from triton_perception.apps.demo import run_demo  # noqa: PLC0415 (rclpy)
+    from triton_perception.apps import run_demo  # noqa: PLC0415 (rclpy)
 
     return run_demo(arguments.video or DEFAULT_CLIP, arguments.output, arguments.profile,
                     lambda line: print(f'demo: {line}', file=sys.stderr, flush=True))
@@ -48,7 +48,7 @@ def command_demo(arguments: argparse.Namespace) -> int:
 
 def command_docs(arguments: argparse.Namespace) -> int:
     """Run `docs`: write the generated tables of docs/, or with `--check` only compare them."""
-    from triton_perception.apps.docs_tables import main as write_tables  # noqa: PLC0415
+    from triton_perception.apps import main as write_tables  # noqa: PLC0415
     return write_tables(check=arguments.check)
 
 

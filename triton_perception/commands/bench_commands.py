@@ -13,8 +13,8 @@ import sys
 from typing import Any, Callable
 
 from triton_perception.commands.termination import Interrupted, raise_on_termination
-from triton_perception.serving.server_config import PROFILES
-from triton_perception.system.paths import DEFAULT_CLIP
+from triton_perception.serving import PROFILES
+from triton_perception.system import DEFAULT_CLIP
 
 SCORED_FRAMES = 1000  # the bench's scoring figure: labelled frames scored in one call
 
@@ -30,7 +30,7 @@ def report_or_exit_code(run: Callable[[], dict[str, Any]]) -> dict[str, Any] | i
 
     Either is said in one line on stderr; the bench has stopped every process it started.
     """
-    from triton_perception.bench.settings import BenchError  # noqa: PLC0415 (rclpy)
+    from triton_perception.bench import BenchError  # noqa: PLC0415 (rclpy)
 
     try:
         return run()
@@ -49,9 +49,8 @@ def command_glue_bench(arguments: argparse.Namespace) -> int:
     Returns 0 (whether or not the targets are met: they are figures to read), 2 on a bad
     setting or a failed run (BenchError), 130 when interrupted.
     """
-    from triton_perception.bench.glue import GlueSettings, run_glue  # noqa: PLC0415 (rclpy)
-    from triton_perception.bench.glue_report import glue_table  # noqa: PLC0415
-    from triton_perception.bench.settings import BenchError  # noqa: PLC0415
+    from triton_perception.bench import (  # noqa: PLC0415 (rclpy)
+        BenchError, glue_table, GlueSettings, run_glue)
 
     def run() -> dict[str, Any]:
         if arguments.triton_url:
@@ -81,17 +80,15 @@ def command_bench(arguments: argparse.Namespace) -> int:
 
     Returns 0, 2 on a bad setting (BenchError), 130 when interrupted.
     """
-    from triton_perception.bench.report import (  # noqa: PLC0415 (rclpy)
-        budget_table, markdown_table, steps_table)
-    from triton_perception.bench.run import run_bench  # noqa: PLC0415
-    from triton_perception.bench.settings import BenchSettings, parse_cases  # noqa: PLC0415
-    from triton_perception.tracking.tracking_benchmark import tracking_line  # noqa: PLC0415
+    from triton_perception.bench import (  # noqa: PLC0415 (rclpy)
+        BenchSettings, budget_table, markdown_table, parse_cases, run_bench, steps_table)
+    from triton_perception.tracking import tracking_line  # noqa: PLC0415
 
     raise_on_termination()
     if arguments.glue:
         return command_glue_bench(arguments)
     if arguments.memory:
-        from triton_perception.bench.process_memory import measure_all, memory_table  # noqa
+        from triton_perception.bench import measure_all, memory_table  # noqa
         print(memory_table(measure_all(arguments.triton_url, bench_progress)))
         return 0
     report = report_or_exit_code(lambda: run_bench(BenchSettings(
@@ -112,7 +109,7 @@ def command_bench(arguments: argparse.Namespace) -> int:
     print(budget_table(report))
     print()
     print(tracking_line(report['tracking']))
-    from triton_perception.scoring.benchmark import scoring_benchmark  # noqa: PLC0415
+    from triton_perception.scoring import scoring_benchmark  # noqa: PLC0415
     seconds = scoring_benchmark(SCORED_FRAMES)
     print(f'scoring {SCORED_FRAMES} labelled frames (COCO AP, CLEAR MOT and IDF1, CULane F1, '
           f'bag score): {seconds:.1f} s (target under 10 s on 2 cores)')

@@ -12,10 +12,9 @@ from pathlib import Path
 import sys
 from typing import Callable
 
-from triton_perception.lanes.lane_models.spec import LAYOUTS as LANE_LAYOUTS
-from triton_perception.models.shipped_models import (default_models_directory, ExportChecks,
-                                                     install_models)
-from triton_perception.system.paths import default_model_repository
+from triton_perception.lanes import LAYOUTS as LANE_LAYOUTS
+from triton_perception.models import default_models_directory, ExportChecks, install_models
+from triton_perception.system import default_model_repository
 
 
 def command_models(arguments: argparse.Namespace) -> int:
@@ -24,8 +23,8 @@ def command_models(arguments: argparse.Namespace) -> int:
 
     Returns 0, or 2 when a detector's options are incomplete or it cannot be installed.
     """
-    from triton_perception.models.detectors import DetectorInstallError  # noqa: PLC0415
-    from triton_perception.models.detectors import install_detector, installed_detectors
+    from triton_perception.models import DetectorInstallError  # noqa: PLC0415
+    from triton_perception.models import install_detector, installed_detectors
 
     repository = arguments.model_repository or default_model_repository()
     log = lambda line: print(f'models: {line}', flush=True)  # noqa: E731
@@ -69,8 +68,8 @@ def command_models(arguments: argparse.Namespace) -> int:
 
 def print_lane_models(repository: Path) -> None:
     """Print the installed lane models as a Markdown table, the shipped one first if installed."""
-    from triton_perception.lanes.lane_models.spec import installed_lane_models, shipped_lane_model
-    from triton_perception.lanes.lane_models.spec import SHIPPED_LANES  # noqa: PLC0415
+    from triton_perception.lanes import installed_lane_models, shipped_lane_model
+    from triton_perception.lanes import SHIPPED_LANES  # noqa: PLC0415
     lane_models = installed_lane_models(repository)
     if SHIPPED_LANES not in [model.name for model in lane_models] and (
             repository / SHIPPED_LANES).is_dir():
@@ -85,9 +84,9 @@ def print_lane_models(repository: Path) -> None:
 def install_lanes(arguments: argparse.Namespace, repository: Path,
                   log: Callable[[str], None]) -> int:
     """`models install --lanes FILE.onnx | --lanes-served MODEL --name NAME --layout L`."""
-    from triton_perception.models.lane_model_install import install_lane_model  # noqa: PLC0415
-    from triton_perception.models.lane_model_install import install_served_lane_model, remove_steps
-    from triton_perception.lanes.lane_models.spec import LaneConfigError  # noqa: PLC0415
+    from triton_perception.models import install_lane_model  # noqa: PLC0415
+    from triton_perception.models import install_served_lane_model, remove_steps
+    from triton_perception.lanes import LaneConfigError  # noqa: PLC0415
     problems = [text for text, bad in (
         ('give one of --lanes and --lanes-served', bool(arguments.lanes) == bool(
             arguments.lanes_served)),

@@ -11,15 +11,15 @@ import signal
 import sys
 import threading
 
-from triton_perception.pipeline.plan import ARGUMENTS, parse_launch_arguments, pipeline_plan
-from triton_perception.system.processes import die_with_parent
+from triton_perception.pipeline import ARGUMENTS, parse_launch_arguments, pipeline_plan
+from triton_perception.system import die_with_parent
 
 
 def command_run(arguments: argparse.Namespace) -> int:
     """Run `run`: the pipeline of the name:=value launch arguments until SIGINT or SIGTERM."""
     # Deferred: the runner imports tritonclient, node_process rclpy.
-    from triton_perception.nodes.node_process import StopRequest  # noqa: PLC0415
-    from triton_perception.pipeline.runner import PipelineRunner  # noqa: PLC0415
+    from triton_perception.nodes import StopRequest  # noqa: PLC0415
+    from triton_perception.pipeline import PipelineRunner  # noqa: PLC0415
 
     plan = pipeline_plan(parse_launch_arguments(arguments.launch_arguments))
     stop = StopRequest.on_signals(
@@ -29,7 +29,7 @@ def command_run(arguments: argparse.Namespace) -> int:
 
 def command_wait_ready(arguments: argparse.Namespace) -> int:
     """Run `wait-ready`: 0 once Triton at `--url` has the models ready, 1 on timeout or signal."""
-    from triton_perception.pipeline.runner import wait_for_remote_models  # noqa: PLC0415
+    from triton_perception.pipeline import wait_for_remote_models  # noqa: PLC0415
 
     die_with_parent()  # the readiness gate ends with the launch that started it
     stop = threading.Event()

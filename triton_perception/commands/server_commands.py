@@ -15,13 +15,10 @@ import tempfile
 import time
 
 from triton_perception.commands.termination import Interrupted, raise_on_termination
-from triton_perception.frames.frame_range import (DEFAULT_MAX, DEFAULT_MIN, FrameRange,
-                                                  parse_size)
-from triton_perception.serving.engines import build_engines
-from triton_perception.serving.server_config import PROFILES, ServerConfig
-from triton_perception.serving.server_installation import find_tritonserver
-from triton_perception.serving.triton_server import TritonServer
-from triton_perception.system.paths import default_model_repository
+from triton_perception.frames import DEFAULT_MAX, DEFAULT_MIN, FrameRange, parse_size
+from triton_perception.serving import (build_engines, find_tritonserver, PROFILES, ServerConfig,
+                                       TritonServer)
+from triton_perception.system import default_model_repository
 
 
 def add_server_arguments(parser: argparse.ArgumentParser) -> None:

@@ -17,8 +17,10 @@ import time
 
 import numpy as np
 
+from triton_perception.errors import TritonPerceptionError
 
-class FrameRejected(ValueError):
+
+class FrameRejected(TritonPerceptionError, ValueError):
     """The frame itself is unusable (encoding, size, corrupt data); `reason` is a short code."""
 
     def __init__(self, reason: str, message: str) -> None:

@@ -14,6 +14,8 @@ import os
 from pathlib import Path
 import re
 
+from triton_perception.errors import TritonPerceptionError
+
 DEFAULT_MIN = '1x1'
 DEFAULT_MAX = '3840x2160'  # landscape 4K UHD; portrait or larger cameras raise it
 OPTIMUM = (1920, 1080)     # the size TensorRT tunes its kernels for, clipped into the range
@@ -26,7 +28,7 @@ WARMUP_FRAME = re.compile(r'(data_type:\s*TYPE_UINT8\s*)(dims:\s*\[\s*\d+\s*,\s*
                           r'|dims:\s*\d+\s*dims:\s*\d+\s*dims:\s*3\b)')
 
 
-class FrameRangeError(ValueError):
+class FrameRangeError(TritonPerceptionError, ValueError):
     """A frame size or range is malformed; the message says what is accepted."""
 
 

@@ -1,19 +1,33 @@
 """
 ONNX graphs the model steps serve, built from upstream weights (model_repository/README.md).
 
-Owns: the frame input (letterbox or resize as operators), the detection and lane graphs and
-the operator helpers they share. Imports nothing of the package but itself (pure onnx/numpy).
-Public names: builder_fingerprint here; build.build_graph, detection_graph.build_detection_graph.
+Owns: the frame input (letterbox or resize as operators), the detection and lane graphs, the
+operator helpers they share, and what an installed graph was built by (fingerprint). Imports
+nothing of the package but system/'s face loader (pure onnx/numpy).
 """
 from __future__ import annotations
 
-import hashlib
-from pathlib import Path
+from typing import TYPE_CHECKING
 
+from triton_perception.system.faces import lazy_face
 
-def builder_fingerprint() -> str:
-    """Digest of the graph builders' own code: an installed graph built by other code is stale."""
-    digest = hashlib.sha256()
-    for path in sorted(Path(__file__).parent.glob('*.py')):
-        digest.update(path.name.encode() + b'\0' + path.read_bytes())
-    return digest.hexdigest()[:16]
+if TYPE_CHECKING:
+    from triton_perception.graphs.build import build_graph
+    from triton_perception.graphs.detection_graph import (build_detection_graph, HeadLayoutError,
+                                                          inspect_head)
+    from triton_perception.graphs.fingerprint import builder_fingerprint
+    from triton_perception.graphs.frame_input import add_frame_input, FRAME_DIMS, FRAME_INPUT
+    from triton_perception.graphs.graph_editing import check_single_input, GraphBuilder, save_graph
+    from triton_perception.graphs.lane_graph import add_compact_maps
+
+__all__ = ['add_compact_maps', 'add_frame_input', 'build_detection_graph', 'build_graph',
+           'builder_fingerprint', 'check_single_input', 'FRAME_DIMS', 'FRAME_INPUT', 'GraphBuilder',
+           'HeadLayoutError', 'inspect_head', 'save_graph']
+__getattr__ = lazy_face(__name__, {
+    'build': ('build_graph',),
+    'detection_graph': ('build_detection_graph', 'HeadLayoutError', 'inspect_head'),
+    'fingerprint': ('builder_fingerprint',),
+    'frame_input': ('add_frame_input', 'FRAME_DIMS', 'FRAME_INPUT'),
+    'graph_editing': ('check_single_input', 'GraphBuilder', 'save_graph'),
+    'lane_graph': ('add_compact_maps',),
+})

@@ -36,6 +36,7 @@ import numpy as np
 import onnx
 from onnx import TensorProto
 
+from triton_perception.errors import TritonPerceptionError
 from triton_perception.graphs.frame_input import (add_letterbox, FRAME_DIMS, FRAME_INPUT,
                                                   frame_pixels)
 from triton_perception.graphs.graph_editing import check_single_input, GraphBuilder, save_graph
@@ -60,7 +61,7 @@ class DetectorHead:
     output_name: str
 
 
-class HeadLayoutError(ValueError):
+class HeadLayoutError(TritonPerceptionError, ValueError):
     """The ONNX file's head is none of the supported layouts; the message names its shape."""
 
 

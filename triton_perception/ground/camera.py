@@ -24,6 +24,8 @@ from typing import Any
 import cv2
 import numpy as np
 
+from triton_perception.errors import TritonPerceptionError
+
 # Optical axes expressed in the body frame: x_opt = -y_body, y_opt = -z_body, z_opt = x_body.
 BODY_FROM_OPTICAL = np.array([[0.0, 0.0, 1.0],
                               [-1.0, 0.0, 0.0],
@@ -32,7 +34,7 @@ PINHOLE_MODELS = ('plumb_bob', 'rational_polynomial', '')
 FISHEYE_MODELS = ('equidistant',)
 
 
-class CameraModelError(ValueError):
+class CameraModelError(TritonPerceptionError, ValueError):
     """A CameraInfo or pose that cannot be used; the message says what is wrong."""
 
 

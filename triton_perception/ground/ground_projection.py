@@ -10,7 +10,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from triton_perception.ground.camera import GroundCamera
-from triton_perception.outputs.result_messages import lane_ids
+from triton_perception.outputs import lane_ids
 
 # Ground lane points; the published PointCloud2 layout (docs/topics.md) is this dtype's.
 GROUND_POINT_DTYPE = np.dtype({

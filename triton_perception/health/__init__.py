@@ -7,9 +7,25 @@ sharpness, dark and saturated pixels, a digest for frozen frames), levels held a
 and rate (camera_health). Pure NumPy and OpenCV: may import parameters/ only; no rclpy (the
 nodes publish the report on /diagnostics).
 """
-from triton_perception.health.camera_health import CameraHealth, CONDITIONS, HealthReport
-from triton_perception.health.hold import ERROR, HeldLevel, LEVEL_NAMES, OK, WARN
-from triton_perception.health.image_figures import frame_figures, FrameFigures, small_grey
+from __future__ import annotations
 
-__all__ = ['CONDITIONS', 'ERROR', 'LEVEL_NAMES', 'OK', 'WARN', 'CameraHealth', 'FrameFigures',
-           'HealthReport', 'HeldLevel', 'frame_figures', 'small_grey']
+from typing import TYPE_CHECKING
+
+from triton_perception.system.faces import lazy_face
+
+if TYPE_CHECKING:
+    from triton_perception.health.camera_health import CameraHealth, CONDITIONS, HealthReport
+    from triton_perception.health.degradation import (degradations, FRAME_RATE_HZ, noisy, run_trial,
+                                                      Trial, video_frames)
+    from triton_perception.health.hold import ERROR, HeldLevel, LEVEL_NAMES, OK, WARN
+    from triton_perception.health.image_figures import frame_figures, FrameFigures, small_grey
+
+__all__ = ['CameraHealth', 'CONDITIONS', 'degradations', 'ERROR', 'frame_figures', 'FRAME_RATE_HZ',
+           'FrameFigures', 'HealthReport', 'HeldLevel', 'LEVEL_NAMES', 'noisy', 'OK', 'run_trial',
+           'small_grey', 'Trial', 'video_frames', 'WARN']
+__getattr__ = lazy_face(__name__, {
+    'camera_health': ('CameraHealth', 'CONDITIONS', 'HealthReport'),
+    'degradation': ('degradations', 'FRAME_RATE_HZ', 'noisy', 'run_trial', 'Trial', 'video_frames'),
+    'hold': ('ERROR', 'HeldLevel', 'LEVEL_NAMES', 'OK', 'WARN'),
+    'image_figures': ('frame_figures', 'FrameFigures', 'small_grey'),
+})

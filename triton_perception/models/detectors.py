@@ -22,8 +22,9 @@ from pathlib import Path
 import re
 from typing import Callable
 
-from triton_perception.serving.model_config import link_step_code
-from triton_perception.system.checksums import sha256_of
+from triton_perception.errors import TritonPerceptionError
+from triton_perception.serving import link_step_code
+from triton_perception.system import sha256_of
 
 DETECTOR_RECORD = 'detector.json'
 LABELS_FILE = 'labels.txt'
@@ -31,7 +32,7 @@ TEMPLATE = 'yolov5'  # the default detector's ensemble, whose configs the new on
 NAME_PATTERN = re.compile(r'[A-Za-z][A-Za-z0-9_\-]{0,63}')
 
 
-class DetectorInstallError(ValueError):
+class DetectorInstallError(TritonPerceptionError, ValueError):
     """The detector, its labels or its name cannot be installed; the message says why."""
 
 
@@ -71,8 +72,8 @@ def install_detector(repository: Path, onnx_path: Path, labels_path: Path, name:
     """Check the file and its labels, build the served graph and write the three steps."""
     import onnx  # noqa: PLC0415
 
-    from triton_perception.graphs.detection_graph import build_detection_graph, inspect_head
-    from triton_perception.graphs.detection_graph import HeadLayoutError  # noqa: PLC0415
+    from triton_perception.graphs import build_detection_graph, inspect_head
+    from triton_perception.graphs import HeadLayoutError  # noqa: PLC0415
 
     if not NAME_PATTERN.fullmatch(name) or name in ('lane_detection', TEMPLATE):
         raise DetectorInstallError(
@@ -148,8 +149,8 @@ def labels_for(model_name: str, labels_file: str = '',
     `labels_file` if given, else the labels its install stored in the model repository, else the 80
     COCO names (the default yolov5).
     """
-    from triton_perception.outputs.result_messages import load_labels  # noqa: PLC0415
-    from triton_perception.system.paths import default_model_repository  # noqa: PLC0415
+    from triton_perception.outputs import load_labels  # noqa: PLC0415
+    from triton_perception.system import default_model_repository  # noqa: PLC0415
 
     if labels_file:
         return load_labels(labels_file)

@@ -22,6 +22,8 @@ from typing import Any
 
 import numpy as np
 
+from triton_perception.errors import TritonPerceptionError
+
 # Thresholds of the detection reference (shared/models/README.md: conf 0.25, IoU 0.45).
 REFERENCE_SCORE_THRESHOLD = 0.25
 REFERENCE_IOU_THRESHOLD = 0.45
@@ -31,7 +33,7 @@ DRIVABLE_ZERO = 128       # drivable_margin > 128: the drivable head's foregroun
 ELEMENT_TYPES = {1: 'float32', 10: 'float16'}
 
 
-class ExportCheckError(ValueError):
+class ExportCheckError(TritonPerceptionError, ValueError):
     """A file is not an equivalent export of a shipped model; the message says what differs."""
 
 

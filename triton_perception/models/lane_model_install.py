@@ -21,19 +21,15 @@ from google.protobuf import text_format
 import onnx
 from tritonclient.grpc import model_config_pb2 as pb
 
-from triton_perception.frames.frame_range import DEFAULT_MAX, DEFAULT_MIN
-from triton_perception.graphs.frame_input import FRAME_INPUT
-from triton_perception.graphs.graph_editing import check_single_input
-from triton_perception.lanes.lane_models.lane_model_graph import (build_input_graph,
-                                                                  build_lane_model_graph,
-                                                                  input_type_of, output_shapes)
-from triton_perception.lanes.lane_models.layouts import resolve_layout
-from triton_perception.lanes.lane_models.spec import (LaneConfigError, LaneModel,
-                                                      preprocessing_from, read_lane_config,
-                                                      SHIPPED_LANES, write_lane_record)
+from triton_perception.frames import DEFAULT_MAX, DEFAULT_MIN
+from triton_perception.graphs import check_single_input, FRAME_INPUT
+from triton_perception.lanes import (build_input_graph, build_lane_model_graph, input_type_of,
+                                     LaneConfigError, LaneModel, output_shapes, preprocessing_from,
+                                     read_lane_config, resolve_layout, SHIPPED_LANES,
+                                     write_lane_record)
 from triton_perception.models.detectors import NAME_PATTERN
-from triton_perception.serving.model_config import link_step_code, read_config
-from triton_perception.system.checksums import sha256_of
+from triton_perception.serving import link_step_code, read_config
+from triton_perception.system import sha256_of
 
 RUNNER_STEP = 'yolov5_model'  # the CPU profile's ONNX runner, linked, not copied
 RESERVED = ('yolov5', SHIPPED_LANES)

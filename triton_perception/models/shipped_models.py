@@ -19,14 +19,14 @@ from typing import Any, Callable
 
 import yaml
 
+from triton_perception.errors import TritonPerceptionError
 from triton_perception.models.detectors import Detector, DETECTOR_RECORD, TEMPLATE
-from triton_perception.system.checksums import sha256_of
-from triton_perception.system.paths import config_file, SOURCE_ROOT
+from triton_perception.system import config_file, sha256_of, SOURCE_ROOT
 
 MODELS_DIR_ENV = 'TRITON_PERCEPTION_MODELS_DIR'
 
 
-class ModelInstallError(RuntimeError):
+class ModelInstallError(TritonPerceptionError, RuntimeError):
     """A weight file is missing or corrupt; the message says where to obtain it."""
 
 
@@ -126,7 +126,7 @@ def install_file(model: ModelFile, origin: Path, target: Path, source_sha256: st
         checked = _check_structure(model, origin, log)
     try:
         if model.graph:
-            from triton_perception.graphs.build import build_graph  # noqa: PLC0415 (needs onnx)
+            from triton_perception.graphs import build_graph  # noqa: PLC0415 (needs onnx)
             build_graph(model.graph, origin, partial)
         else:
             shutil.copyfile(origin, partial)
@@ -241,7 +241,7 @@ def record_default_detector(repository: Path, origin: Path, sha256: str) -> None
     """Record the default yolov5 detector for `models list`, like the ones users install."""
     import onnx  # noqa: PLC0415
 
-    from triton_perception.graphs.detection_graph import inspect_head  # noqa: PLC0415
+    from triton_perception.graphs import inspect_head  # noqa: PLC0415
     head = inspect_head(onnx.load(str(origin)))
     detector = Detector(TEMPLATE, head.layout, head.input_width, head.input_height,
                         head.classes, sha256, str(origin))

@@ -20,11 +20,11 @@ from rclpy.qos import QoSProfile
 from rclpy.subscription import Subscription
 from sensor_msgs.msg import CompressedImage, Image
 
-from triton_perception.frames.accounting import FrameAccounting, FrameRejected
+from triton_perception.frames import FrameAccounting, FrameRejected
 from triton_perception.nodes.camera_health import CameraHealthReporter
 from triton_perception.nodes.frame_losses import FrameLossCounter
 from triton_perception.nodes.frame_reading import read_frame, Taken
-from triton_perception.serving.shared_frames import SharedFrames
+from triton_perception.serving import SharedFrames
 
 FrameCallback = Callable[[Taken], None]
 

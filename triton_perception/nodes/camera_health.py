@@ -19,7 +19,7 @@ import numpy as np
 from rclpy.node import Node
 from std_msgs.msg import Header
 
-from triton_perception.frames.diagnostics import camera_status_name
+from triton_perception.frames import camera_status_name
 from triton_perception.health import CameraHealth, frame_figures
 from triton_perception.parameters import HealthSettings
 from triton_perception.qos import DIAGNOSTICS_QOS

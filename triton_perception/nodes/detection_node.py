@@ -8,19 +8,17 @@ import numpy as np
 from sensor_msgs.msg import Image
 from vision_msgs.msg import Detection2DArray, LabelInfo
 
-from triton_perception.frames.validation import check_detections
-from triton_perception.ground.ground_publishers import DetectionGroundOutputs
-from triton_perception.models.detectors import labels_for
+from triton_perception.frames import check_detections
+from triton_perception.ground import DetectionGroundOutputs
+from triton_perception.models import labels_for
 from triton_perception.nodes.base import PerceptionNode
 from triton_perception.nodes.node_process import run_nodes
-from triton_perception.outputs.overlay_drawing import draw_detections
-from triton_perception.outputs.result_messages import detection_array_message, label_info_message
+from triton_perception.outputs import detection_array_message, draw_detections, label_info_message
 from triton_perception.parameters import (DETECTION, DetectionSettings, ParameterValues,
                                           parse_class_filter)
 from triton_perception.qos import LATCHED_QOS, OVERLAY_QOS, RESULT_QOS
-from triton_perception.serving.frame_slot import Frame
-from triton_perception.serving.request_inputs import Tensors
-from triton_perception.tracking.track_publishers import DetectionTracking
+from triton_perception.serving import Frame, Tensors
+from triton_perception.tracking import DetectionTracking
 
 
 class DetectionNode(PerceptionNode[DetectionSettings]):

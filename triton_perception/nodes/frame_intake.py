@@ -11,15 +11,12 @@ from typing import Any, Callable
 
 import numpy as np
 
-from triton_perception.frames.accounting import Fate, FrameAccounting, FrameRejected
-from triton_perception.frames.image_conversion import (check_compressed, check_image,
-                                                       compressed_to_rgb, image_to_rgb)
+from triton_perception.frames import (check_compressed, check_image, compressed_to_rgb, Fate,
+                                      FrameAccounting, FrameRejected, image_to_rgb)
 from triton_perception.nodes.camera_frames import CameraFrames
 from triton_perception.nodes.frame_reading import COMPRESSED_FRAMES, read_frame, Taken
 from triton_perception.parameters import InferenceSettings
-from triton_perception.serving.frame_slot import Frame
-from triton_perception.serving.triton_client import InferenceWorker
-from triton_perception.serving.worker_log import Log
+from triton_perception.serving import Frame, InferenceWorker, Log
 
 
 class FrameChecks:

@@ -17,7 +17,7 @@ from typing import Any, Callable, Protocol
 
 from rclpy.node import Node
 
-from triton_perception.frames.transport_losses import publisher_sequence, SequenceGapCounter
+from triton_perception.frames import publisher_sequence, SequenceGapCounter
 
 try:  # Jazzy and newer
     from rclpy.event_handler import SubscriptionEventCallbacks

@@ -15,8 +15,8 @@ from builtin_interfaces.msg import Time
 from sensor_msgs.msg import CompressedImage, Image
 from std_msgs.msg import Header
 
-from triton_perception.frames.serialized_images import (read_compressed_image, read_image,
-                                                        ReadCompressedImage, ReadImage)
+from triton_perception.frames import (read_compressed_image, read_image, ReadCompressedImage,
+                                      ReadImage)
 
 # What an image subscription hands the frame callback: bytes (raw=True), or a message that a
 # test or a caller built; and a frame once read.

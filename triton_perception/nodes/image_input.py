@@ -14,7 +14,7 @@ from rclpy.qos import QoSProfile
 from rclpy.subscription import Subscription
 from sensor_msgs.msg import CompressedImage, Image
 
-from triton_perception.frames.accounting import FrameAccounting
+from triton_perception.frames import FrameAccounting
 from triton_perception.nodes.camera_frames import CameraFrames
 from triton_perception.nodes.frame_losses import FrameLossCounter
 

@@ -11,20 +11,17 @@ from typing import Any
 
 from sensor_msgs.msg import Image, PointCloud2
 
-from triton_perception.frames.validation import check_lane_outputs
-from triton_perception.ground.ground_publishers import LaneGroundOutputs
-from triton_perception.lanes.lane_geometry import NUM_POINTS
-from triton_perception.lanes.lane_models.decode import decode_lanes, DecodeSettings
-from triton_perception.lanes.lane_models.spec import lane_model_for
+from triton_perception.frames import check_lane_outputs
+from triton_perception.ground import LaneGroundOutputs
+from triton_perception.lanes import decode_lanes, DecodeSettings, lane_model_for, NUM_POINTS
 from triton_perception.nodes.base import PerceptionNode
 from triton_perception.nodes.node_process import run_nodes
-from triton_perception.outputs.overlay_drawing import draw_drivable_area, draw_lanes
-from triton_perception.outputs.result_messages import image_message, lanes_cloud_message
+from triton_perception.outputs import (draw_drivable_area, draw_lanes, image_message,
+                                       lanes_cloud_message)
 from triton_perception.parameters import LANES, LaneSettings
 from triton_perception.qos import OVERLAY_QOS, RESULT_QOS
-from triton_perception.serving.frame_slot import Frame
-from triton_perception.serving.request_inputs import Tensors
-from triton_perception.system.paths import default_model_repository
+from triton_perception.serving import Frame, Tensors
+from triton_perception.system import default_model_repository
 
 
 class LaneNode(PerceptionNode[LaneSettings]):

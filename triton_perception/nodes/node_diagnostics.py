@@ -13,13 +13,13 @@ from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
 from rclpy.node import Node
 from std_msgs.msg import Header
 
-from triton_perception.frames.accounting import AccountingSnapshot, FrameAccounting
-from triton_perception.frames.diagnostics import reason_key, stage_key, status_name, TIMED_KEY
+from triton_perception.frames import (AccountingSnapshot, FrameAccounting, reason_key, stage_key,
+                                      status_name, TIMED_KEY)
 from triton_perception.nodes.image_input import ImageInput
 from triton_perception.nodes.overlay_gate import OverlayGate
 from triton_perception.parameters import InferenceSettings
 from triton_perception.qos import DIAGNOSTICS_QOS
-from triton_perception.serving.triton_client import InferenceWorker
+from triton_perception.serving import InferenceWorker
 
 
 class NodeDiagnostics:

@@ -37,8 +37,7 @@ from rclpy.node import Node
 
 from triton_perception.nodes.base import PerceptionNode
 from triton_perception.parameters import ParameterError
-from triton_perception.system.paths import dds_profile_environment
-from triton_perception.system.processes import die_with_parent
+from triton_perception.system import dds_profile_environment, die_with_parent
 
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 

@@ -5,7 +5,7 @@ from typing import Any, Callable
 
 from std_msgs.msg import Header
 
-from triton_perception.outputs.result_messages import image_message
+from triton_perception.outputs import image_message
 from triton_perception.parameters import InferenceSettings
 
 

@@ -18,15 +18,12 @@ from rclpy.subscription import Subscription
 from sensor_msgs.msg import CompressedImage, Image, PointCloud2
 from vision_msgs.msg import Detection2DArray, LabelInfo
 
-from triton_perception.frames.accounting import FrameRejected
-from triton_perception.frames.image_conversion import compressed_to_rgb, image_to_rgb
+from triton_perception.frames import compressed_to_rgb, FrameRejected, image_to_rgb
 from triton_perception.nodes.node_process import run_nodes
 from triton_perception.nodes.ros_parameters import declare_parameters
-from triton_perception.outputs.overlay_drawing import (draw_detections, draw_drivable_area,
-                                                       draw_lanes)
-from triton_perception.outputs.result_messages import (detections_from_message, image_message,
-                                                       lanes_from_cloud, mask_from_image,
-                                                       track_ids_from_message)
+from triton_perception.outputs import (detections_from_message, draw_detections, draw_drivable_area,
+                                       draw_lanes, image_message, lanes_from_cloud, mask_from_image,
+                                       track_ids_from_message)
 from triton_perception.parameters import OVERLAY, OverlaySettings
 from triton_perception.qos import LATCHED_QOS, OVERLAY_QOS, RESULT_QOS, stream_qos
 

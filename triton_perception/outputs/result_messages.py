@@ -14,7 +14,7 @@ from std_msgs.msg import Header
 from vision_msgs.msg import (BoundingBox2D, Detection2D, Detection2DArray, LabelInfo,
                              ObjectHypothesisWithPose, VisionClass)
 
-from triton_perception.system.paths import config_file
+from triton_perception.system import config_file
 
 # One lane polyline sample per point; offsets are part of the published contract (docs/topics.md).
 LANE_POINT_DTYPE = np.dtype({

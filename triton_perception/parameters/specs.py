@@ -8,13 +8,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable
 
+from triton_perception.errors import TritonPerceptionError
+
 ParameterValue = bool | int | float | str | list[float]
 # Validated values by name, as one set_parameters call or the start-up values bring them. Each
 # has its spec's type (`validate` checks it); nodes read them typed, through node_settings.
 ParameterValues = dict[str, Any]
 
 
-class ParameterError(ValueError):
+class ParameterError(TritonPerceptionError, ValueError):
     """A parameter value is outside its accepted values; the message names both."""
 
 

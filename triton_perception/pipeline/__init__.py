@@ -5,3 +5,27 @@ Owns: the plan (plan), the launch files' helpers (launch_support) and `triton-pe
 without ROS launch (runner). May import serving/, system/ and parameters; never nodes/ (nodes
 are started as processes).
 """
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from triton_perception.system.faces import lazy_face
+
+if TYPE_CHECKING:
+    from triton_perception.pipeline.launch_support import (argument_values, declare_arguments,
+                                                           start_after_gate, stop_launch_on_exit)
+    from triton_perception.pipeline.plan import (ARGUMENT_NAMES, ARGUMENTS, BOOLEAN,
+                                                 camera_info_sibling, parse_launch_arguments,
+                                                 pipeline_plan, PlanError)
+    from triton_perception.pipeline.runner import PipelineRunner, wait_for_remote_models
+
+__all__ = ['ARGUMENT_NAMES', 'argument_values', 'ARGUMENTS', 'BOOLEAN', 'camera_info_sibling',
+           'declare_arguments', 'parse_launch_arguments', 'pipeline_plan', 'PipelineRunner',
+           'PlanError', 'start_after_gate', 'stop_launch_on_exit', 'wait_for_remote_models']
+__getattr__ = lazy_face(__name__, {
+    'launch_support': ('argument_values', 'declare_arguments', 'start_after_gate',
+                       'stop_launch_on_exit'),
+    'plan': ('ARGUMENT_NAMES', 'ARGUMENTS', 'BOOLEAN', 'camera_info_sibling',
+             'parse_launch_arguments', 'pipeline_plan', 'PlanError'),
+    'runner': ('PipelineRunner', 'wait_for_remote_models'),
+})

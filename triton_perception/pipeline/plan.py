@@ -12,17 +12,17 @@ import re
 
 import yaml
 
+from triton_perception.errors import TritonPerceptionError
 from triton_perception.parameters import DETECTION, LANES, specs_by_name
-from triton_perception.serving.server_config import PROFILES, ServerConfig, ServerError
-from triton_perception.system.paths import (config_file, dds_profile_environment,
-                                            default_model_repository)
+from triton_perception.serving import PROFILES, ServerConfig, ServerError
+from triton_perception.system import config_file, dds_profile_environment, default_model_repository
 
 PACKAGE = 'triton_perception'
 MODEL_DEFAULTS = {'detection_node': str(specs_by_name(DETECTION)['model_name'].default),
                   'lane_node': str(specs_by_name(LANES)['model_name'].default)}
 
 
-class PlanError(ValueError):
+class PlanError(TritonPerceptionError, ValueError):
     """The launch arguments do not describe a pipeline; the message says which and why."""
 
 

@@ -20,9 +20,8 @@ import tritonclient.grpc as grpcclient
 from tritonclient.utils import InferenceServerException
 
 from triton_perception.pipeline.plan import PipelinePlan
-from triton_perception.serving.server_config import ServerError
-from triton_perception.serving.triton_server import TritonServer
-from triton_perception.system.processes import die_with_parent, node_command
+from triton_perception.serving import ServerError, TritonServer
+from triton_perception.system import die_with_parent, node_command
 
 STOP_TIMEOUT_S = 3.0
 SUPERVISION_PERIOD_S = 0.2

@@ -8,3 +8,28 @@ Public names: labels.read_labels, labels.resolve_frames, labels.LabelError,
 detection.score_detections, tracking.score_tracks, lanes.score_culane, lanes.score_tusimple,
 benchmark.scoring_benchmark.
 """
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from triton_perception.system.faces import lazy_face
+
+if TYPE_CHECKING:
+    from triton_perception.scoring.benchmark import scoring_benchmark
+    from triton_perception.scoring.detection import score_detections
+    from triton_perception.scoring.labels import (DetectionLabels, LabelError, LaneLabels,
+                                                  read_labels, resolve_frames, TrackLabels)
+    from triton_perception.scoring.lanes import score_culane, score_tusimple
+    from triton_perception.scoring.tracking import score_tracks
+
+__all__ = ['DetectionLabels', 'LabelError', 'LaneLabels', 'read_labels', 'resolve_frames',
+           'score_culane', 'score_detections', 'score_tracks', 'score_tusimple',
+           'scoring_benchmark', 'TrackLabels']
+__getattr__ = lazy_face(__name__, {
+    'benchmark': ('scoring_benchmark',),
+    'detection': ('score_detections',),
+    'labels': ('DetectionLabels', 'LabelError', 'LaneLabels', 'read_labels', 'resolve_frames',
+               'TrackLabels'),
+    'lanes': ('score_culane', 'score_tusimple'),
+    'tracking': ('score_tracks',),
+})

@@ -12,6 +12,8 @@ import os
 from pathlib import Path
 from typing import Any, Sequence
 
+from triton_perception.errors import TritonPerceptionError
+
 # Label files are read whole into memory: a larger file is refused by its size before parsing.
 MAX_LABEL_BYTES = 512 * 1024 * 1024
 # How many unresolved or unmatched entries an error lists before it says how many more.
@@ -19,7 +21,7 @@ LISTED = 10
 CULANE_SUFFIX = '.lines.txt'
 
 
-class LabelError(ValueError):
+class LabelError(TritonPerceptionError, ValueError):
     """A label file that cannot be used, with the file, line and field at fault in its message."""
 
 

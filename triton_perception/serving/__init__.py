@@ -10,3 +10,43 @@ written once for all its models (shared_frames), what a failed call means (reque
 the worker's log (worker_log); config.pbtxt reading and step linking (model_config) and
 TensorRT engine builds (engines). May import system/, frames/, graphs/.
 """
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from triton_perception.system.faces import lazy_face
+
+if TYPE_CHECKING:
+    from triton_perception.serving.engines import build_engines, EngineBuildError
+    from triton_perception.serving.frame_slot import Frame
+    from triton_perception.serving.model_config import (link_step_code, load_step_module,
+                                                        parameters_of, read_config, step_config)
+    from triton_perception.serving.request_inputs import infer_inputs, Tensors
+    from triton_perception.serving.server_config import (ENSEMBLES, PROFILES, ServerConfig,
+                                                         ServerError)
+    from triton_perception.serving.server_installation import (find_tritonserver, server_command,
+                                                               server_environment)
+    from triton_perception.serving.shared_frames import SharedFrames
+    from triton_perception.serving.triton_client import (ClientSettings, InferenceWorker,
+                                                         is_loopback, TlsOptions)
+    from triton_perception.serving.triton_server import TritonServer
+    from triton_perception.serving.worker_log import Log
+
+__all__ = ['build_engines', 'ClientSettings', 'EngineBuildError', 'ENSEMBLES', 'find_tritonserver',
+           'Frame', 'infer_inputs', 'InferenceWorker', 'is_loopback', 'link_step_code',
+           'load_step_module', 'Log', 'parameters_of', 'PROFILES', 'read_config', 'server_command',
+           'server_environment', 'ServerConfig', 'ServerError', 'SharedFrames', 'step_config',
+           'Tensors', 'TlsOptions', 'TritonServer']
+__getattr__ = lazy_face(__name__, {
+    'engines': ('build_engines', 'EngineBuildError'),
+    'frame_slot': ('Frame',),
+    'model_config': ('link_step_code', 'load_step_module', 'parameters_of', 'read_config',
+                     'step_config'),
+    'request_inputs': ('infer_inputs', 'Tensors'),
+    'server_config': ('ENSEMBLES', 'PROFILES', 'ServerConfig', 'ServerError'),
+    'server_installation': ('find_tritonserver', 'server_command', 'server_environment'),
+    'shared_frames': ('SharedFrames',),
+    'triton_client': ('ClientSettings', 'InferenceWorker', 'is_loopback', 'TlsOptions'),
+    'triton_server': ('TritonServer',),
+    'worker_log': ('Log',),
+})

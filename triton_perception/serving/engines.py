@@ -24,9 +24,10 @@ import threading
 import time
 from typing import Callable
 
-from triton_perception.frames.frame_range import frame_range_of, FrameRange, set_frame_range
-from triton_perception.graphs.frame_input import FRAME_INPUT
-from triton_perception.system.checksums import sha256_of
+from triton_perception.errors import TritonPerceptionError
+from triton_perception.frames import frame_range_of, FrameRange, set_frame_range
+from triton_perception.graphs import FRAME_INPUT
+from triton_perception.system import sha256_of
 
 ENGINE_STEPS = ('yolov5_model', 'lane_model')  # the package's own; installed detectors add more
 
@@ -55,7 +56,7 @@ TENSORRT_LIBRARIES = (Path('/usr/lib/aarch64-linux-gnu'), Path('/usr/lib/x86_64-
                       Path('/usr/local/tensorrt/lib'))
 
 
-class EngineBuildError(RuntimeError):
+class EngineBuildError(TritonPerceptionError, RuntimeError):
     """trtexec is missing or a build failed; the message says what to do."""
 
 

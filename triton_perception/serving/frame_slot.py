@@ -11,7 +11,7 @@ from dataclasses import dataclass
 import threading
 from typing import Any
 
-from triton_perception.frames.accounting import Fate, FrameAccounting
+from triton_perception.frames import Fate, FrameAccounting
 
 
 @dataclass

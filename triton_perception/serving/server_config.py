@@ -11,14 +11,15 @@ from dataclasses import dataclass, field
 import importlib.util
 from pathlib import Path
 
+from triton_perception.errors import TritonPerceptionError
 from triton_perception.serving.engines import engine_steps
-from triton_perception.system.paths import default_model_repository
+from triton_perception.system import default_model_repository
 
 PROFILES = ('auto', 'tensorrt', 'cpu')
 ENSEMBLES = ('yolov5', 'lane_detection')
 
 
-class ServerError(RuntimeError):
+class ServerError(TritonPerceptionError, RuntimeError):
     """tritonserver could not be found, started or made ready; the message says what to do."""
 
 

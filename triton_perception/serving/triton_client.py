@@ -20,7 +20,7 @@ import grpc
 import tritonclient.grpc as grpcclient
 from tritonclient.utils import InferenceServerException
 
-from triton_perception.frames.accounting import Fate, FrameAccounting, FrameRejected, RequestTimes
+from triton_perception.frames import Fate, FrameAccounting, FrameRejected, RequestTimes
 from triton_perception.serving.connection_health import ConnectionHealth
 from triton_perception.serving.frame_slot import Frame, LatestFrameSlot
 from triton_perception.serving.output_memory import OutputMemory

@@ -27,7 +27,7 @@ from triton_perception.serving.engines import stale_engines
 from triton_perception.serving.server_config import resolve_profile, ServerConfig, ServerError
 from triton_perception.serving.server_installation import (find_tritonserver, server_command,
                                                            server_environment)
-from triton_perception.system.processes import die_with_parent
+from triton_perception.system import die_with_parent
 
 # Harmless on a machine without a GPU; hidden so that real problems stand out.
 NOISE = ('Failed to initialize NVML', 'DCGM', 'Unable to find GPU', 'CUDA driver version',

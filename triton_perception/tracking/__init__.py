@@ -4,3 +4,18 @@ Multi-object tracking: ByteTrack association in the image, motion on the ground.
 Pure numpy/scipy, no ROS imports: the nodes hand in arrays and stamps in seconds, so every
 behaviour is tested on synthetic scenes with known truth (test/test_tracking.py).
 """
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from triton_perception.system.faces import lazy_face
+
+if TYPE_CHECKING:
+    from triton_perception.tracking.track_publishers import DetectionTracking
+    from triton_perception.tracking.tracking_benchmark import tracking_line, tracking_update_ms
+
+__all__ = ['DetectionTracking', 'tracking_line', 'tracking_update_ms']
+__getattr__ = lazy_face(__name__, {
+    'track_publishers': ('DetectionTracking',),
+    'tracking_benchmark': ('tracking_line', 'tracking_update_ms'),
+})

@@ -12,8 +12,7 @@ from typing import Iterator
 
 import numpy as np
 
-from triton_perception.ground.camera import GroundCamera
-from triton_perception.ground.ground_projection import ground_boxes
+from triton_perception.ground import ground_boxes, GroundCamera
 from triton_perception.parameters import TrackingSettings
 from triton_perception.tracking.ground_motion import (contact_covariance, GroundMotion,
                                                       GroundMotionSettings, GroundTrack, Pose2D)

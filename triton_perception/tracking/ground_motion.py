@@ -17,8 +17,8 @@ import math
 
 import numpy as np
 
-from triton_perception.ground.camera import GroundCamera
-from triton_perception.tracking import kalman
+from triton_perception.ground import GroundCamera
+import triton_perception.tracking.kalman as kalman
 
 
 @dataclass(frozen=True, kw_only=True)

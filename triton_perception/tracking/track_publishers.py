@@ -19,8 +19,8 @@ from rclpy.node import Node
 from std_msgs.msg import Header
 from visualization_msgs.msg import MarkerArray
 
-from triton_perception.ground.camera_lookup import CameraGeometrySource
-from triton_perception.outputs.result_messages import class_name
+from triton_perception.ground import CameraGeometrySource
+from triton_perception.outputs import class_name
 from triton_perception.parameters import DetectionSettings
 from triton_perception.tracking.camera_tracking import (CameraTracking, FrameTracks,
                                                         motion_settings, tracker_settings)

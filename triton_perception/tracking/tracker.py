@@ -25,8 +25,8 @@ from typing import Iterator
 
 import numpy as np
 
-from triton_perception.tracking import kalman
 from triton_perception.tracking.association import iou_matrix, match
+import triton_perception.tracking.kalman as kalman
 
 # Confirmation compares spans of float stamps.
 STAMP_TOLERANCE_S = 1e-6

@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from triton_perception.ground.camera import GroundCamera, Intrinsics, Mounting
+from triton_perception.ground import GroundCamera, Intrinsics, Mounting
 from triton_perception.tracking.camera_tracking import CameraTracking
 
 OBJECTS = 50

@@ -11,7 +11,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from triton_perception.frames.frame_preprocessing import cropped_top_rows, letterbox_geometry
+from triton_perception.frames import cropped_top_rows, letterbox_geometry
 from triton_perception.lanes.lane_geometry import drivable_area, LaneResult, postprocess
 from triton_perception.lanes.lane_models.proposals import decode_proposals, ProposalSettings
 from triton_perception.lanes.lane_models.row_anchors import decode_v1, decode_v2, RowAnchorSettings

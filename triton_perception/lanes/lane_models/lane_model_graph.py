@@ -18,9 +18,8 @@ import numpy as np
 import onnx
 from onnx import helper, TensorProto
 
-from triton_perception.graphs.frame_input import add_frame_input, FRAME_DIMS, FRAME_INPUT
-from triton_perception.graphs.graph_editing import check_single_input, GraphBuilder, save_graph
-from triton_perception.graphs.lane_graph import add_compact_maps
+from triton_perception.graphs import (add_compact_maps, add_frame_input, check_single_input,
+                                      FRAME_DIMS, FRAME_INPUT, GraphBuilder, save_graph)
 from triton_perception.lanes.lane_models.spec import LaneModel, Preprocessing
 
 IMAGENET_MEAN = (0.485, 0.456, 0.406)

@@ -14,6 +14,8 @@ from typing import Any
 
 import yaml
 
+from triton_perception.errors import TritonPerceptionError
+
 LANE_RECORD = 'lane_model.json'
 LAYOUTS = ('proposals', 'row-anchor', 'segmentation')
 CHANNEL_ORDERS = ('rgb', 'bgr')
@@ -26,7 +28,7 @@ SHIPPED_LANES = 'lane_detection'
 SEGMENTATION_OUTPUTS = ('LANE_PROBABILITY', 'DRIVABLE_MARGIN')
 
 
-class LaneConfigError(ValueError):
+class LaneConfigError(TritonPerceptionError, ValueError):
     """A lane model's settings are wrong; the message names the setting and what is accepted."""
 
 

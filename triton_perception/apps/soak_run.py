@@ -13,11 +13,9 @@ import threading
 import time
 from typing import Any, Callable
 
-from triton_perception.bag.evaluate import (camera_topic, image_subscriptions, pipeline_session,
-                                            replay_plan, SUBSCRIBERS_TIMEOUT_S)
-from triton_perception.bag.figures import node_figures, NODES
-from triton_perception.bag.play import play_bag
-from triton_perception.system.processes import tree_rss_mb
+from triton_perception.bag import (camera_topic, image_subscriptions, node_figures, NODES,
+                                   pipeline_session, play_bag, replay_plan, SUBSCRIBERS_TIMEOUT_S)
+from triton_perception.system import tree_rss_mb
 
 SAMPLE_PERIOD_S = 10.0
 MAX_GROWTH = 0.10

@@ -32,11 +32,10 @@ from triton_perception.bag.figures import (analyse_outputs, detection_labels,
                                            node_figures, NODES, regressions)
 from triton_perception.bag.play import Lockstep, play_bag
 from triton_perception.bag.record import BagRecorder
-from triton_perception.frames.diagnostics import CAMERA_STATUS_PREFIX, NodeStatus, status_name
-from triton_perception.pipeline.plan import camera_info_sibling, pipeline_plan
-from triton_perception.pipeline.runner import PipelineRunner
+from triton_perception.frames import CAMERA_STATUS_PREFIX, NodeStatus, status_name
+from triton_perception.pipeline import camera_info_sibling, pipeline_plan, PipelineRunner
 from triton_perception.qos import TF_STATIC_QOS
-from triton_perception.system.paths import config_file
+from triton_perception.system import config_file
 
 NAMESPACE = '/evaluation'
 TIMINGS = ('lockstep', 'recorded')

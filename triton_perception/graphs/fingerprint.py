@@ -1,0 +1,13 @@
+"""What an installed graph was built by: a digest of the graph builders' own code."""
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+
+def builder_fingerprint() -> str:
+    """Digest of the graph builders' own code: an installed graph built by other code is stale."""
+    digest = hashlib.sha256()
+    for path in sorted(Path(__file__).parent.glob('*.py')):
+        digest.update(path.name.encode() + b'\0' + path.read_bytes())
+    return digest.hexdigest()[:16]
