@@ -36,6 +36,8 @@ setup(
         *tree_data_files('model_repository'),
     ],
     install_requires=['setuptools'],
+    # `bag evaluate DRIVES/ --workers N` replays drives as Ray tasks (not needed on a robot).
+    extras_require={'evaluation': ['ray>=2.10']},
     zip_safe=True,
     maintainer='triton_perception maintainers',
     maintainer_email='maintainers@triton-perception.invalid',

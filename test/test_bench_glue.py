@@ -132,6 +132,13 @@ def test_glue_bench_end_to_end(tmp_path: Path) -> None:
         assert figures['triton_request_ms']['yolov5'] > 0, (name, figures['triton_request_ms'])
         assert 0 < figures['served_share'] <= 1 and figures['input_hz_per_camera'] > 0, figures
     assert cases['floor_det_1cam']['accounting'] is None
+    # The camera health check reports its own CPU where it runs (the floors have none).
+    for name, figures in cases.items():
+        if name.startswith('floor'):
+            assert figures['health_check_cpu_ms_per_frame'] is None, name
+        else:
+            assert 0 < figures['health_check_cpu_ms_per_frame'] < figures['cpu_ms_per_frame']
+            assert 0 < figures['health_check_cpu_share'] < 1, (name, figures)
     assert cases['floor_serialized_det_1cam']['accounting'] is None
     assert cases['per_node_both_1cam']['processes'] == 3  # the overlay node too
     assert cases['single_both_1cam']['processes'] == 1

@@ -154,3 +154,28 @@ def test_every_encoding_the_nodes_take_is_checked_alike(clip: list[np.ndarray],
     assert figures.blocked_fraction < SETTINGS.health_blocked_warn, figures
     assert figures.dark_fraction < SETTINGS.health_dark_fraction, figures
     assert figures.glare_fraction < SETTINGS.health_glare_fraction, figures
+
+
+def test_a_backlog_delivered_at_once_is_not_a_rate_change() -> None:
+    """
+    Frames of a 30 Hz camera that arrive in bursts keep the camera's rate.
+
+    A loaded machine (or a reliable subscription catching up) gets a backlog microseconds apart;
+    their stamps keep their spacing, so the rate learnt and judged stays 30 Hz, and a steady
+    30 Hz after the bursts raises nothing.
+    """
+    health = CameraHealth(SETTINGS)
+    now, stamp = 0.0, 0.0
+    for burst in range(20):  # 10 frames at once, then a pause as long as they took to capture
+        for _frame in range(10):
+            health.frame(stamp, now)
+            stamp += 1 / FRAME_RATE_HZ
+            now += 1e-5
+        now += 10 / FRAME_RATE_HZ
+    for _frame in range(90):
+        health.frame(stamp, now)
+        stamp += 1 / FRAME_RATE_HZ
+        now += 1 / FRAME_RATE_HZ
+    report = health.report(now)
+    assert report.values['rate'] == 'OK', report.message
+    assert abs(float(report.values['rate_hz']) - FRAME_RATE_HZ) < 1.0, report.values

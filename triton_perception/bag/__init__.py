@@ -15,24 +15,26 @@ if TYPE_CHECKING:
     from triton_perception.bag.accuracy_report import report_markdown
     from triton_perception.bag.bag_cli import add_bag_commands
     from triton_perception.bag.bag_format import BagError, typestore
+    from triton_perception.bag.drives import evaluate_drives, replay_test
     from triton_perception.bag.evaluation import (camera_topic, evaluate, EvaluationSettings,
                                                   image_subscriptions, pipeline_session,
-                                                  replay_plan, replay_test, SUBSCRIBERS_TIMEOUT_S)
+                                                  replay_plan, SUBSCRIBERS_TIMEOUT_S)
     from triton_perception.bag.figures import node_figures, NODES, replay_speed
     from triton_perception.bag.make import make_bag
     from triton_perception.bag.play import play_bag
     from triton_perception.bag.reading import read_images
 
-__all__ = ['add_bag_commands', 'BagError', 'camera_topic', 'evaluate', 'EvaluationSettings',
-           'image_subscriptions', 'make_bag', 'node_figures', 'NODES', 'pipeline_session',
-           'play_bag', 'read_images', 'replay_plan', 'replay_speed', 'replay_test',
-           'report_markdown', 'SUBSCRIBERS_TIMEOUT_S', 'typestore']
+__all__ = ['add_bag_commands', 'BagError', 'camera_topic', 'evaluate', 'evaluate_drives',
+           'EvaluationSettings', 'image_subscriptions', 'make_bag', 'node_figures', 'NODES',
+           'pipeline_session', 'play_bag', 'read_images', 'replay_plan', 'replay_speed',
+           'replay_test', 'report_markdown', 'SUBSCRIBERS_TIMEOUT_S', 'typestore']
 __getattr__ = lazy_face(__name__, {
     'accuracy_report': ('report_markdown',),
     'bag_cli': ('add_bag_commands',),
     'bag_format': ('BagError', 'typestore'),
+    'drives': ('evaluate_drives', 'replay_test'),
     'evaluation': ('camera_topic', 'evaluate', 'EvaluationSettings', 'image_subscriptions',
-                   'pipeline_session', 'replay_plan', 'replay_test', 'SUBSCRIBERS_TIMEOUT_S'),
+                   'pipeline_session', 'replay_plan', 'SUBSCRIBERS_TIMEOUT_S'),
     'figures': ('node_figures', 'NODES', 'replay_speed'),
     'make': ('make_bag',),
     'play': ('play_bag',),

@@ -143,11 +143,12 @@ def command_evaluate(arguments: argparse.Namespace) -> int:
         sparse_tracks=arguments.sparse_track_labels)
     bags = drive_bags(arguments.bag)
     if bags is not None:
-        drives = evaluate_drives(settings, bags, _progress)
+        drives = evaluate_drives(settings, bags, _progress, arguments.workers,
+                                 arguments.ray_address)
         print(drives_markdown(drives))
         _progress(f'report: {arguments.output / "report.md"} and report.json; each drive\'s in '
                   f'{arguments.output}/<drive>/')
-        return 1 if any(not part.get('criteria', {}).get('passed', True)
+        return 1 if any(not part.get('criteria', {}).get('passed', True) or 'failed' in part
                         for part in (drives, *drives['drives'].values())) else 0
     report = evaluate(settings, log=_progress)
     print(report_markdown(report))
@@ -202,6 +203,14 @@ def _add_scoring_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument('--sparse-track-labels', action='store_true',
                         help='score tracks only on the frames gt.txt has rows for (labels made '
                         'every Nth frame); MOTChallenge scores every frame in between')
+
+
+def _positive_int(text: str) -> int:
+    """Parse a whole number of at least 1 (argparse type)."""
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f'{text} is not a whole number of at least 1')
+    return value
 
 
 def add_bag_commands(commands: argparse._SubParsersAction) -> None:
@@ -285,6 +294,13 @@ def add_bag_commands(commands: argparse._SubParsersAction) -> None:
     evaluate.add_argument('--expected', type=Path, default=None,
                           help='report.json of an earlier run: fail on regressions beyond the '
                                'tolerances')
+    evaluate.add_argument('--workers', type=_positive_int, default=1,
+                          help='with a directory of drives: replay this many at once, as Ray '
+                               'tasks on a local Ray instance (default 1: one after another, '
+                               'without Ray)')
+    evaluate.add_argument('--ray-address', default='',
+                          help='with a directory of drives: run them as tasks on this Ray '
+                               'cluster (default: RAY_ADDRESS, else a local Ray with --workers)')
     evaluate.add_argument('--process-layout', choices=['single', 'per_node'], default='single',
                           help='the nodes in one perception_process, or one process per node')
     _add_scoring_arguments(evaluate)

@@ -16,6 +16,7 @@ from typing import Any, Callable
 
 from triton_perception.bag.accuracy import check_criteria, read_criteria, read_outputs
 from triton_perception.bag.bag_format import BagError
+from triton_perception.bag.drive_tasks import drive_settings, DriveOutcome, run_on_ray
 from triton_perception.bag.evaluation import evaluate, EvaluationSettings
 from triton_perception.bag.figures import detection_labels
 from triton_perception.scoring import DetectionLabels, LabelError, read_labels, score_detections
@@ -59,29 +60,48 @@ def drive_labels(label_paths: tuple[Path, ...], drive: str) -> tuple[Path, ...]:
     return tuple(found)
 
 
-def evaluate_drives(settings: EvaluationSettings, bags: list[Path],
-                    log: Callable[[str], None]) -> dict[str, Any]:
-    """Evaluate every bag against one Triton; return the report with per-drive and overall."""
-    if settings.triton_url:
-        return _evaluate_all(settings, bags, log)
+def evaluate_drives(settings: EvaluationSettings, bags: list[Path], log: Callable[[str], None],
+                    workers: int = 1, ray_address: str = '') -> dict[str, Any]:
+    """
+    Evaluate every bag against one Triton; return the report with per-drive and overall.
+
+    With `workers` above 1 or a `ray_address` the drives replay as Ray tasks (drive_tasks); a
+    local Ray shares this machine's Triton, a cluster's tasks start their own unless a
+    `--triton-url` is given.
+    """
+    if settings.triton_url or ray_address:
+        return _evaluate_all(settings, bags, log, workers, ray_address)
     http_port, grpc_port, metrics_port = free_ports(3)
     config = ServerConfig(model_repository=default_model_repository(), profile=settings.profile,
                           http_port=http_port, grpc_port=grpc_port, metrics_port=metrics_port)
     with TritonServer(config, log=log, show_server_log=False) as server:
-        return _evaluate_all(replace(settings, triton_url=server.grpc_url), bags, log)
+        return _evaluate_all(replace(settings, triton_url=server.grpc_url), bags, log, workers,
+                             ray_address)
 
 
-def _evaluate_all(settings: EvaluationSettings, bags: list[Path],
-                  log: Callable[[str], None]) -> dict[str, Any]:
-    reports = {}
-    for bag in bags:
-        log(f'drive {bag.name}')
-        reports[bag.name] = evaluate(replace(
-            settings, bag=bag, output=settings.output / bag.name, expected=None,
-            labels=drive_labels(settings.labels, bag.name) if settings.labels else ()), log)
-    report: dict[str, Any] = {
-        'drives': {name: {key: drive[key] for key in ('nodes', 'accuracy', 'criteria')
-                          if key in drive} for name, drive in reports.items()}}
+def _evaluate_all(settings: EvaluationSettings, bags: list[Path], log: Callable[[str], None],
+                  workers: int, ray_address: str) -> dict[str, Any]:
+    drives = {bag.name: drive_settings(settings, bag, drive_labels(settings.labels, bag.name)
+                                       if settings.labels else ()) for bag in bags}
+    if workers > 1 or ray_address:
+        outcomes = run_on_ray(drives, workers, ray_address, log)
+    else:
+        outcomes = {}
+        for name, drive in drives.items():
+            log(f'drive {name}')
+            outcomes[name] = DriveOutcome(name, evaluate(drive, log), '', 1)
+    reports = {name: outcome.report for name, outcome in outcomes.items()
+               if outcome.report is not None}
+    report: dict[str, Any] = {'drives': {}}
+    for name in drives:  # in the directory's order, whatever order they finished in
+        outcome = outcomes[name]
+        entry: dict[str, Any] = {'failed': outcome.error}
+        if outcome.report is not None:
+            entry = {key: outcome.report[key] for key in ('nodes', 'accuracy', 'criteria')
+                     if key in outcome.report}
+        if outcome.attempts > 1:
+            entry['attempts'] = outcome.attempts  # Ray ran it again after its worker died
+        report['drives'][name] = entry
     if settings.labels:
         report['accuracy'] = overall_accuracy(reports, settings)
     if settings.criteria:  # floors hold for all drives together; frames are each drive's
@@ -154,11 +174,38 @@ def drives_markdown(report: dict[str, Any]) -> str:
     if criteria is not None:
         lines += [f"**Criteria over all drives: {'PASSED' if criteria['passed'] else 'FAILED'}**",
                   *(f'- {failure}' for failure in criteria['failing']), '']
+    lines += [f"- {name}: FAILED ({drive['failed']})" for name, drive in report['drives'].items()
+              if 'failed' in drive]
+    lines += [f"- {name}: replayed {drive['attempts']} times (Ray restarted its worker)"
+              for name, drive in report['drives'].items() if drive.get('attempts', 1) > 1]
     for title, accuracy in (('all drives', report.get('accuracy', {})),
                             *((name, drive.get('accuracy', {}))
-                              for name, drive in report['drives'].items())):
+                              for name, drive in report['drives'].items()
+                              if 'failed' not in drive)):
         figures = ', '.join(f'{kind} {name} {values[name]:.3f}' for kind, values in
                             accuracy.items() for name in ('AP50', 'F1', 'MOTA', 'IDF1')
                             if name in values)
         lines.append(f'- {title}: {figures or "no labels"}')
     return '\n'.join(lines) + '\n'
+
+
+def replay_test(bag: Path, labels: list[Path], output: Path, criteria: Path | None = None,
+                triton_url: str = '', workers: int = 1, ray_address: str = '',
+                **options: Any) -> dict[str, Any]:
+    """
+    Replay `bag`, score it against `labels` and check `criteria`: a replay test in one call.
+
+    `bag` is one bag or a directory of drives (each label path then a directory with one entry
+    per drive); `workers` and `ray_address` replay the drives as Ray tasks (drive_tasks). Returns
+    the report; `report['criteria']['passed']` is the verdict, and `report['criteria']['failing']`
+    says why not. `options` are further EvaluationSettings (params_file, timing, rate,
+    process_layout, lanes_scored, ...). The replay is in lockstep, as always with labels. For
+    pytest or launch_testing.
+    """
+    settings = EvaluationSettings(bag=Path(bag), output=Path(output), triton_url=triton_url,
+                                  labels=tuple(Path(path) for path in labels),
+                                  criteria=Path(criteria) if criteria else None, **options)
+    bags = drive_bags(Path(bag))
+    if bags is None:
+        return evaluate(settings, log=lambda _line: None)
+    return evaluate_drives(settings, bags, lambda _line: None, workers, ray_address)

@@ -357,18 +357,3 @@ def evaluate(settings: EvaluationSettings, log: Callable[[str], None]) -> dict[s
                                                 *accuracy_regressions(report, expected)]}
     write_report(report, settings.output)
     return report
-
-
-def replay_test(bag: Path, labels: list[Path], output: Path, criteria: Path | None = None,
-                triton_url: str = '', **options: Any) -> dict[str, Any]:
-    """
-    Replay `bag`, score it against `labels` and check `criteria`: a replay test in one call.
-
-    Returns the report; `report['criteria']['passed']` is the verdict, and
-    `report['criteria']['failing']` says why not. `options` are further EvaluationSettings
-    (params_file, rate, process_layout, lanes_scored, ...). For pytest or launch_testing.
-    """
-    settings = EvaluationSettings(bag=Path(bag), output=Path(output), triton_url=triton_url,
-                                  labels=tuple(Path(path) for path in labels),
-                                  criteria=Path(criteria) if criteria else None, **options)
-    return evaluate(settings, log=lambda _line: None)

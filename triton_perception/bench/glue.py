@@ -222,8 +222,14 @@ class GlueBench:
                     if latency is not None:
                         e2e.append(latency)
                         added.append(latency - triton_ms.get(kind.model, 0.0))
+        health_ms = health_check_ms_per_frame(wirings)
         return {
             'stamps': stamps, 'frames_published': frames, 'publish_span_s': round(span_s, 2),
+            # The camera health check's own CPU per frame (its thread time, as the nodes report
+            # it over the whole run) and its share of the case's CPU per frame.
+            'health_check_cpu_ms_per_frame': health_ms,
+            'health_check_cpu_share': (round(health_ms / (cpu_s * 1e3 / frames), 4)
+                                       if health_ms is not None and cpu_s > 0 else None),
             # Below RATE_HZ when the bench itself could not keep up (the machine overloaded).
             'input_hz_per_camera': round(frames / span_s / case.cameras, 1),
             # Of the results the window's frames should bring, those received (latest-frame
@@ -274,6 +280,21 @@ class GlueBench:
                                           for entry in nodes),
             'results_missing_at_bench': missing,
         }
+
+
+def health_check_ms_per_frame(wirings: Sequence[CaseWiring]) -> float | None:
+    """
+    Return the camera health check's CPU per frame over every camera of a case, in ms.
+
+    From the newest health status of each camera (`check_cpu_ms` and `frames`, counted since
+    the node started); None where no camera reports one (the floor nodes).
+    """
+    statuses = [wiring.camera_status for wiring in wirings if wiring.camera_status is not None]
+    frames = sum(int(status.values.get('frames', '0')) for status in statuses)
+    if not statuses or frames == 0:
+        return None
+    return round(sum(float(status.values.get('check_cpu_ms', '0')) for status in statuses)
+                 / frames, 3)
 
 
 def run_glue(settings: GlueSettings, log: Callable[[str], None]) -> dict[str, Any]:

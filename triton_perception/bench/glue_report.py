@@ -93,6 +93,11 @@ def glue_table(report: dict[str, Any]) -> str:
             f"| {figures['frames_sent']} | {_cell(figures['frames_lost'])} "
             f"| {_cell(figures['frames_without_result'])} |")
     lines.append('')
+    for name, figures in cases.items():
+        if figures.get('health_check_cpu_ms_per_frame') is not None:
+            lines.append(f"- {name}: camera health check {figures['health_check_cpu_ms_per_frame']}"
+                         f" ms of CPU per frame, {figures['health_check_cpu_share']:.1%} of the "
+                         'CPU per frame')
     for name, target in report.get('targets', {}).items():
         shown = ', '.join(f'{key} {_cell(value)}' for key, value in target.items()
                           if key != 'met')

@@ -22,7 +22,7 @@ from sensor_msgs.msg import Image
 
 from triton_perception.bench.settings import (BenchError, FRAME_QOS, NodeKind, RESULTS_READER_QOS,
                                               Stamp)
-from triton_perception.frames import NodeStatus, status_name
+from triton_perception.frames import camera_status_name, NodeStatus, status_name
 from triton_perception.nodes import MESSAGE_INFO_AVAILABLE
 from triton_perception.qos import DIAGNOSTICS_QOS
 from triton_perception.system import dds_profile_environment
@@ -152,6 +152,8 @@ class CaseWiring:
                               for kind in kinds if reporting}
         self._ready: set[str] = set()
         self.statuses: dict[str, NodeStatus] = {}
+        self._camera_status_name = camera_status_name(f'{namespace}/image')
+        self.camera_status: NodeStatus | None = None  # the camera's health status, the newest
         if reporting:
             self.subscriptions.append(ros.node.create_subscription(
                 DiagnosticArray, '/diagnostics', self._on_diagnostics, DIAGNOSTICS_QOS))
@@ -179,6 +181,8 @@ class CaseWiring:
 
     def _on_diagnostics(self, message: DiagnosticArray) -> None:
         for status in message.status:
+            if status.name == self._camera_status_name:
+                self.camera_status = NodeStatus.from_status(status)
             if status.name in self._status_names:
                 node_status = NodeStatus.from_status(status)
                 self.statuses[self._status_names[status.name]] = node_status

@@ -19,7 +19,7 @@ from triton_perception.health.image_figures import FrameFigures
 from triton_perception.parameters import HealthSettings
 
 CONDITIONS = ('blocked', 'blurred', 'dark', 'glare', 'frozen', 'stamps', 'rate')
-RATE_INTERVALS = 8  # the recent rate is the median of this many arrival intervals
+RATE_INTERVALS = 8  # the recent rate is the median of this many frame intervals
 # No frame for this many of the camera's usual intervals (and at least STALE_MIN_S) is ERROR.
 STALE_INTERVALS = 5
 STALE_MIN_S = 0.5
@@ -77,6 +77,10 @@ class CameraHealth:
         self._sharpness = RunningBaseline(settings.health_baseline_s)
         self._interval = RunningBaseline(settings.health_baseline_s)
         self._arrivals: collections.deque[float] = collections.deque(maxlen=RATE_INTERVALS + 1)
+        # Each frame's interval: the longer of its arrival and stamp intervals. A backlog that
+        # DDS delivers at once arrives microseconds apart but keeps its stamps' spacing; a
+        # camera that sends half its frames lengthens both.
+        self._intervals: collections.deque[float] = collections.deque(maxlen=RATE_INTERVALS)
         self._figures: FrameFigures | None = None
         self._details: dict[str, str] = dict.fromkeys(CONDITIONS, '')
         self._last_stamp: float | None = None
@@ -103,6 +107,8 @@ class CameraHealth:
             self._details['stamps'] = (f'stamp ran {self._last_stamp - stamp_s:.3f} s '
                                        'backwards')
         self._same_stamp = self._same_stamp + 1 if stamp_s == self._last_stamp else 0
+        if self._arrivals and self._last_stamp is not None:
+            self._intervals.append(max(now - self._arrivals[-1], stamp_s - self._last_stamp))
         self._last_stamp = stamp_s
         self._held['stamps'].update(stamps, now)
         self._arrivals.append(now)
@@ -174,9 +180,9 @@ class CameraHealth:
             self._details['rate'] = f'no frame for {silence:.1f} s'
             self._held['rate'].update(ERROR, now)
             return
-        if not arrived or len(self._arrivals) <= RATE_INTERVALS:
+        if not arrived or len(self._intervals) < RATE_INTERVALS:
             return
-        recent = _median_interval(self._arrivals)
+        recent = _median_interval(self._intervals)
         target = OK
         if baseline is not None and recent * self.settings.health_rate_fraction > baseline:
             target = WARN
@@ -199,8 +205,8 @@ class CameraHealth:
                           glare_fraction=f'{figures.glare_fraction:.3f}')
         if baseline is not None:
             values['sharpness_baseline'] = f'{baseline:.4f}'
-        if len(self._arrivals) > RATE_INTERVALS:
-            values['rate_hz'] = f'{1.0 / _median_interval(self._arrivals):.1f}'
+        if len(self._intervals) >= RATE_INTERVALS:
+            values['rate_hz'] = f'{1.0 / _median_interval(self._intervals):.1f}'
         if interval is not None:
             values['rate_baseline_hz'] = f'{1.0 / interval:.1f}'
         return values
@@ -211,7 +217,6 @@ def _above(value: float, warn: float, error: float) -> int:
     return ERROR if value >= error else WARN if value >= warn else OK
 
 
-def _median_interval(arrivals: collections.deque[float]) -> float:
-    times = list(arrivals)
-    intervals = sorted(later - earlier for earlier, later in zip(times, times[1:]))
-    return max(intervals[len(intervals) // 2], 1e-6)
+def _median_interval(intervals: collections.deque[float]) -> float:
+    ordered = sorted(intervals)
+    return max(ordered[len(ordered) // 2], 1e-6)

@@ -1,0 +1,131 @@
+"""
+Drives replayed in parallel as Ray tasks: `bag evaluate DRIVES/ --workers N [--ray-address A]`.
+
+Ray is the engine: each drive is one task (one CPU), Ray places and runs them and retries a task
+whose worker process died (`max_retries`); nothing here queues, schedules or retries by itself.
+Without an address a local Ray instance with N CPUs is started on this machine, so N drives
+replay at once; with one (or RAY_ADDRESS) the tasks run on that cluster, one CPU each.
+
+Each task replays its drive as `bag evaluate` replays one bag, in a ROS domain of its own
+(ROS_DOMAIN_ID, inherited by the nodes it starts), so drives on one machine never hear each
+other, against the shared Triton URL when there is one. Its outputs land under OUT/<drive>/,
+which must be a directory every worker writes to (a shared file system on a cluster). Each
+attempt is counted in OUT/<drive>/attempts, so the report says which drives Ray retried.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+import os
+from pathlib import Path
+import shutil
+import time
+from typing import Any, Callable
+
+from triton_perception.bag.bag_format import BagError
+from triton_perception.bag.evaluation import evaluate, EvaluationSettings
+
+ATTEMPTS_FILE = 'attempts'
+WORKER_PID_FILE = 'worker.pid'
+# A task's worker that dies is started again once: a drive is failed after two deaths.
+MAX_RETRIES = 1
+DOMAINS = 100  # ROS domains 1..100, as the ROS documentation advises on Linux
+
+
+@dataclass(frozen=True)
+class DriveOutcome:
+    """One drive's result: its report, or the error that failed it, and Ray's attempts."""
+
+    drive: str
+    report: dict[str, Any] | None
+    error: str
+    attempts: int
+
+
+def replay_drive(settings: EvaluationSettings, domain_id: int) -> dict[str, Any]:
+    """
+    Replay one drive in ROS domain `domain_id` (the body of a Ray task).
+
+    An earlier attempt's outputs are cleared first; the attempt is counted beside them.
+    """
+    output = settings.output
+    attempts = _attempts(output) + 1
+    if output.exists():
+        shutil.rmtree(output)
+    output.mkdir(parents=True)
+    (output / ATTEMPTS_FILE).write_text(str(attempts), encoding='utf-8')
+    (output / WORKER_PID_FILE).write_text(str(os.getpid()), encoding='utf-8')
+    os.environ['ROS_DOMAIN_ID'] = str(domain_id)
+    return evaluate(settings, log=lambda _line: None)
+
+
+def _attempts(output: Path) -> int:
+    try:
+        return int((output / ATTEMPTS_FILE).read_text(encoding='utf-8'))
+    except (OSError, ValueError):
+        return 0
+
+
+def run_on_ray(drives: dict[str, EvaluationSettings], workers: int, address: str,
+               log: Callable[[str], None]) -> dict[str, DriveOutcome]:
+    """
+    Replay each drive's settings as a Ray task and return every drive's outcome.
+
+    Raises BagError when Ray is not installed or cannot be reached.
+    """
+    address = address or os.environ.get('RAY_ADDRESS', '')
+    if not address:
+        # A local instance serves this machine only: Ray then binds its services and workers
+        # to loopback, as it does on macOS and Windows (ray_constants.ENABLE_RAY_CLUSTER),
+        # instead of the machine's network address. Read when Ray is imported.
+        os.environ.setdefault('RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER', '0')
+    try:
+        import ray  # noqa: PLC0415 (an optional dependency: the evaluation extra)
+    except ImportError:
+        raise BagError('--workers needs Ray: pip install "ray>=2.10" (the evaluation extra of '
+                       'the package; the development venv has it)') from None
+    try:
+        if address:
+            ray.init(address=address, ignore_reinit_error=True, log_to_driver=False)
+        else:
+            ray.init(num_cpus=workers, include_dashboard=False, ignore_reinit_error=True,
+                     log_to_driver=False)
+    except (ConnectionError, RuntimeError, ValueError) as error:
+        raise BagError(f'cannot start or reach Ray ({address or "local"}): {error}') from error
+    log(f'{len(drives)} drives on Ray ({address or f"local, {workers} workers"})')
+    task = ray.remote(num_cpus=1, max_retries=MAX_RETRIES, retry_exceptions=False)(replay_drive)
+    base = int(os.environ.get('ROS_DOMAIN_ID', '0'))
+    pending = {task.remote(settings, 1 + (base + number) % DOMAINS): name
+               for number, (name, settings) in enumerate(drives.items())}
+    outcomes: dict[str, DriveOutcome] = {}
+    started, frames = time.monotonic(), 0
+    try:
+        while pending:
+            done, _rest = ray.wait(list(pending), num_returns=1)
+            name = pending.pop(done[0])
+            attempts = _attempts(drives[name].output)
+            try:
+                report = ray.get(done[0])
+                outcomes[name] = DriveOutcome(name, report, '', attempts)
+                frames += report['input']['frames']
+            except (ray.exceptions.RayTaskError, ray.exceptions.WorkerCrashedError,
+                    ray.exceptions.RayError) as error:
+                cause = getattr(error, 'cause', None) or error
+                outcomes[name] = DriveOutcome(name, None, f'{type(cause).__name__}: {cause}'
+                                              .splitlines()[0], attempts)
+            elapsed = time.monotonic() - started
+            left = elapsed / len(outcomes) * len(pending)
+            log(f'drives done {len(outcomes)}/{len(drives)} ({name}: '
+                f'{"failed" if outcomes[name].report is None else "ok"}'
+                f'{f", {attempts} attempts" if attempts > 1 else ""}), {frames} frames replayed, '
+                f'about {left:.0f} s left')
+    finally:
+        if not address:
+            ray.shutdown()
+    return outcomes
+
+
+def drive_settings(settings: EvaluationSettings, bag: Path,
+                   labels: tuple[Path, ...]) -> EvaluationSettings:
+    """Return one drive's settings: its bag, OUT/<drive>/, its labels, no --expected."""
+    return replace(settings, bag=bag, output=settings.output / bag.name, expected=None,
+                   labels=labels)
