@@ -116,6 +116,37 @@ def test_failing_criteria_exit_1_and_come_first(scored: tuple[Path, dict[str, An
     assert 'lanes.F1 = ' in report and 'detection.AP50: not in the report' in report
 
 
+@pytest.mark.ros
+@pytest.mark.server
+@pytest.mark.slow
+def test_shifted_labels_are_a_regression_and_the_same_labels_are_not(
+        scored: tuple[Path, dict[str, Any]], tmp_path: Path) -> None:
+    """
+    The clip's outputs scored against lane labels moved 80 px on half the frames: flagged.
+
+    Scored against the same labels again: no regression, a zero interval. Both frame by frame
+    (bootstrap intervals), against the evaluation's own report.
+    """
+    from triton_perception.bag.accuracy_report import accuracy_regressions
+    directory, report = scored
+    shifted = tmp_path / 'culane'
+    shifted.mkdir()
+    for number, label in enumerate(sorted((LABELS / 'culane').glob('*.lines.txt'))):
+        lines = label.read_text().splitlines()
+        if number % 2 == 0:  # x moved, rows kept: the ego lines no longer match
+            lines = [' '.join(str(int(value) + 80) if index % 2 == 0 else value
+                              for index, value in enumerate(line.split())) for line in lines]
+        (shifted / label.name).write_text('\n'.join(lines) + '\n')
+    options = {'lanes_scored': 'ego', 'lane_rows_from_labels': True}
+    moved = score(directory / 'evaluation', tmp_path / 'moved', Scoring((shifted,), **options),
+                  log=print)
+    same = score(directory / 'evaluation', tmp_path / 'same',
+                 Scoring((LABELS / 'culane',), **options), log=print)
+    problems = accuracy_regressions(moved, report)
+    assert any(problem.startswith('per-frame lane_F1') for problem in problems), problems
+    assert accuracy_regressions(same, report) == []
+
+
 def test_expected_flags_an_accuracy_figure_that_fell() -> None:
     """--expected: a lane F1 0.1 lower is a regression; 0.03 lower and any rise are not."""
     from triton_perception.bag.accuracy_report import accuracy_regressions

@@ -21,6 +21,7 @@ from triton_perception.bag.accuracy_figures import (chart, precision_recall, sav
                                                     worst_frame_sheet)
 from triton_perception.bag.bag_format import BagError
 from triton_perception.bag.figures import detection_labels, markdown
+from triton_perception.bag.frame_comparison import frame_comparison, KINDS
 from triton_perception.scoring import LabelError
 
 
@@ -60,6 +61,9 @@ def add_accuracy(report: dict[str, Any], scoring: Scoring, log: Callable[[str], 
                           scoring.lanes_scored, scoring.lane_rows_from_labels,
                           scoring.sparse_tracks)
     report['accuracy'] = scored['accuracy']
+    # Per frame (keys as JSON writes them): what a later --expected compares frame by frame.
+    report['per_frame'] = {name: {str(stamp): value for stamp, value in sorted(values.items())}
+                           for name, values in scored['per_frame'].items()}
     report['worst_frames'] = worst_frames(scored)
     if criteria is not None:
         report['criteria'] = check_criteria(scored, criteria)
@@ -184,7 +188,7 @@ def score(evaluation: Path, output: Path, scoring: Scoring,
     except (OSError, ValueError, KeyError, TypeError) as error:
         raise BagError(f'{evaluation} holds no report.json of a `bag evaluate` run '
                        f'({error!r})') from None
-    for key in ('accuracy', 'worst_frames', 'criteria', 'comparison', 'figures'):
+    for key in ('accuracy', 'per_frame', 'worst_frames', 'criteria', 'comparison', 'figures'):
         report.pop(key, None)
     add_accuracy(report, scoring, log, output)
     write_report(report, output)
@@ -197,15 +201,23 @@ COUNTS = ('id_switches', 'fragmentations')
 
 def accuracy_regressions(report: dict[str, Any], expected: dict[str, Any]) -> list[str]:
     """
-    Return each headline accuracy figure that fell beyond ACCURACY_TOLERANCE, as a sentence.
+    Return each headline accuracy figure that regressed, as a sentence.
 
-    Only figures both reports have are compared (the same kinds of labels); a rise is no
-    regression.
+    Kinds with per-frame figures in both reports (lanes, detection) are judged by the bootstrap
+    interval of their frames' change (frame_comparison): regressed only when all of it lies
+    below -ACCURACY_TOLERANCE. The others (tracking, and reports without per-frame figures)
+    regress when a figure fell by more than ACCURACY_TOLERANCE. Only figures both reports have
+    are compared (the same kinds of labels); a rise is no regression.
     """
-    problems = []
+    intervals = frame_comparison(report, expected, ACCURACY_TOLERANCE)
+    problems = [f"per-frame {name}: mean change {figures['mean_difference']:+.3f} over "
+                f"{figures['frames']} frames, 95 % interval [{figures['interval'][0]:+.3f}, "
+                f"{figures['interval'][1]:+.3f}], all below -{ACCURACY_TOLERANCE:g}"
+                for name, figures in intervals.items() if figures['regressed']]
+    judged = {KINDS[name] for name in intervals}
     for kind, names in HEADLINES.items():
         old, new = expected.get('accuracy', {}).get(kind), report.get('accuracy', {}).get(kind)
-        if not old or not new:
+        if not old or not new or kind in judged:
             continue
         for name in names:
             if name in COUNTS or name not in old or name not in new:

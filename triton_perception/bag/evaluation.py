@@ -24,12 +24,13 @@ from rclpy.executors import SingleThreadedExecutor
 from rosbags.highlevel import AnyReader, AnyReaderError
 import yaml
 
-from triton_perception.bag.accuracy_report import (accuracy_regressions, add_accuracy,
-                                                   Scoring, write_report)
+from triton_perception.bag.accuracy_report import (accuracy_regressions, ACCURACY_TOLERANCE,
+                                                   add_accuracy, Scoring, write_report)
 from triton_perception.bag.bag_format import BagError, COMPRESSED_IMAGE_TYPE, IMAGE_TYPE, typestore
 from triton_perception.bag.camera_health_summary import CameraHealthLog
 from triton_perception.bag.figures import (analyse_outputs, detection_labels,
                                            node_figures, NODES, regressions)
+from triton_perception.bag.frame_comparison import frame_comparison
 from triton_perception.bag.play import Lockstep, play_bag
 from triton_perception.bag.record import BagRecorder
 from triton_perception.frames import CAMERA_STATUS_PREFIX, NodeStatus, status_name
@@ -352,8 +353,10 @@ def evaluate(settings: EvaluationSettings, log: Callable[[str], None]) -> dict[s
     add_accuracy(report, settings.scoring(), log, settings.output)
     if settings.expected:
         expected = json.loads(Path(settings.expected).read_text(encoding='utf-8'))
-        report['comparison'] = {'expected': str(settings.expected),
-                                'regressions': [*regressions(report, expected),
-                                                *accuracy_regressions(report, expected)]}
+        report['comparison'] = {
+            'expected': str(settings.expected),
+            'regressions': [*regressions(report, expected),
+                            *accuracy_regressions(report, expected)],
+            'intervals': frame_comparison(report, expected, ACCURACY_TOLERANCE)}
     write_report(report, settings.output)
     return report

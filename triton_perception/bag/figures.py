@@ -16,6 +16,7 @@ import yaml
 
 from triton_perception.bag.bag_format import typestore
 from triton_perception.bag.camera_health_summary import health_markdown
+from triton_perception.bag.frame_comparison import comparison_markdown
 from triton_perception.frames import NodeStatus
 from triton_perception.ground import ego_lane, GROUND_POINT_DTYPE
 from triton_perception.models import labels_for
@@ -266,4 +267,5 @@ def markdown(report: dict[str, Any]) -> str:
         lines += [f"Compared with {comparison['expected']}: "
                   + ('no regression.' if not comparison['regressions'] else 'REGRESSIONS:'), '']
         lines += [f'- {problem}' for problem in comparison['regressions']]
+        lines += comparison_markdown(comparison.get('intervals', {}))
     return '\n'.join(lines) + '\n'
