@@ -5,6 +5,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 import yaml
 
@@ -147,3 +148,48 @@ def test_expected_report_catches_a_raised_score_threshold(shared: Path, triton_s
     assert any(problem.startswith('detection.frames_with_class[car]') for problem in problems), \
         problems
     assert 'REGRESSIONS' in (tmp_path / 'regressed' / 'report.md').read_text()
+
+
+@pytest.mark.ros
+@pytest.mark.server
+@pytest.mark.slow
+def test_lockstep_publishes_the_same_results_beside_a_cpu_hog(shared: Path, triton_server: Any,
+                                                              tmp_path: Path) -> None:
+    """
+    The same bag replayed in lockstep twice, the second time beside a busy process.
+
+    Every frame is answered both times, with the same detections, track ids and lanes: the
+    results are those of the perception, not of the machine's load.
+    """
+    import subprocess
+    import sys
+
+    from triton_perception.bag.accuracy import read_outputs
+    from triton_perception.bag.figures import detection_labels
+
+    bag = clip_bag(shared, tmp_path, 24)
+    outputs = []
+    for run in ('quiet', 'hog'):
+        hog = subprocess.Popen([sys.executable, '-c', 'while True: pass']) if run == 'hog' \
+            else None
+        try:
+            report = evaluate(EvaluationSettings(
+                bag=bag, output=tmp_path / run, triton_url=triton_server.grpc_url,
+                timing='lockstep'), log=print)
+        finally:
+            if hog is not None:
+                hog.kill()
+                hog.wait()
+        assert report['input']['timing'] == 'lockstep'
+        outputs.append(read_outputs(Path(report['outputs_bag']), detection_labels(None)))
+    quiet, loaded = outputs
+    assert len(quiet.detections) == len(quiet.lanes) == 24
+    assert sorted(quiet.detections) == sorted(loaded.detections)
+    assert sorted(quiet.lanes) == sorted(loaded.lanes)
+    for stamp in quiet.detections:
+        np.testing.assert_allclose(quiet.detections[stamp], loaded.detections[stamp], atol=1e-6)
+        np.testing.assert_array_equal(quiet.tracks[stamp][:, 6], loaded.tracks[stamp][:, 6])
+        assert len(quiet.lanes[stamp]) == len(loaded.lanes[stamp])
+        for ours, theirs in zip(quiet.lanes[stamp], loaded.lanes[stamp]):
+            np.testing.assert_allclose(ours, theirs, atol=1e-3)
+        assert quiet.lane_sides[stamp] == loaded.lane_sides[stamp]
