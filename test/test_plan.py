@@ -8,9 +8,10 @@ import pytest
 import yaml
 
 from conftest import REPO
+from triton_perception.frames import camera_info_sibling
 from triton_perception.parameters import DETECTION, LANES, OVERLAY, specs_by_name
-from triton_perception.pipeline.plan import (ARGUMENT_NAMES, camera_info_sibling,
-                                             parse_launch_arguments, pipeline_plan, PlanError)
+from triton_perception.pipeline.plan import (ARGUMENT_NAMES, parse_launch_arguments, pipeline_plan,
+                                             PlanError)
 
 
 def test_defaults_start_a_local_server_and_one_perception_process() -> None:

@@ -16,8 +16,8 @@ import tritonclient.grpc as grpcclient
 from tritonclient.utils import InferenceServerException
 
 from sample_images import bus_rgb
+from triton_perception.frames import Frame
 from triton_perception.frames.accounting import Fate, FrameAccounting
-from triton_perception.serving.frame_slot import Frame
 from triton_perception.serving.output_memory import (MIN_SHARED_OUTPUT_BYTES, OutputMemory,
                                                      OutputSpec, shared_output_layout)
 from triton_perception.serving.request_errors import lost_shared_memory

@@ -3,6 +3,7 @@ Commands built from the other folders: the demo, the soak run and the docs table
 
 Owns: `triton-perception demo` (demo), `soak` (soak_run) and the generated docs tables
 (docs_tables). May import everything below it; only commands/ imports it.
+Imports: `bag/`, `outputs/`, `parameters/`, `pipeline/`, `system/`.
 """
 from __future__ import annotations
 

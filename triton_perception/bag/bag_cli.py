@@ -8,7 +8,7 @@ import sys
 import time
 from typing import Any
 
-from triton_perception.bag.bag_format import BagError
+from triton_perception.bag.bag_format import BagError, ENCODINGS
 
 STORAGE_HELP = ("rosbag2 storage; by default the one ROS_DISTRO's `ros2 bag record` uses: "
                 'sqlite3 on Humble, mcap on Jazzy and Kilted')
@@ -228,7 +228,7 @@ def add_bag_commands(commands: argparse._SubParsersAction) -> None:
                       help=STORAGE_HELP)
     make.add_argument('--compressed', action='store_true',
                       help='write sensor_msgs/CompressedImage (jpeg) instead of Image')
-    make.add_argument('--encoding', choices=['rgb8', 'bgr8'], default='rgb8')
+    make.add_argument('--encoding', choices=ENCODINGS, default=ENCODINGS[0])
     make.add_argument('--rate', type=float, default=None,
                       help="frames per second (default: the video's; 10 for images)")
     make.add_argument('--max-frames', type=int, default=None)

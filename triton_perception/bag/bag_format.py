@@ -19,6 +19,7 @@ import yaml
 from triton_perception.errors import TritonPerceptionError
 
 IMAGE_TYPE = 'sensor_msgs/msg/Image'
+ENCODINGS = ('rgb8', 'bgr8')  # what `bag make` writes
 COMPRESSED_IMAGE_TYPE = 'sensor_msgs/msg/CompressedImage'
 DEFAULT_TOPIC = '/camera/image_raw'
 STORAGES: dict[str, StoragePlugin] = {'mcap': StoragePlugin.MCAP, 'sqlite3': StoragePlugin.SQLITE3}

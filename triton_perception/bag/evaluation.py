@@ -28,13 +28,14 @@ from triton_perception.bag.accuracy_report import (accuracy_regressions, ACCURAC
                                                    add_accuracy, Scoring, write_report)
 from triton_perception.bag.bag_format import BagError, COMPRESSED_IMAGE_TYPE, IMAGE_TYPE, typestore
 from triton_perception.bag.camera_health_summary import CameraHealthLog
-from triton_perception.bag.figures import (analyse_outputs, detection_labels,
-                                           node_figures, NODES, regressions)
+from triton_perception.bag.figures import (analyse_outputs, detection_labels, node_figures, NODES,
+                                           regressions)
 from triton_perception.bag.frame_comparison import frame_comparison
 from triton_perception.bag.play import Lockstep, play_bag
 from triton_perception.bag.record import BagRecorder
-from triton_perception.frames import CAMERA_STATUS_PREFIX, NodeStatus, status_name
-from triton_perception.pipeline import camera_info_sibling, pipeline_plan, PipelineRunner
+from triton_perception.frames import (camera_info_sibling, CAMERA_STATUS_PREFIX, NodeStatus,
+                                      status_name)
+from triton_perception.pipeline import pipeline_plan, PipelineRunner
 from triton_perception.qos import TF_STATIC_QOS
 from triton_perception.system import config_file
 

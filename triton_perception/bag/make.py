@@ -23,12 +23,12 @@ from rosbags.typesys.store import Typestore
 import yaml
 
 from triton_perception.bag.bag_format import (BagError, COMPRESSED_IMAGE_TYPE, DEFAULT_TOPIC,
-                                              IMAGE_TYPE, new_writer, Progress, typestore)
-from triton_perception.pipeline import camera_info_sibling
+                                              ENCODINGS, IMAGE_TYPE, new_writer, Progress,
+                                              typestore)
+from triton_perception.frames import camera_info_sibling
 
 DEFAULT_EPOCH_S = 1_700_000_000
 DEFAULT_IMAGE_RATE_HZ = 10.0
-ENCODINGS = ('rgb8', 'bgr8')
 JPEG_QUALITY = 90
 PROGRESS_EVERY_FRAMES = 50
 CAMERA_INFO_TYPE = 'sensor_msgs/msg/CameraInfo'

@@ -20,6 +20,8 @@ measures the nodes' own CPU, memory and latency against a bare floor node on con
 Nothing is imported here: the floor node runs as `python -m triton_perception.bench.floor_node`,
 which imports this package first, and must not pay for the bench's imports (onnxruntime, the
 references, tracking) in its memory. Import from the modules.
+Imports: `frames/`, `graphs/`, `health/`, `lanes/`, `models/`, `nodes/`, `outputs/`, `parameters/`,
+`pipeline/`, `qos.py`, `serving/`, `system/`, `tracking/`.
 """
 from __future__ import annotations
 

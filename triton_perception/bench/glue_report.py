@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from triton_perception.bench.report import table_cell
 from triton_perception.serving import ENSEMBLES
 
 CPU_RATIO_TARGET = 1.5
@@ -61,10 +62,6 @@ def targets(cases: dict[str, dict[str, Any]]) -> dict[str, Any]:
     return result
 
 
-def _cell(value: Any) -> str:
-    return '–' if value is None else f'{value:g}' if isinstance(value, float) else str(value)
-
-
 def glue_table(report: dict[str, Any]) -> str:
     """
     Return the cases as a Markdown table, then one line per target.
@@ -84,14 +81,14 @@ def glue_table(report: dict[str, Any]) -> str:
                            sorted(figures['triton_request_ms'].items()) if model in ENSEMBLES)
         lines.append(
             f"| {LAYOUT_NAMES[figures['layout']]} | {figures['models']} | {figures['cameras']} "
-            f"| {figures['processes']} | {_cell(figures['cpu_ms_per_frame'])} "
-            f"| {_cell(cpu_ratio(cases, figures))} | {figures['rss_mib']:.0f} "
+            f"| {figures['processes']} | {table_cell(figures['cpu_ms_per_frame'])} "
+            f"| {table_cell(cpu_ratio(cases, figures))} | {figures['rss_mib']:.0f} "
             f"| {figures['rss_per_camera_mib']:.0f} "
-            f"| {_cell(figures['added_latency_ms']['p50'])} / "
-            f"{_cell(figures['added_latency_ms']['p99'])} | {triton} "
+            f"| {table_cell(figures['added_latency_ms']['p50'])} / "
+            f"{table_cell(figures['added_latency_ms']['p99'])} | {triton} "
             f"| {figures['input_hz_per_camera']:g} | {figures['served_share']:.0%} "
-            f"| {figures['frames_sent']} | {_cell(figures['frames_lost'])} "
-            f"| {_cell(figures['frames_without_result'])} |")
+            f"| {figures['frames_sent']} | {table_cell(figures['frames_lost'])} "
+            f"| {table_cell(figures['frames_without_result'])} |")
     lines.append('')
     for name, figures in cases.items():
         if figures.get('health_check_cpu_ms_per_frame') is not None:
@@ -99,7 +96,7 @@ def glue_table(report: dict[str, Any]) -> str:
                          f" ms of CPU per frame, {figures['health_check_cpu_share']:.1%} of the "
                          'CPU per frame')
     for name, target in report.get('targets', {}).items():
-        shown = ', '.join(f'{key} {_cell(value)}' for key, value in target.items()
+        shown = ', '.join(f'{key} {table_cell(value)}' for key, value in target.items()
                           if key != 'met')
         lines.append(f"- {name}: {shown}: {'met' if target['met'] else 'NOT met'}")
     return '\n'.join(lines)

@@ -12,11 +12,10 @@ from typing import Any, Callable
 import numpy as np
 
 from triton_perception.bench.settings import detection_request_inputs
-from triton_perception.frames import check_detections
 from triton_perception.graphs import FRAME_INPUT
 from triton_perception.lanes import NUM_POINTS, postprocess as lane_postprocess
 from triton_perception.parameters import LANES, specs_by_name
-from triton_perception.serving import load_step_module, parameters_of, step_config
+from triton_perception.serving import check_detections, load_step_module, parameters_of, step_config
 
 
 def onnx_model(repository: Path,

@@ -126,9 +126,7 @@ def load_averages() -> list[float]:
 
 def markdown_table(report: dict[str, Any]) -> str:
     """Return the cases' headline figures as one Markdown table (– where a figure is missing)."""
-    def cell(value: Any) -> str:
-        return '–' if value is None else f'{value:g}' if isinstance(value, float) else str(value)
-
+    cell = table_cell
     header = ('| case | reference ms | Triton ms (median / p95) | ROS e2e ms (median / p95) | '
               'ratio | capacity fps | throughput fps | throughput ratio | '
               'p95 first / last 10 s ms | node CPU ms/frame | server CPU ms/frame | '
@@ -172,8 +170,8 @@ def budget_table(report: dict[str, Any]) -> str:
             continue
 
         def line(label: str, figures: dict[str, Any], case: str = case) -> str:
-            return (f'| {case} | {label} | {_cell(figures.get("median"))} | '
-                    f'{_cell(figures.get("p90"))} |')
+            return (f'| {case} | {label} | {table_cell(figures.get("median"))} | '
+                    f'{table_cell(figures.get("p90"))} |')
         rows += [line(row_label(row), figures) for row, figures in budget['stages_ms'].items()]
         rows.append(line(f'**end to end** ({budget["frames"]} frames)', budget['e2e_ms']))
         rows.append(line('reference (in-process)', {'median': budget['reference_ms']}))
@@ -183,10 +181,12 @@ def budget_table(report: dict[str, Any]) -> str:
         notes += loaded_line(case, report[case].get('throughput', {}), budget.get('steps', []))
         cpu = report[case].get('cpu_outside_graph_ms_per_frame')
         if cpu:
-            steps = ', '.join(f'{step} {_cell(ms)}' for step, ms in cpu['server_steps_ms'].items())
+            steps = ', '.join(f'{step} {table_cell(ms)}'
+                              for step, ms in cpu['server_steps_ms'].items())
             notes.append(f'{case}: CPU ms per result outside the model graph '
-                         f'{_cell(cpu["outside_graph_ms"])} (node {_cell(cpu["node_ms"])}, '
-                         f'tritonserver {_cell(cpu["server_main_ms"])}; stubs: {steps}; graph '
+                         f'{table_cell(cpu["outside_graph_ms"])} (node '
+                         f'{table_cell(cpu["node_ms"])}, tritonserver '
+                         f'{table_cell(cpu["server_main_ms"])}; stubs: {steps}; graph '
                          f'step {cpu["graph_step"]})')
     return '\n'.join(rows + [''] + notes if notes else rows)
 
@@ -202,12 +202,13 @@ def loaded_line(case: str, throughput: dict[str, Any], steps: list[str]) -> list
     compute = sum(timers[step][f'{timer}_ms'] for step in steps for timer in STEP_TIMERS
                   if timer != 'queue')
     return [f'{case} at {RATE_HZ:g} Hz (throughput phase, mean ms per result): node callback -> '
-            f'request sent {_cell(stages["to_request"])}, request round trip '
-            f'{_cell(stages["request"])} (Triton queue {queue:.2f}, compute {compute:.2f}), '
-            f'response -> published {_cell(stages["to_publish"])}']
+            f'request sent {table_cell(stages["to_request"])}, request round trip '
+            f'{table_cell(stages["request"])} (Triton queue {queue:.2f}, compute {compute:.2f}), '
+            f'response -> published {table_cell(stages["to_publish"])}']
 
 
-def _cell(value: Any) -> str:
+def table_cell(value: Any) -> str:
+    """Return a figure as a table cell: '–' for none, floats in their shortest form."""
     return '–' if value is None else f'{value:g}' if isinstance(value, float) else str(value)
 
 

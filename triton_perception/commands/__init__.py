@@ -5,6 +5,8 @@ Owns: one module per group of commands (server and engines, models, run and wait
 soak, demo and docs, bench), each adding its commands to the parser that cli.py builds, and
 the termination handling the long-running ones share. `bag` keeps its commands in bag/. May
 import everything below it; only cli.py imports it.
+Imports: `apps/`, `bag/`, `bench/`, `frames/`, `graphs/`, `lanes/`, `models/`, `nodes/`,
+`pipeline/`, `scoring/`, `serving/`, `system/`, `tracking/`.
 """
 from __future__ import annotations
 

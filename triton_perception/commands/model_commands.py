@@ -12,6 +12,7 @@ from pathlib import Path
 import sys
 from typing import Callable
 
+from triton_perception.graphs import HEAD_LAYOUTS
 from triton_perception.lanes import LAYOUTS as LANE_LAYOUTS
 from triton_perception.models import default_models_directory, ExportChecks, install_models
 from triton_perception.system import default_model_repository
@@ -51,7 +52,7 @@ def command_models(arguments: argparse.Namespace) -> int:
             return 2
         if arguments.layout in LANE_LAYOUTS:
             print(f'triton-perception: error: --layout {arguments.layout} is a lane layout; a '
-                  "detector's is auto, yolov5 or yolov8", file=sys.stderr)
+                  f"detector's is auto, {' or '.join(HEAD_LAYOUTS)}", file=sys.stderr)
             return 2
         try:
             install_detector(repository, arguments.detector, arguments.labels, arguments.name,
@@ -127,7 +128,7 @@ def add_models_command(commands: argparse._SubParsersAction) -> None:
     models.add_argument('--name', default=None,
                         help='the ensemble name detection_node or lane_node serves it under '
                              '(model_name)')
-    models.add_argument('--layout', choices=['auto', 'yolov5', 'yolov8', *LANE_LAYOUTS],
+    models.add_argument('--layout', choices=['auto', *HEAD_LAYOUTS, *LANE_LAYOUTS],
                         default='auto',
                         help='detector head: yolov5 [1, N, 5+classes], yolov8/yolo11 '
                              '[1, 4+classes, N], auto reads it from the file; lane model: '

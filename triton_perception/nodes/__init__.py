@@ -9,6 +9,8 @@ runs and stops on SIGINT and SIGTERM (node_process, also used by the bag tools a
 `triton-perception run`), ROS parameter declaration (ros_parameters) and DDS loss events
 (frame_losses). May import every domain folder below it; nothing imports nodes/ but bag/,
 bench/, the CLI and the executables.
+Imports: `frames/`, `ground/`, `health/`, `lanes/`, `models/`, `outputs/`, `parameters/`, `qos.py`,
+`serving/`, `system/`, `tracking/`.
 """
 from __future__ import annotations
 

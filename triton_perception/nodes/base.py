@@ -17,7 +17,7 @@ from rclpy.lifecycle import LifecycleNode, LifecycleState, TransitionCallbackRet
 from rclpy.node import Node
 from std_msgs.msg import Header
 
-from triton_perception.frames import FrameAccounting
+from triton_perception.frames import Frame, FrameAccounting
 from triton_perception.nodes.camera_frames import CameraFrames
 from triton_perception.nodes.camera_health import camera_health
 from triton_perception.nodes.frame_intake import FrameChecks, RgbConversion
@@ -28,7 +28,7 @@ from triton_perception.nodes.parameter_changes import ParameterChanges
 from triton_perception.nodes.ros_parameters import declare_parameters
 from triton_perception.parameters import InferenceSettings, ParameterSpec, ParameterValues
 from triton_perception.qos import stream_qos
-from triton_perception.serving import ClientSettings, Frame, InferenceWorker, Tensors, TlsOptions
+from triton_perception.serving import ClientSettings, InferenceWorker, Tensors, TlsOptions
 
 FRAME_PROBLEM_THROTTLE_S = 5.0
 InferenceT = TypeVar('InferenceT', bound=InferenceSettings)

@@ -8,7 +8,7 @@ import numpy as np
 from sensor_msgs.msg import Image
 from vision_msgs.msg import Detection2DArray, LabelInfo
 
-from triton_perception.frames import check_detections
+from triton_perception.frames import Frame
 from triton_perception.ground import DetectionGroundOutputs
 from triton_perception.models import labels_for
 from triton_perception.nodes.base import PerceptionNode
@@ -17,7 +17,7 @@ from triton_perception.outputs import detection_array_message, draw_detections, 
 from triton_perception.parameters import (DETECTION, DetectionSettings, ParameterValues,
                                           parse_class_filter)
 from triton_perception.qos import LATCHED_QOS, OVERLAY_QOS, RESULT_QOS
-from triton_perception.serving import Frame, Tensors
+from triton_perception.serving import check_detections, Tensors
 from triton_perception.tracking import DetectionTracking
 
 

@@ -11,12 +11,12 @@ from typing import Any, Callable
 
 import numpy as np
 
-from triton_perception.frames import (check_compressed, check_image, compressed_to_rgb, Fate,
+from triton_perception.frames import (check_compressed, check_image, compressed_to_rgb, Fate, Frame,
                                       FrameAccounting, FrameRejected, image_to_rgb)
 from triton_perception.nodes.camera_frames import CameraFrames
 from triton_perception.nodes.frame_reading import COMPRESSED_FRAMES, read_frame, Taken
 from triton_perception.parameters import InferenceSettings
-from triton_perception.serving import Frame, InferenceWorker, Log
+from triton_perception.serving import InferenceWorker, Log
 
 
 class FrameChecks:

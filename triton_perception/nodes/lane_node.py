@@ -11,7 +11,7 @@ from typing import Any
 
 from sensor_msgs.msg import Image, PointCloud2
 
-from triton_perception.frames import check_lane_outputs
+from triton_perception.frames import Frame
 from triton_perception.ground import LaneGroundOutputs
 from triton_perception.lanes import decode_lanes, DecodeSettings, lane_model_for, NUM_POINTS
 from triton_perception.nodes.base import PerceptionNode
@@ -20,7 +20,7 @@ from triton_perception.outputs import (draw_drivable_area, draw_lanes, image_mes
                                        lanes_cloud_message)
 from triton_perception.parameters import LANES, LaneSettings
 from triton_perception.qos import OVERLAY_QOS, RESULT_QOS
-from triton_perception.serving import Frame, Tensors
+from triton_perception.serving import check_lane_outputs, Tensors
 from triton_perception.system import default_model_repository
 
 

@@ -23,6 +23,7 @@ from typing import Any, Callable
 from rclpy.node import Node
 from rclpy.utilities import remove_ros_args
 
+from triton_perception.frames import camera_info_sibling
 from triton_perception.nodes.camera_frames import CameraFrames
 from triton_perception.nodes.detection_node import DetectionNode
 from triton_perception.nodes.lane_node import LaneNode
@@ -48,12 +49,6 @@ class Camera:
         return ['--ros-args', '-r', f'image:={self.image_topic}',
                 '-r', f'image/compressed:={self.image_topic}/compressed',
                 '-r', f'camera_info:={info}']
-
-
-def camera_info_sibling(image_topic: str) -> str:
-    """Return image_transport's camera_info topic beside `image_topic`."""
-    namespace, _separator, _name = image_topic.rpartition('/')
-    return f'{namespace}/camera_info'
 
 
 def parse_camera(text: str) -> Camera:

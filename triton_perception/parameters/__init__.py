@@ -2,8 +2,9 @@
 Node parameters: the table of every parameter and each node's settings typed from it.
 
 Owns: what a parameter is and how a value is validated (specs), the tables of every node's
-parameters (tables), and each node's settings as a frozen dataclass (node_settings). Imports
-nothing of the package: launch files and docs read the tables without ROS, numpy or scipy.
+parameters (tables), and each node's settings as a frozen dataclass (node_settings). Launch
+files and docs read the tables without ROS, numpy or scipy.
+Imports: nothing of the package.
 """
 from triton_perception.parameters.node_settings import (DetectionSettings, GroundSettings,
                                                         HealthSettings, InferenceSettings,

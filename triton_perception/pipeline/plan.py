@@ -13,6 +13,7 @@ import re
 import yaml
 
 from triton_perception.errors import TritonPerceptionError
+from triton_perception.frames import camera_info_sibling
 from triton_perception.parameters import DETECTION, LANES, specs_by_name
 from triton_perception.serving import PROFILES, ServerConfig, ServerError
 from triton_perception.system import config_file, dds_profile_environment, default_model_repository
@@ -217,13 +218,6 @@ def _cameras(arguments: dict[str, str], namespace: str) -> list[tuple[str, str]]
             raise PlanError(f"argument 'cameras': the name '{name}' is given twice")
         cameras[name] = topic
     return [(f'{namespace}/{name}', topic) for name, topic in cameras.items()]
-
-
-def camera_info_sibling(image_topic: str) -> str:
-    """image_transport's camera_info topic of an image topic: /cam/image_raw -> /cam/camera_info."""
-    namespace, _separator, _name = image_topic.rpartition('/')
-    return f'{namespace}/camera_info' if namespace or image_topic.startswith('/') \
-        else 'camera_info'
 
 
 def _namespace(value: str) -> str:

@@ -7,19 +7,9 @@ Triton is not ready, and a frame handed over then is dropped at once.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
 import threading
-from typing import Any
 
-from triton_perception.frames import Fate, FrameAccounting
-
-
-@dataclass
-class Frame:
-    """A received frame on its way through the slot; `message` is opaque to this module."""
-
-    message: Any
-    received_at: float
+from triton_perception.frames import Fate, Frame, FrameAccounting
 
 
 class LatestFrameSlot:

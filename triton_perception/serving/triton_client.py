@@ -20,9 +20,9 @@ import grpc
 import tritonclient.grpc as grpcclient
 from tritonclient.utils import InferenceServerException
 
-from triton_perception.frames import Fate, FrameAccounting, FrameRejected, RequestTimes
+from triton_perception.frames import Fate, Frame, FrameAccounting, FrameRejected, RequestTimes
 from triton_perception.serving.connection_health import ConnectionHealth
-from triton_perception.serving.frame_slot import Frame, LatestFrameSlot
+from triton_perception.serving.frame_slot import LatestFrameSlot
 from triton_perception.serving.output_memory import OutputMemory
 from triton_perception.serving.request_errors import (is_unreachable, lost_shared_memory,
                                                       request_failure)

@@ -1,8 +1,11 @@
 """
 Multi-object tracking: ByteTrack association in the image, motion on the ground.
 
-Pure numpy/scipy, no ROS imports: the nodes hand in arrays and stamps in seconds, so every
-behaviour is tested on synthetic scenes with known truth (test/test_tracking.py).
+The tracker (tracker, association, kalman, ground_motion, camera_tracking) is pure numpy/scipy:
+the nodes hand in arrays and stamps in seconds, so every behaviour is tested on synthetic scenes
+with known truth (test/test_tracking.py). Only the tracks' messages (track_messages) and their
+publishers (track_publishers) touch ROS.
+Imports: `ground/`, `outputs/`, `parameters/`.
 """
 from __future__ import annotations
 

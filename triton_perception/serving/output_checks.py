@@ -12,10 +12,11 @@ from typing import Callable
 
 import numpy as np
 
-Tensors = dict[str, np.ndarray]
+from triton_perception.errors import TritonPerceptionError
+from triton_perception.serving.request_inputs import Tensors
 
 
-class MalformedOutput(ValueError):
+class MalformedOutput(TritonPerceptionError, ValueError):
     """A result tensor breaks the output contract (model_repository/README.md)."""
 
 
