@@ -173,3 +173,43 @@ def test_nothing_outlives_a_killed_runner(probe: Probe, tmp_path: Path) -> None:
         process.wait()
     wait_until(lambda: not any(alive(pid) for pid in started), 10.0,
                f'the processes the runner started ({started}) to end')
+
+
+def test_a_perception_process_per_camera(probe: Probe, shared: Path, tmp_path: Path) -> None:
+    """
+    cameras_per_process:=1: a perception_process per camera against one tritonserver.
+
+    Each camera's detections and lanes answer its own frames only; a stop ends every process.
+    """
+    namespace = '/per_camera'
+    topics = {name: f'{namespace}/{name}_camera/image_raw' for name in ('left', 'right')}
+    process, log_path = start_pipeline(
+        tmp_path, namespace, 'cameras:=' + ','.join(f'{name}={topic}'
+                                                    for name, topic in topics.items()),
+        'enable_overlay:=false', 'cameras_per_process:=1')
+    try:
+        results = {(name, kind): probe.record(message_type, f'{namespace}/{name}/{kind}')
+                   for name in topics for kind, message_type in (('detections', Detection2DArray),
+                                                                  ('lanes', PointCloud2))}
+        cameras = {name: probe.publisher(Image, topic) for name, topic in topics.items()}
+        wait_until(lambda: all(camera.get_subscription_count() >= 1
+                               for camera in cameras.values()) or process.poll() is not None,
+                   240.0, 'a perception_process on each camera')
+        assert process.poll() is None, log_path.read_text()
+        for index, bgr in enumerate(clip_frames(shared, 30)):
+            for name, camera in cameras.items():
+                camera.publish(image_of(bgr, name, 1_700_000_000 + index))
+            time.sleep(0.2)  # publishing rate (5 Hz per camera), not a wait for a condition
+        wait_until(lambda: all(len(received) >= 2 for received in results.values()), 90.0,
+                   'detections and lanes from both cameras')
+        for (name, _kind), received in results.items():
+            assert {message.header.frame_id for message in received} == {name}
+        tree = process_tree(process.pid)[1:]
+        commands = [Path(f'/proc/{pid}/cmdline').read_bytes() for pid in tree if alive(pid)]
+        assert sum(b'perception_process' in command and b'--namespace=' in command
+                   for command in commands) == 2, commands
+    finally:
+        tree = stop_pipeline(process, signal.SIGINT)
+    assert process.returncode == 0, log_path.read_text()
+    wait_until(lambda: not any(alive(pid) for pid in tree), 60.0,
+               f'no process of the pipeline left ({[pid for pid in tree if alive(pid)]})')

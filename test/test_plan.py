@@ -226,3 +226,27 @@ def test_readiness_gate_waits_for_the_models_the_nodes_use(tmp_path: Path) -> No
     assert plan.ready_models == ('yolov8',)
     assert plan.server.models == ('yolov8',)
     assert pipeline_plan({}).ready_models == ('yolov5', 'lane_detection')
+
+
+def test_cameras_per_process_groups_the_cameras_over_processes() -> None:
+    """
+    cameras_per_process:=2 with three cameras: two perception_processes, each camera in one.
+
+    Each process's own node lives in its first camera's namespace (no two share a name); one
+    camera per process gives each the single-camera form; 0 keeps them all in one.
+    """
+    cameras = 'cameras:=a=/a/image,b=/b/image,c=/c/image'
+    plan = pipeline_plan(parse_launch_arguments(
+        [cameras, 'namespace:=/car', 'enable_overlay:=false', 'cameras_per_process:=2']))
+    first, second = plan.nodes
+    assert (first.fqn, second.fqn) == ('/car/a/perception_process', '/car/c/perception_process')
+    assert first.arguments == ('--namespace=/car/a', '--camera=/car/a=/a/image=/a/camera_info',
+                               '--camera=/car/b=/b/image=/b/camera_info', '--no-overlay')
+    assert second.arguments == ('--namespace=/car/c', '--no-overlay')
+    assert ('image', '/c/image') in second.remappings
+    one_each = pipeline_plan(parse_launch_arguments([cameras, 'cameras_per_process:=1']))
+    assert [node.fqn for node in one_each.nodes] == [
+        '/a/perception_process', '/b/perception_process', '/c/perception_process']
+    assert len(pipeline_plan(parse_launch_arguments([cameras])).nodes) == 1
+    with pytest.raises(PlanError, match="'cameras_per_process': 'two'"):
+        pipeline_plan(parse_launch_arguments([cameras, 'cameras_per_process:=two']))

@@ -74,6 +74,10 @@ ARGUMENTS = (
     Argument('process_layout', 'single', "single: every camera's nodes in one "
              'perception_process (each frame taken from DDS once); per_node: one process per node',
              ('single', 'per_node')),
+    Argument('cameras_per_process', '0', 'with process_layout:=single and several cameras: '
+             'at most this many cameras per perception_process, each camera still taken once '
+             'for all its nodes, every process against one Triton (0: all cameras in one '
+             'process; 1: a process per camera, past one core)'),
     Argument('use_sim_time', 'false', 'use /clock (bag replay with --clock)', BOOLEAN),
 )
 ARGUMENT_NAMES = tuple(argument.name for argument in ARGUMENTS)
@@ -257,6 +261,36 @@ def _single_process(nodes: list[NodePlan], cameras: list[tuple[str, str]], names
                     parameters, (), (*_namespace_argument(namespace), *specs, *flags))
 
 
+def _cameras_per_process(arguments: dict[str, str]) -> int:
+    """Return the cameras_per_process argument as a whole number (0: all in one process)."""
+    text = arguments['cameras_per_process'].strip()
+    if not text.isdigit():
+        raise PlanError(f"argument 'cameras_per_process': '{text}' is not a whole number of at "
+                        'least 0 (0: every camera in one perception_process)')
+    return int(text)
+
+
+def _perception_processes(nodes: list[NodePlan], cameras: list[tuple[str, str]],
+                          namespace: str, params_file: Path, common: dict[str, object],
+                          per_process: int) -> list[NodePlan]:
+    """
+    Return the perception_processes that run `nodes`: the cameras in groups of `per_process`.
+
+    One Python process gets about one core (the GIL); groups spread the cameras over cores.
+    A group's own node lives in the namespace of its first camera, so that the processes'
+    names differ; all cameras in one group keep the plan's namespace as before.
+    """
+    size = per_process or len(cameras)
+    groups = [cameras[start:start + size] for start in range(0, len(cameras), size)]
+    processes = []
+    for group in groups:
+        names = {camera_namespace for camera_namespace, _topic in group}
+        processes.append(_single_process(
+            [node for node in nodes if node.namespace in names], group,
+            namespace if len(groups) == 1 else group[0][0], params_file, common))
+    return processes
+
+
 def _namespace_argument(namespace: str) -> list[str]:
     return [f'--namespace={namespace}'] if namespace else []
 
@@ -323,8 +357,8 @@ def pipeline_plan(values: dict[str, str]) -> PipelinePlan:
     enabled = [name for name in MODEL_DEFAULTS if any(node.name == name for node in nodes)]
     ready_models = tuple(dict.fromkeys(model_name(params_file, name) for name in enabled))
     if arguments['process_layout'] == 'single':
-        nodes = [_single_process(nodes, cameras, _namespace(arguments['namespace']),
-                                 params_file, common)]
+        nodes = _perception_processes(nodes, cameras, _namespace(arguments['namespace']),
+                                      params_file, common, _cameras_per_process(arguments))
     return PipelinePlan(
         ready_models=ready_models,
         server=replace(server, models=ready_models) if server else None, triton_url=triton_url,
