@@ -73,6 +73,20 @@ def clip_frames(shared: Path, count: int) -> list:
     return frames
 
 
+def feed_cameras(probe: Probe, topics: dict[str, str], process: subprocess.Popen,
+                 log_path: Path, shared: Path) -> None:
+    """Once each camera topic has a subscriber, publish 30 clip frames on each, at 5 Hz."""
+    cameras = {name: probe.publisher(Image, topic) for name, topic in topics.items()}
+    wait_until(lambda: all(camera.get_subscription_count() >= 1
+                           for camera in cameras.values()) or process.poll() is not None,
+               240.0, 'a subscriber on each camera')
+    assert process.poll() is None, log_path.read_text()
+    for index, bgr in enumerate(clip_frames(shared, 30)):
+        for name, camera in cameras.items():
+            camera.publish(image_of(bgr, name, 1_700_000_000 + index))
+        time.sleep(0.2)  # publishing rate (5 Hz per camera), not a wait for a condition
+
+
 @pytest.fixture
 def probe() -> Iterator[Probe]:
     """Yield a probe node for one test: each pipeline run starts from a fresh graph."""
@@ -130,15 +144,7 @@ def test_two_cameras_share_one_server(probe: Probe, shared: Path, tmp_path: Path
     try:
         results = {name: probe.record(Detection2DArray, f'{namespace}/{name}/detections')
                    for name in topics}
-        cameras = {name: probe.publisher(Image, topic) for name, topic in topics.items()}
-        wait_until(lambda: all(camera.get_subscription_count() >= 1
-                               for camera in cameras.values()) or process.poll() is not None,
-                   240.0, 'a detection_node on each camera')
-        assert process.poll() is None, log_path.read_text()
-        for index, bgr in enumerate(clip_frames(shared, 30)):
-            for name, camera in cameras.items():
-                camera.publish(image_of(bgr, name, 1_700_000_000 + index))
-            time.sleep(0.2)  # publishing rate (5 Hz per camera), not a wait for a condition
+        feed_cameras(probe, topics, process, log_path, shared)
         wait_until(lambda: all(len(received) >= 3 for received in results.values()), 60.0,
                    'detections from both cameras')
         for name, received in results.items():
@@ -188,18 +194,10 @@ def test_a_perception_process_per_camera(probe: Probe, shared: Path, tmp_path: P
                                                     for name, topic in topics.items()),
         'enable_overlay:=false', 'cameras_per_process:=1')
     try:
+        kinds = (('detections', Detection2DArray), ('lanes', PointCloud2))
         results = {(name, kind): probe.record(message_type, f'{namespace}/{name}/{kind}')
-                   for name in topics for kind, message_type in (('detections', Detection2DArray),
-                                                                  ('lanes', PointCloud2))}
-        cameras = {name: probe.publisher(Image, topic) for name, topic in topics.items()}
-        wait_until(lambda: all(camera.get_subscription_count() >= 1
-                               for camera in cameras.values()) or process.poll() is not None,
-                   240.0, 'a perception_process on each camera')
-        assert process.poll() is None, log_path.read_text()
-        for index, bgr in enumerate(clip_frames(shared, 30)):
-            for name, camera in cameras.items():
-                camera.publish(image_of(bgr, name, 1_700_000_000 + index))
-            time.sleep(0.2)  # publishing rate (5 Hz per camera), not a wait for a condition
+                   for name in topics for kind, message_type in kinds}
+        feed_cameras(probe, topics, process, log_path, shared)
         wait_until(lambda: all(len(received) >= 2 for received in results.values()), 90.0,
                    'detections and lanes from both cameras')
         for (name, _kind), received in results.items():
