@@ -77,9 +77,10 @@ class CameraHealth:
         self._sharpness = RunningBaseline(settings.health_baseline_s)
         self._interval = RunningBaseline(settings.health_baseline_s)
         self._arrivals: collections.deque[float] = collections.deque(maxlen=RATE_INTERVALS + 1)
-        # Each frame's interval: the longer of its arrival and stamp intervals. A backlog that
-        # DDS delivers at once arrives microseconds apart but keeps its stamps' spacing; a
-        # camera that sends half its frames lengthens both.
+        # The camera's rate is read from its stamps: a backlog that DDS delivers at once, a
+        # loaded machine, or a replay paced by the nodes (lockstep) changes when frames arrive,
+        # not how often the camera took them; a camera that loses half its frames doubles its
+        # stamps' spacing. Arrivals still tell a camera gone silent.
         self._intervals: collections.deque[float] = collections.deque(maxlen=RATE_INTERVALS)
         self._figures: FrameFigures | None = None
         self._details: dict[str, str] = dict.fromkeys(CONDITIONS, '')
@@ -107,8 +108,8 @@ class CameraHealth:
             self._details['stamps'] = (f'stamp ran {self._last_stamp - stamp_s:.3f} s '
                                        'backwards')
         self._same_stamp = self._same_stamp + 1 if stamp_s == self._last_stamp else 0
-        if self._arrivals and self._last_stamp is not None:
-            self._intervals.append(max(now - self._arrivals[-1], stamp_s - self._last_stamp))
+        if self._last_stamp is not None and stamp_s > self._last_stamp:
+            self._intervals.append(stamp_s - self._last_stamp)
         self._last_stamp = stamp_s
         self._held['stamps'].update(stamps, now)
         self._arrivals.append(now)
