@@ -15,8 +15,10 @@ attempt is counted in OUT/<drive>/attempts, so the report says which drives Ray 
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+import multiprocessing
 import os
 from pathlib import Path
+import queue
 import shutil
 import time
 from typing import Any, Callable
@@ -70,8 +72,57 @@ def run_on_ray(drives: dict[str, EvaluationSettings], workers: int, address: str
     """
     Replay each drive's settings as a Ray task and return every drive's outcome.
 
-    Raises BagError when Ray is not installed or cannot be reached.
+    The Ray driver runs in a child process of its own (spawned, not forked): Ray leaves gRPC
+    threads and fork handlers in the process that drives it, after which a later fork of that
+    process (a pipeline's next node, in a test session or a user's replay_test) can hang. The
+    child's progress lines come back through a queue. Raises BagError when Ray is not installed
+    or cannot be reached.
     """
+    context = multiprocessing.get_context('spawn')
+    lines: Any = context.Queue()
+    results: Any = context.Queue()
+    driver = context.Process(target=_drive, args=(drives, workers, address, lines, results),
+                             name='ray-driver')
+    driver.start()
+    outcome: Any = None
+    while outcome is None:
+        try:
+            log(lines.get(timeout=0.5))
+            continue
+        except queue.Empty:
+            pass
+        if not driver.is_alive():
+            try:  # what it put before it ended arrives through the pipe
+                outcome = results.get(timeout=5.0)
+            except queue.Empty:
+                raise BagError(f'the Ray driver process ended with code {driver.exitcode} '
+                               'before it reported') from None
+        else:
+            try:
+                outcome = results.get_nowait()
+            except queue.Empty:
+                pass
+    driver.join()
+    while not lines.empty():
+        log(lines.get())
+    if isinstance(outcome, BagError):
+        raise outcome
+    outcomes: dict[str, DriveOutcome] = outcome
+    return outcomes
+
+
+def _drive(drives: dict[str, EvaluationSettings], workers: int, address: str, lines: Any,
+           results: Any) -> None:
+    """Run the drives as the Ray driver process; put their outcomes (or the BagError)."""
+    try:
+        results.put(_run_drives(drives, workers, address, lines.put))
+    except BagError as error:
+        results.put(error)
+
+
+def _run_drives(drives: dict[str, EvaluationSettings], workers: int, address: str,
+                log: Callable[[str], None]) -> dict[str, DriveOutcome]:
+    """Submit one Ray task per drive and wait for them all; return each drive's outcome."""
     address = address or os.environ.get('RAY_ADDRESS', '')
     if not address:
         # A local instance serves this machine only: Ray then binds its services and workers
