@@ -16,7 +16,7 @@ import numpy as np
 from rosbags.highlevel import AnyReader
 
 from triton_perception.bag import (evaluate, EvaluationSettings, make_bag, read_images,
-                                   replay_speed, report_markdown, typestore)
+                                   replay_speed, ReplayReport, report_markdown, typestore)
 from triton_perception.outputs import (detections_from_message, draw_detections, draw_drivable_area,
                                        draw_lanes, lanes_from_cloud, load_labels, mask_from_image,
                                        track_ids_from_message)
@@ -159,7 +159,7 @@ def clip_labels(video: Path) -> tuple[Path, ...]:
     return (labels / 'culane', labels / 'gt.txt')
 
 
-def demo_problems(report: dict[str, Any]) -> list[str]:
+def demo_problems(report: ReplayReport) -> list[str]:
     """
     Return the faults that fail the demo.
 

@@ -25,11 +25,14 @@ if TYPE_CHECKING:
     from triton_perception.bag.make import make_bag
     from triton_perception.bag.play import play_bag
     from triton_perception.bag.reading import read_images
+    from triton_perception.bag.report_schema import (DrivesReport, read_report, ReplayReport,
+                                                     SCHEMA_VERSION)
 
-__all__ = ['add_bag_commands', 'BagError', 'camera_topic', 'ENCODINGS', 'evaluate',
-           'evaluate_drives', 'EvaluationSettings', 'image_subscriptions', 'make_bag',
-           'node_figures', 'NODES', 'pipeline_session', 'play_bag', 'read_images', 'replay_plan',
-           'replay_speed', 'replay_test', 'report_markdown', 'SUBSCRIBERS_TIMEOUT_S', 'typestore']
+__all__ = ['add_bag_commands', 'BagError', 'camera_topic', 'DrivesReport', 'ENCODINGS',
+           'evaluate', 'evaluate_drives', 'EvaluationSettings', 'image_subscriptions', 'make_bag',
+           'node_figures', 'NODES', 'pipeline_session', 'play_bag', 'read_images', 'read_report',
+           'replay_plan', 'replay_speed', 'replay_test', 'ReplayReport', 'report_markdown',
+           'SCHEMA_VERSION', 'SUBSCRIBERS_TIMEOUT_S', 'typestore']
 __getattr__ = lazy_face(__name__, {
     'accuracy_report': ('report_markdown',),
     'bag_cli': ('add_bag_commands',),
@@ -41,4 +44,5 @@ __getattr__ = lazy_face(__name__, {
     'make': ('make_bag',),
     'play': ('play_bag',),
     'reading': ('read_images',),
+    'report_schema': ('DrivesReport', 'read_report', 'ReplayReport', 'SCHEMA_VERSION'),
 })

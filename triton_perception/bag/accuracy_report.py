@@ -8,21 +8,23 @@ failing criteria first, then the accuracy, then the replay's own figures.
 from __future__ import annotations
 
 from dataclasses import dataclass
-import json
 from pathlib import Path
-from typing import Any, Callable
+from typing import Callable
 
 import numpy as np
 
-from triton_perception.bag.accuracy import (camera_frames, CameraFrames, check_criteria,
-                                            read_criteria, read_outputs, ReplayOutputs,
-                                            score_replay, WORST_FRAMES, worst_frames)
+from triton_perception.bag.accuracy import (check_criteria, read_criteria, score_replay,
+                                            ScoredReplay, WORST_FRAMES, worst_frames)
 from triton_perception.bag.accuracy_figures import (chart, precision_recall, save_rgb,
                                                     worst_frame_sheet)
-from triton_perception.bag.bag_format import BagError
 from triton_perception.bag.figures import detection_labels, markdown
-from triton_perception.bag.frame_comparison import frame_comparison, KINDS
-from triton_perception.scoring import LabelError
+from triton_perception.bag.frame_comparison import frame_comparison
+from triton_perception.bag.metric import figure, ScoringOptions
+from triton_perception.bag.metric_registry import frame_figures, registered
+from triton_perception.bag.replay_outputs import (camera_frames, CameraFrames, read_outputs,
+                                                  ReplayOutputs)
+from triton_perception.bag.report_schema import read_report, ReplayReport, write_report_json
+from triton_perception.scoring import DetectionLabels, LabelError, LaneLabels
 
 
 @dataclass(frozen=True)
@@ -36,8 +38,12 @@ class Scoring:
     lane_rows_from_labels: bool = False
     sparse_tracks: bool = False
 
+    def options(self) -> ScoringOptions:
+        """Return the departures from the benchmarks' protocols, as the metrics take them."""
+        return ScoringOptions(self.lanes_scored, self.lane_rows_from_labels, self.sparse_tracks)
 
-def add_accuracy(report: dict[str, Any], scoring: Scoring, log: Callable[[str], None],
+
+def add_accuracy(report: ReplayReport, scoring: Scoring, log: Callable[[str], None],
                  figures: Path | None = None) -> None:
     """
     Score the report's outputs bag against `scoring.labels` and check `scoring.criteria`.
@@ -57,28 +63,26 @@ def add_accuracy(report: dict[str, Any], scoring: Scoring, log: Callable[[str], 
     class_names = detection_labels(scoring.params_file)
     camera = camera_frames(Path(report['input']['bag']), report['input']['topic'])
     outputs = read_outputs(Path(report['outputs_bag']), class_names)
-    scored = score_replay(camera, outputs, list(scoring.labels), class_names,
-                          scoring.lanes_scored, scoring.lane_rows_from_labels,
-                          scoring.sparse_tracks)
-    report['accuracy'] = scored['accuracy']
+    scored = score_replay(camera, outputs, list(scoring.labels), class_names, scoring.options())
+    report['accuracy'] = scored.accuracy
     # Per frame (keys as JSON writes them): what a later --expected compares frame by frame.
     report['per_frame'] = {name: {str(stamp): value for stamp, value in sorted(values.items())}
-                           for name, values in scored['per_frame'].items()}
-    report['worst_frames'] = worst_frames(scored)
+                           for name, values in scored.per_frame.items()}
+    report['worst_frames'] = worst_frames(scored.per_frame)
     if criteria is not None:
-        report['criteria'] = check_criteria(scored, criteria)
+        report['criteria'] = check_criteria(scored.accuracy, scored.per_frame, criteria)
     if figures is not None:
         report['figures'] = draw_figures(figures, report, scored, outputs, camera, class_names)
 
 
-def draw_figures(directory: Path, report: dict[str, Any], scored: dict[str, Any],
+def draw_figures(directory: Path, report: ReplayReport, scored: ScoredReplay,
                  outputs: ReplayOutputs, camera: CameraFrames,
                  class_names: list[str]) -> list[str]:
     """Draw the figures of a scored replay into `directory`; return their file names."""
     directory.mkdir(parents=True, exist_ok=True)
     written = []
-    boxes = scored['labels'].get('DetectionLabels')
-    if boxes is not None:
+    boxes = scored.labels.get('DetectionLabels')
+    if isinstance(boxes, DetectionLabels):
         labelled = sorted({int(row[4]) for rows in boxes.frames.values() for row in rows})
         curves = []
         for class_id in labelled:
@@ -88,7 +92,7 @@ def draw_figures(directory: Path, report: dict[str, Any], scored: dict[str, Any]
         if curves:
             save_rgb(directory / 'precision_recall.png', chart(curves, 'recall', 'precision'))
             written.append('precision_recall.png')
-    lane_f1 = scored['per_frame'].get('lane_F1')
+    lane_f1 = scored.per_frame.get('lane_F1')
     if lane_f1:
         stamps = sorted(lane_f1)
         seconds = (np.array(stamps) - stamps[0]) / 1e9
@@ -98,10 +102,11 @@ def draw_figures(directory: Path, report: dict[str, Any], scored: dict[str, Any]
         written.append('lane_f1.png')
     worst = list(dict.fromkeys(stamp for frames in report['worst_frames'].values()
                                for stamp, _value in frames))
-    lanes = scored['labels'].get('LaneLabels')
-    truth = {stamp: {'boxes': boxes.frames.get(stamp, np.zeros((0, 6))) if boxes else
-                     np.zeros((0, 6)),
-                     'lanes': lanes.frames.get(stamp, []) if lanes else []} for stamp in worst}
+    lanes = scored.labels.get('LaneLabels')
+    truth = {stamp: {'boxes': boxes.frames.get(stamp, np.zeros((0, 6)))
+                     if isinstance(boxes, DetectionLabels) else np.zeros((0, 6)),
+                     'lanes': lanes.frames.get(stamp, []) if isinstance(lanes, LaneLabels) else []}
+             for stamp in worst}
     published = {stamp: {'boxes': outputs.detections.get(stamp, np.zeros((0, 6))),
                          'lanes': outputs.lanes.get(stamp, [])} for stamp in worst}
     sheet = worst_frame_sheet(Path(report['input']['bag']), report['input']['topic'], worst,
@@ -112,19 +117,14 @@ def draw_figures(directory: Path, report: dict[str, Any], scored: dict[str, Any]
     return written
 
 
-def write_report(report: dict[str, Any], output: Path) -> None:
+def write_report(report: ReplayReport, output: Path) -> None:
     """Write report.json and report.md into `output`."""
     output.mkdir(parents=True, exist_ok=True)
-    (output / 'report.json').write_text(json.dumps(report, indent=2), encoding='utf-8')
+    write_report_json(report, output / 'report.json')
     (output / 'report.md').write_text(report_markdown(report), encoding='utf-8')
 
 
-HEADLINES = {'detection': ('AP', 'AP50', 'AP75', 'precision', 'recall'),
-             'tracking': ('MOTA', 'MOTP', 'IDF1', 'id_switches', 'fragmentations'),
-             'lanes': ('F1', 'precision', 'recall', 'tusimple_accuracy')}
-
-
-def report_markdown(report: dict[str, Any]) -> str:
+def report_markdown(report: ReplayReport) -> str:
     """
     Return the report as Markdown: failing criteria first, then accuracy, then the replay.
 
@@ -147,12 +147,14 @@ def report_markdown(report: dict[str, Any]) -> str:
     accuracy = report.get('accuracy')
     if accuracy:
         lines += ['| accuracy | ' + ' | '.join(['figure'] * 5) + ' |', '| --- |' + ' --- |' * 5]
-        for kind, names in HEADLINES.items():
-            if kind in accuracy:
-                cells = [f'{name} {accuracy[kind][name]:.3f}' if isinstance(
-                    accuracy[kind][name], float) else f'{name} {accuracy[kind][name]}'
-                         for name in names if name in accuracy[kind]]
-                lines.append(f'| {kind} | ' + ' | '.join(cells + [''] * (5 - len(cells))) + ' |')
+        for metric in registered():
+            section = accuracy.get(metric.kind)
+            if section is not None:
+                cells = [f'{name} {section[name]:.3f}' if isinstance(section[name], float)
+                         else f'{name} {section[name]}'
+                         for name in metric.headlines if name in section]
+                lines.append(f'| {metric.kind} | ' + ' | '.join(cells + [''] * (5 - len(cells)))
+                             + ' |')
         unanswered = {kind: figures.get('frames_without_output', 0)
                       for kind, figures in accuracy.items()}
         lines += ['', 'Labelled frames without an output (scored as all misses): '
@@ -174,32 +176,25 @@ def report_markdown(report: dict[str, Any]) -> str:
 
 
 def score(evaluation: Path, output: Path, scoring: Scoring,
-          log: Callable[[str], None]) -> dict[str, Any]:
+          log: Callable[[str], None]) -> ReplayReport:
     """
     Score the outputs of an earlier `bag evaluate` (its --output directory) again, without Triton.
 
     The report is the earlier one with the accuracy against `scoring.labels`, written to
     `output`. Raises BagError when `evaluation` holds no report of a `bag evaluate` run.
     """
-    try:
-        report: dict[str, Any] = json.loads(
-            (Path(evaluation) / 'report.json').read_text(encoding='utf-8'))
-        report['input']['bag'], report['outputs_bag']  # noqa: B018 (what scoring reads)
-    except (OSError, ValueError, KeyError, TypeError) as error:
-        raise BagError(f'{evaluation} holds no report.json of a `bag evaluate` run '
-                       f'({error!r})') from None
+    report = read_report(Path(evaluation) / 'report.json')
     for key in ('accuracy', 'per_frame', 'worst_frames', 'criteria', 'comparison', 'figures'):
-        report.pop(key, None)
+        report.pop(key, None)  # type: ignore[misc]
     add_accuracy(report, scoring, log, output)
     write_report(report, output)
     return report
 
 
 ACCURACY_TOLERANCE = 0.05  # an accuracy fraction may fall this much before --expected flags it
-COUNTS = ('id_switches', 'fragmentations')
 
 
-def accuracy_regressions(report: dict[str, Any], expected: dict[str, Any]) -> list[str]:
+def accuracy_regressions(report: ReplayReport, expected: ReplayReport) -> list[str]:
     """
     Return each headline accuracy figure that regressed, as a sentence.
 
@@ -214,15 +209,16 @@ def accuracy_regressions(report: dict[str, Any], expected: dict[str, Any]) -> li
                 f"{figures['frames']} frames, 95 % interval [{figures['interval'][0]:+.3f}, "
                 f"{figures['interval'][1]:+.3f}], all below -{ACCURACY_TOLERANCE:g}"
                 for name, figures in intervals.items() if figures['regressed']]
-    judged = {KINDS[name] for name in intervals}
-    for kind, names in HEADLINES.items():
+    judged = {frame_figures()[name].kind for name in intervals}
+    for metric in registered():
+        kind = metric.kind
         old, new = expected.get('accuracy', {}).get(kind), report.get('accuracy', {}).get(kind)
         if not old or not new or kind in judged:
             continue
-        for name in names:
-            if name in COUNTS or name not in old or name not in new:
+        for name in metric.headlines:
+            if name in metric.counts or name not in old or name not in new:
                 continue
-            if new[name] < old[name] - ACCURACY_TOLERANCE:
-                problems.append(f'accuracy.{kind}.{name}: expected {old[name]:.3f}, got '
-                                f'{new[name]:.3f} (may fall by {ACCURACY_TOLERANCE:g})')
+            if figure(new, name) < figure(old, name) - ACCURACY_TOLERANCE:
+                problems.append(f'accuracy.{kind}.{name}: expected {figure(old, name):.3f}, got '
+                                f'{figure(new, name):.3f} (may fall by {ACCURACY_TOLERANCE:g})')
     return problems

@@ -6,9 +6,12 @@ import os
 from pathlib import Path
 import sys
 import time
-from typing import Any
+from typing import TYPE_CHECKING
 
 from triton_perception.bag.bag_format import BagError, ENCODINGS
+
+if TYPE_CHECKING:
+    from triton_perception.bag.report_schema import ReplayReport
 
 STORAGE_HELP = ("rosbag2 storage; by default the one ROS_DISTRO's `ros2 bag record` uses: "
                 'sqlite3 on Humble, mcap on Jazzy and Kilted')
@@ -160,7 +163,7 @@ def command_evaluate(arguments: argparse.Namespace) -> int:
     return 1 if regressed or unaccounted or _criteria_failed(report) else 0
 
 
-def _criteria_failed(report: dict[str, Any]) -> bool:
+def _criteria_failed(report: ReplayReport) -> bool:
     criteria = report.get('criteria')
     if criteria is None:
         return False

@@ -11,9 +11,18 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 import threading
 import time
-from typing import Any, Callable
+from typing import Callable, TypedDict
 
 LEVELS = ('OK', 'WARN', 'ERROR', 'STALE')  # diagnostic_msgs/DiagnosticStatus levels 0..3
+
+
+class CameraHealthFigures(TypedDict, total=False):
+    """Time in each health state (s and share), the worst state, seconds per reason; or {}."""
+
+    seconds: dict[str, float]
+    share: dict[str, float]
+    worst: str
+    reasons: dict[str, float]
 
 
 @dataclass
@@ -39,14 +48,14 @@ class CameraHealthLog:
         with self._lock:
             self.samples.append((self.clock(), level, reasons or (message,)))
 
-    def summary(self) -> dict[str, Any]:
+    def summary(self) -> CameraHealthFigures:
         """Return the replay's time in each state up to now (health_summary)."""
         with self._lock:
             return health_summary(list(self.samples), self.clock())
 
 
 def health_summary(samples: list[tuple[float, int, tuple[str, ...]]],
-                   end: float) -> dict[str, Any]:
+                   end: float) -> CameraHealthFigures:
     """
     Return the time in each state and the reasons, from (time, level, reasons) samples.
 
@@ -76,7 +85,7 @@ def health_summary(samples: list[tuple[float, int, tuple[str, ...]]],
             'reasons': {message: round(value, 2) for message, value in sorted(reasons.items())}}
 
 
-def health_markdown(summary: dict[str, Any]) -> list[str]:
+def health_markdown(summary: CameraHealthFigures) -> list[str]:
     """Return the report.md lines of a camera health summary ([] without one)."""
     if not summary:
         return []

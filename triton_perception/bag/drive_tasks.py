@@ -16,15 +16,17 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 import multiprocessing
+import multiprocessing.queues
 import os
 from pathlib import Path
 import queue
 import shutil
 import time
-from typing import Any, Callable
+from typing import Callable
 
 from triton_perception.bag.bag_format import BagError
 from triton_perception.bag.evaluation import evaluate, EvaluationSettings
+from triton_perception.bag.report_schema import ReplayReport
 
 ATTEMPTS_FILE = 'attempts'
 WORKER_PID_FILE = 'worker.pid'
@@ -38,12 +40,12 @@ class DriveOutcome:
     """One drive's result: its report, or the error that failed it, and Ray's attempts."""
 
     drive: str
-    report: dict[str, Any] | None
+    report: ReplayReport | None
     error: str
     attempts: int
 
 
-def replay_drive(settings: EvaluationSettings, domain_id: int) -> dict[str, Any]:
+def replay_drive(settings: EvaluationSettings, domain_id: int) -> ReplayReport:
     """
     Replay one drive in ROS domain `domain_id` (the body of a Ray task).
 
@@ -79,12 +81,12 @@ def run_on_ray(drives: dict[str, EvaluationSettings], workers: int, address: str
     or cannot be reached.
     """
     context = multiprocessing.get_context('spawn')
-    lines: Any = context.Queue()
-    results: Any = context.Queue()
+    lines: multiprocessing.queues.Queue[str] = context.Queue()
+    results: multiprocessing.queues.Queue[dict[str, DriveOutcome] | BagError] = context.Queue()
     driver = context.Process(target=_drive, args=(drives, workers, address, lines, results),
                              name='ray-driver')
     driver.start()
-    outcome: Any = None
+    outcome: dict[str, DriveOutcome] | BagError | None = None
     while outcome is None:
         try:
             log(lines.get(timeout=0.5))
@@ -107,12 +109,12 @@ def run_on_ray(drives: dict[str, EvaluationSettings], workers: int, address: str
         log(lines.get())
     if isinstance(outcome, BagError):
         raise outcome
-    outcomes: dict[str, DriveOutcome] = outcome
-    return outcomes
+    return outcome
 
 
-def _drive(drives: dict[str, EvaluationSettings], workers: int, address: str, lines: Any,
-           results: Any) -> None:
+def _drive(drives: dict[str, EvaluationSettings], workers: int, address: str,
+           lines: multiprocessing.queues.Queue[str],
+           results: multiprocessing.queues.Queue[dict[str, DriveOutcome] | BagError]) -> None:
     """Run the drives as the Ray driver process; put their outcomes (or the BagError)."""
     try:
         results.put(_run_drives(drives, workers, address, lines.put))

@@ -10,21 +10,23 @@ once over every drive's frames.
 from __future__ import annotations
 
 from dataclasses import replace
-import json
 from pathlib import Path
 from typing import Any, Callable
 
-from triton_perception.bag.accuracy import check_criteria, read_criteria, read_outputs
+from triton_perception.bag.accuracy import check_criteria, read_criteria
 from triton_perception.bag.bag_format import BagError
 from triton_perception.bag.drive_tasks import drive_settings, DriveOutcome, run_on_ray
 from triton_perception.bag.evaluation import evaluate, EvaluationSettings
 from triton_perception.bag.figures import detection_labels
-from triton_perception.scoring import DetectionLabels, LabelError, read_labels, score_detections
+from triton_perception.bag.metric import AccuracySection, figure, ScoredDrive
+from triton_perception.bag.metric_registry import registered
+from triton_perception.bag.report_schema import (DriveEntry, DrivesReport, ReplayReport,
+                                                 write_report_json)
+from triton_perception.scoring import LabelError
 from triton_perception.serving import ServerConfig, TritonServer
 from triton_perception.system import default_model_repository, free_ports
 
 METADATA = 'metadata.yaml'
-DRIVE_KEY_OFFSET = 10 ** 20  # above any stamp in ns: keeps the frames of two drives apart
 
 
 def drive_bags(directory: Path) -> list[Path] | None:
@@ -61,7 +63,7 @@ def drive_labels(label_paths: tuple[Path, ...], drive: str) -> tuple[Path, ...]:
 
 
 def evaluate_drives(settings: EvaluationSettings, bags: list[Path], log: Callable[[str], None],
-                    workers: int = 1, ray_address: str = '') -> dict[str, Any]:
+                    workers: int = 1, ray_address: str = '') -> DrivesReport:
     """
     Evaluate every bag against one Triton; return the report with per-drive and overall.
 
@@ -80,7 +82,7 @@ def evaluate_drives(settings: EvaluationSettings, bags: list[Path], log: Callabl
 
 
 def _evaluate_all(settings: EvaluationSettings, bags: list[Path], log: Callable[[str], None],
-                  workers: int, ray_address: str) -> dict[str, Any]:
+                  workers: int, ray_address: str) -> DrivesReport:
     drives = {bag.name: drive_settings(settings, bag, drive_labels(settings.labels, bag.name)
                                        if settings.labels else ()) for bag in bags}
     if workers > 1 or ray_address:
@@ -92,83 +94,47 @@ def _evaluate_all(settings: EvaluationSettings, bags: list[Path], log: Callable[
             outcomes[name] = DriveOutcome(name, evaluate(drive, log), '', 1)
     reports = {name: outcome.report for name, outcome in outcomes.items()
                if outcome.report is not None}
-    report: dict[str, Any] = {'drives': {}}
+    report: DrivesReport = {'drives': {}}
     for name in drives:  # in the directory's order, whatever order they finished in
         outcome = outcomes[name]
-        entry: dict[str, Any] = {'failed': outcome.error}
+        entry: DriveEntry = {'failed': outcome.error}
         if outcome.report is not None:
-            entry = {key: outcome.report[key] for key in ('nodes', 'accuracy', 'criteria')
-                     if key in outcome.report}
+            entry = {'nodes': outcome.report['nodes']}
+            if 'accuracy' in outcome.report:
+                entry['accuracy'] = outcome.report['accuracy']
+            if 'criteria' in outcome.report:
+                entry['criteria'] = outcome.report['criteria']
         if outcome.attempts > 1:
             entry['attempts'] = outcome.attempts  # Ray ran it again after its worker died
         report['drives'][name] = entry
     if settings.labels:
-        report['accuracy'] = overall_accuracy(reports, settings)
+        report['accuracy'] = overall_accuracy(reports, detection_labels(settings.params_file))
     if settings.criteria:  # floors hold for all drives together; frames are each drive's
         floors = read_criteria(settings.criteria)['floors']
-        report['criteria'] = check_criteria({'accuracy': report['accuracy'], 'per_frame': {}},
+        report['criteria'] = check_criteria(report['accuracy'], {},
                                             {'floors': floors, 'frames': {}})
     settings.output.mkdir(parents=True, exist_ok=True)
-    (settings.output / 'report.json').write_text(json.dumps(report, indent=2), encoding='utf-8')
+    write_report_json(report, settings.output / 'report.json')
     (settings.output / 'report.md').write_text(drives_markdown(report), encoding='utf-8')
     return report
 
 
-def overall_accuracy(reports: dict[str, dict[str, Any]],
-                     settings: EvaluationSettings) -> dict[str, Any]:
-    """Return the accuracy over every drive's frames (see the module docstring)."""
-    accuracies = [report['accuracy'] for report in reports.values() if 'accuracy' in report]
-    overall: dict[str, Any] = {}
-    lanes = [accuracy['lanes'] for accuracy in accuracies if 'lanes' in accuracy]
-    if lanes:
-        tp, fp, fn = (sum(lane[key] for lane in lanes)
-                      for key in ('true_positives', 'false_positives', 'false_negatives'))
-        overall['lanes'] = {'F1': 2 * tp / (2 * tp + fp + fn) if tp else 0.0,
-                            'precision': tp / (tp + fp) if tp + fp else 0.0,
-                            'recall': tp / (tp + fn) if tp + fn else 0.0,
-                            'true_positives': tp, 'false_positives': fp, 'false_negatives': fn}
-    tracks = [accuracy['tracking'] for accuracy in accuracies if 'tracking' in accuracy]
-    if tracks:
-        objects = sum(track['labelled_boxes'] for track in tracks)
-        published = sum(track['published_boxes'] for track in tracks)
-        errors = sum(track['misses'] + track['false_positives'] + track['id_switches']
-                     for track in tracks)
-        id_true = sum(track['IDR'] * track['labelled_boxes'] for track in tracks)
-        matches = sum(track['matches'] for track in tracks)
-        overall['tracking'] = {
-            'MOTA': 1 - errors / objects if objects else 0.0,
-            'MOTP': sum(track['MOTP'] * track['matches'] for track in tracks) / matches
-            if matches else 0.0,
-            'IDF1': 2 * id_true / (objects + published) if objects + published else 0.0,
-            'id_switches': sum(track['id_switches'] for track in tracks),
-            'fragmentations': sum(track['fragmentations'] for track in tracks)}
-    if any('detection' in accuracy for accuracy in accuracies):
-        overall['detection'] = _joint_detection(reports, settings)
+def overall_accuracy(reports: dict[str, ReplayReport],
+                     class_names: list[str]) -> dict[str, AccuracySection]:
+    """Return the accuracy over every drive's frames: each metric's sections combined."""
+    overall: dict[str, AccuracySection] = {}
+    for metric in registered():
+        scored = [ScoredDrive(report['accuracy'][metric.kind], Path(report['outputs_bag']),
+                              class_names)
+                  for report in reports.values() if metric.kind in report.get('accuracy', {})]
+        if scored:
+            overall[metric.kind] = metric.combine(scored)
     return overall
 
 
-def _joint_detection(reports: dict[str, dict[str, Any]],
-                     settings: EvaluationSettings) -> dict[str, Any]:
-    """COCO AP once over the frames of every drive, each drive's frames keyed apart."""
-    class_names = detection_labels(settings.params_file)
-    labels, predictions = {}, {}
-    for number, (name, report) in enumerate(reports.items()):
-        if 'detection' not in report.get('accuracy', {}):
-            continue
-        boxes = read_labels(Path(report['accuracy']['detection']['labels']), class_names)
-        assert isinstance(boxes, DetectionLabels)
-        outputs = read_outputs(Path(report['outputs_bag']), class_names)
-        offset = number * DRIVE_KEY_OFFSET
-        labels.update({offset + stamp: rows for stamp, rows in boxes.frames.items()})
-        predictions.update({offset + stamp: rows for stamp, rows in outputs.detections.items()
-                            if stamp in boxes.frames})
-    result = score_detections(labels, predictions, class_names)
-    result.pop('per_frame_recall', None)
-    return result
-
-
-def drives_markdown(report: dict[str, Any]) -> str:
+def drives_markdown(report: DrivesReport) -> str:
     """Return the several-drive report as Markdown: overall accuracy, then each drive's."""
+    summary_figures = {metric.kind: metric.summary for metric in registered()}
     lines = ['# Evaluation of several drives', '']
     criteria = report.get('criteria')
     if criteria is not None:
@@ -182,16 +148,16 @@ def drives_markdown(report: dict[str, Any]) -> str:
                             *((name, drive.get('accuracy', {}))
                               for name, drive in report['drives'].items()
                               if 'failed' not in drive)):
-        figures = ', '.join(f'{kind} {name} {values[name]:.3f}' for kind, values in
-                            accuracy.items() for name in ('AP50', 'F1', 'MOTA', 'IDF1')
-                            if name in values)
+        figures = ', '.join(f'{kind} {name} {figure(values, name):.3f}'
+                            for kind, values in accuracy.items()
+                            for name in summary_figures.get(kind, ()) if name in values)
         lines.append(f'- {title}: {figures or "no labels"}')
     return '\n'.join(lines) + '\n'
 
 
 def replay_test(bag: Path, labels: list[Path], output: Path, criteria: Path | None = None,
                 triton_url: str = '', workers: int = 1, ray_address: str = '',
-                **options: Any) -> dict[str, Any]:
+                **options: Any) -> ReplayReport | DrivesReport:
     """
     Replay `bag`, score it against `labels` and check `criteria`: a replay test in one call.
 

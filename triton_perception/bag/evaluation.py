@@ -10,7 +10,6 @@ from __future__ import annotations
 import contextlib
 from dataclasses import dataclass
 from functools import partial
-import json
 from pathlib import Path
 import tempfile
 import threading
@@ -21,21 +20,23 @@ from diagnostic_msgs.msg import DiagnosticArray
 import rclpy
 from rclpy.context import Context
 from rclpy.executors import SingleThreadedExecutor
+from rclpy.node import Node
 from rosbags.highlevel import AnyReader, AnyReaderError
 import yaml
 
 from triton_perception.bag.accuracy_report import (accuracy_regressions, ACCURACY_TOLERANCE,
                                                    add_accuracy, Scoring, write_report)
 from triton_perception.bag.bag_format import BagError, COMPRESSED_IMAGE_TYPE, IMAGE_TYPE, typestore
-from triton_perception.bag.camera_health_summary import CameraHealthLog
+from triton_perception.bag.camera_health_summary import CameraHealthFigures, CameraHealthLog
 from triton_perception.bag.figures import (analyse_outputs, detection_labels, node_figures, NODES,
                                            regressions)
 from triton_perception.bag.frame_comparison import frame_comparison
 from triton_perception.bag.play import Lockstep, play_bag
 from triton_perception.bag.record import BagRecorder
+from triton_perception.bag.report_schema import read_report, ReplayReport
 from triton_perception.frames import (camera_info_sibling, CAMERA_STATUS_PREFIX, NodeStatus,
                                       status_name)
-from triton_perception.pipeline import pipeline_plan, PipelineRunner
+from triton_perception.pipeline import pipeline_plan, PipelinePlan, PipelineRunner
 from triton_perception.qos import TF_STATIC_QOS
 from triton_perception.system import config_file
 
@@ -221,13 +222,13 @@ class PipelineSession:
     """A running pipeline (runner thread) and a spinning node of ours that feeds and watches it."""
 
     runner: PipelineRunner
-    node: Any
+    node: Node
     watch: DiagnosticsWatch
     stop: threading.Event
 
 
 @contextlib.contextmanager
-def pipeline_session(plan: Any, log: Callable[[str], None],
+def pipeline_session(plan: PipelinePlan, log: Callable[[str], None],
                      node_name: str) -> Iterator[PipelineSession]:
     """Start the plan's server and nodes and an rclpy node in a context of its own; stop all."""
     stop = threading.Event()
@@ -258,7 +259,8 @@ def image_subscriptions(process_layout: str) -> int:
 
 
 def replay_plan(bag: Path, topic: str, profile: str, triton_url: str,
-                params_file: Path | None, scratch: Path, process_layout: str = 'single') -> Any:
+                params_file: Path | None, scratch: Path,
+                process_layout: str = 'single') -> PipelinePlan:
     """Return the pipeline for a replay: both inference nodes in NAMESPACE, on the bag's topic."""
     return pipeline_plan({
         'camera_topic': topic, 'namespace': NAMESPACE, 'enable_overlay': 'false',
@@ -267,7 +269,21 @@ def replay_plan(bag: Path, topic: str, profile: str, triton_url: str,
         'params_file': str(evaluation_params_file(params_file, scratch))})
 
 
-def replay(settings: EvaluationSettings, log: Callable[[str], None]) -> dict[str, Any]:
+@dataclass(frozen=True)
+class Replayed:
+    """What one replay gave: the nodes' final accounting, the outputs bag and the timing."""
+
+    topic: str
+    frames: int
+    nodes: dict[str, NodeStatus]
+    outputs_bag: str
+    timing: str
+    wall_s: float
+    camera_health: CameraHealthFigures
+    bag_s: float
+
+
+def replay(settings: EvaluationSettings, log: Callable[[str], None]) -> Replayed:
     """Run the pipeline on the bag; returns the nodes' final accounting."""
     topic, frames = camera_topic(settings.bag, settings.topic)
     settings.output.mkdir(parents=True, exist_ok=True)
@@ -308,10 +324,9 @@ def replay(settings: EvaluationSettings, log: Callable[[str], None]) -> dict[str
                 time.sleep(0.2)
             accounting = session.watch.snapshot()
             camera_health = session.watch.camera_health.summary()
-    return {'topic': topic, 'frames': frames, 'nodes': accounting,
-            'outputs_bag': str(outputs_bag), 'timing': timing, 'wall_s': played.wall_s,
-            'camera_health': camera_health,
-            'bag_s': bag_duration_s(settings.bag)}
+    return Replayed(topic=topic, frames=frames, nodes=accounting, outputs_bag=str(outputs_bag),
+                    timing=timing, wall_s=played.wall_s, camera_health=camera_health,
+                    bag_s=bag_duration_s(settings.bag))
 
 
 def unanswered(watch: DiagnosticsWatch, recorder: BagRecorder, frame: int,
@@ -338,22 +353,23 @@ def bag_duration_s(bag: Path) -> float:
         return float(reader.end_time - reader.start_time) / 1e9
 
 
-def evaluate(settings: EvaluationSettings, log: Callable[[str], None]) -> dict[str, Any]:
+def evaluate(settings: EvaluationSettings, log: Callable[[str], None]) -> ReplayReport:
     """Replay, analyse, write report.json and report.md; compare with --expected if given."""
     replayed = replay(settings, log)
-    report = {
-        'input': {'bag': str(settings.bag), 'topic': replayed['topic'],
-                  'frames': replayed['frames'], 'rate': settings.rate,
-                  'timing': replayed['timing'], 'replay_s': round(replayed['wall_s'], 2),
-                  'bag_s': round(replayed['bag_s'], 2)},
-        'nodes': node_figures(replayed['frames'], replayed['nodes']),
-        **analyse_outputs(Path(replayed['outputs_bag']), detection_labels(settings.params_file)),
-        'outputs_bag': replayed['outputs_bag'],
-        **({'camera_health': replayed['camera_health']} if replayed['camera_health'] else {}),
+    outputs = analyse_outputs(Path(replayed.outputs_bag), detection_labels(settings.params_file))
+    report: ReplayReport = {
+        'input': {'bag': str(settings.bag), 'topic': replayed.topic, 'frames': replayed.frames,
+                  'rate': settings.rate, 'timing': replayed.timing,
+                  'replay_s': round(replayed.wall_s, 2), 'bag_s': round(replayed.bag_s, 2)},
+        'nodes': node_figures(replayed.frames, replayed.nodes),
+        **outputs,
+        'outputs_bag': replayed.outputs_bag,
     }
+    if replayed.camera_health:
+        report['camera_health'] = replayed.camera_health
     add_accuracy(report, settings.scoring(), log, settings.output)
     if settings.expected:
-        expected = json.loads(Path(settings.expected).read_text(encoding='utf-8'))
+        expected = read_report(Path(settings.expected))
         report['comparison'] = {
             'expected': str(settings.expected),
             'regressions': [*regressions(report, expected),

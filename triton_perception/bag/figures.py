@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections import Counter
 from pathlib import Path
-from typing import Any
+from typing import Any, Mapping, TypedDict
 
 import numpy as np
 from rosbags.highlevel import AnyReader
@@ -17,6 +17,9 @@ import yaml
 from triton_perception.bag.bag_format import typestore
 from triton_perception.bag.camera_health_summary import health_markdown
 from triton_perception.bag.frame_comparison import comparison_markdown
+from triton_perception.bag.report_schema import (DetectionOutputs, GroundFigures, LaneOutputs,
+                                                 NodeFigures, ReplayInput, ReplayReport,
+                                                 Spread, TrackingOutputs)
 from triton_perception.frames import NodeStatus
 from triton_perception.ground import ego_lane, GROUND_POINT_DTYPE
 from triton_perception.models import labels_for
@@ -49,7 +52,16 @@ def detection_labels(params_file: Path | None) -> list[str]:
     return labels_for(section.get('model_name', 'yolov5'), section.get('labels_file', ''))
 
 
-def analyse_outputs(outputs_bag: Path, labels: list[str]) -> dict[str, Any]:
+class OutputFigures(TypedDict, total=False):
+    """The report's figures of the recorded outputs (ground and tracking when there are any)."""
+
+    detection: DetectionOutputs
+    lanes: LaneOutputs
+    ground: GroundFigures
+    tracking: TrackingOutputs
+
+
+def analyse_outputs(outputs_bag: Path, labels: list[str]) -> OutputFigures:
     """Per-class detections and lane figures from the recorded result messages."""
     class_frames: Counter[str] = Counter()
     class_boxes: Counter[str] = Counter()
@@ -79,7 +91,7 @@ def analyse_outputs(outputs_bag: Path, labels: list[str]) -> dict[str, Any]:
                                        count=message.width)
                 lane_total += len(np.unique(points['lane_id']))
                 ego_frames += {-1, 1} <= set(points['side'].tolist())
-    return {
+    figures: OutputFigures = {
         'detection': {
             'frames': detection_frames,
             'frames_with_class': {name: count / max(1, detection_frames)
@@ -92,13 +104,15 @@ def analyse_outputs(outputs_bag: Path, labels: list[str]) -> dict[str, Any]:
             'mean_lanes_per_frame': lane_total / max(1, lane_frames),
             'ego_lane_rate': ego_frames / max(1, lane_frames),
         },
-        **({'ground': ground_figures(ground_frames, ego_lanes)} if ground_frames else {}),
-        **({'tracking': tracking_figures(track_ids)}
-           if any(ids for _stamp, ids in track_ids) else {}),
     }
+    if ground_frames:
+        figures['ground'] = ground_figures(ground_frames, ego_lanes)
+    if any(ids for _stamp, ids in track_ids):
+        figures['tracking'] = tracking_figures(track_ids)
+    return figures
 
 
-def tracking_figures(frames: list[tuple[float, list[str]]]) -> dict[str, Any]:
+def tracking_figures(frames: list[tuple[float, list[str]]]) -> TrackingOutputs:
     """
     From each published frame's (stamp in s, track ids).
 
@@ -124,7 +138,7 @@ def tracking_figures(frames: list[tuple[float, list[str]]]) -> dict[str, Any]:
     }
 
 
-def ground_figures(frames: int, ego_lanes: list[tuple[float, float]]) -> dict[str, Any]:
+def ground_figures(frames: int, ego_lanes: list[tuple[float, float]]) -> GroundFigures:
     """
     Summarise the ego-lane width and the vehicle's lateral offset from the lane centre.
 
@@ -133,7 +147,7 @@ def ground_figures(frames: int, ego_lanes: list[tuple[float, float]]) -> dict[st
     """
     values = np.array(ego_lanes, dtype=np.float64).reshape(-1, 2)
 
-    def spread(column: int) -> dict[str, float]:
+    def spread(column: int) -> Spread:
         if not len(values):
             return {'mean': float('nan'), 'std': float('nan')}
         return {'mean': float(values[:, column].mean()), 'std': float(values[:, column].std())}
@@ -141,20 +155,24 @@ def ground_figures(frames: int, ego_lanes: list[tuple[float, float]]) -> dict[st
             'ego_lane_width_m': spread(0), 'lateral_offset_m': spread(1)}
 
 
-def node_figures(frames: int | None, accounting: dict[str, NodeStatus]) -> dict[str, Any]:
+def node_figures(frames: int | None,
+                 accounting: dict[str, NodeStatus]) -> dict[str, NodeFigures]:
     """
     Per node: its counts, and whether every frame is accounted for.
 
     Each frame the player published (`frames`; None when unknown, as in a looped soak) was received
     or lost before the node, and each received frame was settled.
     """
-    figures = {}
+    figures: dict[str, NodeFigures] = {}
     for node in NODES:
         status = accounting.get(node, NodeStatus({}))
         counts = status.counts
         sent = status.seen if frames is None else frames
         figures[node] = {
-            **counts,
+            'received': counts['received'], 'published': counts['published'],
+            'dropped': counts['dropped'], 'rejected': counts['rejected'],
+            'failed': counts['failed'], 'pending': counts['pending'],
+            'lost_before_node': counts['lost_before_node'],
             'frames_in': sent,
             'accounted': (status.seen == sent and counts['pending'] == 0
                           and status.balanced),
@@ -166,20 +184,30 @@ def node_figures(frames: int | None, accounting: dict[str, NodeStatus]) -> dict[
     return figures
 
 
-def flatten(report: dict[str, Any], metric: str) -> dict[str, float]:
+def flatten(report: Mapping[str, object], metric: str) -> dict[str, float]:
     """
     'detection.frames_with_class' -> {'car': 1.0, ...}.
 
-    'nodes.published_fraction' -> per node.
+    'nodes.published_fraction' -> per node. A section a report lacks has no figures.
     """
     section, name = metric.split('.')
+    part = report.get(section, {})
+    if not isinstance(part, Mapping):
+        return {}
     if section == 'nodes':
-        return {node: figures.get(name, 0.0) for node, figures in report['nodes'].items()}
-    value = report.get(section, {}).get(name, {})  # a section a report lacks has no figures
-    return value if isinstance(value, dict) else {name: value}
+        return {node: _number(figures.get(name, 0.0)) for node, figures in part.items()
+                if isinstance(figures, Mapping)}
+    value = part.get(name, {})
+    if isinstance(value, Mapping):
+        return {key: _number(figure) for key, figure in value.items()}
+    return {name: _number(value)}
 
 
-def regressions(report: dict[str, Any], expected: dict[str, Any]) -> list[str]:
+def _number(value: object) -> float:
+    return float(value) if isinstance(value, (int, float)) else 0.0
+
+
+def regressions(report: ReplayReport, expected: ReplayReport) -> list[str]:
     """
     Return each figure of `report` outside its tolerance around `expected`'s, as a sentence.
 
@@ -201,7 +229,7 @@ def regressions(report: dict[str, Any], expected: dict[str, Any]) -> list[str]:
     return problems
 
 
-def replay_speed(replayed: dict[str, Any]) -> str:
+def replay_speed(replayed: ReplayInput) -> str:
     """
     Say how the replay ran: its timing, and in lockstep how fast the machine ran the models.
 
@@ -218,7 +246,7 @@ def replay_speed(replayed: dict[str, Any]) -> str:
             'of the frames')
 
 
-def markdown(report: dict[str, Any]) -> str:
+def markdown(report: ReplayReport) -> str:
     """
     Return the evaluation report as Markdown.
 

@@ -11,15 +11,14 @@ are listed with their stamps, so that a user can look at them.
 """
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
+
+from triton_perception.bag.metric_registry import frame_figures
+from triton_perception.bag.report_schema import FrameInterval, ReplayReport
 
 RESAMPLES = 2000
 SEED = 0
 CHANGED_FRAMES = 5
-# Which headline each per-frame figure stands for: its verdict replaces that kind's tolerance.
-KINDS = {'lane_F1': 'lanes', 'detection_recall': 'detection'}
 
 
 def bootstrap_interval(differences: np.ndarray) -> tuple[float, float]:
@@ -31,8 +30,8 @@ def bootstrap_interval(differences: np.ndarray) -> tuple[float, float]:
     return float(low), float(high)
 
 
-def frame_comparison(report: dict[str, Any], expected: dict[str, Any],
-                     tolerance: float) -> dict[str, dict[str, Any]]:
+def frame_comparison(report: ReplayReport, expected: ReplayReport,
+                     tolerance: float) -> dict[str, FrameInterval]:
     """
     Return, per per-frame figure both reports have, the paired comparison of their frames.
 
@@ -41,8 +40,8 @@ def frame_comparison(report: dict[str, Any], expected: dict[str, Any],
     change as [stamp, old, new]. Reports without per-frame figures (written before they were
     kept) give {}.
     """
-    comparison = {}
-    for name in KINDS:
+    comparison: dict[str, FrameInterval] = {}
+    for name in frame_figures():
         new = report.get('per_frame', {}).get(name)
         old = expected.get('per_frame', {}).get(name)
         common = sorted(set(new or {}) & set(old or {}), key=int)
@@ -62,7 +61,7 @@ def frame_comparison(report: dict[str, Any], expected: dict[str, Any],
     return comparison
 
 
-def comparison_markdown(intervals: dict[str, dict[str, Any]]) -> list[str]:
+def comparison_markdown(intervals: dict[str, FrameInterval]) -> list[str]:
     """Return the report.md lines of a frame-by-frame comparison ([] without one)."""
     lines = []
     for name, figures in intervals.items():
@@ -70,6 +69,6 @@ def comparison_markdown(intervals: dict[str, dict[str, Any]]) -> list[str]:
         lines.append(f"- per-frame {name}: mean change {figures['mean_difference']:+.3f} over "
                      f"{figures['frames']} frames, 95 % interval [{low:+.3f}, {high:+.3f}]"
                      + (' (REGRESSED)' if figures['regressed'] else ''))
-        lines += [f'  - frame {stamp}: {old:.3f} -> {new:.3f}'
+        lines += [f'  - frame {int(stamp)}: {old:.3f} -> {new:.3f}'
                   for stamp, old, new in figures['changed_most']]
     return lines

@@ -15,16 +15,17 @@ if TYPE_CHECKING:
     from triton_perception.pipeline.launch_support import (argument_values, declare_arguments,
                                                            start_after_gate, stop_launch_on_exit)
     from triton_perception.pipeline.plan import (ARGUMENT_NAMES, ARGUMENTS, BOOLEAN,
-                                                 parse_launch_arguments, pipeline_plan, PlanError)
+                                                 parse_launch_arguments, pipeline_plan,
+                                                 PipelinePlan, PlanError)
     from triton_perception.pipeline.runner import PipelineRunner, wait_for_remote_models
 
 __all__ = ['ARGUMENT_NAMES', 'argument_values', 'ARGUMENTS', 'BOOLEAN', 'declare_arguments',
-           'parse_launch_arguments', 'pipeline_plan', 'PipelineRunner', 'PlanError',
-           'start_after_gate', 'stop_launch_on_exit', 'wait_for_remote_models']
+           'parse_launch_arguments', 'pipeline_plan', 'PipelinePlan', 'PipelineRunner',
+           'PlanError', 'start_after_gate', 'stop_launch_on_exit', 'wait_for_remote_models']
 __getattr__ = lazy_face(__name__, {
     'launch_support': ('argument_values', 'declare_arguments', 'start_after_gate',
                        'stop_launch_on_exit'),
     'plan': ('ARGUMENT_NAMES', 'ARGUMENTS', 'BOOLEAN', 'parse_launch_arguments', 'pipeline_plan',
-             'PlanError'),
+             'PipelinePlan', 'PlanError'),
     'runner': ('PipelineRunner', 'wait_for_remote_models'),
 })

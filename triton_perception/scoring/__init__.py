@@ -14,20 +14,25 @@ from triton_perception.system.faces import lazy_face
 
 if TYPE_CHECKING:
     from triton_perception.scoring.benchmark import scoring_benchmark
-    from triton_perception.scoring.detection import score_detections
+    from triton_perception.scoring.detection import (DetectionFigures, fraction,
+                                                     score_detections)
+    from triton_perception.scoring.label_sets import Labels
     from triton_perception.scoring.labels import (DetectionLabels, LabelError, LaneLabels,
                                                   read_labels, resolve_frames, TrackLabels)
-    from triton_perception.scoring.lanes import score_culane, score_tusimple
-    from triton_perception.scoring.tracking import score_tracks
+    from triton_perception.scoring.lanes import (CulaneFigures, score_culane, score_tusimple,
+                                                 TusimpleFigures)
+    from triton_perception.scoring.tracking import score_tracks, TrackingFigures
 
-__all__ = ['DetectionLabels', 'LabelError', 'LaneLabels', 'read_labels', 'resolve_frames',
-           'score_culane', 'score_detections', 'score_tracks', 'score_tusimple',
-           'scoring_benchmark', 'TrackLabels']
+__all__ = ['CulaneFigures', 'DetectionFigures', 'DetectionLabels', 'fraction', 'LabelError',
+           'Labels', 'LaneLabels', 'read_labels', 'resolve_frames', 'score_culane',
+           'score_detections', 'score_tracks', 'score_tusimple', 'scoring_benchmark',
+           'TrackingFigures', 'TrackLabels', 'TusimpleFigures']
 __getattr__ = lazy_face(__name__, {
     'benchmark': ('scoring_benchmark',),
-    'detection': ('score_detections',),
+    'detection': ('DetectionFigures', 'fraction', 'score_detections'),
+    'label_sets': ('Labels',),
     'labels': ('DetectionLabels', 'LabelError', 'LaneLabels', 'read_labels', 'resolve_frames',
                'TrackLabels'),
-    'lanes': ('score_culane', 'score_tusimple'),
-    'tracking': ('score_tracks',),
+    'lanes': ('CulaneFigures', 'score_culane', 'score_tusimple', 'TusimpleFigures'),
+    'tracking': ('score_tracks', 'TrackingFigures'),
 })

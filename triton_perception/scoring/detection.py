@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import io
-from typing import Any, Mapping, Sequence
+from typing import Any, Mapping, Sequence, TypedDict
 
 # faster-coco-eval ships no type information.
 from faster_coco_eval import COCO, COCOeval_faster  # type: ignore[import-untyped]
@@ -19,6 +19,30 @@ from triton_perception.scoring.labels import DetectionLabels
 
 # COCO's largest maxDets, the one AP is reported at.
 MAX_DETECTIONS = 100
+
+
+class DetectionFigures(TypedDict):
+    """A replay's detection accuracy, in the order report.json lists it."""
+
+    frames: int
+    frames_without_output: int
+    labelled_boxes: int
+    published_detections: int
+    AP: float
+    AP50: float
+    AP75: float
+    AP_per_class: dict[str, float]
+    true_positives: int
+    false_positives: int
+    false_negatives: int
+    precision: float
+    recall: float
+
+
+class DetectionScores(DetectionFigures, total=False):
+    """The figures and each labelled frame's recall (frame -> recall)."""
+
+    per_frame_recall: dict[int, float]
 
 
 def check_rows(rows: np.ndarray, columns: int, what: str) -> np.ndarray:
@@ -73,7 +97,7 @@ def coco_datasets(labels: Mapping[int, np.ndarray], predictions: Mapping[int, np
 
 def score_detections(labels: DetectionLabels | Mapping[int, np.ndarray],
                      predictions: Mapping[int, np.ndarray],
-                     class_names: Sequence[str] | None = None) -> dict[str, Any]:
+                     class_names: Sequence[str] | None = None) -> DetectionScores:
     """
     Score published detections against labelled boxes, frame by frame.
 
@@ -97,9 +121,6 @@ def score_detections(labels: DetectionLabels | Mapping[int, np.ndarray],
                   for frame in frames}
     labelled = sum(crowd_free.values())
     without_output = sum(1 for frame in frames if frame not in predictions)
-    summary: dict[str, Any] = {
-        'frames': len(frames), 'frames_without_output': without_output,
-        'labelled_boxes': labelled, 'published_detections': len(results)}
     matched_per_image = np.zeros(len(frames) + 1, dtype=np.int64)
     if results and labelled:
         coco_gt = COCO()
@@ -116,7 +137,7 @@ def score_detections(labels: DetectionLabels | Mapping[int, np.ndarray],
             evaluator.summarize()
         stats = evaluator.stats
         precision = evaluator.eval['precision'][:, :, :, 0, -1]  # IoU, recall, class; all sizes
-        per_class = {}
+        per_class: dict[str, float] = {}
         for class_id, name in enumerate(class_names):
             values = precision[:, :, class_id]
             if (values > -1).any():
@@ -125,18 +146,21 @@ def score_detections(labels: DetectionLabels | Mapping[int, np.ndarray],
             detection_id, truth_id = (int(part) for part in pair.split('_', 1))
             if not coco_gt.anns[truth_id]['iscrowd']:
                 matched_per_image[coco_dt.anns[detection_id]['image_id']] += 1
-        summary.update(AP=float(max(stats[0], 0.0)), AP50=float(max(stats[1], 0.0)),
-                       AP75=float(max(stats[2], 0.0)), AP_per_class=per_class)
+        average_precision = tuple(float(max(stats[index], 0.0)) for index in range(3))
     else:
         classes = {int(row[4]) for frame in frames for row in labels[frame] if row[5] == 0}
-        summary.update(AP=0.0, AP50=0.0, AP75=0.0,
-                       AP_per_class={class_names[index]: 0.0 for index in sorted(classes)})
+        average_precision = (0.0, 0.0, 0.0)
+        per_class = {class_names[index]: 0.0 for index in sorted(classes)}
     true_positives = int(matched_per_image.sum())
-    summary.update(
-        true_positives=true_positives, false_positives=len(results) - true_positives,
-        false_negatives=labelled - true_positives,
-        precision=fraction(true_positives, len(results)), recall=fraction(true_positives, labelled),
-        per_frame_recall={frame: fraction(matched_per_image[image_id], crowd_free[frame])
-                          if crowd_free[frame] else 1.0
-                          for image_id, frame in enumerate(frames, start=1)})
-    return summary
+    return {
+        'frames': len(frames), 'frames_without_output': without_output,
+        'labelled_boxes': labelled, 'published_detections': len(results),
+        'AP': average_precision[0], 'AP50': average_precision[1], 'AP75': average_precision[2],
+        'AP_per_class': per_class, 'true_positives': true_positives,
+        'false_positives': len(results) - true_positives,
+        'false_negatives': labelled - true_positives,
+        'precision': fraction(true_positives, len(results)),
+        'recall': fraction(true_positives, labelled),
+        'per_frame_recall': {frame: fraction(matched_per_image[image_id], crowd_free[frame])
+                             if crowd_free[frame] else 1.0
+                             for image_id, frame in enumerate(frames, start=1)}}

@@ -17,7 +17,7 @@ slower than 200 ms scores 0) is left out: a replay has no per-frame run time of 
 """
 from __future__ import annotations
 
-from typing import Any, Mapping, Sequence
+from typing import Mapping, Sequence, TypedDict
 
 import cv2
 import numpy as np
@@ -36,6 +36,45 @@ TUSIMPLE_POINT_THRESH = 0.85
 TUSIMPLE_MISSING_X = -100.0
 
 FrameSize = tuple[int, int]
+
+
+class CulaneFigures(TypedDict):
+    """A replay's lane accuracy by CULane's rules, as report.json lists it."""
+
+    F1: float
+    precision: float
+    recall: float
+    true_positives: int
+    false_positives: int
+    false_negatives: int
+    frames: int
+    frames_without_output: int
+    lane_width_px: int  # what the lanes were drawn with
+    frame_width: int
+    frame_height: int
+    iou_threshold: float
+
+
+class CulaneScores(CulaneFigures, total=False):
+    """The figures and each labelled frame's F1 (frame -> F1)."""
+
+    per_frame_F1: dict[int, float]
+
+
+class TusimpleFigures(TypedDict):
+    """TuSimple's accuracy, FP and FN rates, averaged over the frames."""
+
+    tusimple_accuracy: float
+    FP: float
+    FN: float
+    frames: int
+    frames_without_output: int
+
+
+class TusimpleScores(TusimpleFigures, total=False):
+    """The figures and each labelled frame's accuracy (frame -> accuracy)."""
+
+    per_frame_accuracy: dict[int, float]
 
 
 def culane_lane_width(frame_width: int) -> int:
@@ -168,7 +207,7 @@ def lanes_of(labels: LaneLabels | Mapping[int, Sequence[np.ndarray]]
 
 def score_culane(labels: LaneLabels | Mapping[int, Sequence[np.ndarray]],
                  predictions: Mapping[int, Sequence[np.ndarray]], frame_size: FrameSize,
-                 iou_threshold: float = CULANE_IOU) -> dict[str, Any]:
+                 iou_threshold: float = CULANE_IOU) -> CulaneScores:
     """
     Score published lanes against labelled lanes by the CULane protocol.
 
@@ -282,7 +321,7 @@ def tusimple_bench(predicted: Sequence[np.ndarray], truth: Sequence[np.ndarray],
 
 
 def score_tusimple(labels: LaneLabels,
-                   predictions: Mapping[int, Sequence[np.ndarray]]) -> dict[str, Any]:
+                   predictions: Mapping[int, Sequence[np.ndarray]]) -> TusimpleScores:
     """
     Score published lanes against TuSimple labels by LaneEval.bench, averaged over frames.
 

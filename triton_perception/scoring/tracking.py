@@ -6,7 +6,7 @@ the package stays on NumPy 1.x (dev/requirements.txt).
 """
 from __future__ import annotations
 
-from typing import Any, Mapping
+from typing import Mapping, TypedDict
 
 # py-motmetrics ships no type information.
 import motmetrics  # type: ignore[import-untyped]
@@ -20,6 +20,31 @@ MATCH_IOU = 0.5
 METRICS = ('mota', 'motp', 'idf1', 'idp', 'idr', 'num_switches', 'num_fragmentations',
            'num_misses', 'num_false_positives', 'num_objects', 'num_predictions', 'num_matches',
            'num_unique_objects', 'mostly_tracked', 'mostly_lost', 'precision', 'recall')
+
+
+class TrackingFigures(TypedDict):
+    """A replay's tracking accuracy (CLEAR MOT, IDF1 and their counts), as report.json lists it."""
+
+    MOTA: float
+    MOTP: float
+    IDF1: float
+    IDP: float
+    IDR: float
+    id_switches: int
+    fragmentations: int
+    misses: int
+    false_positives: int
+    matches: int
+    labelled_boxes: int
+    published_boxes: int
+    labelled_tracks: int
+    mostly_tracked: int
+    mostly_lost: int
+    precision: float
+    recall: float
+    frames: int
+    frames_without_output: int
+    match_iou: float
 
 
 def corner_boxes_to_xywh(rows: np.ndarray) -> np.ndarray:
@@ -47,7 +72,7 @@ def track_accumulator(labels: Mapping[int, np.ndarray], predictions: Mapping[int
 
 def score_tracks(labels: TrackLabels | Mapping[int, np.ndarray],
                  predictions: Mapping[int, np.ndarray],
-                 match_iou: float = MATCH_IOU) -> dict[str, Any]:
+                 match_iou: float = MATCH_IOU) -> TrackingFigures:
     """
     Score published tracks against labelled tracks, class-agnostic, matching at IoU >= 0.5.
 
