@@ -6,7 +6,7 @@ import os
 from pathlib import Path
 import platform
 import subprocess
-from typing import Any
+from typing import Any, Mapping
 
 import onnxruntime
 
@@ -15,6 +15,7 @@ from triton_perception.bench.settings import (CASES, DIAGNOSTICS_PERIOD_S, RATE_
                                               RSS_SAMPLE_PERIOD_S, STEP_TIMERS)
 from triton_perception.system import SOURCE_ROOT
 
+BENCH_SCHEMA_VERSION = 1  # the shape of bench.json and bench-glue.json
 METHOD = {
     'reference_ms': 'model repository modules by file path + onnxruntime CPU with '
                     'configs/cpu.pbtxt thread settings, one process, median after warm-up; '
@@ -212,8 +213,15 @@ def table_cell(value: Any) -> str:
     return '–' if value is None else f'{value:g}' if isinstance(value, float) else str(value)
 
 
-def write_report(report: dict[str, Any], path: Path | None) -> None:
-    """Write `report` as indented JSON to `path`, creating its directory; no path writes nothing."""
+def write_report(report: Mapping[str, object], path: Path | None) -> None:
+    """
+    Write `report` as indented JSON to `path`, `schema_version` first; no path writes nothing.
+
+    The one writer of the bench's JSON reports (`bench`, `bench --glue`), so that scripts
+    reading them across versions can tell their shape.
+    """
     if path:
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(json.dumps(report, indent=2) + '\n', encoding='utf-8')
+        versioned = {'schema_version': BENCH_SCHEMA_VERSION,
+                     **{key: value for key, value in report.items() if key != 'schema_version'}}
+        path.write_text(json.dumps(versioned, indent=2) + '\n', encoding='utf-8')
