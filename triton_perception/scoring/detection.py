@@ -21,7 +21,7 @@ from triton_perception.scoring.labels import DetectionLabels
 # COCO's largest maxDets, the one AP is reported at.
 MAX_DETECTIONS = 100
 # Frame rows as they come: float64 labels, float32 published rows (check_rows makes float64).
-Rows = NDArray[np.floating[Any]]
+Rows = NDArray[np.float32 | np.float64]
 
 
 def check_rows(rows: Rows, columns: int, what: str) -> NDArray[np.float64]:

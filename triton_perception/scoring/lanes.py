@@ -38,7 +38,7 @@ TUSIMPLE_MISSING_X = -100.0
 
 FrameSize = tuple[int, int]
 # A lane's [N, 2] (x, y) frame pixels: float32 as published, float64 as labelled.
-Points = NDArray[np.floating[Any]]
+Points = NDArray[np.float32 | np.float64]
 
 
 def culane_lane_width(frame_width: int) -> int:
