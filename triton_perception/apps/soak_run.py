@@ -15,13 +15,14 @@ from typing import Any, Callable
 
 from triton_perception.bag import (camera_topic, image_subscriptions, node_figures, NODES,
                                    pipeline_session, play_bag, replay_plan, SUBSCRIBERS_TIMEOUT_S)
+from triton_perception.pipeline import PipelineRunner
 from triton_perception.system import tree_rss_mb
 
 SAMPLE_PERIOD_S = 10.0
 MAX_GROWTH = 0.10
 
 
-def memory_sample(runner: Any) -> dict[str, float]:
+def memory_sample(runner: PipelineRunner) -> dict[str, float]:
     """Return the resident memory (MiB) of each node's process tree and of tritonserver's."""
     sample = {name: tree_rss_mb(process.pid) for name, process in runner.nodes.items()}
     if runner.server and runner.server.pid:
@@ -29,7 +30,8 @@ def memory_sample(runner: Any) -> dict[str, float]:
     return sample
 
 
-def growth(samples: list[tuple[float, dict[str, float]]], warm_up_s: float) -> dict[str, Any]:
+def growth(samples: list[tuple[float, dict[str, float]]],
+           warm_up_s: float) -> dict[str, dict[str, float]]:
     """Per process: RSS at the end of warm-up, at the end, and the relative growth."""
     warm = next((sample for elapsed, sample in samples if elapsed >= warm_up_s), samples[0][1])
     last = samples[-1][1]

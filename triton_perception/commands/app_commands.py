@@ -52,7 +52,7 @@ def command_docs(arguments: argparse.Namespace) -> int:
     return write_tables(check=arguments.check)
 
 
-def add_soak_command(commands: argparse._SubParsersAction) -> None:
+def add_soak_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add `soak`: a long looped replay watching memory and accounting."""
     soak = commands.add_parser('soak', help='long looped replay watching memory and accounting')
     soak.add_argument('--minutes', type=float, default=30.0)
@@ -65,7 +65,7 @@ def add_soak_command(commands: argparse._SubParsersAction) -> None:
     soak.set_defaults(run=command_soak)
 
 
-def add_demo_command(commands: argparse._SubParsersAction) -> None:
+def add_demo_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add `demo`: the highway clip through the whole pipeline."""
     demo = commands.add_parser('demo', help='the highway clip through the whole pipeline: '
                                'annotated video, contact sheet and report in out/demo')
@@ -76,7 +76,7 @@ def add_demo_command(commands: argparse._SubParsersAction) -> None:
     demo.set_defaults(run=command_demo)
 
 
-def add_docs_command(commands: argparse._SubParsersAction) -> None:
+def add_docs_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add `docs`: write or check the generated tables of docs/."""
     docs = commands.add_parser('docs', help='write the parameter and launch-argument tables of '
                                'docs/ from the code')

@@ -116,7 +116,7 @@ def command_bench(arguments: argparse.Namespace) -> int:
     return 0
 
 
-def add_bench_command(commands: argparse._SubParsersAction) -> None:
+def add_bench_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add `bench` with the options of its --memory and --glue variants."""
     bench = commands.add_parser('bench', help='latency, throughput, CPU and memory: in-process '
                                 'reference vs Triton vs ROS end to end, per node and both')

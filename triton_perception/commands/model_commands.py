@@ -114,7 +114,7 @@ def install_lanes(arguments: argparse.Namespace, repository: Path,
     return 0
 
 
-def add_models_command(commands: argparse._SubParsersAction) -> None:
+def add_models_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add `models install|list` with the options of a model of your own."""
     models = commands.add_parser('models', help='install ONNX weights into the model repository')
     models.add_argument('action', choices=['install', 'list'],

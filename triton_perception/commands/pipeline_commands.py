@@ -41,7 +41,7 @@ def command_wait_ready(arguments: argparse.Namespace) -> int:
     return 0 if ready else 1
 
 
-def add_run_command(commands: argparse._SubParsersAction) -> None:
+def add_run_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add `run`, whose help lists the launch arguments it takes."""
     run = commands.add_parser(
         'run', help='run the pipeline (server + nodes) without ROS launch',
@@ -53,7 +53,7 @@ def add_run_command(commands: argparse._SubParsersAction) -> None:
     run.set_defaults(run=command_run)
 
 
-def add_wait_ready_command(commands: argparse._SubParsersAction) -> None:
+def add_wait_ready_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add `wait-ready`: 0 once a Triton serves the models."""
     wait_ready = commands.add_parser('wait-ready', help='wait until a Triton serves the models '
                                      "(the launch files' readiness gate)")

@@ -105,7 +105,7 @@ def command_engines(arguments: argparse.Namespace) -> int:
     return 0
 
 
-def add_server_command(commands: argparse._SubParsersAction) -> None:
+def add_server_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add `server`: tritonserver until Ctrl-C."""
     server = commands.add_parser('server', help='run tritonserver for the model repository')
     add_server_arguments(server)
@@ -115,7 +115,7 @@ def add_server_command(commands: argparse._SubParsersAction) -> None:
     server.set_defaults(run=command_server)
 
 
-def add_engines_command(commands: argparse._SubParsersAction) -> None:
+def add_engines_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add `engines build`: the TensorRT profile's engines, with trtexec."""
     engines = commands.add_parser('engines', help='build the TensorRT engines of the Orin '
                                   'profile from the installed ONNX files (on the device)')

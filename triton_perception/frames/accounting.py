@@ -16,6 +16,7 @@ import threading
 import time
 
 import numpy as np
+from numpy.typing import NDArray
 
 from triton_perception.errors import TritonPerceptionError
 
@@ -90,11 +91,11 @@ class FrameAccounting:
     rate_window_s: float = 5.0
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
     _received: int = 0
-    _counts: collections.Counter = field(default_factory=collections.Counter)
-    _reasons: collections.Counter = field(default_factory=collections.Counter)
-    _latencies_ms: collections.deque = field(init=False)
-    _received_times: collections.deque = field(default_factory=collections.deque)
-    _published_times: collections.deque = field(default_factory=collections.deque)
+    _counts: collections.Counter[str] = field(default_factory=collections.Counter)
+    _reasons: collections.Counter[str] = field(default_factory=collections.Counter)
+    _latencies_ms: collections.deque[float] = field(init=False)
+    _received_times: collections.deque[float] = field(default_factory=collections.deque)
+    _published_times: collections.deque[float] = field(default_factory=collections.deque)
     _last_error: str = ''
     _lost_before_node: int = 0
     _stage_ms_sums: dict[str, float] = field(default_factory=lambda: dict.fromkeys(STAGES, 0.0))
@@ -181,7 +182,7 @@ class FrameAccounting:
                 stage_ms_sums=dict(self._stage_ms_sums), timed=self._timed)
 
 
-def latency_summary(latencies_ms: np.ndarray) -> dict[str, float]:
+def latency_summary(latencies_ms: NDArray[np.float64]) -> dict[str, float]:
     """Return p50, p95 and max of the latencies (ms), or {} when there are none."""
     if latencies_ms.size == 0:
         return {}

@@ -13,13 +13,16 @@ which for very thin images makes the x and y ratios differ noticeably.
 """
 from __future__ import annotations
 
+from typing import cast
+
 import cv2
 import numpy as np
+from numpy.typing import NDArray
 
 PAD_VALUE = 114  # the grey YOLOv5 was trained with in padded borders
 
 
-def check_image(image: np.ndarray) -> None:
+def check_image(image: NDArray[np.uint8]) -> None:
     """Reject anything but a non-empty HxWx3 uint8 frame, with a message a client can act on."""
     if image.dtype != np.uint8:
         raise ValueError(f'IMAGE must be uint8, got {image.dtype}')
@@ -45,7 +48,8 @@ def letterbox_geometry(image_width: int, image_height: int, width: int,
     return resized_width, resized_height, pad_left, pad_top
 
 
-def letterbox(image: np.ndarray, width: int, height: int) -> tuple[np.ndarray, np.ndarray]:
+def letterbox(image: NDArray[np.uint8], width: int,
+              height: int) -> tuple[NDArray[np.uint8], NDArray[np.float32]]:
     """
     Resize keeping aspect ratio, centre on a PAD_VALUE canvas, NCHW uint8.
 
@@ -56,7 +60,9 @@ def letterbox(image: np.ndarray, width: int, height: int) -> tuple[np.ndarray, n
     resized_width, resized_height, pad_left, pad_top = letterbox_geometry(
         image_width, image_height, width, height)
     if (resized_width, resized_height) != (image_width, image_height):
-        image = cv2.resize(image, (resized_width, resized_height), interpolation=cv2.INTER_LINEAR)
+        # OpenCV's stubs return any integer or float array; a uint8 image stays uint8.
+        image = cast(NDArray[np.uint8], cv2.resize(
+            image, (resized_width, resized_height), interpolation=cv2.INTER_LINEAR))
     canvas = np.full((height, width, 3), PAD_VALUE, dtype=np.uint8)
     canvas[pad_top:pad_top + resized_height, pad_left:pad_left + resized_width] = image
     tensor = np.ascontiguousarray(canvas.transpose(2, 0, 1))[None]
@@ -65,12 +71,14 @@ def letterbox(image: np.ndarray, width: int, height: int) -> tuple[np.ndarray, n
     return tensor, params
 
 
-def resize_frame(image: np.ndarray, width: int, height: int) -> np.ndarray:
+def resize_frame(image: NDArray[np.uint8], width: int, height: int) -> NDArray[np.uint8]:
     """Return the [1, 3, height, width] uint8 tensor of the frame, plainly resized."""
     check_image(image)
     if image.shape[:2] != (height, width):
-        image = cv2.resize(image, (width, height), interpolation=cv2.INTER_LINEAR)
-    tensor: np.ndarray = np.ascontiguousarray(image.transpose(2, 0, 1))[None]
+        # OpenCV's stubs return any integer or float array; a uint8 image stays uint8.
+        image = cast(NDArray[np.uint8], cv2.resize(
+            image, (width, height), interpolation=cv2.INTER_LINEAR))
+    tensor: NDArray[np.uint8] = np.ascontiguousarray(image.transpose(2, 0, 1))[None]
     return tensor
 
 
@@ -79,8 +87,8 @@ def cropped_top_rows(frame_height: int, top_crop: float) -> int:
     return min(frame_height - 1, int(round(top_crop * frame_height)))
 
 
-def lane_frame(image: np.ndarray, width: int, height: int, top_crop: float = 0.0,
-               resize: str = 'stretch') -> np.ndarray:
+def lane_frame(image: NDArray[np.uint8], width: int, height: int, top_crop: float = 0.0,
+               resize: str = 'stretch') -> NDArray[np.uint8]:
     """
     Return a lane model's input.
 

@@ -11,10 +11,11 @@ message is rejected with an ``ImageRejected`` instead of exhausting memory on th
 from __future__ import annotations
 
 import re
-from typing import Any, NamedTuple, Protocol
+from typing import Any, cast, NamedTuple, Protocol
 
 import cv2
 import numpy as np
+from numpy.typing import NDArray
 
 from triton_perception.frames.accounting import FrameRejected
 
@@ -87,7 +88,7 @@ _JPEG_SOS = 0xDA
 _DECODE_FLAGS = cv2.IMREAD_COLOR | cv2.IMREAD_IGNORE_ORIENTATION
 
 
-def image_to_rgb(msg: ImageLike, max_image_pixels: int) -> np.ndarray:
+def image_to_rgb(msg: ImageLike, max_image_pixels: int) -> NDArray[np.uint8]:
     """
     Return a C-contiguous uint8 [H, W, 3] RGB array for a sensor_msgs/Image.
 
@@ -97,7 +98,8 @@ def image_to_rgb(msg: ImageLike, max_image_pixels: int) -> np.ndarray:
     """
     pixels, encoding, unpadded = _checked_pixels(msg, max_image_pixels)
     if encoding.to_rgb is not None:
-        return cv2.cvtColor(pixels, encoding.to_rgb)
+        # OpenCV's stubs return any integer or float array; uint8 pixels stay uint8.
+        return cast(NDArray[np.uint8], cv2.cvtColor(pixels, encoding.to_rgb))
     if unpadded:
         pixels.flags.writeable = False  # protect the message buffer the view aliases
         return pixels
@@ -109,7 +111,8 @@ def check_image(msg: ImageLike, max_image_pixels: int) -> None:
     _checked_pixels(msg, max_image_pixels)
 
 
-def _checked_pixels(msg: ImageLike, max_image_pixels: int) -> tuple[np.ndarray, _Encoding, bool]:
+def _checked_pixels(msg: ImageLike,
+                    max_image_pixels: int) -> tuple[NDArray[np.uint8], _Encoding, bool]:
     """Return the pixel bytes as an [H, W(, C)] view of the message, after validating its header."""
     _check_budget(max_image_pixels)
     encoding = _lookup(msg.encoding)
@@ -139,7 +142,7 @@ def _checked_pixels(msg: ImageLike, max_image_pixels: int) -> tuple[np.ndarray, 
     return pixels, encoding, step == row_bytes
 
 
-def compressed_to_rgb(msg: CompressedImageLike, max_image_pixels: int) -> np.ndarray:
+def compressed_to_rgb(msg: CompressedImageLike, max_image_pixels: int) -> NDArray[np.uint8]:
     """
     Decode a JPEG or PNG sensor_msgs/CompressedImage to a C-contiguous uint8 RGB array.
 
@@ -156,7 +159,8 @@ def compressed_to_rgb(msg: CompressedImageLike, max_image_pixels: int) -> np.nda
         raise ImageRejected(
             'undecodable', f'OpenCV could not decode {buf.size} bytes of {width}x{height} {kind}'
         )
-    return cv2.cvtColor(bgr, cv2.COLOR_BGR2RGB, dst=bgr)
+    # OpenCV's stubs return any integer or float array; decoded 8-bit images are uint8.
+    return cast(NDArray[np.uint8], cv2.cvtColor(bgr, cv2.COLOR_BGR2RGB, dst=bgr))
 
 
 def check_compressed(msg: CompressedImageLike, max_image_pixels: int) -> None:
@@ -165,7 +169,7 @@ def check_compressed(msg: CompressedImageLike, max_image_pixels: int) -> None:
 
 
 def _checked_container(msg: CompressedImageLike,
-                       max_image_pixels: int) -> tuple[np.ndarray, str, int, int]:
+                       max_image_pixels: int) -> tuple[NDArray[np.uint8], str, int, int]:
     _check_budget(max_image_pixels)
     buf = _byte_view(msg.data)
     if buf.size == 0:
@@ -187,7 +191,7 @@ def _checked_container(msg: CompressedImageLike,
     return buf, kind, width, height
 
 
-def encode_rgb(rgb: np.ndarray, encoding: str) -> tuple[bytes, int]:
+def encode_rgb(rgb: NDArray[np.uint8], encoding: str) -> tuple[bytes, int]:
     """
     Return (data, step) of an unpadded sensor_msgs/Image holding ``rgb`` in ``encoding``.
 
@@ -243,7 +247,7 @@ def _check_even_width(encoding: str, width: int) -> None:
         )
 
 
-def _byte_view(data: Any) -> np.ndarray:
+def _byte_view(data: Any) -> NDArray[np.uint8]:
     """
     View message data as flat uint8 without copying.
 
@@ -324,7 +328,7 @@ def _jpeg_size(view: memoryview) -> tuple[int, int]:
     raise ImageRejected('truncated', f'JPEG of {len(view)} bytes ends before its first scan')
 
 
-def _mosaic(rgb: np.ndarray, pattern: str) -> np.ndarray:
+def _mosaic(rgb: NDArray[np.uint8], pattern: str) -> NDArray[np.uint8]:
     """Sample a Bayer mosaic; ``pattern`` lists the 2x2 tile's colours row by row."""
     mosaic = np.empty(rgb.shape[:2], dtype=np.uint8)
     for index, colour in enumerate(pattern):
@@ -333,7 +337,7 @@ def _mosaic(rgb: np.ndarray, pattern: str) -> np.ndarray:
     return mosaic
 
 
-def _rgb_to_yuv422(rgb: np.ndarray, luma_first: bool) -> np.ndarray:
+def _rgb_to_yuv422(rgb: NDArray[np.uint8], luma_first: bool) -> NDArray[np.uint8]:
     """Pack BT.601 limited-range YUV 4:2:2 as [H, W, 2]: UYVY, or YUYV if ``luma_first``."""
     height, width = rgb.shape[:2]
     values = rgb.astype(np.float32)

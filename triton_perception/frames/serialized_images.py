@@ -24,6 +24,7 @@ import struct
 from typing import Any, Callable, Union
 
 import numpy as np
+from numpy.typing import NDArray
 
 from triton_perception.frames.accounting import FrameRejected
 
@@ -79,7 +80,7 @@ class ReadImage:
     encoding: str
     is_bigendian: int
     step: int
-    data: np.ndarray
+    data: NDArray[np.uint8]
 
 
 @dataclass
@@ -88,7 +89,7 @@ class ReadCompressedImage:
 
     header: Any
     format: str  # noqa: A003 (sensor_msgs/CompressedImage's field name)
-    data: np.ndarray
+    data: NDArray[np.uint8]
 
 
 class _Cursor:
@@ -151,7 +152,7 @@ class _Cursor:
         except UnicodeDecodeError:
             raise UnreadableMessage('bad_string', f'{what} is not UTF-8') from None
 
-    def octets(self, what: str) -> np.ndarray:
+    def octets(self, what: str) -> NDArray[np.uint8]:
         start, length = self.sized(what)
         data = np.frombuffer(self.view, np.uint8, count=length, offset=start)
         data.flags.writeable = False  # a view of the received message, shared by its readers

@@ -19,10 +19,11 @@ meet it beyond `max_range` are dropped.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 import cv2
 import numpy as np
+from numpy.typing import NDArray
 
 from triton_perception.errors import TritonPerceptionError
 
@@ -38,7 +39,7 @@ class CameraModelError(TritonPerceptionError, ValueError):
     """A CameraInfo or pose that cannot be used; the message says what is wrong."""
 
 
-def rotation_rpy(roll: float, pitch: float, yaw: float) -> np.ndarray:
+def rotation_rpy(roll: float, pitch: float, yaw: float) -> NDArray[np.float64]:
     """R = Rz(yaw) Ry(pitch) Rx(roll), the fixed-axis roll-pitch-yaw of REP 103."""
     cr, sr, cp, sp, cy, sy = (np.cos(roll), np.sin(roll), np.cos(pitch), np.sin(pitch),
                               np.cos(yaw), np.sin(yaw))
@@ -47,7 +48,7 @@ def rotation_rpy(roll: float, pitch: float, yaw: float) -> np.ndarray:
                      [-sp, cp * sr, cp * cr]])
 
 
-def quaternion_matrix(x: float, y: float, z: float, w: float) -> np.ndarray:
+def quaternion_matrix(x: float, y: float, z: float, w: float) -> NDArray[np.float64]:
     """Return the rotation of a (normalised) quaternion, as in geometry_msgs/Quaternion."""
     norm = np.sqrt(x * x + y * y + z * z + w * w)
     if norm < 1e-9:
@@ -62,8 +63,8 @@ def quaternion_matrix(x: float, y: float, z: float, w: float) -> np.ndarray:
 class Intrinsics:
     """What the ground projection needs from a sensor_msgs/CameraInfo."""
 
-    k: np.ndarray  # 3x3
-    d: np.ndarray  # distortion coefficients (may be empty)
+    k: NDArray[np.float64]  # 3x3
+    d: NDArray[np.float64]  # distortion coefficients (may be empty)
     model: str = 'plumb_bob'
     width: int = 0
     height: int = 0
@@ -87,7 +88,7 @@ class Intrinsics:
         """Whether any distortion coefficient is non-zero (pixels then need undistorting)."""
         return self.d.size > 0 and bool(np.any(self.d != 0.0))
 
-    def normalised(self, pixels: np.ndarray) -> np.ndarray:
+    def normalised(self, pixels: NDArray[np.floating[Any]]) -> NDArray[np.float64]:
         """Pixels [N, 2] -> undistorted normalised coordinates [N, 2] (x/z, y/z, optical)."""
         pixels = np.asarray(pixels, dtype=np.float64).reshape(-1, 1, 2)
         if pixels.shape[0] == 0:
@@ -98,28 +99,33 @@ class Intrinsics:
             x = (pixels[:, 0, 0] - k[0, 2] - k[0, 1] * y) / k[0, 0]
             return np.stack([x, y], axis=1)
         if self.model in FISHEYE_MODELS:
-            return cv2.fisheye.undistortPoints(pixels, self.k, self.d[:4]).reshape(-1, 2)
+            # OpenCV's stubs return any integer or float array; float64 points stay float64.
+            fisheye = cast(NDArray[np.float64], cv2.fisheye.undistortPoints(
+                pixels, self.k, self.d[:4]))
+            return fisheye.reshape(-1, 2)
         # OpenCV's iterative undistortion; more iterations than its default 5 keep strong
         # barrel distortion accurate at the image corners.
         criteria = (cv2.TERM_CRITERIA_COUNT | cv2.TERM_CRITERIA_EPS, 40, 1e-10)
         # OpenCV's stubs leave out None (no rectification, no new matrix), which it accepts.
-        undistorted: np.ndarray = cv2.undistortPointsIter(
+        undistorted: NDArray[np.float64] = cv2.undistortPointsIter(
             pixels, self.k, self.d, None, None, criteria)  # type: ignore[call-overload]
         return undistorted.reshape(-1, 2)
 
-    def project(self, points_optical: np.ndarray) -> np.ndarray:
+    def project(self, points_optical: NDArray[np.float64]) -> NDArray[np.float64]:
         """Points [N, 3] in the optical frame (z > 0) -> pixels [N, 2], with distortion."""
         points = np.asarray(points_optical, dtype=np.float64).reshape(-1, 1, 3)
         if points.shape[0] == 0:
             return np.zeros((0, 2))
         zero = np.zeros(3)
         if self.model in FISHEYE_MODELS and self.distorted:
-            return cv2.fisheye.projectPoints(points, zero, zero, self.k,
-                                             self.d[:4])[0].reshape(-1, 2)
+            # OpenCV's stubs return any integer or float array; float64 points stay float64.
+            projected = cast(NDArray[np.float64], cv2.fisheye.projectPoints(
+                points, zero, zero, self.k, self.d[:4])[0])
+            return projected.reshape(-1, 2)
         # OpenCV's stubs leave out None (no distortion), which the function accepts.
-        projected: np.ndarray = cv2.projectPoints(
+        projected = cast(NDArray[np.float64], cv2.projectPoints(
             points, zero, zero, self.k,
-            self.d if self.distorted else None)[0]  # type: ignore[arg-type]
+            self.d if self.distorted else None)[0])  # type: ignore[arg-type]
         return projected.reshape(-1, 2)
 
 
@@ -127,8 +133,8 @@ class Intrinsics:
 class Mounting:
     """The optical frame's pose in target_frame: p_target = rotation @ p_optical + origin."""
 
-    rotation: np.ndarray
-    origin: np.ndarray
+    rotation: NDArray[np.float64]
+    origin: NDArray[np.float64]
 
     @classmethod
     def from_camera_pose(cls, pose: list[float] | tuple[float, ...]) -> 'Mounting':
@@ -137,7 +143,7 @@ class Mounting:
         return cls(rotation_rpy(roll, pitch, yaw) @ BODY_FROM_OPTICAL, np.array([x, y, z]))
 
     @classmethod
-    def from_matrix(cls, matrix: np.ndarray) -> 'Mounting':
+    def from_matrix(cls, matrix: NDArray[np.float64]) -> 'Mounting':
         """From a 4x4 transform target <- optical frame (e.g. looked up in TF)."""
         return cls(np.asarray(matrix[:3, :3], dtype=np.float64),
                    np.asarray(matrix[:3, 3], dtype=np.float64))
@@ -156,16 +162,17 @@ class GroundCamera:
     intrinsics: Intrinsics
     mounting: Mounting
     max_range: float = 100.0
-    _cache: dict = field(default_factory=dict, compare=False, repr=False)
+    _cache: dict[str, object] = field(default_factory=dict, compare=False, repr=False)
 
-    def rays(self, pixels: np.ndarray) -> np.ndarray:
+    def rays(self, pixels: NDArray[np.floating[Any]]) -> NDArray[np.float64]:
         """Pixels [N, 2] -> ray directions [N, 3] in target_frame (not normalised)."""
         normalised = self.intrinsics.normalised(pixels)
         optical = np.concatenate([normalised, np.ones((len(normalised), 1))], axis=1)
-        rays: np.ndarray = optical @ self.mounting.rotation.T
+        rays: NDArray[np.float64] = optical @ self.mounting.rotation.T
         return rays
 
-    def to_ground(self, pixels: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    def to_ground(self, pixels: NDArray[np.floating[Any]]
+                  ) -> tuple[NDArray[np.float64], NDArray[np.bool_]]:
         """
         Pixels [N, 2] -> (points [N, 3] on z = 0, valid [N] bool).
 
@@ -183,7 +190,8 @@ class GroundCamera:
         points[:, 2] = np.where(valid, 0.0, np.nan)
         return points, valid
 
-    def to_image(self, points: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    def to_image(self, points: NDArray[np.float64]
+                 ) -> tuple[NDArray[np.float64], NDArray[np.bool_]]:
         """Points [N, 3] in target_frame -> (pixels [N, 2], in front of the camera [N])."""
         optical = (np.asarray(points, dtype=np.float64) - self.mounting.origin) @ \
             self.mounting.rotation

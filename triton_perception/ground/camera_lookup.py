@@ -14,6 +14,7 @@ import threading
 from typing import Any, Callable
 
 import numpy as np
+from numpy.typing import NDArray
 from rclpy.duration import Duration
 from rclpy.node import Node
 from rclpy.time import Time
@@ -36,6 +37,9 @@ except ImportError:
 OFF = 'off (ground_outputs is false)'
 # How long the worker waits for a transform at a frame's stamp (odometry lags the camera).
 TF_WAIT_S = 0.05
+# What a cached GroundCamera was made from: CameraInfo K, D, model, width, height, the mounting
+# (origin and rotation bytes) and max_ground_range_m.
+CameraKey = tuple[tuple[float, ...], tuple[float, ...], str, int, int, bytes, bytes, float]
 
 
 def camera_pose_set(pose: list[float]) -> bool:
@@ -59,8 +63,8 @@ class CameraGeometrySource:
         """
         self._settings = settings
         self._lock = threading.Lock()
-        self._infos: dict[str, Any] = {}
-        self._cache: dict[str, tuple[tuple, GroundCamera]] = {}
+        self._infos: dict[str, CameraInfo] = {}
+        self._cache: dict[str, tuple[CameraKey, GroundCamera]] = {}
         self._static = StaticTransforms()
         # Without tf2_ros: the latest transform of every frame, moving ones (/tf) included.
         self._latest = StaticTransforms()
@@ -100,7 +104,7 @@ class CameraGeometrySource:
         with self._lock:
             self._latest.add(message)
 
-    def _transform(self, target: str, frame: str, stamp: Any = None) -> np.ndarray | None:
+    def _transform(self, target: str, frame: str, stamp: Any = None) -> NDArray[np.float64] | None:
         """
         4x4 target <- frame: at `stamp` (a header stamp.
 
@@ -127,7 +131,7 @@ class CameraGeometrySource:
         with self._lock:
             return self._static.lookup(target, frame)
 
-    def transform_at(self, target: str, frame: str, stamp: Any) -> np.ndarray | None:
+    def transform_at(self, target: str, frame: str, stamp: Any) -> NDArray[np.float64] | None:
         """
         4x4 target <- frame at a header stamp (e.g.
 

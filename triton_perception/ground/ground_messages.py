@@ -11,6 +11,7 @@ from builtin_interfaces.msg import Duration
 from geometry_msgs.msg import Point
 from nav_msgs.msg import OccupancyGrid
 import numpy as np
+from numpy.typing import NDArray
 from sensor_msgs.msg import PointCloud2, PointField
 from std_msgs.msg import ColorRGBA, Header
 from vision_msgs.msg import Detection2DArray, Detection3D, Detection3DArray
@@ -35,7 +36,7 @@ def ground_header(header: Header, target_frame: str) -> Header:
     return Header(stamp=header.stamp, frame_id=target_frame)
 
 
-def ground_cloud_message(points: np.ndarray, header: Header) -> PointCloud2:
+def ground_cloud_message(points: NDArray[np.void], header: Header) -> PointCloud2:
     """Return ground points (GROUND_POINT_DTYPE; x, y, z in m) as a PointCloud2."""
     return PointCloud2(header=header, height=1, width=len(points),
                        fields=list(GROUND_POINT_FIELDS), is_bigendian=False,
@@ -45,12 +46,12 @@ def ground_cloud_message(points: np.ndarray, header: Header) -> PointCloud2:
                        is_dense=True)
 
 
-def read_ground_points(cloud: PointCloud2) -> np.ndarray:
+def read_ground_points(cloud: PointCloud2) -> NDArray[np.void]:
     """Return the inverse of ground_cloud_message (rclpy and rosbags messages alike)."""
     return np.frombuffer(bytes(cloud.data), dtype=GROUND_POINT_DTYPE, count=cloud.width)
 
 
-def lane_markers_message(points: np.ndarray, header: Header) -> MarkerArray:
+def lane_markers_message(points: NDArray[np.void], header: Header) -> MarkerArray:
     """DELETEALL, then one LINE_STRIP per lane (id = lane_id) coloured by side."""
     markers = [Marker(header=header, ns='lanes', action=Marker.DELETEALL)]
     for lane_id in np.unique(points['lane_id']):
@@ -69,7 +70,8 @@ def lane_markers_message(points: np.ndarray, header: Header) -> MarkerArray:
     return MarkerArray(markers=markers)
 
 
-def occupancy_grid_message(cells: np.ndarray, grid: GridSpec, header: Header) -> OccupancyGrid:
+def occupancy_grid_message(cells: NDArray[np.int8], grid: GridSpec,
+                           header: Header) -> OccupancyGrid:
     """
     Return `cells` (one int8 per cell, row-major as `grid.shape`) as an OccupancyGrid.
 
@@ -88,8 +90,8 @@ def occupancy_grid_message(cells: np.ndarray, grid: GridSpec, header: Header) ->
     return message
 
 
-def ground_detections_message(detections: Detection2DArray, contacts: np.ndarray,
-                              widths: np.ndarray, heights: np.ndarray,
+def ground_detections_message(detections: Detection2DArray, contacts: NDArray[np.float64],
+                              widths: NDArray[np.float64], heights: NDArray[np.float64],
                               header: Header) -> Detection3DArray:
     """
     One Detection3D per 2D detection whose bottom edge meets the ground.

@@ -6,8 +6,10 @@ Pure numpy on top of GroundCamera; the messages are built in ground/ground_messa
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
+from numpy.typing import NDArray
 
 from triton_perception.ground.camera import GroundCamera
 from triton_perception.outputs import lane_ids
@@ -22,8 +24,8 @@ GROUND_POINT_DTYPE = np.dtype({
 FREE, OCCUPIED, UNKNOWN = 0, 100, -1
 
 
-def ground_lane_points(camera: GroundCamera, lanes: np.ndarray,
-                       sides: np.ndarray) -> np.ndarray:
+def ground_lane_points(camera: GroundCamera, lanes: NDArray[np.float32],
+                       sides: NDArray[np.int8]) -> NDArray[np.void]:
     """
     Project LANES [L, P, 2] + LANE_SIDES [L] onto the ground as GROUND_POINT_DTYPE points.
 
@@ -38,7 +40,7 @@ def ground_lane_points(camera: GroundCamera, lanes: np.ndarray,
     points['x'], points['y'], points['z'] = ground[:, 0], ground[:, 1], ground[:, 2]
     points['lane_id'] = np.repeat(lane_ids(lanes), per_lane)
     points['side'] = np.repeat(np.asarray(sides).astype(np.int8), per_lane)
-    kept: np.ndarray = points[valid]
+    kept: NDArray[np.void] = points[valid]
     return kept
 
 
@@ -62,7 +64,7 @@ class GridSpec:
         """Return the (x, y) of the grid's corner cell (0, 0), as OccupancyGrid.info.origin."""
         return self.x_min, -self.shape[0] * self.resolution / 2.0
 
-    def cell_centres(self) -> np.ndarray:
+    def cell_centres(self) -> NDArray[np.float64]:
         """[rows * cols, 3] centres on z = 0, row-major (x fastest) like OccupancyGrid.data."""
         rows, cols = self.shape
         x0, y0 = self.origin
@@ -101,15 +103,15 @@ class GridSampler:
         self.size = len(visible)
         self.shape = grid.shape
 
-    def values(self, mask: np.ndarray) -> np.ndarray:
+    def values(self, mask: NDArray[np.uint8]) -> NDArray[np.int8]:
         """Mask (nonzero = drivable) -> int8 cells: 0 drivable, 100 not, -1 out of view."""
         cells = np.full(self.size, UNKNOWN, dtype=np.int8)
         cells[self.visible] = np.where(mask.reshape(-1)[self.flat_index] > 0, FREE, OCCUPIED)
         return cells
 
 
-def ground_boxes(camera: GroundCamera,
-                 detections: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def ground_boxes(camera: GroundCamera, detections: NDArray[np.floating[Any]]
+                 ) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
     """
     Place DETECTIONS [N, 6] (x1, y1, x2, y2, score, class) on the ground.
 
@@ -139,7 +141,7 @@ def ground_boxes(camera: GroundCamera,
     return centre, np.linalg.norm(left[:, :2] - right[:, :2], axis=1), height
 
 
-def ego_lane(points: np.ndarray, reach: float = 20.0) -> tuple[float, float] | None:
+def ego_lane(points: NDArray[np.void], reach: float = 20.0) -> tuple[float, float] | None:
     """
     Measure the ego lane's width and its centre's lateral offset, both at x = 0.
 

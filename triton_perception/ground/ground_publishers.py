@@ -6,11 +6,13 @@ arrays it already has; nothing is built while the geometry is unknown.
 """
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import Callable
 
 from nav_msgs.msg import OccupancyGrid
 import numpy as np
+from numpy.typing import NDArray
 from rclpy.node import Node
+from rclpy.qos import QoSProfile
 from sensor_msgs.msg import PointCloud2
 from std_msgs.msg import Header
 from vision_msgs.msg import Detection2DArray, Detection3DArray
@@ -28,7 +30,7 @@ from triton_perception.parameters import GroundSettings, LaneSettings
 class LaneGroundOutputs:
     """`lanes/ground`, `lanes/markers` and `drivable_area/grid`."""
 
-    def __init__(self, node: Node, settings: Callable[[], LaneSettings], qos: Any) -> None:
+    def __init__(self, node: Node, settings: Callable[[], LaneSettings], qos: QoSProfile) -> None:
         """Create the three publishers with `qos` and the camera geometry source of `node`."""
         self._settings = settings
         self.geometry = CameraGeometrySource(node, settings)
@@ -40,8 +42,8 @@ class LaneGroundOutputs:
         self._markers = node.create_publisher(MarkerArray, 'lanes/markers', qos)
         self._grid_publisher = node.create_publisher(OccupancyGrid, 'drivable_area/grid', qos)
 
-    def publish(self, header: Header, lanes: np.ndarray, sides: np.ndarray,
-                drivable: np.ndarray | None) -> None:
+    def publish(self, header: Header, lanes: NDArray[np.float32], sides: NDArray[np.int8],
+                drivable: NDArray[np.uint8] | None) -> None:
         """
         Publish one frame's lanes and drivable area on the ground, if its camera is known.
 
@@ -71,13 +73,13 @@ class LaneGroundOutputs:
 class DetectionGroundOutputs:
     """`detections/ground`: each box's ground contact point and width."""
 
-    def __init__(self, node: Node, settings: Callable[[], GroundSettings], qos: Any) -> None:
+    def __init__(self, node: Node, settings: Callable[[], GroundSettings], qos: QoSProfile) -> None:
         """Create the `detections/ground` publisher with `qos` and the camera geometry source."""
         self._settings = settings
         self.geometry = CameraGeometrySource(node, settings)
         self._publisher = node.create_publisher(Detection3DArray, 'detections/ground', qos)
 
-    def publish(self, header: Header, detections: np.ndarray,
+    def publish(self, header: Header, detections: NDArray[np.float32],
                 message: Detection2DArray) -> None:
         """
         Publish the ground boxes of DETECTIONS rows and the Detection2DArray built from them.

@@ -9,11 +9,12 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+from numpy.typing import NDArray
 
 from triton_perception.ground.camera import quaternion_matrix
 
 
-def transform_matrix(transform: Any) -> np.ndarray:
+def transform_matrix(transform: Any) -> NDArray[np.float64]:
     """geometry_msgs/Transform -> 4x4 (parent <- child)."""
     matrix = np.eye(4)
     rotation, translation = transform.rotation, transform.translation
@@ -27,7 +28,7 @@ class StaticTransforms:
 
     def __init__(self) -> None:
         """Start with no transforms."""
-        self._parents: dict[str, tuple[str, np.ndarray]] = {}
+        self._parents: dict[str, tuple[str, NDArray[np.float64]]] = {}
 
     def add(self, message: Any) -> None:
         """Add a tf2_msgs/TFMessage; a later transform of the same child replaces the earlier."""
@@ -37,7 +38,7 @@ class StaticTransforms:
             if parent and child and parent != child:
                 self._parents[child] = (parent, transform_matrix(stamped.transform))
 
-    def _to_root(self, frame: str) -> dict[str, np.ndarray]:
+    def _to_root(self, frame: str) -> dict[str, NDArray[np.float64]]:
         """Every ancestor of frame (itself included) -> ancestor <- frame."""
         chain, matrix = {frame: np.eye(4)}, np.eye(4)
         while frame in self._parents and len(chain) <= len(self._parents):
@@ -48,12 +49,12 @@ class StaticTransforms:
             chain[frame] = matrix
         return chain
 
-    def lookup(self, target: str, source: str) -> np.ndarray | None:
+    def lookup(self, target: str, source: str) -> NDArray[np.float64] | None:
         """4x4 target <- source, or None when the two frames are not connected."""
         target, source = target.lstrip('/'), source.lstrip('/')
         from_source, from_target = self._to_root(source), self._to_root(target)
         common = next((frame for frame in from_source if frame in from_target), None)
         if common is None:
             return None
-        matrix: np.ndarray = np.linalg.inv(from_target[common]) @ from_source[common]
+        matrix: NDArray[np.float64] = np.linalg.inv(from_target[common]) @ from_source[common]
         return matrix

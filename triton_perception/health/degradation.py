@@ -13,10 +13,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import partial
-from typing import Callable, Sequence
+from typing import Any, Callable, cast, Sequence
 
 import cv2
 import numpy as np
+from numpy.typing import NDArray
 
 from triton_perception.health.camera_health import CameraHealth
 from triton_perception.health.hold import OK
@@ -29,23 +30,23 @@ COVER_LEVEL = 60  # grey of the cover (mud, a hand): its sensor noise is added s
 NOISE_SIGMA = 2.0  # sensor noise of a still scene, so that a still camera is not frozen
 
 
-def cover(image: np.ndarray, fraction: float) -> np.ndarray:
+def cover(image: NDArray[np.uint8], fraction: float) -> NDArray[np.uint8]:
     """Return `image` with its left `fraction` of columns covered (flat grey)."""
     covered = image.copy()
     covered[:, :round(image.shape[1] * fraction)] = COVER_LEVEL
     return covered
 
 
-def blur(image: np.ndarray, sigma: float) -> np.ndarray:
+def blur(image: NDArray[np.uint8], sigma: float) -> NDArray[np.uint8]:
     """Return `image` blurred by a Gaussian of `sigma` pixels."""
-    blurred: np.ndarray = cv2.GaussianBlur(image, (0, 0), sigma)
-    return blurred
+    # OpenCV's stubs return any integer or float array; a blurred uint8 image stays uint8.
+    return cast(NDArray[np.uint8], cv2.GaussianBlur(image, (0, 0), sigma))
 
 
-def brightness(image: np.ndarray, factor: float) -> np.ndarray:
+def brightness(image: NDArray[np.uint8], factor: float) -> NDArray[np.uint8]:
     """Return `image` with its values scaled by `factor`, saturating at 255."""
-    scaled: np.ndarray = cv2.convertScaleAbs(image, alpha=factor)
-    return scaled
+    # convertScaleAbs always returns uint8, which OpenCV's stubs do not say.
+    return cast(NDArray[np.uint8], cv2.convertScaleAbs(image, alpha=factor))
 
 
 @dataclass(frozen=True)
@@ -59,7 +60,7 @@ class Degradation:
 
     name: str
     condition: str
-    image: Callable[[np.ndarray], np.ndarray] | None = None
+    image: Callable[[NDArray[np.uint8]], NDArray[np.uint8]] | None = None
     stamps: str = 'advance'
     repeat: bool = False
 
@@ -97,20 +98,22 @@ class Trial:
     raised: frozenset[str]
 
 
-def video_frames(path: str) -> list[np.ndarray]:
+def video_frames(path: str) -> list[NDArray[np.uint8]]:
     """Return every frame of the video at `path` as RGB (the clean clip of the labelled set)."""
     capture = cv2.VideoCapture(path)
-    frames = []
+    frames: list[NDArray[np.uint8]] = []
     while True:
         ok, bgr = capture.read()
         if not ok:
             break
-        frames.append(cv2.cvtColor(bgr, cv2.COLOR_BGR2RGB))
+        # OpenCV's stubs return any integer or float array; decoded frames are uint8.
+        frames.append(cast(NDArray[np.uint8], cv2.cvtColor(bgr, cv2.COLOR_BGR2RGB)))
     capture.release()
     return frames
 
 
-def noisy(frames: Sequence[np.ndarray], seed: int = 0) -> Callable[[int], np.ndarray]:
+def noisy(frames: Sequence[NDArray[np.number[Any]]],
+          seed: int = 0) -> Callable[[int], NDArray[np.uint8]]:
     """
     Return frame `i` of `frames` (cycled) with sensor noise, different from one frame to the next.
 
@@ -121,13 +124,13 @@ def noisy(frames: Sequence[np.ndarray], seed: int = 0) -> Callable[[int], np.nda
     shape = frames[0].shape
     patterns = [generator.normal(0.0, NOISE_SIGMA, shape).astype(np.int16) for _ in range(3)]
 
-    def frame(index: int) -> np.ndarray:
+    def frame(index: int) -> NDArray[np.uint8]:
         clean = frames[index % len(frames)].astype(np.int16) + patterns[index % 3]
         return np.clip(clean, 0, 255).astype(np.uint8)
     return frame
 
 
-def run_trial(settings: HealthSettings, source: Callable[[int], np.ndarray],
+def run_trial(settings: HealthSettings, source: Callable[[int], NDArray[np.uint8]],
               fault: Degradation | None, start: int = 0) -> Trial:
     """
     Run a camera through CLEAN_S clean, FAULT_S faulty (`fault`; None: clean) and RECOVERY_S s.
@@ -140,7 +143,7 @@ def run_trial(settings: HealthSettings, source: Callable[[int], np.ndarray],
     delay = cleared = None
     false_alarm = 0.0
     raised: set[str] = set()
-    repeated: np.ndarray | None = None
+    repeated: NDArray[np.uint8] | None = None
     for index in range(round((CLEAN_S + FAULT_S + RECOVERY_S) * FRAME_RATE_HZ)):
         now = index * period
         faulty = fault is not None and fault_at <= now < recovery_at

@@ -9,10 +9,12 @@ colour, 8 or 16 bit, float, 1x1, empty): a bad frame gives bad figures, never an
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 import zlib
 
 import cv2
 import numpy as np
+from numpy.typing import NDArray
 
 # Green carries most of the luminance of RGB, BGR and Bayer-demosaiced frames alike.
 LUMINANCE_CHANNEL = 1
@@ -46,7 +48,7 @@ class FrameFigures:
     digest: int
 
 
-def as_uint8(image: np.ndarray) -> np.ndarray:
+def as_uint8(image: NDArray[Any]) -> NDArray[np.uint8]:
     """Return `image` as uint8 grey levels: 16-bit scaled down, other types clipped to 0-255."""
     if image.dtype == np.uint8:
         return image
@@ -58,7 +60,7 @@ def as_uint8(image: np.ndarray) -> np.ndarray:
     return np.clip(values, 0, 255).astype(np.uint8)
 
 
-def small_grey(image: np.ndarray, width: int = SMALL_WIDTH) -> np.ndarray:
+def small_grey(image: NDArray[np.number[Any]], width: int = SMALL_WIDTH) -> NDArray[np.uint8]:
     """
     Return a grey uint8 copy of `image`, every Nth pixel, at most `width` pixels wide.
 
@@ -74,7 +76,7 @@ def small_grey(image: np.ndarray, width: int = SMALL_WIDTH) -> np.ndarray:
     return np.ascontiguousarray(as_uint8(pixels[::step, ::step]))
 
 
-def region_contrast(grey: np.ndarray, grid: tuple[int, int] = GRID) -> np.ndarray:
+def region_contrast(grey: NDArray[np.uint8], grid: tuple[int, int] = GRID) -> NDArray[np.float32]:
     """
     Return each region's contrast: the standard deviation of its area-averaged pixels.
 
@@ -86,11 +88,11 @@ def region_contrast(grey: np.ndarray, grid: tuple[int, int] = GRID) -> np.ndarra
     size = (columns, rows)
     mean = cv2.resize(coarse, size, interpolation=cv2.INTER_AREA)
     square = cv2.resize(coarse * coarse, size, interpolation=cv2.INTER_AREA)
-    contrast: np.ndarray = np.sqrt(np.maximum(square - mean * mean, 0.0))
+    contrast: NDArray[np.float32] = np.sqrt(np.maximum(square - mean * mean, 0.0))
     return contrast
 
 
-def frame_figures(image: np.ndarray, width: int = SMALL_WIDTH) -> FrameFigures:
+def frame_figures(image: NDArray[np.number[Any]], width: int = SMALL_WIDTH) -> FrameFigures:
     """Return the health figures of `image` (any array a node holds; see `small_grey`)."""
     grey = small_grey(image, width)
     if grey.size == 0:

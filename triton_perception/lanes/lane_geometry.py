@@ -26,10 +26,11 @@ All geometry runs at mask resolution in continuous pixel coordinates (pixel (r, 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import NamedTuple
+from typing import cast, NamedTuple
 
 import cv2
 import numpy as np
+from numpy.typing import NDArray
 
 from triton_perception.lanes.lane_sides import assign_sides, ego_eligible
 
@@ -47,18 +48,18 @@ DRIVABLE_ZERO = 128      # drivable_margin value of a zero logit margin
 class LaneResult(NamedTuple):
     """Final lanes, in original-image pixels."""
 
-    lanes: np.ndarray          # float32 [L, P, 2] (u, v), from the lane's bottom upward
-    scores: np.ndarray         # float32 [L], mean lane-line probability of the lane's pixels
-    sides: np.ndarray          # int8 [L], -2/-1/+1/+2 from the ego lane outward, 0 unknown
-    drivable_area: np.ndarray | None  # uint8 [H, W], 0 or 255; None: the model has none
+    lanes: NDArray[np.float32]  # [L, P, 2] (u, v), from the lane's bottom upward
+    scores: NDArray[np.float32]  # [L], mean lane-line probability of the lane's pixels
+    sides: NDArray[np.int8]  # [L], -2/-1/+1/+2 from the ego lane outward, 0 unknown
+    drivable_area: NDArray[np.uint8] | None  # [H, W], 0 or 255; None: the model has none
 
 
 @dataclass
 class Piece:
     """One connected blob of the lane mask, reduced to row centres."""
 
-    y: np.ndarray           # row centres (ascending), mask pixels
-    x: np.ndarray           # centre x of the blob in each of those rows
+    y: NDArray[np.float64]  # row centres (ascending), mask pixels
+    x: NDArray[np.float64]  # centre x of the blob in each of those rows
     pixels: int
     probability_sum: float  # sum of lane-line probabilities over the blob's pixels
 
@@ -68,9 +69,9 @@ class Lane:
     """Pieces grouped as one painted line, and their points pooled for fitting."""
 
     pieces: list[Piece]
-    y: np.ndarray
-    x: np.ndarray
-    rows: np.ndarray  # bool [mask height]: the rows its pieces occupy
+    y: NDArray[np.float64]
+    x: NDArray[np.float64]
+    rows: NDArray[np.bool_]  # [mask height]: the rows its pieces occupy
 
     @property
     def span(self) -> float:
@@ -87,7 +88,7 @@ def check_settings(num_points: int, min_lane_length: float) -> None:
             f'minimum lane length is a fraction of image height in [0, 1], got {min_lane_length}')
 
 
-def lane_pieces(lane_probability: np.ndarray) -> list[Piece]:
+def lane_pieces(lane_probability: NDArray[np.uint8]) -> list[Piece]:
     """
     Find the connected components of the lane mask, as row-centre pieces.
 
@@ -129,11 +130,11 @@ class Curve(NamedTuple):
     their squares to 1e5), and evaluating takes two small numpy calls instead of np.poly1d's.
     """
 
-    coefficients: np.ndarray  # highest power first, as np.polyval takes them
+    coefficients: NDArray[np.float64]  # highest power first, as np.polyval takes them
     centre: float
     half_span: float
 
-    def at(self, y: np.ndarray | float) -> np.ndarray:
+    def at(self, y: NDArray[np.float64] | float) -> NDArray[np.float64]:
         """X at rows y."""
         return np.polyval(self.coefficients, (np.asarray(y, dtype=np.float64) - self.centre)
                           / self.half_span)
@@ -144,7 +145,7 @@ class Curve(NamedTuple):
         return float(np.polyval(derivative, (y - self.centre) / self.half_span)) / self.half_span
 
 
-def fit_curve(y: np.ndarray, x: np.ndarray, mask_height: int) -> Curve:
+def fit_curve(y: NDArray[np.float64], x: NDArray[np.float64], mask_height: int) -> Curve:
     """X = f(y) by least squares: a line, or a quadratic once the points span enough rows."""
     low, high = float(y.min()), float(y.max())
     if high == low:  # one row: no slope to fit
@@ -158,14 +159,15 @@ def fit_curve(y: np.ndarray, x: np.ndarray, mask_height: int) -> Curve:
     return Curve(coefficients, centre, half_span)
 
 
-def rows_of(y: np.ndarray, mask_height: int) -> np.ndarray:
+def rows_of(y: NDArray[np.float64], mask_height: int) -> NDArray[np.bool_]:
     """Which mask rows row centres y occupy, as a bool [mask_height] occupancy."""
     occupied = np.zeros(mask_height, dtype=bool)
     occupied[y.astype(np.intp)] = True  # centres are row + 0.5
     return occupied
 
 
-def joins(lane: Lane, piece: Piece, piece_rows: np.ndarray, mask_height: int) -> float | None:
+def joins(lane: Lane, piece: Piece, piece_rows: NDArray[np.bool_],
+          mask_height: int) -> float | None:
     """RMS residual of one curve through the lane and the piece, or None if they cannot be one."""
     if np.count_nonzero(lane.rows & piece_rows) > MAX_SHARED_ROWS:
         return None
@@ -196,7 +198,7 @@ def group_pieces(pieces: list[Piece], mask_height: int) -> list[Lane]:
 
 
 def sample_lane(lane: Lane, mask_width: int, mask_height: int,
-                num_points: int) -> tuple[np.ndarray, float]:
+                num_points: int) -> tuple[NDArray[np.float64], float]:
     """
     Points (x, y) from where the lane meets the image border up to its top, and its bottom x.
 
@@ -217,8 +219,8 @@ def sample_lane(lane: Lane, mask_width: int, mask_height: int,
     return np.stack([np.clip(x, 0, mask_width), y], axis=1), bottom_x
 
 
-def lane_sides(lanes: list[Lane], polylines: np.ndarray, bottom_x: np.ndarray,
-               mask_width: int, mask_height: int) -> np.ndarray:
+def lane_sides(lanes: list[Lane], polylines: NDArray[np.float32], bottom_x: NDArray[np.float64],
+               mask_width: int, mask_height: int) -> NDArray[np.int8]:
     """Side labels of sampled lanes (mask pixels), judged on their detected rows."""
     eligible = ego_eligible(list(polylines), bottom_x,
                             np.array([lane.y[0] for lane in lanes]),
@@ -227,20 +229,23 @@ def lane_sides(lanes: list[Lane], polylines: np.ndarray, bottom_x: np.ndarray,
     return assign_sides(bottom_x, mask_width / 2, eligible)
 
 
-def drivable_area(drivable_margin: np.ndarray, image_height: int, image_width: int) -> np.ndarray:
+def drivable_area(drivable_margin: NDArray[np.uint8], image_height: int,
+                  image_width: int) -> NDArray[np.uint8]:
     """
     0/255 mask at input resolution.
 
     The margin is resized (not the binary mask) for smooth edges.
     """
-    margin: np.ndarray = drivable_margin.astype(np.float32) - DRIVABLE_ZERO
+    margin: NDArray[np.float32] = drivable_margin.astype(np.float32) - DRIVABLE_ZERO
     if margin.shape != (image_height, image_width):
-        margin = cv2.resize(margin, (image_width, image_height), interpolation=cv2.INTER_LINEAR)
-    positive: np.ndarray = margin > 0
+        # OpenCV's stubs return any integer or float array; a float32 map stays float32.
+        margin = cast(NDArray[np.float32], cv2.resize(
+            margin, (image_width, image_height), interpolation=cv2.INTER_LINEAR))
+    positive: NDArray[np.bool_] = margin > 0
     return positive.view(np.uint8) * np.uint8(255)  # a bool is one byte: 0 or 1
 
 
-def check_maps(lane_probability: np.ndarray, drivable_margin: np.ndarray) -> None:
+def check_maps(lane_probability: NDArray[np.uint8], drivable_margin: NDArray[np.uint8]) -> None:
     """Check the lane model's two maps: uint8, 2-D, the same size (a ValueError names the fault)."""
     for name, array in (('lane_probability', lane_probability),
                         ('drivable_margin', drivable_margin)):
@@ -252,7 +257,7 @@ def check_maps(lane_probability: np.ndarray, drivable_margin: np.ndarray) -> Non
                          f'{list(drivable_margin.shape)} differ in size')
 
 
-def postprocess(lane_probability: np.ndarray, drivable_margin: np.ndarray,
+def postprocess(lane_probability: NDArray[np.uint8], drivable_margin: NDArray[np.uint8],
                 image_size: tuple[int, int], num_points: int,
                 min_lane_length: float) -> LaneResult:
     """

@@ -17,12 +17,15 @@ Lanes ruled out still get published, with side 0.
 """
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
+from numpy.typing import NDArray
 
 EGO_MAX_EXTRAPOLATION = 2.0
 
 
-def x_at(points: np.ndarray, y: float) -> float:
+def x_at(points: NDArray[np.floating[Any]], y: float) -> float:
     """X of a polyline (N x 2, any order) at row y, or NaN outside its rows."""
     order = np.argsort(points[:, 1], kind='stable')
     ys, xs = points[order, 1], points[order, 0]
@@ -31,7 +34,7 @@ def x_at(points: np.ndarray, y: float) -> float:
     return float(np.interp(y, ys, xs))
 
 
-def bottom_x(points: np.ndarray, frame_height: float) -> float:
+def bottom_x(points: NDArray[np.floating[Any]], frame_height: float) -> float:
     """
     Return where the tangent at a polyline's lowest two points meets the bottom row.
 
@@ -55,9 +58,9 @@ def exit_row(x_low: float, y_low: float, bottom: float, frame_width: float,
     return y_low + (border - x_low) * (frame_height - y_low) / (bottom - x_low)
 
 
-def ego_eligible(polylines: list[np.ndarray], bottoms: np.ndarray, detected_top: np.ndarray,
-                 detected_low: np.ndarray, frame_width: float,
-                 frame_height: float) -> np.ndarray:
+def ego_eligible(polylines: list[NDArray[np.floating[Any]]], bottoms: NDArray[np.float64],
+                 detected_top: NDArray[np.float64], detected_low: NDArray[np.float64],
+                 frame_width: float, frame_height: float) -> NDArray[np.bool_]:
     """
     Which lanes may take a side (see the module docstring). Arrays are per lane, in frame pixels.
 
@@ -67,7 +70,7 @@ def ego_eligible(polylines: list[np.ndarray], bottoms: np.ndarray, detected_top:
     heights = np.maximum(detected_low - detected_top, 1e-6)
     exits = np.array([exit_row(x_at(polylines[i], detected_low[i]), detected_low[i], bottoms[i],
                                frame_width, frame_height) for i in range(count)])
-    eligible: np.ndarray = (exits - detected_low) <= EGO_MAX_EXTRAPOLATION * heights
+    eligible: NDArray[np.bool_] = (exits - detected_low) <= EGO_MAX_EXTRAPOLATION * heights
     for a in range(count):
         for b in range(a + 1, count):
             shared_top = max(detected_top[a], detected_top[b])
@@ -80,8 +83,8 @@ def ego_eligible(polylines: list[np.ndarray], bottoms: np.ndarray, detected_top:
     return eligible
 
 
-def assign_sides(bottoms: np.ndarray, centre_x: float,
-                 eligible: np.ndarray | None = None) -> np.ndarray:
+def assign_sides(bottoms: NDArray[np.float64], centre_x: float,
+                 eligible: NDArray[np.bool_] | None = None) -> NDArray[np.int8]:
     """-1/-2 for the first two eligible lines left of centre, +1/+2 to the right, 0 else."""
     sides = np.zeros(len(bottoms), dtype=np.int8)
     usable = np.ones(len(bottoms), dtype=bool) if eligible is None else eligible

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from numpy.typing import NDArray
 
 from triton_perception.errors import TritonPerceptionError
 
@@ -157,7 +158,7 @@ def behaviour_differences(served_graph: Path, graph: str, check: dict[str, Any],
     return differences, summary
 
 
-def _detection_differences(found: np.ndarray, check: dict[str, Any],
+def _detection_differences(found: NDArray[np.float32], check: dict[str, Any],
                            image_name: str) -> tuple[list[str], str]:
     unmatched = list(range(len(found)))
     differences = []
@@ -186,7 +187,7 @@ def _detection_differences(found: np.ndarray, check: dict[str, Any],
     return differences, summary
 
 
-def _iou(first: np.ndarray, second: np.ndarray) -> float:
+def _iou(first: NDArray[np.float64], second: NDArray[np.float32]) -> float:
     width = max(0.0, min(first[2], second[2]) - max(first[0], second[0]))
     height = max(0.0, min(first[3], second[3]) - max(first[1], second[1]))
     overlap = width * height

@@ -13,8 +13,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Callable, Generic, TypeVar
 
+import numpy as np
+from numpy.typing import NDArray
 from rclpy.lifecycle import LifecycleNode, LifecycleState, TransitionCallbackReturn
 from rclpy.node import Node
+from rclpy.publisher import Publisher
+from sensor_msgs.msg import Image
 from std_msgs.msg import Header
 
 from triton_perception.frames import Frame, FrameAccounting
@@ -242,7 +246,7 @@ class PerceptionNode(LifecycleNode, Generic[InferenceT]):
     def _on_frame(self, message: Any) -> None:
         self._frame_checks.on_frame(message)
 
-    def frame_rgb(self, frame: Frame) -> Any:
+    def frame_rgb(self, frame: Frame) -> NDArray[np.uint8]:
         """Return the frame as RGB uint8 [H, W, 3]; raises FrameRejected (counted) for bad input."""
         rgb = self._rgb.rgb(frame)
         if self._health is not None:
@@ -255,7 +259,8 @@ class PerceptionNode(LifecycleNode, Generic[InferenceT]):
     def _deliver(self, frame: Frame, inputs: Tensors, outputs: Tensors) -> None:
         raise NotImplementedError
 
-    def publish_overlay(self, publisher: Any, draw: Callable[[], Any], header: Header) -> None:
+    def publish_overlay(self, publisher: Publisher[Image], draw: Callable[[], NDArray[np.uint8]],
+                        header: Header) -> None:
         """
         Draw (a copy of the frame) and publish only while someone subscribes.
 

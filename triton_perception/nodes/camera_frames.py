@@ -15,6 +15,7 @@ import threading
 from typing import Any, Callable
 
 import numpy as np
+from numpy.typing import NDArray
 from rclpy.node import Node
 from rclpy.qos import QoSProfile
 from rclpy.subscription import Subscription
@@ -56,11 +57,11 @@ class CameraFrames:
         self._host = host
         self._lock = threading.Lock()
         self._consumers: dict[str, tuple[FrameCallback, FrameAccounting]] = {}
-        self._subscription: Subscription | None = None
+        self._subscription: Subscription[Image | CompressedImage] | None = None
         self._shape: tuple[str, bool, QoSProfile] | None = None  # topic, compressed, QoS
         self._losses: FrameLossCounter | None = None
         self._conversion_lock = threading.Lock()
-        self._latest: tuple[Any, np.ndarray] | None = None
+        self._latest: tuple[Any, NDArray[np.uint8]] | None = None
         self._shared_frames: dict[str, SharedFrames] = {}
         self._health: CameraHealthReporter | None = None
 
@@ -110,7 +111,7 @@ class CameraFrames:
             self._latest = None
         self._host.destroy_subscription(subscription)
 
-    def rgb(self, message: Any, convert: Callable[[], np.ndarray]) -> np.ndarray:
+    def rgb(self, message: Any, convert: Callable[[], NDArray[np.uint8]]) -> NDArray[np.uint8]:
         """
         Return `message` as RGB, converted once for all consumers of the latest frame.
 

@@ -16,6 +16,7 @@ from typing import Any, Callable
 
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
 import numpy as np
+from numpy.typing import NDArray
 from rclpy.node import Node
 from std_msgs.msg import Header
 
@@ -59,7 +60,7 @@ class CameraHealthReporter:
             self._health.frame(stamp_seconds(message), time.monotonic())
             self._cpu_s += time.thread_time() - began
 
-    def image(self, message: Any, rgb: np.ndarray) -> None:
+    def image(self, message: Any, rgb: NDArray[np.uint8]) -> None:
         """Check the converted frame (every `health_every_n`th) on the caller's thread."""
         began = time.thread_time()
         with self._lock:

@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any, Callable
 
 import numpy as np
+from numpy.typing import NDArray
 
 from triton_perception.frames import (check_compressed, check_image, compressed_to_rgb, Fate, Frame,
                                       FrameAccounting, FrameRejected, image_to_rgb)
@@ -77,14 +78,14 @@ class RgbConversion:
         self._settings = settings
         self._frame_source = frame_source
 
-    def rgb(self, frame: Frame) -> np.ndarray:
+    def rgb(self, frame: Frame) -> NDArray[np.uint8]:
         """Return the frame as RGB uint8 [H, W, 3]; raises FrameRejected (counted) for bad input."""
-        def convert() -> Any:
+        def convert() -> NDArray[np.uint8]:
             max_pixels = self._settings().max_image_pixels
             if isinstance(frame.message, COMPRESSED_FRAMES):
                 return compressed_to_rgb(frame.message, max_pixels)
             return image_to_rgb(frame.message, max_pixels)
         if self._frame_source is not None:
             return self._frame_source.rgb(frame.message, convert)
-        converted: np.ndarray = convert()
+        converted: NDArray[np.uint8] = convert()
         return converted

@@ -22,7 +22,7 @@ from triton_perception.frames import publisher_sequence, SequenceGapCounter
 try:  # Jazzy and newer
     from rclpy.event_handler import SubscriptionEventCallbacks
 except ImportError:  # Humble
-    from rclpy.qos_event import SubscriptionEventCallbacks  # type: ignore[no-redef]
+    from rclpy.qos_event import SubscriptionEventCallbacks
 
 try:
     from rclpy.subscription import MessageInfo  # noqa: F401  (Iron and newer)

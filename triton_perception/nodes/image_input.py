@@ -37,7 +37,7 @@ class ImageInput:
         self.topic = node.resolve_topic_name(self._relative_topic)
         self._frame_source = frame_source
         self._losses = FrameLossCounter(node, accounting, self.topic)
-        self._subscription: Subscription | None = None
+        self._subscription: Subscription[Image | CompressedImage] | None = None
 
     @property
     def loss_counting(self) -> str:

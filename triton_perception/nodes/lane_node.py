@@ -9,6 +9,8 @@ from __future__ import annotations
 import sys
 from typing import Any
 
+import numpy as np
+from numpy.typing import NDArray
 from sensor_msgs.msg import Image, PointCloud2
 
 from triton_perception.frames import Frame
@@ -78,7 +80,7 @@ class LaneNode(PerceptionNode[LaneSettings]):
             self._drivable_area.publish(image_message(drivable, header, 'mono8'))
         self._ground.publish(header, result.lanes, result.sides, drivable)
 
-        def overlay() -> Any:
+        def overlay() -> NDArray[np.uint8]:
             image = inputs['IMAGE'].copy()
             if drivable is not None:
                 image = draw_drivable_area(image, drivable)

@@ -7,7 +7,7 @@ not ready, WARN when frames failed, were rejected or were lost before the node.
 """
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import Callable
 
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
 from rclpy.node import Node
@@ -79,7 +79,7 @@ class NodeDiagnostics:
         return DiagnosticStatus.OK, 'ok'
 
     def _values(self, snapshot: AccountingSnapshot,
-                worker: InferenceWorker | None) -> dict[str, Any]:
+                worker: InferenceWorker | None) -> dict[str, str | int]:
         return {
             'model': self._settings().model_name, 'triton_url': self._settings().triton_url,
             'active': str(worker is not None).lower(),

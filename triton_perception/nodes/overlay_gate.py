@@ -1,8 +1,12 @@
 """An inference node's overlay image: drawn and published only while enabled and watched."""
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import Callable
 
+import numpy as np
+from numpy.typing import NDArray
+from rclpy.publisher import Publisher
+from sensor_msgs.msg import Image
 from std_msgs.msg import Header
 
 from triton_perception.outputs import image_message
@@ -17,7 +21,8 @@ class OverlayGate:
         self._settings = settings
         self.published = 0
 
-    def publish(self, publisher: Any, draw: Callable[[], Any], header: Header) -> None:
+    def publish(self, publisher: Publisher[Image], draw: Callable[[], NDArray[np.uint8]],
+                header: Header) -> None:
         """
         Draw (a copy of the frame) and publish only while someone subscribes.
 

@@ -68,8 +68,8 @@ class OverlayNode(Node):
         self.labels: list[str] = []
         self._overlay = self.create_publisher(Image, 'overlay', OVERLAY_QOS)
         self.create_subscription(LabelInfo, 'label_info', self._on_labels, LATCHED_QOS)
-        self._camera_subscription: Subscription | None = None
-        self._result_subscriptions: list[Subscription] = []
+        self._camera_subscription: Subscription[Image | CompressedImage] | None = None
+        self._result_subscriptions: list[Subscription[Detection2DArray | PointCloud2 | Image]] = []
         self.create_timer(WATCH_PERIOD_S, self._follow_watchers)
 
     def _on_labels(self, message: LabelInfo) -> None:

@@ -8,7 +8,7 @@ do the settings and what the node derives from them change, all together.
 """
 from __future__ import annotations
 
-from typing import Callable, Generic
+from typing import Any, Callable, Generic
 
 from rcl_interfaces.msg import SetParametersResult
 from rclpy.parameter import Parameter
@@ -37,7 +37,7 @@ class ParameterChanges(Generic[SettingsT]):
         self._check = check
         self._apply = apply
 
-    def on_set_parameters(self, parameters: list[Parameter]) -> SetParametersResult:
+    def on_set_parameters(self, parameters: list[Parameter[Any]]) -> SetParametersResult:
         """
         Return whether the call is taken; a refusal's reason names the first bad value.
 
@@ -57,6 +57,6 @@ class ParameterChanges(Generic[SettingsT]):
         """Return the node's settings after the last accepted call."""
         return self._current
 
-    def _validated(self, parameters: list[Parameter]) -> ParameterValues:
+    def _validated(self, parameters: list[Parameter[Any]]) -> ParameterValues:
         return {spec.name: spec.validate(parameter.value) for parameter in parameters
                 if (spec := self._specs.get(parameter.name)) is not None}

@@ -5,6 +5,7 @@ from collections.abc import Iterable
 
 import cv2
 import numpy as np
+from numpy.typing import NDArray
 
 from triton_perception.outputs.result_messages import class_name
 
@@ -21,8 +22,8 @@ def palette(class_id: int) -> tuple[int, int, int]:
     return int(bgr[0]), int(bgr[1]), int(bgr[2])
 
 
-def draw_detections(rgb: np.ndarray, detections: np.ndarray, labels: list[str],
-                    track_ids: list[str] | None = None) -> np.ndarray:
+def draw_detections(rgb: NDArray[np.uint8], detections: NDArray[np.float32], labels: list[str],
+                    track_ids: list[str] | None = None) -> NDArray[np.uint8]:
     """
     Draw boxes in place on an RGB image.
 
@@ -45,7 +46,7 @@ def draw_detections(rgb: np.ndarray, detections: np.ndarray, labels: list[str],
     return rgb
 
 
-def draw_drivable_area(rgb: np.ndarray, mask: np.ndarray) -> np.ndarray:
+def draw_drivable_area(rgb: NDArray[np.uint8], mask: NDArray[np.uint8]) -> NDArray[np.uint8]:
     """Tint the drivable area in place (mask 0/255 of the image size)."""
     selected = mask > 0
     if selected.any():
@@ -55,7 +56,8 @@ def draw_drivable_area(rgb: np.ndarray, mask: np.ndarray) -> np.ndarray:
     return rgb
 
 
-def draw_lanes(rgb: np.ndarray, lanes: Iterable[np.ndarray], sides: np.ndarray) -> np.ndarray:
+def draw_lanes(rgb: NDArray[np.uint8], lanes: Iterable[NDArray[np.float32]],
+               sides: NDArray[np.int8]) -> NDArray[np.uint8]:
     """Lane polylines coloured by side, drawn in place."""
     thickness = max(2, round(max(rgb.shape[:2]) / 300))
     for polyline, side in zip(lanes, sides.tolist()):

@@ -9,6 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
+from numpy.typing import NDArray
 from sensor_msgs.msg import Image, PointCloud2, PointField
 from std_msgs.msg import Header
 from vision_msgs.msg import (BoundingBox2D, Detection2D, Detection2DArray, LabelInfo,
@@ -68,7 +69,7 @@ def class_index(class_id: str, labels: list[str]) -> int:
     return labels.index(class_id) if class_id in labels else -1
 
 
-def detection_array_message(detections: np.ndarray, header: Header,
+def detection_array_message(detections: NDArray[np.float32], header: Header,
                             track_ids: list[str] | None = None) -> Detection2DArray:
     """
     Build a Detection2DArray from DETECTIONS rows (x1, y1, x2, y2, score, class_id) in pixels.
@@ -94,7 +95,7 @@ def detection_array_message(detections: np.ndarray, header: Header,
     return message
 
 
-def lane_ids(lanes: np.ndarray) -> np.ndarray:
+def lane_ids(lanes: NDArray[np.float32]) -> NDArray[np.uint16]:
     """
     lane_id of each polyline of LANES [L, P, 2].
 
@@ -107,7 +108,8 @@ def lane_ids(lanes: np.ndarray) -> np.ndarray:
     return ids
 
 
-def lane_points(lanes: np.ndarray, scores: np.ndarray, sides: np.ndarray) -> np.ndarray:
+def lane_points(lanes: NDArray[np.float32], scores: NDArray[np.float32],
+                sides: NDArray[np.int8]) -> NDArray[np.void]:
     """LANES [L, P, 2] -> structured points, lane_id numbering lanes left to right."""
     count, points_per_lane = lanes.shape[0], lanes.shape[1] if lanes.ndim == 3 else 0
     points = np.zeros(count * points_per_lane, dtype=LANE_POINT_DTYPE)
@@ -121,8 +123,8 @@ def lane_points(lanes: np.ndarray, scores: np.ndarray, sides: np.ndarray) -> np.
     return points
 
 
-def lanes_cloud_message(lanes: np.ndarray, scores: np.ndarray, sides: np.ndarray,
-                        header: Header) -> PointCloud2:
+def lanes_cloud_message(lanes: NDArray[np.float32], scores: NDArray[np.float32],
+                        sides: NDArray[np.int8], header: Header) -> PointCloud2:
     """
     Return the lanes as a PointCloud2 of LANE_POINT_DTYPE points (u, v in pixels), one per sample.
 
@@ -138,12 +140,12 @@ def lanes_cloud_message(lanes: np.ndarray, scores: np.ndarray, sides: np.ndarray
                        is_dense=True)
 
 
-def read_lane_points(cloud: PointCloud2) -> np.ndarray:
+def read_lane_points(cloud: PointCloud2) -> NDArray[np.void]:
     """Return the inverse of lanes_cloud_message, as docs/topics.md documents it."""
     return np.frombuffer(bytes(cloud.data), dtype=LANE_POINT_DTYPE, count=cloud.width)
 
 
-def image_message(pixels: np.ndarray, header: Header, encoding: str) -> Image:
+def image_message(pixels: NDArray[np.uint8], header: Header, encoding: str) -> Image:
     """Build a sensor_msgs/Image from an rgb8 [H, W, 3] or mono8 [H, W] array (one copy)."""
     channels = 1 if pixels.ndim == 2 else pixels.shape[2]
     return Image(header=header, height=pixels.shape[0], width=pixels.shape[1], encoding=encoding,
@@ -156,7 +158,7 @@ def track_ids_from_message(message: Detection2DArray) -> list[str]:
     return [str(detection.id) for detection in message.detections]
 
 
-def detections_from_message(message: Detection2DArray, labels: list[str]) -> np.ndarray:
+def detections_from_message(message: Detection2DArray, labels: list[str]) -> NDArray[np.float32]:
     """
     Detection2DArray -> DETECTIONS rows, so that one drawing function serves every caller.
 
@@ -172,7 +174,7 @@ def detections_from_message(message: Detection2DArray, labels: list[str]) -> np.
     return np.array(rows, dtype=np.float32).reshape(-1, 6)
 
 
-def lanes_from_cloud(cloud: PointCloud2) -> tuple[list[np.ndarray], np.ndarray]:
+def lanes_from_cloud(cloud: PointCloud2) -> tuple[list[NDArray[np.float32]], NDArray[np.int8]]:
     """PointCloud2 -> (polylines [P, 2] per lane, LANE_SIDES) for drawing."""
     points = read_lane_points(cloud)
     lanes, sides = [], []
@@ -183,7 +185,7 @@ def lanes_from_cloud(cloud: PointCloud2) -> tuple[list[np.ndarray], np.ndarray]:
     return lanes, np.array(sides, dtype=np.int8)
 
 
-def mask_from_image(message: Image) -> np.ndarray:
+def mask_from_image(message: Image) -> NDArray[np.uint8]:
     """Read a mono8 Image (drivable_area) as uint8 [H, W], honouring row padding."""
     return np.frombuffer(bytes(message.data), dtype=np.uint8).reshape(
         message.height, message.step)[:, :message.width]

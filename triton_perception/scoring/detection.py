@@ -14,11 +14,14 @@ from typing import Any, Mapping, Sequence, TypedDict
 # faster-coco-eval ships no type information.
 from faster_coco_eval import COCO, COCOeval_faster  # type: ignore[import-untyped]
 import numpy as np
+from numpy.typing import NDArray
 
 from triton_perception.scoring.labels import DetectionLabels
 
 # COCO's largest maxDets, the one AP is reported at.
 MAX_DETECTIONS = 100
+# Frame rows as they come: float64 labels, float32 published rows (check_rows makes float64).
+Rows = NDArray[np.float32 | np.float64]
 
 
 class DetectionFigures(TypedDict):
@@ -45,7 +48,7 @@ class DetectionScores(DetectionFigures, total=False):
     per_frame_recall: dict[int, float]
 
 
-def check_rows(rows: np.ndarray, columns: int, what: str) -> np.ndarray:
+def check_rows(rows: Rows, columns: int, what: str) -> NDArray[np.float64]:
     """Return `rows` as a float64 [N, columns] array, or raise ValueError naming `what`."""
     array = np.asarray(rows, dtype=np.float64)
     if array.size == 0:
@@ -62,7 +65,7 @@ def fraction(numerator: float, denominator: float) -> float:
     return float(numerator / denominator) if denominator else 0.0
 
 
-def coco_datasets(labels: Mapping[int, np.ndarray], predictions: Mapping[int, np.ndarray],
+def coco_datasets(labels: Mapping[int, Rows], predictions: Mapping[int, Rows],
                   class_count: int) -> tuple[dict[str, Any], list[dict[str, Any]], list[int]]:
     """Return the COCO ground-truth dataset, the result list and the frames in image-id order."""
     frames = sorted(labels)
@@ -95,8 +98,8 @@ def coco_datasets(labels: Mapping[int, np.ndarray], predictions: Mapping[int, np
             results, frames)
 
 
-def score_detections(labels: DetectionLabels | Mapping[int, np.ndarray],
-                     predictions: Mapping[int, np.ndarray],
+def score_detections(labels: DetectionLabels | Mapping[int, Rows],
+                     predictions: Mapping[int, Rows],
                      class_names: Sequence[str] | None = None) -> DetectionScores:
     """
     Score published detections against labelled boxes, frame by frame.

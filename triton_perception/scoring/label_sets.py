@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
+from numpy.typing import NDArray
 
 KEYED_BY_STAMP = 'stamp_ns'
 KEYED_BY_INDEX = 'index'
@@ -26,7 +27,7 @@ class DetectionLabels:
     """
 
     source: Path
-    frames: dict[int, np.ndarray]
+    frames: dict[int, NDArray[np.float64]]
     class_names: tuple[str, ...]
     sizes: dict[int, tuple[int, int]] = field(default_factory=dict)
     keyed_by: str = KEYED_BY_STAMP
@@ -44,7 +45,7 @@ class TrackLabels:
     """
 
     source: Path
-    frames: dict[int, np.ndarray]
+    frames: dict[int, NDArray[np.float64]]
     keyed_by: str = KEYED_BY_INDEX
 
 
@@ -61,9 +62,9 @@ class LaneLabels:
 
     source: Path
     form: str
-    frames: dict[int, list[np.ndarray]]
-    h_samples: dict[int, np.ndarray] = field(default_factory=dict)
-    tusimple_x: dict[int, np.ndarray] = field(default_factory=dict)
+    frames: dict[int, list[NDArray[np.float64]]]
+    h_samples: dict[int, NDArray[np.float64]] = field(default_factory=dict)
+    tusimple_x: dict[int, NDArray[np.float64]] = field(default_factory=dict)
     keyed_by: str = KEYED_BY_STAMP
 
 

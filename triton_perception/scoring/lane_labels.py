@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Sequence
 
 import numpy as np
+from numpy.typing import NDArray
 
 from triton_perception.scoring.label_fields import (check_size, CULANE_SUFFIX, entry, json_list,
                                                     LabelError, MAX_LABEL_BYTES, number,
@@ -16,7 +17,7 @@ from triton_perception.scoring.label_sets import LaneLabels
 TUSIMPLE_NO_POINT = -2.0
 
 
-def lane_points(values: Sequence[float], where: str) -> np.ndarray:
+def lane_points(values: Sequence[float], where: str) -> NDArray[np.float64]:
     """Return x y pairs as an [N, 2] array; a lane needs two points at least."""
     if len(values) % 2:
         raise LabelError(f'{where}: {len(values)} numbers, expected x y pairs')
@@ -25,7 +26,7 @@ def lane_points(values: Sequence[float], where: str) -> np.ndarray:
     return np.array(values, dtype=np.float64).reshape(-1, 2)
 
 
-def read_culane_file(path: Path) -> list[np.ndarray]:
+def read_culane_file(path: Path) -> list[NDArray[np.float64]]:
     """Read one CULane `.lines.txt`: one lane per line, x y pairs separated by spaces."""
     lanes = []
     for line_number, line in enumerate(read_text(path).splitlines(), start=1):
@@ -56,7 +57,7 @@ def read_culane(directory: Path) -> LaneLabels:
     if total > MAX_LABEL_BYTES:
         raise LabelError(f'{directory}: {total} bytes of label files is over the '
                          f'{MAX_LABEL_BYTES}-byte limit (MAX_LABEL_BYTES)')
-    frames: dict[int, list[np.ndarray]] = {}
+    frames: dict[int, list[NDArray[np.float64]]] = {}
     where_of: dict[int, Path] = {}
     for path in files:
         stamp = stamp_of(path.name, str(path))
@@ -79,9 +80,9 @@ def read_tusimple(path: Path) -> LaneLabels:
     a lane with fewer than two points, two lines of one stamp, or a file without lanes.
     """
     path = Path(path)
-    frames: dict[int, list[np.ndarray]] = {}
-    h_samples: dict[int, np.ndarray] = {}
-    xs: dict[int, np.ndarray] = {}
+    frames: dict[int, list[NDArray[np.float64]]] = {}
+    h_samples: dict[int, NDArray[np.float64]] = {}
+    xs: dict[int, NDArray[np.float64]] = {}
     for line_number, line in enumerate(read_text(path).splitlines(), start=1):
         if not line.strip():
             continue

@@ -21,6 +21,7 @@ from typing import Mapping, Sequence, TypedDict
 
 import cv2
 import numpy as np
+from numpy.typing import NDArray
 from scipy.optimize import linear_sum_assignment
 
 from triton_perception.scoring.labels import LaneLabels
@@ -36,6 +37,8 @@ TUSIMPLE_POINT_THRESH = 0.85
 TUSIMPLE_MISSING_X = -100.0
 
 FrameSize = tuple[int, int]
+# A lane's [N, 2] (x, y) frame pixels: float32 as published, float64 as labelled.
+Points = NDArray[np.float32 | np.float64]
 
 
 class CulaneFigures(TypedDict):
@@ -82,7 +85,7 @@ def culane_lane_width(frame_width: int) -> int:
     return max(1, int(round(CULANE_LANE_WIDTH_PX * frame_width / CULANE_FRAME_WIDTH_PX)))
 
 
-def culane_resample(lane: np.ndarray) -> np.ndarray:
+def culane_resample(lane: Points) -> NDArray[np.float64]:
     """
     Resample a lane as CULane's tool does before drawing it.
 
@@ -123,8 +126,8 @@ def culane_resample(lane: np.ndarray) -> np.ndarray:
     return np.concatenate([samples.reshape(-1, 2), points[-1:]])
 
 
-def lane_mask(lane: np.ndarray, frame_size: FrameSize,
-              width: int) -> tuple[np.ndarray, int, int]:
+def lane_mask(lane: Points, frame_size: FrameSize,
+              width: int) -> tuple[NDArray[np.bool_], int, int]:
     """
     Return a lane's drawn mask over its own box in the frame, with the box's left and top.
 
@@ -154,8 +157,8 @@ def lane_mask(lane: np.ndarray, frame_size: FrameSize,
     return canvas.view(bool), left, top
 
 
-def culane_ious(truth: Sequence[np.ndarray], predicted: Sequence[np.ndarray],
-                frame_size: FrameSize, width: int) -> np.ndarray:
+def culane_ious(truth: Sequence[Points], predicted: Sequence[Points],
+                frame_size: FrameSize, width: int) -> NDArray[np.float64]:
     """Return the [truth, predicted] IoU of the lanes' drawn masks (CULane's similarity)."""
     truth_masks = [lane_mask(lane, frame_size, width) for lane in truth]
     predicted_masks = [lane_mask(lane, frame_size, width) for lane in predicted]
@@ -178,7 +181,7 @@ def culane_ious(truth: Sequence[np.ndarray], predicted: Sequence[np.ndarray],
     return ious
 
 
-def culane_counts(truth: Sequence[np.ndarray], predicted: Sequence[np.ndarray],
+def culane_counts(truth: Sequence[Points], predicted: Sequence[Points],
                   frame_size: FrameSize, width: int,
                   iou_threshold: float = CULANE_IOU) -> tuple[int, int, int]:
     """Return one frame's (TP, FP, FN) by CULane's one-to-one matching of lanes."""
@@ -199,14 +202,14 @@ def f1_of(true_positives: int, false_positives: int, false_negatives: int) -> fl
     return 2.0 * true_positives / denominator if denominator else 1.0
 
 
-def lanes_of(labels: LaneLabels | Mapping[int, Sequence[np.ndarray]]
-             ) -> Mapping[int, Sequence[np.ndarray]]:
+def lanes_of(labels: LaneLabels | Mapping[int, Sequence[Points]]
+             ) -> Mapping[int, Sequence[Points]]:
     """Return the frame -> lanes mapping of LaneLabels or of a mapping itself."""
     return labels.frames if isinstance(labels, LaneLabels) else labels
 
 
-def score_culane(labels: LaneLabels | Mapping[int, Sequence[np.ndarray]],
-                 predictions: Mapping[int, Sequence[np.ndarray]], frame_size: FrameSize,
+def score_culane(labels: LaneLabels | Mapping[int, Sequence[Points]],
+                 predictions: Mapping[int, Sequence[Points]], frame_size: FrameSize,
                  iou_threshold: float = CULANE_IOU) -> CulaneScores:
     """
     Score published lanes against labelled lanes by the CULane protocol.
@@ -243,7 +246,7 @@ def score_culane(labels: LaneLabels | Mapping[int, Sequence[np.ndarray]],
     }
 
 
-def tusimple_x(lane: np.ndarray, h_samples: np.ndarray) -> np.ndarray:
+def tusimple_x(lane: Points, h_samples: Points) -> NDArray[np.float64]:
     """
     Return a polyline's x at the h_samples rows, -2 where it has no point (TuSimple's form).
 
@@ -263,7 +266,7 @@ def tusimple_x(lane: np.ndarray, h_samples: np.ndarray) -> np.ndarray:
     return result
 
 
-def tusimple_angle(xs: np.ndarray, h_samples: np.ndarray) -> float:
+def tusimple_angle(xs: NDArray[np.float64], h_samples: NDArray[np.float64]) -> float:
     """Return the angle of LaneEval.get_angle: arctan of the least-squares slope dx/dy."""
     valid = xs >= 0
     if np.count_nonzero(valid) <= 1:
@@ -275,15 +278,16 @@ def tusimple_angle(xs: np.ndarray, h_samples: np.ndarray) -> float:
     return float(np.arctan(slope))
 
 
-def tusimple_line_accuracy(predicted: np.ndarray, truth: np.ndarray, thresh: float) -> float:
+def tusimple_line_accuracy(predicted: NDArray[np.float64], truth: NDArray[np.float64],
+                           thresh: float) -> float:
     """Return LaneEval.line_accuracy: the share of rows where the x values agree within thresh."""
     predicted = np.where(predicted >= 0, predicted, TUSIMPLE_MISSING_X)
     truth = np.where(truth >= 0, truth, TUSIMPLE_MISSING_X)
     return float(np.count_nonzero(np.abs(predicted - truth) < thresh)) / len(truth)
 
 
-def tusimple_bench(predicted: Sequence[np.ndarray], truth: Sequence[np.ndarray],
-                   h_samples: np.ndarray) -> tuple[float, float, float]:
+def tusimple_bench(predicted: Sequence[NDArray[np.float64]], truth: Sequence[NDArray[np.float64]],
+                   h_samples: NDArray[np.float64]) -> tuple[float, float, float]:
     """
     Return one frame's (accuracy, FP, FN) as TuSimple's LaneEval.bench computes them.
 
@@ -321,7 +325,7 @@ def tusimple_bench(predicted: Sequence[np.ndarray], truth: Sequence[np.ndarray],
 
 
 def score_tusimple(labels: LaneLabels,
-                   predictions: Mapping[int, Sequence[np.ndarray]]) -> TusimpleScores:
+                   predictions: Mapping[int, Sequence[Points]]) -> TusimpleScores:
     """
     Score published lanes against TuSimple labels by LaneEval.bench, averaged over frames.
 

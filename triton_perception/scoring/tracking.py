@@ -11,8 +11,9 @@ from typing import Mapping, TypedDict
 # py-motmetrics ships no type information.
 import motmetrics  # type: ignore[import-untyped]
 import numpy as np
+from numpy.typing import NDArray
 
-from triton_perception.scoring.detection import check_rows, fraction
+from triton_perception.scoring.detection import check_rows, fraction, Rows
 from triton_perception.scoring.labels import TrackLabels
 
 # Boxes match when their IoU is at least this (motmetrics' distance 1 - IoU <= 1 - this).
@@ -47,13 +48,13 @@ class TrackingFigures(TypedDict):
     match_iou: float
 
 
-def corner_boxes_to_xywh(rows: np.ndarray) -> np.ndarray:
+def corner_boxes_to_xywh(rows: NDArray[np.float64]) -> NDArray[np.float64]:
     """Return [x1, y1, x2, y2] rows as motmetrics' [left, top, width, height]."""
     return np.stack([rows[:, 0], rows[:, 1], rows[:, 2] - rows[:, 0], rows[:, 3] - rows[:, 1]],
                     axis=1)
 
 
-def track_accumulator(labels: Mapping[int, np.ndarray], predictions: Mapping[int, np.ndarray],
+def track_accumulator(labels: Mapping[int, Rows], predictions: Mapping[int, Rows],
                       match_iou: float = MATCH_IOU) -> motmetrics.MOTAccumulator:
     """Return motmetrics' accumulator over the labelled frames, in frame order."""
     accumulator = motmetrics.MOTAccumulator(auto_id=False)
@@ -70,8 +71,8 @@ def track_accumulator(labels: Mapping[int, np.ndarray], predictions: Mapping[int
     return accumulator
 
 
-def score_tracks(labels: TrackLabels | Mapping[int, np.ndarray],
-                 predictions: Mapping[int, np.ndarray],
+def score_tracks(labels: TrackLabels | Mapping[int, Rows],
+                 predictions: Mapping[int, Rows],
                  match_iou: float = MATCH_IOU) -> TrackingFigures:
     """
     Score published tracks against labelled tracks, class-agnostic, matching at IoU >= 0.5.

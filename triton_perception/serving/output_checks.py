@@ -8,19 +8,22 @@ inference worker counts the frame as failed with that text as the reason.
 """
 from __future__ import annotations
 
-from typing import Callable
+from typing import Callable, TypeVar
 
 import numpy as np
+from numpy.typing import NDArray
 
 from triton_perception.errors import TritonPerceptionError
 from triton_perception.serving.request_inputs import Tensors
+
+ScalarT = TypeVar('ScalarT', bound=np.generic)
 
 
 class MalformedOutput(TritonPerceptionError, ValueError):
     """A result tensor breaks the output contract (model_repository/README.md)."""
 
 
-def check_detections(outputs: Tensors) -> np.ndarray:
+def check_detections(outputs: Tensors) -> NDArray[np.float32]:
     """
     Check DETECTIONS float32 [R, 6] rows padded to a fixed R, NUM_DETECTIONS int32 [1] in [0, R].
 
@@ -38,7 +41,7 @@ def check_detections(outputs: Tensors) -> np.ndarray:
     return detections
 
 
-def check_lane_maps(outputs: Tensors) -> tuple[np.ndarray, np.ndarray]:
+def check_lane_maps(outputs: Tensors) -> tuple[NDArray[np.uint8], NDArray[np.uint8]]:
     """LANE_PROBABILITY and DRIVABLE_MARGIN: uint8 [h, w] maps of the same, non-empty size."""
     probability = _checked(outputs, 'LANE_PROBABILITY', np.uint8, '[h, w]',
                            lambda shape: len(shape) == 2 and 0 not in shape)
@@ -48,8 +51,8 @@ def check_lane_maps(outputs: Tensors) -> tuple[np.ndarray, np.ndarray]:
     return probability, margin
 
 
-def _checked(outputs: Tensors, name: str, dtype: type, expected_shape: str,
-             shape_ok: Callable[[tuple[int, ...]], bool]) -> np.ndarray:
+def _checked(outputs: Tensors, name: str, dtype: type[ScalarT], expected_shape: str,
+             shape_ok: Callable[[tuple[int, ...]], bool]) -> NDArray[ScalarT]:
     array = outputs.get(name)
     if array is None:
         raise MalformedOutput(f'malformed output: {name} is missing')
@@ -62,7 +65,7 @@ def _checked(outputs: Tensors, name: str, dtype: type, expected_shape: str,
     return array
 
 
-def _check_finite(name: str, array: np.ndarray) -> None:
+def _check_finite(name: str, array: NDArray[np.float32]) -> None:
     # One reason text whatever the count, so /diagnostics keys stay few.
     if not np.isfinite(array).all():
         raise MalformedOutput(f'malformed output: {name} has non-finite values (NaN or inf)')

@@ -6,9 +6,10 @@ refuses it (e.g. it is on another host), every request thread of the worker fall
 """
 from __future__ import annotations
 
-from typing import Protocol
+from typing import Any, Protocol
 
 import numpy as np
+from numpy.typing import NDArray
 import tritonclient.grpc as grpcclient
 from tritonclient.utils import InferenceServerException, np_to_triton_dtype
 
@@ -16,7 +17,9 @@ from triton_perception.serving.request_errors import is_unreachable
 from triton_perception.serving.shared_memory_region import SharedMemoryRegion
 from triton_perception.serving.worker_log import Log
 
-Tensors = dict[str, np.ndarray]
+# A request's or a result's tensors by name; their dtypes are each model's (uint8 IMAGE,
+# float32 and int32 outputs ...), checked where they are read (serving.output_checks).
+Tensors = dict[str, NDArray[Any]]
 SHARED_INPUT = 'IMAGE'
 
 
@@ -33,7 +36,7 @@ def infer_inputs(tensors: Tensors) -> list[grpcclient.InferInput]:
 class FrameMemory(Protocol):
     """Where a request thread's frame goes in shared memory: a region of its own, or shared."""
 
-    def tensor(self, client: grpcclient.InferenceServerClient, array: np.ndarray,
+    def tensor(self, client: grpcclient.InferenceServerClient, array: NDArray[np.uint8],
                generation: int) -> grpcclient.InferInput:
         """Return the IMAGE input reading `array` from shared memory (written there if need be)."""
 
@@ -55,7 +58,7 @@ class SharedMemoryInput(SharedMemoryRegion):
     the model.
     """
 
-    def tensor(self, client: grpcclient.InferenceServerClient, array: np.ndarray,
+    def tensor(self, client: grpcclient.InferenceServerClient, array: NDArray[np.uint8],
                generation: int) -> grpcclient.InferInput:
         """
         Copy `array` into the region and return the input that points Triton at it.
@@ -70,12 +73,12 @@ class SharedMemoryInput(SharedMemoryRegion):
         self.write(array)
         return self.input_for(array)
 
-    def write(self, array: np.ndarray) -> None:
+    def write(self, array: NDArray[np.uint8]) -> None:
         """Copy `array` into the start of the region (made large enough by `prepare`)."""
         assert array.nbytes <= self.size  # prepare() first
         self.view(list(array.shape), array.dtype)[...] = array
 
-    def input_for(self, array: np.ndarray) -> grpcclient.InferInput:
+    def input_for(self, array: NDArray[np.uint8]) -> grpcclient.InferInput:
         """Return the IMAGE input that reads `array`, written into the region, from it."""
         tensor = grpcclient.InferInput(SHARED_INPUT, list(array.shape),
                                        np_to_triton_dtype(array.dtype))

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 import threading
 
 import numpy as np
+from numpy.typing import NDArray
 import tritonclient.grpc as grpcclient
 
 from triton_perception.serving.request_inputs import SharedMemoryInput
@@ -29,7 +30,7 @@ class _Region:
     """A region, the frame it holds, the requests reading it and who saw it registered."""
 
     memory: SharedMemoryInput
-    frame: np.ndarray | None = None
+    frame: NDArray[np.uint8] | None = None
     written: int = 0  # when the frame was written, by SharedFrames.writes
     readers: int = 0
     seen_by: dict[object, int] = field(default_factory=dict)  # worker -> its generation then
@@ -62,7 +63,7 @@ class SharedFrames:
         with self._lock:
             return len(self._regions)
 
-    def acquire(self, client: grpcclient.InferenceServerClient, array: np.ndarray,
+    def acquire(self, client: grpcclient.InferenceServerClient, array: NDArray[np.uint8],
                 worker: object, generation: int) -> _Region:
         """
         Return a region holding `array` for one request of `worker`, counted as a reader.
@@ -133,7 +134,7 @@ class SharedFrameLease:
         self._region: _Region | None = None
         self._closed = False
 
-    def tensor(self, client: grpcclient.InferenceServerClient, array: np.ndarray,
+    def tensor(self, client: grpcclient.InferenceServerClient, array: NDArray[np.uint8],
                generation: int) -> grpcclient.InferInput:
         """
         Return the IMAGE input reading `array` from the camera's regions.

@@ -12,10 +12,14 @@ from __future__ import annotations
 import itertools
 from multiprocessing.shared_memory import SharedMemory
 import os
+from typing import TypeVar
 
 import numpy as np
+from numpy.typing import NDArray
 import tritonclient.grpc as grpcclient
 from tritonclient.utils import InferenceServerException
+
+ScalarT = TypeVar('ScalarT', bound=np.generic)
 
 REGION_PREFIX = 'triton_perception_'
 _region_numbers = itertools.count()
@@ -86,7 +90,8 @@ class SharedMemoryRegion:
         """Return the region's size in bytes (0 before it is first allocated)."""
         return self._memory.size if self._memory is not None else 0
 
-    def view(self, shape: list[int], dtype: np.dtype, offset: int = 0) -> np.ndarray:
+    def view(self, shape: list[int], dtype: np.dtype[ScalarT],
+             offset: int = 0) -> NDArray[ScalarT]:
         """Return the region from byte `offset` as a `shape` `dtype` array (once allocated)."""
         assert self._memory is not None  # allocate() first
         return np.ndarray(shape, dtype, buffer=self._memory.buf, offset=offset)

@@ -19,7 +19,7 @@ import subprocess
 import sys
 import threading
 import time
-from typing import Callable
+from typing import Any, Callable
 import urllib.error
 import urllib.request
 
@@ -182,7 +182,7 @@ class TritonServer:
         except (urllib.error.URLError, OSError):
             return False
 
-    def metadata(self) -> dict:
+    def metadata(self) -> dict[str, Any]:
         """
         Return what the server says of itself (GET /v2): name, release version, extensions.
 
@@ -191,19 +191,19 @@ class TritonServer:
         """
         try:
             with urllib.request.urlopen(f'{self.http_url}/v2', timeout=5.0) as response:
-                metadata: dict = json.loads(response.read())
+                metadata: dict[str, Any] = json.loads(response.read())
                 return metadata
         except (urllib.error.URLError, OSError, ValueError) as error:
             raise ServerError(f'tritonserver at {self.http_url} gave no metadata: '
                               f'{error}') from error
 
-    def repository_index(self) -> list[dict]:
+    def repository_index(self) -> list[dict[str, Any]]:
         """Every model Triton knows with its state and, for failures, the reason."""
         request = urllib.request.Request(f'{self.http_url}/v2/repository/index', data=b'{}',
                                          method='POST')
         try:
             with urllib.request.urlopen(request, timeout=2.0) as response:
-                index: list[dict] = json.loads(response.read())
+                index: list[dict[str, Any]] = json.loads(response.read())
                 return index
         except (urllib.error.URLError, OSError, ValueError):
             return []

@@ -2,9 +2,11 @@
 from __future__ import annotations
 
 import numpy as np
+from numpy.typing import NDArray
 
 
-def iou_matrix(boxes_a: np.ndarray, boxes_b: np.ndarray) -> np.ndarray:
+def iou_matrix(boxes_a: NDArray[np.float64],
+               boxes_b: NDArray[np.float64]) -> NDArray[np.float64]:
     """Compute the IoU [A, B] of boxes (x1, y1, x2, y2); 0 for empty boxes."""
     if len(boxes_a) == 0 or len(boxes_b) == 0:
         return np.zeros((len(boxes_a), len(boxes_b)))
@@ -21,7 +23,8 @@ def iou_matrix(boxes_a: np.ndarray, boxes_b: np.ndarray) -> np.ndarray:
         return np.where(union > 0, overlap / union, 0.0)
 
 
-def match(similarity: np.ndarray, gate: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def match(similarity: NDArray[np.float64],
+          gate: float) -> tuple[NDArray[np.int64], NDArray[np.intp], NDArray[np.intp]]:
     """
     Optimal one-to-one pairs of rows and columns with similarity >= gate.
 
@@ -46,7 +49,7 @@ def match(similarity: np.ndarray, gate: float) -> tuple[np.ndarray, np.ndarray, 
     return pairs, np.flatnonzero(free_rows), np.flatnonzero(free_columns)
 
 
-def _assignment(cost: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _assignment(cost: NDArray[np.float64]) -> tuple[NDArray[np.intp], NDArray[np.intp]]:
     """Minimum-cost pairs (rows sorted), without those of gated cost (>= 1e6)."""
     # Deferred: scipy costs a perception process about 20 MiB, paid only once tracking runs.
     from scipy.optimize import linear_sum_assignment  # noqa: PLC0415

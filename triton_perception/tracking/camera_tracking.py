@@ -8,9 +8,10 @@ the tests call the same function on synthetic scenes.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Iterator
+from typing import Any, Iterator
 
 import numpy as np
+from numpy.typing import NDArray
 
 from triton_perception.ground import ground_boxes, GroundCamera
 from triton_perception.parameters import TrackingSettings
@@ -49,8 +50,8 @@ class FrameTracks:
     ground: list[GroundTrack | None]  # None: no track, or the box does not meet the ground
     # Each box's ground width and height (m), NaN where unknown
     # (ground/ground_projection.ground_boxes).
-    widths: np.ndarray
-    heights: np.ndarray
+    widths: NDArray[np.float64]
+    heights: NDArray[np.float64]
 
     def published_ids(self, include_unconfirmed: bool) -> list[str]:
         """Track ids to publish per detection ('' for none)."""
@@ -71,7 +72,8 @@ class CameraTracking:
         self.tracker = Tracker(tracker_settings, id_source)
         self.motion = GroundMotion(motion_settings)
 
-    def update(self, stamp: float, detections: np.ndarray, camera: GroundCamera | None = None,
+    def update(self, stamp: float, detections: NDArray[np.floating[Any]],
+               camera: GroundCamera | None = None,
                vehicle: Pose2D | None = None) -> FrameTracks:
         """
         Track DETECTIONS [N, 6] at `stamp` (s) and, with a camera, their ground motion.

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 import math
 
 import numpy as np
+from numpy.typing import NDArray
 
 from triton_perception.ground import GroundCamera
 import triton_perception.tracking.kalman as kalman
@@ -37,8 +38,8 @@ class GroundMotionSettings:
 class Pose2D:
     """The vehicle frame's pose in the fixed frame, on the ground plane."""
 
-    rotation: np.ndarray  # 2x2
-    translation: np.ndarray  # 2
+    rotation: NDArray[np.float64]  # 2x2
+    translation: NDArray[np.float64]  # 2
 
     @classmethod
     def identity(cls) -> 'Pose2D':
@@ -46,7 +47,7 @@ class Pose2D:
         return cls(np.eye(2), np.zeros(2))
 
     @classmethod
-    def from_matrix(cls, matrix: np.ndarray) -> 'Pose2D':
+    def from_matrix(cls, matrix: NDArray[np.float64]) -> 'Pose2D':
         """From a 4x4 transform fixed <- vehicle (e.g. odom <- base_link from TF)."""
         yaw = math.atan2(matrix[1, 0], matrix[0, 0])
         return cls.from_xy_yaw(float(matrix[0, 3]), float(matrix[1, 3]), yaw)
@@ -68,17 +69,17 @@ class GroundTrack:
     """A track's filtered motion at the last update."""
 
     track_id: str
-    position: np.ndarray  # [2] in the fixed frame
-    velocity: np.ndarray  # [2] in the fixed frame (m/s)
-    position_covariance: np.ndarray  # 2x2
-    velocity_covariance: np.ndarray  # 2x2
-    relative_position: np.ndarray  # [2] in the vehicle frame
-    relative_velocity: np.ndarray  # [2] in the vehicle frame (m/s)
+    position: NDArray[np.float64]  # [2] in the fixed frame
+    velocity: NDArray[np.float64]  # [2] in the fixed frame (m/s)
+    position_covariance: NDArray[np.float64]  # 2x2
+    velocity_covariance: NDArray[np.float64]  # 2x2
+    relative_position: NDArray[np.float64]  # [2] in the vehicle frame
+    relative_velocity: NDArray[np.float64]  # [2] in the vehicle frame (m/s)
     time_to_collision: float  # s; inf when not closing on the ego path
 
 
-def contact_covariance(camera: GroundCamera, pixels: np.ndarray,
-                       pixel_std: np.ndarray) -> np.ndarray:
+def contact_covariance(camera: GroundCamera, pixels: NDArray[np.float64],
+                       pixel_std: NDArray[np.float64]) -> NDArray[np.float64]:
     """
     Compute the covariance [N, 2, 2] of ground points seen at `pixels` [N, 2].
 
@@ -93,13 +94,13 @@ def contact_covariance(camera: GroundCamera, pixels: np.ndarray,
     points = camera.to_ground(probes)[0][:, :2].reshape(count, 4, 2)
     jacobian = np.stack([(points[:, 0] - points[:, 1]) / (2 * step),
                          (points[:, 2] - points[:, 3]) / (2 * step)], axis=2)
-    covariance: np.ndarray = (pixel_std ** 2)[:, None, None] * (
+    covariance: NDArray[np.float64] = (pixel_std ** 2)[:, None, None] * (
         jacobian @ jacobian.transpose(0, 2, 1))
     return covariance
 
 
-def time_to_collision(positions: np.ndarray, velocities: np.ndarray, half_width: float,
-                      front: float = 0.0) -> np.ndarray:
+def time_to_collision(positions: NDArray[np.float64], velocities: NDArray[np.float64],
+                      half_width: float, front: float = 0.0) -> NDArray[np.float64]:
     """
     Compute the seconds [N] until objects reach the vehicle's front in the ego path.
 
@@ -139,8 +140,8 @@ class GroundMotion:
         """Forget every track and the vehicle's motion (time went backwards)."""
         self.__init__(self.settings)  # type: ignore[misc]
 
-    def update(self, stamp: float, track_ids: list[str], points: np.ndarray,
-               covariances: np.ndarray, vehicle: Pose2D) -> list[GroundTrack]:
+    def update(self, stamp: float, track_ids: list[str], points: NDArray[np.float64],
+               covariances: NDArray[np.float64], vehicle: Pose2D) -> list[GroundTrack]:
         """
         Filter one frame's contact points; return the measured tracks.
 
@@ -176,12 +177,12 @@ class GroundMotion:
         self._last_seen[rows] = stamp
         return self._tracks(rows, vehicle)
 
-    def _rows(self, track_ids: list[str]) -> np.ndarray:
+    def _rows(self, track_ids: list[str]) -> NDArray[np.int64]:
         index = {track_id: row for row, track_id in enumerate(self._ids)}
         return np.array([index.get(track_id, -1) for track_id in track_ids], dtype=np.int64)
 
-    def _add(self, track_ids: list[str], new: np.ndarray, points: np.ndarray,
-             covariances: np.ndarray, stamp: float) -> None:
+    def _add(self, track_ids: list[str], new: NDArray[np.intp], points: NDArray[np.float64],
+             covariances: NDArray[np.float64], stamp: float) -> None:
         if len(new) == 0:
             return
         mean, covariance = kalman.initial_state(
@@ -203,7 +204,7 @@ class GroundMotion:
             self._ego_yaw_rate = math.atan2(math.sin(turn), math.cos(turn)) / dt
         self._ego = (stamp, vehicle)
 
-    def _tracks(self, rows: np.ndarray, vehicle: Pose2D) -> list[GroundTrack]:
+    def _tracks(self, rows: NDArray[np.int64], vehicle: Pose2D) -> list[GroundTrack]:
         positions, velocities = self._mean[rows, :2], self._mean[rows, 2:]
         relative_positions = (positions - vehicle.translation) @ vehicle.rotation
         # d/dt of R^T (p - t): the vehicle frame turns with the yaw rate.

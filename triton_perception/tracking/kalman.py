@@ -15,6 +15,10 @@ from __future__ import annotations
 from functools import lru_cache
 
 import numpy as np
+from numpy.typing import NDArray
+
+# Every array here is float64: means [N, 2D], covariances [N, 2D, 2D], noise and transitions.
+Floats = NDArray[np.float64]
 
 
 @lru_cache(maxsize=None)
@@ -33,14 +37,14 @@ def axis_entries(dims: int) -> tuple[slice, slice, slice, slice]:
                  for start in starts)
 
 
-def transition(dt: float, dims: int) -> np.ndarray:
+def transition(dt: float, dims: int) -> Floats:
     """F [2D, 2D]: p += v dt for each of the D axes."""
     matrix = np.eye(2 * dims)
     matrix.reshape(-1)[axis_entries(dims)[1]] = dt
     return matrix
 
 
-def add_process_noise(covariance: np.ndarray, dt: float, acceleration_std: np.ndarray) -> None:
+def add_process_noise(covariance: Floats, dt: float, acceleration_std: Floats) -> None:
     """
     Add Q of a white-noise acceleration with spectral density sigma^2 per axis, in place.
 
@@ -62,8 +66,8 @@ def add_process_noise(covariance: np.ndarray, dt: float, acceleration_std: np.nd
     flat[:, velocity] += density * step
 
 
-def predict(mean: np.ndarray, covariance: np.ndarray, dt: float,
-            acceleration_std: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def predict(mean: Floats, covariance: Floats, dt: float,
+            acceleration_std: Floats) -> tuple[Floats, Floats]:
     """Advance every track by dt (s); dt 0 leaves a track unchanged."""
     if len(mean) == 0:
         return mean, covariance
@@ -74,8 +78,8 @@ def predict(mean: np.ndarray, covariance: np.ndarray, dt: float,
     return new_mean, new_covariance
 
 
-def update(mean: np.ndarray, covariance: np.ndarray, measured: np.ndarray,
-           measurement_covariance: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def update(mean: Floats, covariance: Floats, measured: Floats,
+           measurement_covariance: Floats) -> tuple[Floats, Floats]:
     """Correct tracks [N] with measured positions [N, D] of covariance [N, D, D]."""
     if len(mean) == 0:
         return mean, covariance
@@ -92,8 +96,8 @@ def update(mean: np.ndarray, covariance: np.ndarray, measured: np.ndarray,
     return new_mean, new_covariance
 
 
-def update_uncoupled(mean: np.ndarray, covariance: np.ndarray, measured: np.ndarray,
-                     measurement_variance: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def update_uncoupled(mean: Floats, covariance: Floats, measured: Floats,
+                     measurement_variance: Floats) -> tuple[Floats, Floats]:
     """
     `update` for filters whose axes never couple: measurement noise variances [N, D].
 
@@ -126,7 +130,7 @@ def update_uncoupled(mean: np.ndarray, covariance: np.ndarray, measured: np.ndar
     return new_mean, new_flat.reshape(covariance.shape)
 
 
-def small_inverse(matrices: np.ndarray) -> np.ndarray:
+def small_inverse(matrices: Floats) -> Floats:
     """
     Invert symmetric positive-definite matrices [N, D, D], in closed form where it exists.
 
@@ -137,7 +141,7 @@ def small_inverse(matrices: np.ndarray) -> np.ndarray:
     diagonal = np.diagonal(matrices, axis1=1, axis2=2)
     identity = _identity(dims)
     if not np.any(matrices - diagonal[:, :, None] * identity):
-        diagonal_inverse: np.ndarray = (1.0 / diagonal)[:, :, None] * identity
+        diagonal_inverse: Floats = (1.0 / diagonal)[:, :, None] * identity
         return diagonal_inverse
     if dims == 2:
         a, b, c, d = (matrices[:, 0, 0], matrices[:, 0, 1], matrices[:, 1, 0],
@@ -150,19 +154,19 @@ def small_inverse(matrices: np.ndarray) -> np.ndarray:
         adjugate[:, 1, 1] = a
         adjugate /= determinant[:, None, None]
         return adjugate
-    inverse: np.ndarray = np.linalg.inv(matrices)
+    inverse: Floats = np.linalg.inv(matrices)
     return inverse
 
 
 @lru_cache(maxsize=None)
-def _identity(dims: int) -> np.ndarray:
+def _identity(dims: int) -> Floats:
     identity = np.eye(dims)
     identity.flags.writeable = False
     return identity
 
 
-def initial_state(positions: np.ndarray, position_std: np.ndarray,
-                  velocity_std: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def initial_state(positions: Floats, position_std: Floats,
+                  velocity_std: Floats) -> tuple[Floats, Floats]:
     """Start tracks at measured positions [N, D], at rest, with the given uncertainties."""
     count, dims = positions.shape
     mean = np.concatenate([positions, np.zeros((count, dims))], axis=1)

@@ -23,6 +23,7 @@ from autoware_perception_msgs.msg import (ObjectClassification, Shape, TrackedOb
                                           TrackedObjectKinematics, TrackedObjects)
 from geometry_msgs.msg import Point
 import numpy as np
+from numpy.typing import NDArray
 from std_msgs.msg import ColorRGBA, Header
 from unique_identifier_msgs.msg import UUID
 from visualization_msgs.msg import Marker, MarkerArray
@@ -50,7 +51,8 @@ def track_uuid(session: bytes, track_id: str) -> UUID:
     return UUID(uuid=list(session[:8] + int(track_id).to_bytes(8, 'big')))
 
 
-def planar_covariance(block: np.ndarray, rotation_variance: float = 0.0) -> np.ndarray:
+def planar_covariance(block: NDArray[np.float64],
+                      rotation_variance: float = 0.0) -> NDArray[np.float64]:
     """
     Make a 6x6 row-major covariance (x, y, z, rotations) holding a 2x2 (x, y) block.
 

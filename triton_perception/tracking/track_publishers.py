@@ -11,11 +11,13 @@ from __future__ import annotations
 import itertools
 import math
 import os
-from typing import Any, Callable
+from typing import Callable
 
 from autoware_perception_msgs.msg import TrackedObjects
 import numpy as np
+from numpy.typing import NDArray
 from rclpy.node import Node
+from rclpy.qos import QoSProfile
 from std_msgs.msg import Header
 from visualization_msgs.msg import MarkerArray
 
@@ -40,7 +42,8 @@ class DetectionTracking:
     """Tracks per camera; `process` once per frame on the worker thread."""
 
     def __init__(self, node: Node, settings: Callable[[], DetectionSettings],
-                 geometry: CameraGeometrySource, labels: list[str], qos: Any) -> None:
+                 geometry: CameraGeometrySource, labels: list[str],
+                 qos: QoSProfile) -> None:
         """
         Create the track publishers on `node`, unless the `tracking` parameter is false.
 
@@ -64,7 +67,7 @@ class DetectionTracking:
         self._tracks = node.create_publisher(TrackedObjects, 'detections/tracks', qos)
         self._markers = node.create_publisher(MarkerArray, 'detections/tracks/markers', qos)
 
-    def process(self, header: Header, detections: np.ndarray) -> list[str] | None:
+    def process(self, header: Header, detections: NDArray[np.float32]) -> list[str] | None:
         """
         Track one frame's DETECTIONS, publish the tracks, and return each row's id.
 
@@ -102,7 +105,7 @@ class DetectionTracking:
                 return odom, Pose2D.from_matrix(matrix)
         return target, None
 
-    def _publish(self, header: Header, detections: np.ndarray, tracks: FrameTracks,
+    def _publish(self, header: Header, detections: NDArray[np.float32], tracks: FrameTracks,
                  ids: list[str], absolute: bool) -> None:
         objects, marked = [], []
         nearest = (math.inf, '')

@@ -21,9 +21,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, fields
 import itertools
-from typing import Iterator
+from typing import Any, Iterator
 
 import numpy as np
+from numpy.typing import NDArray
 
 from triton_perception.tracking.association import iou_matrix, match
 import triton_perception.tracking.kalman as kalman
@@ -68,8 +69,9 @@ class TrackedBoxes:
     """One frame's result, row by row with the detections handed to `Tracker.update`."""
 
     ids: list[str]
-    confirmed: np.ndarray  # bool [N]; False where ids[i] is ''
-    velocities: np.ndarray  # [N, 2] image velocity of the box centre (px/s); NaN without track
+    confirmed: NDArray[np.bool_]  # [N]; False where ids[i] is ''
+    # [N, 2] image velocity of the box centre (px/s); NaN without track
+    velocities: NDArray[np.float64]
 
     def published_ids(self, include_unconfirmed: bool) -> list[str]:
         """Return the ids to publish: unconfirmed tracks' ids only when asked for."""
@@ -81,15 +83,15 @@ class TrackedBoxes:
 class _Tracks:
     """Every live track as parallel arrays, so that a frame is a few batched numpy calls."""
 
-    mean: np.ndarray = field(default_factory=lambda: np.zeros((0, 8)))
-    covariance: np.ndarray = field(default_factory=lambda: np.zeros((0, 8, 8)))
-    ids: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=object))
-    first_stamp: np.ndarray = field(default_factory=lambda: np.zeros(0))
-    last_stamp: np.ndarray = field(default_factory=lambda: np.zeros(0))
-    confirmed: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=bool))
-    matched_last_frame: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=bool))
+    mean: NDArray[np.float64] = field(default_factory=lambda: np.zeros((0, 8)))
+    covariance: NDArray[np.float64] = field(default_factory=lambda: np.zeros((0, 8, 8)))
+    ids: NDArray[np.object_] = field(default_factory=lambda: np.zeros(0, dtype=object))
+    first_stamp: NDArray[np.float64] = field(default_factory=lambda: np.zeros(0))
+    last_stamp: NDArray[np.float64] = field(default_factory=lambda: np.zeros(0))
+    confirmed: NDArray[np.bool_] = field(default_factory=lambda: np.zeros(0, dtype=bool))
+    matched_last_frame: NDArray[np.bool_] = field(default_factory=lambda: np.zeros(0, dtype=bool))
 
-    def keep(self, selected: np.ndarray) -> None:
+    def keep(self, selected: NDArray[np.bool_]) -> None:
         """Drop every track not selected (bool mask)."""
         for name in _TRACK_COLUMNS:
             setattr(self, name, getattr(self, name)[selected])
@@ -105,24 +107,24 @@ _TRACK_COLUMNS = tuple(column.name for column in fields(_Tracks))
 _SCALE_AXES = np.array([3, 3, 2, 3])
 
 
-def boxes_to_state(boxes: np.ndarray) -> np.ndarray:
+def boxes_to_state(boxes: NDArray[np.float64]) -> NDArray[np.float64]:
     """(x1, y1, x2, y2) [N, >=4] -> (centre x, centre y, width, height) [N, 4]."""
     first, second = boxes[:, 0:2], boxes[:, 2:4]
     return np.concatenate([(first + second) / 2, second - first], axis=1)
 
 
-def state_to_boxes(state: np.ndarray) -> np.ndarray:
+def state_to_boxes(state: NDArray[np.float64]) -> NDArray[np.float64]:
     """(centre x, centre y, width, height) [N, >=4] -> (x1, y1, x2, y2) [N, 4]."""
     centre, half_size = state[:, 0:2], state[:, 2:4] / 2
     return np.concatenate([centre - half_size, centre + half_size], axis=1)
 
 
-def _size_scale(state: np.ndarray) -> np.ndarray:
+def _size_scale(state: NDArray[np.float64]) -> NDArray[np.float64]:
     """Per axis (cx, cy, w, h) the box dimension its noise scales with: h, h, w, h (>= 1 px)."""
     return np.maximum(state[:, _SCALE_AXES], 1.0)
 
 
-def _object_array(items: list[str]) -> np.ndarray:
+def _object_array(items: list[str]) -> NDArray[np.object_]:
     """Make a 1-D object array (np.array would make a fixed-width string array)."""
     array = np.empty(len(items), dtype=object)
     array[:] = items
@@ -150,7 +152,7 @@ class Tracker:
         self._tracks = _Tracks()
         self._stamp = None
 
-    def update(self, stamp: float, detections: np.ndarray) -> TrackedBoxes:
+    def update(self, stamp: float, detections: NDArray[np.floating[Any]]) -> TrackedBoxes:
         """
         Associate one frame's DETECTIONS [N, 6] (x1, y1, x2, y2, score, class) at `stamp` (s).
 
@@ -179,8 +181,8 @@ class Tracker:
         similarity = iou_matrix(state_to_boxes(tracks.mean), detections)
         similarity -= (settings.unseen_penalty_per_s * (stamp - tracks.last_stamp))[:, None]
 
-        def associate(track_index: np.ndarray, detection_index: np.ndarray,
-                      gate: float) -> tuple[np.ndarray, np.ndarray]:
+        def associate(track_index: NDArray[np.intp], detection_index: NDArray[np.intp],
+                      gate: float) -> tuple[NDArray[np.intp], NDArray[np.intp]]:
             if len(track_index) == 0 or len(detection_index) == 0:
                 return track_index, detection_index
             pairs, free_tracks, free_detections = match(
@@ -210,7 +212,7 @@ class Tracker:
             track_of_detection[has_track] = new_row[track_of_detection[has_track]]
         return self._result(track_of_detection)
 
-    def _correct(self, track_of_detection: np.ndarray, detections: np.ndarray,
+    def _correct(self, track_of_detection: NDArray[np.int64], detections: NDArray[np.float64],
                  stamp: float) -> None:
         tracks = self._tracks
         matched = np.flatnonzero(track_of_detection >= 0)
@@ -228,7 +230,7 @@ class Tracker:
         span = stamp - tracks.first_stamp[rows]
         tracks.confirmed[rows] |= span >= self.settings.confirmation_s - STAMP_TOLERANCE_S
 
-    def _new_tracks(self, detections: np.ndarray, stamp: float) -> _Tracks:
+    def _new_tracks(self, detections: NDArray[np.float64], stamp: float) -> _Tracks:
         count = len(detections)
         state = boxes_to_state(detections)
         scale = _size_scale(state)
@@ -242,7 +244,7 @@ class Tracker:
             confirmed=np.full(count, self.settings.confirmation_s <= 0.0),
             matched_last_frame=np.ones(count, dtype=bool))
 
-    def _result(self, rows: np.ndarray) -> TrackedBoxes:
+    def _result(self, rows: NDArray[np.int64]) -> TrackedBoxes:
         tracks = self._tracks
         has_track = rows >= 0
         matched = rows[has_track]

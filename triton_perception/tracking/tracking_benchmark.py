@@ -11,6 +11,7 @@ import time
 from typing import Any
 
 import numpy as np
+from numpy.typing import NDArray
 
 from triton_perception.ground import GroundCamera, Intrinsics, Mounting
 from triton_perception.tracking.camera_tracking import CameraTracking
@@ -21,7 +22,8 @@ WARMUP_FRAMES = 30
 RATE_HZ = 30.0
 
 
-def synthetic_frames(objects: int, frames: int, seed: int = 0) -> list[np.ndarray]:
+def synthetic_frames(objects: int, frames: int,
+                     seed: int = 0) -> list[NDArray[np.float64]]:
     """
     Make DETECTIONS per frame: `objects` boxes on straight image paths with pixel noise.
 

@@ -7,9 +7,10 @@ since JetPack's Triton cannot run a Python step after the GPU step.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import numpy as np
+from numpy.typing import NDArray
 
 from triton_perception.frames import cropped_top_rows, letterbox_geometry
 from triton_perception.lanes.lane_geometry import drivable_area, LaneResult, postprocess
@@ -38,14 +39,14 @@ class InputMapping(NamedTuple):
     frame = offset + (model - pad) * scale, per axis.
     """
 
-    offset: np.ndarray  # (x, y) frame px
-    pad: np.ndarray     # (x, y) model px
-    scale: np.ndarray   # (x, y) frame px per model px
+    offset: NDArray[np.float64]  # (x, y) frame px
+    pad: NDArray[np.float64]     # (x, y) model px
+    scale: NDArray[np.float64]   # (x, y) frame px per model px
     content: tuple[int, int, int, int]  # model-input rows/cols holding the frame: y0, y1, x0, x1
 
-    def to_frame(self, points: np.ndarray) -> np.ndarray:
+    def to_frame(self, points: NDArray[np.float64]) -> NDArray[np.float64]:
         """Return model-input points [..., 2] (x, y, model px) as frame pixels."""
-        frame: np.ndarray = self.offset + (points - self.pad) * self.scale
+        frame: NDArray[np.float64] = self.offset + (points - self.pad) * self.scale
         return frame
 
 
@@ -71,7 +72,7 @@ def input_mapping(model: LaneModel, frame_size: tuple[int, int]) -> InputMapping
                         (pad[1], pad[1] + resized[1], pad[0], pad[0] + resized[0]))
 
 
-def resample(points: np.ndarray, num_points: int) -> np.ndarray:
+def resample(points: NDArray[np.float64], num_points: int) -> NDArray[np.float64]:
     """num_points along a polyline's rows, from its bottom upward (x interpolated in y)."""
     order = np.argsort(points[:, 1], kind='stable')
     ys, xs = points[order, 1], points[order, 0]
@@ -79,8 +80,8 @@ def resample(points: np.ndarray, num_points: int) -> np.ndarray:
     return np.stack([np.interp(rows, ys, xs), rows], axis=1)
 
 
-def finish(polylines: list[np.ndarray], scores: np.ndarray, frame_size: tuple[int, int],
-           settings: DecodeSettings) -> LaneResult:
+def finish(polylines: list[NDArray[np.float64]], scores: NDArray[np.float32],
+           frame_size: tuple[int, int], settings: DecodeSettings) -> LaneResult:
     """Frame-pixel polylines -> LaneResult: long enough, best max_lanes, left to right, sides."""
     frame_height, frame_width = frame_size
     keep = [index for index, points in enumerate(polylines) if len(points) > 1 and np.ptp(
@@ -109,7 +110,11 @@ def best_lanes(result: LaneResult, max_lanes: int) -> LaneResult:
                            sides=result.sides[keep])
 
 
-def decode_lanes(model: LaneModel, outputs: dict[str, np.ndarray], frame_size: tuple[int, int],
+# An installed model's outputs by name: uint8 maps (segmentation) or float32 tensors, by layout.
+LaneOutputs = dict[str, NDArray[Any]]
+
+
+def decode_lanes(model: LaneModel, outputs: LaneOutputs, frame_size: tuple[int, int],
                  settings: DecodeSettings) -> LaneResult:
     """Return the ensemble's outputs (named as model.outputs) -> lanes in frame pixels."""
     mapping = input_mapping(model, frame_size)
@@ -140,15 +145,16 @@ def _v2_settings(model: LaneModel) -> RowAnchorSettings:
                              tuple(model.decode['column_anchors']))
 
 
-def _frame_fractions_to_model(points: np.ndarray, model: LaneModel, frame_size: tuple[int, int],
-                              mapping: InputMapping) -> np.ndarray:
+def _frame_fractions_to_model(points: NDArray[np.float64], model: LaneModel,
+                              frame_size: tuple[int, int],
+                              mapping: InputMapping) -> NDArray[np.float64]:
     """UFLD v2 gives frame fractions; take them to model-input px so one mapping serves all."""
     frame = points * np.array([frame_size[1], frame_size[0]], dtype=np.float64)
-    model_pixels: np.ndarray = (frame - mapping.offset) / mapping.scale + mapping.pad
+    model_pixels: NDArray[np.float64] = (frame - mapping.offset) / mapping.scale + mapping.pad
     return model_pixels
 
 
-def _segmentation(model: LaneModel, arrays: list[np.ndarray], mapping: InputMapping,
+def _segmentation(model: LaneModel, arrays: list[NDArray[np.uint8]], mapping: InputMapping,
                   frame_size: tuple[int, int], settings: DecodeSettings) -> LaneResult:
     """Return the compact maps of the served segmentation graph (model resolution)."""
     probability = arrays[0]

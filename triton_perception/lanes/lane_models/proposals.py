@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import NamedTuple
 
 import numpy as np
+from numpy.typing import NDArray
 
 FIXED_COLUMNS = 5  # two scores, start_y, start_x, length
 
@@ -25,7 +26,7 @@ class ProposalSettings(NamedTuple):
     scores: str = 'auto'       # 'logits', 'softmax' or 'auto' (tell them apart per frame)
 
 
-def lane_probability(rows: np.ndarray, scores: str) -> np.ndarray:
+def lane_probability(rows: NDArray[np.float32], scores: str) -> NDArray[np.float64]:
     """
     Return the lane class probability of each row.
 
@@ -41,11 +42,11 @@ def lane_probability(rows: np.ndarray, scores: str) -> np.ndarray:
         return pair[:, 1]
     shifted = pair - pair.max(axis=1, keepdims=True)
     exponent = np.exp(shifted)
-    probability: np.ndarray = exponent[:, 1] / exponent.sum(axis=1)
+    probability: NDArray[np.float64] = exponent[:, 1] / exponent.sum(axis=1)
     return probability
 
 
-def _row_span(row: np.ndarray, strips: int, offsets: int) -> tuple[int, int]:
+def _row_span(row: NDArray[np.float32], strips: int, offsets: int) -> tuple[int, int]:
     """First and last offset index of a proposal, rounded as LaneATT's NMS kernel does."""
     start = int(row[2] * strips + 0.5)
     length = float(row[4])
@@ -53,7 +54,7 @@ def _row_span(row: np.ndarray, strips: int, offsets: int) -> tuple[int, int]:
     return start, min(end, offsets - 1)
 
 
-def overlaps(a: np.ndarray, b: np.ndarray, distance: float, strips: int) -> bool:
+def overlaps(a: NDArray[np.float32], b: NDArray[np.float32], distance: float, strips: int) -> bool:
     """
     Tell whether two lanes overlap by LaneATT's lane 'IoU'.
 
@@ -71,7 +72,7 @@ def overlaps(a: np.ndarray, b: np.ndarray, distance: float, strips: int) -> bool
     return float(np.abs(a[rows] - b[rows]).sum()) < distance * (end - start + 1)
 
 
-def nms(rows: np.ndarray, probability: np.ndarray, distance: float, top_k: int,
+def nms(rows: NDArray[np.float32], probability: NDArray[np.float64], distance: float, top_k: int,
         strips: int) -> list[int]:
     """Greedy by score, stopping at top_k (LaneATT's lib/nms)."""
     kept: list[int] = []
@@ -83,7 +84,8 @@ def nms(rows: np.ndarray, probability: np.ndarray, distance: float, top_k: int,
     return kept
 
 
-def proposal_points(row: np.ndarray, input_width: int, input_height: int) -> np.ndarray:
+def proposal_points(row: NDArray[np.float32], input_width: int,
+                    input_height: int) -> NDArray[np.float64]:
     """
     One proposal's points (x, y) in model-input pixels, bottom first (`proposals_to_pred`).
 
@@ -106,8 +108,9 @@ def proposal_points(row: np.ndarray, input_width: int, input_height: int) -> np.
     return np.stack([xs[valid] * input_width, anchor_ys[valid] * input_height], axis=1)
 
 
-def decode_proposals(rows: np.ndarray, input_width: int, input_height: int,
-                     settings: ProposalSettings) -> tuple[list[np.ndarray], np.ndarray]:
+def decode_proposals(rows: NDArray[np.float32], input_width: int, input_height: int,
+                     settings: ProposalSettings
+                     ) -> tuple[list[NDArray[np.float64]], NDArray[np.float32]]:
     """[N, 5 + S] proposals -> polylines (model-input px, bottom first) and their scores."""
     if rows.ndim == 3 and rows.shape[0] == 1:
         rows = rows[0]

@@ -17,9 +17,10 @@ the softmax expectation over the argmax bin and its two neighbours, plus 0.5, ov
 """
 from __future__ import annotations
 
-from typing import NamedTuple, Sequence
+from typing import Any, NamedTuple, Sequence
 
 import numpy as np
+from numpy.typing import NDArray
 
 # data/constant.py of v1, in pixels of its 288-row input.
 CULANE_ROW_ANCHORS = (121, 131, 141, 150, 160, 170, 180, 189, 199, 209, 219, 228, 238, 248, 258,
@@ -68,14 +69,15 @@ def default_v2_anchors(rows: int, columns: int) -> tuple[tuple[float, ...], tupl
                      'in the lane config (fractions of the frame)')
 
 
-def _softmax(values: np.ndarray, axis: int) -> np.ndarray:
+def _softmax(values: NDArray[np.float64], axis: int) -> NDArray[np.float64]:
     shifted = np.exp(values - values.max(axis=axis, keepdims=True))
-    normalised: np.ndarray = shifted / shifted.sum(axis=axis, keepdims=True)
+    normalised: NDArray[np.float64] = shifted / shifted.sum(axis=axis, keepdims=True)
     return normalised
 
 
-def decode_v1(output: np.ndarray, input_width: int,
-              row_anchors: Sequence[float]) -> tuple[list[np.ndarray], np.ndarray]:
+def decode_v1(output: NDArray[np.float32], input_width: int,
+              row_anchors: Sequence[float]
+              ) -> tuple[list[NDArray[np.float64]], NDArray[np.float32]]:
     """
     [1, griding_num + 1, rows, lanes] -> polylines in model-input px (bottom first), scores.
 
@@ -104,7 +106,7 @@ def decode_v1(output: np.ndarray, input_width: int,
     return lanes, np.asarray(scores, dtype=np.float32)
 
 
-def _local_expectation(locations: np.ndarray, index: int) -> float:
+def _local_expectation(locations: NDArray[np.float64], index: int) -> float:
     """Softmax expectation over the argmax bin and its neighbours (v2's local_width 1)."""
     grid = len(locations)
     window = np.arange(max(0, index - V2_LOCAL_WIDTH), min(grid - 1, index + V2_LOCAL_WIDTH) + 1)
@@ -112,9 +114,10 @@ def _local_expectation(locations: np.ndarray, index: int) -> float:
     return float((weights * window).sum()) + 0.5
 
 
-def decode_v2(loc_row: np.ndarray, loc_col: np.ndarray, exist_row: np.ndarray,
-              exist_col: np.ndarray, settings: RowAnchorSettings
-              ) -> tuple[list[np.ndarray], np.ndarray]:
+def decode_v2(loc_row: NDArray[np.floating[Any]], loc_col: NDArray[np.floating[Any]],
+              exist_row: NDArray[np.floating[Any]], exist_col: NDArray[np.floating[Any]],
+              settings: RowAnchorSettings
+              ) -> tuple[list[NDArray[np.float64]], NDArray[np.float32]]:
     """
     Return the four v2 outputs -> polylines in *frame fractions* (x, y in [0, 1], bottom first).
 
