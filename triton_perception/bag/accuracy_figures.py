@@ -14,6 +14,7 @@ from typing import Any, Sequence
 
 import cv2
 import numpy as np
+from numpy.typing import NDArray
 
 from triton_perception.bag.reading import read_images
 
@@ -27,8 +28,9 @@ SHEET_TILE = (480, 270)
 MATCH_IOU = 0.5
 
 
-def precision_recall(labels: dict[int, np.ndarray], detections: dict[int, np.ndarray],
-                     class_id: int) -> tuple[np.ndarray, np.ndarray]:
+def precision_recall(labels: dict[int, NDArray[np.float64]],
+                     detections: dict[int, NDArray[np.float64]],
+                     class_id: int) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
     """
     Return (recall, precision) of one class along the detections ranked by score.
 
@@ -59,7 +61,7 @@ def precision_recall(labels: dict[int, np.ndarray], detections: dict[int, np.nda
     return true_positives / total, true_positives / np.arange(1, len(hits) + 1)
 
 
-def _ious(box: np.ndarray, boxes: np.ndarray) -> np.ndarray:
+def _ious(box: NDArray[np.float64], boxes: NDArray[np.float64]) -> NDArray[np.float64]:
     width = np.clip(np.minimum(box[2], boxes[:, 2]) - np.maximum(box[0], boxes[:, 0]), 0, None)
     height = np.clip(np.minimum(box[3], boxes[:, 3]) - np.maximum(box[1], boxes[:, 1]), 0, None)
     overlap = width * height
@@ -69,8 +71,8 @@ def _ious(box: np.ndarray, boxes: np.ndarray) -> np.ndarray:
         return np.where(union > 0, overlap / union, 0.0)
 
 
-def chart(series: Sequence[tuple[str, np.ndarray, np.ndarray]], x_label: str,
-          y_label: str, x_range: tuple[float, float] = (0.0, 1.0)) -> np.ndarray:
+def chart(series: Sequence[tuple[str, NDArray[np.float64], NDArray[np.float64]]], x_label: str,
+          y_label: str, x_range: tuple[float, float] = (0.0, 1.0)) -> NDArray[np.uint8]:
     """Draw lines (name, x, y) with y in [0, 1] on a white RGB chart with axes and a legend."""
     width, height = PLOT_SIZE
     image = np.full((height + 2 * MARGIN, width + 2 * MARGIN, 3), 255, np.uint8)
@@ -101,7 +103,7 @@ def chart(series: Sequence[tuple[str, np.ndarray, np.ndarray]], x_label: str,
 
 def worst_frame_sheet(bag: Path, topic: str, stamps: list[int],
                       truth: dict[int, dict[str, Any]], outputs: dict[int, dict[str, Any]]
-                      ) -> np.ndarray | None:
+                      ) -> NDArray[np.uint8] | None:
     """
     Tile the frames `stamps` of `bag` with labels (green) and outputs (magenta) drawn on them.
 
@@ -135,6 +137,6 @@ def worst_frame_sheet(bag: Path, topic: str, stamps: list[int],
     return np.vstack(rows)
 
 
-def save_rgb(path: Path, rgb: np.ndarray) -> None:
+def save_rgb(path: Path, rgb: NDArray[np.uint8]) -> None:
     """Write an RGB image as PNG."""
     cv2.imwrite(str(path), cv2.cvtColor(rgb, cv2.COLOR_RGB2BGR))

@@ -216,7 +216,8 @@ def _positive_int(text: str) -> int:
     return value
 
 
-def add_bag_commands(commands: argparse._SubParsersAction) -> None:
+def add_bag_commands(
+        commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add the `bag` command and its make, play, record and evaluate subcommands to `commands`."""
     bag = commands.add_parser('bag', help='make, play and record rosbag2 files (no ROS install '
                               'needed)')

@@ -12,6 +12,7 @@ are listed with their stamps, so that a user can look at them.
 from __future__ import annotations
 
 import numpy as np
+from numpy.typing import NDArray
 
 from triton_perception.bag.metric_registry import frame_figures
 from triton_perception.bag.report_schema import FrameInterval, ReplayReport
@@ -21,7 +22,7 @@ SEED = 0
 CHANGED_FRAMES = 5
 
 
-def bootstrap_interval(differences: np.ndarray) -> tuple[float, float]:
+def bootstrap_interval(differences: NDArray[np.float64]) -> tuple[float, float]:
     """Return the 95 % bootstrap interval of the mean of `differences` (frames resampled)."""
     rng = np.random.default_rng(SEED)
     picks = rng.integers(0, len(differences), size=(RESAMPLES, len(differences)))

@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import cast
 
 import numpy as np
+from numpy.typing import NDArray
 
 from triton_perception.bag.metric import AccuracySection, figure, Metric, MetricScore
 from triton_perception.bag.metric import ReplayToScore, ScoredDrive
@@ -56,7 +57,7 @@ def score(labels: object, replay: ReplayToScore) -> MetricScore | None:
     return MetricScore(section, per_frame)
 
 
-def scored_lanes(outputs: ReplayOutputs, lanes_scored: str) -> dict[int, list[np.ndarray]]:
+def scored_lanes(outputs: ReplayOutputs, lanes_scored: str) -> dict[int, list[NDArray[np.float64]]]:
     """Return the lanes scored per frame: all of them, or the ego lane's two lines."""
     if lanes_scored not in LANES_SCORED:
         raise LabelError(f'lanes scored {lanes_scored!r}: expected one of {LANES_SCORED}')
@@ -66,8 +67,8 @@ def scored_lanes(outputs: ReplayOutputs, lanes_scored: str) -> dict[int, list[np
                     if side in EGO_SIDES] for stamp, lanes in outputs.lanes.items()}
 
 
-def cropped_to_labels(lanes: dict[int, list[np.ndarray]],
-                      labels: LaneLabels) -> dict[int, list[np.ndarray]]:
+def cropped_to_labels(lanes: dict[int, list[NDArray[np.float64]]],
+                      labels: LaneLabels) -> dict[int, list[NDArray[np.float64]]]:
     """Return each frame's lanes cropped to the rows its labelled lanes span."""
     cropped = {}
     for stamp, frame_lanes in lanes.items():

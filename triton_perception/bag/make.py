@@ -15,10 +15,11 @@ import math
 from pathlib import Path
 import shutil
 import time
-from typing import Any
+from typing import Any, cast
 
 import cv2
 import numpy as np
+from numpy.typing import NDArray
 from rosbags.typesys.store import Typestore
 import yaml
 
@@ -56,7 +57,7 @@ class BagSummary:
 
 @dataclass(frozen=True)
 class _Source:
-    frames: Iterator[np.ndarray]  # BGR, as OpenCV decodes
+    frames: Iterator[NDArray[np.uint8]]  # BGR, as OpenCV decodes
     rate_hz: float
     expected_frames: int | None  # for progress only: a container's frame count is a guess
 
@@ -189,26 +190,26 @@ def _open_source(source: Path, rate_hz: float | None) -> _Source:
     return _Source(_video_frames(capture), rate_hz or fps, count if count > 0 else None)
 
 
-def _video_frames(capture: cv2.VideoCapture) -> Iterator[np.ndarray]:
+def _video_frames(capture: cv2.VideoCapture) -> Iterator[NDArray[np.uint8]]:
     try:
         while True:
             ok, frame = capture.read()
             if not ok:
                 return
-            yield frame
+            yield cast(NDArray[np.uint8], frame)  # OpenCV's stubs do not say uint8
     finally:
         capture.release()
 
 
-def _image_frames(paths: list[Path]) -> Iterator[np.ndarray]:
+def _image_frames(paths: list[Path]) -> Iterator[NDArray[np.uint8]]:
     for path in paths:
         frame = cv2.imread(str(path), cv2.IMREAD_COLOR)
         if frame is None:
             raise BagError(f'OpenCV cannot decode {path}')
-        yield frame
+        yield cast(NDArray[np.uint8], frame)  # IMREAD_COLOR: 8-bit BGR
 
 
-def _image_message(store: Typestore, header: Any, bgr: np.ndarray, encoding: str) -> object:
+def _image_message(store: Typestore, header: Any, bgr: NDArray[np.uint8], encoding: str) -> object:
     pixels = cv2.cvtColor(bgr, cv2.COLOR_BGR2RGB) if encoding == 'rgb8' else bgr
     height, width = pixels.shape[:2]
     return store.types[IMAGE_TYPE](
@@ -216,7 +217,7 @@ def _image_message(store: Typestore, header: Any, bgr: np.ndarray, encoding: str
         step=width * 3, data=np.ascontiguousarray(pixels).reshape(-1))
 
 
-def _compressed_message(store: Typestore, header: Any, bgr: np.ndarray) -> object:
+def _compressed_message(store: Typestore, header: Any, bgr: NDArray[np.uint8]) -> object:
     ok, jpeg = cv2.imencode('.jpg', bgr, [cv2.IMWRITE_JPEG_QUALITY, JPEG_QUALITY])
     if not ok:
         raise BagError(f'OpenCV could not JPEG-encode a {bgr.shape[1]}x{bgr.shape[0]} frame')

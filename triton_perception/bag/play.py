@@ -155,7 +155,7 @@ def _select_connections(reader: Reader, topics: list[str] | None) -> list[Connec
     return connections
 
 
-def _wait_for_subscribers(publishers: dict[str, Publisher], count: int,
+def _wait_for_subscribers(publishers: dict[str, Publisher[Any]], count: int,
                           subscribers_matched: Callable[[], bool] | None, timeout_s: float,
                           stop: threading.Event, progress: Progress | None) -> None:
     if progress:
@@ -175,7 +175,7 @@ def _wait_for_subscribers(publishers: dict[str, Publisher], count: int,
         stop.wait(MATCH_POLL_S)
 
 
-def _publish(reader: Reader, connections: list[Connection], publishers: dict[str, Publisher],
+def _publish(reader: Reader, connections: list[Connection], publishers: dict[str, Publisher[Any]],
              start_ns: int, rate: float, loop: bool, stop: threading.Event,
              progress: Progress | None, lockstep: Lockstep | None) -> PlaySummary:
     total = sum(c.msgcount for c in connections)
@@ -243,7 +243,7 @@ def _wait_for_answers(lockstep: Lockstep, frame: int, message: bytes,
     return False
 
 
-def _wait_for_acknowledgements(publishers: dict[str, Publisher], timeout_s: float,
+def _wait_for_acknowledgements(publishers: dict[str, Publisher[Any]], timeout_s: float,
                                progress: Progress | None) -> None:
     """Destroying a reliable publisher drops samples a subscriber has not acknowledged yet."""
     for topic, publisher in publishers.items():

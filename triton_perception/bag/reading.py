@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 import numpy as np
+from numpy.typing import NDArray
 from rosbags.highlevel import AnyReader, AnyReaderError
 
 from triton_perception.bag.bag_format import (BagError, COMPRESSED_IMAGE_TYPE, DEFAULT_TOPIC,
@@ -25,7 +26,7 @@ class BagImage(NamedTuple):
 
     stamp_ns: int
     header_stamp_ns: int
-    rgb: np.ndarray
+    rgb: NDArray[np.uint8]
 
 
 def read_images(bag: Path, topic: str = DEFAULT_TOPIC, *,

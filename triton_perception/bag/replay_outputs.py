@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from numpy.typing import NDArray
 from rosbags.highlevel import AnyReader
 
 from triton_perception.bag.bag_format import BagError, COMPRESSED_IMAGE_TYPE, IMAGE_TYPE, typestore
@@ -19,11 +20,16 @@ from triton_perception.outputs import class_index, LANE_POINT_DTYPE
 
 @dataclass
 class ReplayOutputs:
-    """What the nodes published, per input frame (header stamp in ns)."""
+    """
+    What the nodes published, per input frame (header stamp in ns).
 
-    detections: dict[int, np.ndarray] = field(default_factory=dict)  # [x1, y1, x2, y2, s, c]
-    tracks: dict[int, np.ndarray] = field(default_factory=dict)      # ... and track number
-    lanes: dict[int, list[np.ndarray]] = field(default_factory=dict)  # [N, 2] (u, v) per lane
+    Detections are rows [x1, y1, x2, y2, score, class], tracks the same and the track number,
+    lanes [N, 2] (u, v) arrays with their sides.
+    """
+
+    detections: dict[int, NDArray[np.float64]] = field(default_factory=dict)
+    tracks: dict[int, NDArray[np.float64]] = field(default_factory=dict)
+    lanes: dict[int, list[NDArray[np.float64]]] = field(default_factory=dict)
     lane_sides: dict[int, list[int]] = field(default_factory=dict)
 
 
