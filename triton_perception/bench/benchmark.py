@@ -11,11 +11,14 @@ from collections import defaultdict
 import os
 from pathlib import Path
 import time
-from typing import Any, Callable, Sequence
+from typing import Callable, Sequence
 
 import numpy as np
 from sensor_msgs.msg import Image
 
+from triton_perception.bench.bench_schema import (CaseFigures, CpuOutsideGraph, LatencyFigures,
+                                                  NodeThroughput, PhaseFigures,
+                                                  ThroughputFigures)
 from triton_perception.bench.budget import cpu_outside_graph, CpuSplit, stage_means
 from triton_perception.bench.frame_budgets import FrameBudgets
 from triton_perception.bench.measures import (check_alive, p95, ratio, server_cpu_by_process,
@@ -52,7 +55,7 @@ class Benchmark:
         count = WARMUP_FRAMES + settings.frames
         self.measured = [messages[index % len(messages)] for index in range(count)]
 
-    def run_case(self, case: str) -> dict[str, Any]:
+    def run_case(self, case: str) -> CaseFigures:
         """
         Run one case (its nodes started for it) and return its figures.
 
@@ -93,7 +96,7 @@ class Benchmark:
             'load_average_1min': [round(load_before, 2), round(os.getloadavg()[0], 2)],
         }
 
-    def ros_phases(self, case: str, kinds: Sequence[NodeKind]) -> dict[str, Any]:
+    def ros_phases(self, case: str, kinds: Sequence[NodeKind]) -> PhaseFigures:
         """
         Start the case's nodes in a namespace of their own, measure them, and stop them.
 
@@ -111,11 +114,10 @@ class Benchmark:
             self.log(f'{case}: started {", ".join(node.name for node in nodes)} in {namespace}; '
                      'waiting for discovery and Triton readiness')
             self.wait_until_ready(wiring, nodes)
-            figures = self.latencies(case, kinds, wiring, nodes)
-            figures.update(self.throughput(case, kinds, wiring, nodes))
-            figures['node_peak_rss_mb'] = round(sum(
-                figures['per_node'][node.name]['peak_rss_mb'] for node in nodes), 1)
-            return figures
+            latencies = self.latencies(case, kinds, wiring, nodes)
+            throughput = self.throughput(case, kinds, wiring, nodes)
+            return {**latencies, **throughput, 'node_peak_rss_mb': round(sum(
+                throughput['per_node'][node.name]['peak_rss_mb'] for node in nodes), 1)}
         finally:
             for node in nodes:
                 code = node.stop()
@@ -124,7 +126,7 @@ class Benchmark:
             wiring.close()
 
     def latencies(self, case: str, kinds: Sequence[NodeKind], wiring: CaseWiring,
-                  nodes: Sequence[NodeProcess]) -> dict[str, Any]:
+                  nodes: Sequence[NodeProcess]) -> LatencyFigures:
         """
         Each frame through the reference, Triton and ROS in turn, one at a time.
 
@@ -173,7 +175,7 @@ class Benchmark:
             requests.close()
             budget.close()
         frames = self.settings.frames
-        figures: dict[str, Any] = {
+        figures: LatencyFigures = {
             'reference_ms': summary(times['reference']),
             'reference_cpu_ms_per_frame': round(cpu_ms['reference'] / frames, 2),
             'triton_ms': {**summary(times['triton']),
@@ -202,7 +204,7 @@ class Benchmark:
             time.sleep(0.02)
 
     def throughput(self, case: str, kinds: Sequence[NodeKind], wiring: CaseWiring,
-                   nodes: Sequence[NodeProcess]) -> dict[str, Any]:
+                   nodes: Sequence[NodeProcess]) -> ThroughputFigures:
         """
         Publish the clip at RATE_HZ for `duration_s` s and measure results, CPU and memory.
 
@@ -253,7 +255,7 @@ class Benchmark:
         counts = {name: len(pairs) for name, pairs in latencies.items()}
         pooled = [pair for pairs in latencies.values() for pair in pairs]
         frame_equivalents = sum(counts.values()) / len(nodes)
-        per_node: dict[str, dict[str, Any]] = {node.name: {
+        per_node: dict[str, NodeThroughput] = {node.name: {
             'results': counts[node.name],
             'throughput_fps': round(counts[node.name] / duration_s, 2),
             'cpu_ms_per_frame': (round(node_cpu[node.name] * 1e3 / counts[node.name], 2)
@@ -263,12 +265,12 @@ class Benchmark:
             'lost_before_node': wiring.statuses.get(node.name, NodeStatus({})).count(
                 'lost_before_node'),
         } for node in nodes}
-        figures = {
+        figures: ThroughputFigures = {
             'throughput_fps': round(min(counts.values()) / duration_s, 2),
             'p95_first_10s_ms': p95([latency for offset, latency in pooled if offset < WINDOW_S]),
             'p95_last_10s_ms': p95([latency for offset, latency in pooled
                                     if offset >= duration_s - WINDOW_S]),
-            'node_cpu_ms_per_frame': (round(sum(node['cpu_ms_per_frame']
+            'node_cpu_ms_per_frame': (round(sum(node['cpu_ms_per_frame'] or 0.0
                                                 for node in per_node.values()), 2)
                                       if all(counts.values()) else None),
             'server_cpu_ms_per_frame': (round(server_cpu * 1e3 / frame_equivalents, 2)
@@ -297,7 +299,7 @@ class Benchmark:
     def cpu_outside_graph(self, kinds: Sequence[NodeKind], node_cpu_s: float,
                           before: tuple[float, dict[str, float]] | None,
                           after: tuple[float, dict[str, float]] | None,
-                          frames: float) -> dict[str, Any] | None:
+                          frames: float) -> CpuOutsideGraph | None:
         """CPU ms per result outside the model graph (one node only: its graph is one step)."""
         if before is None or after is None or len(kinds) != 1:
             return None

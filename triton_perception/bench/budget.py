@@ -18,6 +18,7 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
+from triton_perception.bench.bench_schema import BudgetSummary, CpuOutsideGraph
 from triton_perception.bench.settings import STEP_TIMERS
 from triton_perception.frames import NodeStatus, STAGES
 
@@ -143,7 +144,7 @@ def percentiles(values: Sequence[float]) -> dict[str, float | None]:
 
 
 def summarise(frames: Sequence[Mapping[str, float]], e2e_ms: Sequence[float],
-              reference_median_ms: float | None) -> dict[str, Any]:
+              reference_median_ms: float | None) -> BudgetSummary:
     """
     Return per row the median and p90 over frames, the e2e time's and the excess over the reference.
 
@@ -186,7 +187,7 @@ class CpuSplit:
 
 
 def cpu_outside_graph(split: CpuSplit, steps: Sequence[str], graph_step: str,
-                      frames: float) -> dict[str, Any]:
+                      frames: float) -> CpuOutsideGraph:
     """
     Return CPU ms per frame outside the model graph, from a phase's per-process CPU seconds.
 

@@ -10,10 +10,11 @@ from __future__ import annotations
 from collections import defaultdict
 from pathlib import Path
 import time
-from typing import Any, Sequence
+from typing import Sequence
 
 import tritonclient.grpc as grpcclient
 
+from triton_perception.bench.bench_schema import FrameBudgetSummary
 from triton_perception.bench.budget import (counted_one_more, frame_budget, node_stages,
                                             summarise, triton_request)
 from triton_perception.bench.ros_side import CaseWiring
@@ -100,7 +101,7 @@ class FrameBudgets:
                                         self._wiring.tracker.transport_ms(stamp)))
         self.e2e_ms.append(latency_ms)
 
-    def summary(self, reference_median_ms: float | None) -> dict[str, Any] | None:
+    def summary(self, reference_median_ms: float | None) -> FrameBudgetSummary | None:
         """
         Return the budget's medians and p90s over the frames, and the skipped frames by reason.
 

@@ -12,8 +12,9 @@ from __future__ import annotations
 from pathlib import Path
 import tempfile
 import time
-from typing import Any, Callable
+from typing import Callable
 
+from triton_perception.bench.bench_schema import MemoryFigures
 from triton_perception.pipeline import pipeline_plan
 from triton_perception.serving import ServerConfig, TritonServer
 from triton_perception.system import default_model_repository, free_ports, NodeProcess, tree_rss_mb
@@ -31,7 +32,7 @@ def camera_argument(cameras: int) -> str:
 
 
 def measure(triton_url: str, cameras: int, layout: str,
-            log: Callable[[str], None]) -> dict[str, Any]:
+            log: Callable[[str], None]) -> MemoryFigures:
     """Start the plan's node processes for `cameras` cameras, return their settled RSS (MiB)."""
     plan = pipeline_plan({'start_triton': 'false', 'triton_url': triton_url,
                           'cameras': camera_argument(cameras), 'namespace': f'/memory{cameras}',
@@ -67,7 +68,7 @@ def _settled_rss(processes: list[NodeProcess]) -> float:
     return previous
 
 
-def measure_all(triton_url: str | None, log: Callable[[str], None]) -> list[dict[str, Any]]:
+def measure_all(triton_url: str | None, log: Callable[[str], None]) -> list[MemoryFigures]:
     """Measure every camera count and layout against `triton_url`, or a CPU server started here."""
     if triton_url:
         return [measure(triton_url, cameras, layout, log)
@@ -81,7 +82,7 @@ def measure_all(triton_url: str | None, log: Callable[[str], None]) -> list[dict
                 for cameras in CAMERA_COUNTS for layout in LAYOUTS]
 
 
-def memory_table(results: list[dict[str, Any]]) -> str:
+def memory_table(results: list[MemoryFigures]) -> str:
     """Return the results as a Markdown table."""
     lines = ['| cameras | layout | processes | RSS (MiB) | per camera (MiB) |',
              '| --- | --- | --- | --- | --- |']

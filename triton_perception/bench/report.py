@@ -6,10 +6,11 @@ import os
 from pathlib import Path
 import platform
 import subprocess
-from typing import Any, Mapping
+from typing import Mapping
 
 import onnxruntime
 
+from triton_perception.bench.bench_schema import CaseFigures, Machine, ThroughputPhase
 from triton_perception.bench.budget import row_label
 from triton_perception.bench.settings import (CASES, DIAGNOSTICS_PERIOD_S, RATE_HZ,
                                               RSS_SAMPLE_PERIOD_S, STEP_TIMERS)
@@ -105,7 +106,7 @@ def source_version() -> str | None:
     return completed.stdout.strip() or None
 
 
-def machine_description(profile: str, triton_version: str) -> dict[str, Any]:
+def machine_description(profile: str, triton_version: str) -> Machine:
     """Return what the figures were measured on: CPU, cores, memory, versions, load at start."""
     memory_kib = next((int(line.split()[1]) for line in
                        Path('/proc/meminfo').read_text().splitlines()
@@ -125,7 +126,7 @@ def load_averages() -> list[float]:
     return [round(value, 2) for value in os.getloadavg()]
 
 
-def markdown_table(report: dict[str, Any]) -> str:
+def markdown_table(cases: Mapping[str, CaseFigures]) -> str:
     """Return the cases' headline figures as one Markdown table (– where a figure is missing)."""
     cell = table_cell
     header = ('| case | reference ms | Triton ms (median / p95) | ROS e2e ms (median / p95) | '
@@ -134,9 +135,9 @@ def markdown_table(report: dict[str, Any]) -> str:
               'node peak RSS MB | server peak RSS MB |')
     rows = [header, '|' + ' --- |' * header.count(' | ') + ' --- |']
     for case in CASES:
-        if case not in report:
+        if case not in cases:
             continue
-        figures = report[case]
+        figures = cases[case]
         rows.append(' | '.join([
             f'| {case}', cell(figures['reference_ms']['median']),
             f"{cell(figures['triton_ms']['median'])} / {cell(figures['triton_ms']['p95'])}",
@@ -149,28 +150,29 @@ def markdown_table(report: dict[str, Any]) -> str:
     return '\n'.join(rows)
 
 
-def steps_table(report: dict[str, Any]) -> str:
+def steps_table(cases: Mapping[str, CaseFigures]) -> str:
     """Where Triton's share goes: each ensemble and step, mean ms per request per timer."""
     header = ('| case | model | requests | '
               + ' | '.join(f'{timer} ms' for timer in STEP_TIMERS) + ' |')
     rows = [header, '|' + ' --- |' * (len(STEP_TIMERS) + 3)]
     for case in CASES:
-        for model, figures in report.get(case, {}).get('triton_steps_ms', {}).items():
+        steps = cases[case]['triton_steps_ms'] if case in cases else {}
+        for model, figures in steps.items():
             rows.append(f'| {case} | {model} | {figures["requests"]} | ' + ' | '.join(
                 f'{figures[f"{timer}_ms"]:g}' for timer in STEP_TIMERS) + ' |')
     return '\n'.join(rows)
 
 
-def budget_table(report: dict[str, Any]) -> str:
+def budget_table(cases: Mapping[str, CaseFigures]) -> str:
     """Where each one-node case's end-to-end time goes: per stage, median and p90 ms."""
     rows = ['| case | stage | median ms | p90 ms |', '| --- | --- | --- | --- |']
     notes = []
     for case in CASES:
-        budget = report.get(case, {}).get('budget')
+        budget = cases[case]['budget'] if case in cases else None
         if not budget:
             continue
 
-        def line(label: str, figures: dict[str, Any], case: str = case) -> str:
+        def line(label: str, figures: Mapping[str, float | None], case: str = case) -> str:
             return (f'| {case} | {label} | {table_cell(figures.get("median"))} | '
                     f'{table_cell(figures.get("p90"))} |')
         rows += [line(row_label(row), figures) for row, figures in budget['stages_ms'].items()]
@@ -179,8 +181,8 @@ def budget_table(report: dict[str, Any]) -> str:
         rows.append(line('**beyond the reference**', {'median': budget['beyond_reference_ms']}))
         rows.append(line("**beyond Triton's compute_infer** (the model steps')",
                          {'median': budget.get('beyond_triton_compute_ms')}))
-        notes += loaded_line(case, report[case].get('throughput', {}), budget.get('steps', []))
-        cpu = report[case].get('cpu_outside_graph_ms_per_frame')
+        notes += loaded_line(case, cases[case].get('throughput'), budget.get('steps', []))
+        cpu = cases[case].get('cpu_outside_graph_ms_per_frame')
         if cpu:
             steps = ', '.join(f'{step} {table_cell(ms)}'
                               for step, ms in cpu['server_steps_ms'].items())
@@ -192,8 +194,10 @@ def budget_table(report: dict[str, Any]) -> str:
     return '\n'.join(rows + [''] + notes if notes else rows)
 
 
-def loaded_line(case: str, throughput: dict[str, Any], steps: list[str]) -> list[str]:
+def loaded_line(case: str, throughput: ThroughputPhase | None, steps: list[str]) -> list[str]:
     """Return the throughput phase's means: the node's stages, Triton's queue and compute."""
+    if throughput is None:
+        return []
     nodes = [stages for stages in throughput.get('node_stages_ms', {}).values() if stages]
     timers = throughput.get('triton_steps_ms', {})
     if len(nodes) != 1 or not all(step in timers for step in steps) or not steps:
@@ -208,7 +212,7 @@ def loaded_line(case: str, throughput: dict[str, Any], steps: list[str]) -> list
             f'response -> published {table_cell(stages["to_publish"])}']
 
 
-def table_cell(value: Any) -> str:
+def table_cell(value: object) -> str:
     """Return a figure as a table cell: '–' for none, floats in their shortest form."""
     return '–' if value is None else f'{value:g}' if isinstance(value, float) else str(value)
 

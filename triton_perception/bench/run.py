@@ -10,10 +10,11 @@ import os
 from pathlib import Path
 import tempfile
 import threading
-from typing import Any, Callable
+from typing import Callable
 
 import tritonclient.grpc as grpcclient
 
+from triton_perception.bench.bench_schema import BenchReport, BenchRun, CaseFigures
 from triton_perception.bench.benchmark import Benchmark
 from triton_perception.bench.measures import listening_pid
 from triton_perception.bench.report import (load_averages, machine_description, METHOD,
@@ -28,7 +29,7 @@ from triton_perception.system import CLIP_HINT, default_model_repository, free_p
 from triton_perception.tracking import tracking_line, tracking_update_ms
 
 
-def run_bench(settings: BenchSettings, log: Callable[[str], None]) -> dict[str, Any]:
+def run_bench(settings: BenchSettings, log: Callable[[str], None]) -> BenchRun:
     """
     Measure every case.
 
@@ -72,7 +73,7 @@ def run_bench(settings: BenchSettings, log: Callable[[str], None]) -> dict[str, 
         ros = RosSide()
         log(f'ROS_DOMAIN_ID {os.environ["ROS_DOMAIN_ID"]}, load average '
             f'{" ".join(f"{value:.2f}" for value in os.getloadavg())}')
-        report: dict[str, Any] = {
+        report: BenchReport = {
             'machine': machine_description(profile, triton_version),
             'source': source_version(),
             'settings': {'frames': settings.frames, 'warmup_frames': WARMUP_FRAMES,
@@ -88,10 +89,11 @@ def run_bench(settings: BenchSettings, log: Callable[[str], None]) -> dict[str, 
         log(tracking_line(report['tracking']))
         benchmark = Benchmark(settings, repository, url, server_pid, ros, messages,
                               temporary, log)
+        cases: dict[str, CaseFigures] = {}
         for case in settings.cases:
-            report[case] = benchmark.run_case(case)
+            cases[case] = benchmark.run_case(case)
             report['machine']['load_average_end'] = load_averages()
-            write_report(report, settings.json_path)
-        return report
+            write_report(BenchRun(report, cases).report(), settings.json_path)
+        return BenchRun(report, cases)
     finally:
         stop_bench(ros, server, temporary)

@@ -10,11 +10,13 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 import sys
-from typing import Any, Callable
+from typing import Any, Callable, TypeVar
 
 from triton_perception.commands.termination import Interrupted, raise_on_termination
 from triton_perception.serving import PROFILES
 from triton_perception.system import DEFAULT_CLIP
+
+Report = TypeVar('Report')  # what a bench returns: its report
 
 SCORED_FRAMES = 1000  # the bench's scoring figure: labelled frames scored in one call
 
@@ -24,7 +26,7 @@ def bench_progress(line: str) -> None:
     print(f'bench: {line}', file=sys.stderr, flush=True)
 
 
-def report_or_exit_code(run: Callable[[], dict[str, Any]]) -> dict[str, Any] | int:
+def report_or_exit_code(run: Callable[[], Report]) -> Report | int:
     """
     Return what `run` (a bench) reports, or its exit code: 2 on BenchError, 130 when interrupted.
 
@@ -102,13 +104,13 @@ def command_bench(arguments: argparse.Namespace) -> int:
         bench_progress))
     if isinstance(report, int):
         return report
-    print(markdown_table(report))
+    print(markdown_table(report.cases))
     print()
-    print(steps_table(report))
+    print(steps_table(report.cases))
     print()
-    print(budget_table(report))
+    print(budget_table(report.cases))
     print()
-    print(tracking_line(report['tracking']))
+    print(tracking_line(report.head['tracking']))
     from triton_perception.scoring import scoring_benchmark  # noqa: PLC0415
     seconds = scoring_benchmark(SCORED_FRAMES)
     print(f'scoring {SCORED_FRAMES} labelled frames (COCO AP, CLEAR MOT and IDF1, CULane F1, '
