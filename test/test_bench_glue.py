@@ -33,7 +33,7 @@ CASE_KEYS = ('layout', 'models', 'cameras', 'processes', 'frames_published', 'fr
              'triton_request_ms', 'e2e_latency_ms', 'added_latency_ms', 'results_timed',
              'accounting', 'frames_lost', 'frames_without_result', 'accounted',
              'results_missing_at_bench', 'load_average_1min', 'input_hz_per_camera',
-             'served_share')
+             'served_share', 'bench_cpu_ms_per_frame')
 
 
 def session(model: object) -> ort.InferenceSession:

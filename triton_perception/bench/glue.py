@@ -9,7 +9,8 @@ also taking frames serialized), one process per node, one perception_process, an
 several cameras) one perception_process per group of 2 cameras and per camera. For each case,
 over a fixed window after a warm-up:
 - CPU ms per frame: utime + stime of the case's processes (not tritonserver) over the window
-  and its drain, divided by the frames published in the window (all cameras);
+  and its drain, divided by the frames published in the window (all cameras); tritonserver's
+  and the bench's own process's (publishing, listening) are reported beside it;
 - RSS: the processes' summed VmRSS at the window's end, under load, and per camera;
 - latency added beyond Triton: per result, publish -> result received here, minus the mean
   Triton request time of its ensemble over the window (Triton's statistics: its queues, the
@@ -205,8 +206,10 @@ class GlueBench:
         server_before = tree_cpu_s(server_pid) if server_pid else 0.0
         statistics_before = inference_statistics(url)
         start = time.monotonic()
+        bench_before = time.process_time()
         stamps = self._publish(wirings, self.settings.window_s, processes)
         span_s = time.monotonic() - start
+        bench_s = time.process_time() - bench_before
         rss_mib = sum(tree_rss_mb(process.pid) for process in processes)
         for wiring, sent in zip(wirings, stamps):
             wiring.tracker.wait(sent[-1], DRAIN_TIMEOUT_S)
@@ -246,6 +249,9 @@ class GlueBench:
             'cpu_ms_per_frame_by_executable': {name: round(seconds * 1e3 / frames, 2)
                                                for name, seconds in by_executable.items()},
             'server_cpu_ms_per_frame': round(server_s * 1e3 / frames, 2),
+            # The bench's own process (publishing the frames, taking results and statuses):
+            # on a small machine it competes with the case for the cores.
+            'bench_cpu_ms_per_frame': round(bench_s * 1e3 / frames, 2),
             'rss_mib': round(rss_mib, 1), 'rss_per_camera_mib': round(rss_mib / case.cameras, 1),
             'triton_request_ms': triton_ms,
             'e2e_latency_ms': percentiles(e2e), 'added_latency_ms': percentiles(added),

@@ -123,6 +123,10 @@ def glue_table(report: dict[str, Any]) -> str:
     if frame:
         lines.append(f'- frames: {frame[2]} {frame[0]}x{frame[1]} per camera')
     for name, figures in cases.items():
+        if figures.get('bench_cpu_ms_per_frame') is not None:
+            lines.append(f'- {name}: beside the case, tritonserver '
+                         f"{figures['server_cpu_ms_per_frame']} and the bench's own process "
+                         f"{figures['bench_cpu_ms_per_frame']} ms of CPU per frame")
         if figures.get('health_check_cpu_ms_per_frame') is not None:
             lines.append(f"- {name}: camera health check {figures['health_check_cpu_ms_per_frame']}"
                          f" ms of CPU per frame, {figures['health_check_cpu_share']:.1%} of the "
