@@ -20,7 +20,9 @@ import pytest
 
 from triton_perception.bench.constant_graphs import (constant_repository, detection_graph,
                                                      FIXED_DETECTIONS, lane_graph)
-from triton_perception.bench.glue_cases import glue_cases, node_accounting
+from triton_perception.bench.glue_cases import (glue_cases, node_accounting,
+                                                start_processes)
+from triton_perception.bench.glue_report import glue_table, targets
 from triton_perception.frames.diagnostics import NodeStatus
 from triton_perception.lanes.lane_geometry import postprocess
 
@@ -31,7 +33,7 @@ CASE_KEYS = ('layout', 'models', 'cameras', 'processes', 'frames_published', 'fr
              'triton_request_ms', 'e2e_latency_ms', 'added_latency_ms', 'results_timed',
              'accounting', 'frames_lost', 'frames_without_result', 'accounted',
              'results_missing_at_bench', 'load_average_1min', 'input_hz_per_camera',
-             'served_share')
+             'served_share', 'bench_cpu_ms_per_frame')
 
 
 def session(model: object) -> ort.InferenceSession:
@@ -82,7 +84,74 @@ def test_cases_put_the_floor_first_and_run_detections_alone_only_with_one_camera
     names = [case.name for case in glue_cases((1, 4))]
     assert names == ['floor_det_1cam', 'floor_serialized_det_1cam', 'per_node_det_1cam',
                      'single_det_1cam', 'per_node_both_1cam', 'single_both_1cam',
-                     'floor_det_4cam', 'per_node_both_4cam', 'single_both_4cam']
+                     'floor_det_4cam', 'per_node_both_4cam', 'single_both_4cam',
+                     'groups_of_2_both_4cam', 'per_camera_both_4cam']
+
+
+def test_grouped_layouts_run_a_perception_process_per_group_of_cameras(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """
+    With 4 cameras: 1 process, 2 (groups of 2) and 4 (per camera); every camera taken once.
+
+    The plan's processes are collected, not started.
+    """
+    started: list[tuple[str, tuple[str, ...]]] = []
+
+    class Recorded:
+        """A NodeProcess that records its command instead of starting it."""
+
+        def __init__(self, executable: str, arguments: list[str], *_: object) -> None:
+            started.append((executable, tuple(arguments)))
+
+    monkeypatch.setattr('triton_perception.bench.glue_cases.NodeProcess', Recorded)
+    counts = {}
+    for case in glue_cases((4,)):
+        if case.floor:
+            continue
+        started.clear()
+        start_processes(case, '127.0.0.1:1', '/glue', tmp_path, [])
+        counts[case.layout] = len(started)
+        if case.layout != 'per_node':
+            assert {executable for executable, _ in started} == {'perception_process'}
+            # A camera is `--camera=NAMESPACE=IMAGE=INFO`, or with one per process `image:=`.
+            images = [argument.split('=')[2] if argument.startswith('--camera=')
+                      else argument.split(':=')[1] for _, arguments in started
+                      for argument in arguments
+                      if argument.startswith(('--camera=', 'image:='))]
+            assert sorted(images) == [f'/glue/cam{index}/image' for index in range(4)], images
+    assert counts == {'per_node': 12, 'single': 1, 'groups_of_2': 2, 'per_camera': 4}
+
+
+def test_targets_judge_the_four_camera_layouts_at_1280x720_only() -> None:
+    """The served target needs 99 %, nothing lost, 1 GB, and frames of 1280x720 or more."""
+    def figures(layout: str, cameras: int, frame: str, **values: object) -> dict[str, object]:
+        return {'layout': layout, 'models': 'detections+lanes', 'cameras': cameras,
+                'frame': frame, 'processes': 1, 'cpu_ms_per_frame': 6.0, 'rss_mib': 500.0,
+                'rss_per_camera_mib': 500.0 / cameras,
+                'added_latency_ms': {'p50': 1.0, 'p99': 2.0}, 'triton_request_ms': {},
+                'input_hz_per_camera': 30.0, 'served_share': 0.995, 'frames_sent': 10,
+                'frames_lost': 0, 'frames_without_result': 0, 'accounted': True, **values}
+
+    cases = {'floor_det_1cam': figures('floor', 1, '960x540', cpu_ms_per_frame=5.0),
+             'floor_serialized_det_1cam': figures('floor_serialized', 1, '960x540',
+                                                  cpu_ms_per_frame=3.0),
+             'single_both_1cam': figures('single', 1, '960x540'),
+             'single_both_4cam': figures('single', 4, '1280x720', served_share=0.75),
+             'per_camera_both_4cam': figures('per_camera', 4, '1280x720', rss_mib=960.0),
+             'groups_of_2_both_4cam': figures('groups_of_2', 4, '1280x720')}
+    result = targets(cases)
+    assert result['cpu_both_1cam_single'] == {
+        'frame': '960x540', 'ratio_to_floor': 1.2, 'ratio_to_floor_serialized': 2.0,
+        'limit': 1.2, 'met': True}
+    assert not result['served_4cam_single']['met']
+    assert not result['served_4cam_per_camera']['met']  # 1007 MB
+    assert result['served_4cam_groups_of_2']['met']
+    cases['groups_of_2_both_4cam']['frame'] = '960x540'
+    assert not targets(cases)['served_4cam_groups_of_2']['met']
+    table = glue_table({'cases': cases, 'targets': result,
+                        'settings': {'frame': [1280, 720, 'bgr8']}})
+    assert '| groups_of_2 (a perception_process per 2 cameras) |' in table
+    assert '- served_4cam_groups_of_2: frame 1280x720, served 0.995' in table
 
 
 def test_node_accounting_counts_lost_and_unseen_frames() -> None:
@@ -159,7 +228,8 @@ def test_glue_bench_end_to_end(tmp_path: Path) -> None:
         assert figures['results_missing_at_bench'] == (
             figures['frames_lost'] + figures['frames_without_result']), figures
     for layout in ('single', 'per_node'):
-        assert report['targets'][f'cpu_both_1cam_vs_floor_{layout}']['ratio'] > 0
-        assert report['targets'][f'cpu_both_1cam_vs_serialized_floor_{layout}']['ratio'] > 0
+        assert report['targets'][f'cpu_both_1cam_{layout}']['ratio_to_floor'] > 0
+        assert report['targets'][f'cpu_both_1cam_{layout}']['ratio_to_floor_serialized'] > 0
     assert '| layout | models | cameras |' in completed.stdout, completed.stdout
-    assert 'cpu_both_1cam_vs_floor_single: ratio' in completed.stdout, completed.stdout
+    assert 'cpu_both_1cam_single: frame 960x540, ratio_to_floor' in completed.stdout, \
+        completed.stdout

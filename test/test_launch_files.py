@@ -36,7 +36,7 @@ DECLARED = {
                                    'input_transport', 'triton_url',
                                    'params_file', 'enable_detections', 'enable_lanes',
                                    'enable_overlay', 'namespace', 'process_layout',
-                                   'use_sim_time'),
+                                   'cameras_per_process', 'use_sim_time'),
 }
 PORTS = {'grpc_port': '18601', 'http_port': '18600', 'metrics_port': '18602'}
 
@@ -228,6 +228,14 @@ def test_pipeline_cpu_starts_server_then_gate_then_nodes(ament_prefix: Path,
     assert not gate_exit.handle(exited(gate, -2), context)
 
 
+def nodes_after_gate(found: list, context: LaunchContext, gate: ExecuteProcess) -> list:
+    """Return the node actions the launch starts once the readiness gate `gate` exits 0."""
+    gate_exit = next(action.event_handler for action in found
+                     if isinstance(action, RegisterEventHandler))
+    return list(gate_exit.handle(
+        ProcessExited(returncode=0, pid=1, **gate.process_details), context))
+
+
 def test_pipeline_with_remote_triton(ament_prefix: Path) -> None:
     """
     With start_triton false the pipeline starts no server and gates the nodes on the remote URL.
@@ -244,10 +252,7 @@ def test_pipeline_with_remote_triton(ament_prefix: Path) -> None:
     gate = named['wait_for_triton']
     assert gate.process_details['cmd'][-4:] == ['--url', 'jetson.local:8001', '--models',
                                                 'yolov5']
-    gate_exit = next(action.event_handler for action in found
-                     if isinstance(action, RegisterEventHandler))
-    nodes = list(gate_exit.handle(
-        ProcessExited(returncode=0, pid=1, **gate.process_details), context))
+    nodes = nodes_after_gate(found, context, gate)
     assert [node.node_executable for node in nodes] == ['detection_node', 'overlay_node']
     check_nodes(nodes, plan, context, ament_prefix)
 
@@ -261,10 +266,7 @@ def test_pipeline_with_two_cameras(ament_prefix: Path) -> None:
     context, found = visit('pipeline.launch.py', arguments)
     gate = processes(found, context)['wait_for_triton']
     assert gate.process_details['cmd'][-3:] == ['--models', 'yolov5', 'lane_detection']
-    gate_exit = next(action.event_handler for action in found
-                     if isinstance(action, RegisterEventHandler))
-    nodes = list(gate_exit.handle(
-        ProcessExited(returncode=0, pid=1, **gate.process_details), context))
+    nodes = nodes_after_gate(found, context, gate)
     assert [node.node_executable for node in nodes] == ['detection_node', 'lane_node'] * 2
     check_nodes(nodes, plan, context, ament_prefix)
 
@@ -276,14 +278,30 @@ def test_two_cameras_in_one_perception_process(ament_prefix: Path) -> None:
     plan = pipeline_plan(arguments)
     context, found = visit('pipeline.launch.py', arguments)
     gate = processes(found, context)['wait_for_triton']
-    gate_exit = next(action.event_handler for action in found
-                     if isinstance(action, RegisterEventHandler))
-    nodes = list(gate_exit.handle(
-        ProcessExited(returncode=0, pid=1, **gate.process_details), context))
+    nodes = nodes_after_gate(found, context, gate)
     assert [node.node_executable for node in nodes] == ['perception_process']
     check_nodes(nodes, plan, context, ament_prefix)
     assert '--camera=/car/rear=/rear/image_raw=/rear/camera_info' in node_command(nodes[0],
                                                                                   context)
+
+
+@pytest.mark.parametrize('per_process, expected', [('', 2), ('1', 3), ('0', 1)])
+def test_cameras_per_process_reaches_the_nodes(ament_prefix: Path, per_process: str,
+                                               expected: int) -> None:
+    """
+    Three cameras: by default two perception_processes (groups of 2), as cameras_per_process says.
+
+    The argument goes through pipeline.launch.py to perception_nodes.launch.py.
+    """
+    arguments = {'start_triton': 'false', 'triton_url': 'jetson.local:8001',
+                 'cameras': 'a=/a/image,b=/b/image,c=/c/image', 'enable_overlay': 'false',
+                 **({'cameras_per_process': per_process} if per_process else {})}
+    plan = pipeline_plan(arguments)
+    context, found = visit('pipeline.launch.py', arguments)
+    gate = processes(found, context)['wait_for_triton']
+    nodes = nodes_after_gate(found, context, gate)
+    assert [node.node_executable for node in nodes] == ['perception_process'] * expected
+    check_nodes(nodes, plan, context, ament_prefix)
 
 
 def test_triton_server_alone(tritonserver: Path) -> None:

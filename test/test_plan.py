@@ -233,7 +233,8 @@ def test_cameras_per_process_groups_the_cameras_over_processes() -> None:
     cameras_per_process:=2 with three cameras: two perception_processes, each camera in one.
 
     Each process's own node lives in its first camera's namespace (no two share a name); one
-    camera per process gives each the single-camera form; 0 keeps them all in one.
+    camera per process gives each the single-camera form; 0 keeps them all in one; the default
+    is groups of 2.
     """
     cameras = 'cameras:=a=/a/image,b=/b/image,c=/c/image'
     plan = pipeline_plan(parse_launch_arguments(
@@ -247,6 +248,9 @@ def test_cameras_per_process_groups_the_cameras_over_processes() -> None:
     one_each = pipeline_plan(parse_launch_arguments([cameras, 'cameras_per_process:=1']))
     assert [node.fqn for node in one_each.nodes] == [
         '/a/perception_process', '/b/perception_process', '/c/perception_process']
-    assert len(pipeline_plan(parse_launch_arguments([cameras])).nodes) == 1
+    # The default: groups of 2 (two processes for three cameras); 0 puts all in one.
+    assert len(pipeline_plan(parse_launch_arguments([cameras])).nodes) == 2
+    assert len(pipeline_plan(parse_launch_arguments([cameras, 'cameras_per_process:=0'])).nodes) \
+        == 1
     with pytest.raises(PlanError, match="'cameras_per_process': 'two'"):
         pipeline_plan(parse_launch_arguments([cameras, 'cameras_per_process:=two']))

@@ -3,12 +3,14 @@
 
 Issue 31 asks what the package's nodes cost beyond the bare minimum. So the served graphs are
 swapped for constant graphs in the same contracts (constant_graphs), leaving Triton about its
-transport, and each layout serves bgr8 960x540 frames at 30 Hz per camera through the
-package's Fast DDS profile: the bench's floor node (floor_node; with one camera also taking
-frames serialized), one process per node, and one perception_process. For each case, over a
-fixed window after a warm-up:
+transport, and each layout serves bgr8 frames (960x540 unless asked) at 30 Hz per camera
+through the package's Fast DDS profile: the bench's floor node (floor_node; with one camera
+also taking frames serialized), one process per node, one perception_process, and (with
+several cameras) one perception_process per group of 2 cameras and per camera. For each case,
+over a fixed window after a warm-up:
 - CPU ms per frame: utime + stime of the case's processes (not tritonserver) over the window
-  and its drain, divided by the frames published in the window (all cameras);
+  and its drain, divided by the frames published in the window (all cameras); tritonserver's
+  and the bench's own process's (publishing, listening) are reported beside it;
 - RSS: the processes' summed VmRSS at the window's end, under load, and per camera;
 - latency added beyond Triton: per result, publish -> result received here, minus the mean
   Triton request time of its ensemble over the window (Triton's statistics: its queues, the
@@ -32,8 +34,8 @@ from sensor_msgs.msg import Image
 import tritonclient.grpc as grpcclient
 
 from triton_perception.bench.constant_graphs import constant_repository
-from triton_perception.bench.glue_cases import (bgr_frame, camera_namespaces, glue_cases,
-                                                GlueCase, LAYOUTS, node_accounting,
+from triton_perception.bench.glue_cases import (bgr_frame, camera_namespaces, FRAME_SIZE,
+                                                glue_cases, GlueCase, LAYOUTS, node_accounting,
                                                 overlay_listening, results_missing, settled,
                                                 start_processes)
 from triton_perception.bench.glue_report import targets
@@ -57,7 +59,8 @@ class GlueSettings:
     """
     What `bench --glue` runs: camera counts, layouts, the warm-up and the measured window (s).
 
-    `video`: the clip whose first frame is published (a synthetic frame if it is missing).
+    `video`: the clip whose first frame is published (a synthetic frame if it is missing), at
+    `frame_size` (width, height).
     """
 
     camera_counts: tuple[int, ...] = (1, 4)
@@ -66,9 +69,10 @@ class GlueSettings:
     warmup_s: float = 3.0
     json_path: Path | None = None
     video: Path = DEFAULT_VIDEO
+    frame_size: tuple[int, int] = FRAME_SIZE
 
     def __post_init__(self) -> None:
-        """Raise BenchError for no cameras, an unknown layout, or no window."""
+        """Raise BenchError for no cameras, an unknown layout, no window or an odd frame size."""
         if not self.camera_counts or min(self.camera_counts) < 1 or max(self.camera_counts) > 16:
             raise BenchError(f'need camera counts in 1-16, got {self.camera_counts}')
         unknown = [layout for layout in self.layouts if layout not in LAYOUTS]
@@ -77,6 +81,9 @@ class GlueSettings:
         if self.window_s <= 0 or self.warmup_s < 0:
             raise BenchError(f'need --duration > 0 and --warmup >= 0, got {self.window_s:g} and '
                              f'{self.warmup_s:g}')
+        width, height = self.frame_size
+        if not (16 <= width <= 3840 and 16 <= height <= 2160):
+            raise BenchError(f'need a frame size within 16x16-3840x2160, got {width}x{height}')
 
 
 def percentiles(values: Sequence[float]) -> dict[str, float | None]:
@@ -142,6 +149,7 @@ class GlueBench:
             for wiring in wirings:
                 wiring.close()
         figures.update({'layout': case.layout, 'models': case.models, 'cameras': case.cameras,
+                        'frame': f'{self.frame.width}x{self.frame.height}',
                         'processes': len(processes),
                         'load_average_1min': [round(load_before, 2),
                                               round(os.getloadavg()[0], 2)]})
@@ -198,8 +206,10 @@ class GlueBench:
         server_before = tree_cpu_s(server_pid) if server_pid else 0.0
         statistics_before = inference_statistics(url)
         start = time.monotonic()
+        bench_before = time.process_time()
         stamps = self._publish(wirings, self.settings.window_s, processes)
         span_s = time.monotonic() - start
+        bench_s = time.process_time() - bench_before
         rss_mib = sum(tree_rss_mb(process.pid) for process in processes)
         for wiring, sent in zip(wirings, stamps):
             wiring.tracker.wait(sent[-1], DRAIN_TIMEOUT_S)
@@ -239,6 +249,9 @@ class GlueBench:
             'cpu_ms_per_frame_by_executable': {name: round(seconds * 1e3 / frames, 2)
                                                for name, seconds in by_executable.items()},
             'server_cpu_ms_per_frame': round(server_s * 1e3 / frames, 2),
+            # The bench's own process (publishing the frames, taking results and statuses):
+            # on a small machine it competes with the case for the cores.
+            'bench_cpu_ms_per_frame': round(bench_s * 1e3 / frames, 2),
             'rss_mib': round(rss_mib, 1), 'rss_per_camera_mib': round(rss_mib / case.cameras, 1),
             'triton_request_ms': triton_ms,
             'e2e_latency_ms': percentiles(e2e), 'added_latency_ms': percentiles(added),
@@ -324,7 +337,7 @@ def run_glue(settings: GlueSettings, log: Callable[[str], None]) -> dict[str, An
         with grpcclient.InferenceServerClient(server.grpc_url) as client:
             triton_version = client.get_server_metadata().version
         ros = RosSide()
-        frame = bgr_frame(settings.video, log)
+        frame = bgr_frame(settings.video, log, settings.frame_size)
         log(f'ROS_DOMAIN_ID {os.environ["ROS_DOMAIN_ID"]}, load average '
             f'{" ".join(f"{value:.2f}" for value in os.getloadavg())}')
         report: dict[str, Any] = {
@@ -336,7 +349,11 @@ def run_glue(settings: GlueSettings, log: Callable[[str], None]) -> dict[str, An
                          'frame': [frame.width, frame.height, frame.encoding],
                          'video': str(settings.video), 'graphs': 'constant (bench.constant_graphs)',
                          'floor': 'one floor_node process per camera',
-                         'floor_serialized': 'the same, taking the Image serialized'},
+                         'floor_serialized': 'the same, taking the Image serialized',
+                         'groups_of_2': 'one perception_process per 2 cameras '
+                                        '(cameras_per_process:=2)',
+                         'per_camera': 'one perception_process per camera '
+                                       '(cameras_per_process:=1)'},
             'cases': {},
         }
         bench = GlueBench(settings, server, ros, frame, temporary, log)

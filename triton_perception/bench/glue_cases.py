@@ -2,9 +2,9 @@
 What the glue bench runs: its cases, their processes, the frame, and the frame accounting.
 
 A case is a layout (the floor node, the floor node taking frames serialized, one process per
-node, or one perception_process) serving some cameras with some models. The package's layouts
-come from the pipeline plan, as `ros2 launch` starts them; the floor is the bench's own node,
-one process per camera.
+node, one perception_process, or one perception_process per group of cameras) serving some
+cameras with some models. The package's layouts come from the pipeline plan, as `ros2 launch`
+starts them; the floor is the bench's own node, one process per camera.
 """
 from __future__ import annotations
 
@@ -26,7 +26,10 @@ from triton_perception.system import NodeProcess, ros_arguments
 
 FRAME_SIZE = (960, 540)  # width, height, as the issue measures
 FLOORS = ('floor', 'floor_serialized')
-LAYOUTS = (*FLOORS, 'per_node', 'single')
+# The layouts between one perception_process and one process per node: the plan's
+# cameras_per_process (0: every camera in one process).
+CAMERAS_PER_PROCESS = {'single': 0, 'groups_of_2': 2, 'per_camera': 1}
+LAYOUTS = (*FLOORS, 'per_node', *CAMERAS_PER_PROCESS)
 DETECTIONS = 'detections'
 BOTH = 'detections+lanes'
 # The bench listens to the results a consumer of detections and lanes takes; drivable_area is
@@ -83,7 +86,9 @@ def glue_cases(camera_counts: Sequence[int]) -> list[GlueCase]:
 
     One camera also runs detections alone in each layout: the floor serves detections only,
     so that is the like-for-like comparison; with more cameras only the floor runs
-    detections alone. The floor with a serialized take runs with one camera.
+    detections alone. The floor with a serialized take runs with one camera. The grouped
+    layouts run where they differ from one process: a process per camera from 2 cameras, per
+    group of 2 from 3.
     """
     cases = []
     for cameras in camera_counts:
@@ -91,7 +96,9 @@ def glue_cases(camera_counts: Sequence[int]) -> list[GlueCase]:
         if cameras == 1:
             cases += [GlueCase(layout, DETECTIONS, 1)
                       for layout in ('floor_serialized', 'per_node', 'single')]
-        cases += [GlueCase(layout, BOTH, cameras) for layout in ('per_node', 'single')]
+        cases += [GlueCase(layout, BOTH, cameras)
+                  for layout in ('per_node', *CAMERAS_PER_PROCESS)
+                  if CAMERAS_PER_PROCESS.get(layout, 0) < cameras]
     return cases
 
 
@@ -118,7 +125,9 @@ def start_processes(case: GlueCase, triton_url: str, namespace: str, log_directo
     plan = pipeline_plan({
         'start_triton': 'false', 'triton_url': triton_url, 'namespace': namespace,
         'cameras': ','.join(f'{camera.rsplit("/", 1)[1]}={camera}/image' for camera in cameras),
-        'process_layout': case.layout, 'enable_lanes': str(case.models == BOTH).lower(),
+        'process_layout': 'per_node' if case.layout == 'per_node' else 'single',
+        'cameras_per_process': str(CAMERAS_PER_PROCESS.get(case.layout, 0)),
+        'enable_lanes': str(case.models == BOTH).lower(),
         'enable_overlay': str(case.overlay).lower()})
     for node in plan.nodes:
         started.append(NodeProcess(node.executable, node.ros_arguments(), log_directory))
@@ -136,9 +145,10 @@ def overlay_listening(case: GlueCase, wiring: CaseWiring, namespace: str) -> boo
     return wiring.publisher_count(f'{namespace}/overlay') >= 1
 
 
-def bgr_frame(video: Path, log: Callable[[str], None]) -> Image:
+def bgr_frame(video: Path, log: Callable[[str], None],
+              size: tuple[int, int] = FRAME_SIZE) -> Image:
     """
-    Return a 960x540 bgr8 Image: the clip's first frame, or a synthetic road if there is none.
+    Return a bgr8 Image of `size` (width, height): the clip's first frame, or a synthetic road.
 
     The graphs are constant, so the pixels matter only for what the nodes copy and convert,
     and one frame serves every camera (each publish gets its own stamp).
@@ -147,11 +157,11 @@ def bgr_frame(video: Path, log: Callable[[str], None]) -> Image:
     ok, bgr = capture.read()
     capture.release()
     if ok:
-        log(f'frames: the first frame of {video}, as bgr8 {FRAME_SIZE[0]}x{FRAME_SIZE[1]}')
-        bgr = cv2.resize(bgr, FRAME_SIZE, interpolation=cv2.INTER_AREA)
+        log(f'frames: the first frame of {video}, as bgr8 {size[0]}x{size[1]}')
+        bgr = cv2.resize(bgr, size, interpolation=cv2.INTER_AREA)
     else:
         log(f'frames: {video} not readable; a synthetic bgr8 frame instead')
-        width, height = FRAME_SIZE
+        width, height = size
         bgr = np.zeros((height, width, 3), np.uint8)
         bgr[:, :, 0] = np.linspace(0, 255, width, dtype=np.uint8)[None, :]
         bgr[:, :, 1] = np.linspace(0, 255, height, dtype=np.uint8)[:, None]

@@ -62,12 +62,17 @@ def command_glue_bench(arguments: argparse.Namespace) -> int:
             camera_counts = tuple(int(count) for count in arguments.cameras.split(',') if count)
         except ValueError as error:  # a camera count that is not a number
             raise BenchError(f'--cameras: {error}') from error
+        width, _, height = arguments.frame_size.strip().lower().partition('x')
+        if not (width.isdigit() and height.isdigit()):
+            raise BenchError(f"--frame-size: '{arguments.frame_size}' is not WIDTHxHEIGHT, "
+                             'e.g. 1280x720')
         return run_glue(GlueSettings(
             camera_counts=camera_counts,
             layouts=tuple(name.strip() for name in arguments.layouts.split(',') if name.strip()),
             window_s=GlueSettings.window_s if arguments.duration is None else arguments.duration,
             warmup_s=arguments.warmup, json_path=arguments.json,
-            video=arguments.video or DEFAULT_CLIP), bench_progress)
+            video=arguments.video or DEFAULT_CLIP, frame_size=(int(width), int(height))),
+            bench_progress)
 
     report = report_or_exit_code(run)
     if isinstance(report, int):
@@ -140,9 +145,14 @@ def add_bench_command(commands: argparse._SubParsersAction[argparse.ArgumentPars
                        'per camera')
     bench.add_argument('--cameras', default='1,4',
                        help='with --glue: comma-separated camera counts (default 1,4)')
-    bench.add_argument('--layouts', default='floor,floor_serialized,per_node,single',
+    bench.add_argument('--layouts',
+                       default='floor,floor_serialized,per_node,single,groups_of_2,per_camera',
                        help='with --glue: comma-separated, from floor, floor_serialized, '
-                       'per_node, single')
+                       'per_node, single, groups_of_2, per_camera (the last two with several '
+                       'cameras: a perception_process per 2 cameras, per camera)')
+    bench.add_argument('--frame-size', default='960x540',
+                       help='with --glue: WIDTHxHEIGHT of the bgr8 frames published (default '
+                       '960x540)')
     bench.add_argument('--warmup', type=float, default=3.0,
                        help='with --glue: seconds at camera rate before the window (default 3)')
     bench.add_argument('--profile', choices=PROFILES, default=None,

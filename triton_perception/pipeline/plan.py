@@ -74,10 +74,11 @@ ARGUMENTS = (
     Argument('process_layout', 'single', "single: every camera's nodes in one "
              'perception_process (each frame taken from DDS once); per_node: one process per node',
              ('single', 'per_node')),
-    Argument('cameras_per_process', '0', 'with process_layout:=single and several cameras: '
+    Argument('cameras_per_process', '2', 'with process_layout:=single and several cameras: '
              'at most this many cameras per perception_process, each camera still taken once '
              'for all its nodes, every process against one Triton (0: all cameras in one '
-             'process; 1: a process per camera, past one core)'),
+             'process; 1: a process per camera, past one core; the default 2 served 4 '
+             'cameras best within 1 GB on 2 cores, docs/launch.md)'),
     Argument('use_sim_time', 'false', 'use /clock (bag replay with --clock)', BOOLEAN),
 )
 ARGUMENT_NAMES = tuple(argument.name for argument in ARGUMENTS)
