@@ -16,6 +16,7 @@ from typing import cast, TypedDict
 from triton_perception.bag.bag_format import BagError
 from triton_perception.bag.camera_health_summary import CameraHealthFigures
 from triton_perception.bag.metric import AccuracySection
+from triton_perception.frames import NodeCounts
 
 SCHEMA_VERSION = 1
 
@@ -61,16 +62,9 @@ class ReplayInput(TypedDict):
     bag_s: float
 
 
-class NodeFigures(TypedDict):
-    """One node's frame accounting over the replay, and whether every frame is accounted for."""
+class NodeFigures(NodeCounts):
+    """One node's frame counts over the replay, and whether every frame is accounted for."""
 
-    received: int  # the counts under the names the node reports on /diagnostics
-    published: int
-    dropped: int
-    rejected: int
-    failed: int
-    pending: int
-    lost_before_node: int
     frames_in: int
     accounted: bool
     published_fraction: float

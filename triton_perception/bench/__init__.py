@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING
 from triton_perception.system.faces import lazy_face
 
 if TYPE_CHECKING:
+    from triton_perception.bench.bench_schema import BenchRun, GlueReport
     from triton_perception.bench.glue import GlueSettings, run_glue
     from triton_perception.bench.glue_report import glue_table
     from triton_perception.bench.process_memory import measure_all, memory_table
@@ -37,10 +38,11 @@ if TYPE_CHECKING:
     from triton_perception.bench.run import run_bench
     from triton_perception.bench.settings import BenchError, BenchSettings, parse_cases
 
-__all__ = ['BenchError', 'BenchSettings', 'budget_table', 'glue_table', 'GlueSettings',
-           'markdown_table', 'measure_all', 'memory_table', 'parse_cases', 'run_bench', 'run_glue',
-           'steps_table']
+__all__ = ['BenchError', 'BenchRun', 'BenchSettings', 'budget_table', 'glue_table', 'GlueReport',
+           'GlueSettings', 'markdown_table', 'measure_all', 'memory_table', 'parse_cases',
+           'run_bench', 'run_glue', 'steps_table']
 __getattr__ = lazy_face(__name__, {
+    'bench_schema': ('BenchRun', 'GlueReport'),
     'glue': ('GlueSettings', 'run_glue'),
     'glue_report': ('glue_table',),
     'process_memory': ('measure_all', 'memory_table'),

@@ -14,6 +14,7 @@ import time
 from typing import Callable, Sequence
 
 import numpy as np
+from numpy.typing import NDArray
 from sensor_msgs.msg import Image
 
 from triton_perception.bench.bench_schema import (CaseFigures, CpuOutsideGraph, LatencyFigures,
@@ -137,7 +138,7 @@ class Benchmark:
                  'Triton gRPC and ROS in turn')
         pipelines = [REFERENCES[kind.executable](self.repository) for kind in kinds]
 
-        def reference(rgb: np.ndarray) -> None:
+        def reference(rgb: NDArray[np.uint8]) -> None:
             """For `both`, both sessions live at once, as in the server, and run in turn."""
             for pipeline in pipelines:
                 pipeline(rgb)

@@ -16,6 +16,7 @@ from typing import Callable
 
 import cv2
 import numpy as np
+from numpy.typing import NDArray
 
 from triton_perception.health import (CameraHealth, degradations, frame_figures, FRAME_RATE_HZ,
                                       noisy, run_trial, Trial, video_frames)
@@ -25,10 +26,10 @@ CLIP_STARTS = (0, 50, 100, 150)
 DETECTED_WITHIN_S = 1.0
 
 
-def cameras(shared: Path) -> list[tuple[str, Callable[[int], np.ndarray], int]]:
+def cameras(shared: Path) -> list[tuple[str, Callable[[int], NDArray[np.uint8]], int]]:
     """Return (name, frame source, first frame) of each camera of the set."""
     clip = video_frames(str(shared / 'data' / 'videos' / 'solidWhiteRight.mp4'))
-    found: list[tuple[str, Callable[[int], np.ndarray], int]] = [
+    found: list[tuple[str, Callable[[int], NDArray[np.uint8]], int]] = [
         (f'clip from {start}', lambda index: clip[index % len(clip)], start)
         for start in CLIP_STARTS]
     for path in sorted((shared / 'data' / 'road' / 'bdd').glob('*.jpg')):
@@ -50,7 +51,7 @@ def fault_row(name: str, trials: list[Trial]) -> str:
             f'{", ".join(sorted(set().union(*(trial.raised for trial in trials))))} |')
 
 
-def cpu_per_frame_ms(frames: list[np.ndarray], settings: HealthSettings) -> float:
+def cpu_per_frame_ms(frames: list[NDArray[np.uint8]], settings: HealthSettings) -> float:
     """Return the process CPU (ms) per frame of the whole check: figures and the update."""
     health = CameraHealth(settings)
     period = 1.0 / FRAME_RATE_HZ

@@ -17,6 +17,7 @@ import shutil
 
 import cv2
 import numpy as np
+from numpy.typing import NDArray
 import onnx
 from onnx import helper, numpy_helper, TensorProto
 
@@ -96,7 +97,7 @@ def detection_graph() -> onnx.ModelProto:
     return _model(nodes, inputs, outputs, initializers, 'constant_detections')
 
 
-def lane_maps() -> tuple[np.ndarray, np.ndarray]:
+def lane_maps() -> tuple[NDArray[np.uint8], NDArray[np.uint8]]:
     """
     Return (lane_probability, drivable_margin), uint8 at the contract's map size.
 

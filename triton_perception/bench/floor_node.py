@@ -24,6 +24,7 @@ from typing import Any
 
 import cv2
 import numpy as np
+from numpy.typing import NDArray
 import rclpy
 from rclpy.executors import ExternalShutdownException
 from rclpy.node import Node
@@ -109,8 +110,8 @@ class FloorNode(Node):
         pixels = np.frombuffer(message.data, np.uint8).reshape(height, message.step)
         pixels = pixels[:, :width * 3].reshape(height, width, 3)
         nbytes = height * width * 3
-        frame: np.ndarray = np.ndarray((height, width, 3), np.uint8,
-                                       buffer=self._region_for(nbytes).buf)
+        frame: NDArray[np.uint8] = np.ndarray((height, width, 3), np.uint8,
+                                              buffer=self._region_for(nbytes).buf)
         if message.encoding == 'bgr8':
             cv2.cvtColor(pixels, cv2.COLOR_BGR2RGB, dst=frame)
         else:  # rgb8

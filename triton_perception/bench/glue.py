@@ -27,12 +27,14 @@ import os
 from pathlib import Path
 import tempfile
 import time
-from typing import Any, Callable, Sequence
+from typing import Callable, Sequence
 
 import numpy as np
 from sensor_msgs.msg import Image
 import tritonclient.grpc as grpcclient
 
+from triton_perception.bench.bench_schema import (GlueAccounting, GlueCaseFigures, GlueReport,
+                                                  GlueWindow)
 from triton_perception.bench.constant_graphs import constant_repository
 from triton_perception.bench.glue_cases import (bgr_frame, camera_namespaces, FRAME_SIZE,
                                                 glue_cases, GlueCase, LAYOUTS, node_accounting,
@@ -119,7 +121,7 @@ class GlueBench:
         self.log_directory = log_directory
         self.log = log
 
-    def run_case(self, case: GlueCase) -> dict[str, Any]:
+    def run_case(self, case: GlueCase) -> GlueCaseFigures:
         """Start the case's processes, warm up, measure the window, and stop them."""
         namespace = f'/glue_{os.getpid()}/{case.name}'
         cameras = camera_namespaces(namespace, case.cameras)
@@ -137,10 +139,9 @@ class GlueBench:
             self.log(f'{case.name}: warm-up {self.settings.warmup_s:g} s, then '
                      f'{self.settings.window_s:g} s measured, {case.cameras} x {RATE_HZ:g} Hz')
             warm_up = self._publish(wirings, self.settings.warmup_s, processes)
-            figures = self._window(case, wirings, processes)
-            sent = [len(early) + len(late) for early, late in zip(warm_up, figures['stamps'])]
-            figures.update(self._accounting(case, wirings, sent, warm_up, figures.pop('stamps')))
-            figures['frames_sent'] = sum(sent)  # warm-up and window, every camera
+            stamps, window = self._window(case, wirings, processes)
+            sent = [len(early) + len(late) for early, late in zip(warm_up, stamps)]
+            accounting = self._accounting(case, wirings, sent, warm_up, stamps)
         finally:
             for process in processes:
                 code = process.stop()
@@ -148,11 +149,12 @@ class GlueBench:
                     self.log(f'{process.name} exited with code {code}:\n{process.output_tail()}')
             for wiring in wirings:
                 wiring.close()
-        figures.update({'layout': case.layout, 'models': case.models, 'cameras': case.cameras,
-                        'frame': f'{self.frame.width}x{self.frame.height}',
-                        'processes': len(processes),
-                        'load_average_1min': [round(load_before, 2),
-                                              round(os.getloadavg()[0], 2)]})
+        figures: GlueCaseFigures = {
+            **window, **accounting,
+            'frames_sent': sum(sent),  # warm-up and window, every camera
+            'layout': case.layout, 'models': case.models, 'cameras': case.cameras,
+            'frame': f'{self.frame.width}x{self.frame.height}', 'processes': len(processes),
+            'load_average_1min': [round(load_before, 2), round(os.getloadavg()[0], 2)]}
         self.log(f"{case.name}: CPU {figures['cpu_ms_per_frame']} ms/frame, RSS "
                  f"{figures['rss_mib']} MiB, added latency p50/p99 "
                  f"{figures['added_latency_ms']['p50']}/{figures['added_latency_ms']['p99']} ms, "
@@ -199,8 +201,8 @@ class GlueBench:
         return stamps
 
     def _window(self, case: GlueCase, wirings: Sequence[CaseWiring],
-                processes: Sequence[NodeProcess]) -> dict[str, Any]:
-        """Measure the window: CPU, memory, Triton's own time, and each result's latency."""
+                processes: Sequence[NodeProcess]) -> tuple[list[list[Stamp]], GlueWindow]:
+        """Measure the window: the stamps sent; CPU, memory, Triton's time, each latency."""
         url, server_pid = self.server.grpc_url, self.server.pid
         cpu_before = {process.pid: tree_cpu_s(process.pid) for process in processes}
         server_before = tree_cpu_s(server_pid) if server_pid else 0.0
@@ -233,8 +235,8 @@ class GlueBench:
                         e2e.append(latency)
                         added.append(latency - triton_ms.get(kind.model, 0.0))
         health_ms = health_check_ms_per_frame(wirings)
-        return {
-            'stamps': stamps, 'frames_published': frames, 'publish_span_s': round(span_s, 2),
+        return stamps, {
+            'frames_published': frames, 'publish_span_s': round(span_s, 2),
             # The camera health check's own CPU per frame (its thread time, as the nodes report
             # it over the whole run) and its share of the case's CPU per frame.
             'health_check_cpu_ms_per_frame': health_ms,
@@ -261,7 +263,7 @@ class GlueBench:
 
     def _accounting(self, case: GlueCase, wirings: Sequence[CaseWiring], sent: Sequence[int],
                     warm_up: Sequence[Sequence[Stamp]],
-                    window: Sequence[Sequence[Stamp]]) -> dict[str, Any]:
+                    window: Sequence[Sequence[Stamp]]) -> GlueAccounting:
         """
         Each node's frame accounting once its status counts every frame sent (warm-up included).
 
@@ -286,8 +288,8 @@ class GlueBench:
         complete = all(entry['lost'] is not None for entry in nodes)
         return {
             'accounting': accounting,
-            'frames_lost': sum(entry['lost'] for entry in nodes) if complete else None,
-            'frames_without_result': (sum(entry['without_result'] for entry in nodes)
+            'frames_lost': sum(entry['lost'] or 0 for entry in nodes) if complete else None,
+            'frames_without_result': (sum(entry['without_result'] or 0 for entry in nodes)
                                       if complete else None),
             'accounted': complete and all(entry['balanced'] and entry['unseen'] == 0
                                           for entry in nodes),
@@ -310,7 +312,7 @@ def health_check_ms_per_frame(wirings: Sequence[CaseWiring]) -> float | None:
                  / frames, 3)
 
 
-def run_glue(settings: GlueSettings, log: Callable[[str], None]) -> dict[str, Any]:
+def run_glue(settings: GlueSettings, log: Callable[[str], None]) -> GlueReport:
     """
     Serve constant graphs, run every case, and return the report (JSON rewritten per case).
 
@@ -340,13 +342,13 @@ def run_glue(settings: GlueSettings, log: Callable[[str], None]) -> dict[str, An
         frame = bgr_frame(settings.video, log, settings.frame_size)
         log(f'ROS_DOMAIN_ID {os.environ["ROS_DOMAIN_ID"]}, load average '
             f'{" ".join(f"{value:.2f}" for value in os.getloadavg())}')
-        report: dict[str, Any] = {
+        report: GlueReport = {
             'machine': machine_description(server.profile, triton_version),
             'source': source_version(),
             'settings': {'camera_counts': list(settings.camera_counts),
                          'layouts': list(settings.layouts), 'window_s': settings.window_s,
                          'warmup_s': settings.warmup_s, 'rate_hz': RATE_HZ,
-                         'frame': [frame.width, frame.height, frame.encoding],
+                         'frame': (frame.width, frame.height, frame.encoding),
                          'video': str(settings.video), 'graphs': 'constant (bench.constant_graphs)',
                          'floor': 'one floor_node process per camera',
                          'floor_serialized': 'the same, taking the Image serialized',

@@ -11,12 +11,13 @@ from __future__ import annotations
 import array
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Callable, Sequence
 
 import cv2
 import numpy as np
 from sensor_msgs.msg import Image, PointCloud2
 
+from triton_perception.bench.bench_schema import NodeAccounting
 from triton_perception.bench.floor_node import MODULE as FLOOR_MODULE, NODE_NAME as FLOOR_NODE
 from triton_perception.bench.ros_side import CaseWiring
 from triton_perception.bench.settings import NodeKind, NODES, Stamp
@@ -172,7 +173,7 @@ def bgr_frame(video: Path, log: Callable[[str], None],
     return message
 
 
-def node_accounting(status: NodeStatus | None, sent: int) -> dict[str, Any]:
+def node_accounting(status: NodeStatus | None, sent: int) -> NodeAccounting:
     """
     One node's frame accounting from its last /diagnostics status, against the frames sent.
 
@@ -188,7 +189,11 @@ def node_accounting(status: NodeStatus | None, sent: int) -> dict[str, Any]:
     unseen = sent - status.seen
     stages = ({stage: round(total / status.timed, 2) for stage, total in
                status.stage_ms_sums.items()} if status.timed else {})
-    return {'sent': sent, **counts, 'unseen': unseen, 'stage_ms_mean': stages,
+    return {'sent': sent, 'received': counts['received'], 'published': counts['published'],
+            'dropped': counts['dropped'], 'rejected': counts['rejected'],
+            'failed': counts['failed'], 'pending': counts['pending'],
+            'lost_before_node': counts['lost_before_node'], 'unseen': unseen,
+            'stage_ms_mean': stages,
             'lost': counts['lost_before_node'] + max(unseen, 0),
             'without_result': sum(counts[fate] for fate in FATES if fate != 'published')
             + counts['pending'],

@@ -14,8 +14,9 @@ Targets, checked on the measured figures only (a line only for the cases that ra
 """
 from __future__ import annotations
 
-from typing import Any
 
+from triton_perception.bench.bench_schema import (CpuTarget, GlueCaseFigures, GlueReport,
+                                                  RssTarget, ServedTarget)
 from triton_perception.bench.report import table_cell
 from triton_perception.serving import ENSEMBLES
 
@@ -34,13 +35,13 @@ LAYOUT_NAMES = {'floor': 'floor (one bare node per camera)',
 FOUR_CAMERA_LAYOUTS = ('single', 'groups_of_2', 'per_camera', 'per_node')
 
 
-def floor_of(cases: dict[str, dict[str, Any]], cameras: int,
-             floor: str = 'floor') -> dict[str, Any] | None:
+def floor_of(cases: dict[str, GlueCaseFigures], cameras: int,
+             floor: str = 'floor') -> GlueCaseFigures | None:
     """Return the figures of the `floor` layout for `cameras` cameras, None if it did not run."""
     return cases.get(f'{floor}_det_{cameras}cam')
 
 
-def cpu_ratio(cases: dict[str, dict[str, Any]], figures: dict[str, Any],
+def cpu_ratio(cases: dict[str, GlueCaseFigures], figures: GlueCaseFigures,
               floor_layout: str = 'floor') -> float | None:
     """Return the case's CPU per frame over the floor's with as many cameras (None: no floor)."""
     floor = floor_of(cases, figures['cameras'], floor_layout)
@@ -49,12 +50,12 @@ def cpu_ratio(cases: dict[str, dict[str, Any]], figures: dict[str, Any],
     return round(float(figures['cpu_ms_per_frame']) / float(floor['cpu_ms_per_frame']), 2)
 
 
-def megabytes(figures: dict[str, Any]) -> float:
+def megabytes(figures: GlueCaseFigures) -> float:
     """Return the case's RSS in MB (10^6 bytes)."""
     return round(float(figures['rss_mib']) / MIB_PER_MB, 1)
 
 
-def served_target(figures: dict[str, Any]) -> dict[str, Any]:
+def served_target(figures: GlueCaseFigures) -> ServedTarget:
     """Return issue 41's four-camera target for one layout: served, lost, accounted, RSS."""
     width, _, height = str(figures.get('frame', '960x540')).partition('x')
     large_enough = int(width) * int(height) >= SERVED_TARGET_PIXELS
@@ -67,9 +68,9 @@ def served_target(figures: dict[str, Any]) -> dict[str, Any]:
                     and megabytes(figures) <= LAYOUT_RSS_TARGET_MB)}
 
 
-def targets(cases: dict[str, dict[str, Any]]) -> dict[str, Any]:
+def targets(cases: dict[str, GlueCaseFigures]) -> dict[str, CpuTarget | RssTarget | ServedTarget]:
     """Return each target with the figures it is judged on, and whether it is met."""
-    result: dict[str, Any] = {}
+    result: dict[str, CpuTarget | RssTarget | ServedTarget] = {}
     for layout in ('single', 'per_node'):
         one = cases.get(f'{layout}_both_1cam')
         if one and floor_of(cases, 1):
@@ -91,7 +92,7 @@ def targets(cases: dict[str, dict[str, Any]]) -> dict[str, Any]:
     return result
 
 
-def glue_table(report: dict[str, Any]) -> str:
+def glue_table(report: GlueReport) -> str:
     """
     Return the cases as a Markdown table, then one line per target.
 
@@ -99,7 +100,7 @@ def glue_table(report: dict[str, Any]) -> str:
     its camera, so lost and without-result frames are summed over the nodes (the floor's: the
     frames that brought the bench no result).
     """
-    cases = report['cases']
+    cases = report.get('cases', {})
     lines = ['| layout | models | cameras | processes | CPU ms/frame | x floor | RSS MiB | '
              'RSS MiB/camera | added latency p50 / p99 ms | Triton ms/request | input Hz per '
              'camera | served | frames sent | lost, all nodes | without result, all nodes |',
@@ -119,7 +120,8 @@ def glue_table(report: dict[str, Any]) -> str:
             f"| {figures['frames_sent']} | {table_cell(figures['frames_lost'])} "
             f"| {table_cell(figures['frames_without_result'])} |")
     lines.append('')
-    frame = report.get('settings', {}).get('frame')
+    settings = report.get('settings')
+    frame = settings['frame'] if settings else None
     if frame:
         lines.append(f'- frames: {frame[2]} {frame[0]}x{frame[1]} per camera')
     for name, figures in cases.items():

@@ -7,19 +7,21 @@ profile's settings, as the yardstick Triton and ROS are measured against.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Callable
+from typing import Callable
 
 import numpy as np
+from numpy.typing import NDArray
 
 from triton_perception.bench.settings import detection_request_inputs
 from triton_perception.graphs import FRAME_INPUT
 from triton_perception.lanes import NUM_POINTS, postprocess as lane_postprocess
 from triton_perception.parameters import LANES, specs_by_name
-from triton_perception.serving import check_detections, load_step_module, parameters_of, step_config
+from triton_perception.serving import (check_detections, load_step_module, parameters_of,
+                                       step_config, Tensors)
 
 
 def onnx_model(repository: Path,
-               step: str) -> Callable[[dict[str, np.ndarray]], dict[str, np.ndarray]]:
+               step: str) -> Callable[[Tensors], Tensors]:
     """Return the CPU profile's model step: its ONNX runner with the configs/cpu.pbtxt settings."""
     config = step_config(repository, step, 'cpu')
     parameters = parameters_of(config)
@@ -31,24 +33,24 @@ def onnx_model(repository: Path,
     runner.warm_up()
     output_names = [tensor.name for tensor in config.output]
 
-    def run(inputs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    def run(inputs: Tensors) -> Tensors:
         return dict(zip(output_names, runner.run(inputs, output_names)))
     return run
 
 
-def detection_reference(repository: Path) -> Callable[[np.ndarray], Any]:
+def detection_reference(repository: Path) -> Callable[[NDArray[np.uint8]], object]:
     """yolov5_model (the served graph, frame in), with the node's default thresholds."""
     model = onnx_model(repository, 'yolov5_model')
     thresholds = {name.lower(): value for name, value in detection_request_inputs().items()}
 
-    def detect(rgb: np.ndarray) -> Any:
+    def detect(rgb: NDArray[np.uint8]) -> object:
         outputs = model({FRAME_INPUT: rgb, **thresholds})
         return check_detections({'DETECTIONS': outputs['detections'],
                                  'NUM_DETECTIONS': outputs['num_detections']})
     return detect
 
 
-def lane_reference(repository: Path) -> Callable[[np.ndarray], Any]:
+def lane_reference(repository: Path) -> Callable[[NDArray[np.uint8]], object]:
     """
     Run lane_model (the served graph, frame in) and the package's lane geometry.
 
@@ -58,7 +60,7 @@ def lane_reference(repository: Path) -> Callable[[np.ndarray], Any]:
     min_lane_length = specs_by_name(LANES)['min_lane_length'].default
     assert isinstance(min_lane_length, float)
 
-    def detect(rgb: np.ndarray) -> Any:
+    def detect(rgb: NDArray[np.uint8]) -> object:
         maps = model({FRAME_INPUT: rgb})
         return lane_postprocess(maps['lane_probability'], maps['drivable_margin'],
                                 (rgb.shape[0], rgb.shape[1]), NUM_POINTS, min_lane_length)

@@ -14,6 +14,7 @@ from typing import Any, Sequence, TYPE_CHECKING
 import cv2
 from diagnostic_msgs.msg import DiagnosticArray
 import numpy as np
+from numpy.typing import NDArray
 import rclpy
 from rclpy.context import Context
 from rclpy.executors import SingleThreadedExecutor
@@ -261,7 +262,7 @@ def read_clip(video: Path) -> list[Image]:
     return messages
 
 
-def rgb_view(message: Image) -> np.ndarray:
+def rgb_view(message: Image) -> NDArray[np.uint8]:
     """Return an rgb8 Image's pixels as an [H, W, 3] uint8 array, without copying."""
     return np.frombuffer(message.data, dtype=np.uint8).reshape(message.height, message.width, 3)
 

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from numpy.typing import NDArray
 from tritonclient.grpc import model_config_pb2
 
 from triton_perception.serving import step_config
@@ -26,7 +27,7 @@ def tensor_bytes(tensors: Any) -> int:
                    for tensor in tensors))
 
 
-def transfer_bytes(repository: Path, model: str, frame: np.ndarray,
+def transfer_bytes(repository: Path, model: str, frame: NDArray[np.uint8],
                    request_bytes: int) -> dict[str, int]:
     """
     Return the bytes one frame moves: client to server, between steps, server to client.

@@ -5,10 +5,11 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Sequence
 
 import numpy as np
+from numpy.typing import NDArray
 import tritonclient.grpc as grpcclient
 
 from triton_perception.bench.settings import NodeKind, REQUEST_TIMEOUT_S, STEP_TIMERS
-from triton_perception.serving import infer_inputs
+from triton_perception.serving import infer_inputs, Tensors
 
 
 def inference_statistics(url: str,
@@ -61,14 +62,14 @@ class EnsembleRequests:
         self._pool = ThreadPoolExecutor(max_workers=len(kinds), thread_name_prefix='bench-grpc')
 
     def _request(self, client: grpcclient.InferenceServerClient, kind: NodeKind,
-                 rgb: np.ndarray) -> dict[str, np.ndarray]:
+                 rgb: NDArray[np.uint8]) -> Tensors:
         result = client.infer(kind.model, infer_inputs({'IMAGE': rgb, **kind.request_inputs()}),
                               outputs=[grpcclient.InferRequestedOutput(name)
                                        for name in kind.outputs],
                               client_timeout=REQUEST_TIMEOUT_S)
         return {name: result.as_numpy(name) for name in kind.outputs}
 
-    def __call__(self, rgb: np.ndarray) -> None:
+    def __call__(self, rgb: NDArray[np.uint8]) -> None:
         """Send the frame `rgb` to each kind's model and wait for every answer."""
         if len(self._kinds) == 1:
             self._request(self._clients[0], self._kinds[0], rgb)

@@ -10,11 +10,14 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 import sys
-from typing import Any, Callable, TypeVar
+from typing import Callable, TYPE_CHECKING, TypeVar
 
 from triton_perception.commands.termination import Interrupted, raise_on_termination
 from triton_perception.serving import PROFILES
 from triton_perception.system import DEFAULT_CLIP
+
+if TYPE_CHECKING:
+    from triton_perception.bench import GlueReport
 
 Report = TypeVar('Report')  # what a bench returns: its report
 
@@ -54,7 +57,7 @@ def command_glue_bench(arguments: argparse.Namespace) -> int:
     from triton_perception.bench import (  # noqa: PLC0415 (rclpy)
         BenchError, glue_table, GlueSettings, run_glue)
 
-    def run() -> dict[str, Any]:
+    def run() -> GlueReport:
         if arguments.triton_url:
             raise BenchError('--glue serves constant graphs from a server of its own; '
                              '--triton-url does not apply')

@@ -18,8 +18,8 @@ if TYPE_CHECKING:
                                                      FrameRejected, RequestTimes, STAGES)
     from triton_perception.frames.camera_topics import camera_info_sibling
     from triton_perception.frames.diagnostics import (camera_status_name, CAMERA_STATUS_PREFIX,
-                                                      FATES, NodeStatus, reason_key, stage_key,
-                                                      status_name, TIMED_KEY)
+                                                      FATES, NodeCounts, NodeStatus, reason_key,
+                                                      stage_key, status_name, TIMED_KEY)
     from triton_perception.frames.frame import Frame
     from triton_perception.frames.frame_preprocessing import cropped_top_rows, letterbox_geometry
     from triton_perception.frames.frame_range import (DEFAULT_MAX, DEFAULT_MIN, frame_range_of,
@@ -35,16 +35,16 @@ __all__ = ['AccountingSnapshot', 'camera_info_sibling', 'camera_status_name',
            'CAMERA_STATUS_PREFIX', 'check_compressed', 'check_image', 'compressed_to_rgb',
            'cropped_top_rows', 'DEFAULT_MAX', 'DEFAULT_MIN', 'Fate', 'FATES', 'Frame',
            'frame_range_of', 'FrameAccounting', 'FrameRange', 'FrameRangeError', 'FrameRejected',
-           'image_to_rgb', 'letterbox_geometry', 'NodeStatus', 'parse_size', 'publisher_sequence',
-           'read_compressed_image', 'read_image', 'ReadCompressedImage', 'ReadImage', 'reason_key',
-           'RequestTimes', 'SequenceGapCounter', 'set_frame_range', 'stage_key', 'STAGES',
-           'status_name', 'TIMED_KEY']
+           'image_to_rgb', 'letterbox_geometry', 'NodeCounts', 'NodeStatus', 'parse_size',
+           'publisher_sequence', 'read_compressed_image', 'read_image', 'ReadCompressedImage',
+           'ReadImage', 'reason_key', 'RequestTimes', 'SequenceGapCounter', 'set_frame_range',
+           'stage_key', 'STAGES', 'status_name', 'TIMED_KEY']
 __getattr__ = lazy_face(__name__, {
     'accounting': ('AccountingSnapshot', 'Fate', 'FrameAccounting', 'FrameRejected',
                    'RequestTimes', 'STAGES'),
     'camera_topics': ('camera_info_sibling',),
-    'diagnostics': ('camera_status_name', 'CAMERA_STATUS_PREFIX', 'FATES', 'NodeStatus',
-                    'reason_key', 'stage_key', 'status_name', 'TIMED_KEY'),
+    'diagnostics': ('camera_status_name', 'CAMERA_STATUS_PREFIX', 'FATES', 'NodeCounts',
+                    'NodeStatus', 'reason_key', 'stage_key', 'status_name', 'TIMED_KEY'),
     'frame': ('Frame',),
     'frame_preprocessing': ('cropped_top_rows', 'letterbox_geometry'),
     'frame_range': ('DEFAULT_MAX', 'DEFAULT_MIN', 'frame_range_of', 'FrameRange',

@@ -8,7 +8,7 @@ and `NodeStatus`, so a renamed key changes here only.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Iterable
+from typing import Any, Iterable, TypedDict
 
 from triton_perception.frames.accounting import STAGES
 
@@ -17,6 +17,18 @@ CAMERA_STATUS_PREFIX = 'triton_perception camera: '
 REASON_PREFIX = 'count '
 FATES = ('published', 'dropped', 'rejected', 'failed')
 COUNTS = ('received', *FATES, 'pending', 'lost_before_node')
+
+
+class NodeCounts(TypedDict, total=False):
+    """A node's frame counts under their /diagnostics names (COUNTS), as reports carry them."""
+
+    received: int
+    published: int
+    dropped: int
+    rejected: int
+    failed: int
+    pending: int
+    lost_before_node: int
 
 
 def status_name(node_fqn: str) -> str:
