@@ -7,9 +7,10 @@ is built and read. report.write_report is their one writer and puts `schema_vers
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Mapping, TypedDict
+from typing import Mapping, TypedDict
 
 from triton_perception.frames import NodeCounts
+from triton_perception.tracking import TrackingTiming
 
 # measures.summary: median and p95 (ms) and the frames timed, None without frames; some phases
 # add a count of their own (lost, client CPU ms per frame).
@@ -162,7 +163,7 @@ class BenchReport(TypedDict, total=False):
     source: str | None
     settings: Mapping[str, object]
     method: dict[str, str]
-    tracking: dict[str, Any]  # tracking_update_ms: the tracker's timing, as tracking/ reports it
+    tracking: TrackingTiming
 
 
 @dataclass(frozen=True)

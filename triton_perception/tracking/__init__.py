@@ -15,10 +15,11 @@ from triton_perception.system.faces import lazy_face
 
 if TYPE_CHECKING:
     from triton_perception.tracking.track_publishers import DetectionTracking
-    from triton_perception.tracking.tracking_benchmark import tracking_line, tracking_update_ms
+    from triton_perception.tracking.tracking_benchmark import (tracking_line, tracking_update_ms,
+                                                               TrackingTiming)
 
-__all__ = ['DetectionTracking', 'tracking_line', 'tracking_update_ms']
+__all__ = ['DetectionTracking', 'tracking_line', 'tracking_update_ms', 'TrackingTiming']
 __getattr__ = lazy_face(__name__, {
     'track_publishers': ('DetectionTracking',),
-    'tracking_benchmark': ('tracking_line', 'tracking_update_ms'),
+    'tracking_benchmark': ('tracking_line', 'tracking_update_ms', 'TrackingTiming'),
 })
