@@ -107,19 +107,33 @@ class DetectionTracking:
 
     def _publish(self, header: Header, detections: NDArray[np.float32], tracks: FrameTracks,
                  ids: list[str], absolute: bool) -> None:
+        """
+        Publish the tracks and their markers to whoever subscribes; note the nearest collision.
+
+        A message nobody subscribes to is not built: with 8 tracks the two cost about 0.9 ms
+        to build and 0.5 ms to serialize per frame (docs/performance.md), and the markers are
+        for rviz only.
+        """
+        want_tracks = self._tracks.get_subscription_count() > 0
+        want_markers = self._markers.get_subscription_count() > 0
         objects, marked = [], []
         nearest = (math.inf, '')
         for row, (track_id, ground) in enumerate(zip(ids, tracks.ground)):
             if not track_id or ground is None:
                 continue
-            name = class_name(self._labels, int(detections[row, 5]))
-            objects.append(tracked_object(self._session, track_id, name,
-                                          float(detections[row, 4]), ground,
-                                          tracks.widths[row], tracks.heights[row], absolute))
-            marked.append((track_id, name, ground))
             nearest = min(nearest, (ground.time_to_collision, track_id))
-        self._tracks.publish(tracked_objects_message(header, objects))
-        self._markers.publish(track_markers_message(header, marked))
+            if not (want_tracks or want_markers):
+                continue
+            name = class_name(self._labels, int(detections[row, 5]))
+            if want_tracks:
+                objects.append(tracked_object(self._session, track_id, name,
+                                              float(detections[row, 4]), ground,
+                                              tracks.widths[row], tracks.heights[row], absolute))
+            marked.append((track_id, name, ground))
+        if want_tracks:
+            self._tracks.publish(tracked_objects_message(header, objects))
+        if want_markers:
+            self._markers.publish(track_markers_message(header, marked))
         self.nearest_collision = (f'{nearest[0]:.2f} s (track {nearest[1]})'
                                   if math.isfinite(nearest[0]) else 'none')
 
