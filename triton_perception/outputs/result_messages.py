@@ -12,8 +12,8 @@ import numpy as np
 from numpy.typing import NDArray
 from sensor_msgs.msg import Image, PointCloud2, PointField
 from std_msgs.msg import Header
-from vision_msgs.msg import (BoundingBox2D, Detection2D, Detection2DArray, LabelInfo,
-                             ObjectHypothesisWithPose, VisionClass)
+from vision_msgs.msg import (Detection2D, Detection2DArray, LabelInfo, ObjectHypothesisWithPose,
+                             VisionClass)
 
 from triton_perception.system import config_file
 
@@ -77,22 +77,21 @@ def detection_array_message(detections: NDArray[np.float32], header: Header,
     `class_id` is the decimal class id (its name is in the node's LabelInfo) and `id` the row's
     track id ('' for none, as vision_msgs defines an absent id).
     """
-    message = Detection2DArray(header=header)
     ids = track_ids if track_ids is not None else [''] * len(detections)
+    built = []
     for (x1, y1, x2, y2, score, class_id), track_id in zip(detections.tolist(), ids):
-        detection = Detection2D(header=header, id=track_id)
         hypothesis = ObjectHypothesisWithPose()
         hypothesis.hypothesis.class_id = str(int(class_id))
         hypothesis.hypothesis.score = float(score)
-        detection.results.append(hypothesis)
-        box = BoundingBox2D()
+        detection = Detection2D(header=header, id=track_id, results=[hypothesis])
+        # Filled in place: the generated constructor builds a default box even when given one.
+        box = detection.bbox
         box.center.position.x = (x1 + x2) / 2.0
         box.center.position.y = (y1 + y2) / 2.0
         box.size_x = x2 - x1
         box.size_y = y2 - y1
-        detection.bbox = box
-        message.detections.append(detection)
-    return message
+        built.append(detection)
+    return Detection2DArray(header=header, detections=built)
 
 
 def lane_ids(lanes: NDArray[np.float32]) -> NDArray[np.uint16]:
