@@ -1,12 +1,11 @@
 """
 Run a node executable that signals itself while it converts its Nth received frame.
 
-`python test/signal_in_take.py EXECUTABLE SIGNAL N [--ros-args ...]`. The inference nodes take
-frames serialized (raw=True) and read them in Python (nodes/frame_reading.py); overlay_node
-takes Images, which rclpy's take builds by calling the message class. A replaced reader and a
-replaced `Image.__init__` send SIGNAL (INT or TERM) to this process on the Nth frame, then
-convert it as usual, so the signal's Python handler runs in the middle of a take, the moment a
-loaded machine only hits by chance. The same signal is sent once more as the node is
+`python test/signal_in_take.py EXECUTABLE SIGNAL N [--ros-args ...]`. Every node takes its
+frames serialized (raw=True) and reads them in Python (nodes/frame_reading.py). A replaced
+reader sends SIGNAL (INT or TERM) to this process on the Nth frame, then reads it as usual,
+so the signal's Python handler runs in the middle of a take, the moment a loaded machine only
+hits by chance. The same signal is sent once more as the node is
 destroyed, as Ctrl-C in a terminal reaches a node twice, and once more from a helper process
 shortly after the node returns, which most often lands while the interpreter exits (where
 CPython has reset Python-level handlers to the default).
@@ -21,22 +20,17 @@ import sys
 from typing import Any
 
 from rclpy.node import Node
-from sensor_msgs.msg import Image
 
 from triton_perception.nodes import frame_reading
-
-TAKE = '_take_subscription'  # rclpy's Executor method that converts a received message
 
 
 def signal_on_take(signum: int, nth: int) -> None:
     """
-    Make the `nth` received frame send `signum` to this process while it is converted.
+    Make the `nth` received frame send `signum` to this process while it is read.
 
-    Frames taken serialized (the inference nodes) are converted by frame_reading's reader;
-    frames taken as messages (overlay_node) by the message class, which rclpy's take calls.
+    Every node reads the frames it takes serialized with frame_reading's reader.
     """
     original_read = frame_reading.read_image
-    original_init = Image.__init__
     takes = 0
 
     def taken() -> None:
@@ -50,14 +44,7 @@ def signal_on_take(signum: int, nth: int) -> None:
     def read_image(*args: Any, **kwargs: Any) -> Any:
         taken()
         return original_read(*args, **kwargs)
-
-    def init(self: Image, *args: Any, **kwargs: Any) -> None:
-        # Only messages built by a take count; a node also builds Images to publish them.
-        if sys._getframe(1).f_code.co_name == TAKE:
-            taken()
-        original_init(self, *args, **kwargs)
     frame_reading.read_image = read_image  # type: ignore[assignment]
-    Image.__init__ = init  # type: ignore[method-assign]
 
 
 def signal_on_destroy(signum: int) -> None:

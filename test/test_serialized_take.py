@@ -18,7 +18,7 @@ from rclpy.serialization import serialize_message
 from sensor_msgs.msg import Image
 from vision_msgs.msg import Detection2DArray
 
-from ros_helpers import Probe, wait_until
+from ros_helpers import BEST_EFFORT, Probe, wait_until
 from test_nodes import image_message, latest_diagnostics
 from triton_perception.system.processes import NodeProcess, ros_arguments
 
@@ -82,3 +82,34 @@ def test_unreadable_frames_are_rejected_by_reason_and_good_ones_served(
     publisher.publish(serialize_message(good))
     wait_until(lambda: any(found.header == good.header for found in list(detections)), 30.0,
                'the good frame after the unreadable ones, with its header')
+
+
+def test_overlay_node_draws_frames_taken_serialized_and_skips_unreadable_ones(
+        probe: Probe, road_rgb: np.ndarray, tmp_path_factory: Any) -> None:
+    """
+    overlay_node takes its camera serialized too: unreadable bytes are skipped, a frame drawn.
+
+    With no results expected it draws each frame at once, so the overlay is the frame itself in
+    rgb8, with the frame's header.
+    """
+    namespace = '/serialized_overlay'
+    process = NodeProcess('overlay_node', ros_arguments(
+        {'expect_detections': False, 'expect_lanes': False, 'qos_reliability': 'reliable'},
+        namespace=namespace), tmp_path_factory.mktemp('overlay_node'))
+    try:
+        overlays = probe.record(Image, f'{namespace}/overlay', BEST_EFFORT)
+        publisher = probe.publisher(Image, f'{namespace}/image')
+        probe.wait_for_subscribers(publisher, timeout_s=60.0)  # it subscribes once watched
+        good = image_message(road_rgb, 'bgr8', 'cam', 7100)
+        for raw in unreadable(serialize_message(good)).values():
+            publisher.publish(raw)
+        publisher.publish(good)
+        overlay = wait_until(lambda: next((o for o in list(overlays)
+                                           if o.header == good.header), None),
+                             20.0, 'the overlay of the good frame')
+        assert (overlay.width, overlay.height, overlay.encoding) == (960, 540, 'rgb8')
+        drawn = np.frombuffer(bytes(overlay.data), np.uint8).reshape(540, 960, 3)
+        np.testing.assert_array_equal(drawn, road_rgb)
+        assert len(overlays) == 1, 'an unreadable frame was drawn'
+    finally:
+        assert process.stop() == 0, process.output()

@@ -18,7 +18,9 @@ from rclpy.subscription import Subscription
 from sensor_msgs.msg import CompressedImage, Image, PointCloud2
 from vision_msgs.msg import Detection2DArray, LabelInfo
 
-from triton_perception.frames import compressed_to_rgb, FrameRejected, image_to_rgb
+from triton_perception.frames import (compressed_to_rgb, FrameRejected, image_to_rgb,
+                                      ReadCompressedImage, ReadImage)
+from triton_perception.nodes.frame_reading import COMPRESSED_FRAMES, read_frame, Taken
 from triton_perception.nodes.node_process import run_nodes
 from triton_perception.nodes.ros_parameters import declare_parameters
 from triton_perception.outputs import (detections_from_message, draw_detections, draw_drivable_area,
@@ -40,7 +42,7 @@ def stamp_key(header: Any) -> StampKey:
 class PendingFrame:
     """A frame waiting for its results: the message, its arrival (s), results by topic."""
 
-    message: Image | CompressedImage
+    message: Image | CompressedImage | ReadImage | ReadCompressedImage
     arrived: float
     results: dict[str, Any] = field(default_factory=dict)
 
@@ -94,12 +96,14 @@ class OverlayNode(Node):
                                             ('lanes', PointCloud2), ('drivable_area', Image))
                 if topic in self.expected]
             qos = stream_qos(self.settings.qos_reliability, 1)
+            # Taken serialized, as the inference nodes take frames: no Python Image is built
+            # and no pixels copied until a frame is drawn (nodes/frame_reading.py).
             if self.settings.input_transport == 'compressed':
                 self._camera_subscription = self.create_subscription(
-                    CompressedImage, 'image/compressed', self._on_frame, qos)
+                    CompressedImage, 'image/compressed', self._on_frame, qos, raw=True)
             else:
                 self._camera_subscription = self.create_subscription(
-                    Image, 'image', self._on_frame, qos)
+                    Image, 'image', self._on_frame, qos, raw=True)
         elif not watched and self._camera_subscription is not None:
             self.destroy_subscription(self._camera_subscription)
             self._camera_subscription = None
@@ -111,7 +115,14 @@ class OverlayNode(Node):
                 self._early_results.clear()
         self._flush(time.monotonic())
 
-    def _on_frame(self, message: Image | CompressedImage) -> None:
+    def _on_frame(self, taken: Taken) -> None:
+        try:
+            message = (read_frame(taken, self.settings.input_transport == 'compressed')
+                       if isinstance(taken, bytes) else taken)
+        except FrameRejected as rejection:
+            self.get_logger().warning(f'overlay skipped a frame: {rejection}',
+                                      throttle_duration_sec=5.0)
+            return
         key = stamp_key(message.header)
         with self._lock:
             frame = PendingFrame(message, time.monotonic(), self._early_results.pop(key, {}))
@@ -151,7 +162,7 @@ class OverlayNode(Node):
 
     def _draw(self, frame: PendingFrame) -> None:
         try:
-            if isinstance(frame.message, CompressedImage):
+            if isinstance(frame.message, COMPRESSED_FRAMES):
                 rgb = compressed_to_rgb(frame.message, self.settings.max_image_pixels)
             else:
                 rgb = image_to_rgb(frame.message, self.settings.max_image_pixels).copy()
