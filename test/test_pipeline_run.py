@@ -133,14 +133,22 @@ def test_run_end_to_end_and_stop(probe: Probe, shared: Path, tmp_path: Path,
                f'no process of the pipeline left ({[pid for pid in tree if alive(pid)]})')
 
 
-def test_two_cameras_share_one_server(probe: Probe, shared: Path, tmp_path: Path) -> None:
-    """cameras:=: one tritonserver, a detection_node per camera; results never cross cameras."""
-    namespace = '/two_cameras'
+def start_two_cameras(tmp_path: Path, namespace: str,
+                      *arguments: str) -> tuple[dict[str, str], subprocess.Popen, Path]:
+    """Start the pipeline with a left and a right camera; return their topics, it, its log."""
     topics = {name: f'{namespace}/{name}_camera/image_raw' for name in ('left', 'right')}
     process, log_path = start_pipeline(
         tmp_path, namespace, 'cameras:=' + ','.join(f'{name}={topic}'
                                                     for name, topic in topics.items()),
-        'enable_lanes:=false', 'enable_overlay:=false')
+        *arguments)
+    return topics, process, log_path
+
+
+def test_two_cameras_share_one_server(probe: Probe, shared: Path, tmp_path: Path) -> None:
+    """cameras:=: one tritonserver, a detection_node per camera; results never cross cameras."""
+    namespace = '/two_cameras'
+    topics, process, log_path = start_two_cameras(tmp_path, namespace, 'enable_lanes:=false',
+                                                  'enable_overlay:=false')
     try:
         results = {name: probe.record(Detection2DArray, f'{namespace}/{name}/detections')
                    for name in topics}
@@ -188,11 +196,8 @@ def test_a_perception_process_per_camera(probe: Probe, shared: Path, tmp_path: P
     Each camera's detections and lanes answer its own frames only; a stop ends every process.
     """
     namespace = '/per_camera'
-    topics = {name: f'{namespace}/{name}_camera/image_raw' for name in ('left', 'right')}
-    process, log_path = start_pipeline(
-        tmp_path, namespace, 'cameras:=' + ','.join(f'{name}={topic}'
-                                                    for name, topic in topics.items()),
-        'enable_overlay:=false', 'cameras_per_process:=1')
+    topics, process, log_path = start_two_cameras(tmp_path, namespace, 'enable_overlay:=false',
+                                                  'cameras_per_process:=1')
     try:
         kinds = (('detections', Detection2DArray), ('lanes', PointCloud2))
         results = {(name, kind): probe.record(message_type, f'{namespace}/{name}/{kind}')

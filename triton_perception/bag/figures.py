@@ -17,6 +17,7 @@ import yaml
 from triton_perception.bag.bag_format import typestore
 from triton_perception.bag.camera_health_summary import health_markdown
 from triton_perception.bag.frame_comparison import comparison_markdown
+from triton_perception.bag.metric import number
 from triton_perception.bag.report_schema import (DetectionOutputs, GroundFigures, LaneOutputs,
                                                  NodeFigures, ReplayInput, ReplayReport,
                                                  Spread, TrackingOutputs)
@@ -195,16 +196,12 @@ def flatten(report: Mapping[str, object], metric: str) -> dict[str, float]:
     if not isinstance(part, Mapping):
         return {}
     if section == 'nodes':
-        return {node: _number(figures.get(name, 0.0)) for node, figures in part.items()
+        return {node: number(figures.get(name, 0.0)) for node, figures in part.items()
                 if isinstance(figures, Mapping)}
     value = part.get(name, {})
     if isinstance(value, Mapping):
-        return {key: _number(figure) for key, figure in value.items()}
-    return {name: _number(value)}
-
-
-def _number(value: object) -> float:
-    return float(value) if isinstance(value, (int, float)) else 0.0
+        return {key: number(figure) for key, figure in value.items()}
+    return {name: number(value)}
 
 
 def regressions(report: ReplayReport, expected: ReplayReport) -> list[str]:

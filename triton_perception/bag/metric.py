@@ -83,5 +83,9 @@ class Metric:
 
 def figure(section: AccuracySection, name: str) -> float:
     """Return a number of an accuracy section as float (0.0 when it is missing or not a number)."""
-    value = section.get(name, 0.0)
+    return number(section.get(name, 0.0))
+
+
+def number(value: object) -> float:
+    """Return a figure read back from a report as float, 0.0 when it is not a number."""
     return float(value) if isinstance(value, (int, float)) else 0.0

@@ -76,7 +76,7 @@ class CameraHealth:
         self._held['stamps'].raise_hold_s = 0.0  # a stamp running backwards is never noise
         self._sharpness = RunningBaseline(settings.health_baseline_s)
         self._interval = RunningBaseline(settings.health_baseline_s)
-        self._arrivals: collections.deque[float] = collections.deque(maxlen=RATE_INTERVALS + 1)
+        self._last_arrival: float | None = None
         # The camera's rate is read from its stamps: a backlog that DDS delivers at once, a
         # loaded machine, or a replay paced by the nodes (lockstep) changes when frames arrive,
         # not how often the camera took them; a camera that loses half its frames doubles its
@@ -112,7 +112,7 @@ class CameraHealth:
             self._intervals.append(stamp_s - self._last_stamp)
         self._last_stamp = stamp_s
         self._held['stamps'].update(stamps, now)
-        self._arrivals.append(now)
+        self._last_arrival = now
         self._update_rate(now, arrived=True)
 
     def image(self, figures: FrameFigures, stamp_s: float, now: float) -> None:
@@ -173,9 +173,9 @@ class CameraHealth:
         The rate is judged when a frame arrives, so it is the rate of the latest intervals.
         """
         baseline = self._interval.value
-        if not self._arrivals:
+        if self._last_arrival is None:
             return
-        silence = now - self._arrivals[-1]
+        silence = now - self._last_arrival
         stale_after = max(STALE_MIN_S, STALE_INTERVALS * (baseline or STALE_MIN_S))
         if silence > stale_after:
             self._details['rate'] = f'no frame for {silence:.1f} s'
