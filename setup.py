@@ -34,6 +34,8 @@ setup(
         *tree_data_files('launch'),
         *tree_data_files('config'),
         *tree_data_files('model_repository'),
+        # The pip constraints, for the mend a start prints when tritonclient does not import.
+        *tree_data_files('rosdep'),
     ],
     install_requires=['setuptools'],
     # `bag evaluate DRIVES/ --workers N` replays drives as Ray tasks (not needed on a robot).

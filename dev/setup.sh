@@ -57,7 +57,7 @@ bash "$ROOT/dev/build_interfaces.sh" "$VENV" "$ROS_PYTHON/src/composition_interf
 # under lib/triton_perception/, so that ros2 run/launch find the package in the venv.
 mkdir -p "$VENV/share/ament_index/resource_index/packages" "$VENV/share/$PACKAGE" "$VENV/lib/$PACKAGE"
 : > "$VENV/share/ament_index/resource_index/packages/$PACKAGE"
-for entry in package.xml config model_repository; do
+for entry in package.xml config model_repository rosdep; do
   ln -sfn "$ROOT/$entry" "$VENV/share/$PACKAGE/$entry"
 done
 # ros2 launch finds launch files with os.walk, which does not enter linked directories.

@@ -17,6 +17,8 @@ import numpy as np
 import onnx
 from onnx import helper, numpy_helper, TensorProto
 
+from triton_perception.graphs import make_model
+
 LANEATT_OFFSETS = 72
 
 
@@ -62,8 +64,7 @@ def constant_model(path: Path, outputs: dict[str, np.ndarray], input_shape: list
                                                            list(value.shape)))
     graph = helper.make_graph(nodes, 'constant_lanes', [helper.make_tensor_value_info(
         input_name, input_type, input_shape)], graph_outputs, initializers)
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid('', 12)])
-    model.ir_version = 7
+    model = make_model(graph, 12)
     onnx.checker.check_model(model)
     onnx.save(model, str(path))
     return path

@@ -12,4 +12,6 @@ APT_NUMERICS = {
     'noble': {'numpy': '1.26.4', 'scipy': '1.11.4'},
 }
 JAMMY_PYTHON = '3.10'
-JAMMY_PYPI = {'numpy': '1.21.5', 'scipy': '1.8.0', 'opencv-python-headless': '4.5.4.60'}
+# onnxruntime: the oldest release rosdep/constraints.txt allows (graphs/onnx_target.py).
+JAMMY_PYPI = {'numpy': '1.21.5', 'scipy': '1.8.0', 'opencv-python-headless': '4.5.4.60',
+              'onnxruntime': '1.12.1'}

@@ -9,10 +9,13 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 import re
+from xml.etree import ElementTree
 
 import pytest
+from test_rosdep_numpy import pip_keys
 
 from conftest import REPO
+from test_package_manifest import pip_packages
 from triton_perception.apps import docs_tables
 from triton_perception.parameters import DETECTION
 
@@ -76,3 +79,33 @@ def test_relative_links_lead_to_files_and_headings(page: Path) -> None:
     in_page = re.findall(r'\]\((#[^)\s]+)\)', text)
     broken += [anchor for anchor in in_page if anchor not in anchors(page)]
     assert not broken, f'{page.name} has broken links: {broken}'
+
+
+# ros-humble-ros-base (REP 2001's ros_base variant) brings these exec keys; every other one is
+# on the apt line of "Without rosdep".
+ROS_BASE_KEYS = {'rclpy', 'rcl_interfaces', 'ament_index_python', 'std_msgs', 'sensor_msgs',
+                 'builtin_interfaces', 'geometry_msgs', 'lifecycle_msgs', 'launch', 'launch_ros'}
+
+
+def test_the_install_without_rosdep_names_every_exec_dependency() -> None:
+    """docs/ros-machine.md's apt and pip lines cover package.xml's exec keys and their packages."""
+    page = (REPO / 'docs' / 'ros-machine.md').read_text(encoding='utf-8')
+    section = page.split('## Without rosdep', 1)[1]
+    block = section.split('```bash', 1)[1].split('```', 1)[0].replace('\\\n', ' ')
+    apt_line, pip_line = (line for line in block.splitlines() if line.strip())
+    apt_words, pip_words = set(apt_line.split()), set(pip_line.split())
+    root = ElementTree.parse(REPO / 'package.xml').getroot()
+    rules = pip_keys()
+    missing = []
+    for key in sorted(element.text.strip() for element in root.findall('exec_depend')
+                      if element.text):
+        if key.endswith('-pip'):
+            missing += [f'{key}: {package}' for package in pip_packages(rules[key], 'ubuntu')
+                        if package not in pip_words]
+        elif key.startswith('python3-'):
+            missing += [key] if key not in apt_words else []
+        elif key not in ROS_BASE_KEYS and f'ros-$ROS_DISTRO-{key.replace("_", "-")}' \
+                not in apt_words:
+            missing.append(key)
+    assert missing == []
+    assert '-c ~/ros2_ws/src/triton_perception/rosdep/constraints.txt' in pip_line

@@ -120,7 +120,8 @@ def test_package_data_lands_where_ros2_run_and_launch_look(tmp_path: Path) -> No
                 'share/triton_perception/config/params.yaml',
                 'share/triton_perception/config/fastdds_profile.xml',
                 'share/triton_perception/model_repository/yolov5/config.pbtxt',
-                'share/triton_perception/model_repository/lane_detection/config.pbtxt']
+                'share/triton_perception/model_repository/lane_detection/config.pbtxt',
+                'share/triton_perception/rosdep/constraints.txt']
     for path in expected:
         assert path in data, path
     assert not [name for name in data if name.endswith(('.onnx', '.plan'))], 'weights shipped'

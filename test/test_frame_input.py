@@ -19,6 +19,7 @@ import pytest
 from triton_perception.frames import frame_preprocessing as preprocessing
 from triton_perception.graphs.frame_input import add_frame_input
 from triton_perception.graphs.graph_editing import GraphBuilder, save_graph
+from triton_perception.graphs.onnx_target import make_model
 
 SIZES = [(1, 1), (1, 2), (2, 1), (3, 5), (7, 640), (640, 7), (377, 1001), (1001, 377),
          (480, 640), (720, 1280), (1080, 1920), (2160, 3840), (640, 640), (641, 639),
@@ -29,8 +30,7 @@ TOP_CROP = 0.4
 
 def frame_input_graph(destination: Path) -> Path:
     """Build a graph with the letterbox and both resizes of the frame as its outputs."""
-    model = helper.make_model(helper.make_graph([], 'frame_input', [], []),
-                              opset_imports=[helper.make_opsetid('', 12)])
+    model = make_model(helper.make_graph([], 'frame_input', [], []), 12)
     graph = GraphBuilder(model, 'frame')
     image = graph.input('IMAGE', TensorProto.UINT8, ['H', 'W', 3])
     canvas, vector = add_frame_input(graph, image, 640, 640, 'letterbox')

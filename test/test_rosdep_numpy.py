@@ -189,3 +189,17 @@ def test_an_unpinned_onnx_is_caught() -> None:
     installed = dict(TARGETS[0].apt)
     found = numpy_problems('onnx', TARGETS[0], installed, constrained=False)
     assert any('requires numpy' in problem for problem in found), found
+
+
+def test_the_documented_rosdep_line_resolves_wheels_only_as_this_test_does() -> None:
+    """
+    The pages' `rosdep install` runs with PIP_ONLY_BINARY=:all:, as `resolve` passes.
+
+    pip resolves for another platform only with binaries (`--only-binary=:all:`), so this test
+    cannot resolve as a plain Jammy pip 22.0.2 would, which compiles an sdist where the newest
+    release has no wheel; the documented line makes the robot's pip take wheels only, as here.
+    """
+    for page in (REPO / 'README.md', REPO / 'docs' / 'orin.md'):
+        text = page.read_text(encoding='utf-8')
+        before_rosdep = text.split('rosdep install --from-paths', 1)[0].rsplit('```bash', 1)[1]
+        assert 'export PIP_ONLY_BINARY=:all:' in before_rosdep, page

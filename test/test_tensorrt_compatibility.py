@@ -31,6 +31,7 @@ import yaml
 from conftest import REPO, shared_path
 from test_frame_input import frame_input_graph
 from triton_perception.graphs.build import build_graph
+from triton_perception.graphs.onnx_target import make_model
 from triton_perception.models.shipped_models import manifest
 from triton_perception.serving.model_config import read_config
 
@@ -318,8 +319,7 @@ def test_the_shape_check_sees_float_shape_arithmetic() -> None:
                                                             [1, 3, 'height', 'width'])],
         [onnx.helper.make_tensor_value_info('y', TensorProto.FLOAT, None)],
         [onnx.numpy_helper.from_array(np.array(2.0, np.float32), 'two')])
-    model = onnx.shape_inference.infer_shapes(onnx.helper.make_model(
-        graph, opset_imports=[onnx.helper.make_opsetid('', 12)]))
+    model = onnx.shape_inference.infer_shapes(make_model(graph, 12))
     assert float_shape_arithmetic(model) == ['half_f (FP32)', 'shape_f (FP32)', 'two (FP32)']
 
 

@@ -13,8 +13,8 @@ from triton_perception.outputs.result_messages import (detection_array_message,
                                                        track_ids_from_message)
 from triton_perception.parameters import DETECTION, DetectionSettings
 from triton_perception.tracking.ground_motion import GroundTrack
-from triton_perception.tracking.track_messages import (track_markers_message, track_uuid,
-                                                       tracked_object)
+from triton_perception.tracking.track_markers import track_markers_message
+from triton_perception.tracking.track_messages import track_uuid, tracked_object
 from triton_perception.tracking.track_publishers import DetectionTracking, OFF
 
 ROWS = np.array([[10, 20, 110, 220, 0.9, 2], [300, 40, 340, 120, 0.4, 0]], dtype=np.float32)

@@ -21,6 +21,8 @@ from numpy.typing import NDArray
 import onnx
 from onnx import helper, numpy_helper, TensorProto
 
+from triton_perception.graphs import make_model
+
 DETECTION_STEP = 'yolov5_model'
 LANE_STEP = 'lane_model'
 MAP_SHAPE = (360, 640)  # the lane_detection contract's maps, rows x columns
@@ -41,9 +43,7 @@ def _model(nodes: list[onnx.NodeProto], inputs: list[onnx.ValueInfoProto],
            outputs: list[onnx.ValueInfoProto], initializers: list[onnx.TensorProto],
            name: str) -> onnx.ModelProto:
     """Return a checked opset-12 model (as the served graphs' builder writes them)."""
-    model = helper.make_model(helper.make_graph(nodes, name, inputs, outputs, initializers),
-                              opset_imports=[helper.make_opsetid('', OPSET)])
-    model.ir_version = 7
+    model = make_model(helper.make_graph(nodes, name, inputs, outputs, initializers), OPSET)
     onnx.checker.check_model(model)
     return model
 

@@ -16,8 +16,8 @@ import time
 
 from triton_perception.commands.termination import Interrupted, raise_on_termination
 from triton_perception.frames import DEFAULT_MAX, DEFAULT_MIN, FrameRange, parse_size
-from triton_perception.serving import (build_engines, find_tritonserver, PROFILES, ServerConfig,
-                                       TritonServer)
+from triton_perception.serving import (build_engines, find_tritonserver, grpc_client_problem,
+                                       PROFILES, ServerConfig, ServerError, TritonServer)
 from triton_perception.system import default_model_repository
 
 
@@ -75,6 +75,9 @@ def check_server(arguments: argparse.Namespace) -> int:
     Its path, release version (from its metadata: Triton has no --version) and backends; the
     server's command line is checked against its usage on the way, as at every start.
     """
+    client_problem = grpc_client_problem()
+    if client_problem:
+        raise ServerError(client_problem)
     with tempfile.TemporaryDirectory(prefix='triton_perception-check-') as empty:
         config = dataclasses.replace(server_config_from(arguments), model_repository=Path(empty),
                                      profile='tensorrt', models=(), ready_timeout_s=60.0)

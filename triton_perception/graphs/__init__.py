@@ -21,10 +21,14 @@ if TYPE_CHECKING:
     from triton_perception.graphs.graph_editing import check_single_input, GraphBuilder, save_graph
     from triton_perception.graphs.head_layouts import HEAD_LAYOUTS
     from triton_perception.graphs.lane_graph import add_compact_maps
+    from triton_perception.graphs.onnx_target import (GraphTargetError, make_model, MAX_IR_VERSION,
+                                                      MAX_OPSET, ONNXRUNTIME_FLOOR,
+                                                      target_problems)
 
 __all__ = ['add_compact_maps', 'add_frame_input', 'build_detection_graph', 'build_graph',
            'builder_fingerprint', 'check_single_input', 'FRAME_DIMS', 'FRAME_INPUT', 'GraphBuilder',
-           'HEAD_LAYOUTS', 'HeadLayoutError', 'inspect_head', 'save_graph']
+           'GraphTargetError', 'HEAD_LAYOUTS', 'HeadLayoutError', 'inspect_head', 'make_model',
+           'MAX_IR_VERSION', 'MAX_OPSET', 'ONNXRUNTIME_FLOOR', 'save_graph', 'target_problems']
 __getattr__ = lazy_face(__name__, {
     'build': ('build_graph',),
     'detection_graph': ('build_detection_graph', 'HeadLayoutError', 'inspect_head'),
@@ -33,4 +37,6 @@ __getattr__ = lazy_face(__name__, {
     'graph_editing': ('check_single_input', 'GraphBuilder', 'save_graph'),
     'head_layouts': ('HEAD_LAYOUTS',),
     'lane_graph': ('add_compact_maps',),
+    'onnx_target': ('GraphTargetError', 'make_model', 'MAX_IR_VERSION', 'MAX_OPSET',
+                    'ONNXRUNTIME_FLOOR', 'target_problems'),
 })

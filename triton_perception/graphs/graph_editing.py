@@ -15,6 +15,8 @@ import numpy as np
 import onnx
 from onnx import helper, numpy_helper
 
+from triton_perception.graphs.onnx_target import default_opset, fit_to_target
+
 
 class GraphBuilder:
     """Adds inputs, constants and nodes to `model`'s graph under unique names."""
@@ -29,8 +31,7 @@ class GraphBuilder:
         self.model = model
         self._prefix = prefix
         self._count = 0
-        self._opset = next(entry.version for entry in model.opset_import
-                           if entry.domain in ('', 'ai.onnx'))
+        self._opset = default_opset(model)
         if self._opset >= 13:
             raise ValueError(f'the ONNX file uses opset {self._opset}; the graph builder writes '
                              'opset 11-12 operators (axes as attributes): export with opset 12')
@@ -136,8 +137,14 @@ def sort_topologically(graph: onnx.GraphProto) -> None:
 
 
 def save_graph(model: onnx.ModelProto, destination: Path) -> None:
-    """Check the graph, then write it atomically (a reader never sees half a file)."""
+    """
+    Check the graph, then write it atomically (a reader never sees half a file).
+
+    Its IR version is lowered to what its opset needs (graphs/onnx_target.py), so that the
+    oldest onnxruntime the package supports loads it.
+    """
     sort_topologically(model.graph)
+    fit_to_target(model)
     onnx.checker.check_model(model)
     destination = Path(destination)
     destination.parent.mkdir(parents=True, exist_ok=True)

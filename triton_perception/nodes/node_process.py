@@ -37,6 +37,7 @@ from rclpy.node import Node
 
 from triton_perception.nodes.base import PerceptionNode
 from triton_perception.parameters import ParameterError
+from triton_perception.serving import grpc_client_problem
 from triton_perception.system import dds_profile_environment, die_with_parent
 
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
@@ -109,6 +110,10 @@ def run_nodes(factories: list[Callable[[], Node]], args: list[str] | None = None
     die_with_parent()
     os.environ.update(dds_profile_environment())
     single_threaded_opencv()
+    client_problem = grpc_client_problem()
+    if client_problem:
+        print(f'cannot talk to Triton: {client_problem}', file=sys.stderr)
+        return 2
     rclpy.init(args=args)
     log = get_logger('node_process').debug
     nodes: list[Node] = []

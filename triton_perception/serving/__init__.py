@@ -20,6 +20,8 @@ from triton_perception.system.faces import lazy_face
 
 if TYPE_CHECKING:
     from triton_perception.serving.engines import build_engines, EngineBuildError
+    from triton_perception.serving.grpc_client_check import (generated_requirements,
+                                                             grpc_client_problem)
     from triton_perception.serving.model_config import (link_step_code, load_step_module,
                                                         parameters_of, read_config, step_config)
     from triton_perception.serving.output_checks import (check_detections, check_lane_maps,
@@ -36,13 +38,15 @@ if TYPE_CHECKING:
     from triton_perception.serving.worker_log import Log
 
 __all__ = ['build_engines', 'check_detections', 'check_lane_maps', 'check_lane_outputs',
-           'ClientSettings', 'EngineBuildError', 'ENSEMBLES', 'find_tritonserver', 'infer_inputs',
-           'InferenceWorker', 'is_loopback', 'link_step_code', 'load_step_module', 'Log',
+           'ClientSettings', 'EngineBuildError', 'ENSEMBLES', 'find_tritonserver',
+           'generated_requirements', 'grpc_client_problem', 'infer_inputs', 'InferenceWorker',
+           'is_loopback', 'link_step_code', 'load_step_module', 'Log',
            'MalformedOutput', 'parameters_of', 'PROFILES', 'read_config', 'server_command',
            'server_environment', 'ServerConfig', 'ServerError', 'SharedFrames', 'step_config',
            'Tensors', 'TlsOptions', 'TritonServer']
 __getattr__ = lazy_face(__name__, {
     'engines': ('build_engines', 'EngineBuildError'),
+    'grpc_client_check': ('generated_requirements', 'grpc_client_problem'),
     'model_config': ('link_step_code', 'load_step_module', 'parameters_of', 'read_config',
                      'step_config'),
     'output_checks': ('check_detections', 'check_lane_maps', 'check_lane_outputs',

@@ -27,7 +27,7 @@ from typing import Callable
 from triton_perception.errors import TritonPerceptionError
 from triton_perception.frames import frame_range_of, FrameRange, set_frame_range
 from triton_perception.graphs import FRAME_INPUT
-from triton_perception.system import sha256_of
+from triton_perception.system import missing_library_cause, sha256_of
 
 ENGINE_STEPS = ('yolov5_model', 'lane_model')  # the package's own; installed detectors add more
 
@@ -155,7 +155,9 @@ def find_trtexec(explicit: str | None = None) -> Path:
             return candidate
     raise EngineBuildError(
         'trtexec not found: it ships with TensorRT (JetPack installs it as '
-        f'{JETPACK_TRTEXEC}; `sudo apt install tensorrt` on JetPack 6). Pass --trtexec PATH. '
+        f"{JETPACK_TRTEXEC}; a board flashed without JetPack's components lacks it, as "
+        '`dpkg -l nvidia-jetpack` shows: `sudo apt-get install nvidia-jetpack`). Pass --trtexec '
+        'PATH. '
         'Without TensorRT, serve the CPU profile instead (profile:=cpu).')
 
 
@@ -222,6 +224,9 @@ def build_engine(trtexec: Path, onnx: Path, fp16: bool, workspace_mib: int,
     if process.returncode != 0 or not partial.is_file():
         partial.unlink(missing_ok=True)
         tail = build_log.read_text(encoding='utf-8', errors='replace').splitlines()[-15:]
+        cause = missing_library_cause(str(trtexec), '\n'.join(tail))
+        if cause:
+            raise EngineBuildError(cause)
         raise EngineBuildError(f'trtexec failed for {onnx} (exit {process.returncode}); last '
                                f'lines of {build_log}:\n' + '\n'.join(tail))
     partial.replace(engine)

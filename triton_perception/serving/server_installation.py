@@ -20,6 +20,7 @@ import sys
 from triton_perception.serving.engines import engine_mismatches
 from triton_perception.serving.profile_repository import profile_repository
 from triton_perception.serving.server_config import resolve_profile, ServerConfig, ServerError
+from triton_perception.system import missing_library_cause
 
 SYSTEM_TRITON_DIR = Path('/opt/tritonserver')
 
@@ -153,6 +154,9 @@ def accepted_options(installation: TritonInstallation) -> frozenset[str]:
         options = frozenset(re.findall(r'^\s+--([a-z0-9][a-z0-9-]*)', usage.stdout + usage.stderr,
                                        re.MULTILINE))
         if not options:
+            cause = missing_library_cause(str(installation.binary), usage.stdout + usage.stderr)
+            if cause:
+                raise ServerError(cause)
             said = (usage.stdout + usage.stderr).strip().splitlines()[-5:]
             raise ServerError(f'{installation.binary} printed no usage for --help (exit '
                               f'{usage.returncode}): ' + ' | '.join(said))

@@ -21,9 +21,11 @@ if TYPE_CHECKING:
                                                     NodeProcess, process_cpu_s, process_tree,
                                                     ros_arguments, status_kib, tree_cpu_s,
                                                     tree_rss_mb)
+    from triton_perception.system.shared_libraries import missing_library_cause
 
 __all__ = ['CLIP_HINT', 'config_file', 'dds_profile_environment', 'DEFAULT_CLIP',
-           'default_model_repository', 'die_with_parent', 'free_ports', 'MODEL_REPOSITORY_ENV',
+           'default_model_repository', 'die_with_parent', 'free_ports', 'missing_library_cause',
+           'MODEL_REPOSITORY_ENV',
            'node_command', 'NodeProcess', 'process_cpu_s', 'process_tree', 'ros_arguments',
            'sha256_of', 'SOURCE_ROOT', 'status_kib', 'tree_cpu_s', 'tree_rss_mb']
 __getattr__ = lazy_face(__name__, {
@@ -32,4 +34,5 @@ __getattr__ = lazy_face(__name__, {
               'default_model_repository', 'MODEL_REPOSITORY_ENV', 'SOURCE_ROOT'),
     'processes': ('die_with_parent', 'free_ports', 'node_command', 'NodeProcess', 'process_cpu_s',
                   'process_tree', 'ros_arguments', 'status_kib', 'tree_cpu_s', 'tree_rss_mb'),
+    'shared_libraries': ('missing_library_cause',),
 })

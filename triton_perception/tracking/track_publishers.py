@@ -8,12 +8,13 @@ Detection3D.id carry the track id.
 """
 from __future__ import annotations
 
+import importlib
 import itertools
 import math
 import os
+from types import ModuleType
 from typing import Callable
 
-from autoware_perception_msgs.msg import TrackedObjects
 import numpy as np
 from numpy.typing import NDArray
 from rclpy.node import Node
@@ -27,10 +28,28 @@ from triton_perception.parameters import DetectionSettings
 from triton_perception.tracking.camera_tracking import (CameraTracking, FrameTracks,
                                                         motion_settings, tracker_settings)
 from triton_perception.tracking.ground_motion import Pose2D
-from triton_perception.tracking.track_messages import (track_markers_message, tracked_object,
-                                                       tracked_objects_message)
+from triton_perception.tracking.track_markers import track_markers_message
 
 OFF = 'off (tracking is false)'
+NO_TRACK_MESSAGES = (
+    'detections/tracks is off: autoware_perception_msgs is not installed (sudo apt install '
+    'ros-$ROS_DISTRO-autoware-perception-msgs); track ids, detections/tracks/markers and '
+    'everything else are published')
+
+
+def track_messages() -> ModuleType | None:
+    """
+    Return the TrackedObjects builders (tracking/track_messages.py), or None.
+
+    None where autoware_perception_msgs is not installed: it is the one message package a
+    planner needs and nothing else in the node does, so a machine without it still tracks.
+    """
+    try:
+        return importlib.import_module('triton_perception.tracking.track_messages')
+    except ModuleNotFoundError as error:
+        if (error.name or '').split('.')[0] != 'autoware_perception_msgs':
+            raise
+        return None
 
 
 def stamp_seconds(header: Header) -> float:
@@ -64,7 +83,11 @@ class DetectionTracking:
         self._fixed_frames: dict[str, str] = {}
         self._ids = itertools.count(1)
         self._session = os.urandom(8)
-        self._tracks = node.create_publisher(TrackedObjects, 'detections/tracks', qos)
+        self._messages = track_messages()
+        self._tracks = None if self._messages is None else node.create_publisher(
+            self._messages.TrackedObjects, 'detections/tracks', qos)
+        if self._messages is None:
+            node.get_logger().warning(NO_TRACK_MESSAGES)
         self._markers = node.create_publisher(MarkerArray, 'detections/tracks/markers', qos)
 
     def process(self, header: Header, detections: NDArray[np.float32]) -> list[str] | None:
@@ -114,7 +137,9 @@ class DetectionTracking:
         to build and 0.5 ms to serialize per frame (docs/performance.md), and the markers are
         for rviz only.
         """
-        want_tracks = self._tracks.get_subscription_count() > 0
+        messages, publisher = self._messages, self._tracks
+        if publisher is not None and publisher.get_subscription_count() == 0:
+            publisher = None
         want_markers = self._markers.get_subscription_count() > 0
         objects, marked = [], []
         nearest = (math.inf, '')
@@ -122,16 +147,16 @@ class DetectionTracking:
             if not track_id or ground is None:
                 continue
             nearest = min(nearest, (ground.time_to_collision, track_id))
-            if not (want_tracks or want_markers):
+            if publisher is None and not want_markers:
                 continue
             name = class_name(self._labels, int(detections[row, 5]))
-            if want_tracks:
-                objects.append(tracked_object(self._session, track_id, name,
-                                              float(detections[row, 4]), ground,
-                                              tracks.widths[row], tracks.heights[row], absolute))
+            if publisher is not None and messages is not None:
+                objects.append(messages.tracked_object(
+                    self._session, track_id, name, float(detections[row, 4]), ground,
+                    tracks.widths[row], tracks.heights[row], absolute))
             marked.append((track_id, name, ground))
-        if want_tracks:
-            self._tracks.publish(tracked_objects_message(header, objects))
+        if publisher is not None and messages is not None:
+            publisher.publish(messages.tracked_objects_message(header, objects))
         if want_markers:
             self._markers.publish(track_markers_message(header, marked))
         self.nearest_collision = (f'{nearest[0]:.2f} s (track {nearest[1]})'

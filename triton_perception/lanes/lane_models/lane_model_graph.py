@@ -19,7 +19,8 @@ import onnx
 from onnx import helper, TensorProto
 
 from triton_perception.graphs import (add_compact_maps, add_frame_input, check_single_input,
-                                      FRAME_DIMS, FRAME_INPUT, GraphBuilder, save_graph)
+                                      FRAME_DIMS, FRAME_INPUT, GraphBuilder, make_model,
+                                      save_graph)
 from triton_perception.lanes.lane_models.spec import LaneModel, Preprocessing
 
 IMAGENET_MEAN = (0.485, 0.456, 0.406)
@@ -128,8 +129,7 @@ def build_input_graph(destination: Path, output_name: str, output_dims: list[int
     (with or without the batch dimension).
     """
     height, width = output_dims[-2:]
-    model = helper.make_model(helper.make_graph([], 'lane_input', [], []),
-                              opset_imports=[helper.make_opsetid('', INPUT_GRAPH_OPSET)])
+    model = make_model(helper.make_graph([], 'lane_input', [], []), INPUT_GRAPH_OPSET)
     graph = GraphBuilder(model, 'lane_input')
     image = graph.input(FRAME_INPUT, TensorProto.UINT8, FRAME_DIMS)
     batched = output_name if len(output_dims) == 4 else f'{output_name}/batched'
