@@ -25,6 +25,8 @@ setup(
     name=PACKAGE,
     version='0.1.0',
     packages=find_packages(exclude=['test']),
+    # Each folder's face is its __init__.pyi, which the package reads at run time (faces.py).
+    package_data={'': ['*.pyi']},
     data_files=[
         ('share/ament_index/resource_index/packages', [f'resource/{PACKAGE}']),
         (f'share/{PACKAGE}', ['package.xml']),

@@ -124,6 +124,7 @@ def test_package_data_lands_where_ros2_run_and_launch_look(tmp_path: Path) -> No
                 'share/triton_perception/rosdep/constraints.txt']
     for path in expected:
         assert path in data, path
+    assert 'triton_perception/graphs/__init__.pyi' in names, 'the faces are not shipped'
     assert not [name for name in data if name.endswith(('.onnx', '.plan'))], 'weights shipped'
 
 

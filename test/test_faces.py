@@ -1,12 +1,12 @@
 """
 Every folder has a public face, and other folders use nothing else of it.
 
-Each folder's `__init__.py` says what other folders may use: its `__all__`, where each name is
-defined (the `lazy_face` table, or imports for the folders imported whole) and the same names
-for type checkers. A module that imports a name from deeper inside another folder, or a name the
-face does not export, fails here, as does a face that holds code of its own. Within a folder,
-modules import each other directly. Read with `ast`; the faces are also imported to check that
-every exported name exists.
+Each folder's `__init__.pyi` lists what other folders may use, once: one re-export line per
+name from the folder's own modules. Its `__init__.py` is the docstring and the one line that
+makes the lazy face from that stub (faces.py). A module that imports a name from deeper
+inside another folder, or a name the face does not export, fails here, as does a face that
+holds code of its own. Within a folder, modules import each other directly. Read with `ast`;
+the faces are also imported to check that every exported name exists.
 """
 from __future__ import annotations
 
@@ -17,12 +17,15 @@ from pathlib import Path
 import pytest
 
 from conftest import REPO
+from triton_perception.faces import face_exports
 
 PACKAGE = REPO / 'triton_perception'
 FOLDERS = sorted(path.name for path in PACKAGE.iterdir() if (path / '__init__.py').is_file())
+FACES = sorted(path.parent for path in PACKAGE.rglob('__init__.py') if path.parent != PACKAGE)
 # What the package's own files and the launch files import; tests may reach inside folders.
 SOURCES = [path for path in sorted(PACKAGE.rglob('*.py')) if path.name != '__init__.py'] + \
     sorted((REPO / 'launch').glob('*.py'))
+LOADER = '__getattr__, __dir__, __all__ = lazy_face(__name__, __file__)'
 
 
 def own_folder(path: Path) -> str | None:
@@ -33,63 +36,46 @@ def own_folder(path: Path) -> str | None:
     return parts[0] if len(parts) > 1 else None
 
 
-def face(folder: str) -> ast.Module:
-    """Return the parsed `__init__.py` of a folder."""
-    return ast.parse((PACKAGE / folder / '__init__.py').read_text())
-
-
 def declared_all(folder: str) -> list[str]:
-    """Return the literal `__all__` of a folder's face."""
-    for node in face(folder).body:
-        if isinstance(node, ast.Assign) and any(
-                isinstance(target, ast.Name) and target.id == '__all__' for target in node.targets):
-            return list(ast.literal_eval(node.value))
-    return []
+    """Return the names a folder's face exports, from its stub."""
+    return list(face_exports(PACKAGE / folder / '__init__.pyi'))
+
+
+def dotted(face: Path) -> str:
+    """Return the module name of a face's folder."""
+    return '.'.join(face.relative_to(REPO).parts)
 
 
 def test_every_folder_exports_its_public_names() -> None:
-    """Each face has an `__all__`, and every name in it can be taken from the folder."""
-    for folder in FOLDERS:
-        names = declared_all(folder)
-        assert names, f'{folder}/__init__.py exports nothing (__all__)'
-        module = importlib.import_module(f'triton_perception.{folder}')
+    """Each face exports something, and every name in it can be taken from the folder."""
+    for face in FACES:
+        names = list(face_exports(face / '__init__.pyi'))
+        assert names, f'{face}/__init__.pyi exports nothing'
+        module = importlib.import_module(dotted(face))
+        assert module.__all__ == names
         for name in names:
-            assert getattr(module, name) is not None, (folder, name)
+            assert getattr(module, name) is not None, (face, name)
 
 
 @pytest.mark.parametrize('folder', FOLDERS)
-def test_a_face_holds_no_code_and_names_each_export_once_for_type_checkers(folder: str) -> None:
-    """Docstring, imports, `__all__` and the lazy table only; the three lists agree."""
-    typed: set[str] = set()
-    table: set[str] = set()
-    for node in face(folder).body:
-        if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant):
-            continue  # the docstring
-        if isinstance(node, ast.ImportFrom):
-            if node.module and node.module.startswith(f'triton_perception.{folder}.') \
-                    and node.module != 'triton_perception.system.faces':  # the face loader
-                typed.update(alias.asname or alias.name for alias in node.names)
-            continue
-        if isinstance(node, ast.If) and isinstance(node.test, ast.Name) \
-                and node.test.id == 'TYPE_CHECKING':
-            for statement in node.body:
-                assert isinstance(statement, ast.ImportFrom), (folder, ast.dump(statement))
-                typed.update(alias.asname or alias.name for alias in statement.names)
-            continue
-        assert isinstance(node, ast.Assign), \
-            f'{folder}/__init__.py holds code: line {node.lineno}'
-        target = node.targets[0]
-        assert isinstance(target, ast.Name) and target.id in ('__all__', '__getattr__'), \
-            f'{folder}/__init__.py line {node.lineno}'
-        if target.id == '__getattr__':
-            assert isinstance(node.value, ast.Call) and isinstance(node.value.args[1], ast.Dict)
-            for names in node.value.args[1].values:
-                table.update(ast.literal_eval(names))
-    exported = set(declared_all(folder))
-    assert typed == exported, f'{folder}: imported for type checkers but not exported, or ' \
-        f'the other way round: {sorted(typed ^ exported)}'
-    assert not table or table == exported, f'{folder}: lazy table and __all__ differ: ' \
-        f'{sorted(table ^ exported)}'
+def test_a_face_holds_no_code_and_lists_each_export_once(folder: str) -> None:
+    """`__init__.py`: docstring and loader; `__init__.pyi`: one `NAME as NAME` line a name."""
+    for face in [PACKAGE / folder, *[path.parent for path in (PACKAGE / folder).glob(
+            '*/__init__.py')]]:
+        init = ast.parse((face / '__init__.py').read_text(encoding='utf-8'))
+        assert isinstance(init.body[0], ast.Expr) and isinstance(init.body[0].value,
+                                                                 ast.Constant), face
+        assert [ast.unparse(node) for node in init.body[1:]] == [
+            'from triton_perception.faces import lazy_face', LOADER], face
+        seen: list[str] = []
+        stub = ast.parse((face / '__init__.pyi').read_text(encoding='utf-8'))
+        for node in stub.body[1:]:
+            assert isinstance(node, ast.ImportFrom) and node.module, (face, ast.dump(node))
+            assert node.module.startswith(dotted(face) + '.'), (face, node.module)
+            for alias in node.names:
+                assert alias.asname == alias.name, f'{face}: {alias.name} is not re-exported'
+                seen.append(alias.name)
+        assert len(seen) == len(set(seen)), f'{face}: a name listed twice'
 
 
 def test_other_folders_import_only_through_faces() -> None:

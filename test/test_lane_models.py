@@ -22,7 +22,7 @@ from lane_model_fixtures import (constant_model, Curve, laneatt_rows, segmentati
                                  ufld_v1_output, ufld_v2_outputs)
 from triton_perception.bench.references import onnx_model
 from triton_perception.frames.frame_preprocessing import cropped_top_rows
-from triton_perception.graphs.frame_input import FRAME_INPUT
+from triton_perception.graphs.contracts import FRAME_INPUT
 from triton_perception.lanes.lane_geometry import LaneResult
 from triton_perception.lanes.lane_models.decode import decode_lanes, DecodeSettings
 from triton_perception.lanes.lane_models.layouts import LaneLayoutError

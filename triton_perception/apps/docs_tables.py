@@ -9,12 +9,12 @@ test/test_docs.py) fails when a committed page differs from what the code says n
 """
 from __future__ import annotations
 
-import ast
 import json
 from pathlib import Path
 import re
 import sys
 
+from triton_perception.faces import face_exports
 from triton_perception.parameters import (COMMON, DETECTION, GROUND, HEALTH, LANES, OVERLAY,
                                           ParameterSpec, ParameterValue)
 from triton_perception.pipeline import ARGUMENTS, BOOLEAN
@@ -71,17 +71,11 @@ def launch_table() -> str:
 
 
 def faces_table(package: Path = Path(__file__).resolve().parents[1]) -> str:
-    """Return a markdown table of what each folder exports (its face's `__all__`)."""
+    """Return a markdown table of what each folder exports (its face's stub)."""
     lines = ['| folder | exports |', '| --- | --- |']
-    for init in sorted(package.glob('*/__init__.py')):
-        exported: list[str] = []
-        for node in ast.parse(init.read_text(encoding='utf-8')).body:
-            if isinstance(node, ast.Assign) and any(isinstance(target, ast.Name)
-                                                    and target.id == '__all__'
-                                                    for target in node.targets):
-                exported = ast.literal_eval(node.value)
-        names = ', '.join(f'`{name}`' for name in sorted(exported, key=str.lower))
-        lines.append(f'| `{init.parent.name}/` | {names} |')
+    for stub in sorted(package.glob('*/__init__.pyi')):
+        names = ', '.join(f'`{name}`' for name in sorted(face_exports(stub), key=str.lower))
+        lines.append(f'| `{stub.parent.name}/` | {names} |')
     return '\n'.join(lines) + '\n'
 
 

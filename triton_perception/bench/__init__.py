@@ -20,33 +20,7 @@ measures the nodes' own CPU, memory and latency against a bare floor node on con
 Nothing is imported here: the floor node runs as `python -m triton_perception.bench.floor_node`,
 which imports this package first, and must not pay for the bench's imports (onnxruntime, the
 references, tracking) in its memory. Import from the modules.
-Imports: `frames/`, `graphs/`, `health/`, `lanes/`, `models/`, `nodes/`, `outputs/`, `parameters/`,
-`pipeline/`, `qos.py`, `serving/`, `system/`, `tracking/`.
 """
-from __future__ import annotations
+from triton_perception.faces import lazy_face
 
-from typing import TYPE_CHECKING
-
-from triton_perception.system.faces import lazy_face
-
-if TYPE_CHECKING:
-    from triton_perception.bench.bench_schema import BenchRun, GlueReport
-    from triton_perception.bench.glue import GlueSettings, run_glue
-    from triton_perception.bench.glue_report import glue_table
-    from triton_perception.bench.process_memory import measure_all, memory_table
-    from triton_perception.bench.report import budget_table, markdown_table, steps_table
-    from triton_perception.bench.run import run_bench
-    from triton_perception.bench.settings import BenchError, BenchSettings, parse_cases
-
-__all__ = ['BenchError', 'BenchRun', 'BenchSettings', 'budget_table', 'glue_table', 'GlueReport',
-           'GlueSettings', 'markdown_table', 'measure_all', 'memory_table', 'parse_cases',
-           'run_bench', 'run_glue', 'steps_table']
-__getattr__ = lazy_face(__name__, {
-    'bench_schema': ('BenchRun', 'GlueReport'),
-    'glue': ('GlueSettings', 'run_glue'),
-    'glue_report': ('glue_table',),
-    'process_memory': ('measure_all', 'memory_table'),
-    'report': ('budget_table', 'markdown_table', 'steps_table'),
-    'run': ('run_bench',),
-    'settings': ('BenchError', 'BenchSettings', 'parse_cases'),
-})
+__getattr__, __dir__, __all__ = lazy_face(__name__, __file__)

@@ -37,10 +37,9 @@ import onnx
 from onnx import TensorProto
 
 from triton_perception.errors import TritonPerceptionError
-from triton_perception.graphs.frame_input import (add_letterbox, FRAME_DIMS, FRAME_INPUT,
-                                                  frame_pixels)
+from triton_perception.graphs.contracts import FRAME_DIMS, FRAME_INPUT, HEAD_LAYOUTS
+from triton_perception.graphs.frame_input import add_letterbox, frame_pixels
 from triton_perception.graphs.graph_editing import check_single_input, GraphBuilder, save_graph
-from triton_perception.graphs.head_layouts import HEAD_LAYOUTS
 
 # Candidates kept (by score) before NMS; TopK's K must be a constant below 3840 for TensorRT.
 PRE_NMS_TOP_K = 1000

@@ -22,9 +22,6 @@ from onnx import TensorProto
 from triton_perception.graphs.graph_editing import GraphBuilder
 
 PAD_VALUE = 114.0
-# The served graphs' frame input: its name in every model step and its symbolic dimensions.
-FRAME_INPUT = 'image'
-FRAME_DIMS: list[int | str] = ['height', 'width', 3]
 
 
 def _tensor(name: Any) -> str:

@@ -25,7 +25,8 @@ import numpy as np
 import onnx
 from onnx import TensorProto
 
-from triton_perception.graphs.frame_input import add_frame_input, FRAME_DIMS, FRAME_INPUT
+from triton_perception.graphs.contracts import FRAME_DIMS, FRAME_INPUT
+from triton_perception.graphs.frame_input import add_frame_input
 from triton_perception.graphs.graph_editing import check_single_input, GraphBuilder, save_graph
 
 MARGIN_SCALE = 16.0   # drivable margin steps per logit unit (+-7.9 logits fit in uint8)

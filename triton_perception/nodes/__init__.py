@@ -9,23 +9,7 @@ runs and stops on SIGINT and SIGTERM (node_process, also used by the bag tools a
 `triton-perception run`), ROS parameter declaration (ros_parameters) and DDS loss events
 (frame_losses). May import every domain folder below it; nothing imports nodes/ but bag/,
 bench/, the CLI and the executables.
-Imports: `frames/`, `ground/`, `health/`, `lanes/`, `models/`, `outputs/`, `parameters/`, `qos.py`,
-`serving/`, `system/`, `tracking/`.
 """
-from __future__ import annotations
+from triton_perception.faces import lazy_face
 
-from typing import TYPE_CHECKING
-
-from triton_perception.system.faces import lazy_face
-
-if TYPE_CHECKING:
-    from triton_perception.nodes.frame_losses import MESSAGE_INFO_AVAILABLE
-    from triton_perception.nodes.frame_reading import read_frame
-    from triton_perception.nodes.node_process import StopRequest
-
-__all__ = ['MESSAGE_INFO_AVAILABLE', 'read_frame', 'StopRequest']
-__getattr__ = lazy_face(__name__, {
-    'frame_losses': ('MESSAGE_INFO_AVAILABLE',),
-    'frame_reading': ('read_frame',),
-    'node_process': ('StopRequest',),
-})
+__getattr__, __dir__, __all__ = lazy_face(__name__, __file__)

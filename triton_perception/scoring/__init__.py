@@ -4,35 +4,7 @@ Accuracy against labels: label files read into arrays, and detection, tracking a
 Owns: COCO, MOTChallenge, CULane and TuSimple label readers (labels, with lane_labels, the label
 sets and the fields they parse) and their scores (detection, tracking, lanes, benchmark). No
 rclpy, no ROS messages.
-Imports: nothing of the package.
 """
-from __future__ import annotations
+from triton_perception.faces import lazy_face
 
-from typing import TYPE_CHECKING
-
-from triton_perception.system.faces import lazy_face
-
-if TYPE_CHECKING:
-    from triton_perception.scoring.benchmark import scoring_benchmark
-    from triton_perception.scoring.detection import (DetectionFigures, fraction,
-                                                     score_detections)
-    from triton_perception.scoring.label_sets import Labels
-    from triton_perception.scoring.labels import (DetectionLabels, LabelError, LaneLabels,
-                                                  read_labels, resolve_frames, TrackLabels)
-    from triton_perception.scoring.lanes import (CulaneFigures, score_culane, score_tusimple,
-                                                 TusimpleFigures)
-    from triton_perception.scoring.tracking import score_tracks, TrackingFigures
-
-__all__ = ['CulaneFigures', 'DetectionFigures', 'DetectionLabels', 'fraction', 'LabelError',
-           'Labels', 'LaneLabels', 'read_labels', 'resolve_frames', 'score_culane',
-           'score_detections', 'score_tracks', 'score_tusimple', 'scoring_benchmark',
-           'TrackingFigures', 'TrackLabels', 'TusimpleFigures']
-__getattr__ = lazy_face(__name__, {
-    'benchmark': ('scoring_benchmark',),
-    'detection': ('DetectionFigures', 'fraction', 'score_detections'),
-    'label_sets': ('Labels',),
-    'labels': ('DetectionLabels', 'LabelError', 'LaneLabels', 'read_labels', 'resolve_frames',
-               'TrackLabels'),
-    'lanes': ('CulaneFigures', 'score_culane', 'score_tusimple', 'TusimpleFigures'),
-    'tracking': ('score_tracks', 'TrackingFigures'),
-})
+__getattr__, __dir__, __all__ = lazy_face(__name__, __file__)

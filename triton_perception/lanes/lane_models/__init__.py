@@ -7,3 +7,6 @@ proposals (LaneATT), row anchors (Ultra-Fast-Lane-Detection v1 and v2) and segme
 (polylines in frame pixels, scores, ego sides, drivable area), so the lanes topic, the ground
 outputs, overlays and `bag evaluate` work unchanged whichever model is served.
 """
+from triton_perception.faces import lazy_face
+
+__getattr__, __dir__, __all__ = lazy_face(__name__, __file__)

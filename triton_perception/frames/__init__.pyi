@@ -1,0 +1,51 @@
+"""The public face of frames/: read by type checkers and by faces.lazy_face."""
+from triton_perception.frames.accounting import (
+    AccountingSnapshot as AccountingSnapshot,
+    Fate as Fate,
+    FrameAccounting as FrameAccounting,
+    FrameRejected as FrameRejected,
+    RequestTimes as RequestTimes,
+    STAGES as STAGES,
+)
+from triton_perception.frames.camera_topics import camera_info_sibling as camera_info_sibling
+from triton_perception.frames.diagnostics import (
+    camera_status_name as camera_status_name,
+    CAMERA_STATUS_PREFIX as CAMERA_STATUS_PREFIX,
+    FATES as FATES,
+    NodeCounts as NodeCounts,
+    NodeStatus as NodeStatus,
+    reason_key as reason_key,
+    stage_key as stage_key,
+    status_name as status_name,
+    TIMED_KEY as TIMED_KEY,
+)
+from triton_perception.frames.frame import Frame as Frame
+from triton_perception.frames.frame_preprocessing import (
+    cropped_top_rows as cropped_top_rows,
+    letterbox_geometry as letterbox_geometry,
+)
+from triton_perception.frames.frame_range import (
+    DEFAULT_MAX as DEFAULT_MAX,
+    DEFAULT_MIN as DEFAULT_MIN,
+    frame_range_of as frame_range_of,
+    FrameRange as FrameRange,
+    FrameRangeError as FrameRangeError,
+    parse_size as parse_size,
+    set_frame_range as set_frame_range,
+)
+from triton_perception.frames.image_conversion import (
+    check_compressed as check_compressed,
+    check_image as check_image,
+    compressed_to_rgb as compressed_to_rgb,
+    image_to_rgb as image_to_rgb,
+)
+from triton_perception.frames.serialized_images import (
+    read_compressed_image as read_compressed_image,
+    read_image as read_image,
+    ReadCompressedImage as ReadCompressedImage,
+    ReadImage as ReadImage,
+)
+from triton_perception.frames.transport_losses import (
+    publisher_sequence as publisher_sequence,
+    SequenceGapCounter as SequenceGapCounter,
+)

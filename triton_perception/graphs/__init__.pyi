@@ -1,0 +1,28 @@
+"""The public face of graphs/: read by type checkers and by faces.lazy_face."""
+from triton_perception.graphs.build import build_graph as build_graph
+from triton_perception.graphs.detection_graph import (
+    build_detection_graph as build_detection_graph,
+    HeadLayoutError as HeadLayoutError,
+    inspect_head as inspect_head,
+)
+from triton_perception.graphs.fingerprint import builder_fingerprint as builder_fingerprint
+from triton_perception.graphs.contracts import (
+    FRAME_DIMS as FRAME_DIMS,
+    FRAME_INPUT as FRAME_INPUT,
+    HEAD_LAYOUTS as HEAD_LAYOUTS,
+)
+from triton_perception.graphs.frame_input import add_frame_input as add_frame_input
+from triton_perception.graphs.graph_editing import (
+    check_single_input as check_single_input,
+    GraphBuilder as GraphBuilder,
+    save_graph as save_graph,
+)
+from triton_perception.graphs.lane_graph import add_compact_maps as add_compact_maps
+from triton_perception.graphs.onnx_target import (
+    GraphTargetError as GraphTargetError,
+    make_model as make_model,
+    MAX_IR_VERSION as MAX_IR_VERSION,
+    MAX_OPSET as MAX_OPSET,
+    ONNXRUNTIME_FLOOR as ONNXRUNTIME_FLOOR,
+    target_problems as target_problems,
+)

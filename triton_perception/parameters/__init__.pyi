@@ -1,0 +1,34 @@
+"""The public face of parameters/: read by type checkers and by faces.lazy_face."""
+from triton_perception.parameters.node_settings import (
+    DetectionSettings as DetectionSettings,
+    GroundSettings as GroundSettings,
+    HealthSettings as HealthSettings,
+    InferenceSettings as InferenceSettings,
+    LaneSettings as LaneSettings,
+    NodeSettings as NodeSettings,
+    OverlaySettings as OverlaySettings,
+    SettingsT as SettingsT,
+    TrackingSettings as TrackingSettings,
+)
+from triton_perception.parameters.specs import (
+    choice as choice,
+    flag as flag,
+    number as number,
+    ParameterError as ParameterError,
+    ParameterSpec as ParameterSpec,
+    ParameterValue as ParameterValue,
+    ParameterValues as ParameterValues,
+    specs_by_name as specs_by_name,
+    text as text,
+    validate_all as validate_all,
+)
+from triton_perception.parameters.tables import (
+    COMMON as COMMON,
+    DETECTION as DETECTION,
+    GROUND as GROUND,
+    HEALTH as HEALTH,
+    LANES as LANES,
+    OVERLAY as OVERLAY,
+    parse_class_filter as parse_class_filter,
+    TRACKING as TRACKING,
+)

@@ -1,0 +1,26 @@
+"""The public face of scoring/: read by type checkers and by faces.lazy_face."""
+from triton_perception.scoring.benchmark import scoring_benchmark as scoring_benchmark
+from triton_perception.scoring.detection import (
+    DetectionFigures as DetectionFigures,
+    fraction as fraction,
+    score_detections as score_detections,
+)
+from triton_perception.scoring.label_sets import Labels as Labels
+from triton_perception.scoring.labels import (
+    DetectionLabels as DetectionLabels,
+    LabelError as LabelError,
+    LaneLabels as LaneLabels,
+    read_labels as read_labels,
+    resolve_frames as resolve_frames,
+    TrackLabels as TrackLabels,
+)
+from triton_perception.scoring.lanes import (
+    CulaneFigures as CulaneFigures,
+    score_culane as score_culane,
+    score_tusimple as score_tusimple,
+    TusimpleFigures as TusimpleFigures,
+)
+from triton_perception.scoring.tracking import (
+    score_tracks as score_tracks,
+    TrackingFigures as TrackingFigures,
+)

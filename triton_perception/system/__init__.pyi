@@ -1,0 +1,26 @@
+"""The public face of system/: read by type checkers and by faces.lazy_face."""
+from triton_perception.system.checksums import sha256_of as sha256_of
+from triton_perception.system.paths import (
+    CLIP_HINT as CLIP_HINT,
+    config_file as config_file,
+    dds_profile_environment as dds_profile_environment,
+    DEFAULT_CLIP as DEFAULT_CLIP,
+    default_model_repository as default_model_repository,
+    MODEL_REPOSITORY_ENV as MODEL_REPOSITORY_ENV,
+    SOURCE_ROOT as SOURCE_ROOT,
+)
+from triton_perception.system.processes import (
+    die_with_parent as die_with_parent,
+    free_ports as free_ports,
+    node_command as node_command,
+    NodeProcess as NodeProcess,
+    process_cpu_s as process_cpu_s,
+    process_tree as process_tree,
+    ros_arguments as ros_arguments,
+    status_kib as status_kib,
+    tree_cpu_s as tree_cpu_s,
+    tree_rss_mb as tree_rss_mb,
+)
+from triton_perception.system.shared_libraries import (
+    missing_library_cause as missing_library_cause,
+)
