@@ -18,13 +18,24 @@ from pathlib import Path
 import sys
 from typing import Any, Callable
 
+PACKAGE = Path(__file__).resolve().parent
+
 
 def face_exports(stub: Path) -> dict[str, str]:
-    """Return {name: module} of a face's stub, in the stub's order."""
+    """
+    Return {name: module} of a face's stub, in the stub's order.
+
+    `from triton_perception.FOLDER.SUB import *` takes every name of the subfolder's own face
+    (a stub's `import *` re-exports them all), so a name is still written in one place.
+    """
     exports: dict[str, str] = {}
     for node in ast.parse(stub.read_text(encoding='utf-8')).body:
         if isinstance(node, ast.ImportFrom) and node.module:
-            exports.update((alias.asname or alias.name, node.module) for alias in node.names)
+            if [alias.name for alias in node.names] == ['*']:
+                subface = PACKAGE.joinpath(*node.module.split('.')[1:], '__init__.pyi')
+                exports.update(dict.fromkeys(face_exports(subface), node.module))
+            else:
+                exports.update((alias.asname or alias.name, node.module) for alias in node.names)
     return exports
 
 
