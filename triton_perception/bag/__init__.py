@@ -5,7 +5,7 @@ rosbag2 tools without a ROS install: make camera bags from media, play them, rec
 inspected anywhere; ``play`` and ``record`` need rclpy. Nothing is imported here, so
 importing one module never pulls in ROS or OpenCV for another.
 Imports: `frames/`, `ground/`, `models/`, `nodes/`, `outputs/`, `pipeline/`, `qos.py`, `scoring/`,
-`serving/`, `system/`.
+`serving/`, `system/`, `tracking/`.
 """
 from __future__ import annotations
 

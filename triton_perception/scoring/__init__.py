@@ -19,20 +19,23 @@ if TYPE_CHECKING:
     from triton_perception.scoring.label_sets import Labels
     from triton_perception.scoring.labels import (DetectionLabels, LabelError, LaneLabels,
                                                   read_labels, resolve_frames, TrackLabels)
-    from triton_perception.scoring.lanes import (CulaneFigures, score_culane, score_tusimple,
+    from triton_perception.scoring.lanes import (culane_lane_width, culane_pairs, CulaneFigures,
+                                                 f1_of, score_culane, score_tusimple,
                                                  TusimpleFigures)
     from triton_perception.scoring.tracking import score_tracks, TrackingFigures
 
-__all__ = ['CulaneFigures', 'DetectionFigures', 'DetectionLabels', 'fraction', 'LabelError',
-           'Labels', 'LaneLabels', 'read_labels', 'resolve_frames', 'score_culane',
-           'score_detections', 'score_tracks', 'score_tusimple', 'scoring_benchmark',
-           'TrackingFigures', 'TrackLabels', 'TusimpleFigures']
+__all__ = ['culane_lane_width', 'culane_pairs', 'CulaneFigures', 'DetectionFigures',
+           'DetectionLabels', 'f1_of', 'fraction', 'LabelError', 'Labels', 'LaneLabels',
+           'read_labels', 'resolve_frames', 'score_culane', 'score_detections', 'score_tracks',
+           'score_tusimple', 'scoring_benchmark', 'TrackingFigures', 'TrackLabels',
+           'TusimpleFigures']
 __getattr__ = lazy_face(__name__, {
     'benchmark': ('scoring_benchmark',),
     'detection': ('DetectionFigures', 'fraction', 'score_detections'),
     'label_sets': ('Labels',),
     'labels': ('DetectionLabels', 'LabelError', 'LaneLabels', 'read_labels', 'resolve_frames',
                'TrackLabels'),
-    'lanes': ('CulaneFigures', 'score_culane', 'score_tusimple', 'TusimpleFigures'),
+    'lanes': ('culane_lane_width', 'culane_pairs', 'CulaneFigures', 'f1_of', 'score_culane',
+              'score_tusimple', 'TusimpleFigures'),
     'tracking': ('score_tracks', 'TrackingFigures'),
 })

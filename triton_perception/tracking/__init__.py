@@ -14,12 +14,15 @@ from typing import TYPE_CHECKING
 from triton_perception.system.faces import lazy_face
 
 if TYPE_CHECKING:
+    from triton_perception.tracking.association import iou_matrix, match
     from triton_perception.tracking.track_publishers import DetectionTracking
     from triton_perception.tracking.tracking_benchmark import (tracking_line, tracking_update_ms,
                                                                TrackingTiming)
 
-__all__ = ['DetectionTracking', 'tracking_line', 'tracking_update_ms', 'TrackingTiming']
+__all__ = ['DetectionTracking', 'iou_matrix', 'match', 'tracking_line', 'tracking_update_ms',
+           'TrackingTiming']
 __getattr__ = lazy_face(__name__, {
+    'association': ('iou_matrix', 'match'),
     'track_publishers': ('DetectionTracking',),
     'tracking_benchmark': ('tracking_line', 'tracking_update_ms', 'TrackingTiming'),
 })
