@@ -40,7 +40,7 @@ class DriveJob(Protocol):
 
     @property
     def output(self) -> Path:
-        """The drive's output folder, where its attempts are counted."""
+        """Return the drive's output folder, where its attempts are counted."""
 
 
 Job = TypeVar('Job', bound=DriveJob)
