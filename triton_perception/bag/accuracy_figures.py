@@ -101,6 +101,47 @@ def chart(series: Sequence[tuple[str, NDArray[np.float64], NDArray[np.float64]]]
     return image
 
 
+Drawing = tuple[tuple[int, int, int], dict[int, dict[str, Any]]]  # colour, stamp -> drawn
+
+
+def drawn_frames(bag: Path, topic: str, stamps: list[int],
+                 panels: Sequence[Sequence[Drawing]]) -> dict[int, list[NDArray[np.uint8]]]:
+    """
+    Return, per frame of `stamps` found in `bag`, one tile per panel with its drawings on it.
+
+    Each drawing maps a stamp to {'boxes': [N, >=4], 'lanes': [[P, 2], ...]} in one colour.
+    """
+    wanted = set(stamps)
+    tiles: dict[int, list[NDArray[np.uint8]]] = {}
+    for image in read_images(bag, topic):
+        if image.header_stamp_ns not in wanted:
+            continue
+        tiles[image.header_stamp_ns] = []
+        for panel in panels:
+            rgb = image.rgb.copy()
+            for colour, drawn in panel:
+                shapes = drawn.get(image.header_stamp_ns, {})
+                for box in shapes.get('boxes', np.zeros((0, 4))):
+                    cv2.rectangle(rgb, (int(box[0]), int(box[1])), (int(box[2]), int(box[3])),
+                                  colour, 2)
+                for lane in shapes.get('lanes', []):
+                    cv2.polylines(rgb, [np.round(lane).astype(np.int32).reshape(-1, 1, 2)],
+                                  False, colour, 3, cv2.LINE_AA)
+            tile = cv2.resize(rgb, SHEET_TILE, interpolation=cv2.INTER_AREA).astype(np.uint8)
+            cv2.putText(tile, str(image.header_stamp_ns), (6, 18), cv2.FONT_HERSHEY_SIMPLEX, 0.5,
+                        (255, 255, 255), 1, cv2.LINE_AA)
+            tiles[image.header_stamp_ns].append(tile)
+    return tiles
+
+
+def sheet(tiles: list[NDArray[np.uint8]], columns: int) -> NDArray[np.uint8]:
+    """Tile images of one size in rows of `columns`, the last row filled with black."""
+    blank = np.zeros_like(tiles[0])
+    rows = [np.hstack((tiles[start:start + columns] + [blank] * columns)[:columns])
+            for start in range(0, len(tiles), columns)]
+    return np.vstack(rows)
+
+
 def worst_frame_sheet(bag: Path, topic: str, stamps: list[int],
                       truth: dict[int, dict[str, Any]], outputs: dict[int, dict[str, Any]]
                       ) -> NDArray[np.uint8] | None:
@@ -109,32 +150,11 @@ def worst_frame_sheet(bag: Path, topic: str, stamps: list[int],
 
     `truth` and `outputs` map a stamp to {'boxes': [N, >=4], 'lanes': [[P, 2], ...]}.
     """
-    wanted = set(stamps)
-    tiles = {}
-    for image in read_images(bag, topic):
-        if image.header_stamp_ns not in wanted:
-            continue
-        rgb = image.rgb.copy()
-        for colour, drawn in ((LABEL_COLOUR, truth.get(image.header_stamp_ns, {})),
-                              (OUTPUT_COLOUR, outputs.get(image.header_stamp_ns, {}))):
-            for box in drawn.get('boxes', np.zeros((0, 4))):
-                cv2.rectangle(rgb, (int(box[0]), int(box[1])), (int(box[2]), int(box[3])),
-                              colour, 2)
-            for lane in drawn.get('lanes', []):
-                cv2.polylines(rgb, [np.round(lane).astype(np.int32).reshape(-1, 1, 2)], False,
-                              colour, 3, cv2.LINE_AA)
-        tile = cv2.resize(rgb, SHEET_TILE, interpolation=cv2.INTER_AREA)
-        cv2.putText(tile, str(image.header_stamp_ns), (6, 18), cv2.FONT_HERSHEY_SIMPLEX, 0.5,
-                    (255, 255, 255), 1, cv2.LINE_AA)
-        tiles[image.header_stamp_ns] = tile
-    ordered = [tiles[stamp] for stamp in stamps if stamp in tiles]
+    tiles = drawn_frames(bag, topic, stamps, [[(LABEL_COLOUR, truth), (OUTPUT_COLOUR, outputs)]])
+    ordered = [tiles[stamp][0] for stamp in stamps if stamp in tiles]
     if not ordered:
         return None
-    columns = min(3, len(ordered))
-    blank = np.zeros_like(ordered[0])
-    rows = [np.hstack((ordered[start:start + columns] + [blank] * columns)[:columns])
-            for start in range(0, len(ordered), columns)]
-    return np.vstack(rows)
+    return sheet(ordered, min(3, len(ordered)))
 
 
 def save_rgb(path: Path, rgb: NDArray[np.uint8]) -> None:

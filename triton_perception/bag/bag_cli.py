@@ -143,7 +143,9 @@ def command_evaluate(arguments: argparse.Namespace) -> int:
         labels=tuple(arguments.labels), criteria=arguments.criteria,
         lanes_scored=arguments.lanes_scored,
         lane_rows_from_labels=arguments.lane_rows_from_labels,
-        sparse_tracks=arguments.sparse_track_labels)
+        sparse_tracks=arguments.sparse_track_labels,
+        change_thresholds=tuple(arguments.change_threshold),
+        export_changed=_export_changed(arguments.export_changed))
     bags = drive_bags(arguments.bag)
     if bags is not None:
         drives = evaluate_drives(settings, bags, _progress, arguments.workers,
@@ -151,15 +153,18 @@ def command_evaluate(arguments: argparse.Namespace) -> int:
         print(drives_markdown(drives))
         _progress(f'report: {arguments.output / "report.md"} and report.json; each drive\'s in '
                   f'{arguments.output}/<drive>/')
-        return 1 if any(not part.get('criteria', {}).get('passed', True) or 'failed' in part
-                        for part in (drives, *drives['drives'].values())) else 0
+        changed = drives.get('comparison', {}).get('flagged')
+        return 1 if changed or any(not part.get('criteria', {}).get('passed', True)
+                                   or 'failed' in part
+                                   for part in (drives, *drives['drives'].values())) else 0
     report = evaluate(settings, log=_progress)
     print(report_markdown(report))
     _progress(f'report: {arguments.output / "report.md"} and report.json')
     unaccounted = [node for node, figures in report['nodes'].items() if not figures['accounted']]
     if unaccounted:
         _progress(f'frames not accounted for by {", ".join(unaccounted)}: see the report')
-    regressed = report.get('comparison', {}).get('regressions')
+    comparison = report.get('comparison', {})
+    regressed = comparison.get('regressions') or comparison.get('runs', {}).get('flagged')
     return 1 if regressed or unaccounted or _criteria_failed(report) else 0
 
 
@@ -186,6 +191,56 @@ def command_score(arguments: argparse.Namespace) -> int:
     print(report_markdown(report))
     _progress(f'report: {arguments.output / "report.md"} and report.json')
     return 1 if _criteria_failed(report) else 0
+
+
+def command_compare(arguments: argparse.Namespace) -> int:
+    """Run `bag compare`: two evaluations paired frame by frame; 1 when a change is flagged."""
+    from triton_perception.bag.compare import compare, CompareOptions  # noqa: PLC0415
+    from triton_perception.bag.figures import detection_labels  # noqa: PLC0415
+
+    options = CompareOptions(dict(arguments.change_threshold),
+                             _export_changed(arguments.export_changed),
+                             detection_labels(arguments.params_file))
+    flagged, text = compare(arguments.old, arguments.new, arguments.output, options,
+                            arguments.workers, arguments.ray_address, _progress)
+    print(text)
+    if arguments.output:
+        _progress(f'report: {arguments.output / "report.md"} and comparison.json')
+    return 1 if flagged else 0
+
+
+def _export_changed(values: list[str] | None) -> tuple[int, Path] | None:
+    """Return --export-changed N DIR as (N, DIR), None when not given."""
+    if not values:
+        return None
+    return _positive_int(values[0]), Path(values[1])
+
+
+def _threshold(text: str) -> tuple[str, float]:
+    """Parse FIGURE=SHARE of --change-threshold (argparse type)."""
+    name, separator, value = text.partition('=')
+    try:
+        if not separator:
+            raise ValueError(text)
+        return name, float(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f'{text} is not FIGURE=SHARE, e.g. lanes=0.1') from None
+
+
+def _add_comparison_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument('--change-threshold', type=_threshold, action='append', default=[],
+                        metavar='FIGURE=SHARE',
+                        help='flag a figure (detection, identity, lanes, ego_lane, drivable_area) '
+                        'only when its whole 95 %% interval of agreement lies below 1 - SHARE; '
+                        'repeat for several (defaults in docs/bags.md)')
+    parser.add_argument('--export-changed', nargs=2, default=None, metavar=('N', 'DIR'),
+                        help='write the N frames where the runs disagree most to DIR as '
+                        'export-frames does, with both runs drawn side by side')
+
+
+def _add_params_file(parser: argparse.ArgumentParser, runs: str) -> None:
+    parser.add_argument('--params-file', type=Path, default=None,
+                        help=f'the parameters the {runs} ran with (for the class names)')
 
 
 def _add_scoring_arguments(parser: argparse.ArgumentParser) -> None:
@@ -308,6 +363,7 @@ def add_bag_commands(
     evaluate.add_argument('--process-layout', choices=['single', 'per_node'], default='single',
                           help='the nodes in one perception_process, or one process per node')
     _add_scoring_arguments(evaluate)
+    _add_comparison_arguments(evaluate)
     evaluate.set_defaults(run=command_evaluate)
 
     score = actions.add_parser('score', help="score an earlier evaluation's outputs against "
@@ -315,7 +371,21 @@ def add_bag_commands(
     score.add_argument('evaluation', type=Path, help='the --output directory of bag evaluate')
     score.add_argument('--output', type=Path, required=True,
                        help='directory for the new report.json and report.md')
-    score.add_argument('--params-file', type=Path, default=None,
-                       help='the parameters the evaluation ran with (for the class names)')
+    _add_params_file(score, 'evaluation')
     _add_scoring_arguments(score)
     score.set_defaults(run=command_score)
+
+    compare = actions.add_parser('compare', help='pair two evaluations frame by frame without '
+                                 'labels or Triton; exit 1 when a change is flagged')
+    compare.add_argument('old', type=Path, help='an earlier bag evaluate --output folder, or a '
+                         'folder of drives')
+    compare.add_argument('new', type=Path, help='the later one (the same drives)')
+    compare.add_argument('--output', type=Path, default=None,
+                         help='directory for comparison.json, report.md and the plots')
+    _add_params_file(compare, 'evaluations')
+    compare.add_argument('--workers', type=_positive_int, default=1,
+                         help='with folders of drives: compare this many at once, as Ray tasks')
+    compare.add_argument('--ray-address', default='',
+                         help='with folders of drives: run them as tasks on this Ray cluster')
+    _add_comparison_arguments(compare)
+    compare.set_defaults(run=command_compare)

@@ -22,7 +22,7 @@ from pathlib import Path
 import queue
 import shutil
 import time
-from typing import Callable
+from typing import Any, Callable, Generic, Protocol, TypeVar
 
 from triton_perception.bag.bag_format import BagError
 from triton_perception.bag.evaluation import evaluate, EvaluationSettings
@@ -35,12 +35,24 @@ MAX_RETRIES = 1
 DOMAINS = 100  # ROS domains 1..100, as the ROS documentation advises on Linux
 
 
+class DriveJob(Protocol):
+    """What a drive's task is given: at least the drive's output folder (OUT/<drive>/)."""
+
+    @property
+    def output(self) -> Path:
+        """Return the drive's output folder, where its attempts are counted."""
+
+
+Job = TypeVar('Job', bound=DriveJob)
+Result = TypeVar('Result')
+
+
 @dataclass(frozen=True)
-class DriveOutcome:
+class DriveOutcome(Generic[Result]):
     """One drive's result: its report, or the error that failed it, and Ray's attempts."""
 
     drive: str
-    report: ReplayReport | None
+    report: Result | None
     error: str
     attempts: int
 
@@ -70,9 +82,17 @@ def _attempts(output: Path) -> int:
 
 
 def run_on_ray(drives: dict[str, EvaluationSettings], workers: int, address: str,
-               log: Callable[[str], None]) -> dict[str, DriveOutcome]:
+               log: Callable[[str], None]) -> dict[str, DriveOutcome[ReplayReport]]:
+    """Replay each drive's settings as a Ray task and return every drive's outcome."""
+    return run_tasks(replay_drive, drives, workers, address, log)
+
+
+def run_tasks(task: Callable[[Job, int], Result], drives: dict[str, Job], workers: int,
+              address: str, log: Callable[[str], None]) -> dict[str, DriveOutcome[Result]]:
     """
-    Replay each drive's settings as a Ray task and return every drive's outcome.
+    Run `task(job, ros_domain_id)` for each drive's job as a Ray task; return every outcome.
+
+    `task` is a module-level function (Ray and the spawned driver pickle it by name).
 
     The Ray driver runs in a child process of its own (spawned, not forked): Ray leaves gRPC
     threads and fork handlers in the process that drives it, after which a later fork of that
@@ -82,11 +102,12 @@ def run_on_ray(drives: dict[str, EvaluationSettings], workers: int, address: str
     """
     context = multiprocessing.get_context('spawn')
     lines: multiprocessing.queues.Queue[str] = context.Queue()
-    results: multiprocessing.queues.Queue[dict[str, DriveOutcome] | BagError] = context.Queue()
-    driver = context.Process(target=_drive, args=(drives, workers, address, lines, results),
-                             name='ray-driver')
+    results: multiprocessing.queues.Queue[dict[str, DriveOutcome[Result]] | BagError] = \
+        context.Queue()
+    driver = context.Process(target=_drive, args=(task, drives, workers, address, lines,
+                                                  results), name='ray-driver')
     driver.start()
-    outcome: dict[str, DriveOutcome] | BagError | None = None
+    outcome: dict[str, DriveOutcome[Result]] | BagError | None = None
     while outcome is None:
         try:
             log(lines.get(timeout=0.5))
@@ -112,18 +133,19 @@ def run_on_ray(drives: dict[str, EvaluationSettings], workers: int, address: str
     return outcome
 
 
-def _drive(drives: dict[str, EvaluationSettings], workers: int, address: str,
-           lines: multiprocessing.queues.Queue[str],
-           results: multiprocessing.queues.Queue[dict[str, DriveOutcome] | BagError]) -> None:
+def _drive(task: Callable[[Job, int], Result], drives: dict[str, Job], workers: int,
+           address: str, lines: multiprocessing.queues.Queue[str],
+           results: multiprocessing.queues.Queue[dict[str, DriveOutcome[Result]] | BagError]
+           ) -> None:
     """Run the drives as the Ray driver process; put their outcomes (or the BagError)."""
     try:
-        results.put(_run_drives(drives, workers, address, lines.put))
+        results.put(_run_drives(task, drives, workers, address, lines.put))
     except BagError as error:
         results.put(error)
 
 
-def _run_drives(drives: dict[str, EvaluationSettings], workers: int, address: str,
-                log: Callable[[str], None]) -> dict[str, DriveOutcome]:
+def _run_drives(task: Callable[[Job, int], Result], drives: dict[str, Job], workers: int,
+                address: str, log: Callable[[str], None]) -> dict[str, DriveOutcome[Result]]:
     """Submit one Ray task per drive and wait for them all; return each drive's outcome."""
     address = address or os.environ.get('RAY_ADDRESS', '')
     if not address:
@@ -145,11 +167,11 @@ def _run_drives(drives: dict[str, EvaluationSettings], workers: int, address: st
     except (ConnectionError, RuntimeError, ValueError) as error:
         raise BagError(f'cannot start or reach Ray ({address or "local"}): {error}') from error
     log(f'{len(drives)} drives on Ray ({address or f"local, {workers} workers"})')
-    task = ray.remote(num_cpus=1, max_retries=MAX_RETRIES, retry_exceptions=False)(replay_drive)
+    remote = ray.remote(num_cpus=1, max_retries=MAX_RETRIES, retry_exceptions=False)(task)
     base = int(os.environ.get('ROS_DOMAIN_ID', '0'))
-    pending = {task.remote(settings, 1 + (base + number) % DOMAINS): name
+    pending = {remote.remote(settings, 1 + (base + number) % DOMAINS): name
                for number, (name, settings) in enumerate(drives.items())}
-    outcomes: dict[str, DriveOutcome] = {}
+    outcomes: dict[str, DriveOutcome[Result]] = {}
     started, frames = time.monotonic(), 0
     try:
         while pending:
@@ -159,7 +181,7 @@ def _run_drives(drives: dict[str, EvaluationSettings], workers: int, address: st
             try:
                 report = ray.get(done[0])
                 outcomes[name] = DriveOutcome(name, report, '', attempts)
-                frames += report['input']['frames']
+                frames += frames_of(report)
             except (ray.exceptions.RayTaskError, ray.exceptions.WorkerCrashedError,
                     ray.exceptions.RayError) as error:
                 cause = getattr(error, 'cause', None) or error
@@ -177,8 +199,21 @@ def _run_drives(drives: dict[str, EvaluationSettings], workers: int, address: st
     return outcomes
 
 
+def frames_of(result: Any) -> int:
+    """Return the frames a task's result covers: a replay's input frames, a comparison's."""
+    frames = result.get('input', result).get('frames', 0) if isinstance(result, dict) else 0
+    return frames if isinstance(frames, int) else 0
+
+
 def drive_settings(settings: EvaluationSettings, bag: Path,
                    labels: tuple[Path, ...]) -> EvaluationSettings:
-    """Return one drive's settings: its bag, OUT/<drive>/, its labels, no --expected."""
-    return replace(settings, bag=bag, output=settings.output / bag.name, expected=None,
-                   labels=labels)
+    """
+    Return one drive's settings: its bag, OUT/<drive>/, its labels.
+
+    Its --expected is the drive's folder in the earlier evaluation of the drives (PREVIOUS/<drive>/)
+    and its changed frames go to DIR/<drive>/, so each drive's pairing runs in its own task.
+    """
+    export = settings.export_changed
+    return replace(settings, bag=bag, output=settings.output / bag.name, labels=labels,
+                   expected=settings.expected / bag.name if settings.expected else None,
+                   export_changed=(export[0], export[1] / bag.name) if export else None)

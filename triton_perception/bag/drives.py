@@ -18,10 +18,12 @@ from triton_perception.bag.bag_format import BagError
 from triton_perception.bag.drive_tasks import drive_settings, DriveOutcome, run_on_ray
 from triton_perception.bag.evaluation import evaluate, EvaluationSettings
 from triton_perception.bag.figures import detection_labels
+from triton_perception.bag.fleet_comparison import fleet_comparison, fleet_markdown
 from triton_perception.bag.metric import AccuracySection, figure, ScoredDrive
 from triton_perception.bag.metric_registry import registered
 from triton_perception.bag.report_schema import (DriveEntry, DrivesReport, ReplayReport,
                                                  write_report_json)
+from triton_perception.bag.run_comparison import thresholds_of
 from triton_perception.scoring import LabelError
 from triton_perception.serving import ServerConfig, TritonServer
 from triton_perception.system import default_model_repository, free_ports
@@ -104,6 +106,8 @@ def _evaluate_all(settings: EvaluationSettings, bags: list[Path], log: Callable[
                 entry['accuracy'] = outcome.report['accuracy']
             if 'criteria' in outcome.report:
                 entry['criteria'] = outcome.report['criteria']
+            if 'runs' in outcome.report.get('comparison', {}):
+                entry['comparison'] = outcome.report['comparison']['runs']
         if outcome.attempts > 1:
             entry['attempts'] = outcome.attempts  # Ray ran it again after its worker died
         report['drives'][name] = entry
@@ -113,6 +117,11 @@ def _evaluate_all(settings: EvaluationSettings, bags: list[Path], log: Callable[
         floors = read_criteria(settings.criteria)['floors']
         report['criteria'] = check_criteria(report['accuracy'], {},
                                             {'floors': floors, 'frames': {}})
+    compared = {name: entry['comparison'] for name, entry in report['drives'].items()
+                if 'comparison' in entry}
+    if compared:
+        report['comparison'] = fleet_comparison(compared, thresholds_of(
+            dict(settings.change_thresholds)))
     settings.output.mkdir(parents=True, exist_ok=True)
     write_report_json(report, settings.output / 'report.json')
     (settings.output / 'report.md').write_text(drives_markdown(report), encoding='utf-8')
@@ -152,6 +161,10 @@ def drives_markdown(report: DrivesReport) -> str:
                             for kind, values in accuracy.items()
                             for name in summary_figures.get(kind, ()) if name in values)
         lines.append(f'- {title}: {figures or "no labels"}')
+    if 'comparison' in report:
+        lines += ['', *fleet_markdown(report['comparison'], {
+            name: drive['comparison'] for name, drive in report['drives'].items()
+            if 'comparison' in drive})]
     return '\n'.join(lines) + '\n'
 
 

@@ -31,9 +31,11 @@ from triton_perception.bag.camera_health_summary import CameraHealthFigures, Cam
 from triton_perception.bag.figures import (analyse_outputs, detection_labels, node_figures, NODES,
                                            regressions)
 from triton_perception.bag.frame_comparison import frame_comparison
+from triton_perception.bag.pair_evaluations import compare_evaluation, CompareOptions
 from triton_perception.bag.play import Lockstep, play_bag
 from triton_perception.bag.record import BagRecorder
 from triton_perception.bag.report_schema import read_report, ReplayReport
+from triton_perception.bag.run_comparison import report_file
 from triton_perception.frames import (camera_info_sibling, CAMERA_STATUS_PREFIX, NodeStatus,
                                       status_name)
 from triton_perception.pipeline import pipeline_plan, PipelinePlan, PipelineRunner
@@ -88,6 +90,9 @@ class EvaluationSettings:
     lanes_scored: str = 'all'          # or 'ego': the ego lane's two lines only
     lane_rows_from_labels: bool = False
     sparse_tracks: bool = False
+    # With `expected`: the runs paired frame by frame (bag/run_comparison.py).
+    change_thresholds: tuple[tuple[str, float], ...] = ()  # (figure, threshold) over defaults
+    export_changed: tuple[int, Path] | None = None         # the N most changed frames -> DIR
 
     def timing_mode(self) -> str:
         """Return the timing the replay runs with: 'lockstep' or 'recorded'."""
@@ -329,6 +334,12 @@ def replay(settings: EvaluationSettings, log: Callable[[str], None]) -> Replayed
                     bag_s=bag_duration_s(settings.bag))
 
 
+def compare_options(settings: EvaluationSettings) -> CompareOptions:
+    """Return how the runs are compared: thresholds, the export, the detector's classes."""
+    return CompareOptions(dict(settings.change_thresholds), settings.export_changed,
+                          detection_labels(settings.params_file))
+
+
 def unanswered(watch: DiagnosticsWatch, recorder: BagRecorder, frame: int,
                stamp_ns: int) -> list[str]:
     """
@@ -369,11 +380,13 @@ def evaluate(settings: EvaluationSettings, log: Callable[[str], None]) -> Replay
         report['camera_health'] = replayed.camera_health
     add_accuracy(report, settings.scoring(), log, settings.output)
     if settings.expected:
-        expected = read_report(Path(settings.expected))
+        expected = read_report(report_file(Path(settings.expected)))
         report['comparison'] = {
             'expected': str(settings.expected),
             'regressions': [*regressions(report, expected),
                             *accuracy_regressions(report, expected)],
-            'intervals': frame_comparison(report, expected, ACCURACY_TOLERANCE)}
+            'intervals': frame_comparison(report, expected, ACCURACY_TOLERANCE),
+            'runs': compare_evaluation(Path(settings.expected), report, settings.output,
+                                       compare_options(settings), log)}
     write_report(report, settings.output)
     return report

@@ -32,9 +32,12 @@ class ExportSummary:
 
 
 def export_frames(bag: Path, output: Path, *, topic: str = DEFAULT_TOPIC, every: int = 1,
-                  image_format: str = 'png', progress: Progress | None = None) -> ExportSummary:
+                  image_format: str = 'png', progress: Progress | None = None,
+                  stamps: set[int] | None = None) -> ExportSummary:
     """
     Write every `every`-th frame of `topic` to `output` and list them in `output/frames.json`.
+
+    With `stamps`, only the frames of those header stamps (ns) among them.
 
     PNG is lossless (what a labeller should see); 'jpg' (quality 95) is smaller. The directory
     may exist but must not hold a frames.json already, so an earlier export is never mixed in.
@@ -51,7 +54,7 @@ def export_frames(bag: Path, output: Path, *, topic: str = DEFAULT_TOPIC, every:
     entries = []
     index = -1
     for index, image in enumerate(read_images(bag, topic)):
-        if index % every:
+        if index % every or (stamps is not None and image.header_stamp_ns not in stamps):
             continue
         name = f'{image.header_stamp_ns}.{image_format}'
         if not cv2.imwrite(str(output / name), image.rgb[:, :, ::-1], FORMATS[image_format]):
@@ -59,8 +62,8 @@ def export_frames(bag: Path, output: Path, *, topic: str = DEFAULT_TOPIC, every:
         entries.append({'index': index, 'stamp_ns': image.header_stamp_ns, 'file': name})
         if progress and len(entries) % PROGRESS_EVERY == 0:
             progress(f'exported {len(entries)} frames (frame {index})')
-    stamps = [entry['stamp_ns'] for entry in entries]
-    if len(set(stamps)) != len(stamps):
+    written = [entry['stamp_ns'] for entry in entries]
+    if len(set(written)) != len(written):
         raise BagError(f'{topic} in {bag} has frames with the same header stamp: labels could '
                        'not say which frame they belong to')
     (output / FRAMES_FILE).write_text(json.dumps(

@@ -16,6 +16,7 @@ import yaml
 
 from triton_perception.bag.bag_format import typestore
 from triton_perception.bag.camera_health_summary import health_markdown
+from triton_perception.bag.comparison_report import runs_markdown
 from triton_perception.bag.frame_comparison import comparison_markdown
 from triton_perception.bag.metric import number
 from triton_perception.bag.report_schema import (DetectionOutputs, GroundFigures, LaneOutputs,
@@ -293,4 +294,6 @@ def markdown(report: ReplayReport) -> str:
                   + ('no regression.' if not comparison['regressions'] else 'REGRESSIONS:'), '']
         lines += [f'- {problem}' for problem in comparison['regressions']]
         lines += comparison_markdown(comparison.get('intervals', {}))
+        if 'runs' in comparison:
+            lines += ['', *runs_markdown(comparison['runs'])]
     return '\n'.join(lines) + '\n'

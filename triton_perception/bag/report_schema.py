@@ -121,12 +121,55 @@ class TrackingOutputs(TypedDict):
     new_tracks_per_s: float
 
 
-class Comparison(TypedDict):
+class ChangeFigure(TypedDict):
+    """One figure's mean agreement, its 95 % interval, the threshold and whether it is flagged."""
+
+    frames: int
+    agreement: float
+    interval: list[float]
+    threshold: float
+    flagged: bool
+
+
+class RunComparison(TypedDict):
+    """Two runs of one drive compared frame by frame (report.json's `comparison.runs`)."""
+
+    old: str
+    new: str
+    frames: int
+    figures: dict[str, ChangeFigure]
+    detection: dict[str, float]
+    per_class: dict[str, dict[str, int]]
+    tracking: dict[str, float]
+    lanes: dict[str, int]
+    unpaired: dict[str, int]
+    flagged: list[str]
+    changed_frames: list[list[float]]  # [stamp, score], most changed first
+    per_frame: dict[str, dict[str, float]]  # figure -> stamp (as JSON keys) -> agreement
+
+
+class FleetComparison(TypedDict):
+    """Drives of two runs compared: intervals over drives and over all frames, drives ranked."""
+
+    drives: int
+    over_drives: dict[str, ChangeFigure]
+    over_frames: dict[str, ChangeFigure]
+    changed_drives: list[tuple[str, float]]  # (drive, 1 - its lowest mean agreement)
+    flagged: list[str]
+
+
+class ComparedReports(TypedDict):
     """The comparison with an expected report: its path, the regressions, the frame intervals."""
 
     expected: str
     regressions: list[str]
     intervals: dict[str, FrameInterval]
+
+
+class Comparison(ComparedReports, total=False):
+    """With the expected run's outputs bag beside it: the two runs paired frame by frame."""
+
+    runs: RunComparison
 
 
 # report.json of one replay (`bag evaluate`, `bag score`). Always there: input, nodes, detection,
@@ -162,6 +205,7 @@ class DriveEntry(TypedDict, total=False):
     accuracy: dict[str, AccuracySection]
     criteria: CriteriaResult
     attempts: int
+    comparison: RunComparison
 
 
 class DrivesReport(TypedDict, total=False):
@@ -171,6 +215,7 @@ class DrivesReport(TypedDict, total=False):
     drives: dict[str, DriveEntry]
     accuracy: dict[str, AccuracySection]
     criteria: CriteriaResult
+    comparison: FleetComparison
 
 
 def write_report_json(report: ReplayReport | DrivesReport, path: Path) -> None:

@@ -15,7 +15,10 @@ from triton_perception.scoring.labels import (
     TrackLabels as TrackLabels,
 )
 from triton_perception.scoring.lanes import (
+    culane_lane_width as culane_lane_width,
+    culane_pairs as culane_pairs,
     CulaneFigures as CulaneFigures,
+    f1_of as f1_of,
     score_culane as score_culane,
     score_tusimple as score_tusimple,
     TusimpleFigures as TusimpleFigures,

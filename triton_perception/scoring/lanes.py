@@ -181,18 +181,26 @@ def culane_ious(truth: Sequence[Points], predicted: Sequence[Points],
     return ious
 
 
-def culane_counts(truth: Sequence[Points], predicted: Sequence[Points],
-                  frame_size: FrameSize, width: int,
-                  iou_threshold: float = CULANE_IOU) -> tuple[int, int, int]:
-    """Return one frame's (TP, FP, FN) by CULane's one-to-one matching of lanes."""
+def culane_pairs(truth: Sequence[Points], predicted: Sequence[Points],
+                 frame_size: FrameSize, width: int,
+                 iou_threshold: float = CULANE_IOU) -> list[tuple[int, int]]:
+    """Return the (truth, predicted) index pairs CULane's one-to-one matching counts as TP."""
     if not len(truth) or not len(predicted):
-        return 0, len(predicted), len(truth)
+        return []
     ious = culane_ious(truth, predicted, frame_size, width)
     # The tool gives a lane of fewer than two points no similarity to anything.
     ious[[len(lane) < 2 for lane in truth], :] = 0.0
     ious[:, [len(lane) < 2 for lane in predicted]] = 0.0
     rows, columns = linear_sum_assignment(ious, maximize=True)
-    true_positives = int(np.count_nonzero(ious[rows, columns] > iou_threshold))
+    return [(int(row), int(column)) for row, column in zip(rows, columns)
+            if ious[row, column] > iou_threshold]
+
+
+def culane_counts(truth: Sequence[Points], predicted: Sequence[Points],
+                  frame_size: FrameSize, width: int,
+                  iou_threshold: float = CULANE_IOU) -> tuple[int, int, int]:
+    """Return one frame's (TP, FP, FN) by CULane's one-to-one matching of lanes."""
+    true_positives = len(culane_pairs(truth, predicted, frame_size, width, iou_threshold))
     return true_positives, len(predicted) - true_positives, len(truth) - true_positives
 
 
