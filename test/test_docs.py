@@ -109,3 +109,15 @@ def test_the_install_without_rosdep_names_every_exec_dependency() -> None:
             missing.append(key)
     assert missing == []
     assert '-c ~/ros2_ws/src/triton_perception/rosdep/constraints.txt' in pip_line
+
+
+def test_params_yaml_is_written_from_the_parameter_tables(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """config/params.yaml, comments included, is what `triton-perception docs` writes."""
+    params = REPO / 'config' / 'params.yaml'
+    assert params.read_text(encoding='utf-8') == docs_tables.params_yaml()
+    assert params not in docs_tables.stale_pages()
+    changed = tuple(replace(spec, description='a description changed in the table')
+                    if spec.name == 'transport' else spec for spec in DETECTION)
+    monkeypatch.setattr(docs_tables, 'DETECTION', changed)
+    assert params in docs_tables.stale_pages()

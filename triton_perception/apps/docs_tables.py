@@ -13,6 +13,7 @@ import json
 from pathlib import Path
 import re
 import sys
+import textwrap
 
 from triton_perception.faces import face_exports
 from triton_perception.parameters import (COMMON, DETECTION, GROUND, HEALTH, LANES, OVERLAY,
@@ -95,6 +96,43 @@ def generated_tables() -> dict[str, dict[str, str]]:
     }
 
 
+PARAMS_HEADER = """\
+# Parameters of the triton_perception nodes: every parameter, its default, unit and accepted
+# values. The launch files and `triton-perception run` pass this file to every node
+# (params_file:=... to use another). Parameters marked [live] can be changed while running:
+#   ros2 param set /detection_node score_threshold 0.5
+# triton_url and input_transport are set by the launch arguments and override this file.
+# Written by `triton-perception docs` from triton_perception/parameters/tables.py: edit there.
+"""
+
+
+def _yaml_value(value: ParameterValue) -> str:
+    """Write a default as YAML: strings quoted, booleans lower-case, lists inline."""
+    if isinstance(value, bool):
+        return 'true' if value else 'false'
+    if isinstance(value, str):
+        return json.dumps(value)
+    if isinstance(value, list):
+        return '[' + ', '.join(_yaml_value(item) for item in value) + ']'
+    return repr(value)
+
+
+def params_yaml() -> str:
+    """Return config/params.yaml: each node's parameters at their defaults, commented."""
+    sections = [PARAMS_HEADER]
+    for node, specs in (('detection_node', DETECTION), ('lane_node', LANES),
+                        ('overlay_node', OVERLAY)):
+        lines = [f'/**/{node}:', '  ros__parameters:']
+        for spec in specs:
+            comment = f'{spec.description}. Accepted: {spec.accepted}.' + (
+                ' [live]' if spec.dynamic else '')
+            lines += textwrap.wrap(comment, width=96, initial_indent='    # ',
+                                   subsequent_indent='    # ', break_on_hyphens=False)
+            lines.append(f'    {spec.name}: {_yaml_value(spec.default)}')
+        sections.append('\n'.join(lines) + '\n')
+    return '\n'.join(sections)
+
+
 def render(page: str, tables: dict[str, str]) -> str:
     """Return the page with the body between each pair of markers replaced by its table."""
     found = {match['name'] for match in MARKER.finditer(page)}
@@ -105,8 +143,15 @@ def render(page: str, tables: dict[str, str]) -> str:
 
 
 def stale_pages(docs: Path = DOCS, write: bool = False) -> list[Path]:
-    """Return the pages whose tables differ from the code; with `write`, rewrite them."""
+    """
+    Return the pages (and config/params.yaml) that differ from the code; with `write`, rewrite.
+    """
     stale = []
+    params = docs.parent / 'config' / 'params.yaml'
+    if params.read_text(encoding='utf-8') != params_yaml():
+        stale.append(params)
+        if write:
+            params.write_text(params_yaml(), encoding='utf-8')
     for name, tables in generated_tables().items():
         path = docs / name
         page = path.read_text(encoding='utf-8')
