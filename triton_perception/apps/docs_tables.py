@@ -143,9 +143,7 @@ def render(page: str, tables: dict[str, str]) -> str:
 
 
 def stale_pages(docs: Path = DOCS, write: bool = False) -> list[Path]:
-    """
-    Return the pages (and config/params.yaml) that differ from the code; with `write`, rewrite.
-    """
+    """Return the pages and config/params.yaml that differ from the code; `write` rewrites."""
     stale = []
     params = docs.parent / 'config' / 'params.yaml'
     if params.read_text(encoding='utf-8') != params_yaml():
