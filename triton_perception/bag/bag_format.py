@@ -45,7 +45,7 @@ def header_stamp_ns(raw: bytes) -> int | None:
     return int(sec) * 1_000_000_000 + int(nanosec)
 
 
-class BagError(TritonPerceptionError):
+class BagError(TritonPerceptionError, ValueError):
     """A bag cannot be made, read, played or recorded; the message says why."""
 
 

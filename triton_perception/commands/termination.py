@@ -8,8 +8,10 @@ from __future__ import annotations
 
 import signal
 
+from triton_perception.errors import TritonPerceptionError
 
-class Interrupted(Exception):
+
+class Interrupted(TritonPerceptionError, RuntimeError):
     """SIGINT or SIGTERM arrived; unwind and stop child processes."""
 
 

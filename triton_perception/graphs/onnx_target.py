@@ -17,6 +17,8 @@ from typing import Sequence
 import onnx
 from onnx import helper
 
+from triton_perception.errors import TritonPerceptionError
+
 ONNXRUNTIME_FLOOR = '1.12.1'  # the oldest release rosdep/constraints.txt allows
 MAX_IR_VERSION = 8            # onnxruntime 1.12's table row: ONNX 1.12, IR 8
 MAX_OPSET = 17                # ... and opset 17 of the default domain
@@ -25,7 +27,7 @@ MAX_OPSET = 17                # ... and opset 17 of the default domain
 IR_VERSION_OF_OPSET = {11: 6, 12: 7, 13: 7, 14: 7, 15: 8, 16: 8, 17: 8}
 
 
-class GraphTargetError(ValueError):
+class GraphTargetError(TritonPerceptionError, ValueError):
     """A graph uses an opset the oldest supported onnxruntime cannot run."""
 
 
