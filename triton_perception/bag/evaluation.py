@@ -159,17 +159,25 @@ class NoAliasDumper(yaml.SafeDumper):
         return True
 
 
-def evaluation_params_file(base: Path | None, directory: Path) -> Path:
+# In lockstep a request may take this long before it counts as failed: a frame's result must be
+# the model's, not a verdict on how busy the machine was (the robot's own timeout stays).
+LOCKSTEP_REQUEST_TIMEOUT_S = 60.0
+
+
+def evaluation_params_file(base: Path | None, directory: Path, lockstep: bool = False) -> Path:
     """
     Return the user's parameters, with a reliable, deep image subscription.
 
     In a replay every recorded frame must reach the nodes, so that each one is accounted for by
-    them.
+    them; in lockstep every request also waits up to LOCKSTEP_REQUEST_TIMEOUT_S for its answer.
     """
     params = yaml.safe_load((base or config_file('params.yaml')).read_text(encoding='utf-8'))
     for node in NODES:
         section = params.setdefault(f'/**/{node}', {}).setdefault('ros__parameters', {})
         section.update(qos_reliability='reliable', qos_depth=20)
+        if lockstep:
+            section['request_timeout_s'] = max(float(section.get('request_timeout_s', 0.0)),
+                                               LOCKSTEP_REQUEST_TIMEOUT_S)
     path = directory / 'evaluation_params.yaml'
     path.write_text(yaml.dump(params, Dumper=NoAliasDumper), encoding='utf-8')
     return path
@@ -265,13 +273,13 @@ def image_subscriptions(process_layout: str) -> int:
 
 def replay_plan(bag: Path, topic: str, profile: str, triton_url: str,
                 params_file: Path | None, scratch: Path,
-                process_layout: str = 'single') -> PipelinePlan:
+                process_layout: str = 'single', lockstep: bool = False) -> PipelinePlan:
     """Return the pipeline for a replay: both inference nodes in NAMESPACE, on the bag's topic."""
     return pipeline_plan({
         'camera_topic': topic, 'namespace': NAMESPACE, 'enable_overlay': 'false',
         'profile': profile, 'start_triton': 'false' if triton_url else 'true',
         'triton_url': triton_url, 'process_layout': process_layout,
-        'params_file': str(evaluation_params_file(params_file, scratch))})
+        'params_file': str(evaluation_params_file(params_file, scratch, lockstep))})
 
 
 @dataclass(frozen=True)
@@ -301,7 +309,8 @@ def replay(settings: EvaluationSettings, log: Callable[[str], None]) -> Replayed
         topics[f'{NAMESPACE}/drivable_area'] = MASK_TYPE
     with tempfile.TemporaryDirectory(prefix='triton_perception-eval-') as scratch:
         plan = replay_plan(settings.bag, topic, settings.profile, settings.triton_url,
-                           settings.params_file, Path(scratch), settings.process_layout)
+                           settings.params_file, Path(scratch), settings.process_layout,
+                           lockstep=settings.timing_mode() == 'lockstep')
         info_topic, static_transforms = geometry_messages(settings.bag, topic)
         with pipeline_session(plan, log, 'bag_evaluator') as session, \
                 BagRecorder(session.node, outputs_bag, topics) as recorder:
