@@ -17,7 +17,7 @@ import tempfile
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from triton_perception.bag.export_frames import export_frames  # noqa: E402
+from triton_perception.bag.frame_export import export_frames  # noqa: E402
 from triton_perception.bag.make import make_bag  # noqa: E402
 
 CLIP = REPO.parent / 'shared' / 'data' / 'videos' / 'solidWhiteRight.mp4'

@@ -14,9 +14,9 @@ import cv2
 import pytest
 
 from conftest import shared_path
-from triton_perception.bag.camera_health_summary import health_markdown, health_summary
-from triton_perception.bag.evaluation import evaluate, EvaluationSettings
 from triton_perception.bag.make import make_bag
+from triton_perception.evaluation.camera_health_summary import health_markdown, health_summary
+from triton_perception.evaluation.evaluation import evaluate, EvaluationSettings
 
 FRAMES = 60
 DARK_FROM = 20

@@ -20,10 +20,10 @@ from typing import Any
 import pytest
 from test_drives import CLIP, coco_from_mot, LABELS
 
-from triton_perception.bag.drive_tasks import WORKER_PID_FILE
-from triton_perception.bag.drives import drive_bags, evaluate_drives
-from triton_perception.bag.evaluation import EvaluationSettings
 from triton_perception.bag.make import DEFAULT_EPOCH_S, make_bag
+from triton_perception.evaluation.drive_tasks import WORKER_PID_FILE
+from triton_perception.evaluation.drives import drive_bags, evaluate_drives
+from triton_perception.evaluation.evaluation import EvaluationSettings
 
 pytestmark = [pytest.mark.ros, pytest.mark.server, pytest.mark.slow]
 FRAMES = 24

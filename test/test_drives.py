@@ -9,9 +9,9 @@ from typing import Any
 import pytest
 
 from conftest import REPO, SHARED
-from triton_perception.bag.drives import drive_bags, drive_labels, evaluate_drives
-from triton_perception.bag.evaluation import EvaluationSettings
 from triton_perception.bag.make import DEFAULT_EPOCH_S, make_bag
+from triton_perception.evaluation.drives import drive_bags, drive_labels, evaluate_drives
+from triton_perception.evaluation.evaluation import EvaluationSettings
 from triton_perception.scoring.labels import LabelError
 
 CLIP = SHARED / 'data' / 'videos' / 'solidWhiteRight.mp4'

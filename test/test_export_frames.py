@@ -12,7 +12,7 @@ import pytest
 
 from conftest import SHARED
 from triton_perception.bag.bag_format import BagError
-from triton_perception.bag.export_frames import export_frames
+from triton_perception.bag.frame_export import export_frames
 from triton_perception.bag.make import make_bag
 from triton_perception.bag.reading import read_images
 

@@ -80,6 +80,11 @@ def test_a_face_holds_no_code_and_lists_each_export_once(folder: str) -> None:
                 assert alias.asname == alias.name, f'{face}: {alias.name} is not re-exported'
                 seen.append(alias.name)
         assert len(seen) == len(set(seen)), f'{face}: a name listed twice'
+        # Importing a submodule sets the package's attribute of its name to the module, which
+        # would then hide an exported name the same.
+        modules = {path.stem for path in face.glob('*.py')} | {
+            path.name for path in face.iterdir() if path.is_dir()}
+        assert not modules & set(seen), (face, modules & set(seen))
 
 
 def test_other_folders_import_only_through_faces() -> None:

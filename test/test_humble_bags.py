@@ -24,9 +24,9 @@ import yaml
 from conftest import SHARED
 from triton_perception.bag.bag_format import (bag_format, BAG_FORMATS, BagError, IMAGE_TYPE,
                                               typestore_for)
-from triton_perception.bag.evaluation import evaluate, EvaluationSettings
 from triton_perception.bag.make import make_bag
 from triton_perception.bag.reading import read_images
+from triton_perception.evaluation.evaluation import evaluate, EvaluationSettings
 from triton_perception.system.paths import config_file
 
 CLIP = SHARED / 'data' / 'videos' / 'solidWhiteRight.mp4'

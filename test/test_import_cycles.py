@@ -27,7 +27,9 @@ def import_graph() -> dict[str, set[str]]:
         imported = set()
         for node in ast.walk(ast.parse(path.read_text(encoding='utf-8'))):
             if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-                imported |= {node.module, *(f'{node.module}.{alias.name}' for alias in node.names)}
+                named = {f'{node.module}.{alias.name}' for alias in node.names}
+                # `from triton_perception import bag` imports the folder, not the root's code.
+                imported |= named if named <= set(modules) else {node.module, *named}
             elif isinstance(node, ast.Import):
                 imported |= {alias.name for alias in node.names}
         graph[name] = {target for target in imported if target in modules and target != name}

@@ -21,8 +21,8 @@ import yaml
 
 from conftest import REPO
 from test_replay import clip_bag
-from triton_perception.bag.accuracy_report import score, Scoring
-from triton_perception.bag.evaluation import evaluate, EvaluationSettings
+from triton_perception.evaluation.accuracy_report import score, Scoring
+from triton_perception.evaluation.evaluation import evaluate, EvaluationSettings
 
 LABELS = REPO / 'test' / 'data' / 'highway_clip' / 'labels'
 FRAMES = None     # the whole clip: the lane labels run to frame 220, the car labels to 80
@@ -129,7 +129,7 @@ def test_shifted_labels_are_a_regression_and_the_same_labels_are_not(
     Scored against the same labels again: no regression, a zero interval. Both frame by frame
     (bootstrap intervals), against the evaluation's own report.
     """
-    from triton_perception.bag.accuracy_report import accuracy_regressions
+    from triton_perception.evaluation.accuracy_report import accuracy_regressions
     directory, report = scored
     shifted = tmp_path / 'culane'
     shifted.mkdir()
@@ -151,7 +151,7 @@ def test_shifted_labels_are_a_regression_and_the_same_labels_are_not(
 
 def test_expected_flags_an_accuracy_figure_that_fell() -> None:
     """--expected: a lane F1 0.1 lower is a regression; 0.03 lower and any rise are not."""
-    from triton_perception.bag.accuracy_report import accuracy_regressions
+    from triton_perception.evaluation.accuracy_report import accuracy_regressions
     expected = {'accuracy': {'lanes': {'F1': 0.9, 'precision': 0.9}, 'tracking': {'IDF1': 0.8}}}
     fallen = {'accuracy': {'lanes': {'F1': 0.8, 'precision': 0.87}, 'tracking': {'IDF1': 0.95}}}
     assert accuracy_regressions(fallen, expected) == [
@@ -161,7 +161,7 @@ def test_expected_flags_an_accuracy_figure_that_fell() -> None:
 
 def test_the_precision_recall_curve_follows_the_ranked_detections() -> None:
     """Two labelled cars; detections 0.9 (hit), 0.8 (a miss), 0.7 (hit) rank as COCO ranks them."""
-    from triton_perception.bag.accuracy_figures import precision_recall
+    from triton_perception.evaluation.accuracy_figures import precision_recall
     labels = {1: np.array([[0, 0, 10, 10, 2, 0], [20, 0, 30, 10, 2, 0]], float)}
     detections = {1: np.array([[0, 0, 10, 10, 0.9, 2], [50, 50, 60, 60, 0.8, 2],
                                [21, 0, 30, 10, 0.7, 2]], float)}

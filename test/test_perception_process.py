@@ -21,9 +21,9 @@ from vision_msgs.msg import Detection2DArray
 from ros_helpers import Probe, wait_until
 from test_nodes import image_message, latest_diagnostics
 from test_replay import clip_bag
-from triton_perception.bag.evaluation import evaluate, EvaluationSettings
-from triton_perception.bag.figures import detection_labels
-from triton_perception.bag.replay_outputs import read_outputs
+from triton_perception.evaluation.evaluation import evaluate, EvaluationSettings
+from triton_perception.evaluation.figures import detection_labels
+from triton_perception.evaluation.replay_outputs import read_outputs
 from triton_perception.outputs.result_messages import detections_from_message, lanes_from_cloud
 from triton_perception.system.processes import NodeProcess, ros_arguments
 

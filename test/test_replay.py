@@ -11,9 +11,9 @@ import yaml
 
 from conftest import REPO, shared_path
 from test_ground_clip import CALIBRATION
-from triton_perception.bag.evaluation import evaluate, EvaluationSettings
-from triton_perception.bag.figures import regressions, tracking_figures
 from triton_perception.bag.make import make_bag
+from triton_perception.evaluation.evaluation import evaluate, EvaluationSettings
+from triton_perception.evaluation.figures import regressions, tracking_figures
 
 
 def clip_bag(shared: Path, directory: Path, frames: int | None,
@@ -164,8 +164,8 @@ def test_lockstep_publishes_the_same_results_beside_a_cpu_hog(shared: Path, trit
     import subprocess
     import sys
 
-    from triton_perception.bag.replay_outputs import read_outputs
-    from triton_perception.bag.figures import detection_labels
+    from triton_perception.evaluation.replay_outputs import read_outputs
+    from triton_perception.evaluation.figures import detection_labels
 
     bag = clip_bag(shared, tmp_path, 24)
     outputs = []

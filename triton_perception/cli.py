@@ -9,10 +9,9 @@ import argparse
 import sys
 from typing import Callable, Sequence
 
-from triton_perception.bag import add_bag_commands
-from triton_perception.commands import (add_bench_command, add_demo_command, add_docs_command,
-                                        add_engines_command, add_models_command, add_run_command,
-                                        add_server_command, add_soak_command,
+from triton_perception.commands import (add_bag_commands, add_bench_command, add_demo_command,
+                                        add_docs_command, add_engines_command, add_models_command,
+                                        add_run_command, add_server_command, add_soak_command,
                                         add_wait_ready_command)
 from triton_perception.errors import TritonPerceptionError
 

@@ -15,8 +15,9 @@ import cv2
 import numpy as np
 from rosbags.highlevel import AnyReader
 
-from triton_perception.bag import (evaluate, EvaluationSettings, make_bag, read_images,
-                                   replay_speed, ReplayReport, report_markdown, typestore)
+from triton_perception.bag import make_bag, read_images, typestore
+from triton_perception.evaluation import (evaluate, EvaluationSettings, replay_speed, ReplayReport,
+                                          report_markdown)
 from triton_perception.outputs import (detections_from_message, draw_detections, draw_drivable_area,
                                        draw_lanes, lanes_from_cloud, load_labels, mask_from_image,
                                        track_ids_from_message)

@@ -13,8 +13,9 @@ import threading
 import time
 from typing import Any, Callable
 
-from triton_perception.bag import (camera_topic, image_subscriptions, node_figures, NODES,
-                                   pipeline_session, play_bag, replay_plan, SUBSCRIBERS_TIMEOUT_S)
+from triton_perception.bag import play_bag
+from triton_perception.evaluation import (camera_topic, image_subscriptions, node_figures, NODES,
+                                          pipeline_session, replay_plan, SUBSCRIBERS_TIMEOUT_S)
 from triton_perception.pipeline import PipelineRunner
 from triton_perception.system import tree_rss_mb
 

@@ -1,9 +1,9 @@
 """
-rosbag2 tools without a ROS install: make camera bags from media, play them, record topics.
+rosbag2 input and output without a ROS install: make camera bags, play, record, read, export.
 
 ``make`` and ``reading`` use only rosbags, OpenCV and numpy, so bags can be built and
-inspected anywhere; ``play`` and ``record`` need rclpy. Nothing is imported here, so
-importing one module never pulls in ROS or OpenCV for another.
+inspected anywhere; ``play`` and ``record`` need rclpy. Judging what a replay published is
+evaluation/'s; the ``bag`` commands are in commands/.
 """
 from triton_perception.faces import lazy_face
 

@@ -4,6 +4,7 @@ from triton_perception.commands.app_commands import (
     add_docs_command as add_docs_command,
     add_soak_command as add_soak_command,
 )
+from triton_perception.commands.bag_commands import add_bag_commands as add_bag_commands
 from triton_perception.commands.bench_commands import add_bench_command as add_bench_command
 from triton_perception.commands.model_commands import add_models_command as add_models_command
 from triton_perception.commands.pipeline_commands import (

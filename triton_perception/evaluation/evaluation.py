@@ -24,18 +24,17 @@ from rclpy.node import Node
 from rosbags.highlevel import AnyReader, AnyReaderError
 import yaml
 
-from triton_perception.bag.accuracy_report import (accuracy_regressions, ACCURACY_TOLERANCE,
-                                                   add_accuracy, Scoring, write_report)
-from triton_perception.bag.bag_format import BagError, COMPRESSED_IMAGE_TYPE, IMAGE_TYPE, typestore
-from triton_perception.bag.camera_health_summary import CameraHealthFigures, CameraHealthLog
-from triton_perception.bag.figures import (analyse_outputs, detection_labels, node_figures, NODES,
-                                           regressions)
-from triton_perception.bag.frame_comparison import frame_comparison
-from triton_perception.bag.pair_evaluations import compare_evaluation, CompareOptions
-from triton_perception.bag.play import Lockstep, play_bag
-from triton_perception.bag.record import BagRecorder
-from triton_perception.bag.report_schema import read_report, ReplayReport
-from triton_perception.bag.run_comparison import report_file
+from triton_perception.bag import (BagError, BagRecorder, COMPRESSED_IMAGE_TYPE, IMAGE_TYPE,
+                                   Lockstep, play_bag, typestore)
+from triton_perception.evaluation.accuracy_report import (accuracy_regressions, ACCURACY_TOLERANCE,
+                                                          add_accuracy, Scoring, write_report)
+from triton_perception.evaluation.camera_health_summary import CameraHealthFigures, CameraHealthLog
+from triton_perception.evaluation.figures import (analyse_outputs, detection_labels, node_figures,
+                                                  NODES, regressions)
+from triton_perception.evaluation.frame_comparison import frame_comparison
+from triton_perception.evaluation.pair_evaluations import compare_evaluation, CompareOptions
+from triton_perception.evaluation.report_schema import read_report, ReplayReport
+from triton_perception.evaluation.run_comparison import report_file
 from triton_perception.frames import (camera_info_sibling, CAMERA_STATUS_PREFIX, NodeStatus,
                                       status_name)
 from triton_perception.pipeline import pipeline_plan, PipelinePlan, PipelineRunner
@@ -85,12 +84,13 @@ class EvaluationSettings:
     record_masks: bool = False
     expected: Path | None = None
     process_layout: str = 'single'  # or 'per_node': the launch argument of the same name
-    labels: tuple[Path, ...] = ()      # COCO, MOTChallenge, CULane or TuSimple (bag/accuracy.py)
+    # COCO, MOTChallenge, CULane or TuSimple (evaluation/accuracy.py)
+    labels: tuple[Path, ...] = ()
     criteria: Path | None = None       # floors and per-frame thresholds (read_criteria)
     lanes_scored: str = 'all'          # or 'ego': the ego lane's two lines only
     lane_rows_from_labels: bool = False
     sparse_tracks: bool = False
-    # With `expected`: the runs paired frame by frame (bag/run_comparison.py).
+    # With `expected`: the runs paired frame by frame (evaluation/run_comparison.py).
     change_thresholds: tuple[tuple[str, float], ...] = ()  # (figure, threshold) over defaults
     export_changed: tuple[int, Path] | None = None         # the N most changed frames -> DIR
 

@@ -16,7 +16,7 @@ import cv2
 import numpy as np
 from numpy.typing import NDArray
 
-from triton_perception.bag.reading import read_images
+from triton_perception.bag import read_images
 
 PLOT_SIZE = (640, 360)          # width, height of a chart (px)
 MARGIN = 40                      # px around a chart's axes

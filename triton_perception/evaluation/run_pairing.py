@@ -1,7 +1,7 @@
 """
 Two runs' outputs paired frame by frame, without labels: how far the new run agrees with the old.
 
-Pure functions over what two replays published (bag/replay_outputs.py), keyed by the input
+Pure functions over what two replays published (evaluation/replay_outputs.py), keyed by the input
 frames' header stamps. Each figure is an agreement per frame in [0, 1], 1 where the runs
 published the same:
 

@@ -14,11 +14,11 @@ from pathlib import Path
 
 import yaml
 
-from triton_perception.bag.lane_metric import LANES_SCORED
-from triton_perception.bag.metric import AccuracySection, ReplayToScore, ScoringOptions
-from triton_perception.bag.metric_registry import frame_figures, registered
-from triton_perception.bag.replay_outputs import CameraFrames, ReplayOutputs
-from triton_perception.bag.report_schema import Criteria, CriteriaResult
+from triton_perception.evaluation.lane_metric import LANES_SCORED
+from triton_perception.evaluation.metric import AccuracySection, ReplayToScore, ScoringOptions
+from triton_perception.evaluation.metric_registry import frame_figures, registered
+from triton_perception.evaluation.replay_outputs import CameraFrames, ReplayOutputs
+from triton_perception.evaluation.report_schema import Criteria, CriteriaResult
 from triton_perception.scoring import LabelError, Labels, read_labels, resolve_frames
 
 WORST_FRAMES = 5

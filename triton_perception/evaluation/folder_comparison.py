@@ -3,8 +3,8 @@
 
 OLD and NEW are two `bag evaluate` output folders of one drive, or two folders of drives (each
 drive's folder named alike in both). Nothing is replayed and no Triton is started: the outputs
-bags are paired (bag/run_comparison.py) and the verdict, plot and changed frames written. Over
-drives each drive's pairing is one Ray task (bag/drive_tasks.py) with `workers` above 1 or a
+bags are paired (run_comparison.py) and the verdict, plot and changed frames written. Over
+drives each drive's pairing is one Ray task (evaluation/drive_tasks.py) with `workers` above 1 or a
 Ray address, else they run one after another; the summary gives intervals over drives.
 """
 from __future__ import annotations
@@ -13,13 +13,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from triton_perception.bag.bag_format import BagError
-from triton_perception.bag.comparison_report import runs_markdown
-from triton_perception.bag.drive_tasks import DriveOutcome, run_tasks
-from triton_perception.bag.fleet_comparison import fleet_comparison, fleet_markdown
-from triton_perception.bag.pair_evaluations import compare_pair, CompareOptions
-from triton_perception.bag.report_schema import DrivesReport, RunComparison, write_report_json
-from triton_perception.bag.run_comparison import load_run, REPORT_FILE, thresholds_of
+from triton_perception.bag import BagError
+from triton_perception.evaluation.comparison_report import runs_markdown
+from triton_perception.evaluation.drive_tasks import DriveOutcome, run_tasks
+from triton_perception.evaluation.fleet_comparison import fleet_comparison, fleet_markdown
+from triton_perception.evaluation.pair_evaluations import compare_pair, CompareOptions
+from triton_perception.evaluation.report_schema import (DrivesReport, RunComparison,
+                                                        write_report_json)
+from triton_perception.evaluation.run_comparison import load_run, REPORT_FILE, thresholds_of
 
 COMPARISON_FILE = 'comparison.json'
 MARKDOWN_FILE = 'report.md'

@@ -6,7 +6,7 @@ of report.json's `accuracy`. It names the figures report.md shows (`headlines`) 
 several-drive summary shows (`summary`), and says how the sections of several drives add up to
 one over all their frames (`combine`). A metric with a per-frame figure (`frame_figure`) is
 also held to `--criteria` `frames:` thresholds and compared frame by frame by `--expected`.
-Every place that reads metrics reads bag/metric_registry.py, so a metric is one module and one
+Every place that reads metrics reads metric_registry.py, so a metric is one module and one
 line there.
 """
 from __future__ import annotations
@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Mapping
 
-from triton_perception.bag.replay_outputs import CameraFrames, ReplayOutputs
+from triton_perception.evaluation.replay_outputs import CameraFrames, ReplayOutputs
 
 # One accuracy section of report.json, as it reads back from JSON: figure name -> value.
 AccuracySection = Mapping[str, object]

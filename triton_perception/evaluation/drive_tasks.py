@@ -24,9 +24,9 @@ import shutil
 import time
 from typing import Any, Callable, Generic, Protocol, TypeVar
 
-from triton_perception.bag.bag_format import BagError
-from triton_perception.bag.evaluation import evaluate, EvaluationSettings
-from triton_perception.bag.report_schema import ReplayReport
+from triton_perception.bag import BagError
+from triton_perception.evaluation.evaluation import evaluate, EvaluationSettings
+from triton_perception.evaluation.report_schema import ReplayReport
 
 ATTEMPTS_FILE = 'attempts'
 WORKER_PID_FILE = 'worker.pid'

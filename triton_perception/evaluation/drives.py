@@ -13,17 +13,17 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any, Callable
 
-from triton_perception.bag.accuracy import check_criteria, read_criteria
-from triton_perception.bag.bag_format import BagError
-from triton_perception.bag.drive_tasks import drive_settings, DriveOutcome, run_on_ray
-from triton_perception.bag.evaluation import evaluate, EvaluationSettings
-from triton_perception.bag.figures import detection_labels
-from triton_perception.bag.fleet_comparison import fleet_comparison, fleet_markdown
-from triton_perception.bag.metric import AccuracySection, figure, ScoredDrive
-from triton_perception.bag.metric_registry import registered
-from triton_perception.bag.report_schema import (DriveEntry, DrivesReport, ReplayReport,
-                                                 write_report_json)
-from triton_perception.bag.run_comparison import thresholds_of
+from triton_perception.bag import BagError
+from triton_perception.evaluation.accuracy import check_criteria, read_criteria
+from triton_perception.evaluation.drive_tasks import drive_settings, DriveOutcome, run_on_ray
+from triton_perception.evaluation.evaluation import evaluate, EvaluationSettings
+from triton_perception.evaluation.figures import detection_labels
+from triton_perception.evaluation.fleet_comparison import fleet_comparison, fleet_markdown
+from triton_perception.evaluation.metric import AccuracySection, figure, ScoredDrive
+from triton_perception.evaluation.metric_registry import registered
+from triton_perception.evaluation.report_schema import (DriveEntry, DrivesReport, ReplayReport,
+                                                        write_report_json)
+from triton_perception.evaluation.run_comparison import thresholds_of
 from triton_perception.scoring import LabelError
 from triton_perception.serving import ServerConfig, TritonServer
 from triton_perception.system import default_model_repository, free_ports

@@ -1,7 +1,7 @@
 """
 What a replay published, read back from its outputs bag, and the frames of the replayed camera.
 
-Every metric (bag/metric_registry.py) scores these: the detections with their track ids and the
+Every metric (metric_registry.py) scores these: the detections with their track ids and the
 lanes with their sides, per input frame keyed by the frame's header stamp (ns).
 """
 from __future__ import annotations
@@ -14,7 +14,7 @@ import numpy as np
 from numpy.typing import NDArray
 from rosbags.highlevel import AnyReader
 
-from triton_perception.bag.bag_format import BagError, COMPRESSED_IMAGE_TYPE, IMAGE_TYPE, typestore
+from triton_perception.bag import BagError, COMPRESSED_IMAGE_TYPE, IMAGE_TYPE, typestore
 from triton_perception.outputs import class_index, LANE_POINT_DTYPE
 
 

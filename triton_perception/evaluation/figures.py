@@ -14,14 +14,14 @@ import numpy as np
 from rosbags.highlevel import AnyReader
 import yaml
 
-from triton_perception.bag.bag_format import typestore
-from triton_perception.bag.camera_health_summary import health_markdown
-from triton_perception.bag.comparison_report import runs_markdown
-from triton_perception.bag.frame_comparison import comparison_markdown
-from triton_perception.bag.metric import number
-from triton_perception.bag.report_schema import (DetectionOutputs, GroundFigures, LaneOutputs,
-                                                 NodeFigures, ReplayInput, ReplayReport,
-                                                 Spread, TrackingOutputs)
+from triton_perception.bag import typestore
+from triton_perception.evaluation.camera_health_summary import health_markdown
+from triton_perception.evaluation.comparison_report import runs_markdown
+from triton_perception.evaluation.frame_comparison import comparison_markdown
+from triton_perception.evaluation.metric import number
+from triton_perception.evaluation.report_schema import (DetectionOutputs, GroundFigures,
+                                                        LaneOutputs, NodeFigures, ReplayInput,
+                                                        ReplayReport, Spread, TrackingOutputs)
 from triton_perception.frames import NodeStatus
 from triton_perception.ground import ego_lane, GROUND_POINT_DTYPE
 from triton_perception.models import labels_for

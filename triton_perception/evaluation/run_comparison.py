@@ -2,7 +2,7 @@
 Two evaluations of one drive compared without labels: `bag evaluate --expected`, `bag compare`.
 
 A run is a `bag evaluate` output folder: its report.json beside its outputs bag. Both runs'
-outputs are paired frame by frame (bag/run_pairing.py); each figure's mean agreement over the
+outputs are paired frame by frame (evaluation/run_pairing.py); each figure's mean agreement over the
 paired frames gets a 95 % bootstrap interval (the frames resampled, as `--expected` does for
 accuracy), and a figure is flagged only when the whole interval lies below 1 - its threshold:
 a change that noise alone could explain is not flagged. Two runs must have replayed the same
@@ -20,14 +20,14 @@ import numpy as np
 from numpy.typing import NDArray
 from rosbags.highlevel import AnyReader, AnyReaderError
 
-from triton_perception.bag.bag_format import BagError, typestore
-from triton_perception.bag.frame_comparison import bootstrap_interval
-from triton_perception.bag.reading import read_images
-from triton_perception.bag.replay_outputs import read_outputs
-from triton_perception.bag.report_schema import (ChangeFigure, read_report, ReplayReport,
-                                                 RunComparison)
-from triton_perception.bag.run_pairing import (FIGURES, frame_scores, most_changed, pair_runs,
-                                               Pairing, RunOutputs)
+from triton_perception.bag import BagError, typestore
+from triton_perception.bag import read_images
+from triton_perception.evaluation.frame_comparison import bootstrap_interval
+from triton_perception.evaluation.replay_outputs import read_outputs
+from triton_perception.evaluation.report_schema import (ChangeFigure, read_report, ReplayReport,
+                                                        RunComparison)
+from triton_perception.evaluation.run_pairing import (FIGURES, frame_scores, most_changed,
+                                                      pair_runs, Pairing, RunOutputs)
 from triton_perception.outputs import class_name, mask_from_image
 
 # A figure is flagged when its whole interval of mean agreement lies below 1 - threshold.

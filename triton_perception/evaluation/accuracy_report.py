@@ -1,7 +1,7 @@
 """
 The report of a scored replay: accuracy added to `bag evaluate`'s report, report.md, figures.
 
-`add_accuracy` scores a report's outputs bag (bag/accuracy.py) and checks the criteria;
+`add_accuracy` scores a report's outputs bag (evaluation/accuracy.py) and checks the criteria;
 `score` does it again for an earlier evaluation without Triton; `report_markdown` writes the
 failing criteria first, then the accuracy, then the replay's own figures.
 """
@@ -13,17 +13,17 @@ from typing import Callable
 
 import numpy as np
 
-from triton_perception.bag.accuracy import (check_criteria, read_criteria, score_replay,
-                                            ScoredReplay, WORST_FRAMES, worst_frames)
-from triton_perception.bag.accuracy_figures import (chart, precision_recall, save_rgb,
-                                                    worst_frame_sheet)
-from triton_perception.bag.figures import detection_labels, markdown
-from triton_perception.bag.frame_comparison import frame_comparison
-from triton_perception.bag.metric import figure, ScoringOptions
-from triton_perception.bag.metric_registry import frame_figures, registered
-from triton_perception.bag.replay_outputs import (camera_frames, CameraFrames, read_outputs,
-                                                  ReplayOutputs)
-from triton_perception.bag.report_schema import read_report, ReplayReport, write_report_json
+from triton_perception.evaluation.accuracy import (check_criteria, read_criteria, score_replay,
+                                                   ScoredReplay, WORST_FRAMES, worst_frames)
+from triton_perception.evaluation.accuracy_figures import (chart, precision_recall, save_rgb,
+                                                           worst_frame_sheet)
+from triton_perception.evaluation.figures import detection_labels, markdown
+from triton_perception.evaluation.frame_comparison import frame_comparison
+from triton_perception.evaluation.metric import figure, ScoringOptions
+from triton_perception.evaluation.metric_registry import frame_figures, registered
+from triton_perception.evaluation.replay_outputs import (camera_frames, CameraFrames, read_outputs,
+                                                         ReplayOutputs)
+from triton_perception.evaluation.report_schema import read_report, ReplayReport, write_report_json
 from triton_perception.scoring import DetectionLabels, LabelError, LaneLabels
 
 
@@ -129,7 +129,7 @@ def report_markdown(report: ReplayReport) -> str:
     Return the report as Markdown: failing criteria first, then accuracy, then the replay.
 
     The replay's own figures (node accounting, detections, lanes, tracking) follow as
-    bag/figures.py writes them.
+    evaluation/figures.py writes them.
     """
     title, _separator, rest = markdown(report).partition('\n\n')
     lines = [title, '']

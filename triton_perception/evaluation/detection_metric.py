@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from triton_perception.bag.metric import AccuracySection, Metric, MetricScore, ReplayToScore
-from triton_perception.bag.metric import ScoredDrive
-from triton_perception.bag.replay_outputs import read_outputs
+from triton_perception.evaluation.metric import AccuracySection, Metric, MetricScore, ReplayToScore
+from triton_perception.evaluation.metric import ScoredDrive
+from triton_perception.evaluation.replay_outputs import read_outputs
 from triton_perception.scoring import DetectionFigures, DetectionLabels, read_labels
 from triton_perception.scoring import score_detections
 

@@ -8,10 +8,11 @@ import sys
 import time
 from typing import TYPE_CHECKING
 
-from triton_perception.bag.bag_format import BagError, ENCODINGS
+from triton_perception import bag, evaluation, nodes, system
+from triton_perception.bag import BagError, ENCODINGS
 
 if TYPE_CHECKING:
-    from triton_perception.bag.report_schema import ReplayReport
+    from triton_perception.evaluation import ReplayReport
 
 STORAGE_HELP = ("rosbag2 storage; by default the one ROS_DISTRO's `ros2 bag record` uses: "
                 'sqlite3 on Humble, mcap on Jazzy and Kilted')
@@ -23,13 +24,11 @@ def _progress(line: str) -> None:
 
 def command_make(arguments: argparse.Namespace) -> int:
     """Run `bag make`: a video file or image directory -> a camera bag."""
-    from triton_perception.bag.make import make_bag  # noqa: PLC0415 (keeps --help fast)
-
-    make_bag(arguments.source, arguments.output, topic=arguments.topic,
-             frame_id=arguments.frame_id, storage=arguments.storage,
-             compressed=arguments.compressed, rate_hz=arguments.rate,
-             max_frames=arguments.max_frames, encoding=arguments.encoding, progress=_progress,
-             camera_info=arguments.camera_info)
+    bag.make_bag(arguments.source, arguments.output, topic=arguments.topic,
+                 frame_id=arguments.frame_id, storage=arguments.storage,
+                 compressed=arguments.compressed, rate_hz=arguments.rate,
+                 max_frames=arguments.max_frames, encoding=arguments.encoding, progress=_progress,
+                 camera_info=arguments.camera_info)
     return 0
 
 
@@ -38,22 +37,18 @@ def command_play(arguments: argparse.Namespace) -> int:
     import rclpy  # noqa: PLC0415
     from rclpy.signals import SignalHandlerOptions  # noqa: PLC0415
 
-    from triton_perception.bag.play import play_bag  # noqa: PLC0415
-    from triton_perception.nodes import StopRequest  # noqa: PLC0415
-    from triton_perception.system import dds_profile_environment  # noqa: PLC0415
-
     # The signals only end playback: the context must outlive them for the last acknowledgements.
-    stop = StopRequest.on_signals()
-    os.environ.update(dds_profile_environment())
+    stop = nodes.StopRequest.on_signals()
+    os.environ.update(system.dds_profile_environment())
     rclpy.init(signal_handler_options=SignalHandlerOptions.NO)
     node = rclpy.create_node('bag_player')
     try:
         with stop.ends_cleanly(node.get_logger().debug):
-            summary = play_bag(arguments.bag, node, rate=arguments.rate, loop=arguments.loop,
-                               start_offset_s=arguments.start_offset, topics=arguments.topics,
-                               qos_reliability=arguments.reliability,
-                               wait_for_subscribers=arguments.wait_for_subscribers,
-                               progress=_progress, stop_event=stop.event)
+            summary = bag.play_bag(arguments.bag, node, rate=arguments.rate, loop=arguments.loop,
+                                   start_offset_s=arguments.start_offset, topics=arguments.topics,
+                                   qos_reliability=arguments.reliability,
+                                   wait_for_subscribers=arguments.wait_for_subscribers,
+                                   progress=_progress, stop_event=stop.event)
             _progress(f'published {summary.published} messages in {summary.wall_s:.1f} s '
                       f'(lateness mean {summary.lateness_mean_ms:.1f} ms, max '
                       f'{summary.lateness_max_ms:.1f} ms)')
@@ -73,10 +68,6 @@ def command_record(arguments: argparse.Namespace) -> int:
     from rclpy.executors import SingleThreadedExecutor  # noqa: PLC0415
     from rclpy.signals import SignalHandlerOptions  # noqa: PLC0415
 
-    from triton_perception.bag.record import BagRecorder  # noqa: PLC0415
-    from triton_perception.nodes import StopRequest  # noqa: PLC0415
-    from triton_perception.system import dds_profile_environment  # noqa: PLC0415
-
     topics = {}
     for item in arguments.topics:
         topic, separator, type_name = item.partition(':')
@@ -85,16 +76,16 @@ def command_record(arguments: argparse.Namespace) -> int:
                            'Detection2DArray')
         topics[topic] = type_name
     # The signals only end recording: the context must outlive them while the bag is closed.
-    stop = StopRequest.on_signals()
-    os.environ.update(dds_profile_environment())
+    stop = nodes.StopRequest.on_signals()
+    os.environ.update(system.dds_profile_environment())
     rclpy.init(signal_handler_options=SignalHandlerOptions.NO)
     node = rclpy.create_node('bag_recorder')
     executor = SingleThreadedExecutor()
     executor.add_node(node)
     deadline = time.monotonic() + arguments.duration if arguments.duration else None
     try:
-        with BagRecorder(node, arguments.output, topics, storage=arguments.storage,
-                         reliability=arguments.reliability) as recorder:
+        with bag.BagRecorder(node, arguments.output, topics, storage=arguments.storage,
+                             reliability=arguments.reliability) as recorder:
             _progress(f'recording {", ".join(topics)} to {arguments.output}; Ctrl-C to stop')
             next_report = time.monotonic() + 5.0
             with stop.ends_cleanly(node.get_logger().debug):
@@ -113,11 +104,9 @@ def command_record(arguments: argparse.Namespace) -> int:
 
 def command_export_frames(arguments: argparse.Namespace) -> int:
     """Run `bag export-frames`: the frames as images named by stamp, and frames.json."""
-    from triton_perception.bag.export_frames import export_frames  # noqa: PLC0415
-
-    summary = export_frames(arguments.bag, arguments.output, topic=arguments.topic,
-                            every=arguments.every, image_format=arguments.format,
-                            progress=_progress)
+    summary = bag.export_frames(arguments.bag, arguments.output, topic=arguments.topic,
+                                every=arguments.every, image_format=arguments.format,
+                                progress=_progress)
     _progress(f'exported {summary.exported} of {summary.frames_in_topic} frames to '
               f'{summary.output} (frames.json lists index, stamp_ns and file of each)')
     return 0
@@ -130,12 +119,7 @@ def command_evaluate(arguments: argparse.Namespace) -> int:
     Returns 1 when a node did not account for every frame or a figure regressed against
     `--expected`, else 0.
     """
-    from triton_perception.bag.accuracy_report import report_markdown  # noqa: PLC0415
-    from triton_perception.bag.drives import (drive_bags, drives_markdown,  # noqa: PLC0415
-                                              evaluate_drives)
-    from triton_perception.bag.evaluation import evaluate, EvaluationSettings  # noqa
-
-    settings = EvaluationSettings(
+    settings = evaluation.EvaluationSettings(
         bag=arguments.bag, output=arguments.output, topic=arguments.topic, rate=arguments.rate,
         timing=arguments.timing, triton_url=arguments.triton_url, profile=arguments.profile,
         params_file=arguments.params_file, record_masks=arguments.record_masks,
@@ -146,19 +130,19 @@ def command_evaluate(arguments: argparse.Namespace) -> int:
         sparse_tracks=arguments.sparse_track_labels,
         change_thresholds=tuple(arguments.change_threshold),
         export_changed=_export_changed(arguments.export_changed))
-    bags = drive_bags(arguments.bag)
+    bags = evaluation.drive_bags(arguments.bag)
     if bags is not None:
-        drives = evaluate_drives(settings, bags, _progress, arguments.workers,
-                                 arguments.ray_address)
-        print(drives_markdown(drives))
+        drives = evaluation.evaluate_drives(settings, bags, _progress, arguments.workers,
+                                            arguments.ray_address)
+        print(evaluation.drives_markdown(drives))
         _progress(f'report: {arguments.output / "report.md"} and report.json; each drive\'s in '
                   f'{arguments.output}/<drive>/')
         changed = drives.get('comparison', {}).get('flagged')
         return 1 if changed or any(not part.get('criteria', {}).get('passed', True)
                                    or 'failed' in part
                                    for part in (drives, *drives['drives'].values())) else 0
-    report = evaluate(settings, log=_progress)
-    print(report_markdown(report))
+    report = evaluation.evaluate(settings, log=_progress)
+    print(evaluation.report_markdown(report))
     _progress(f'report: {arguments.output / "report.md"} and report.json')
     unaccounted = [node for node, figures in report['nodes'].items() if not figures['accounted']]
     if unaccounted:
@@ -181,28 +165,22 @@ def _criteria_failed(report: ReplayReport) -> bool:
 
 def command_score(arguments: argparse.Namespace) -> int:
     """Run `bag score`: an earlier evaluation's outputs against labels, without Triton."""
-    from triton_perception.bag.accuracy_report import (report_markdown,  # noqa: PLC0415
-                                                       score, Scoring)
-
-    report = score(arguments.evaluation, arguments.output, Scoring(
+    report = evaluation.score(arguments.evaluation, arguments.output, evaluation.Scoring(
         tuple(arguments.labels), arguments.criteria, arguments.params_file,
         arguments.lanes_scored, arguments.lane_rows_from_labels, arguments.sparse_track_labels),
         _progress)
-    print(report_markdown(report))
+    print(evaluation.report_markdown(report))
     _progress(f'report: {arguments.output / "report.md"} and report.json')
     return 1 if _criteria_failed(report) else 0
 
 
 def command_compare(arguments: argparse.Namespace) -> int:
     """Run `bag compare`: two evaluations paired frame by frame; 1 when a change is flagged."""
-    from triton_perception.bag.compare import compare, CompareOptions  # noqa: PLC0415
-    from triton_perception.bag.figures import detection_labels  # noqa: PLC0415
-
-    options = CompareOptions(dict(arguments.change_threshold),
-                             _export_changed(arguments.export_changed),
-                             detection_labels(arguments.params_file))
-    flagged, text = compare(arguments.old, arguments.new, arguments.output, options,
-                            arguments.workers, arguments.ray_address, _progress)
+    options = evaluation.CompareOptions(dict(arguments.change_threshold),
+                                        _export_changed(arguments.export_changed),
+                                        evaluation.detection_labels(arguments.params_file))
+    flagged, text = evaluation.compare(arguments.old, arguments.new, arguments.output, options,
+                                       arguments.workers, arguments.ray_address, _progress)
     print(text)
     if arguments.output:
         _progress(f'report: {arguments.output / "report.md"} and comparison.json')
@@ -271,13 +249,8 @@ def _positive_int(text: str) -> int:
     return value
 
 
-def add_bag_commands(
-        commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    """Add the `bag` command and its make, play, record and evaluate subcommands to `commands`."""
-    bag = commands.add_parser('bag', help='make, play and record rosbag2 files (no ROS install '
-                              'needed)')
-    actions = bag.add_subparsers(dest='bag_command', required=True)
-
+def _add_make_command(actions: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Add `bag make`."""
     make = actions.add_parser('make', help='video file or image directory -> camera bag')
     make.add_argument('source', type=Path, help='video file, or directory of images')
     make.add_argument('output', type=Path, help='bag directory to create (must not exist)')
@@ -296,6 +269,9 @@ def add_bag_commands(
                       'parsers YAML) on the sibling camera_info topic, for the ground outputs')
     make.set_defaults(run=command_make)
 
+
+def _add_play_command(actions: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Add `bag play`."""
     play = actions.add_parser('play', help='publish a bag at its recorded timing')
     play.add_argument('bag', type=Path)
     play.add_argument('--rate', type=float, default=1.0, help='speed factor')
@@ -307,6 +283,9 @@ def add_bag_commands(
                       help='wait until each topic has this many subscribers')
     play.set_defaults(run=command_play)
 
+
+def _add_record_command(actions: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Add `bag record`."""
     record = actions.add_parser('record', help='record topics into a bag')
     record.add_argument('output', type=Path)
     record.add_argument('--topics', nargs='+', required=True, metavar='TOPIC:TYPE',
@@ -318,6 +297,9 @@ def add_bag_commands(
     record.add_argument('--duration', type=float, default=None, help='seconds, then stop')
     record.set_defaults(run=command_record)
 
+
+def _add_export_command(actions: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Add `bag export-frames`."""
     export = actions.add_parser('export-frames', help='camera frames -> images named by '
                                 'stamp, for labelling (CVAT, Label Studio)')
     export.add_argument('bag', type=Path)
@@ -328,6 +310,9 @@ def add_bag_commands(
                         help='png is lossless; jpg (quality 95) is smaller')
     export.set_defaults(run=command_export_frames)
 
+
+def _add_evaluate_command(actions: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Add `bag evaluate`."""
     evaluate = actions.add_parser(
         'evaluate', help='replay a bag through the pipeline and report (or compare) results')
     evaluate.add_argument('bag', type=Path, help='a bag, or a directory of bags (several drives, '
@@ -366,6 +351,9 @@ def add_bag_commands(
     _add_comparison_arguments(evaluate)
     evaluate.set_defaults(run=command_evaluate)
 
+
+def _add_score_command(actions: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Add `bag score`."""
     score = actions.add_parser('score', help="score an earlier evaluation's outputs against "
                                'labels again, without Triton')
     score.add_argument('evaluation', type=Path, help='the --output directory of bag evaluate')
@@ -375,6 +363,9 @@ def add_bag_commands(
     _add_scoring_arguments(score)
     score.set_defaults(run=command_score)
 
+
+def _add_compare_command(actions: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Add `bag compare`."""
     compare = actions.add_parser('compare', help='pair two evaluations frame by frame without '
                                  'labels or Triton; exit 1 when a change is flagged')
     compare.add_argument('old', type=Path, help='an earlier bag evaluate --output folder, or a '
@@ -389,3 +380,18 @@ def add_bag_commands(
                          help='with folders of drives: run them as tasks on this Ray cluster')
     _add_comparison_arguments(compare)
     compare.set_defaults(run=command_compare)
+
+
+def add_bag_commands(
+        commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Add the `bag` command and its make, play, record and evaluate subcommands to `commands`."""
+    bag_parser = commands.add_parser(
+        'bag', help='make, play and record rosbag2 files (no ROS install needed)')
+    actions = bag_parser.add_subparsers(dest='bag_command', required=True)
+    _add_make_command(actions)
+    _add_play_command(actions)
+    _add_record_command(actions)
+    _add_export_command(actions)
+    _add_evaluate_command(actions)
+    _add_score_command(actions)
+    _add_compare_command(actions)

@@ -13,9 +13,9 @@ import json
 from pathlib import Path
 from typing import cast, TypedDict
 
-from triton_perception.bag.bag_format import BagError
-from triton_perception.bag.camera_health_summary import CameraHealthFigures
-from triton_perception.bag.metric import AccuracySection
+from triton_perception.bag import BagError
+from triton_perception.evaluation.camera_health_summary import CameraHealthFigures
+from triton_perception.evaluation.metric import AccuracySection
 from triton_perception.frames import NodeCounts
 
 SCHEMA_VERSION = 1
@@ -38,7 +38,7 @@ class CriteriaResult(TypedDict):
 
 class FrameInterval(TypedDict):
     """
-    One per-frame figure of two replays compared frame by frame (bag/frame_comparison.py).
+    One per-frame figure of two replays compared frame by frame (evaluation/frame_comparison.py).
 
     `changed_most` holds [stamp, old, new] of the frames that changed most.
     """
