@@ -5,7 +5,7 @@ docs/parameters.md gets the node parameters of `parameters/tables.py`, docs/laun
 arguments of `pipeline/plan.py` and docs/architecture.md each folder's public face (the `__all__`
 of its `__init__.py`, read as text), each between a pair of markers; the prose around them is
 written by hand. `triton-perception docs` rewrites the tables; `triton-perception docs --check` (and
-test/test_docs.py) fails when a committed page differs from what the code says now.
+test/package/test_docs.py) fails when a committed page differs from what the code says now.
 """
 from __future__ import annotations
 

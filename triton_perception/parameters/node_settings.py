@@ -3,7 +3,7 @@ Each node's parameters as a frozen dataclass, one field per row of its table (ta
 
 A misspelt name or a value of the wrong type is then a type checker's error instead of a
 KeyError at run time. The dataclasses only name and type the rows: defaults, ranges and
-descriptions stay in the tables, and test/test_node_settings.py holds each dataclass's fields
+descriptions stay in the tables, and test/nodes/test_node_settings.py holds each dataclass's fields
 to its table. A live parameter change builds a new instance (`changed`); nothing is modified in
 place, so a reader sees the values of one call or of the previous one, never a mix.
 """

@@ -25,7 +25,7 @@ from triton_perception.lanes import lane_geometry as geometry
 from triton_perception.lanes.lane_sides import assign_sides
 from triton_perception.serving.model_config import load_step_module
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 REPOSITORY = ROOT / 'model_repository'
 
 TWINLITENET_ONNX = SHARED / 'models' / 'twinlitenet' / 'twinlitenet.onnx'

@@ -26,7 +26,7 @@ from triton_perception.bench.glue_report import glue_table, targets
 from triton_perception.frames.diagnostics import NodeStatus
 from triton_perception.lanes.lane_geometry import postprocess
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 CLI = str(Path(sys.executable).parent / 'triton-perception')
 CASE_KEYS = ('layout', 'models', 'cameras', 'processes', 'frames_published', 'frames_sent',
              'cpu_ms_per_frame', 'server_cpu_ms_per_frame', 'rss_mib', 'rss_per_camera_mib',

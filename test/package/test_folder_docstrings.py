@@ -2,7 +2,7 @@
 A folder whose docstring says "no rclpy" imports no rclpy.
 
 Such folders (frames/, health/, outputs/) are what tests and tools use without ROS; which folder
-may import which is test/test_layers.py's one rule. Read with `ast`.
+may import which is test/package/test_layers.py's one rule. Read with `ast`.
 """
 from __future__ import annotations
 

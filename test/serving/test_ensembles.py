@@ -22,7 +22,7 @@ from triton_perception.lanes.lane_geometry import LaneResult, NUM_POINTS, postpr
 from triton_perception.serving.model_config import read_config
 from triton_perception.serving.output_checks import check_detections, check_lane_maps
 
-REPOSITORY = Path(__file__).resolve().parents[1] / 'model_repository'
+REPOSITORY = Path(__file__).resolve().parents[2] / 'model_repository'
 DETECTION_OUTPUTS = ('DETECTIONS', 'NUM_DETECTIONS')
 LANE_OUTPUTS = ('LANE_PROBABILITY', 'DRIVABLE_MARGIN')
 

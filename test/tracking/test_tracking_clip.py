@@ -20,7 +20,7 @@ from triton_perception.tracking.association import iou_matrix
 from triton_perception.tracking.camera_tracking import tracker_settings
 from triton_perception.tracking.tracker import Tracker
 
-LABELS = Path(__file__).parent / 'data' / 'clip_track_labels.json'
+LABELS = Path(__file__).parents[1] / 'data' / 'clip_track_labels.json'
 FRAMES = range(0, 81)
 RATE_HZ = 25.0
 SAME_BOX_IOU = 0.7  # a labelled box is the served detection it overlaps this much

@@ -18,7 +18,7 @@ from test_lane_processing import make_lane_detector, read_clip
 from triton_perception.ground.camera import GroundCamera, Intrinsics, Mounting
 from triton_perception.ground.ground_projection import ground_boxes, ground_lane_points
 
-CALIBRATION = Path(__file__).parent / 'data' / 'highway_clip'
+CALIBRATION = Path(__file__).parents[1] / 'data' / 'highway_clip'
 VEHICLES = (2, 5, 7)  # COCO car, bus, truck
 
 

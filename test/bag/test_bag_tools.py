@@ -27,11 +27,11 @@ from triton_perception.bag.bag_format import (BagError, COMPRESSED_IMAGE_TYPE, D
 from triton_perception.bag.make import DEFAULT_EPOCH_S, make_bag
 from triton_perception.bag.reading import read_images
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 
 CLIP = SHARED / 'data' / 'videos' / 'solidWhiteRight.mp4'
 ROAD_IMAGES = SHARED / 'data' / 'road' / 'bdd'
-RECORDER_PROCESS = Path(__file__).with_name('bag_recorder_process.py')
+RECORDER_PROCESS = Path(__file__).parents[1] / 'bag_recorder_process.py'
 
 EPOCH_NS = DEFAULT_EPOCH_S * 1_000_000_000
 CLIP_FRAME_NS = 40_000_000  # 25 fps

@@ -26,7 +26,7 @@ from triton_perception.graphs.detection_graph import (build_detection_graph, Hea
 from triton_perception.serving.model_config import load_step_module
 from triton_perception.serving.output_checks import check_detections
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 REPOSITORY = ROOT / 'model_repository'
 
 # README of shared/models: yolov5n, onnxruntime CPU, conf 0.25, IoU 0.45 (class, score, box).
