@@ -61,6 +61,9 @@ def settings(drives: Path, labels: tuple[Path, ...], output: Path,
                               sparse_tracks=True)
 
 
+# Eight lockstep replays of both models: beside a busy core they take longer than the suite's
+# 300 s hang guard, which is for hangs, not for slow machines.
+@pytest.mark.timeout(900)
 def test_two_workers_give_the_figures_of_one_after_another(triton_server: Any,
                                                            tmp_path: Path) -> None:
     """Four drives, sequential and with --workers 2 on a local Ray: the same figures."""

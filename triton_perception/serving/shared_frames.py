@@ -63,6 +63,12 @@ class SharedFrames:
         with self._lock:
             return len(self._regions)
 
+    @property
+    def region_names(self) -> list[str]:
+        """Return the names of this camera's regions, as the server and /dev/shm know them."""
+        with self._lock:
+            return [region.memory.name for region in self._regions]
+
     def acquire(self, client: grpcclient.InferenceServerClient, array: NDArray[np.uint8],
                 worker: object, generation: int) -> _Region:
         """
