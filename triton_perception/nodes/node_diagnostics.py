@@ -99,6 +99,7 @@ class NodeDiagnostics:
             TIMED_KEY: snapshot.timed,
             'last_error': snapshot.last_error,
             'overlays_published': self._overlays.published,
+            'annotations_published': self._overlays.annotations_published,
             **{reason_key(reason): count for reason, count in sorted(snapshot.reasons.items())},
             **self._extra(),
         }
