@@ -1,5 +1,5 @@
 """
-The video decoder without ROS: packets of H.264 and H.265 streams made here, decoded in order.
+The video decoder without DDS: packets of H.264 and H.265 streams made here, decoded in order.
 
 A stream joined between keyframes waits for the next one (counted, not an error); a lost or
 corrupt packet makes it wait again; a new size opens the decoder again; every frame after a
@@ -7,14 +7,16 @@ keyframe comes out with the pixels that went in (within the codec's loss).
 """
 from __future__ import annotations
 
+from foxglove_msgs.msg import CompressedVideo
 import numpy as np
 from numpy.typing import NDArray
 import pytest
 
-from triton_perception.frames import (FrameRejected, H264, HEVC, KeyframeWait, VIDEO_FORMATS,
-                                      VideoDecoder, VideoDecoderError, VideoEncoder, VideoPacket,
-                                      WAITING_FOR_KEYFRAME)
+from triton_perception.frames import (FrameAccounting, FrameRejected, H264, HEVC, KeyframeWait,
+                                      ReadImage, VIDEO_FORMATS, VideoDecoder, VideoDecoderError,
+                                      VideoEncoder, VideoPacket, WAITING_FOR_KEYFRAME)
 from triton_perception.frames.video_bitstream import codec_of, nal_units, packet_units
+from triton_perception.nodes.video_input import VideoFrames
 
 GOP = 5
 
@@ -116,3 +118,31 @@ def test_codecs_and_decoders_are_named_or_refused_in_one_line() -> None:
     with pytest.raises(FrameRejected, match='does not decode h264') as wrong:
         hevc_decoder.decode(packets(H264, moving_frames(1))[0])
     assert wrong.value.reason == 'decoder_unavailable'
+
+
+def test_the_node_side_serves_each_packet_with_its_header_and_waits_after_a_loss() -> None:
+    """
+    nodes.video_input, without DDS: a CompressedVideo gives an rgb8 frame with its header.
+
+    A loss the transport counts makes the next packets wait for a keyframe, counted as lost.
+    """
+    frames = moving_frames(8)
+    stream = packets(H264, frames)
+    accounting = FrameAccounting()
+    video = VideoFrames('foxglove', '', accounting)
+    assert video.relative_topic == 'image/foxglove' and video.message_type is CompressedVideo
+
+    def message(index: int) -> CompressedVideo:
+        result = CompressedVideo(frame_id='cam', data=stream[index].data, format='h264')
+        result.timestamp.sec = 100 + index
+        return result
+    served = [video.frame(message(index)) for index in range(3)]
+    for index, frame in enumerate(served):
+        assert isinstance(frame, ReadImage) and frame.encoding == 'rgb8'
+        assert (frame.header.stamp.sec, frame.header.frame_id) == (100 + index, 'cam')
+        assert frame.data.reshape(96, 160, 3).shape == frames[index].shape
+    assert video.lost_before_node(1, 'sequence gap') == 1  # packet 3 never arrived
+    waiting = video.frame(message(4))
+    assert isinstance(waiting, KeyframeWait)
+    assert isinstance(video.frame(message(GOP)), ReadImage)
+    assert accounting.snapshot().reasons == {'lost before the node: sequence gap': 1}

@@ -18,6 +18,7 @@ from ffmpeg_image_transport_msgs.msg import FFMPEGPacket
 from foxglove_msgs.msg import CompressedVideo, ImageAnnotations
 import numpy as np
 import pytest
+from sensor_msgs.msg import Image, PointCloud2
 from std_msgs.msg import Header
 from vision_msgs.msg import Detection2DArray
 
@@ -27,6 +28,7 @@ from test_nodes import image_message, latest_diagnostics, start_node
 from triton_perception.frames import (H264, HEVC, PACKET_ENCODINGS, VIDEO_FORMATS, VideoDecoder,
                                       VideoEncoder, VideoPacket, WAITING_FOR_KEYFRAME)
 from triton_perception.frames.diagnostics import reason_key
+from triton_perception.outputs import lanes_from_cloud
 from triton_perception.system.processes import NodeProcess
 
 pytestmark = [pytest.mark.ros, pytest.mark.server]
@@ -34,6 +36,8 @@ GOP = 5
 FRAMES = 12
 SKIPPED = 2  # packets of the first GOP published before the stream is joined
 WAITING = f'dropped: {WAITING_FOR_KEYFRAME}'
+# A deep reader for the packets, frequent /diagnostics for the counts.
+DETECTION_PARAMETERS = {'qos_depth': 50, 'diagnostics_period_s': 0.2}
 
 
 @pytest.fixture(scope='module')
@@ -44,32 +48,40 @@ def bus_frames(shared: Path) -> list[np.ndarray]:
     return [np.ascontiguousarray(np.roll(rgb, 4 * index, axis=1)) for index in range(FRAMES)]
 
 
-def video_node(name: str, transport: str, triton_server: Any,
-               tmp_path_factory: Any) -> Iterator[NodeProcess]:
-    """Start a reliable detection_node taking `transport` in /`name`; it must exit with 0."""
-    node = start_node('detection_node', f'/{name}', triton_server, tmp_path_factory,
-                      input_transport=transport, qos_reliability='reliable', qos_depth=50,
-                      diagnostics_period_s=0.2)
+def running(executable: str, namespace: str, triton_server: Any, tmp_path_factory: Any,
+            **parameters: Any) -> Iterator[NodeProcess]:
+    """Run `executable` in `namespace`, reliable, for the module; it must exit with 0."""
+    node = start_node(executable, namespace, triton_server, tmp_path_factory,
+                      qos_reliability='reliable', **parameters)
     yield node
     assert node.stop() == 0, node.output()
 
 
 @pytest.fixture(scope='module')
+def lane_node(triton_server: Any, tmp_path_factory: Any) -> Iterator[NodeProcess]:
+    """lane_node on /fox_lanes/image (Image)."""
+    yield from running('lane_node', '/fox_lanes', triton_server, tmp_path_factory)
+
+
+@pytest.fixture(scope='module')
 def foxglove_node(triton_server: Any, tmp_path_factory: Any) -> Iterator[NodeProcess]:
     """detection_node on /vid_fox/image/foxglove (CompressedVideo)."""
-    yield from video_node('vid_fox', 'foxglove', triton_server, tmp_path_factory)
+    yield from running('detection_node', '/vid_fox', triton_server, tmp_path_factory,
+                       input_transport='foxglove', **DETECTION_PARAMETERS)
 
 
 @pytest.fixture(scope='module')
 def ffmpeg_node(triton_server: Any, tmp_path_factory: Any) -> Iterator[NodeProcess]:
     """detection_node on /vid_ff/image/ffmpeg (FFMPEGPacket)."""
-    yield from video_node('vid_ff', 'ffmpeg', triton_server, tmp_path_factory)
+    yield from running('detection_node', '/vid_ff', triton_server, tmp_path_factory,
+                       input_transport='ffmpeg', **DETECTION_PARAMETERS)
 
 
 @pytest.fixture(scope='module')
 def raw_node(triton_server: Any, tmp_path_factory: Any) -> Iterator[NodeProcess]:
     """detection_node on /vid_raw/image (Image): the reference for the decoded frames."""
-    yield from video_node('vid_raw', 'raw', triton_server, tmp_path_factory)
+    yield from running('detection_node', '/vid_raw', triton_server, tmp_path_factory,
+                       **DETECTION_PARAMETERS)
 
 
 def packet_message(transport: str, codec: str, data: bytes, stamp: Header,
@@ -212,3 +224,38 @@ def test_annotations_only_while_watched_and_on_their_frame(
         assert np.allclose(got, want, atol=0.01), (got, want)
     assert all(label.timestamp == watched.header.stamp for label in annotation.labels)
     assert {label.text.split()[0] for label in annotation.labels} == {'person', 'bus'}
+
+
+def watched_annotations(probe: Probe, publisher: Any, message: Any,
+                        annotations: list[ImageAnnotations]) -> ImageAnnotations:
+    """Send `message` until the annotations of its stamp arrive (once the node sees us)."""
+    deadline = time.monotonic() + 30.0
+    while time.monotonic() < deadline:
+        publisher.publish(message)
+        found = [a for a in list(annotations)
+                 if a.points and a.points[0].timestamp == message.header.stamp]
+        if found:
+            return found[0]
+        time.sleep(1.0)
+    raise AssertionError(f'no annotations for stamp {message.header.stamp}')
+
+
+def test_lane_annotations_are_the_lanes_of_their_frame(probe: Probe, lane_node: NodeProcess,
+                                                       road_rgb: np.ndarray) -> None:
+    """Each lane line is the published lane's points, in order; the area's outline is first."""
+    lanes = probe.record(PointCloud2, '/fox_lanes/lanes')
+    annotations = probe.record(ImageAnnotations, '/fox_lanes/lanes/annotations')
+    publisher = probe.publisher(Image, '/fox_lanes/image')
+    probe.wait_for_subscribers(publisher)
+    probe.wait_for_publishers('/fox_lanes/lanes')
+    message = image_message(road_rgb, 'rgb8', 'road', 4000)
+    annotation = watched_annotations(probe, publisher, message, annotations)
+    cloud = next(c for c in list(lanes) if c.header == message.header)
+    polylines, sides = lanes_from_cloud(cloud)
+    assert len(polylines) >= 2 and {-1, 1} <= set(sides.tolist())
+    outlines = [p for p in annotation.points if p.type == p.LINE_LOOP]
+    lines = [p for p in annotation.points if p.type == p.LINE_STRIP]
+    assert outlines and annotation.points[:len(outlines)] == outlines
+    assert len(lines) == len(polylines)
+    for line, polyline in zip(lines, polylines):
+        assert np.allclose([(p.x, p.y) for p in line.points], polyline, atol=1e-3)

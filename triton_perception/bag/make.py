@@ -96,6 +96,8 @@ def make_bag(
     """
     if video is not None and video not in VIDEO_CODECS:
         raise BagError(f"video codec {video!r} is not one of {', '.join(VIDEO_CODECS)}")
+    if video is not None and compressed:
+        raise BagError('--video and --compressed both choose the message type: pass one')
     if encoding not in ENCODINGS:
         raise BagError(f"encoding {encoding!r} is not one of {', '.join(ENCODINGS)}")
     if rate_hz is not None and not rate_hz > 0:
