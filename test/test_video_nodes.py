@@ -159,6 +159,7 @@ def test_a_video_camera_is_served_from_its_first_keyframe(
             FRAMES - SKIPPED, GOP - SKIPPED, FRAMES - GOP) else None
     values = wait_until(settled, 20.0, 'the waiting packets counted')
     assert int(values['rejected']) == int(before['rejected']), values
+    assert values['video_decoder'] == {H264: 'h264', HEVC: 'hevc'}[codec], values
 
     # The same frames, decoded here and sent as Images, get the same boxes.
     decoder = VideoDecoder()

@@ -8,9 +8,10 @@ from typing import Any, NamedTuple
 import numpy as np
 from numpy.typing import NDArray
 from rosbags.highlevel import AnyReader, AnyReaderError
+from rosbags.typesys.store import Typestore
 
 from triton_perception.bag.bag_format import (BagError, CAMERA_TYPES, DEFAULT_TOPIC, IMAGE_TYPE,
-                                              typestore_for, VIDEO_TYPES)
+                                              typestore, typestore_for, VIDEO_TYPES)
 from triton_perception.frames import (compressed_to_rgb, image_to_rgb, KeyframeWait,
                                       VideoDecoder, VideoPacket)
 
@@ -41,7 +42,7 @@ def read_images(bag: Path, topic: str = DEFAULT_TOPIC, *,
     decode it (frames.VideoDecoder, packets in order): its frames from the first keyframe on.
     """
     try:
-        reader = AnyReader([Path(bag)], default_typestore=typestore_for(VIDEO_TYPES))
+        reader = AnyReader([Path(bag)], default_typestore=camera_typestore())
     except (FileNotFoundError, AnyReaderError) as error:
         raise BagError(f'cannot open bag {bag}: {error}') from None
     with reader:
@@ -68,6 +69,19 @@ def read_images(bag: Path, topic: str = DEFAULT_TOPIC, *,
             yield BagImage(stamp_ns, stamp.sec * 1_000_000_000 + stamp.nanosec, rgb)
 
 
+def camera_typestore() -> Typestore:
+    """
+    Return the distribution's typestore with the video cameras' types where they are installed.
+
+    Without foxglove_msgs or ffmpeg_image_transport_msgs, bags of images read as before (and
+    a video bag's own type definitions, as mcap stores them, still serve).
+    """
+    try:
+        return typestore_for(VIDEO_TYPES)
+    except BagError:
+        return typestore()
+
+
 def video_packet(message: Any) -> tuple[Any, VideoPacket]:
     """Return a CompressedVideo's or an FFMPEGPacket's stamp and packet (rosbags message)."""
     if hasattr(message, 'header'):  # FFMPEGPacket
@@ -79,7 +93,7 @@ def video_packet(message: Any) -> tuple[Any, VideoPacket]:
 def frames_before_keyframe(bag: Path, topic: str) -> int:
     """Return how many packets of the video `topic` come before its first keyframe."""
     video = VideoDecoder()
-    with AnyReader([Path(bag)], default_typestore=typestore_for(VIDEO_TYPES)) as reader:
+    with AnyReader([Path(bag)], default_typestore=camera_typestore()) as reader:
         connections = [c for c in reader.connections if c.topic == topic]
         for index, (connection, _stamp, raw) in enumerate(reader.messages(connections)):
             try:

@@ -50,6 +50,10 @@ class ImageInput:
             return self._frame_source.loss_counting
         return self._losses.method
 
+    def video_values(self) -> dict[str, str]:
+        """Return the video decoder's /diagnostics values ({} for an image topic)."""
+        return {} if self._video is None else self._video.diagnostics()
+
     def subscribe(self, on_frame: Callable[[Any], None], qos: QoSProfile) -> None:
         """
         Hand every frame of the topic to `on_frame` until `unsubscribe`.

@@ -90,6 +90,7 @@ class NodeDiagnostics:
             'received': snapshot.received,
             'lost_before_node': snapshot.lost_before_node,
             'loss_counting': self._image_input.loss_counting,
+            **self._image_input.video_values(),
             **snapshot.counts, 'pending': snapshot.pending,
             'input_rate_hz': f'{snapshot.input_rate_hz:.1f}',
             'output_rate_hz': f'{snapshot.output_rate_hz:.1f}',

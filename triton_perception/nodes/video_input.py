@@ -51,6 +51,11 @@ class VideoFrames:
         self._decoder = VideoDecoder(decoder)
         self._accounting = accounting
 
+    def diagnostics(self) -> dict[str, str]:
+        """Return the decoder in use ('' before the first keyframe) and how often it opened."""
+        return {'video_decoder': self._decoder.decoder_name,
+                'video_decoder_opened': str(self._decoder.opened)}
+
     def lost_before_node(self, count: int, reason: str) -> int:
         """Count packets lost before the node; the decoder then waits for a keyframe."""
         self._decoder.packet_lost()
