@@ -83,6 +83,10 @@ def test_video_bag_evaluates_like_its_decoded_frames(video_bag: Path, triton_ser
     assert node['received'] == FRAMES - CUT, node
     assert node['published'] == FRAMES - DEFAULT_GOP, node
     assert node['reasons'] == {f'dropped: {WAITING_FOR_KEYFRAME}': waiting}, node
+    # Decoded once for the process's two nodes: the camera's health sees each frame once.
+    health = report.get('camera_health', {})
+    assert not any('frozen' in reason or 'stamp' in reason
+                   for reason in health.get('reasons', {})), health
     labels = [str(index) for index in range(80)]
     video = read_outputs(tmp_path / 'video' / 'outputs', labels).detections
 

@@ -129,7 +129,7 @@ def test_the_node_side_serves_each_packet_with_its_header_and_waits_after_a_loss
     frames = moving_frames(8)
     stream = packets(H264, frames)
     accounting = FrameAccounting()
-    video = VideoFrames('foxglove', '', accounting)
+    video = VideoFrames('foxglove', '')
     assert video.relative_topic == 'image/foxglove' and video.message_type is CompressedVideo
 
     def message(index: int) -> CompressedVideo:
@@ -141,7 +141,8 @@ def test_the_node_side_serves_each_packet_with_its_header_and_waits_after_a_loss
         assert isinstance(frame, ReadImage) and frame.encoding == 'rgb8'
         assert (frame.header.stamp.sec, frame.header.frame_id) == (100 + index, 'cam')
         assert frame.data.reshape(96, 160, 3).shape == frames[index].shape
-    assert video.lost_before_node(1, 'sequence gap') == 1  # packet 3 never arrived
+    losses = video.losses_into(accounting)  # what the loss counter counts into
+    assert losses.lost_before_node(1, 'sequence gap') == 1  # packet 3 never arrived
     waiting = video.frame(message(4))
     assert isinstance(waiting, KeyframeWait)
     assert isinstance(video.frame(message(GOP)), ReadImage)

@@ -117,7 +117,7 @@ class PerceptionNode(LifecycleNode, Generic[InferenceT]):
         self._client_settings: ClientSettings | None = None
         transport = self.settings.input_transport
         try:
-            video = (VideoFrames(transport, self.settings.video_decoder, self.accounting)
+            video = (VideoFrames(transport, self.settings.video_decoder)
                      if transport in VIDEO_TRANSPORTS else None)
         except VideoDecoderError as error:
             raise ParameterError(str(error)) from None

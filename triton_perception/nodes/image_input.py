@@ -30,7 +30,7 @@ class ImageInput:
 
         `accounting` counts the frames lost before the node; `frame_source` is the camera
         subscription of a perception process, None subscribes `node` itself. `video`: the
-        camera's video topic instead (nodes.video_input), which the node subscribes itself.
+        camera's video topic instead (nodes.video_input).
         """
         self._node = node
         self._accounting = accounting
@@ -39,8 +39,9 @@ class ImageInput:
         self._relative_topic = (video.relative_topic if video is not None
                                 else 'image/compressed' if compressed else 'image')
         self.topic = node.resolve_topic_name(self._relative_topic)
-        self._frame_source = frame_source if video is None else None
-        self._losses = FrameLossCounter(node, accounting if video is None else video, self.topic)
+        self._frame_source = frame_source
+        self._losses = FrameLossCounter(
+            node, accounting if video is None else video.losses_into(accounting), self.topic)
         self._subscription: Subscription[Any] | None = None
 
     @property
@@ -63,7 +64,8 @@ class ImageInput:
         """
         if self._frame_source is not None:
             self._frame_source.attach(self._node.get_fully_qualified_name(), self.topic,
-                                      self.compressed, on_frame, self._accounting, qos)
+                                      self.compressed, on_frame, self._accounting, qos,
+                                      self._video)
             return
         if self._video is not None:  # packets as messages: decoded in order, one by one
             self._subscription = self._node.create_subscription(
