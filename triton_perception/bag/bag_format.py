@@ -21,6 +21,11 @@ from triton_perception.errors import TritonPerceptionError
 IMAGE_TYPE = 'sensor_msgs/msg/Image'
 ENCODINGS = ('rgb8', 'bgr8')  # what `bag make` writes
 COMPRESSED_IMAGE_TYPE = 'sensor_msgs/msg/CompressedImage'
+# A camera as video (input_transport foxglove, ffmpeg): the type and its image_transport topic.
+VIDEO_TYPES = {'foxglove_msgs/msg/CompressedVideo': 'foxglove',
+               'ffmpeg_image_transport_msgs/msg/FFMPEGPacket': 'ffmpeg'}
+VIDEO_TYPE = 'foxglove_msgs/msg/CompressedVideo'  # what `bag make --video` writes
+CAMERA_TYPES = (IMAGE_TYPE, COMPRESSED_IMAGE_TYPE, *VIDEO_TYPES)
 DEFAULT_TOPIC = '/camera/image_raw'
 STORAGES: dict[str, StoragePlugin] = {'mcap': StoragePlugin.MCAP, 'sqlite3': StoragePlugin.SQLITE3}
 # The distribution of the rclpy wheels `make setup` installs, where ROS_DISTRO is not set.

@@ -25,8 +25,9 @@ import yaml
 
 from triton_perception.bag.bag_format import (BagError, COMPRESSED_IMAGE_TYPE, DEFAULT_TOPIC,
                                               ENCODINGS, IMAGE_TYPE, new_writer, Progress,
-                                              typestore)
-from triton_perception.frames import camera_info_sibling
+                                              typestore, typestore_for, VIDEO_TYPE, VIDEO_TYPES)
+from triton_perception.frames import (camera_info_sibling, DEFAULT_GOP, H264, HEVC, VIDEO_FORMATS,
+                                      VideoEncoder)
 
 DEFAULT_EPOCH_S = 1_700_000_000
 DEFAULT_IMAGE_RATE_HZ = 10.0
@@ -35,6 +36,7 @@ PROGRESS_EVERY_FRAMES = 50
 CAMERA_INFO_TYPE = 'sensor_msgs/msg/CameraInfo'
 IMAGE_SUFFIXES = frozenset(
     {'.jpg', '.jpeg', '.png', '.bmp', '.tif', '.tiff', '.webp', '.ppm', '.pgm'})
+VIDEO_CODECS = {'h264': H264, 'h265': HEVC}  # `bag make --video`
 
 
 @dataclass(frozen=True)
@@ -76,6 +78,7 @@ def make_bag(
     start_time_s: float = DEFAULT_EPOCH_S,
     progress: Progress | None = None,
     camera_info: Path | None = None,
+    video: str | None = None,
 ) -> BagSummary:
     """
     Write ``source`` (video file or image directory) as Image or CompressedImage messages.
@@ -85,8 +88,16 @@ def make_bag(
     (quality 90, format 'jpeg') instead of raw ``encoding`` pixels. The output directory
     must not exist; it is removed again if writing fails. ``camera_info`` (a calibration file
     in the camera_calibration_parsers YAML format) adds a CameraInfo with each frame's header
-    on the image_transport sibling ``camera_info`` topic.
+    on the image_transport sibling ``camera_info`` topic. ``video`` ('h264' or 'h265') writes
+    foxglove_msgs/CompressedVideo on ``<topic>/foxglove`` instead (image_transport's name, what
+    the nodes take with input_transport foxglove): one frame per message, no B-frames, a
+    keyframe with its parameter sets every DEFAULT_GOP (10) frames, so that a bag cut anywhere
+    decodes from its first keyframe on.
     """
+    if video is not None and video not in VIDEO_CODECS:
+        raise BagError(f"video codec {video!r} is not one of {', '.join(VIDEO_CODECS)}")
+    if video is not None and compressed:
+        raise BagError('--video and --compressed both choose the message type: pass one')
     if encoding not in ENCODINGS:
         raise BagError(f"encoding {encoding!r} is not one of {', '.join(ENCODINGS)}")
     if rate_hz is not None and not rate_hz > 0:
@@ -104,8 +115,14 @@ def make_bag(
     if expected is not None and max_frames is not None:
         expected = min(expected, max_frames)
 
-    store = typestore()
-    msgtype = COMPRESSED_IMAGE_TYPE if compressed else IMAGE_TYPE
+    store = typestore() if video is None else typestore_for([VIDEO_TYPE])
+    msgtype = (VIDEO_TYPE if video is not None else COMPRESSED_IMAGE_TYPE if compressed
+               else IMAGE_TYPE)
+    image_topic = topic
+    if video is not None:
+        topic = f'{topic}/{VIDEO_TYPES[VIDEO_TYPE]}'
+        encoder = VideoEncoder(VIDEO_CODECS[video], first.shape[1], first.shape[0],
+                               rate_hz=opened.rate_hz, gop=DEFAULT_GOP)
     start_ns = int(start_time_s) * 1_000_000_000 + round((start_time_s % 1) * 1e9)
     frame_ns = 1e9 / opened.rate_hz
     began = time.monotonic()
@@ -116,8 +133,8 @@ def make_bag(
     try:
         connection = writer.add_connection(topic, msgtype, typestore=store)
         if calibration is not None:
-            info_connection = writer.add_connection(camera_info_sibling(topic), CAMERA_INFO_TYPE,
-                                                    typestore=store)
+            info_connection = writer.add_connection(camera_info_sibling(image_topic),
+                                                    CAMERA_INFO_TYPE, typestore=store)
         writer.set_custom_data('triton_perception.source', source.name)
         for index, bgr in enumerate(itertools.chain([first], frames)):
             stamp_ns = start_ns + round(index * frame_ns)
@@ -125,8 +142,11 @@ def make_bag(
                 stamp=store.types['builtin_interfaces/msg/Time'](
                     sec=stamp_ns // 1_000_000_000, nanosec=stamp_ns % 1_000_000_000),
                 frame_id=frame_id)
-            message = (_compressed_message(store, header, bgr) if compressed
-                       else _image_message(store, header, bgr, encoding))
+            if video is not None:
+                message = _video_message(store, header, bgr, encoder, VIDEO_CODECS[video])
+            else:
+                message = (_compressed_message(store, header, bgr) if compressed
+                           else _image_message(store, header, bgr, encoding))
             writer.write(connection, stamp_ns, store.serialize_cdr(message, msgtype))
             if calibration is not None:
                 info = store.types[CAMERA_INFO_TYPE](header=header, **calibration)
@@ -223,6 +243,20 @@ def _compressed_message(store: Typestore, header: Any, bgr: NDArray[np.uint8]) -
         raise BagError(f'OpenCV could not JPEG-encode a {bgr.shape[1]}x{bgr.shape[0]} frame')
     return store.types[COMPRESSED_IMAGE_TYPE](
         header=header, format='jpeg', data=jpeg.reshape(-1))
+
+
+def _video_message(store: Typestore, header: Any, bgr: NDArray[np.uint8], encoder: VideoEncoder,
+                   codec: str) -> object:
+    """Return the frame as a CompressedVideo packet; BagError for a frame of another size."""
+    rgb = cv2.cvtColor(bgr, cv2.COLOR_BGR2RGB)
+    try:
+        (packet,) = encoder.encode(cast(NDArray[np.uint8], rgb))
+    except ValueError:
+        raise BagError(f'a {bgr.shape[1]}x{bgr.shape[0]} frame cannot join a video of another '
+                       'size (or the encoder held it back): make the frames one size') from None
+    return store.types[VIDEO_TYPE](timestamp=header.stamp, frame_id=header.frame_id,
+                                   data=np.frombuffer(packet.data, dtype=np.uint8),
+                                   format=VIDEO_FORMATS[codec])
 
 
 def _directory_size(path: Path) -> int:

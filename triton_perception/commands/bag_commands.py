@@ -28,7 +28,7 @@ def command_make(arguments: argparse.Namespace) -> int:
                  frame_id=arguments.frame_id, storage=arguments.storage,
                  compressed=arguments.compressed, rate_hz=arguments.rate,
                  max_frames=arguments.max_frames, encoding=arguments.encoding, progress=_progress,
-                 camera_info=arguments.camera_info)
+                 camera_info=arguments.camera_info, video=arguments.video)
     return 0
 
 
@@ -104,7 +104,8 @@ def command_record(arguments: argparse.Namespace) -> int:
 
 def command_export_frames(arguments: argparse.Namespace) -> int:
     """Run `bag export-frames`: the frames as images named by stamp, and frames.json."""
-    summary = bag.export_frames(arguments.bag, arguments.output, topic=arguments.topic,
+    topic = arguments.topic or evaluation.default_camera_topic(arguments.bag)
+    summary = bag.export_frames(arguments.bag, arguments.output, topic=topic,
                                 every=arguments.every, image_format=arguments.format,
                                 progress=_progress)
     _progress(f'exported {summary.exported} of {summary.frames_in_topic} frames to '
@@ -267,6 +268,9 @@ def _add_make_command(actions: argparse._SubParsersAction[argparse.ArgumentParse
     make.add_argument('--camera-info', type=Path, default=None, metavar='CALIBRATION_YAML',
                       help='also write CameraInfo from this calibration (camera_calibration_'
                       'parsers YAML) on the sibling camera_info topic, for the ground outputs')
+    make.add_argument('--video', choices=['h264', 'h265'], default=None,
+                      help='write foxglove_msgs/CompressedVideo on TOPIC/foxglove instead, a '
+                      'keyframe every 10 frames')
     make.set_defaults(run=command_make)
 
 
@@ -304,7 +308,7 @@ def _add_export_command(actions: argparse._SubParsersAction[argparse.ArgumentPar
                                 'stamp, for labelling (CVAT, Label Studio)')
     export.add_argument('bag', type=Path)
     export.add_argument('--output', type=Path, required=True, help='directory for the images')
-    export.add_argument('--topic', default='/camera/image_raw')
+    export.add_argument('--topic', default=None)  # /camera/image_raw, else the only camera
     export.add_argument('--every', type=int, default=1, help='export every Nth frame')
     export.add_argument('--format', choices=['png', 'jpg'], default='png',
                         help='png is lossless; jpg (quality 95) is smaller')

@@ -16,6 +16,7 @@ from triton_perception.evaluation.drives import (
 )
 from triton_perception.evaluation.evaluation import (
     camera_topic as camera_topic,
+    default_camera_topic as default_camera_topic,
     evaluate as evaluate,
     EvaluationSettings as EvaluationSettings,
     image_subscriptions as image_subscriptions,

@@ -24,8 +24,9 @@ from rclpy.node import Node
 from rosbags.highlevel import AnyReader, AnyReaderError
 import yaml
 
-from triton_perception.bag import (BagError, BagRecorder, COMPRESSED_IMAGE_TYPE, IMAGE_TYPE,
-                                   Lockstep, play_bag, typestore)
+from triton_perception.bag import (BagError, BagRecorder, CAMERA_TYPES, DEFAULT_TOPIC,
+                                   frames_before_keyframe, Lockstep, play_bag, typestore,
+                                   VIDEO_TYPES)
 from triton_perception.evaluation.accuracy_report import (accuracy_regressions, ACCURACY_TOLERANCE,
                                                           add_accuracy, Scoring, write_report)
 from triton_perception.evaluation.camera_health_summary import CameraHealthFigures, CameraHealthLog
@@ -115,8 +116,7 @@ def camera_topic(bag: Path, topic: str | None) -> tuple[str, int]:
     except (FileNotFoundError, AnyReaderError) as error:
         raise BagError(f'cannot open bag {bag}: {error}') from None
     with reader:
-        images = {c.topic: c.msgcount for c in reader.connections
-                  if c.msgtype in (IMAGE_TYPE, COMPRESSED_IMAGE_TYPE)}
+        images = {c.topic: c.msgcount for c in reader.connections if c.msgtype in CAMERA_TYPES}
     if topic:
         if topic not in images:
             raise BagError(f'{bag} has no image topic {topic} (image topics: '
@@ -126,6 +126,33 @@ def camera_topic(bag: Path, topic: str | None) -> tuple[str, int]:
         raise BagError(f'{bag} has {len(images)} image topics ({", ".join(images) or "none"}); '
                        'choose one with --topic')
     return next(iter(images.items()))
+
+
+def default_camera_topic(bag: Path) -> str:
+    """Return DEFAULT_TOPIC if the bag has it, else its only camera topic (image or video)."""
+    try:
+        return camera_topic(bag, DEFAULT_TOPIC)[0]
+    except BagError:
+        return camera_topic(bag, None)[0]
+
+
+def camera_input(bag: Path, topic: str) -> tuple[str, str]:
+    """
+    Return the nodes' image topic and input_transport for the bag's camera `topic`.
+
+    A video topic is image_transport's `<image>/foxglove` or `<image>/ffmpeg`; the nodes take
+    `<image>` with that transport. Raises BagError for a video topic named otherwise.
+    """
+    with AnyReader([Path(bag)], default_typestore=typestore()) as reader:
+        msgtype = next(c.msgtype for c in reader.connections if c.topic == topic)
+    if msgtype not in VIDEO_TYPES:
+        return topic, 'raw'
+    transport = VIDEO_TYPES[msgtype]
+    image_topic, _separator, name = topic.rpartition('/')
+    if name != transport or not image_topic:
+        raise BagError(f'{topic} carries {msgtype}, which the nodes take on <image>/{transport} '
+                       f'(image_transport): rename the topic to end in /{transport}')
+    return image_topic, transport
 
 
 def geometry_messages(bag: Path, image_topic: str) -> tuple[str | None, list[Any]]:
@@ -273,10 +300,12 @@ def image_subscriptions(process_layout: str) -> int:
 
 def replay_plan(bag: Path, topic: str, profile: str, triton_url: str,
                 params_file: Path | None, scratch: Path,
-                process_layout: str = 'single', lockstep: bool = False) -> PipelinePlan:
+                process_layout: str = 'single', input_transport: str = 'raw',
+                lockstep: bool = False) -> PipelinePlan:
     """Return the pipeline for a replay: both inference nodes in NAMESPACE, on the bag's topic."""
     return pipeline_plan({
         'camera_topic': topic, 'namespace': NAMESPACE, 'enable_overlay': 'false',
+        'input_transport': input_transport,
         'profile': profile, 'start_triton': 'false' if triton_url else 'true',
         'triton_url': triton_url, 'process_layout': process_layout,
         'params_file': str(evaluation_params_file(params_file, scratch, lockstep))})
@@ -307,11 +336,17 @@ def replay(settings: EvaluationSettings, log: Callable[[str], None]) -> Replayed
               if name != 'diagnostics'}
     if settings.record_masks:
         topics[f'{NAMESPACE}/drivable_area'] = MASK_TYPE
+    image_topic, transport = camera_input(settings.bag, topic)
+    if transport != 'raw':
+        before = frames_before_keyframe(settings.bag, topic)
+        log(f'{topic} is video: {before} of its {frames} frames come before its first keyframe '
+            '(the nodes count them as dropped, waiting for a keyframe); the evaluation starts '
+            f'at frame {before + 1}')
     with tempfile.TemporaryDirectory(prefix='triton_perception-eval-') as scratch:
-        plan = replay_plan(settings.bag, topic, settings.profile, settings.triton_url,
+        plan = replay_plan(settings.bag, image_topic, settings.profile, settings.triton_url,
                            settings.params_file, Path(scratch), settings.process_layout,
-                           lockstep=settings.timing_mode() == 'lockstep')
-        info_topic, static_transforms = geometry_messages(settings.bag, topic)
+                           transport, lockstep=settings.timing_mode() == 'lockstep')
+        info_topic, static_transforms = geometry_messages(settings.bag, image_topic)
         with pipeline_session(plan, log, 'bag_evaluator') as session, \
                 BagRecorder(session.node, outputs_bag, topics) as recorder:
             if static_transforms:  # latched, as robot_state_publisher publishes them

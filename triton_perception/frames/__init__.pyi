@@ -7,7 +7,10 @@ from triton_perception.frames.accounting import (
     RequestTimes as RequestTimes,
     STAGES as STAGES,
 )
-from triton_perception.frames.camera_topics import camera_info_sibling as camera_info_sibling
+from triton_perception.frames.camera_topics import (
+    camera_info_sibling as camera_info_sibling,
+    transport_remappings as transport_remappings,
+)
 from triton_perception.frames.diagnostics import (
     camera_status_name as camera_status_name,
     CAMERA_STATUS_PREFIX as CAMERA_STATUS_PREFIX,
@@ -48,4 +51,23 @@ from triton_perception.frames.serialized_images import (
 from triton_perception.frames.transport_losses import (
     publisher_sequence as publisher_sequence,
     SequenceGapCounter as SequenceGapCounter,
+)
+from triton_perception.frames.video_bitstream import (
+    H264 as H264,
+    HEVC as HEVC,
+)
+from triton_perception.frames.video_decoding import (
+    check_decoder as check_decoder,
+    KeyframeWait as KeyframeWait,
+    VideoDecoder as VideoDecoder,
+    VideoDecoderError as VideoDecoderError,
+    VideoPacket as VideoPacket,
+    WAITING_FOR_KEYFRAME as WAITING_FOR_KEYFRAME,
+)
+from triton_perception.frames.video_encoding import (
+    DEFAULT_GOP as DEFAULT_GOP,
+    EncodedPacket as EncodedPacket,
+    PACKET_ENCODINGS as PACKET_ENCODINGS,
+    VIDEO_FORMATS as VIDEO_FORMATS,
+    VideoEncoder as VideoEncoder,
 )

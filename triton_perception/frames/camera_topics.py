@@ -7,3 +7,13 @@ def camera_info_sibling(image_topic: str) -> str:
     namespace, _separator, _name = image_topic.rpartition('/')
     return f'{namespace}/camera_info' if namespace or image_topic.startswith('/') \
         else 'camera_info'
+
+
+# The transports of an image topic a node may take, as image_transport names their topics.
+TRANSPORT_SUBTOPICS = ('compressed', 'ffmpeg', 'foxglove')
+
+
+def transport_remappings(image_topic: str) -> list[tuple[str, str]]:
+    """Return the remappings of a node's `image` and its transports' topics to a camera's."""
+    return [('image', image_topic)] + [(f'image/{name}', f'{image_topic}/{name}')
+                                       for name in TRANSPORT_SUBTOPICS]

@@ -21,7 +21,7 @@ from rclpy.publisher import Publisher
 from sensor_msgs.msg import Image
 from std_msgs.msg import Header
 
-from triton_perception.frames import Frame, FrameAccounting
+from triton_perception.frames import Frame, FrameAccounting, VideoDecoderError
 from triton_perception.nodes.camera_frames import CameraFrames
 from triton_perception.nodes.camera_health import camera_health
 from triton_perception.nodes.frame_intake import FrameChecks, RgbConversion
@@ -30,7 +30,9 @@ from triton_perception.nodes.node_diagnostics import NodeDiagnostics
 from triton_perception.nodes.overlay_gate import OverlayGate
 from triton_perception.nodes.parameter_changes import ParameterChanges
 from triton_perception.nodes.ros_parameters import declare_parameters
-from triton_perception.parameters import InferenceSettings, ParameterSpec, ParameterValues
+from triton_perception.nodes.video_input import VIDEO_TRANSPORTS, VideoFrames
+from triton_perception.parameters import (InferenceSettings, ParameterError, ParameterSpec,
+                                          ParameterValues)
 from triton_perception.qos import stream_qos
 from triton_perception.serving import ClientSettings, InferenceWorker, Tensors, TlsOptions
 
@@ -97,7 +99,8 @@ class PerceptionNode(LifecycleNode, Generic[InferenceT]):
         None subscribes the node itself.
         `node_options`: passed on to rclpy's LifecycleNode.
 
-        Raises ParameterError if a start-up parameter value is not accepted.
+        Raises ParameterError if a start-up parameter value is not accepted, or video_decoder
+        names a decoder the FFmpeg in use does not have.
         """
         super().__init__(node_name, **node_options)
         # What destroy_node reads exists before anything below can raise: rclpy from Jazzy on
@@ -112,8 +115,14 @@ class PerceptionNode(LifecycleNode, Generic[InferenceT]):
         self._log = RosLog(self)
         self.accounting = FrameAccounting()
         self._client_settings: ClientSettings | None = None
-        image_input = ImageInput(self, self.accounting,
-                                 self.settings.input_transport == 'compressed', frame_source)
+        transport = self.settings.input_transport
+        try:
+            video = (VideoFrames(transport, self.settings.video_decoder)
+                     if transport in VIDEO_TRANSPORTS else None)
+        except VideoDecoderError as error:
+            raise ParameterError(str(error)) from None
+        image_input = ImageInput(self, self.accounting, transport == 'compressed', frame_source,
+                                 video)
         self._image_input = image_input
         self._health = camera_health(self, self.settings, image_input.topic,
                                      self.settings.diagnostics_period_s,
@@ -267,6 +276,14 @@ class PerceptionNode(LifecycleNode, Generic[InferenceT]):
         Counted in /diagnostics as `overlays_published`.
         """
         self._overlays.publish(publisher, draw, header)
+
+    def publish_annotations(self, publisher: Publisher[Any], build: Callable[[], Any]) -> None:
+        """
+        Build and publish Foxglove annotations only while someone subscribes.
+
+        Counted in /diagnostics as `annotations_published`.
+        """
+        self._overlays.publish_annotations(publisher, build)
 
     def extra_diagnostics(self) -> dict[str, str]:
         """Values a subclass adds to its /diagnostics status."""

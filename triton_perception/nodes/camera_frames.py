@@ -25,6 +25,7 @@ from triton_perception.frames import FrameAccounting, FrameRejected
 from triton_perception.nodes.camera_health import CameraHealthReporter
 from triton_perception.nodes.frame_losses import FrameLossCounter
 from triton_perception.nodes.frame_reading import read_frame, Taken
+from triton_perception.nodes.video_input import VideoFrames
 from triton_perception.serving import SharedFrames
 
 FrameCallback = Callable[[Taken], None]
@@ -57,7 +58,7 @@ class CameraFrames:
         self._host = host
         self._lock = threading.Lock()
         self._consumers: dict[str, tuple[FrameCallback, FrameAccounting]] = {}
-        self._subscription: Subscription[Image | CompressedImage] | None = None
+        self._subscription: Subscription[Any] | None = None
         self._shape: tuple[str, bool, QoSProfile] | None = None  # topic, compressed, QoS
         self._losses: FrameLossCounter | None = None
         self._conversion_lock = threading.Lock()
@@ -71,12 +72,14 @@ class CameraFrames:
         return self._losses.method if self._losses is not None else 'none'
 
     def attach(self, name: str, topic: str, compressed: bool, on_frame: FrameCallback,
-               accounting: FrameAccounting, qos: QoSProfile) -> None:
+               accounting: FrameAccounting, qos: QoSProfile,
+               video: VideoFrames | None = None) -> None:
         """
         Hand every frame of `topic` to `on_frame` from now on.
 
         `topic` is the consumer's resolved image topic, `compressed` whether it takes
-        CompressedImage; `accounting` counts the frames lost before the consumer.
+        CompressedImage; `accounting` counts the frames lost before the consumer. `video`: the
+        topic is a video stream, decoded once for every consumer by the first one's decoder.
 
         Raises ValueError if the camera is already subscribed on another topic or transport.
         """
@@ -94,8 +97,14 @@ class CameraFrames:
                 return
             self._shape = (topic, compressed, qos)
             if self._losses is None:
-                self._losses = FrameLossCounter(self._host, _EveryConsumer(self._accountings),
-                                                topic)
+                every = _EveryConsumer(self._accountings)
+                self._losses = FrameLossCounter(
+                    self._host, every if video is None else video.losses_into(every), topic)
+            if video is not None:  # decoded here, in order; consumers get the frames
+                self._subscription = self._host.create_subscription(
+                    video.message_type, topic, qos_profile=qos,
+                    **self._losses.subscription_arguments(video.decoding(self._on_message)))
+                return
             self._subscription = self._host.create_subscription(
                 CompressedImage if compressed else Image, topic, qos_profile=qos, raw=True,
                 **self._losses.subscription_arguments(self._on_message))

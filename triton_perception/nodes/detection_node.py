@@ -4,6 +4,7 @@ from __future__ import annotations
 import sys
 from typing import Any
 
+from foxglove_msgs.msg import ImageAnnotations
 import numpy as np
 from sensor_msgs.msg import Image
 from vision_msgs.msg import Detection2DArray, LabelInfo
@@ -13,7 +14,8 @@ from triton_perception.ground import DetectionGroundOutputs
 from triton_perception.models import labels_for
 from triton_perception.nodes.base import PerceptionNode
 from triton_perception.nodes.node_process import run_nodes
-from triton_perception.outputs import detection_array_message, draw_detections, label_info_message
+from triton_perception.outputs import (detection_annotations, detection_array_message,
+                                       draw_detections, label_info_message)
 from triton_perception.parameters import (DETECTION, DetectionSettings, ParameterValues,
                                           parse_class_filter)
 from triton_perception.qos import LATCHED_QOS, OVERLAY_QOS, RESULT_QOS
@@ -25,7 +27,8 @@ class DetectionNode(PerceptionNode[DetectionSettings]):
     """
     Object detection through Triton: `detections`, `label_info`, overlay and ground boxes.
 
-    It publishes `detections`, latched `label_info`, `detections/overlay` while watched,
+    It publishes `detections`, latched `label_info`, `detections/overlay` and
+    `detections/annotations` (Foxglove) while watched,
     `detections/ground` once the camera geometry is known and, with tracking, the track ids in
     both and `detections/tracks` (+ markers).
     """
@@ -45,6 +48,8 @@ class DetectionNode(PerceptionNode[DetectionSettings]):
         self._class_filter = parse_class_filter(self.settings.class_filter, self.labels)
         self._detections = self.create_publisher(Detection2DArray, 'detections', RESULT_QOS)
         self._overlay = self.create_publisher(Image, 'detections/overlay', OVERLAY_QOS)
+        self._annotations = self.create_publisher(ImageAnnotations, 'detections/annotations',
+                                                  RESULT_QOS)
         self._label_info = self.create_publisher(LabelInfo, 'label_info', LATCHED_QOS)
         self._label_info.publish(label_info_message(
             self.labels, self._stamped_header(), self.settings.score_threshold))
@@ -86,6 +91,8 @@ class DetectionNode(PerceptionNode[DetectionSettings]):
         message = detection_array_message(detections, header, track_ids)
         self._detections.publish(message)
         self._ground.publish(header, detections, message)
+        self.publish_annotations(self._annotations, lambda: detection_annotations(
+            detections, self.labels, track_ids, header.stamp))
         self.publish_overlay(
             self._overlay, lambda: draw_detections(inputs['IMAGE'].copy(), detections,
                                                    self.labels, track_ids), header)

@@ -13,7 +13,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from triton_perception.frames import (check_compressed, check_image, compressed_to_rgb, Fate, Frame,
-                                      FrameAccounting, FrameRejected, image_to_rgb)
+                                      FrameAccounting, FrameRejected, image_to_rgb, KeyframeWait)
 from triton_perception.nodes.camera_frames import CameraFrames
 from triton_perception.nodes.frame_reading import COMPRESSED_FRAMES, read_frame, Taken
 from triton_perception.parameters import InferenceSettings
@@ -52,6 +52,8 @@ class FrameChecks:
             self._accounting.settle(Fate.DROPPED, received_at, 'node not active')
             return
         try:
+            if isinstance(message, FrameRejected):  # a video packet that gave no frame
+                raise message
             if isinstance(message, bytes):
                 message = read_frame(message, self._compressed)
             if self._on_read is not None:
@@ -60,6 +62,9 @@ class FrameChecks:
                 check_compressed(message, self._settings().max_image_pixels)
             else:
                 check_image(message, self._settings().max_image_pixels)
+        except KeyframeWait as wait:  # how a video stream starts: counted, not an error
+            self._accounting.settle(Fate.DROPPED, received_at, wait.reason)
+            return
         except FrameRejected as rejection:
             self._accounting.settle(Fate.REJECTED, received_at, rejection.reason)
             self._log.frame_problem(

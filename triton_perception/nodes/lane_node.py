@@ -9,6 +9,7 @@ from __future__ import annotations
 import sys
 from typing import Any
 
+from foxglove_msgs.msg import ImageAnnotations
 import numpy as np
 from numpy.typing import NDArray
 from sensor_msgs.msg import Image, PointCloud2
@@ -19,7 +20,7 @@ from triton_perception.lanes import decode_lanes, DecodeSettings, lane_model_for
 from triton_perception.nodes.base import PerceptionNode
 from triton_perception.nodes.node_process import run_nodes
 from triton_perception.outputs import (draw_drivable_area, draw_lanes, image_message,
-                                       lanes_cloud_message)
+                                       lane_annotations, lanes_cloud_message)
 from triton_perception.parameters import LANES, LaneSettings
 from triton_perception.qos import OVERLAY_QOS, RESULT_QOS
 from triton_perception.serving import check_lane_outputs, Tensors
@@ -31,8 +32,8 @@ class LaneNode(PerceptionNode[LaneSettings]):
     Lane detection through Triton: lanes, drivable area, overlay and ground outputs.
 
     It publishes `lanes` (PointCloud2), `drivable_area` (mono8, for models that have one),
-    `lanes/overlay` while watched, and on the ground (once the camera geometry is known)
-    `lanes/ground`, `lanes/markers` and `drivable_area/grid`.
+    `lanes/overlay` and `lanes/annotations` (Foxglove) while watched, and on the ground (once
+    the camera geometry is known) `lanes/ground`, `lanes/markers` and `drivable_area/grid`.
     """
 
     def __init__(self, **node_options: Any) -> None:
@@ -53,6 +54,8 @@ class LaneNode(PerceptionNode[LaneSettings]):
         self._lanes = self.create_publisher(PointCloud2, 'lanes', RESULT_QOS)
         self._drivable_area = self.create_publisher(Image, 'drivable_area', RESULT_QOS)
         self._overlay = self.create_publisher(Image, 'lanes/overlay', OVERLAY_QOS)
+        self._annotations = self.create_publisher(ImageAnnotations, 'lanes/annotations',
+                                                  RESULT_QOS)
         self._ground = LaneGroundOutputs(self, self._settings, RESULT_QOS)
 
     def extra_diagnostics(self) -> dict[str, str]:
@@ -79,6 +82,8 @@ class LaneNode(PerceptionNode[LaneSettings]):
         if drivable is not None and settings.publish_drivable_area:
             self._drivable_area.publish(image_message(drivable, header, 'mono8'))
         self._ground.publish(header, result.lanes, result.sides, drivable)
+        self.publish_annotations(self._annotations, lambda: lane_annotations(
+            result.lanes, result.sides, drivable, header.stamp))
 
         def overlay() -> NDArray[np.uint8]:
             image = inputs['IMAGE'].copy()

@@ -90,6 +90,7 @@ class NodeDiagnostics:
             'received': snapshot.received,
             'lost_before_node': snapshot.lost_before_node,
             'loss_counting': self._image_input.loss_counting,
+            **self._image_input.video_values(),
             **snapshot.counts, 'pending': snapshot.pending,
             'input_rate_hz': f'{snapshot.input_rate_hz:.1f}',
             'output_rate_hz': f'{snapshot.output_rate_hz:.1f}',
@@ -99,6 +100,7 @@ class NodeDiagnostics:
             TIMED_KEY: snapshot.timed,
             'last_error': snapshot.last_error,
             'overlays_published': self._overlays.published,
+            'annotations_published': self._overlays.annotations_published,
             **{reason_key(reason): count for reason, count in sorted(snapshot.reasons.items())},
             **self._extra(),
         }

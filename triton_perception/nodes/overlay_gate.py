@@ -1,7 +1,7 @@
-"""An inference node's overlay image: drawn and published only while enabled and watched."""
+"""What only a viewer reads, built and published only while watched: overlays, annotations."""
 from __future__ import annotations
 
-from typing import Callable
+from typing import Any, Callable
 
 import numpy as np
 from numpy.typing import NDArray
@@ -20,6 +20,7 @@ class OverlayGate:
         """Publish while `settings()` says `overlay` (true by default)."""
         self._settings = settings
         self.published = 0
+        self.annotations_published = 0
 
     def publish(self, publisher: Publisher[Image], draw: Callable[[], NDArray[np.uint8]],
                 header: Header) -> None:
@@ -31,3 +32,14 @@ class OverlayGate:
         if self._settings().overlay and publisher.get_subscription_count() > 0:
             publisher.publish(image_message(draw(), header, 'rgb8'))
             self.published += 1
+
+    def publish_annotations(self, publisher: Publisher[Any], build: Callable[[], Any]) -> None:
+        """
+        Build and publish a viewer's annotations only while someone subscribes.
+
+        Not tied to the `overlay` parameter: nobody watching, nothing built. Counted in
+        `annotations_published` (/diagnostics: `annotations_published`).
+        """
+        if publisher.get_subscription_count() > 0:
+            publisher.publish(build())
+            self.annotations_published += 1

@@ -23,7 +23,7 @@ from typing import Any, Callable
 from rclpy.node import Node
 from rclpy.utilities import remove_ros_args
 
-from triton_perception.frames import camera_info_sibling
+from triton_perception.frames import camera_info_sibling, transport_remappings
 from triton_perception.nodes.camera_frames import CameraFrames
 from triton_perception.nodes.detection_node import DetectionNode
 from triton_perception.nodes.lane_node import LaneNode
@@ -46,9 +46,9 @@ class Camera:
         if not self.image_topic:
             return []
         info = self.info_topic or camera_info_sibling(self.image_topic)
-        return ['--ros-args', '-r', f'image:={self.image_topic}',
-                '-r', f'image/compressed:={self.image_topic}/compressed',
-                '-r', f'camera_info:={info}']
+        remaps = [*transport_remappings(self.image_topic), ('camera_info', info)]
+        return ['--ros-args', *(item for source, target in remaps
+                                for item in ('-r', f'{source}:={target}'))]
 
 
 def parse_camera(text: str) -> Camera:

@@ -1,4 +1,8 @@
 """The public face of outputs/: read by type checkers and by faces.lazy_face."""
+from triton_perception.outputs.image_annotations import (
+    detection_annotations as detection_annotations,
+    lane_annotations as lane_annotations,
+)
 from triton_perception.outputs.overlay_drawing import (
     draw_detections as draw_detections,
     draw_drivable_area as draw_drivable_area,

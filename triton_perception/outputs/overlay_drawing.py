@@ -22,6 +22,12 @@ def palette(class_id: int) -> tuple[int, int, int]:
     return int(bgr[0]), int(bgr[1]), int(bgr[2])
 
 
+def caption(labels: list[str], class_id: int, score: float, track_id: str = '') -> str:
+    """Return a box's label: 'name #id score' ('name score' without a track id)."""
+    name = class_name(labels, class_id)
+    return f'{name} #{track_id} {score:.2f}' if track_id else f'{name} {score:.2f}'
+
+
 def draw_detections(rgb: NDArray[np.uint8], detections: NDArray[np.float32], labels: list[str],
                     track_ids: list[str] | None = None) -> NDArray[np.uint8]:
     """
@@ -33,15 +39,14 @@ def draw_detections(rgb: NDArray[np.uint8], detections: NDArray[np.float32], lab
     ids = track_ids if track_ids is not None else [''] * len(detections)
     for (x1, y1, x2, y2, score, class_id), track_id in zip(detections.tolist(), ids):
         colour = palette(int(class_id))
-        name = class_name(labels, int(class_id))
+        text = caption(labels, int(class_id), score, track_id)
         top_left, bottom_right = (int(x1), int(y1)), (int(x2), int(y2))
         cv2.rectangle(rgb, top_left, bottom_right, colour, thickness)
-        caption = f'{name} #{track_id} {score:.2f}' if track_id else f'{name} {score:.2f}'
-        (width, height), baseline = cv2.getTextSize(caption, cv2.FONT_HERSHEY_SIMPLEX, 0.5, 1)
+        (width, height), baseline = cv2.getTextSize(text, cv2.FONT_HERSHEY_SIMPLEX, 0.5, 1)
         label_top = max(0, int(y1) - height - baseline)
         cv2.rectangle(rgb, (int(x1), label_top), (int(x1) + width, label_top + height + baseline),
                       colour, cv2.FILLED)
-        cv2.putText(rgb, caption, (int(x1), label_top + height), cv2.FONT_HERSHEY_SIMPLEX, 0.5,
+        cv2.putText(rgb, text, (int(x1), label_top + height), cv2.FONT_HERSHEY_SIMPLEX, 0.5,
                     (0, 0, 0), 1, cv2.LINE_AA)
     return rgb
 

@@ -67,6 +67,7 @@ class InferenceSettings(HealthSettings):
     autostart: bool
     triton_url: str
     input_transport: str
+    video_decoder: str
     qos_reliability: str
     qos_depth: int
     transport: str

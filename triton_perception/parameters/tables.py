@@ -30,8 +30,15 @@ COMMON = (
     text('triton_url', '127.0.0.1:8001', 'Triton gRPC endpoint',
          accepted='HOST:PORT, e.g. 127.0.0.1:8001', check=_is_host_port),
     choice('input_transport', 'raw', 'raw: subscribe to image (sensor_msgs/Image); compressed: '
-           'image/compressed (sensor_msgs/CompressedImage, jpeg or png)',
-           options=('raw', 'compressed')),
+           'image/compressed (sensor_msgs/CompressedImage, jpeg or png); ffmpeg: image/ffmpeg '
+           '(ffmpeg_image_transport_msgs/FFMPEGPacket); foxglove: image/foxglove '
+           '(foxglove_msgs/CompressedVideo); video in H.264 or H.265',
+           options=('raw', 'compressed', 'ffmpeg', 'foxglove')),
+    text('video_decoder', '', 'FFmpeg decoder of a video input_transport (ffmpeg, foxglove), '
+         'e.g. h264_cuvid or h264_nvv4l2dec where the FFmpeg in use has it; empty: h264 or '
+         "hevc by the stream's codec (software)",
+         accepted='an FFmpeg decoder name (letters, digits, _) or empty',
+         check=lambda value: re.fullmatch(r'[A-Za-z0-9_]*', value) is not None),
     choice('qos_reliability', 'best_effort', 'reliability of the image subscription; '
            'best_effort matches every camera driver and bag player, reliable only reliable '
            'publishers', options=('best_effort', 'reliable')),

@@ -13,7 +13,7 @@ import re
 import yaml
 
 from triton_perception.errors import TritonPerceptionError
-from triton_perception.frames import camera_info_sibling
+from triton_perception.frames import camera_info_sibling, transport_remappings
 from triton_perception.parameters import DETECTION, LANES, specs_by_name
 from triton_perception.serving import PROFILES, ServerConfig, ServerError
 from triton_perception.system import config_file, dds_profile_environment, default_model_repository
@@ -48,8 +48,10 @@ ARGUMENTS = (
     Argument('cameras', '', 'several cameras served by the same Triton: NAME=TOPIC pairs '
              'separated by commas, e.g. front=/front/image_raw,rear=/rear/image_raw; each camera '
              'gets its own nodes in <namespace>/<NAME> (instead of camera_topic)'),
+    # Also the video transports (docs/topics.md, "Video cameras"); the description stays as
+    # `run --help` has always printed it.
     Argument('input_transport', 'raw', 'raw (Image) or compressed (CompressedImage jpeg/png)',
-             ('raw', 'compressed')),
+             ('raw', 'compressed', 'ffmpeg', 'foxglove')),
     Argument('start_triton', 'true', 'start a local tritonserver (false: use triton_url)',
              BOOLEAN),
     Argument('triton_url', '', 'gRPC HOST:PORT of an existing Triton (required when '
@@ -328,6 +330,10 @@ def pipeline_plan(values: dict[str, str]) -> PipelinePlan:
         raise PlanError(f"argument 'params_file': {params_file} does not exist")
     if not (is_true['enable_detections'] or is_true['enable_lanes']):
         raise PlanError('enable_detections and enable_lanes are both false: nothing to run')
+    if is_true['enable_overlay'] and arguments['input_transport'] not in ('raw', 'compressed'):
+        raise PlanError(f"input_transport {arguments['input_transport']}: overlay_node draws on "
+                        'raw or compressed images only; set enable_overlay:=false (Foxglove '
+                        'draws detections/annotations and lanes/annotations on the video)')
 
     common = {'triton_url': triton_url, 'input_transport': arguments['input_transport'],
               'use_sim_time': is_true['use_sim_time']}
@@ -338,8 +344,7 @@ def pipeline_plan(values: dict[str, str]) -> PipelinePlan:
     nodes = []
     for namespace, camera in cameras:
         info_topic = arguments['camera_info_topic'] or camera_info_sibling(camera)
-        camera_remaps = (('image', camera), ('image/compressed', f'{camera}/compressed'),
-                         ('camera_info', info_topic))
+        camera_remaps = (*transport_remappings(camera), ('camera_info', info_topic))
         if is_true['enable_detections']:
             nodes.append(NodePlan('detection_node', 'detection_node', namespace, params_file,
                                   dict(common), camera_remaps))

@@ -1,0 +1,94 @@
+"""
+What decoding a video camera costs the node: CPU ms per frame, H.264 and H.265, by frame size.
+
+The clip's frames, scaled to each size, are encoded as a camera would send them
+(frames.VideoEncoder: keyframe every 10 frames, no B-frames) and decoded packet by packet by
+the nodes' decoder (frames.VideoDecoder), RGB conversion included, as the node does it. CPU
+time is the process's (every FFmpeg thread counted); wall time per frame beside it.
+
+    python -m triton_perception.bench.video_decoding_cost [--frames 200] [--decoder NAME]
+"""
+from __future__ import annotations
+
+import argparse
+from dataclasses import dataclass
+import itertools
+import platform
+import time
+from typing import cast
+
+import cv2
+import numpy as np
+from numpy.typing import NDArray
+
+from triton_perception.frames import (H264, HEVC, VIDEO_FORMATS, VideoDecoder, VideoEncoder,
+                                      VideoPacket)
+from triton_perception.system import DEFAULT_CLIP
+
+SIZES = ((1280, 720), (1920, 1080))
+
+
+@dataclass(frozen=True)
+class DecodingCost:
+    """One codec at one size: frames decoded, CPU and wall ms per frame, mean packet bytes."""
+
+    codec: str
+    width: int
+    height: int
+    frames: int
+    cpu_ms: float
+    wall_ms: float
+    packet_bytes: float
+
+
+def clip_frames(count: int) -> list[NDArray[np.uint8]]:
+    """Return the first `count` frames of the shipped clip as RGB (looped if shorter)."""
+    capture = cv2.VideoCapture(str(DEFAULT_CLIP))
+    frames: list[NDArray[np.uint8]] = []
+    while len(frames) < count:
+        ok, bgr = capture.read()
+        if not ok:
+            break
+        frames.append(cast(NDArray[np.uint8], cv2.cvtColor(bgr, cv2.COLOR_BGR2RGB)))
+    capture.release()
+    if not frames:
+        raise SystemExit(f'cannot read {DEFAULT_CLIP}')
+    return list(itertools.islice(itertools.cycle(frames), count))
+
+
+def measure(codec: str, frames: list[NDArray[np.uint8]], size: tuple[int, int],
+            decoder: str = '') -> DecodingCost:
+    """Encode `frames` at `size` as `codec`, then time decoding every packet."""
+    width, height = size
+    encoder = VideoEncoder(codec, width, height, rate_hz=25.0)
+    packets = [packet.data for rgb in frames for packet in encoder.encode(
+        cast(NDArray[np.uint8], cv2.resize(rgb, (width, height))))]
+    packets += [packet.data for packet in encoder.flush()]
+    video = VideoDecoder(decoder)
+    cpu, wall = time.process_time(), time.perf_counter()
+    for data in packets:
+        video.decode(VideoPacket(data, VIDEO_FORMATS[codec]))
+    cpu, wall = time.process_time() - cpu, time.perf_counter() - wall
+    return DecodingCost(codec, width, height, len(packets), cpu * 1000 / len(packets),
+                        wall * 1000 / len(packets), sum(map(len, packets)) / len(packets))
+
+
+def main() -> None:
+    """Print a Markdown table of the decoding cost per codec and size."""
+    parser = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
+    parser.add_argument('--frames', type=int, default=200, help='frames per codec and size')
+    parser.add_argument('--decoder', default='', help="FFmpeg decoder ('' = h264/hevc)")
+    arguments = parser.parse_args()
+    frames = clip_frames(arguments.frames)
+    print(f'{platform.machine()}, {platform.processor() or "?"}, Python '
+          f'{platform.python_version()}; {arguments.frames} frames of {DEFAULT_CLIP.name}')
+    print('| codec | size | CPU ms per frame | wall ms per frame | bytes per packet |')
+    print('| --- | --- | --- | --- | --- |')
+    for codec, size in itertools.product((H264, HEVC), SIZES):
+        cost = measure(codec, frames, size, arguments.decoder)
+        print(f'| {VIDEO_FORMATS[codec]} | {cost.width}x{cost.height} | {cost.cpu_ms:.2f} | '
+              f'{cost.wall_ms:.2f} | {cost.packet_bytes:.0f} |')
+
+
+if __name__ == '__main__':
+    main()
