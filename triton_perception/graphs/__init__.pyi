@@ -10,6 +10,8 @@ from triton_perception.graphs.contracts import (
     FRAME_DIMS as FRAME_DIMS,
     FRAME_INPUT as FRAME_INPUT,
     HEAD_LAYOUTS as HEAD_LAYOUTS,
+    LANE_RUNS_OUTPUTS as LANE_RUNS_OUTPUTS,
+    MAX_RUNS as MAX_RUNS,
 )
 from triton_perception.graphs.frame_input import add_frame_input as add_frame_input
 from triton_perception.graphs.graph_editing import (
