@@ -19,7 +19,10 @@ from triton_perception.graphs.graph_editing import (
     GraphBuilder as GraphBuilder,
     save_graph as save_graph,
 )
-from triton_perception.graphs.lane_graph import add_compact_maps as add_compact_maps
+from triton_perception.graphs.lane_graph import (
+    add_compact_maps as add_compact_maps,
+    add_run_outputs as add_run_outputs,
+)
 from triton_perception.graphs.onnx_target import (
     GraphTargetError as GraphTargetError,
     make_model as make_model,

@@ -54,8 +54,8 @@ def add_compact_maps(graph: GraphBuilder, lane_margin: str, drivable_margin: str
         at_least = graph.node('Max', [rounded, graph.constant(np.float32(high), 'above')])
         at_most = graph.node('Min', [rounded, graph.constant(np.float32(low), 'below')])
         exact = graph.node('Where', [positive, at_least, at_most])
-        clipped = graph.node('Clip', [exact, graph.constant(np.float32(0.0), 'low'),
-                                      graph.constant(np.float32(255.0), 'high')])
+        clipped: str = graph.node('Clip', [exact, graph.constant(np.float32(0.0), 'low'),
+                                           graph.constant(np.float32(255.0), 'high')])
         graph.node('Cast', [clipped], [name], to=TensorProto.UINT8)
         return clipped
 
@@ -73,14 +73,28 @@ def add_compact_maps(graph: GraphBuilder, lane_margin: str, drivable_margin: str
                                    float(MARGIN_ZERO), float(MARGIN_ZERO + 1), 'drivable_margin')
         outputs.append(('drivable_margin', TensorProto.UINT8, [height, width]))
     if frame is not None:
-        runs, counts = add_lane_runs(graph, lane_levels, height, width)
-        outputs += [(runs, TensorProto.INT32, [height, MAX_RUNS, 3]),
-                    (counts, TensorProto.INT32, [height])]
-        if drivable_margin is not None:
-            outputs.append((add_frame_drivable(graph, drivable_levels, *frame, height, width),
-                            TensorProto.UINT8, ['frame_height', 'frame_width']))
+        outputs += add_run_outputs(graph, lane_levels, drivable_levels if drivable_margin
+                                   is not None else None, frame, height, width)
     graph.set_outputs(outputs)
     return [name for name, _, _ in outputs]
+
+
+def add_run_outputs(graph: GraphBuilder, lane_levels: str, drivable_levels: str | None,
+                    frame: tuple[str, str], height: int,
+                    width: int) -> list[tuple[str, int, list[int | str]]]:
+    """
+    Add lane_runs, lane_run_counts and drivable_area (graphs/lane_runs.py) from float levels.
+
+    lane_levels and drivable_levels are the uint8 maps' values as float [height, width]; frame
+    the frame's (height, width) int64 scalars. Returns the outputs as set_outputs takes them.
+    """
+    runs, counts = add_lane_runs(graph, lane_levels, height, width)
+    outputs: list[tuple[str, int, list[int | str]]] = [
+        (runs, TensorProto.INT32, [height, MAX_RUNS, 3]), (counts, TensorProto.INT32, [height])]
+    if drivable_levels is not None:
+        outputs.append((add_frame_drivable(graph, drivable_levels, *frame, height, width),
+                        TensorProto.UINT8, ['frame_height', 'frame_width']))
+    return outputs
 
 
 def build_lane_graph(source: Path, destination: Path) -> None:

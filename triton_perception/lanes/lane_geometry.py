@@ -26,7 +26,7 @@ All geometry runs at mask resolution in continuous pixel coordinates (pixel (r, 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import cast, NamedTuple
+from typing import Any, cast, NamedTuple
 
 import cv2
 import numpy as np
@@ -110,7 +110,7 @@ def lane_pieces(lane_probability: NDArray[np.uint8]) -> list[Piece]:
                      height)
 
 
-def pieces_of(labels: NDArray[np.integer], rows: NDArray[np.integer],
+def pieces_of(labels: NDArray[np.integer[Any]], rows: NDArray[np.integer[Any]],
               pixels: NDArray[np.float64], x_sums: NDArray[np.float64],
               probability_sums: NDArray[np.float64], height: int) -> list[Piece]:
     """
@@ -287,7 +287,8 @@ def postprocess(lane_probability: NDArray[np.uint8], drivable_margin: NDArray[np
     check_settings(num_points, min_lane_length)
     check_maps(lane_probability, drivable_margin)
     image_height, image_width = (int(v) for v in image_size)
-    return lanes_of_pieces(lane_pieces(lane_probability), lane_probability.shape, image_size,
+    mask_height, mask_width = lane_probability.shape
+    return lanes_of_pieces(lane_pieces(lane_probability), (mask_height, mask_width), image_size,
                            num_points, min_lane_length)._replace(
         drivable_area=drivable_area(drivable_margin, image_height, image_width))
 

@@ -67,7 +67,8 @@ def components(count: int, upper: NDArray[np.int64],
         while not np.array_equal(jumped, labels):
             labels, jumped = jumped, jumped[jumped]
         if np.array_equal(labels[upper], labels[lower]):
-            return np.unique(labels, return_inverse=True)[1].reshape(-1)
+            numbered: NDArray[np.int64] = np.unique(labels, return_inverse=True)[1].reshape(-1)
+            return numbered
 
 
 def run_pieces(runs: NDArray[np.int32], counts: NDArray[np.int32]) -> list[Piece]:

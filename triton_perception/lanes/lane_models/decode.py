@@ -156,7 +156,7 @@ def _frame_fractions_to_model(points: NDArray[np.float64], model: LaneModel,
     return model_pixels
 
 
-def _segmentation(model: LaneModel, arrays: list[NDArray[np.uint8]], mapping: InputMapping,
+def _segmentation(model: LaneModel, arrays: list[NDArray[Any]], mapping: InputMapping,
                   frame_size: tuple[int, int], settings: DecodeSettings) -> LaneResult:
     """Decode the served segmentation graph's runs, or its compact maps (model resolution)."""
     if model.outputs == LANE_RUNS_OUTPUTS:  # the shipped graph: no crop, a stretch
