@@ -19,8 +19,9 @@ tensors whose size does not grow with what the mask holds:
 Every operator is in onnx-tensorrt's tables for TensorRT 8.6 and 10.x: runs are found by
 comparing the mask with shifted copies, listed with TopK over a constant column ramp (K far
 below TensorRT's 3,840), and their sums come from an integer prefix sum by doubling shifts
-(Hillis-Steele; the tables have no CumSum) read with Gather. The sums are INT32 so that an FP16
-engine keeps them exact (a row's sum reaches 640 x 255, beyond FP16's range).
+(Hillis-Steele, each shift a Slice and a Concat; the tables have no CumSum) read with Gather. The
+sums are INT32 so that an FP16 engine keeps them exact (a row's sum reaches 640 x 255, beyond
+FP16's range).
 """
 from __future__ import annotations
 
@@ -35,16 +36,20 @@ LANE_LEVEL_MIN = 127.5  # lane_probability levels above this are the lane mask (
 DRIVABLE_LEVEL_ZERO = 128.0  # drivable_margin level of a zero logit margin
 
 
-def _shifted(graph: GraphBuilder, tensor: str, shift: int, width: int, height: int,
-             dtype: type[np.generic]) -> str:
-    """Return `tensor` [height, width] moved `shift` columns right (left if negative), 0-filled."""
-    zeros = graph.constant(np.zeros((height, abs(shift)), dtype), 'shift_zeros')
-    if shift > 0:
-        kept = graph.slice(tensor, 0, width - shift, axis=1)
-        moved: str = graph.node('Concat', [zeros, kept], axis=1)
-    else:
-        kept = graph.slice(tensor, -shift, width, axis=1)
-        moved = graph.node('Concat', [kept, zeros], axis=1)
+def _shifted(graph: GraphBuilder, tensor: str, shift: int, width: int,
+             zero: np.generic) -> str:
+    """
+    Return `tensor` [h, width] moved `shift` columns right (left if negative), 0-filled.
+
+    The fill is a slice times `zero` (of the tensor's type): no [h, shift] initializer, and no
+    INT32 Pad (the frame-input rules keep Pad on FP32).
+    """
+    size = abs(shift)
+    kept = graph.slice(tensor, 0, width - size, axis=1) if shift > 0 else graph.slice(
+        tensor, size, width, axis=1)
+    fill = graph.node('Mul', [graph.slice(tensor, 0, size, axis=1),
+                              graph.constant(zero, 'fill_zero')])
+    moved: str = graph.node('Concat', [fill, kept] if shift > 0 else [kept, fill], axis=1)
     return moved
 
 
@@ -68,7 +73,7 @@ def add_lane_runs(graph: GraphBuilder, lane_levels: str, height: int, width: int
 
     def boundary(shift: int) -> str:
         """Mask pixels whose neighbour `shift` columns away is not on the mask."""
-        neighbour = _shifted(graph, mask, shift, width, height, np.float32)
+        neighbour = _shifted(graph, mask, shift, width, np.float32(0.0))
         edge: str = graph.node('Sub', [mask, graph.node('Mul', [mask, neighbour])])
         return edge
 
@@ -87,8 +92,8 @@ def add_lane_runs(graph: GraphBuilder, lane_levels: str, height: int, width: int
                                                   'prefix_zero'), levels], axis=1)
     shift = 1
     while shift < width + 1:
-        prefix = graph.node('Add', [prefix, _shifted(graph, prefix, shift, width + 1, height,
-                                                     np.int32)])
+        prefix = graph.node('Add', [prefix, _shifted(graph, prefix, shift, width + 1,
+                                                     np.int32(0))])
         shift *= 2
     flat = graph.node('Reshape', [prefix, graph.constant(np.array([-1], np.int64), 'flat')])
     row_base = graph.constant((np.arange(height, dtype=np.int32) * (width + 1))[:, None],
