@@ -31,19 +31,22 @@ def padded(rows: np.ndarray, count: int) -> list:
             pb_utils.Tensor('NUM_DETECTIONS', np.array([count], dtype=np.int32))]
 
 
-def lane_outputs(height: int, width: int, drivable_shape: tuple) -> list:
+def lane_outputs(height: int, width: int, count_rows: int) -> list:
     """
-    Return the lane model's two maps at the frame's size (a drivable margin of `drivable_shape`).
+    Return lane_detection's runs contract for a mask at the frame's size (`count_rows` counts).
 
-    Two straight ego lines, drivable below the middle.
+    Two straight ego lines 3 px wide in the lower half, drivable below the middle.
     """
-    probability = np.zeros((height, width), dtype=np.uint8)
-    for x in (int(width * 0.3), int(width * 0.7)):
-        probability[height // 2:, max(0, x - 1):x + 2] = 230
-    margin = np.full(drivable_shape, 48, dtype=np.uint8)
-    margin[drivable_shape[0] // 2:] = 208
-    return [pb_utils.Tensor('LANE_PROBABILITY', probability),
-            pb_utils.Tensor('DRIVABLE_MARGIN', margin)]
+    runs = np.zeros((height, 16, 3), dtype=np.int32)
+    for slot, x in enumerate((int(width * 0.3), int(width * 0.7))):
+        start, end = max(0, x - 1), min(width, x + 2)
+        runs[height // 2:, slot] = (start, end, 230 * (end - start))
+    counts = np.zeros(count_rows, dtype=np.int32)
+    counts[height // 2:] = 2
+    area = np.zeros((height, width), dtype=np.uint8)
+    area[height // 2:] = 255
+    return [pb_utils.Tensor('LANE_RUNS', runs), pb_utils.Tensor('LANE_RUN_COUNTS', counts),
+            pb_utils.Tensor('DRIVABLE_AREA', area)]
 
 
 class TritonPythonModel:
@@ -75,8 +78,8 @@ class TritonPythonModel:
             'bad_dtype': lambda: padded(np.zeros((ROWS, 6), np.float64), 1),
             'nan': lambda: padded(np.full((ROWS, 6), np.nan, dtype=np.float32), 2),
             'bad_count': lambda: padded(np.zeros((ROWS, 6), np.float32), ROWS + 1),
-            'lanes_ok': lambda: lane_outputs(height, width, (height, width)),
-            'lanes_bad_area': lambda: lane_outputs(height, width, (height // 2 + 1, width)),
+            'lanes_ok': lambda: lane_outputs(height, width, height),
+            'lanes_bad_area': lambda: lane_outputs(height, width, height // 2 + 1),
         }[self.behaviour]()
         return pb_utils.InferenceResponse(output_tensors=outputs)
 

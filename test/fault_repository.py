@@ -23,8 +23,9 @@ LANE_INPUTS = """input [
   { name: "IMAGE" data_type: TYPE_UINT8 dims: [ -1, -1, 3 ] }
 ]"""
 LANE_OUTPUTS = """output [
-  { name: "LANE_PROBABILITY" data_type: TYPE_UINT8 dims: [ -1, -1 ] },
-  { name: "DRIVABLE_MARGIN" data_type: TYPE_UINT8 dims: [ -1, -1 ] }
+  { name: "LANE_RUNS" data_type: TYPE_INT32 dims: [ -1, 16, 3 ] },
+  { name: "LANE_RUN_COUNTS" data_type: TYPE_INT32 dims: [ -1 ] },
+  { name: "DRIVABLE_AREA" data_type: TYPE_UINT8 dims: [ -1, -1 ] }
 ]"""
 LANE_BEHAVIOURS = ('lanes_ok', 'lanes_bad_area')
 

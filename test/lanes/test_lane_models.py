@@ -189,8 +189,8 @@ def test_a_layout_that_does_not_fit_is_refused_naming_the_shapes(
         install_lane_model(repository, path, 'wrong', 'row-anchor', **NO_LOG)
     assert not (repository / 'wrong').exists()
     # Without a record, the shipped contract under that name (a model served elsewhere).
-    assert lane_model_for(repository, 'elsewhere').outputs == ('LANE_PROBABILITY',
-                                                               'DRIVABLE_MARGIN')
+    assert lane_model_for(repository, 'elsewhere').outputs == ('LANE_RUNS', 'LANE_RUN_COUNTS',
+                                                               'DRIVABLE_AREA')
     with pytest.raises(LaneConfigError, match="no served model 'nosuch'"):
         install_served_lane_model(repository, 'nosuch', 'wrapped', 'proposals', **NO_LOG)
     for name in ('9lanes', 'lane_detection', 'has space'):

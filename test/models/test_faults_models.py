@@ -50,7 +50,7 @@ MALFORMED = [
     ('detection_node', 'bad_dtype', 'DETECTIONS has dtype float64, expected float32'),
     ('detection_node', 'nan_detections', 'DETECTIONS has non-finite values (NaN or inf)'),
     ('lane_node', 'lanes_bad_area',
-     'DRIVABLE_MARGIN has shape (25, 64), expected [48, 64] (the size of LANE_PROBABILITY)'),
+     'LANE_RUN_COUNTS has shape (25,), expected [48] (the rows of LANE_RUNS)'),
 ]
 
 

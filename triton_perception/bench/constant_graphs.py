@@ -21,7 +21,7 @@ from numpy.typing import NDArray
 import onnx
 from onnx import helper, numpy_helper, TensorProto
 
-from triton_perception.graphs import make_model
+from triton_perception.graphs import add_run_outputs, GraphBuilder, make_model
 
 DETECTION_STEP = 'yolov5_model'
 LANE_STEP = 'lane_model'
@@ -123,7 +123,7 @@ def lane_maps() -> tuple[NDArray[np.uint8], NDArray[np.uint8]]:
 
 
 def lane_graph() -> onnx.ModelProto:
-    """Return lane_model's contract with the fixed maps of `lane_maps`."""
+    """Return lane_model's contract with the fixed maps of `lane_maps`, and their runs."""
     lane_probability, drivable_margin = lane_maps()
     nodes: list[onnx.NodeProto] = []
     initializers = [numpy_helper.from_array(lane_probability.astype(np.float32), 'fixed_lanes'),
@@ -135,7 +135,17 @@ def lane_graph() -> onnx.ModelProto:
                   helper.make_node('Cast', [f'{output}_f'], [output], to=TensorProto.UINT8)]
     outputs = [helper.make_tensor_value_info(name, TensorProto.UINT8, list(MAP_SHAPE))
                for name in ('lane_probability', 'drivable_margin')]
-    return _model(nodes, [_frame_input()], outputs, initializers, 'constant_lanes')
+    model = _model(nodes, [_frame_input()], outputs, initializers, 'constant_lanes')
+    graph = GraphBuilder(model, 'runs')
+    shape = graph.node('Shape', ['image'])
+    frame = tuple(graph.node('Gather', [shape, graph.constant(np.int64(axis), 'axis')], axis=0)
+                  for axis in (0, 1))
+    added = add_run_outputs(graph, 'lane_probability_f', 'drivable_margin_f', (frame[0], frame[1]),
+                            *MAP_SHAPE)
+    maps: list[tuple[str, int, list[int | str]]] = [
+        (output.name, TensorProto.UINT8, list(MAP_SHAPE)) for output in outputs]
+    graph.set_outputs(maps + added)
+    return graph.model
 
 
 def constant_repository(source: Path, target: Path) -> Path:

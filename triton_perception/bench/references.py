@@ -14,7 +14,7 @@ from numpy.typing import NDArray
 
 from triton_perception.bench.settings import detection_request_inputs
 from triton_perception.graphs import FRAME_INPUT
-from triton_perception.lanes import NUM_POINTS, postprocess as lane_postprocess
+from triton_perception.lanes import NUM_POINTS, postprocess_runs
 from triton_perception.parameters import LANES, specs_by_name
 from triton_perception.serving import (check_detections, load_step_module, parameters_of,
                                        step_config, Tensors)
@@ -61,8 +61,9 @@ def lane_reference(repository: Path) -> Callable[[NDArray[np.uint8]], object]:
     assert isinstance(min_lane_length, float)
 
     def detect(rgb: NDArray[np.uint8]) -> object:
-        maps = model({FRAME_INPUT: rgb})
-        return lane_postprocess(maps['lane_probability'], maps['drivable_margin'],
+        outputs = model({FRAME_INPUT: rgb})
+        return postprocess_runs(outputs['lane_runs'], outputs['lane_run_counts'],
+                                outputs['drivable_area'], outputs['lane_probability'].shape[1],
                                 (rgb.shape[0], rgb.shape[1]), NUM_POINTS, min_lane_length)
     return detect
 

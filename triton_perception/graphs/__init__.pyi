@@ -10,6 +10,8 @@ from triton_perception.graphs.contracts import (
     FRAME_DIMS as FRAME_DIMS,
     FRAME_INPUT as FRAME_INPUT,
     HEAD_LAYOUTS as HEAD_LAYOUTS,
+    LANE_RUNS_OUTPUTS as LANE_RUNS_OUTPUTS,
+    MAX_RUNS as MAX_RUNS,
 )
 from triton_perception.graphs.frame_input import add_frame_input as add_frame_input
 from triton_perception.graphs.graph_editing import (
@@ -17,7 +19,10 @@ from triton_perception.graphs.graph_editing import (
     GraphBuilder as GraphBuilder,
     save_graph as save_graph,
 )
-from triton_perception.graphs.lane_graph import add_compact_maps as add_compact_maps
+from triton_perception.graphs.lane_graph import (
+    add_compact_maps as add_compact_maps,
+    add_run_outputs as add_run_outputs,
+)
 from triton_perception.graphs.onnx_target import (
     GraphTargetError as GraphTargetError,
     make_model as make_model,

@@ -66,14 +66,24 @@ def frame_pixels(graph: GraphBuilder, image: str) -> str:
         'Cast', [image], to=TensorProto.FLOAT)], perm=[2, 0, 1])], axes=[0]))
 
 
-def _resize(graph: GraphBuilder, pixels: str, height: str, width: str) -> str:
-    """Resize bilinearly, half-pixel (cv2.INTER_LINEAR), rounded to whole levels as cv2's uint8."""
-    sizes = graph.node('Concat', [graph.constant(np.array([1, 3], np.int64), 'nc'),
+def resize_linear(graph: GraphBuilder, tensor: str, height: str, width: str,
+                  channels: int) -> str:
+    """
+    Resize a float [1, channels, h, w] tensor to [1, channels, height, width] (int64 scalars).
+
+    Bilinear, half-pixel, no antialias: cv2.INTER_LINEAR's sampling, and what TensorRT builds.
+    """
+    sizes = graph.node('Concat', [graph.constant(np.array([1, channels], np.int64), 'nc'),
                                   graph.node('Unsqueeze', [height], axes=[0]),
                                   graph.node('Unsqueeze', [width], axes=[0])], axis=0)
     empty = graph.constant(np.zeros(0, np.float32), 'empty')
-    resized = graph.node('Resize', [pixels, empty, empty, sizes], mode='linear',
-                         coordinate_transformation_mode='half_pixel')
+    return _tensor(graph.node('Resize', [tensor, empty, empty, sizes], mode='linear',
+                              coordinate_transformation_mode='half_pixel'))
+
+
+def _resize(graph: GraphBuilder, pixels: str, height: str, width: str) -> str:
+    """Resize bilinearly, half-pixel (cv2.INTER_LINEAR), rounded to whole levels as cv2's uint8."""
+    resized = resize_linear(graph, pixels, height, width, 3)
     # Halves round up, as cv2's fixed-point rounding does: exact 2:1 and 3:1 reductions (whose
     # averages end in .5) then equal cv2 bit for bit, where ONNX Round (half to even) would not.
     return _tensor(graph.node('Floor', [graph.node('Add', [resized, graph.constant(

@@ -93,8 +93,8 @@ class GraphBuilder:
                                         self.constant(np.array([axis], np.int64), 'axis')])
         return name
 
-    def set_outputs(self, outputs: Sequence[tuple[str, int, Sequence[int]]]) -> None:
-        """Replace the graph's outputs by `outputs`: (name, ONNX element type, shape) each."""
+    def set_outputs(self, outputs: Sequence[tuple[str, int, Sequence[int | str]]]) -> None:
+        """Replace the graph's outputs: (name, ONNX element type, shape: dims or names) each."""
         del self.model.graph.output[:]
         self.model.graph.output.extend(helper.make_tensor_value_info(name, elem_type, list(shape))
                                        for name, elem_type, shape in outputs)

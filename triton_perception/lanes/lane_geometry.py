@@ -26,7 +26,7 @@ All geometry runs at mask resolution in continuous pixel coordinates (pixel (r, 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import cast, NamedTuple
+from typing import Any, cast, NamedTuple
 
 import cv2
 import numpy as np
@@ -104,18 +104,35 @@ def lane_pieces(lane_probability: NDArray[np.uint8]) -> list[Piece]:
     xs, ys = (points.reshape(-1, 2).T if points is not None
               else (np.empty(0, np.int32), np.empty(0, np.int32)))
     ids = labels[ys, xs]
-    areas = np.bincount(ids, minlength=count)
     probability_sums = np.bincount(ids, weights=lane_probability[ys, xs], minlength=count) / 255.0
-    cells = ids * height + ys
-    row_pixels = np.bincount(cells, minlength=count * height).reshape(count, height)
-    row_x_sums = np.bincount(cells, weights=xs, minlength=count * height).reshape(count, height)
+    # Label 0, the background, has no pixels in ids: no piece.
+    return pieces_of(ids, ys, np.ones(len(ids)), xs.astype(np.float64), probability_sums,
+                     height)
 
+
+def pieces_of(labels: NDArray[np.integer[Any]], rows: NDArray[np.integer[Any]],
+              pixels: NDArray[np.float64], x_sums: NDArray[np.float64],
+              probability_sums: NDArray[np.float64], height: int) -> list[Piece]:
+    """
+    Pieces from labelled stretches of mask pixels (single pixels, or a row's runs).
+
+    Stretch i lies in row rows[i], holds pixels[i] pixels whose columns sum to x_sums[i], and
+    belongs to component labels[i]; probability_sums[label] is the component's total. Returns
+    the pieces in label order, without components under MIN_PIECE_PIXELS (speckle).
+    """
+    count = len(probability_sums)
+    areas = np.bincount(labels, weights=pixels, minlength=count)
+    cells = labels * height + rows
+    row_pixels = np.bincount(cells, weights=pixels, minlength=count * height).reshape(count,
+                                                                                      height)
+    row_x_sums = np.bincount(cells, weights=x_sums, minlength=count * height).reshape(count,
+                                                                                      height)
     pieces = []
-    for label in np.nonzero(areas[1:] >= MIN_PIECE_PIXELS)[0] + 1:
-        rows = np.nonzero(row_pixels[label])[0]
+    for label in np.nonzero(areas >= MIN_PIECE_PIXELS)[0]:
+        occupied = np.nonzero(row_pixels[label])[0]
         pieces.append(Piece(
-            y=rows + 0.5,
-            x=row_x_sums[label, rows] / row_pixels[label, rows] + 0.5,
+            y=occupied + 0.5,
+            x=row_x_sums[label, occupied] / row_pixels[label, occupied] + 0.5,
             pixels=int(areas[label]),
             probability_sum=float(probability_sums[label]),
         ))
@@ -271,8 +288,23 @@ def postprocess(lane_probability: NDArray[np.uint8], drivable_margin: NDArray[np
     check_maps(lane_probability, drivable_margin)
     image_height, image_width = (int(v) for v in image_size)
     mask_height, mask_width = lane_probability.shape
+    return lanes_of_pieces(lane_pieces(lane_probability), (mask_height, mask_width), image_size,
+                           num_points, min_lane_length)._replace(
+        drivable_area=drivable_area(drivable_margin, image_height, image_width))
 
-    lanes = [lane for lane in group_pieces(lane_pieces(lane_probability), mask_height)
+
+def lanes_of_pieces(pieces: list[Piece], mask_size: tuple[int, int],
+                    image_size: tuple[int, int], num_points: int,
+                    min_lane_length: float) -> LaneResult:
+    """
+    Group, fit and judge the mask's pieces (mask pixels) into lanes in image pixels.
+
+    The part of the decoding that both the full maps and the graph's runs feed; no drivable
+    area (None).
+    """
+    image_height, image_width = (int(v) for v in image_size)
+    mask_height, mask_width = mask_size
+    lanes = [lane for lane in group_pieces(pieces, mask_height)
              if lane.span >= min_lane_length * mask_height]
     polylines = np.empty((len(lanes), num_points, 2), dtype=np.float32)
     bottom_x = np.empty(len(lanes))
@@ -289,5 +321,5 @@ def postprocess(lane_probability: NDArray[np.uint8], drivable_margin: NDArray[np
         lanes=polylines,
         scores=scores[order],
         sides=sides[order],
-        drivable_area=drivable_area(drivable_margin, image_height, image_width),
+        drivable_area=None,
     )

@@ -15,8 +15,10 @@ from numpy.typing import NDArray
 from sensor_msgs.msg import Image, PointCloud2
 
 from triton_perception.frames import Frame
+from triton_perception.graphs import LANE_RUNS_OUTPUTS, MAX_RUNS
 from triton_perception.ground import LaneGroundOutputs
-from triton_perception.lanes import decode_lanes, DecodeSettings, lane_model_for, NUM_POINTS
+from triton_perception.lanes import (decode_lanes, DecodeSettings, dropped_runs, lane_model_for,
+                                     NUM_POINTS)
 from triton_perception.nodes.base import PerceptionNode
 from triton_perception.nodes.node_process import run_nodes
 from triton_perception.outputs import (draw_drivable_area, draw_lanes, image_message,
@@ -49,7 +51,7 @@ class LaneNode(PerceptionNode[LaneSettings]):
         if not self._lane_model.source:
             self.get_logger().info(
                 f'no lane model record {self._lane_model.name}/lane_model.json in {repository}: '
-                'expecting the lane_detection contract (LANE_PROBABILITY, DRIVABLE_MARGIN); '
+                f'expecting the lane_detection contract ({", ".join(LANE_RUNS_OUTPUTS)}); '
                 'install your own with `triton-perception models install --lanes`')
         self._lanes = self.create_publisher(PointCloud2, 'lanes', RESULT_QOS)
         self._drivable_area = self.create_publisher(Image, 'drivable_area', RESULT_QOS)
@@ -57,11 +59,13 @@ class LaneNode(PerceptionNode[LaneSettings]):
         self._annotations = self.create_publisher(ImageAnnotations, 'lanes/annotations',
                                                   RESULT_QOS)
         self._ground = LaneGroundOutputs(self, self._settings, RESULT_QOS)
+        self._dropped_runs = 0  # lane-mask runs past the graph's MAX_RUNS per row, never decoded
 
     def extra_diagnostics(self) -> dict[str, str]:
-        """Return the ground state and the lane model (name and layout) for /diagnostics."""
+        """Return the ground state, the lane model and the lane-mask runs dropped so far."""
         return {'ground': self._ground.geometry.reason,
-                'lane_model': f'{self._lane_model.name} ({self._lane_model.layout})'}
+                'lane_model': f'{self._lane_model.name} ({self._lane_model.layout})',
+                'lane_runs_dropped': str(self._dropped_runs)}
 
     def _prepare(self, frame: Frame) -> Tensors:
         return {'IMAGE': self.frame_rgb(frame)}
@@ -69,6 +73,8 @@ class LaneNode(PerceptionNode[LaneSettings]):
     def _deliver(self, frame: Frame, inputs: Tensors, outputs: Tensors) -> None:
         model = self._lane_model
         checked = check_lane_outputs(outputs, model.outputs, model.layout == 'segmentation')
+        if model.outputs == LANE_RUNS_OUTPUTS:
+            self._dropped_runs += dropped_runs(checked[LANE_RUNS_OUTPUTS[1]], MAX_RUNS)
         settings = self.settings
         height, width = inputs['IMAGE'].shape[:2]
         result = decode_lanes(model, checked, (height, width), DecodeSettings(

@@ -14,6 +14,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from triton_perception.errors import TritonPerceptionError
+from triton_perception.graphs import LANE_RUNS_OUTPUTS
 from triton_perception.serving.request_inputs import Tensors
 
 ScalarT = TypeVar('ScalarT', bound=np.generic)
@@ -51,6 +52,21 @@ def check_lane_maps(outputs: Tensors) -> tuple[NDArray[np.uint8], NDArray[np.uin
     return probability, margin
 
 
+def check_lane_runs(outputs: Tensors) -> Tensors:
+    """LANE_RUNS int32 [h, K, 3], LANE_RUN_COUNTS int32 [h] (not negative), DRIVABLE_AREA [H, W]."""
+    runs_name, counts_name, area_name = LANE_RUNS_OUTPUTS
+    runs = _checked(outputs, runs_name, np.int32, '[h, K, 3]',
+                    lambda shape: len(shape) == 3 and shape[2] == 3 and 0 not in shape)
+    counts = _checked(outputs, counts_name, np.int32,
+                      f'[{runs.shape[0]}] (the rows of {runs_name})',
+                      lambda shape: shape == runs.shape[:1])
+    area = _checked(outputs, area_name, np.uint8, '[H, W]',
+                    lambda shape: len(shape) == 2 and 0 not in shape)
+    if counts.size and (counts.min() < 0 or runs.min() < 0):
+        raise MalformedOutput(f'malformed output: {runs_name} or {counts_name} is negative')
+    return {runs_name: runs, counts_name: counts, area_name: area}
+
+
 def _checked(outputs: Tensors, name: str, dtype: type[ScalarT], expected_shape: str,
              shape_ok: Callable[[tuple[int, ...]], bool]) -> NDArray[ScalarT]:
     array = outputs.get(name)
@@ -76,10 +92,12 @@ def check_lane_outputs(outputs: Tensors, names: tuple[str, ...],
     """
     Return an installed lane model's outputs.
 
-    The compact uint8 maps of a segmentation model (as check_lane_maps), else finite FP32 tensors of
-    at least two dimensions.
+    The shipped graph's runs (as check_lane_runs), the compact uint8 maps of a segmentation model
+    (as check_lane_maps), else finite FP32 tensors of at least two dimensions.
     """
     if segmentation:
+        if names == LANE_RUNS_OUTPUTS:
+            return check_lane_runs(outputs)
         if len(names) == 2:
             return dict(zip(names, check_lane_maps(outputs)))
         return {names[0]: _checked(outputs, names[0], np.uint8, '[h, w]',

@@ -13,10 +13,12 @@ import numpy as np
 from numpy.typing import NDArray
 
 from triton_perception.frames import cropped_top_rows, letterbox_geometry
+from triton_perception.graphs import LANE_RUNS_OUTPUTS
 from triton_perception.lanes.lane_geometry import drivable_area, LaneResult, postprocess
 from triton_perception.lanes.lane_models.proposals import decode_proposals, ProposalSettings
 from triton_perception.lanes.lane_models.row_anchors import decode_v1, decode_v2, RowAnchorSettings
 from triton_perception.lanes.lane_models.spec import LaneConfigError, LaneModel
+from triton_perception.lanes.lane_runs import postprocess_runs
 from triton_perception.lanes.lane_sides import assign_sides, bottom_x, ego_eligible
 
 
@@ -154,9 +156,12 @@ def _frame_fractions_to_model(points: NDArray[np.float64], model: LaneModel,
     return model_pixels
 
 
-def _segmentation(model: LaneModel, arrays: list[NDArray[np.uint8]], mapping: InputMapping,
+def _segmentation(model: LaneModel, arrays: list[NDArray[Any]], mapping: InputMapping,
                   frame_size: tuple[int, int], settings: DecodeSettings) -> LaneResult:
-    """Return the compact maps of the served segmentation graph (model resolution)."""
+    """Decode the served segmentation graph's runs, or its compact maps (model resolution)."""
+    if model.outputs == LANE_RUNS_OUTPUTS:  # the shipped graph: no crop, a stretch
+        return postprocess_runs(arrays[0], arrays[1], arrays[2], model.input_width, frame_size,
+                                settings.num_points, settings.min_lane_length)
     probability = arrays[0]
     has_drivable = len(arrays) > 1
     margin = arrays[1] if has_drivable else np.zeros_like(probability)

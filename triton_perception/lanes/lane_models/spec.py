@@ -15,6 +15,7 @@ from typing import Any
 import yaml
 
 from triton_perception.errors import TritonPerceptionError
+from triton_perception.graphs import LANE_RUNS_OUTPUTS
 
 LANE_RECORD = 'lane_model.json'
 LAYOUTS = ('proposals', 'row-anchor', 'segmentation')
@@ -82,7 +83,7 @@ class LaneModel:
 
 def shipped_lane_model() -> LaneModel:
     """Return the contract of the package's own lane_detection ensemble (TwinLiteNet)."""
-    return LaneModel(SHIPPED_LANES, 'segmentation', 640, 360, 'float32', SEGMENTATION_OUTPUTS,
+    return LaneModel(SHIPPED_LANES, 'segmentation', 640, 360, 'float32', LANE_RUNS_OUTPUTS,
                      Preprocessing(), {'lane_output': 'll', 'lane_channel': 1,
                                        'activation': 'softmax', 'drivable_output': 'da',
                                        'drivable_channel': 1}, 'twinlitenet.onnx')
