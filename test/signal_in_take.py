@@ -2,7 +2,7 @@
 Run a node executable that signals itself while it converts its Nth received frame.
 
 `python test/signal_in_take.py EXECUTABLE SIGNAL N [--ros-args ...]`. Every node takes its
-frames serialized (raw=True) and reads them in Python (nodes/frame_reading.py). A replaced
+frames serialized (raw=True) and reads them in Python (frames/frame.py). A replaced
 reader sends SIGNAL (INT or TERM) to this process on the Nth frame, then reads it as usual,
 so the signal's Python handler runs in the middle of a take, the moment a loaded machine only
 hits by chance. The same signal is sent once more as the node is
@@ -21,7 +21,7 @@ from typing import Any
 
 from rclpy.node import Node
 
-from triton_perception.nodes import frame_reading
+from triton_perception.frames import frame as frame_reading
 
 
 def signal_on_take(signum: int, nth: int) -> None:

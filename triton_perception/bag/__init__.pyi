@@ -19,7 +19,9 @@ from triton_perception.bag.play import (
     play_bag as play_bag,
 )
 from triton_perception.bag.reading import (
+    camera_typestore as camera_typestore,
     frames_before_keyframe as frames_before_keyframe,
     read_images as read_images,
+    video_packet as video_packet,
 )
 from triton_perception.bag.record import BagRecorder as BagRecorder

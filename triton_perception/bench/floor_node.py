@@ -34,7 +34,7 @@ from tritonclient.utils import np_to_triton_dtype
 from vision_msgs.msg import Detection2DArray
 
 from triton_perception.bench.settings import detection_request_inputs
-from triton_perception.nodes import read_frame
+from triton_perception.frames import read_frame
 from triton_perception.outputs import detection_array_message
 from triton_perception.parameters import DETECTION, specs_by_name
 from triton_perception.qos import RESULT_QOS, stream_qos

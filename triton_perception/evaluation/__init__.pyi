@@ -1,6 +1,5 @@
 """The public face of evaluation/: read by type checkers and by faces.lazy_face."""
 from triton_perception.evaluation.accuracy_report import (
-    report_markdown as report_markdown,
     score as score,
     Scoring as Scoring,
 )
@@ -35,4 +34,8 @@ from triton_perception.evaluation.report_schema import (
     read_report as read_report,
     ReplayReport as ReplayReport,
     SCHEMA_VERSION as SCHEMA_VERSION,
+)
+from triton_perception.evaluation.markdown_report import (
+    report_markdown as report_markdown,
+    write_report as write_report,
 )

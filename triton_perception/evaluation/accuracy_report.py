@@ -1,9 +1,9 @@
 """
-The report of a scored replay: accuracy added to `bag evaluate`'s report, report.md, figures.
+The accuracy of a scored replay, added to `bag evaluate`'s report, with its figures.
 
 `add_accuracy` scores a report's outputs bag (evaluation/accuracy.py) and checks the criteria;
-`score` does it again for an earlier evaluation without Triton; `report_markdown` writes the
-failing criteria first, then the accuracy, then the replay's own figures.
+`score` does it again for an earlier evaluation without Triton; markdown_report.py writes both
+reports.
 """
 from __future__ import annotations
 
@@ -14,16 +14,17 @@ from typing import Callable
 import numpy as np
 
 from triton_perception.evaluation.accuracy import (check_criteria, read_criteria, score_replay,
-                                                   ScoredReplay, WORST_FRAMES, worst_frames)
+                                                   ScoredReplay, worst_frames)
 from triton_perception.evaluation.accuracy_figures import (chart, precision_recall, save_rgb,
                                                            worst_frame_sheet)
-from triton_perception.evaluation.figures import detection_labels, markdown
+from triton_perception.evaluation.figures import detection_labels
 from triton_perception.evaluation.frame_comparison import frame_comparison
+from triton_perception.evaluation.markdown_report import write_report
 from triton_perception.evaluation.metric import figure, ScoringOptions
 from triton_perception.evaluation.metric_registry import frame_figures, registered
 from triton_perception.evaluation.replay_outputs import (camera_frames, CameraFrames, read_outputs,
                                                          ReplayOutputs)
-from triton_perception.evaluation.report_schema import read_report, ReplayReport, write_report_json
+from triton_perception.evaluation.report_schema import read_report, ReplayReport
 from triton_perception.scoring import DetectionLabels, LabelError, LaneLabels
 
 
@@ -115,64 +116,6 @@ def draw_figures(directory: Path, report: ReplayReport, scored: ScoredReplay,
         save_rgb(directory / 'worst_frames.png', sheet)
         written.append('worst_frames.png')
     return written
-
-
-def write_report(report: ReplayReport, output: Path) -> None:
-    """Write report.json and report.md into `output`."""
-    output.mkdir(parents=True, exist_ok=True)
-    write_report_json(report, output / 'report.json')
-    (output / 'report.md').write_text(report_markdown(report), encoding='utf-8')
-
-
-def report_markdown(report: ReplayReport) -> str:
-    """
-    Return the report as Markdown: failing criteria first, then accuracy, then the replay.
-
-    The replay's own figures (node accounting, detections, lanes, tracking) follow as
-    evaluation/figures.py writes them.
-    """
-    title, _separator, rest = markdown(report).partition('\n\n')
-    lines = [title, '']
-    criteria = report.get('criteria')
-    if criteria is not None:
-        verdict = 'PASSED' if criteria['passed'] else 'FAILED'
-        lines += [f'**Criteria: {verdict}**', '']
-        lines += [f'- {failure}' for failure in criteria['failing']]
-        failing_frames = criteria['failing_frames']
-        if failing_frames:
-            shown = ', '.join(str(stamp) for stamp in failing_frames[:WORST_FRAMES * 4])
-            more = ' ...' if len(failing_frames) > WORST_FRAMES * 4 else ''
-            lines.append(f'- failing frames (stamp, ns): {shown}{more}')
-        lines.append('')
-    accuracy = report.get('accuracy')
-    if accuracy:
-        lines += ['| accuracy | ' + ' | '.join(['figure'] * 5) + ' |', '| --- |' + ' --- |' * 5]
-        for metric in registered():
-            section = accuracy.get(metric.kind)
-            if section is not None:
-                cells = [f'{name} {section[name]:.3f}' if isinstance(section[name], float)
-                         else f'{name} {section[name]}'
-                         for name in metric.headlines if name in section]
-                lines.append(f'| {metric.kind} | ' + ' | '.join(cells + [''] * (5 - len(cells)))
-                             + ' |')
-        unanswered = {kind: figures.get('frames_without_output', 0)
-                      for kind, figures in accuracy.items()}
-        lines += ['', 'Labelled frames without an output (scored as all misses): '
-                  + ', '.join(f'{kind} {count}' for kind, count in unanswered.items()) + '.']
-        if 'lanes' in accuracy:
-            lanes = accuracy['lanes']
-            lines.append(f"Lanes drawn {lanes.get('lane_width_px', 0):.1f} px wide (30 px at "
-                         f"1640 px), lanes scored: {lanes.get('lanes_scored')}"
-                         + (', cropped to the labelled rows' if lanes.get('lane_rows_from_labels')
-                            else '') + '.')
-        for name, frames in report.get('worst_frames', {}).items():
-            lines.append(f'Worst frames by {name} (stamp ns: value): '
-                         + ', '.join(f'{stamp}: {value:.2f}' for stamp, value in frames) + '.')
-        lines.append('')
-        lines += [f'![{name}]({name})' for name in report.get('figures', [])]
-        if report.get('figures'):
-            lines += ['', 'In worst_frames.png the labels are green and the outputs magenta.', '']
-    return '\n'.join(lines) + '\n' + rest
 
 
 def score(evaluation: Path, output: Path, scoring: Scoring,

@@ -28,11 +28,12 @@ from triton_perception.bag import (BagError, BagRecorder, CAMERA_TYPES, DEFAULT_
                                    frames_before_keyframe, Lockstep, play_bag, typestore,
                                    VIDEO_TYPES)
 from triton_perception.evaluation.accuracy_report import (accuracy_regressions, ACCURACY_TOLERANCE,
-                                                          add_accuracy, Scoring, write_report)
+                                                          add_accuracy, Scoring)
 from triton_perception.evaluation.camera_health_summary import CameraHealthFigures, CameraHealthLog
 from triton_perception.evaluation.figures import (analyse_outputs, detection_labels, node_figures,
                                                   NODES, regressions)
 from triton_perception.evaluation.frame_comparison import frame_comparison
+from triton_perception.evaluation.markdown_report import write_report
 from triton_perception.evaluation.pair_evaluations import compare_evaluation, CompareOptions
 from triton_perception.evaluation.report_schema import read_report, ReplayReport
 from triton_perception.evaluation.run_comparison import report_file

@@ -15,9 +15,6 @@ from rosbags.highlevel import AnyReader
 import yaml
 
 from triton_perception.bag import typestore
-from triton_perception.evaluation.camera_health_summary import health_markdown
-from triton_perception.evaluation.comparison_report import runs_markdown
-from triton_perception.evaluation.frame_comparison import comparison_markdown
 from triton_perception.evaluation.metric import number
 from triton_perception.evaluation.report_schema import (DetectionOutputs, GroundFigures,
                                                         LaneOutputs, NodeFigures, ReplayInput,
@@ -242,58 +239,3 @@ def replay_speed(replayed: ReplayInput) -> str:
             f'{replay_s:.1f} s, {per_second:.1f} frames/s, {real_time:.2f}x real time; at '
             f'recorded timing the nodes would have answered about {min(1.0, real_time):.0%} '
             'of the frames')
-
-
-def markdown(report: ReplayReport) -> str:
-    """
-    Return the evaluation report as Markdown.
-
-    Node accounting and latency, detections and lanes, then the ground, tracking and the
-    comparison with an expected report where the report has them.
-    """
-    lines = [f"# Evaluation of {report['input']['bag']}", '',
-             f"{report['input']['frames']} frames on {report['input']['topic']}, "
-             f"{replay_speed(report['input'])}.", '',
-             '| node | lost before the node | received | published | dropped | rejected | '
-             'failed | accounted | latency p50 / p95 / max (ms) |',
-             '| --- | --- | --- | --- | --- | --- | --- | --- | --- |']
-    for node, figures in report['nodes'].items():
-        latency = figures['latency_ms']
-        lines.append(f"| {node} | {figures.get('lost_before_node', 0)} | {figures['received']} | "
-                     f"{figures['published']} | {figures['dropped']} | {figures['rejected']} | "
-                     f"{figures['failed']} | "
-                     f"{'yes' if figures['accounted'] else 'NO'} | "
-                     f"{latency.get('p50', 0):.0f} / {latency.get('p95', 0):.0f} / "
-                     f"{latency.get('max', 0):.0f} |")
-    detection, lanes = report['detection'], report['lanes']
-    lines += ['', f"Detections in {detection['frames']} published frames:", '',
-              '| class | frames with it | boxes per frame |', '| --- | --- | --- |']
-    for name, rate in detection['frames_with_class'].items():
-        lines.append(f"| {name} | {rate:.1%} | {detection['mean_per_frame'][name]:.2f} |")
-    lines += ['', f"Lanes in {lanes['frames']} published frames: "
-              f"{lanes['mean_lanes_per_frame']:.2f} lanes per frame, ego lane (left and right "
-              f"boundary) in {lanes['ego_lane_rate']:.1%}.", '']
-    if 'ground' in report:
-        ground = report['ground']
-        width, offset = ground['ego_lane_width_m'], ground['lateral_offset_m']
-        lines += [f"On the ground ({ground['frames']} frames, both ego lines in "
-                  f"{ground['ego_lane_frames']}): ego-lane width {width['mean']:.2f} m "
-                  f"(std {width['std']:.2f} m), lateral offset from the lane centre "
-                  f"{offset['mean']:+.2f} m (std {offset['std']:.2f} m, + = left).", '']
-    if 'tracking' in report:
-        tracking = report['tracking']
-        length = tracking['track_length_s']
-        lines += [f"Tracking: {tracking['tracks']} tracks, {tracking['mean_tracks_per_frame']:.2f} "
-                  f"per frame, lasting {length['median']:.2f} s (median, p90 "
-                  f"{length['p90']:.2f} s); {tracking['new_tracks_per_s']:.2f} new tracks per "
-                  'second.', '']
-    lines += health_markdown(report.get('camera_health', {}))
-    if 'comparison' in report:
-        comparison = report['comparison']
-        lines += [f"Compared with {comparison['expected']}: "
-                  + ('no regression.' if not comparison['regressions'] else 'REGRESSIONS:'), '']
-        lines += [f'- {problem}' for problem in comparison['regressions']]
-        lines += comparison_markdown(comparison.get('intervals', {}))
-        if 'runs' in comparison:
-            lines += ['', *runs_markdown(comparison['runs'])]
-    return '\n'.join(lines) + '\n'

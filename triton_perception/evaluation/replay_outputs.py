@@ -14,7 +14,9 @@ import numpy as np
 from numpy.typing import NDArray
 from rosbags.highlevel import AnyReader
 
-from triton_perception.bag import BagError, COMPRESSED_IMAGE_TYPE, IMAGE_TYPE, typestore
+from triton_perception.bag import (BagError, CAMERA_TYPES, camera_typestore, IMAGE_TYPE, typestore,
+                                   video_packet, VIDEO_TYPES)
+from triton_perception.frames import FrameRejected, VideoDecoder
 from triton_perception.outputs import class_index, LANE_POINT_DTYPE
 
 
@@ -42,16 +44,30 @@ class CameraFrames:
 
 
 def camera_frames(bag: Path, topic: str) -> CameraFrames:
-    """Return the frames of `topic` in `bag` as MOTChallenge counts them, and their size."""
+    """
+    Return the frames of `topic` in `bag` as MOTChallenge counts them, and their size.
+
+    A video topic counts every packet as a frame, those before its first keyframe too.
+    """
     frames, size = [], (0, 0)
-    with AnyReader([Path(bag)], default_typestore=typestore()) as reader:
+    video = VideoDecoder()
+    with AnyReader([Path(bag)], default_typestore=camera_typestore()) as reader:
         connections = [c for c in reader.connections if c.topic == topic
-                       and c.msgtype in (IMAGE_TYPE, COMPRESSED_IMAGE_TYPE)]
+                       and c.msgtype in CAMERA_TYPES]
         if not connections:
-            raise BagError(f'{bag} has no image topic {topic}')
+            raise BagError(f'{bag} has no camera topic {topic}')
         for index, (connection, _time, raw) in enumerate(reader.messages(connections), start=1):
             message: Any = reader.deserialize(raw, connection.msgtype)
-            stamp = message.header.stamp
+            if connection.msgtype in VIDEO_TYPES:
+                stamp, packet = video_packet(message)
+                if size == (0, 0):  # the first frame the stream decodes to gives the size
+                    try:
+                        height, width = video.decode(packet).shape[:2]
+                        size = (int(width), int(height))
+                    except FrameRejected:  # before the first keyframe, or undecodable
+                        pass
+            else:
+                stamp = message.header.stamp
             frames.append((index, stamp.sec * 1_000_000_000 + stamp.nanosec))
             if index == 1 and connection.msgtype == IMAGE_TYPE:
                 size = (int(message.width), int(message.height))

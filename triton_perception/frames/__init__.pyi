@@ -22,7 +22,13 @@ from triton_perception.frames.diagnostics import (
     status_name as status_name,
     TIMED_KEY as TIMED_KEY,
 )
-from triton_perception.frames.frame import Frame as Frame
+from triton_perception.frames.frame import (
+    COMPRESSED_FRAMES as COMPRESSED_FRAMES,
+    Frame as Frame,
+    FrameMessage as FrameMessage,
+    read_frame as read_frame,
+    Taken as Taken,
+)
 from triton_perception.frames.frame_preprocessing import (
     cropped_top_rows as cropped_top_rows,
     letterbox_geometry as letterbox_geometry,

@@ -11,7 +11,7 @@ saying why (reported in /diagnostics).
 from __future__ import annotations
 
 import threading
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
@@ -22,7 +22,7 @@ from sensor_msgs.msg import CameraInfo
 
 from triton_perception.ground.camera import CameraModelError, GroundCamera, Intrinsics, Mounting
 from triton_perception.ground.static_tf import StaticTransforms, transform_matrix
-from triton_perception.parameters import GroundSettings, TrackingSettings
+from triton_perception.parameters import GroundSettings, LiveSettings, TrackingSettings
 from triton_perception.qos import CAMERA_INFO_QOS, TF_QOS, TF_STATIC_QOS
 
 try:  # the full TF (dynamic transforms too) where tf2_ros is installed
@@ -50,7 +50,7 @@ def camera_pose_set(pose: list[float]) -> bool:
 class CameraGeometrySource:
     """Latest CameraInfo per frame_id and the mounting of each camera frame in target_frame."""
 
-    def __init__(self, node: Node, settings: Callable[[], GroundSettings]) -> None:
+    def __init__(self, node: Node, settings: LiveSettings[GroundSettings]) -> None:
         """
         Subscribe `node` to camera_info and the transforms, unless ground_outputs is off.
 

@@ -6,7 +6,6 @@ arrays it already has; nothing is built while the geometry is unknown.
 """
 from __future__ import annotations
 
-from typing import Callable
 
 from nav_msgs.msg import OccupancyGrid
 import numpy as np
@@ -24,13 +23,13 @@ from triton_perception.ground.ground_messages import (ground_cloud_message,
                                                       lane_markers_message, occupancy_grid_message)
 from triton_perception.ground.ground_projection import (GridSampler, GridSpec, ground_boxes,
                                                         ground_lane_points)
-from triton_perception.parameters import GroundSettings, LaneSettings
+from triton_perception.parameters import GroundSettings, LaneSettings, LiveSettings
 
 
 class LaneGroundOutputs:
     """`lanes/ground`, `lanes/markers` and `drivable_area/grid`."""
 
-    def __init__(self, node: Node, settings: Callable[[], LaneSettings], qos: QoSProfile) -> None:
+    def __init__(self, node: Node, settings: LiveSettings[LaneSettings], qos: QoSProfile) -> None:
         """Create the three publishers with `qos` and the camera geometry source of `node`."""
         self._settings = settings
         self.geometry = CameraGeometrySource(node, settings)
@@ -73,7 +72,7 @@ class LaneGroundOutputs:
 class DetectionGroundOutputs:
     """`detections/ground`: each box's ground contact point and width."""
 
-    def __init__(self, node: Node, settings: Callable[[], GroundSettings], qos: QoSProfile) -> None:
+    def __init__(self, node: Node, settings: LiveSettings[GroundSettings], qos: QoSProfile) -> None:
         """Create the `detections/ground` publisher with `qos` and the camera geometry source."""
         self._settings = settings
         self.geometry = CameraGeometrySource(node, settings)

@@ -2,8 +2,8 @@
 The ROS 2 nodes: parameters, subscriptions and publishers around plain Python.
 
 Owns: detection_node, lane_node, overlay_node, their shared lifecycle base (base) and its
-collaborators: live parameter changes (parameter_changes), the image subscription (image_input)
-and its serialized frames (frame_reading), the frame callback and RGB conversion (frame_intake),
+collaborators: live parameter changes (parameter_changes), a frame's way in from the
+subscription to the worker (frame_intake; video topics: video_input),
 overlay gating (overlay_gate) and the /diagnostics status (node_diagnostics); how a node process
 runs and stops on SIGINT and SIGTERM (node_process, also used by the bag tools and
 `triton-perception run`), ROS parameter declaration (ros_parameters) and DDS loss events

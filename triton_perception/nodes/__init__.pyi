@@ -1,4 +1,3 @@
 """The public face of nodes/: read by type checkers and by faces.lazy_face."""
 from triton_perception.nodes.frame_losses import MESSAGE_INFO_AVAILABLE as MESSAGE_INFO_AVAILABLE
-from triton_perception.nodes.frame_reading import read_frame as read_frame
 from triton_perception.nodes.node_process import StopRequest as StopRequest

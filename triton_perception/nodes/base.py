@@ -1,8 +1,8 @@
 """
 What both inference nodes share: the lifecycle node that wires their collaborators.
 
-Parameters and their live changes (parameter_changes), the image subscription (image_input),
-the frame callback and RGB conversion (frame_intake), the Triton worker, overlay gating
+Parameters and their live changes (parameter_changes), a frame's way in from the subscription
+to the worker (frame_intake), the Triton worker, overlay gating
 (overlay_gate) and /diagnostics (node_diagnostics) are each a class of their own module.
 
 A node's callbacks only hand frames to the InferenceWorker and return; conversion, inference
@@ -24,8 +24,7 @@ from std_msgs.msg import Header
 from triton_perception.frames import Frame, FrameAccounting, VideoDecoderError
 from triton_perception.nodes.camera_frames import CameraFrames
 from triton_perception.nodes.camera_health import camera_health
-from triton_perception.nodes.frame_intake import FrameChecks, RgbConversion
-from triton_perception.nodes.image_input import ImageInput
+from triton_perception.nodes.frame_intake import FrameChecks, ImageInput, RgbConversion
 from triton_perception.nodes.node_diagnostics import NodeDiagnostics
 from triton_perception.nodes.overlay_gate import OverlayGate
 from triton_perception.nodes.parameter_changes import ParameterChanges
@@ -130,14 +129,18 @@ class PerceptionNode(LifecycleNode, Generic[InferenceT]):
                                      else frame_source.camera_health)
         self._frame_checks = FrameChecks(
             self.accounting, self._settings, image_input.topic, image_input.compressed,
-            self._log, lambda: self._worker,
+            self._log, self.active_worker,
             None if self._health is None else self._health.frame)
         self._rgb = RgbConversion(self._settings, frame_source)
         self._overlays = OverlayGate(self._settings)
         self._diagnostics = NodeDiagnostics(self, self._settings, self.accounting, image_input,
-                                            self._overlays, lambda: self._worker,
+                                            self._overlays, self.active_worker,
                                             self.extra_diagnostics)
         self.add_on_set_parameters_callback(self._parameter_changes.on_set_parameters)
+
+    def active_worker(self) -> InferenceWorker | None:
+        """Return the Triton worker while the node is active, else None."""
+        return self._worker
 
     @property
     def settings(self) -> InferenceT:
@@ -194,7 +197,7 @@ class PerceptionNode(LifecycleNode, Generic[InferenceT]):
                                        self._deliver, self._log, shared_frames)
         self._worker.start()
         self._image_input.subscribe(
-            self._on_frame,
+            self._frame_checks.on_frame,
             stream_qos(self.settings.qos_reliability, self.settings.qos_depth))
         self.get_logger().info(
             f'active: subscribed to {self._image_input.topic} '
@@ -251,9 +254,6 @@ class PerceptionNode(LifecycleNode, Generic[InferenceT]):
 
         `updates`: the values of one accepted call, already in `settings`.
         """
-
-    def _on_frame(self, message: Any) -> None:
-        self._frame_checks.on_frame(message)
 
     def frame_rgb(self, frame: Frame) -> NDArray[np.uint8]:
         """Return the frame as RGB uint8 [H, W, 3]; raises FrameRejected (counted) for bad input."""

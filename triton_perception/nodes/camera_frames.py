@@ -4,7 +4,7 @@ One camera's frames taken from DDS once and handed to every node of a perception
 rclpy has no intra-process transport (rclpy #575): two nodes of one process subscribed to the
 same camera each take and deserialise every frame. In `perception_process` a camera's image
 topic is subscribed once, on the process's own node; each frame, taken serialized and read
-once (nodes.frame_reading), goes to the frame callback of every active node of that camera,
+once (frames.read_frame), goes to the frame callback of every active node of that camera,
 which accounts for it as its own subscription would, the RGB conversion of the latest frame is
 done once for all of them, and their workers write it into Triton's shared memory once
 (serving.shared_frames).
@@ -21,10 +21,9 @@ from rclpy.qos import QoSProfile
 from rclpy.subscription import Subscription
 from sensor_msgs.msg import CompressedImage, Image
 
-from triton_perception.frames import FrameAccounting, FrameRejected
+from triton_perception.frames import FrameAccounting, FrameRejected, read_frame, Taken
 from triton_perception.nodes.camera_health import CameraHealthReporter
 from triton_perception.nodes.frame_losses import FrameLossCounter
-from triton_perception.nodes.frame_reading import read_frame, Taken
 from triton_perception.nodes.video_input import VideoFrames
 from triton_perception.serving import SharedFrames
 

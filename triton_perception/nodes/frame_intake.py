@@ -1,9 +1,15 @@
 """
-A frame's way into an inference node: header checks on the executor, RGB on the worker.
+A frame's way into an inference node, from the subscription to the worker, in one place.
 
-The frame callback only checks headers and hands the frame to the worker's latest-frame slot,
-so a burst of malformed frames cannot hide behind the slot and a slow Triton never blocks the
-executor; the RGB conversion happens later, on the worker's request thread.
+1. `ImageInput`: the node's camera topic, subscribed while the node is active: its own
+   subscription (frames taken serialized, losses before the node counted by frame_losses), a
+   video topic decoded by video_input, or the camera subscription its perception process
+   shares (camera_frames).
+2. `FrameChecks.on_frame`, on the executor: count the frame, read its header, check it, and
+   hand it to the worker's latest-frame slot, so that a burst of malformed frames cannot hide
+   behind the slot and a slow Triton never blocks the executor.
+3. `RgbConversion.rgb`, later, on the worker's request thread: the pixels as RGB, converted
+   once for all nodes of a shared camera.
 """
 from __future__ import annotations
 
@@ -11,19 +17,91 @@ from typing import Any, Callable
 
 import numpy as np
 from numpy.typing import NDArray
+from rclpy.node import Node
+from rclpy.qos import QoSProfile
+from rclpy.subscription import Subscription
+from sensor_msgs.msg import CompressedImage, Image
 
-from triton_perception.frames import (check_compressed, check_image, compressed_to_rgb, Fate, Frame,
-                                      FrameAccounting, FrameRejected, image_to_rgb, KeyframeWait)
+from triton_perception.frames import (check_compressed, check_image, COMPRESSED_FRAMES,
+                                      compressed_to_rgb, Fate, Frame, FrameAccounting,
+                                      FrameRejected, image_to_rgb, KeyframeWait, read_frame,
+                                      Taken)
 from triton_perception.nodes.camera_frames import CameraFrames
-from triton_perception.nodes.frame_reading import COMPRESSED_FRAMES, read_frame, Taken
-from triton_perception.parameters import InferenceSettings
+from triton_perception.nodes.frame_losses import FrameLossCounter
+from triton_perception.nodes.video_input import VideoFrames
+from triton_perception.parameters import InferenceSettings, LiveSettings
 from triton_perception.serving import InferenceWorker, Log
+
+
+class ImageInput:
+    """A node's image topic, subscribed while the node is active."""
+
+    def __init__(self, node: Node, accounting: FrameAccounting, compressed: bool,
+                 frame_source: CameraFrames | None, video: VideoFrames | None = None) -> None:
+        """
+        Take `node`'s `image` (or, `compressed`, `image/compressed`) topic.
+
+        `accounting` counts the frames lost before the node; `frame_source` is the camera
+        subscription of a perception process, None subscribes `node` itself. `video`: the
+        camera's video topic instead (nodes.video_input).
+        """
+        self._node = node
+        self._accounting = accounting
+        self.compressed = compressed
+        self._video = video
+        self._relative_topic = (video.relative_topic if video is not None
+                                else 'image/compressed' if compressed else 'image')
+        self.topic = node.resolve_topic_name(self._relative_topic)
+        self._frame_source = frame_source
+        self._losses = FrameLossCounter(
+            node, accounting if video is None else video.losses_into(accounting), self.topic)
+        self._subscription: Subscription[Any] | None = None
+
+    @property
+    def loss_counting(self) -> str:
+        """Return how frames lost before the node are counted (FrameLossCounter.method)."""
+        if self._frame_source is not None:
+            return self._frame_source.loss_counting
+        return self._losses.method
+
+    def video_values(self) -> dict[str, str]:
+        """Return the video decoder's /diagnostics values ({} for an image topic)."""
+        return {} if self._video is None else self._video.diagnostics()
+
+    def subscribe(self, on_frame: Callable[[Any], None], qos: QoSProfile) -> None:
+        """
+        Hand every frame of the topic to `on_frame` until `unsubscribe`.
+
+        Frames are taken serialized (frames.read_frame): `on_frame` gets bytes, or a frame read
+        from them by the camera subscription of a perception process.
+        """
+        if self._frame_source is not None:
+            self._frame_source.attach(self._node.get_fully_qualified_name(), self.topic,
+                                      self.compressed, on_frame, self._accounting, qos,
+                                      self._video)
+            return
+        if self._video is not None:  # packets as messages: decoded in order, one by one
+            self._subscription = self._node.create_subscription(
+                self._video.message_type, self._relative_topic, qos_profile=qos,
+                **self._losses.subscription_arguments(self._video.decoding(on_frame)))
+            return
+        self._subscription = self._node.create_subscription(
+            CompressedImage if self.compressed else Image, self._relative_topic,
+            qos_profile=qos, raw=True, **self._losses.subscription_arguments(on_frame))
+
+    def unsubscribe(self) -> None:
+        """Stop handing frames on; does nothing when not subscribed."""
+        if self._frame_source is not None:
+            self._frame_source.detach(self._node.get_fully_qualified_name())
+        if self._subscription is not None:
+            self._node.destroy_subscription(self._subscription)
+            self._subscription = None
 
 
 class FrameChecks:
     """The frame callback: count the frame, check its header, hand it to the worker."""
 
-    def __init__(self, accounting: FrameAccounting, settings: Callable[[], InferenceSettings],
+    def __init__(self, accounting: FrameAccounting, settings: LiveSettings[InferenceSettings],
                  topic: str, compressed: bool, log: Log,
                  worker: Callable[[], InferenceWorker | None],
                  on_read: Callable[[Any], None] | None = None) -> None:
@@ -77,7 +155,7 @@ class FrameChecks:
 class RgbConversion:
     """A frame as RGB, converted once for all nodes of a shared camera."""
 
-    def __init__(self, settings: Callable[[], InferenceSettings],
+    def __init__(self, settings: LiveSettings[InferenceSettings],
                  frame_source: CameraFrames | None) -> None:
         """Convert within `settings()` (max_image_pixels); `frame_source` shares conversions."""
         self._settings = settings

@@ -15,9 +15,9 @@ from std_msgs.msg import Header
 
 from triton_perception.frames import (AccountingSnapshot, FrameAccounting, reason_key, stage_key,
                                       status_name, TIMED_KEY)
-from triton_perception.nodes.image_input import ImageInput
+from triton_perception.nodes.frame_intake import ImageInput
 from triton_perception.nodes.overlay_gate import OverlayGate
-from triton_perception.parameters import InferenceSettings
+from triton_perception.parameters import InferenceSettings, LiveSettings
 from triton_perception.qos import DIAGNOSTICS_QOS
 from triton_perception.serving import InferenceWorker
 
@@ -25,7 +25,7 @@ from triton_perception.serving import InferenceWorker
 class NodeDiagnostics:
     """The /diagnostics publisher and timer of one inference node, and the status it sends."""
 
-    def __init__(self, node: Node, settings: Callable[[], InferenceSettings],
+    def __init__(self, node: Node, settings: LiveSettings[InferenceSettings],
                  accounting: FrameAccounting,
                  image_input: ImageInput, overlays: OverlayGate,
                  worker: Callable[[], InferenceWorker | None],

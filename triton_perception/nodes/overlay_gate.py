@@ -10,13 +10,13 @@ from sensor_msgs.msg import Image
 from std_msgs.msg import Header
 
 from triton_perception.outputs import image_message
-from triton_perception.parameters import InferenceSettings
+from triton_perception.parameters import InferenceSettings, LiveSettings
 
 
 class OverlayGate:
     """Publishes overlays while the `overlay` parameter is on and someone subscribes."""
 
-    def __init__(self, settings: Callable[[], InferenceSettings]) -> None:
+    def __init__(self, settings: LiveSettings[InferenceSettings]) -> None:
         """Publish while `settings()` says `overlay` (true by default)."""
         self._settings = settings
         self.published = 0

@@ -18,9 +18,9 @@ from rclpy.subscription import Subscription
 from sensor_msgs.msg import CompressedImage, Image, PointCloud2
 from vision_msgs.msg import Detection2DArray, LabelInfo
 
-from triton_perception.frames import (compressed_to_rgb, FrameRejected, image_to_rgb,
-                                      ReadCompressedImage, ReadImage)
-from triton_perception.nodes.frame_reading import COMPRESSED_FRAMES, read_frame, Taken
+from triton_perception.frames import (COMPRESSED_FRAMES, compressed_to_rgb, FrameRejected,
+                                      image_to_rgb, read_frame, ReadCompressedImage, ReadImage,
+                                      Taken)
 from triton_perception.nodes.node_process import run_nodes
 from triton_perception.nodes.ros_parameters import declare_parameters
 from triton_perception.outputs import (detections_from_message, draw_detections, draw_drivable_area,
@@ -97,7 +97,7 @@ class OverlayNode(Node):
                 if topic in self.expected]
             qos = stream_qos(self.settings.qos_reliability, 1)
             # Taken serialized, as the inference nodes take frames: no Python Image is built
-            # and no pixels copied until a frame is drawn (nodes/frame_reading.py).
+            # and no pixels copied until a frame is drawn (frames.read_frame).
             if self.settings.input_transport == 'compressed':
                 self._camera_subscription = self.create_subscription(
                     CompressedImage, 'image/compressed', self._on_frame, qos, raw=True)
@@ -117,6 +117,8 @@ class OverlayNode(Node):
 
     def _on_frame(self, taken: Taken) -> None:
         try:
+            if isinstance(taken, FrameRejected):
+                raise taken
             message = (read_frame(taken, self.settings.input_transport == 'compressed')
                        if isinstance(taken, bytes) else taken)
         except FrameRejected as rejection:

@@ -4,6 +4,7 @@ from triton_perception.parameters.node_settings import (
     GroundSettings as GroundSettings,
     HealthSettings as HealthSettings,
     InferenceSettings as InferenceSettings,
+    LiveSettings as LiveSettings,
     LaneSettings as LaneSettings,
     NodeSettings as NodeSettings,
     OverlaySettings as OverlaySettings,

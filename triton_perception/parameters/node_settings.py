@@ -3,18 +3,31 @@ Each node's parameters as a frozen dataclass, one field per row of its table (ta
 
 A misspelt name or a value of the wrong type is then a type checker's error instead of a
 KeyError at run time. The dataclasses only name and type the rows: defaults, ranges and
-descriptions stay in the tables, and test/nodes/test_node_settings.py holds each dataclass's fields
-to its table. A live parameter change builds a new instance (`changed`); nothing is modified in
-place, so a reader sees the values of one call or of the previous one, never a mix.
+descriptions stay in the tables, and test/nodes/test_node_settings.py holds each dataclass's
+fields to its table. A live parameter change builds a new instance (`changed`); nothing is
+modified in place, so a reader sees the values of one call or of the previous one, never a mix.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, fields, replace
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
 from triton_perception.parameters.specs import ParameterSpec, ParameterValues, validate_all
 
 SettingsT = TypeVar('SettingsT', bound='NodeSettings')
+SettingsCo = TypeVar('SettingsCo', bound='NodeSettings', covariant=True)
+
+
+class LiveSettings(Protocol[SettingsCo]):
+    """
+    A node's settings of the moment, for a collaborator that outlives a parameter change.
+
+    Called for each use rather than kept, so the collaborator reads the values of the latest
+    change (a new frozen instance) without being told of it.
+    """
+
+    def __call__(self) -> SettingsCo:
+        """Return the node's settings now."""
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -13,7 +13,6 @@ import itertools
 import math
 import os
 from types import ModuleType
-from typing import Callable
 
 import numpy as np
 from numpy.typing import NDArray
@@ -24,7 +23,7 @@ from visualization_msgs.msg import MarkerArray
 
 from triton_perception.ground import CameraGeometrySource
 from triton_perception.outputs import class_name
-from triton_perception.parameters import DetectionSettings
+from triton_perception.parameters import DetectionSettings, LiveSettings
 from triton_perception.tracking.camera_tracking import (CameraTracking, FrameTracks,
                                                         motion_settings, tracker_settings)
 from triton_perception.tracking.ground_motion import Pose2D
@@ -60,7 +59,7 @@ def stamp_seconds(header: Header) -> float:
 class DetectionTracking:
     """Tracks per camera; `process` once per frame on the worker thread."""
 
-    def __init__(self, node: Node, settings: Callable[[], DetectionSettings],
+    def __init__(self, node: Node, settings: LiveSettings[DetectionSettings],
                  geometry: CameraGeometrySource, labels: list[str],
                  qos: QoSProfile) -> None:
         """
