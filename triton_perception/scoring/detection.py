@@ -98,6 +98,42 @@ def coco_datasets(labels: Mapping[int, Rows], predictions: Mapping[int, Rows],
             results, frames)
 
 
+def _coco_evaluation(ground_truth: dict[str, Any], results: list[dict[str, Any]],
+                     class_names: Sequence[str], matched_per_image: NDArray[np.int64]
+                     ) -> tuple[tuple[float, ...], dict[str, float]]:
+    """
+    Run COCO's evaluation; return AP, AP50, AP75 and the AP of each class with labelled boxes.
+
+    Counts each image's matched non-crowd boxes into `matched_per_image` (by image id), which
+    precision, recall and per-frame recall are computed from.
+    """
+    coco_gt = COCO()
+    coco_gt.dataset = ground_truth
+    # The evaluator reports its progress on stdout in places; the caller reports instead.
+    with contextlib.redirect_stdout(io.StringIO()):
+        coco_gt.createIndex()
+        coco_dt = coco_gt.loadRes(results)
+        evaluator = COCOeval_faster(coco_gt, coco_dt, 'bbox', extra_calc=True,
+                                    print_function=lambda *_: None)
+        evaluator.params.maxDets = [1, 10, MAX_DETECTIONS]
+        evaluator.evaluate()
+        evaluator.accumulate()
+        evaluator.summarize()
+    stats = evaluator.stats
+    precision = evaluator.eval['precision'][:, :, :, 0, -1]  # IoU, recall, class; all sizes
+    per_class: dict[str, float] = {}
+    for class_id, name in enumerate(class_names):
+        values = precision[:, :, class_id]
+        if (values > -1).any():
+            per_class[name] = float(values[values > -1].mean())
+    for pair in evaluator.eval['matched']:
+        detection_id, truth_id = (int(part) for part in pair.split('_', 1))
+        if not coco_gt.anns[truth_id]['iscrowd']:
+            matched_per_image[coco_dt.anns[detection_id]['image_id']] += 1
+    average_precision = tuple(float(max(stats[index], 0.0)) for index in range(3))
+    return average_precision, per_class
+
+
 def score_detections(labels: DetectionLabels | Mapping[int, Rows],
                      predictions: Mapping[int, Rows],
                      class_names: Sequence[str] | None = None) -> DetectionScores:
@@ -126,30 +162,8 @@ def score_detections(labels: DetectionLabels | Mapping[int, Rows],
     without_output = sum(1 for frame in frames if frame not in predictions)
     matched_per_image = np.zeros(len(frames) + 1, dtype=np.int64)
     if results and labelled:
-        coco_gt = COCO()
-        coco_gt.dataset = ground_truth
-        # The evaluator reports its progress on stdout in places; the caller reports instead.
-        with contextlib.redirect_stdout(io.StringIO()):
-            coco_gt.createIndex()
-            coco_dt = coco_gt.loadRes(results)
-            evaluator = COCOeval_faster(coco_gt, coco_dt, 'bbox', extra_calc=True,
-                                        print_function=lambda *_: None)
-            evaluator.params.maxDets = [1, 10, MAX_DETECTIONS]
-            evaluator.evaluate()
-            evaluator.accumulate()
-            evaluator.summarize()
-        stats = evaluator.stats
-        precision = evaluator.eval['precision'][:, :, :, 0, -1]  # IoU, recall, class; all sizes
-        per_class: dict[str, float] = {}
-        for class_id, name in enumerate(class_names):
-            values = precision[:, :, class_id]
-            if (values > -1).any():
-                per_class[name] = float(values[values > -1].mean())
-        for pair in evaluator.eval['matched']:
-            detection_id, truth_id = (int(part) for part in pair.split('_', 1))
-            if not coco_gt.anns[truth_id]['iscrowd']:
-                matched_per_image[coco_dt.anns[detection_id]['image_id']] += 1
-        average_precision = tuple(float(max(stats[index], 0.0)) for index in range(3))
+        average_precision, per_class = _coco_evaluation(ground_truth, results, class_names,
+                                                        matched_per_image)
     else:
         classes = {int(row[4]) for frame in frames for row in labels[frame] if row[5] == 0}
         average_precision = (0.0, 0.0, 0.0)
