@@ -13,7 +13,7 @@ from triton_perception.errors import TritonPerceptionError
 ParameterValue = bool | int | float | str | list[float]
 # Validated values by name, as one set_parameters call or the start-up values bring them. Each
 # has its spec's type (`validate` checks it); nodes read them typed, through node_settings.
-ParameterValues = dict[str, Any]
+ParameterValues = dict[str, ParameterValue]
 
 
 class ParameterError(TritonPerceptionError, ValueError):
