@@ -16,7 +16,7 @@ import math
 from pathlib import Path
 import shutil
 import time
-from typing import Any, cast
+from typing import Any, cast, TYPE_CHECKING, TypedDict
 
 import cv2
 import numpy as np
@@ -30,6 +30,9 @@ from triton_perception.bag.bag_format import (BagError, COMPRESSED_IMAGE_TYPE, D
                                               VIDEO_TYPES)
 from triton_perception.frames import (camera_info_sibling, DEFAULT_GOP, H264, HEVC, VIDEO_FORMATS,
                                       VideoEncoder)
+
+if TYPE_CHECKING:  # rosbags declares its message protocol for type checkers only
+    from rosbags.typesys.store import Msg
 
 DEFAULT_EPOCH_S = 1_700_000_000
 DEFAULT_IMAGE_RATE_HZ = 10.0
@@ -136,6 +139,21 @@ def _check_options(video: str | None, compressed: bool, encoding: str, rate_hz: 
         raise BagError(f'max_frames must be at least 1, got {max_frames}')
 
 
+class _Calibration(TypedDict):
+    """A CameraInfo's fields apart from its header, as a calibration file gives them."""
+
+    height: int
+    width: int
+    distortion_model: str
+    binning_x: int
+    binning_y: int
+    roi: Msg  # sensor_msgs/RegionOfInterest of the bag's typestore
+    k: NDArray[np.float64]
+    r: NDArray[np.float64]
+    p: NDArray[np.float64]
+    d: NDArray[np.float64]
+
+
 @dataclass(frozen=True)
 class _Stream:
     """The messages a bag holds: their topic and type, and how each frame becomes one."""
@@ -144,9 +162,9 @@ class _Stream:
     msgtype: str
     store: Typestore
     frame_id: str
-    message: Callable[[Any, NDArray[np.uint8]], object]  # (header, BGR frame) -> message
+    message: Callable[[object, NDArray[np.uint8]], object]  # (header, BGR frame) -> message
     info_topic: str
-    calibration: dict[str, Any] | None  # the CameraInfo written beside each frame, if any
+    calibration: _Calibration | None  # the CameraInfo written beside each frame, if any
 
 
 def _stream(topic: str, frame_id: str, first: NDArray[np.uint8], rate_hz: float,
@@ -161,7 +179,7 @@ def _stream(topic: str, frame_id: str, first: NDArray[np.uint8], rate_hz: float,
     store = typestore() if video is None else typestore_for([VIDEO_TYPE])
     msgtype = (VIDEO_TYPE if video is not None else COMPRESSED_IMAGE_TYPE if compressed
                else IMAGE_TYPE)
-    message: Callable[[Any, NDArray[np.uint8]], object]
+    message: Callable[[object, NDArray[np.uint8]], object]
     if video is not None:
         codec = VIDEO_CODECS[video]
         encoder = VideoEncoder(codec, first.shape[1], first.shape[0], rate_hz=rate_hz,
@@ -219,7 +237,7 @@ def _write_frames(writer: DistroWriter, output: Path, stream: _Stream,
     return count, stamp_ns
 
 
-def _calibration(path: Path) -> dict[str, Any]:
+def _calibration(path: Path) -> _Calibration:
     """Read the CameraInfo fields (without header) from a camera_calibration_parsers YAML file."""
     try:
         data = yaml.safe_load(Path(path).read_text(encoding='utf-8'))
@@ -232,10 +250,10 @@ def _calibration(path: Path) -> dict[str, Any]:
         raise BagError(f'cannot read the calibration {path}: {error} (expected the '
                        'camera_calibration_parsers YAML format)') from None
     store = typestore()
-    return dict(height=height, width=width, distortion_model=model, binning_x=0, binning_y=0,
-                roi=store.types['sensor_msgs/msg/RegionOfInterest'](
-                    x_offset=0, y_offset=0, height=0, width=0, do_rectify=False),
-                **matrices)
+    return _Calibration(height=height, width=width, distortion_model=model, binning_x=0,
+                        binning_y=0, roi=store.types['sensor_msgs/msg/RegionOfInterest'](
+                            x_offset=0, y_offset=0, height=0, width=0, do_rectify=False),
+                        k=matrices['k'], r=matrices['r'], p=matrices['p'], d=matrices['d'])
 
 
 def _open_source(source: Path, rate_hz: float | None, max_frames: int | None) -> _Source:
