@@ -6,7 +6,7 @@ The tables of every node's parameters (tables.py) are made of these specs.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any, Callable, Mapping
 
 from triton_perception.errors import TritonPerceptionError
 
@@ -123,7 +123,7 @@ def specs_by_name(specs: tuple[ParameterSpec, ...]) -> dict[str, ParameterSpec]:
 
 
 def validate_all(specs: tuple[ParameterSpec, ...],
-                 values: dict[str, Any]) -> ParameterValues:
+                 values: Mapping[str, object]) -> ParameterValues:
     """Validate every value; one error message lists every bad parameter."""
     problems, valid = [], {}
     for spec in specs:
