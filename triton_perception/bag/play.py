@@ -101,7 +101,7 @@ def play_bag(
         selected = _select_connections(reader, topics)
         start_ns = _start_ns(reader, start_offset_s, bag)
         types = {c.topic: c.msgtype for c in selected}
-        publishers: dict[str, Any] = {
+        publishers: dict[str, Publisher[Any]] = {
             topic: node.create_publisher(message_class(msgtype), topic, qos)
             for topic, msgtype in types.items()}
         try:
