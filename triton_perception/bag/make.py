@@ -7,15 +7,16 @@ Each message's header stamp equals its bag time, as if a camera driver had been 
 """
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import suppress
 from dataclasses import dataclass
+from functools import partial
 import itertools
 import math
 from pathlib import Path
 import shutil
 import time
-from typing import Any, cast
+from typing import Any, cast, TYPE_CHECKING, TypedDict
 
 import cv2
 import numpy as np
@@ -24,10 +25,14 @@ from rosbags.typesys.store import Typestore
 import yaml
 
 from triton_perception.bag.bag_format import (BagError, COMPRESSED_IMAGE_TYPE, DEFAULT_TOPIC,
-                                              ENCODINGS, IMAGE_TYPE, new_writer, Progress,
-                                              typestore, typestore_for, VIDEO_TYPE, VIDEO_TYPES)
+                                              DistroWriter, ENCODINGS, IMAGE_TYPE, new_writer,
+                                              Progress, typestore, typestore_for, VIDEO_TYPE,
+                                              VIDEO_TYPES)
 from triton_perception.frames import (camera_info_sibling, DEFAULT_GOP, H264, HEVC, VIDEO_FORMATS,
                                       VideoEncoder)
+
+if TYPE_CHECKING:  # rosbags declares its message protocol for type checkers only
+    from rosbags.typesys.store import Msg
 
 DEFAULT_EPOCH_S = 1_700_000_000
 DEFAULT_IMAGE_RATE_HZ = 10.0
@@ -94,6 +99,34 @@ def make_bag(
     keyframe with its parameter sets every DEFAULT_GOP (10) frames, so that a bag cut anywhere
     decodes from its first keyframe on.
     """
+    _check_options(video, compressed, encoding, rate_hz, max_frames)
+    writer = new_writer(output, storage)
+    storage = writer.storage_plugin.name.lower()
+    opened = _open_source(source, rate_hz, max_frames)
+    first = next(opened.frames, None)
+    if first is None:
+        raise BagError(f'{source} has no frames')
+    stream = _stream(topic, frame_id, first, opened.rate_hz, compressed, encoding, video,
+                     camera_info)
+    start_ns = int(start_time_s) * 1_000_000_000 + round((start_time_s % 1) * 1e9)
+    began = time.monotonic()
+    count, end_ns = _write_frames(writer, output, stream, itertools.chain([first], opened.frames),
+                                  start_ns, 1e9 / opened.rate_hz, source.name, progress,
+                                  opened.expected_frames)
+    summary = BagSummary(
+        output=output, storage=storage, topic=stream.topic, msgtype=stream.msgtype,
+        message_count=count, width=first.shape[1], height=first.shape[0],
+        rate_hz=opened.rate_hz, start_ns=start_ns, end_ns=end_ns,
+        size_bytes=_directory_size(output), elapsed_s=time.monotonic() - began)
+    if progress:
+        progress(f'wrote {count} frames ({summary.size_bytes / 1e6:.1f} MB) to {output} '
+                 f'in {summary.elapsed_s:.1f} s')
+    return summary
+
+
+def _check_options(video: str | None, compressed: bool, encoding: str, rate_hz: float | None,
+                   max_frames: int | None) -> None:
+    """Refuse contradictory or out-of-range options before anything is opened or written."""
     if video is not None and video not in VIDEO_CODECS:
         raise BagError(f"video codec {video!r} is not one of {', '.join(VIDEO_CODECS)}")
     if video is not None and compressed:
@@ -104,54 +137,94 @@ def make_bag(
         raise BagError(f'rate_hz must be positive, got {rate_hz}')
     if max_frames is not None and max_frames < 1:
         raise BagError(f'max_frames must be at least 1, got {max_frames}')
-    writer = new_writer(output, storage)
-    storage = writer.storage_plugin.name.lower()
-    opened = _open_source(source, rate_hz)
-    frames = itertools.islice(opened.frames, max_frames)
-    first = next(frames, None)
-    if first is None:
-        raise BagError(f'{source} has no frames')
-    expected = opened.expected_frames
-    if expected is not None and max_frames is not None:
-        expected = min(expected, max_frames)
 
+
+class _Calibration(TypedDict):
+    """A CameraInfo's fields apart from its header, as a calibration file gives them."""
+
+    height: int
+    width: int
+    distortion_model: str
+    binning_x: int
+    binning_y: int
+    roi: Msg  # sensor_msgs/RegionOfInterest of the bag's typestore
+    k: NDArray[np.float64]
+    r: NDArray[np.float64]
+    p: NDArray[np.float64]
+    d: NDArray[np.float64]
+
+
+@dataclass(frozen=True)
+class _Stream:
+    """The messages a bag holds: their topic and type, and how each frame becomes one."""
+
+    topic: str
+    msgtype: str
+    store: Typestore
+    frame_id: str
+    message: Callable[[object, NDArray[np.uint8]], object]  # (header, BGR frame) -> message
+    info_topic: str
+    calibration: _Calibration | None  # the CameraInfo written beside each frame, if any
+
+
+def _stream(topic: str, frame_id: str, first: NDArray[np.uint8], rate_hz: float,
+            compressed: bool, encoding: str, video: str | None,
+            camera_info: Path | None) -> _Stream:
+    """
+    Choose the message type from the options; a video's encoder takes the first frame's size.
+
+    A video goes on image_transport's foxglove sibling of `topic`; CameraInfo always goes on
+    the image topic's camera_info sibling.
+    """
     store = typestore() if video is None else typestore_for([VIDEO_TYPE])
     msgtype = (VIDEO_TYPE if video is not None else COMPRESSED_IMAGE_TYPE if compressed
                else IMAGE_TYPE)
-    image_topic = topic
+    message: Callable[[object, NDArray[np.uint8]], object]
     if video is not None:
-        topic = f'{topic}/{VIDEO_TYPES[VIDEO_TYPE]}'
-        encoder = VideoEncoder(VIDEO_CODECS[video], first.shape[1], first.shape[0],
-                               rate_hz=opened.rate_hz, gop=DEFAULT_GOP)
-    start_ns = int(start_time_s) * 1_000_000_000 + round((start_time_s % 1) * 1e9)
-    frame_ns = 1e9 / opened.rate_hz
-    began = time.monotonic()
+        codec = VIDEO_CODECS[video]
+        encoder = VideoEncoder(codec, first.shape[1], first.shape[0], rate_hz=rate_hz,
+                               gop=DEFAULT_GOP)
+        message = partial(_video_message, store, encoder=encoder, codec=codec)
+    elif compressed:
+        message = partial(_compressed_message, store)
+    else:
+        message = partial(_image_message, store, encoding=encoding)
+    return _Stream(f'{topic}/{VIDEO_TYPES[VIDEO_TYPE]}' if video is not None else topic, msgtype,
+                   store, frame_id, message, camera_info_sibling(topic),
+                   _calibration(camera_info) if camera_info else None)
+
+
+def _write_frames(writer: DistroWriter, output: Path, stream: _Stream,
+                  frames: Iterator[NDArray[np.uint8]], start_ns: int, frame_ns: float,
+                  source_name: str, progress: Progress | None,
+                  expected: int | None) -> tuple[int, int]:
+    """
+    Write every frame, stamped by its index; return the count and the last stamp.
+
+    The writer opens only now, so that a source that cannot be read leaves no directory
+    behind; if writing fails, the output directory is removed again.
+    """
     count = 0
     stamp_ns = start_ns
-    calibration = _calibration(camera_info) if camera_info else None
-    writer.open()  # only now: a source that cannot be read leaves no directory behind
+    writer.open()
     try:
-        connection = writer.add_connection(topic, msgtype, typestore=store)
-        if calibration is not None:
-            info_connection = writer.add_connection(camera_info_sibling(image_topic),
-                                                    CAMERA_INFO_TYPE, typestore=store)
-        writer.set_custom_data('triton_perception.source', source.name)
-        for index, bgr in enumerate(itertools.chain([first], frames)):
+        connection = writer.add_connection(stream.topic, stream.msgtype, typestore=stream.store)
+        if stream.calibration is not None:
+            info_connection = writer.add_connection(stream.info_topic, CAMERA_INFO_TYPE,
+                                                    typestore=stream.store)
+        writer.set_custom_data('triton_perception.source', source_name)
+        for index, bgr in enumerate(frames):
             stamp_ns = start_ns + round(index * frame_ns)
-            header = store.types['std_msgs/msg/Header'](
-                stamp=store.types['builtin_interfaces/msg/Time'](
+            header = stream.store.types['std_msgs/msg/Header'](
+                stamp=stream.store.types['builtin_interfaces/msg/Time'](
                     sec=stamp_ns // 1_000_000_000, nanosec=stamp_ns % 1_000_000_000),
-                frame_id=frame_id)
-            if video is not None:
-                message = _video_message(store, header, bgr, encoder, VIDEO_CODECS[video])
-            else:
-                message = (_compressed_message(store, header, bgr) if compressed
-                           else _image_message(store, header, bgr, encoding))
-            writer.write(connection, stamp_ns, store.serialize_cdr(message, msgtype))
-            if calibration is not None:
-                info = store.types[CAMERA_INFO_TYPE](header=header, **calibration)
+                frame_id=stream.frame_id)
+            writer.write(connection, stamp_ns,
+                         stream.store.serialize_cdr(stream.message(header, bgr), stream.msgtype))
+            if stream.calibration is not None:
+                info = stream.store.types[CAMERA_INFO_TYPE](header=header, **stream.calibration)
                 writer.write(info_connection, stamp_ns,
-                             store.serialize_cdr(info, CAMERA_INFO_TYPE))
+                             stream.store.serialize_cdr(info, CAMERA_INFO_TYPE))
             count = index + 1
             if progress and count % PROGRESS_EVERY_FRAMES == 0:
                 progress(f'{count}/{expected or "?"} frames')
@@ -161,17 +234,10 @@ def make_bag(
             writer.abort()
         shutil.rmtree(output, ignore_errors=True)
         raise
-    summary = BagSummary(
-        output=output, storage=storage, topic=topic, msgtype=msgtype, message_count=count,
-        width=first.shape[1], height=first.shape[0], rate_hz=opened.rate_hz, start_ns=start_ns,
-        end_ns=stamp_ns, size_bytes=_directory_size(output), elapsed_s=time.monotonic() - began)
-    if progress:
-        progress(f'wrote {count} frames ({summary.size_bytes / 1e6:.1f} MB) to {output} '
-                 f'in {summary.elapsed_s:.1f} s')
-    return summary
+    return count, stamp_ns
 
 
-def _calibration(path: Path) -> dict[str, Any]:
+def _calibration(path: Path) -> _Calibration:
     """Read the CameraInfo fields (without header) from a camera_calibration_parsers YAML file."""
     try:
         data = yaml.safe_load(Path(path).read_text(encoding='utf-8'))
@@ -184,13 +250,22 @@ def _calibration(path: Path) -> dict[str, Any]:
         raise BagError(f'cannot read the calibration {path}: {error} (expected the '
                        'camera_calibration_parsers YAML format)') from None
     store = typestore()
-    return dict(height=height, width=width, distortion_model=model, binning_x=0, binning_y=0,
-                roi=store.types['sensor_msgs/msg/RegionOfInterest'](
-                    x_offset=0, y_offset=0, height=0, width=0, do_rectify=False),
-                **matrices)
+    return _Calibration(height=height, width=width, distortion_model=model, binning_x=0,
+                        binning_y=0, roi=store.types['sensor_msgs/msg/RegionOfInterest'](
+                            x_offset=0, y_offset=0, height=0, width=0, do_rectify=False),
+                        k=matrices['k'], r=matrices['r'], p=matrices['p'], d=matrices['d'])
 
 
-def _open_source(source: Path, rate_hz: float | None) -> _Source:
+def _open_source(source: Path, rate_hz: float | None, max_frames: int | None) -> _Source:
+    """Open the frames to write: at most `max_frames` of them."""
+    opened = _opened_source(source, rate_hz)
+    expected = opened.expected_frames
+    if expected is not None and max_frames is not None:
+        expected = min(expected, max_frames)
+    return _Source(itertools.islice(opened.frames, max_frames), opened.rate_hz, expected)
+
+
+def _opened_source(source: Path, rate_hz: float | None) -> _Source:
     if source.is_dir():
         paths = sorted(p for p in source.iterdir()
                        if p.is_file() and p.suffix.lower() in IMAGE_SUFFIXES)

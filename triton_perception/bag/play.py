@@ -97,18 +97,11 @@ def play_bag(
         raise BagError(f'start_offset_s must not be negative, got {start_offset_s}')
     qos = qos_profile(qos_reliability, qos_depth)
     stop = stop_event or threading.Event()
-    try:
-        reader = Reader(Path(bag))
-    except (FileNotFoundError, ReaderError) as error:
-        raise BagError(f'cannot open bag {bag}: {error}') from None
-    with reader:
+    with _open_bag(bag) as reader:
         selected = _select_connections(reader, topics)
-        start_ns = reader.start_time + round(start_offset_s * 1e9)
-        if start_ns > reader.end_time:
-            raise BagError(f'start offset {start_offset_s} s is past the end of {bag} '
-                           f'({(reader.end_time - reader.start_time) / 1e9:.3f} s long)')
+        start_ns = _start_ns(reader, start_offset_s, bag)
         types = {c.topic: c.msgtype for c in selected}
-        publishers: dict[str, Any] = {
+        publishers: dict[str, Publisher[Any]] = {
             topic: node.create_publisher(message_class(msgtype), topic, qos)
             for topic, msgtype in types.items()}
         try:
@@ -126,6 +119,23 @@ def play_bag(
         progress(f'published {summary.published} messages in {summary.wall_s:.1f} s; lateness '
                  f'mean {summary.lateness_mean_ms:.2f} ms, max {summary.lateness_max_ms:.2f} ms')
     return summary
+
+
+def _open_bag(bag: Path) -> Reader:
+    """Return a Reader of `bag` (not yet open); BagError if it is no bag."""
+    try:
+        return Reader(Path(bag))
+    except (FileNotFoundError, ReaderError) as error:
+        raise BagError(f'cannot open bag {bag}: {error}') from None
+
+
+def _start_ns(reader: Reader, start_offset_s: float, bag: Path) -> int:
+    """Return the bag time playback starts at; BagError if the offset is past the bag's end."""
+    start_ns: int = reader.start_time + round(start_offset_s * 1e9)
+    if start_ns > reader.end_time:
+        raise BagError(f'start offset {start_offset_s} s is past the end of {bag} '
+                       f'({(reader.end_time - reader.start_time) / 1e9:.3f} s long)')
+    return start_ns
 
 
 def _select_connections(reader: Reader, topics: list[str] | None) -> list[Connection]:

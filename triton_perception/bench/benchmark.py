@@ -18,14 +18,14 @@ from numpy.typing import NDArray
 from sensor_msgs.msg import Image
 
 from triton_perception.bench.bench_schema import (CaseFigures, CpuOutsideGraph, LatencyFigures,
-                                                  NodeThroughput, PhaseFigures,
-                                                  ThroughputFigures)
+                                                  NodeThroughput, PhaseFigures, StepTimers,
+                                                  ThroughputFigures, ThroughputPhase)
 from triton_perception.bench.budget import cpu_outside_graph, CpuSplit, stage_means
 from triton_perception.bench.frame_budgets import FrameBudgets
 from triton_perception.bench.measures import (check_alive, p95, ratio, server_cpu_by_process,
                                               summary, TreeRssPeak)
 from triton_perception.bench.references import REFERENCES
-from triton_perception.bench.ros_side import CaseWiring, rgb_view, RosSide
+from triton_perception.bench.ros_side import CaseWiring, ResultTracker, rgb_view, RosSide
 from triton_perception.bench.settings import (BenchError, BenchSettings, CASES,
                                               DIAGNOSTICS_PERIOD_S, DRAIN_TIMEOUT_S,
                                               FRAME_TIMEOUT_S, NodeKind, NODES, PROGRESS_PERIOD_S,
@@ -144,34 +144,9 @@ class Benchmark:
                 pipeline(rgb)
         requests = EnsembleRequests(self.triton_url, kinds)
         statistics_before = inference_statistics(self.triton_url)
-        times: dict[str, list[float]] = defaultdict(list)
-        cpu_ms: dict[str, float] = defaultdict(float)
-        lost = 0
         budget = FrameBudgets(self.triton_url, wiring, self.repository, kinds)
         try:
-            for index, message in enumerate(self.measured):
-                rgb = rgb_view(message)
-                # The reference runs once untimed first: the ROS path's model step runs right
-                # after the bench's own request to the same step, warm, so the reference is
-                # timed warm too (cold, after the other processes ran, it measured 4-11 ms
-                # slower than the same graph inside Triton).
-                reference(rgb)
-                for name, process in (('reference', reference), ('triton', requests)):
-                    cpu_start, start = time.process_time(), time.perf_counter()
-                    process(rgb)
-                    if index >= WARMUP_FRAMES:
-                        times[name].append((time.perf_counter() - start) * 1e3)
-                        cpu_ms[name] += (time.process_time() - cpu_start) * 1e3
-                budget.before_frame()
-                stamp = wiring.publish(message)
-                latency = wiring.tracker.wait(stamp, FRAME_TIMEOUT_S)
-                if latency is None:
-                    for node in nodes:
-                        check_alive(node)
-                    lost += index >= WARMUP_FRAMES
-                elif index >= WARMUP_FRAMES:
-                    times['ros'].append(latency)
-                budget.after_frame(stamp, latency, index >= WARMUP_FRAMES)
+            times, cpu_ms, lost = self.time_frames(reference, requests, budget, wiring, nodes)
         finally:
             requests.close()
             budget.close()
@@ -192,6 +167,44 @@ class Benchmark:
                  f'({figures["ros_e2e_ms"]["p95"]}) ms'
                  + (f', {lost} frame(s) without a result' if lost else ''))
         return figures
+
+    def time_frames(self, reference: Callable[[NDArray[np.uint8]], None],
+                    requests: EnsembleRequests, budget: FrameBudgets, wiring: CaseWiring,
+                    nodes: Sequence[NodeProcess]
+                    ) -> tuple[dict[str, list[float]], dict[str, float], int]:
+        """
+        Time each measured frame through the reference, Triton and ROS, one after the other.
+
+        Returns the times (ms) and the CPU (ms in all) of each path, and the frames ROS gave no
+        result for; warm-up frames run the same way but are not counted.
+        """
+        times: dict[str, list[float]] = defaultdict(list)
+        cpu_ms: dict[str, float] = defaultdict(float)
+        lost = 0
+        for index, message in enumerate(self.measured):
+            rgb = rgb_view(message)
+            # The reference runs once untimed first: the ROS path's model step runs right
+            # after the bench's own request to the same step, warm, so the reference is
+            # timed warm too (cold, after the other processes ran, it measured 4-11 ms
+            # slower than the same graph inside Triton).
+            reference(rgb)
+            for name, process in (('reference', reference), ('triton', requests)):
+                cpu_start, start = time.process_time(), time.perf_counter()
+                process(rgb)
+                if index >= WARMUP_FRAMES:
+                    times[name].append((time.perf_counter() - start) * 1e3)
+                    cpu_ms[name] += (time.process_time() - cpu_start) * 1e3
+            budget.before_frame()
+            stamp = wiring.publish(message)
+            latency = wiring.tracker.wait(stamp, FRAME_TIMEOUT_S)
+            if latency is None:
+                for node in nodes:
+                    check_alive(node)
+                lost += index >= WARMUP_FRAMES
+            elif index >= WARMUP_FRAMES:
+                times['ros'].append(latency)
+            budget.after_frame(stamp, latency, index >= WARMUP_FRAMES)
+        return times, cpu_ms, lost
 
     def wait_until_ready(self, wiring: CaseWiring, nodes: Sequence[NodeProcess]) -> None:
         """Poll matching and /diagnostics (never a fixed sleep); fail early if a node died."""
@@ -220,6 +233,56 @@ class Benchmark:
         statistics_before = inference_statistics(self.triton_url)
         statuses_before = {node.name: wiring.statuses.get(node.name) for node in nodes}
         bench_cpu_before = time.process_time()
+        stamps, start = self.publish_clip(case, wiring, nodes)
+        node_cpu = {node.name: tree_cpu_s(node.pid) - node_cpu_before[node.name]
+                    for node in nodes}
+        server_cpu = (tree_cpu_s(self.server_pid) - server_cpu_before
+                      if self.server_pid and server_cpu_before is not None else None)
+        bench_cpu = time.process_time() - bench_cpu_before
+        split_after = server_cpu_by_process(self.server_pid) if self.server_pid else None
+        statistics_after = inference_statistics(self.triton_url)
+        time.sleep(2 * DIAGNOSTICS_PERIOD_S)  # a status that counts the last results
+        node_stages_ms = {node.name: stage_means(statuses_before[node.name],
+                                                 wiring.statuses.get(node.name))
+                          for node in nodes}
+
+        tracker = wiring.tracker
+        latencies = _node_latencies(tracker, stamps, start, nodes)
+        counts = {name: len(pairs) for name, pairs in latencies.items()}
+        pooled = [pair for pairs in latencies.values() for pair in pairs]
+        frame_equivalents = sum(counts.values()) / len(nodes)
+        per_node = _per_node(wiring, nodes, counts, node_cpu, duration_s)
+        figures: ThroughputFigures = {
+            'throughput_fps': round(min(counts.values()) / duration_s, 2),
+            'p95_first_10s_ms': p95([latency for offset, latency in pooled if offset < WINDOW_S]),
+            'p95_last_10s_ms': p95([latency for offset, latency in pooled
+                                    if offset >= duration_s - WINDOW_S]),
+            'node_cpu_ms_per_frame': (round(sum(node['cpu_ms_per_frame'] or 0.0
+                                                for node in per_node.values()), 2)
+                                      if all(counts.values()) else None),
+            'server_cpu_ms_per_frame': (round(server_cpu * 1e3 / frame_equivalents, 2)
+                                        if frame_equivalents and server_cpu is not None
+                                        else None),
+            'cpu_outside_graph_ms_per_frame': self.cpu_outside_graph(
+                kinds, sum(node_cpu.values()), split_before, split_after, frame_equivalents),
+            'throughput': _phase(tracker, stamps, counts, pooled, duration_s, bench_cpu,
+                                 node_stages_ms,
+                                 step_breakdown(statistics_before, statistics_after)),
+            'per_node': per_node,
+        }
+        self.log(f'{case}: results {counts} of {len(stamps)} frames '
+                 f'({figures["throughput_fps"]} fps), p95 first/last {WINDOW_S:g} s '
+                 f'{figures["p95_first_10s_ms"]}/{figures["p95_last_10s_ms"]} ms')
+        return figures
+
+    def publish_clip(self, case: str, wiring: CaseWiring,
+                     nodes: Sequence[NodeProcess]) -> tuple[list[Stamp], float]:
+        """
+        Publish the clip, looped, at RATE_HZ for `duration_s` s, then wait for the last results.
+
+        Returns the stamps published and when publishing began (time.monotonic()).
+        """
+        duration_s = self.settings.duration_s
         stamps: list[Stamp] = []
         start = time.monotonic()
         next_progress = start + PROGRESS_PERIOD_S
@@ -235,67 +298,7 @@ class Benchmark:
             for node in nodes:
                 check_alive(node)
         wiring.tracker.wait(stamps[-1], DRAIN_TIMEOUT_S)
-        node_cpu = {node.name: tree_cpu_s(node.pid) - node_cpu_before[node.name]
-                    for node in nodes}
-        server_cpu = (tree_cpu_s(self.server_pid) - server_cpu_before
-                      if self.server_pid and server_cpu_before is not None else None)
-        bench_cpu = time.process_time() - bench_cpu_before
-        split_after = server_cpu_by_process(self.server_pid) if self.server_pid else None
-        statistics_after = inference_statistics(self.triton_url)
-        time.sleep(2 * DIAGNOSTICS_PERIOD_S)  # a status that counts the last results
-        node_stages_ms = {node.name: stage_means(statuses_before[node.name],
-                                                 wiring.statuses.get(node.name))
-                          for node in nodes}
-
-        tracker = wiring.tracker
-        # The nodes drop frames independently (latest-frame slots), so with both nodes few
-        # frames get both results even when both keep up: count and time each node's results.
-        latencies = {node.name: [(tracker.sent[stamp] - start, latency) for stamp in stamps
-                                 if (latency := tracker.latency_ms(stamp, (node.name,)))
-                                 is not None] for node in nodes}
-        counts = {name: len(pairs) for name, pairs in latencies.items()}
-        pooled = [pair for pairs in latencies.values() for pair in pairs]
-        frame_equivalents = sum(counts.values()) / len(nodes)
-        per_node: dict[str, NodeThroughput] = {node.name: {
-            'results': counts[node.name],
-            'throughput_fps': round(counts[node.name] / duration_s, 2),
-            'cpu_ms_per_frame': (round(node_cpu[node.name] * 1e3 / counts[node.name], 2)
-                                 if counts[node.name] else None),
-            'peak_rss_mb': round(status_kib(node.pid, 'VmHWM') / 1024, 1),
-            # From the node's own /diagnostics (cumulative over the case's phases).
-            'lost_before_node': wiring.statuses.get(node.name, NodeStatus({})).count(
-                'lost_before_node'),
-        } for node in nodes}
-        figures: ThroughputFigures = {
-            'throughput_fps': round(min(counts.values()) / duration_s, 2),
-            'p95_first_10s_ms': p95([latency for offset, latency in pooled if offset < WINDOW_S]),
-            'p95_last_10s_ms': p95([latency for offset, latency in pooled
-                                    if offset >= duration_s - WINDOW_S]),
-            'node_cpu_ms_per_frame': (round(sum(node['cpu_ms_per_frame'] or 0.0
-                                                for node in per_node.values()), 2)
-                                      if all(counts.values()) else None),
-            'server_cpu_ms_per_frame': (round(server_cpu * 1e3 / frame_equivalents, 2)
-                                        if frame_equivalents and server_cpu is not None
-                                        else None),
-            'cpu_outside_graph_ms_per_frame': self.cpu_outside_graph(
-                kinds, sum(node_cpu.values()), split_before, split_after, frame_equivalents),
-            'throughput': {
-                'duration_s': duration_s, 'rate_hz': RATE_HZ, 'published': len(stamps),
-                'results_per_node': counts,
-                'frames_with_every_result': sum(tracker.latency_ms(stamp) is not None
-                                                for stamp in stamps),
-                'latency_ms': summary([latency for _, latency in pooled]),
-                'bench_process_cpu_ms_per_frame': round(bench_cpu * 1e3 / len(stamps), 2),
-                # Under load: where the node's time and Triton's go, means per request.
-                'node_stages_ms': node_stages_ms,
-                'triton_steps_ms': step_breakdown(statistics_before, statistics_after),
-            },
-            'per_node': per_node,
-        }
-        self.log(f'{case}: results {counts} of {len(stamps)} frames '
-                 f'({figures["throughput_fps"]} fps), p95 first/last {WINDOW_S:g} s '
-                 f'{figures["p95_first_10s_ms"]}/{figures["p95_last_10s_ms"]} ms')
-        return figures
+        return stamps, start
 
     def cpu_outside_graph(self, kinds: Sequence[NodeKind], node_cpu_s: float,
                           before: tuple[float, dict[str, float]] | None,
@@ -308,3 +311,49 @@ class Benchmark:
         split = CpuSplit(node_cpu_s, after[0] - before[0], {
             model: seconds - before[1].get(model, 0.0) for model, seconds in after[1].items()})
         return cpu_outside_graph(split, steps, steps[-1], frames)
+
+
+def _node_latencies(tracker: ResultTracker, stamps: Sequence[Stamp], start: float,
+                    nodes: Sequence[NodeProcess]) -> dict[str, list[tuple[float, float]]]:
+    """
+    Return each node's results as (seconds after `start` sent, latency in ms).
+
+    The nodes drop frames independently (latest-frame slots), so with both nodes few frames get
+    both results even when both keep up: each node's results are counted and timed on their own.
+    """
+    return {node.name: [(tracker.sent[stamp] - start, latency) for stamp in stamps
+                        if (latency := tracker.latency_ms(stamp, (node.name,))) is not None]
+            for node in nodes}
+
+
+def _per_node(wiring: CaseWiring, nodes: Sequence[NodeProcess], counts: dict[str, int],
+              node_cpu: dict[str, float], duration_s: float) -> dict[str, NodeThroughput]:
+    """Each node's results, rate, CPU per result and peak memory over the throughput phase."""
+    return {node.name: {
+        'results': counts[node.name],
+        'throughput_fps': round(counts[node.name] / duration_s, 2),
+        'cpu_ms_per_frame': (round(node_cpu[node.name] * 1e3 / counts[node.name], 2)
+                             if counts[node.name] else None),
+        'peak_rss_mb': round(status_kib(node.pid, 'VmHWM') / 1024, 1),
+        # From the node's own /diagnostics (cumulative over the case's phases).
+        'lost_before_node': wiring.statuses.get(node.name, NodeStatus({})).count(
+            'lost_before_node'),
+    } for node in nodes}
+
+
+def _phase(tracker: ResultTracker, stamps: Sequence[Stamp], counts: dict[str, int],
+           pooled: Sequence[tuple[float, float]], duration_s: float, bench_cpu_s: float,
+           node_stages_ms: dict[str, dict[str, float] | None],
+           triton_steps_ms: StepTimers) -> ThroughputPhase:
+    """Return the throughput phase: what was published and answered, where the time went."""
+    return {
+        'duration_s': duration_s, 'rate_hz': RATE_HZ, 'published': len(stamps),
+        'results_per_node': counts,
+        'frames_with_every_result': sum(tracker.latency_ms(stamp) is not None
+                                        for stamp in stamps),
+        'latency_ms': summary([latency for _, latency in pooled]),
+        'bench_process_cpu_ms_per_frame': round(bench_cpu_s * 1e3 / len(stamps), 2),
+        # Under load: where the node's time and Triton's go, means per request.
+        'node_stages_ms': node_stages_ms,
+        'triton_steps_ms': triton_steps_ms,
+    }

@@ -12,6 +12,7 @@ import tempfile
 import threading
 from typing import Callable
 
+from sensor_msgs.msg import Image
 import tritonclient.grpc as grpcclient
 
 from triton_perception.bench.bench_schema import BenchReport, BenchRun, CaseFigures
@@ -51,13 +52,7 @@ def run_bench(settings: BenchSettings, log: Callable[[str], None]) -> BenchRun:
         messages = read_clip(settings.video)
         if settings.triton_url:
             url = settings.triton_url
-            if not wait_for_remote_models(url, tuple(kind.model for kind in NODES.values()),
-                                          threading.Event(), log, READY_TIMEOUT_S):
-                raise BenchError(f'Triton at {url} does not serve the models')
-            host, port = url.rsplit(':', 1)
-            server_pid = listening_pid(int(port)) if is_loopback(host.strip('[]')) else None
-            log(f'Triton at {url}: ' + (f'tritonserver pid {server_pid}' if server_pid else
-                                        'not a local tritonserver; no server CPU/memory figures'))
+            server_pid = _external_server(url, log)
             profile = settings.profile or 'unknown (external server)'
         else:
             http_port, grpc_port, metrics_port = free_ports(3)
@@ -73,18 +68,8 @@ def run_bench(settings: BenchSettings, log: Callable[[str], None]) -> BenchRun:
         ros = RosSide()
         log(f'ROS_DOMAIN_ID {os.environ["ROS_DOMAIN_ID"]}, load average '
             f'{" ".join(f"{value:.2f}" for value in os.getloadavg())}')
-        report: BenchReport = {
-            'machine': machine_description(profile, triton_version),
-            'source': source_version(),
-            'settings': {'frames': settings.frames, 'warmup_frames': WARMUP_FRAMES,
-                         'duration_s': settings.duration_s, 'rate_hz': RATE_HZ,
-                         'video': str(settings.video), 'frame_size': [messages[0].width,
-                                                                      messages[0].height],
-                         'cases': list(settings.cases), 'triton_url': url,
-                         'node_parameters': settings.node_parameters(),
-                         'triton_started_by_bench': server is not None},
-            'method': METHOD,
-        }
+        report = _report_head(settings, profile, triton_version, messages[0], url,
+                              server is not None)
         report['tracking'] = tracking_update_ms()
         log(tracking_line(report['tracking']))
         benchmark = Benchmark(settings, repository, url, server_pid, ros, messages,
@@ -97,3 +82,35 @@ def run_bench(settings: BenchSettings, log: Callable[[str], None]) -> BenchRun:
         return BenchRun(report, cases)
     finally:
         stop_bench(ros, server, temporary)
+
+
+def _external_server(url: str, log: Callable[[str], None]) -> int | None:
+    """
+    Wait for a Triton the bench did not start to serve the models; return its pid if local.
+
+    A server on another host gives no pid, and so no server CPU or memory figures.
+    """
+    if not wait_for_remote_models(url, tuple(kind.model for kind in NODES.values()),
+                                  threading.Event(), log, READY_TIMEOUT_S):
+        raise BenchError(f'Triton at {url} does not serve the models')
+    host, port = url.rsplit(':', 1)
+    server_pid = listening_pid(int(port)) if is_loopback(host.strip('[]')) else None
+    log(f'Triton at {url}: ' + (f'tritonserver pid {server_pid}' if server_pid else
+                                'not a local tritonserver; no server CPU/memory figures'))
+    return server_pid
+
+
+def _report_head(settings: BenchSettings, profile: str, triton_version: str, first: Image,
+                 url: str, started_server: bool) -> BenchReport:
+    """Return the report's head: the machine, the source and every case's settings."""
+    return {
+        'machine': machine_description(profile, triton_version),
+        'source': source_version(),
+        'settings': {'frames': settings.frames, 'warmup_frames': WARMUP_FRAMES,
+                     'duration_s': settings.duration_s, 'rate_hz': RATE_HZ,
+                     'video': str(settings.video), 'frame_size': [first.width, first.height],
+                     'cases': list(settings.cases), 'triton_url': url,
+                     'node_parameters': settings.node_parameters(),
+                     'triton_started_by_bench': started_server},
+        'method': METHOD,
+    }

@@ -114,16 +114,45 @@ def build_detection_graph(source: Path, destination: Path, layout: str = 'auto')
     model = onnx.load(str(source))
     head = inspect_head(model, layout)
     graph = GraphBuilder(model, 'det')
+    letterbox = _network_input(graph, head)
+    score_threshold = _clamped(graph, graph.input('score_threshold', TensorProto.FLOAT, [1]))
+    iou_threshold = _clamped(graph, graph.input('iou_threshold', TensorProto.FLOAT, [1]))
+    max_detections = graph.input('max_detections', TensorProto.INT32, [1])
+    top_k = min(PRE_NMS_TOP_K, head.boxes)
+    boxes, classes, scores = _candidates(graph, head, score_threshold, top_k)
+    kept_scores = _class_aware_nms(graph, head.classes, top_k, boxes, classes, scores,
+                                   iou_threshold)
+    out_k = min(MAX_OUTPUT, top_k)
+    _detection_rows(graph, out_k, letterbox, boxes, classes, kept_scores, max_detections)
+    graph.set_outputs([('detections', TensorProto.FLOAT, [out_k, 6]),
+                       ('num_detections', TensorProto.INT32, [1])])
+    save_graph(graph.model, destination)
+    return head
+
+
+def _network_input(graph: GraphBuilder, head: DetectorHead) -> str:
+    """
+    Replace the network's input by the frame, letterboxed and scaled to [0, 1].
+
+    Returns the letterbox tensor (scale, pad, original size) that maps boxes back to the frame.
+    """
     image, network_input = graph.replace_input(head.input_name, FRAME_INPUT, TensorProto.UINT8,
                                                FRAME_DIMS)
     canvas, letterbox = add_letterbox(graph, frame_pixels(graph, image), head.input_width,
                                       head.input_height)
     graph.node('Mul', [canvas, graph.constant(np.float32(1.0 / 255.0), 'inv255')],
                [network_input])
-    score_threshold = _clamped(graph, graph.input('score_threshold', TensorProto.FLOAT, [1]))
-    iou_threshold = _clamped(graph, graph.input('iou_threshold', TensorProto.FLOAT, [1]))
-    max_detections = graph.input('max_detections', TensorProto.INT32, [1])
+    return letterbox
 
+
+def _candidates(graph: GraphBuilder, head: DetectorHead, score_threshold: str,
+                top_k: int) -> tuple[str, str, str]:
+    """
+    Decode the head and keep the `top_k` best boxes, scored 0 below the threshold.
+
+    Returns the candidates' corner boxes [1, K, 4], classes [1, K] and scores [1, K]: a
+    constant K before NMS, which TensorRT's TopK needs.
+    """
     rows = head.output_name
     if head.layout == 'yolov8':  # [1, 4 + nc, N] -> [1, N, 4 + nc]
         rows = graph.node('Transpose', [rows], perm=[0, 2, 1])
@@ -136,7 +165,6 @@ def build_detection_graph(source: Path, destination: Path, layout: str = 'auto')
     best_class = graph.node('ArgMax', [class_scores], axis=2, keepdims=0)        # [1, N]
 
     # Candidates: the PRE_NMS_TOP_K best boxes, scored 0 below the threshold.
-    top_k = min(PRE_NMS_TOP_K, head.boxes)
     top_scores, top_indices = graph.node('TopK', [best_score, graph.constant(
         np.array([top_k], np.int64), 'pre_nms_k')], outputs=2, axis=1, largest=1, sorted=1)
     above = graph.node('Cast', [graph.node('Not', [graph.node('Less', [
@@ -150,9 +178,18 @@ def build_detection_graph(source: Path, destination: Path, layout: str = 'auto')
     corners = graph.slice(boxes_cs, 0, 2, axis=2)
     boxes = graph.node('Concat', [graph.node('Sub', [corners, half]),
                                   graph.node('Add', [corners, half])], axis=2)  # [1, K, 4] xyxy
+    return boxes, classes, scores
 
-    # Class-aware NMS: each box scores under its own class only ([1, nc, K]).
-    class_range = graph.constant(np.arange(head.classes, dtype=np.int64).reshape(head.classes, 1),
+
+def _class_aware_nms(graph: GraphBuilder, class_count: int, top_k: int, boxes: str,
+                     classes: str, scores: str, iou_threshold: str) -> str:
+    """
+    Return the candidates' scores [K], 0 for those NMS suppressed.
+
+    Class-aware: each box scores under its own class only ([1, nc, K]), so that boxes of
+    different classes never suppress each other.
+    """
+    class_range = graph.constant(np.arange(class_count, dtype=np.int64).reshape(class_count, 1),
                                  'class_range')
     own_class = graph.node('Cast', [graph.node('Equal', [class_range, classes])],
                            to=TensorProto.FLOAT)                                # [nc, K]
@@ -164,12 +201,21 @@ def build_detection_graph(source: Path, destination: Path, layout: str = 'auto')
     box_range = graph.constant(np.arange(top_k, dtype=np.int64).reshape(1, top_k), 'box_range')
     kept = graph.node('ReduceSum', [graph.node('Cast', [graph.node('Equal', [
         selected_box, box_range])], to=TensorProto.FLOAT)], axes=[0], keepdims=0)   # [K]
-    kept_scores = graph.node('Mul', [graph.node('Squeeze', [scores], axes=[0]),
-                                     graph.node('Min', [kept, graph.constant(
-                                         np.float32(1.0), 'one')])])            # [K]
+    kept_scores: str = graph.node('Mul', [graph.node('Squeeze', [scores], axes=[0]),
+                                          graph.node('Min', [kept, graph.constant(
+                                              np.float32(1.0), 'one')])])       # [K]
+    return kept_scores
 
+
+def _detection_rows(graph: GraphBuilder, out_k: int, letterbox: str, boxes: str, classes: str,
+                    kept_scores: str, max_detections: str) -> None:
+    """
+    Add the outputs: the best `out_k` kept boxes in frame pixels, and their count.
+
+    At most `max_detections` rows are valid; the fixed-size rows (TensorRT's static binding)
+    hold the valid ones first, best score first, and zeros after them.
+    """
     # The best MAX_OUTPUT kept boxes, at most max_detections of them.
-    out_k = min(MAX_OUTPUT, top_k)
     ranked_scores, ranked = graph.node('TopK', [kept_scores, graph.constant(
         np.array([out_k], np.int64), 'out_k')], outputs=2, axis=0, largest=1, sorted=1)
     rank = graph.constant(np.arange(out_k, dtype=np.int32), 'rank')
@@ -212,7 +258,3 @@ def build_detection_graph(source: Path, destination: Path, layout: str = 'auto')
                ['num_detections_2d'], to=TensorProto.INT32)
     graph.node('Reshape', ['num_detections_2d', graph.constant(np.array([1], np.int64),
                                                                'count_shape')], ['num_detections'])
-    graph.set_outputs([('detections', TensorProto.FLOAT, [out_k, 6]),
-                       ('num_detections', TensorProto.INT32, [1])])
-    save_graph(graph.model, destination)
-    return head

@@ -14,7 +14,6 @@ triton_perception.frames.frame_preprocessing.
 from __future__ import annotations
 
 from fractions import Fraction
-from typing import Any
 
 import numpy as np
 from onnx import TensorProto
@@ -22,11 +21,6 @@ from onnx import TensorProto
 from triton_perception.graphs.graph_editing import GraphBuilder
 
 PAD_VALUE = 114.0
-
-
-def _tensor(name: Any) -> str:
-    """Type GraphBuilder.node's result: the name of the one tensor a node outputs."""
-    return str(name)
 
 
 def _scalar(graph: GraphBuilder, value: int, hint: str) -> str:
@@ -44,13 +38,13 @@ def _rounded_ratio(graph: GraphBuilder, numerator: str, denominator: str) -> str
     tie = graph.node('Equal', [remainder, denominator])
     odd = graph.node('Equal', [graph.node('Sub', [half_up, graph.node('Mul', [graph.node(
         'Div', [half_up, two]), two])]), _scalar(graph, 1, 'one')])
-    return _tensor(graph.node('Where', [graph.node('And', [tie, odd]), graph.node(
-        'Sub', [half_up, _scalar(graph, 1, 'one_b')]), half_up]))
+    return graph.node('Where', [graph.node('And', [tie, odd]), graph.node(
+        'Sub', [half_up, _scalar(graph, 1, 'one_b')]), half_up])
 
 
 def _clip(graph: GraphBuilder, value: str, low: int, high: int) -> str:
-    return _tensor(graph.node('Min', [graph.node('Max', [value, _scalar(graph, low, 'low')]),
-                              _scalar(graph, high, 'high')]))
+    return graph.node('Min', [graph.node('Max', [value, _scalar(graph, low, 'low')]),
+                              _scalar(graph, high, 'high')])
 
 
 def frame_size(graph: GraphBuilder, pixels: str) -> tuple[str, str]:
@@ -62,8 +56,8 @@ def frame_size(graph: GraphBuilder, pixels: str) -> tuple[str, str]:
 
 def frame_pixels(graph: GraphBuilder, image: str) -> str:
     """Cast uint8 [H, W, 3] to float [1, 3, H, W] (Resize and Pad take no UINT8 in TensorRT)."""
-    return _tensor(graph.node('Unsqueeze', [graph.node('Transpose', [graph.node(
-        'Cast', [image], to=TensorProto.FLOAT)], perm=[2, 0, 1])], axes=[0]))
+    return graph.node('Unsqueeze', [graph.node('Transpose', [graph.node(
+        'Cast', [image], to=TensorProto.FLOAT)], perm=[2, 0, 1])], axes=[0])
 
 
 def resize_linear(graph: GraphBuilder, tensor: str, height: str, width: str,
@@ -77,8 +71,8 @@ def resize_linear(graph: GraphBuilder, tensor: str, height: str, width: str,
                                   graph.node('Unsqueeze', [height], axes=[0]),
                                   graph.node('Unsqueeze', [width], axes=[0])], axis=0)
     empty = graph.constant(np.zeros(0, np.float32), 'empty')
-    return _tensor(graph.node('Resize', [tensor, empty, empty, sizes], mode='linear',
-                              coordinate_transformation_mode='half_pixel'))
+    return graph.node('Resize', [tensor, empty, empty, sizes], mode='linear',
+                      coordinate_transformation_mode='half_pixel')
 
 
 def _resize(graph: GraphBuilder, pixels: str, height: str, width: str) -> str:
@@ -86,8 +80,8 @@ def _resize(graph: GraphBuilder, pixels: str, height: str, width: str) -> str:
     resized = resize_linear(graph, pixels, height, width, 3)
     # Halves round up, as cv2's fixed-point rounding does: exact 2:1 and 3:1 reductions (whose
     # averages end in .5) then equal cv2 bit for bit, where ONNX Round (half to even) would not.
-    return _tensor(graph.node('Floor', [graph.node('Add', [resized, graph.constant(
-        np.float32(0.5), 'half_level')])]))
+    return graph.node('Floor', [graph.node('Add', [resized, graph.constant(
+        np.float32(0.5), 'half_level')])])
 
 
 def add_letterbox(graph: GraphBuilder, pixels: str, width: int,
@@ -126,7 +120,7 @@ def add_letterbox(graph: GraphBuilder, pixels: str, width: int,
                                                                     np.int64), 'canvas_shape')])
 
     def as_float(value: str) -> str:
-        return _tensor(graph.node('Cast', [value], to=TensorProto.FLOAT))
+        return graph.node('Cast', [value], to=TensorProto.FLOAT)
     vector = graph.node('Concat', [graph.node('Unsqueeze', [value], axes=[0]) for value in (
         graph.node('Div', [as_float(resized_w), as_float(frame_w)]),
         graph.node('Div', [as_float(resized_h), as_float(frame_h)]),
@@ -149,10 +143,10 @@ def crop_top(graph: GraphBuilder, pixels: str, top_crop: float) -> str:
     top = graph.node('Min', [_rounded_ratio(graph, graph.node('Mul', [frame_h, numerator]),
                                             denominator),
                              graph.node('Sub', [frame_h, _scalar(graph, 1, 'one_row')])])
-    return _tensor(graph.node('Slice', [
+    return graph.node('Slice', [
         pixels, graph.node('Unsqueeze', [top], axes=[0]),
         graph.constant(np.array([2 ** 62], np.int64), 'crop_end'),
-        graph.constant(np.array([2], np.int64), 'crop_axis')]))
+        graph.constant(np.array([2], np.int64), 'crop_axis')])
 
 
 def add_stretch(graph: GraphBuilder, pixels: str, width: int, height: int) -> str:
@@ -160,7 +154,7 @@ def add_stretch(graph: GraphBuilder, pixels: str, width: int, height: int) -> st
     resized = _resize(graph, pixels, _scalar(graph, height, 'out_h'),
                       _scalar(graph, width, 'out_w'))
     shape = graph.constant(np.array([1, 3, height, width], np.int64), 'stretch_shape')
-    return _tensor(graph.node('Reshape', [resized, shape]))
+    return graph.node('Reshape', [resized, shape])
 
 
 def add_frame_input(graph: GraphBuilder, image: str, width: int, height: int,

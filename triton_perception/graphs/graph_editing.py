@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any, Sequence
+from typing import overload, Sequence
 
 import numpy as np
 import onnx
@@ -66,21 +66,37 @@ class GraphBuilder:
         self.model.graph.input.extend(kept)
         return self.input(new, elem_type, shape), internal
 
-    def constant(self, value: Any, hint: str) -> str:
+    def constant(self, value: object, hint: str) -> str:
         """Add `value` as an initializer under a unique name made from `hint`; return that name."""
         name = self._name(hint)
         self.model.graph.initializer.append(numpy_helper.from_array(np.asarray(value), name))
         return name
 
+    @overload
+    def node(self, op_type: str, inputs: Sequence[str], outputs: int,
+             **attributes: object) -> tuple[str, ...]: ...
+
+    @overload
+    def node(self, op_type: str, inputs: Sequence[str], outputs: Sequence[str] | None = None,
+             **attributes: object) -> str: ...
+
     def node(self, op_type: str, inputs: Sequence[str], outputs: Sequence[str] | int | None = None,
-             **attributes: Any) -> Any:
-        """Append one node; returns its output name (or the tuple of `outputs` names)."""
+             **attributes: object) -> str | tuple[str, ...]:
+        """
+        Append one node; returns its output name, or the tuple of names of `outputs` (a count).
+
+        Named `outputs` give one name: every node built here that names its outputs has one.
+        """
         if outputs is None or isinstance(outputs, int):
             names = [self._name(op_type.lower()) for _ in range(outputs or 1)]
         else:
             names = list(outputs)
-        self.model.graph.node.append(helper.make_node(
-            op_type, list(inputs), names, name=self._name(f'{op_type}_node'), **attributes))
+        node = helper.make_node(op_type, list(inputs), names, name=self._name(f'{op_type}_node'))
+        # As make_node(**attributes) adds them; apart, because its named arguments are not ONNX
+        # attributes and an attribute's value can be of any ONNX type.
+        node.attribute.extend(helper.make_attribute(key, value)
+                              for key, value in sorted(attributes.items()) if value is not None)
+        self.model.graph.node.append(node)
         return names[0] if outputs is None or len(names) == 1 and not isinstance(outputs, int) \
             else tuple(names)
 

@@ -65,12 +65,12 @@ class DetectionNode(PerceptionNode[DetectionSettings]):
     def check_parameters(self, updates: ParameterValues) -> None:
         """Refuse a new class_filter that names a class the labels do not have (ParameterError)."""
         if 'class_filter' in updates:
-            parse_class_filter(updates['class_filter'], self.labels)
+            parse_class_filter(self.settings.changed(updates).class_filter, self.labels)
 
     def apply_parameters(self, updates: ParameterValues) -> None:
         """Filter the detections by a new class_filter from the next result on."""
-        if 'class_filter' in updates:
-            self._class_filter = parse_class_filter(updates['class_filter'], self.labels)
+        if 'class_filter' in updates:  # already in `settings`, typed
+            self._class_filter = parse_class_filter(self.settings.class_filter, self.labels)
 
     def _prepare(self, frame: Frame) -> Tensors:
         settings = self.settings  # one call's values for all three thresholds

@@ -10,7 +10,7 @@ modified in place, so a reader sees the values of one call or of the previous on
 from __future__ import annotations
 
 from dataclasses import dataclass, fields, replace
-from typing import Any, Protocol, TypeVar
+from typing import Mapping, Protocol, TypeVar
 
 from triton_perception.parameters.specs import ParameterSpec, ParameterValues, validate_all
 
@@ -36,7 +36,7 @@ class NodeSettings:
 
     @classmethod
     def from_values(cls: type[SettingsT], specs: tuple[ParameterSpec, ...],
-                    values: dict[str, Any]) -> SettingsT:
+                    values: Mapping[str, object]) -> SettingsT:
         """
         Validate `values` against `specs` and return them as settings.
 

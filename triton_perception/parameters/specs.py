@@ -5,15 +5,16 @@ The tables of every node's parameters (tables.py) are made of these specs.
 """
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Callable, cast, Mapping, SupportsFloat
 
 from triton_perception.errors import TritonPerceptionError
 
 ParameterValue = bool | int | float | str | list[float]
 # Validated values by name, as one set_parameters call or the start-up values bring them. Each
 # has its spec's type (`validate` checks it); nodes read them typed, through node_settings.
-ParameterValues = dict[str, Any]
+ParameterValues = dict[str, ParameterValue]
 
 
 class ParameterError(TritonPerceptionError, ValueError):
@@ -35,7 +36,7 @@ class ParameterSpec:
     default: ParameterValue
     description: str
     accepted: str
-    check: Callable[[Any], bool]
+    check: Callable[[ParameterValue], bool]
     dynamic: bool = False
     # For parameter descriptors (ros2 param describe, rqt_reconfigure): the closed range of a
     # number, or the accepted words of a choice.
@@ -43,7 +44,7 @@ class ParameterSpec:
     high: float | None = None
     choices: tuple[str, ...] = ()
 
-    def validate(self, value: Any) -> ParameterValue:
+    def validate(self, value: object) -> ParameterValue:
         """
         Return `value` as this parameter's type, or raise if it is not accepted.
 
@@ -63,22 +64,29 @@ class ParameterSpec:
         if isinstance(self.default, float) and isinstance(value, int) and not isinstance(
                 value, bool):
             value = float(value)
-        if type(value) is not type(self.default) or not self.check(value):
+        # The isinstance test only tells the type checker what the type test already implies.
+        if (not isinstance(value, (bool, int, float, str)) or type(value) is not type(self.default)
+                or not self.check(value)):
             raise ParameterError(f"parameter '{self.name}': {value!r} is not accepted; "
                                  f'expected {self.accepted}')
         return value
 
-    def _validate_numbers(self, value: Any) -> list[float]:
+    def _validate_numbers(self, value: object) -> list[float]:
         """
         Return a list of numbers.
 
-        rclpy gives lists, tuples or array.array, integers or floats.
+        rclpy gives lists, tuples or array.array, integers or floats. Anything without a length
+        fails, as len() would; float() raises TypeError for an item it cannot convert.
         """
-        try:
-            numbers = [float(item) for item in value if not isinstance(item, (bool, str))]
-            complete = len(numbers) == len(value)
-        except TypeError:
-            complete = False
+        numbers: list[float] = []
+        complete = False
+        if isinstance(value, Collection):
+            try:
+                numbers = [float(cast(SupportsFloat, item)) for item in value
+                           if not isinstance(item, (bool, str))]
+                complete = len(numbers) == len(value)
+            except TypeError:
+                complete = False
         if not (complete and self.check(numbers)):
             raise ParameterError(f"parameter '{self.name}': {value!r} is not accepted; "
                                  f'expected {self.accepted}')
@@ -102,13 +110,15 @@ def number(name: str, default: int | float, description: str, *, low: float, hig
     """
     kind = 'an integer' if isinstance(default, int) else 'a number'
     return ParameterSpec(name, default, description, f'{kind} in [{low:g}, {high:g}]',
-                         lambda value: low <= value <= high, dynamic, low=low, high=high)
+                         lambda value: isinstance(value, (int, float)) and low <= value <= high,
+                         dynamic, low=low, high=high)
 
 
 def text(name: str, default: str, description: str, *, accepted: str,
          check: Callable[[str], bool] = lambda _value: True) -> ParameterSpec:
     """Return the spec of a free-text parameter; `check` narrows it and `accepted` describes it."""
-    return ParameterSpec(name, default, description, accepted, check)
+    return ParameterSpec(name, default, description, accepted,
+                         lambda value: isinstance(value, str) and check(value))
 
 
 def flag(name: str, default: bool, description: str, *, dynamic: bool = False) -> ParameterSpec:
@@ -123,7 +133,7 @@ def specs_by_name(specs: tuple[ParameterSpec, ...]) -> dict[str, ParameterSpec]:
 
 
 def validate_all(specs: tuple[ParameterSpec, ...],
-                 values: dict[str, Any]) -> ParameterValues:
+                 values: Mapping[str, object]) -> ParameterValues:
     """Validate every value; one error message lists every bad parameter."""
     problems, valid = [], {}
     for spec in specs:

@@ -84,7 +84,7 @@ GROUND = (
                   'target_frame <- image frame_id: [x, y, z, roll, pitch, yaw] (m, rad) of the '
                   "camera's body frame (x forward, y left, z up) in target_frame, positive pitch "
                   'looking down; all zeros: unset', 'six finite numbers with z > 0, or all zero',
-                  _is_camera_pose, dynamic=True),
+                  lambda value: isinstance(value, list) and _is_camera_pose(value), dynamic=True),
     number('max_ground_range_m', 100.0, 'ground points farther than this from the '
            'camera are dropped (m)', low=1.0, high=1000.0, dynamic=True),
 )

@@ -298,12 +298,12 @@ def _namespace_argument(namespace: str) -> list[str]:
     return [f'--namespace={namespace}'] if namespace else []
 
 
-def pipeline_plan(values: dict[str, str]) -> PipelinePlan:
-    """Validate the arguments and say which processes to start with what."""
-    arguments = _validated(values)
-    is_true = {argument.name: arguments[argument.name] == 'true' for argument in ARGUMENTS
-               if argument.choices == BOOLEAN}
-    start_triton = is_true['start_triton']
+def _triton(arguments: dict[str, str], start_triton: bool) -> tuple[ServerConfig | None, str]:
+    """
+    Return the server to start (None with start_triton:=false) and the gRPC URL the nodes use.
+
+    triton_url overrides the started server's URL; without a server to start it is required.
+    """
     server = None
     if start_triton:
         try:
@@ -320,6 +320,40 @@ def pipeline_plan(values: dict[str, str]) -> PipelinePlan:
             raise PlanError('start_triton:=false needs triton_url:=HOST:PORT (the gRPC endpoint '
                             'of the Triton to use)')
         triton_url = arguments['triton_url']
+    return server, triton_url
+
+
+def _camera_nodes(arguments: dict[str, str], is_true: dict[str, bool],
+                  cameras: list[tuple[str, str]], params_file: Path,
+                  common: dict[str, object]) -> list[NodePlan]:
+    """Return the enabled nodes of each camera, in its namespace, remapped to its topics."""
+    nodes = []
+    for namespace, camera in cameras:
+        info_topic = arguments['camera_info_topic'] or camera_info_sibling(camera)
+        camera_remaps = (*transport_remappings(camera), ('camera_info', info_topic))
+        if is_true['enable_detections']:
+            nodes.append(NodePlan('detection_node', 'detection_node', namespace, params_file,
+                                  dict(common), camera_remaps))
+        if is_true['enable_lanes']:
+            nodes.append(NodePlan('lane_node', 'lane_node', namespace, params_file, dict(common),
+                                  camera_remaps))
+        if is_true['enable_overlay']:
+            nodes.append(NodePlan(
+                'overlay_node', 'overlay_node', namespace, params_file,
+                {'use_sim_time': is_true['use_sim_time'],
+                 'input_transport': arguments['input_transport'],
+                 'expect_detections': is_true['enable_detections'],
+                 'expect_lanes': is_true['enable_lanes']},
+                camera_remaps))
+    return nodes
+
+
+def pipeline_plan(values: dict[str, str]) -> PipelinePlan:
+    """Validate the arguments and say which processes to start with what."""
+    arguments = _validated(values)
+    is_true = {argument.name: arguments[argument.name] == 'true' for argument in ARGUMENTS
+               if argument.choices == BOOLEAN}
+    server, triton_url = _triton(arguments, is_true['start_triton'])
     try:
         respawn_delay_s = float(arguments['respawn_delay'])
     except ValueError:
@@ -341,24 +375,7 @@ def pipeline_plan(values: dict[str, str]) -> PipelinePlan:
     if arguments['camera_info_topic'] and len(cameras) > 1:
         raise PlanError("camera_info_topic names one camera's CameraInfo; with cameras, each "
                         "camera uses its image topic's sibling camera_info")
-    nodes = []
-    for namespace, camera in cameras:
-        info_topic = arguments['camera_info_topic'] or camera_info_sibling(camera)
-        camera_remaps = (*transport_remappings(camera), ('camera_info', info_topic))
-        if is_true['enable_detections']:
-            nodes.append(NodePlan('detection_node', 'detection_node', namespace, params_file,
-                                  dict(common), camera_remaps))
-        if is_true['enable_lanes']:
-            nodes.append(NodePlan('lane_node', 'lane_node', namespace, params_file, dict(common),
-                                  camera_remaps))
-        if is_true['enable_overlay']:
-            nodes.append(NodePlan(
-                'overlay_node', 'overlay_node', namespace, params_file,
-                {'use_sim_time': is_true['use_sim_time'],
-                 'input_transport': arguments['input_transport'],
-                 'expect_detections': is_true['enable_detections'],
-                 'expect_lanes': is_true['enable_lanes']},
-                camera_remaps))
+    nodes = _camera_nodes(arguments, is_true, cameras, params_file, common)
     # The parameters file is read once per kind of node, not once per camera.
     enabled = [name for name in MODEL_DEFAULTS if any(node.name == name for node in nodes)]
     ready_models = tuple(dict.fromkeys(model_name(params_file, name) for name in enabled))

@@ -2,9 +2,10 @@
 from __future__ import annotations
 
 import time
-from typing import Any
+from typing import TypedDict
 
 import numpy as np
+from numpy.typing import NDArray
 
 from triton_perception.scoring.detection import score_detections
 from triton_perception.scoring.lanes import score_culane
@@ -12,10 +13,23 @@ from triton_perception.scoring.tracking import score_tracks
 
 CLASS_NAMES = tuple(f'class{index}' for index in range(80))
 FRAME_SIZE = (1280, 720)
+FrameRows = dict[int, NDArray[np.float64]]  # frame -> rows
+FrameLanes = dict[int, list[NDArray[np.float64]]]  # frame -> [points [K, 2]] per lane
+
+
+class SyntheticFrames(TypedDict):
+    """Labels and outputs of synthetic frames, in the forms each scorer takes."""
+
+    boxes: FrameRows
+    tracks: FrameRows
+    detections: FrameRows
+    published_tracks: FrameRows
+    lanes: FrameLanes
+    published_lanes: FrameLanes
 
 
 def synthetic_frames(frames: int, seed: int = 0, objects: int = 10,
-                     lanes: int = 4) -> dict[str, Any]:
+                     lanes: int = 4) -> SyntheticFrames:
     """
     Return labels and outputs of `frames` frames: moving boxes with track ids, and lanes.
 
@@ -28,8 +42,12 @@ def synthetic_frames(frames: int, seed: int = 0, objects: int = 10,
     velocity = generator.uniform(-2, 2, size=(objects, 2))
     sizes = generator.uniform(20, 150, size=(objects, 2))
     classes = generator.integers(0, 10, size=objects).astype(np.float64)
-    boxes, tracks, detections, published_tracks, truth_lanes, published_lanes = \
-        {}, {}, {}, {}, {}, {}
+    boxes: FrameRows = {}
+    tracks: FrameRows = {}
+    detections: FrameRows = {}
+    published_tracks: FrameRows = {}
+    truth_lanes: FrameLanes = {}
+    published_lanes: FrameLanes = {}
     rows = np.linspace(height * 0.45, height - 1, 12)
     for frame in range(1, frames + 1):
         corner = np.clip(start + velocity * frame, 0, [width - 200, height - 200])

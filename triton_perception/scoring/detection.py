@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import io
-from typing import Any, Mapping, Sequence, TypedDict
+from typing import Mapping, Sequence, TypedDict
 
 # faster-coco-eval ships no type information.
 from faster_coco_eval import COCO, COCOeval_faster  # type: ignore[import-untyped]
@@ -48,6 +48,35 @@ class DetectionScores(DetectionFigures, total=False):
     per_frame_recall: dict[int, float]
 
 
+# COCO's records as faster_coco_eval reads them, typed so that a misspelt field fails here. Those
+# with COCO's field `id` are declared by call, so that no class attribute shadows the builtin.
+# An image record: the frame by its 1-based image id.
+_CocoImage = TypedDict('_CocoImage', {'id': int})
+# An annotation record: one labelled box; bbox is left, top, width, height.
+_CocoAnnotation = TypedDict('_CocoAnnotation', {
+    'id': int, 'image_id': int, 'category_id': int, 'iscrowd': int, 'bbox': list[float],
+    'area': float})
+# A category record: class ids are named by their number.
+_CocoCategory = TypedDict('_CocoCategory', {'id': int, 'name': str})
+
+
+class _CocoResult(TypedDict):
+    """A COCO result record: one published detection."""
+
+    image_id: int
+    category_id: int
+    score: float
+    bbox: list[float]
+
+
+class _CocoDataset(TypedDict):
+    """The COCO ground-truth dataset faster_coco_eval reads."""
+
+    images: list[_CocoImage]
+    annotations: list[_CocoAnnotation]
+    categories: list[_CocoCategory]
+
+
 def check_rows(rows: Rows, columns: int, what: str) -> NDArray[np.float64]:
     """Return `rows` as a float64 [N, columns] array, or raise ValueError naming `what`."""
     array = np.asarray(rows, dtype=np.float64)
@@ -66,12 +95,12 @@ def fraction(numerator: float, denominator: float) -> float:
 
 
 def coco_datasets(labels: Mapping[int, Rows], predictions: Mapping[int, Rows],
-                  class_count: int) -> tuple[dict[str, Any], list[dict[str, Any]], list[int]]:
+                  class_count: int) -> tuple[_CocoDataset, list[_CocoResult], list[int]]:
     """Return the COCO ground-truth dataset, the result list and the frames in image-id order."""
     frames = sorted(labels)
-    images: list[dict[str, Any]] = []
-    annotations: list[dict[str, Any]] = []
-    results: list[dict[str, Any]] = []
+    images: list[_CocoImage] = []
+    annotations: list[_CocoAnnotation] = []
+    results: list[_CocoResult] = []
     for image_id, frame in enumerate(frames, start=1):
         images.append({'id': image_id})
         truth = check_rows(labels[frame], 6, f'labels of frame {frame}')
@@ -93,9 +122,46 @@ def coco_datasets(labels: Mapping[int, Rows], predictions: Mapping[int, Rows],
         for x1, y1, x2, y2, score, class_id in rows:
             results.append({'image_id': image_id, 'category_id': int(class_id), 'score': score,
                             'bbox': [x1, y1, x2 - x1, y2 - y1]})
-    categories = [{'id': index, 'name': str(index)} for index in range(class_count)]
+    categories: list[_CocoCategory] = [{'id': index, 'name': str(index)}
+                                       for index in range(class_count)]
     return ({'images': images, 'annotations': annotations, 'categories': categories},
             results, frames)
+
+
+def _coco_evaluation(ground_truth: _CocoDataset, results: list[_CocoResult],
+                     class_names: Sequence[str], matched_per_image: NDArray[np.int64]
+                     ) -> tuple[tuple[float, ...], dict[str, float]]:
+    """
+    Run COCO's evaluation; return AP, AP50, AP75 and the AP of each class with labelled boxes.
+
+    Counts each image's matched non-crowd boxes into `matched_per_image` (by image id), which
+    precision, recall and per-frame recall are computed from.
+    """
+    coco_gt = COCO()
+    coco_gt.dataset = ground_truth
+    # The evaluator reports its progress on stdout in places; the caller reports instead.
+    with contextlib.redirect_stdout(io.StringIO()):
+        coco_gt.createIndex()
+        coco_dt = coco_gt.loadRes(results)
+        evaluator = COCOeval_faster(coco_gt, coco_dt, 'bbox', extra_calc=True,
+                                    print_function=lambda *_: None)
+        evaluator.params.maxDets = [1, 10, MAX_DETECTIONS]
+        evaluator.evaluate()
+        evaluator.accumulate()
+        evaluator.summarize()
+    stats = evaluator.stats
+    precision = evaluator.eval['precision'][:, :, :, 0, -1]  # IoU, recall, class; all sizes
+    per_class: dict[str, float] = {}
+    for class_id, name in enumerate(class_names):
+        values = precision[:, :, class_id]
+        if (values > -1).any():
+            per_class[name] = float(values[values > -1].mean())
+    for pair in evaluator.eval['matched']:
+        detection_id, truth_id = (int(part) for part in pair.split('_', 1))
+        if not coco_gt.anns[truth_id]['iscrowd']:
+            matched_per_image[coco_dt.anns[detection_id]['image_id']] += 1
+    average_precision = tuple(float(max(stats[index], 0.0)) for index in range(3))
+    return average_precision, per_class
 
 
 def score_detections(labels: DetectionLabels | Mapping[int, Rows],
@@ -126,30 +192,8 @@ def score_detections(labels: DetectionLabels | Mapping[int, Rows],
     without_output = sum(1 for frame in frames if frame not in predictions)
     matched_per_image = np.zeros(len(frames) + 1, dtype=np.int64)
     if results and labelled:
-        coco_gt = COCO()
-        coco_gt.dataset = ground_truth
-        # The evaluator reports its progress on stdout in places; the caller reports instead.
-        with contextlib.redirect_stdout(io.StringIO()):
-            coco_gt.createIndex()
-            coco_dt = coco_gt.loadRes(results)
-            evaluator = COCOeval_faster(coco_gt, coco_dt, 'bbox', extra_calc=True,
-                                        print_function=lambda *_: None)
-            evaluator.params.maxDets = [1, 10, MAX_DETECTIONS]
-            evaluator.evaluate()
-            evaluator.accumulate()
-            evaluator.summarize()
-        stats = evaluator.stats
-        precision = evaluator.eval['precision'][:, :, :, 0, -1]  # IoU, recall, class; all sizes
-        per_class: dict[str, float] = {}
-        for class_id, name in enumerate(class_names):
-            values = precision[:, :, class_id]
-            if (values > -1).any():
-                per_class[name] = float(values[values > -1].mean())
-        for pair in evaluator.eval['matched']:
-            detection_id, truth_id = (int(part) for part in pair.split('_', 1))
-            if not coco_gt.anns[truth_id]['iscrowd']:
-                matched_per_image[coco_dt.anns[detection_id]['image_id']] += 1
-        average_precision = tuple(float(max(stats[index], 0.0)) for index in range(3))
+        average_precision, per_class = _coco_evaluation(ground_truth, results, class_names,
+                                                        matched_per_image)
     else:
         classes = {int(row[4]) for frame in frames for row in labels[frame] if row[5] == 0}
         average_precision = (0.0, 0.0, 0.0)

@@ -43,32 +43,8 @@ def read_coco(path: Path, class_names: Sequence[str]) -> DetectionLabels:
         raise LabelError(f'{path}: a COCO file is a JSON object with images, annotations and '
                          'categories')
     classes = {name.strip().lower(): index for index, name in enumerate(class_names)}
-    category_names: dict[int, str] = {}
-    for number_, category in enumerate(json_list(entry(document, 'categories', str(path)),
-                                                 f'{path}: categories')):
-        where = f'{path}: categories[{number_}]'
-        name = entry(category, 'name', where)
-        if not isinstance(name, str):
-            raise LabelError(f'{where}.name: {name!r} is not a string')
-        category_names[integer(entry(category, 'id', where), f'{where}.id')] = name
-    stamps: dict[int, int] = {}
-    sizes: dict[int, tuple[int, int]] = {}
-    frames: dict[int, list[list[float]]] = {}
-    for number_, image in enumerate(json_list(entry(document, 'images', str(path)),
-                                              f'{path}: images')):
-        where = f'{path}: images[{number_}]'
-        image_id = integer(entry(image, 'id', where), f'{where}.id')
-        file_name = entry(image, 'file_name', where)
-        if not isinstance(file_name, str):
-            raise LabelError(f'{where}.file_name: {file_name!r} is not a string')
-        stamp = stamp_of(file_name, f'{where}.file_name')
-        if stamp in frames:
-            raise LabelError(f'{where}.file_name: a second image of stamp {stamp}')
-        stamps[image_id] = stamp
-        frames[stamp] = []
-        if 'width' in image and 'height' in image:
-            sizes[stamp] = (integer(image['width'], f'{where}.width'),
-                            integer(image['height'], f'{where}.height'))
+    category_names = _coco_categories(path, document)
+    stamps, sizes, frames = _coco_images(path, document)
     unmatched: dict[str, int] = {}
     for number_, annotation in enumerate(json_list(entry(document, 'annotations', str(path)),
                                                    f'{path}: annotations')):
@@ -107,6 +83,47 @@ def read_coco(path: Path, class_names: Sequence[str]) -> DetectionLabels:
     return DetectionLabels(source=path, class_names=tuple(class_names), sizes=sizes,
                            frames={stamp: np.array(rows, dtype=np.float64).reshape(-1, 6)
                                    for stamp, rows in frames.items()})
+
+
+def _coco_categories(path: Path, document: object) -> dict[int, str]:
+    """Return a COCO file's category names by id; LabelError on a malformed category."""
+    category_names: dict[int, str] = {}
+    for number_, category in enumerate(json_list(entry(document, 'categories', str(path)),
+                                                 f'{path}: categories')):
+        where = f'{path}: categories[{number_}]'
+        name = entry(category, 'name', where)
+        if not isinstance(name, str):
+            raise LabelError(f'{where}.name: {name!r} is not a string')
+        category_names[integer(entry(category, 'id', where), f'{where}.id')] = name
+    return category_names
+
+
+def _coco_images(path: Path, document: object) -> tuple[
+        dict[int, int], dict[int, tuple[int, int]], dict[int, list[list[float]]]]:
+    """
+    Return a COCO file's frame stamps by image id, the sizes it gives and an empty frame each.
+
+    The stamp comes from the image's file name; two images of one stamp are a LabelError.
+    """
+    stamps: dict[int, int] = {}
+    sizes: dict[int, tuple[int, int]] = {}
+    frames: dict[int, list[list[float]]] = {}
+    for number_, image in enumerate(json_list(entry(document, 'images', str(path)),
+                                              f'{path}: images')):
+        where = f'{path}: images[{number_}]'
+        image_id = integer(entry(image, 'id', where), f'{where}.id')
+        file_name = entry(image, 'file_name', where)
+        if not isinstance(file_name, str):
+            raise LabelError(f'{where}.file_name: {file_name!r} is not a string')
+        stamp = stamp_of(file_name, f'{where}.file_name')
+        if stamp in frames:
+            raise LabelError(f'{where}.file_name: a second image of stamp {stamp}')
+        stamps[image_id] = stamp
+        frames[stamp] = []
+        if 'width' in image and 'height' in image:
+            sizes[stamp] = (integer(image['width'], f'{where}.width'),
+                            integer(image['height'], f'{where}.height'))
+    return stamps, sizes, frames
 
 
 MOT_FIELDS = ('frame', 'id', 'left', 'top', 'width', 'height', 'conf', 'class', 'visibility')

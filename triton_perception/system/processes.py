@@ -10,7 +10,7 @@ import socket
 import subprocess
 import sys
 import time
-from typing import Any, Mapping, Sequence
+from typing import Mapping, Sequence
 
 CLOCK_TICKS = os.sysconf('SC_CLK_TCK')
 
@@ -99,7 +99,7 @@ def die_with_parent() -> bool:
     return result == 0
 
 
-def ros_arguments(parameters: Mapping[str, Any], namespace: str = '') -> list[str]:
+def ros_arguments(parameters: Mapping[str, object], namespace: str = '') -> list[str]:
     """`--ros-args` for a node executable: parameters and the namespace."""
     arguments = ['--ros-args']
     for name, value in parameters.items():

@@ -8,7 +8,7 @@ the tests call the same function on synthetic scenes.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Iterator
+from typing import Iterator
 
 import numpy as np
 from numpy.typing import NDArray
@@ -72,7 +72,7 @@ class CameraTracking:
         self.tracker = Tracker(tracker_settings, id_source)
         self.motion = GroundMotion(motion_settings)
 
-    def update(self, stamp: float, detections: NDArray[np.floating[Any]],
+    def update(self, stamp: float, detections: NDArray[np.float32 | np.float64],
                camera: GroundCamera | None = None,
                vehicle: Pose2D | None = None) -> FrameTracks:
         """

@@ -22,7 +22,8 @@ Floats = NDArray[np.float64]
 
 
 @lru_cache(maxsize=None)
-def axis_entries(dims: int) -> tuple[slice, slice, slice, slice]:
+def axis_entries(dims: int) -> tuple[slice[int, int, int], slice[int, int, int],
+                                     slice[int, int, int], slice[int, int, int]]:
     """
     Return slices of a row-major flattened [2D, 2D] covariance, one entry per axis each.
 

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, fields
 import itertools
-from typing import Any, Iterator
+from typing import Iterator
 
 import numpy as np
 from numpy.typing import NDArray
@@ -152,7 +152,7 @@ class Tracker:
         self._tracks = _Tracks()
         self._stamp = None
 
-    def update(self, stamp: float, detections: NDArray[np.floating[Any]]) -> TrackedBoxes:
+    def update(self, stamp: float, detections: NDArray[np.float32 | np.float64]) -> TrackedBoxes:
         """
         Associate one frame's DETECTIONS [N, 6] (x1, y1, x2, y2, score, class) at `stamp` (s).
 
