@@ -27,9 +27,11 @@ from lane_model_fixtures import constant_model, laneatt_rows
 from target_versions import JAMMY_PYPI
 from test_lane_models import CURVES, layout_case, NO_LOG, ROW_ANCHOR_AND_SEGMENTATION
 from triton_perception.bench.constant_graphs import constant_repository
-from triton_perception.graphs import (GraphTargetError, make_model, MAX_IR_VERSION, MAX_OPSET,
-                                      ONNXRUNTIME_FLOOR, target_problems)
+from triton_perception.graphs import (build_health_graph, GraphTargetError, make_model,
+                                      MAX_IR_VERSION, MAX_OPSET, ONNXRUNTIME_FLOOR,
+                                      target_problems)
 from triton_perception.graphs.onnx_target import fit_to_target
+from triton_perception.health import GRAPH_OPTIONS
 from triton_perception.models.lane_model_install import (install_lane_model,
                                                          install_served_lane_model)
 
@@ -59,6 +61,7 @@ def written_graphs(directory: Path) -> list[Path]:
         path, layout, config, _ = layout_case(name, directory)
         install_lane_model(repository, path, name, layout, config, **NO_LOG)
     constant_repository(repository, directory / 'constant_repository')
+    build_health_graph(directory / 'health_statistics.onnx', **GRAPH_OPTIONS)
     return sorted({*directory.rglob('*.onnx'), *(REPO / 'model_repository').rglob('*.onnx')})
 
 

@@ -3,24 +3,32 @@ The camera health check on its labelled set: detection, delay, false alarms and 
 
 `python -m triton_perception.bench.camera_health_bench [--shared ../shared]` runs every fault of
 `health/degradation.py` on 10 cameras (the highway clip from 4 starts, and a still camera on
-each of the 6 road frames), the clean cameras, and times the check on the clip's 960x540 frames.
-It needs no ROS and no Triton; docs/performance.md ("Camera health") holds its output.
+each of the 6 road frames), the clean cameras, and times the check on the clip's 960x540 frames:
+the node's share with the per-pixel statistics in the node and with them read from the health
+graph (graphs/health_graph.py, timed on its own in onnxruntime). `--graph` judges the labelled
+set from the graph's statistics. It needs no ROS and no Triton; docs/performance.md ("Camera
+health") holds its output.
 """
 from __future__ import annotations
 
 import argparse
 from pathlib import Path
 import statistics
+import tempfile
 import time
-from typing import Callable
+from typing import Callable, Sequence, TypeVar
 
 import cv2
 import numpy as np
 from numpy.typing import NDArray
 
-from triton_perception.health import (CameraHealth, degradations, frame_figures, FRAME_RATE_HZ,
+from triton_perception.graphs import build_health_graph, FRAME_INPUT
+from triton_perception.health import (CameraHealth, degradations, figures_from_statistics,
+                                      frame_figures, FRAME_RATE_HZ, FrameFigures, GRAPH_OPTIONS,
                                       noisy, run_trial, Trial, video_frames)
 from triton_perception.parameters import HEALTH, HealthSettings
+
+Measured = TypeVar('Measured')
 
 CLIP_STARTS = (0, 50, 100, 150)
 DETECTED_WITHIN_S = 1.0
@@ -51,17 +59,69 @@ def fault_row(name: str, trials: list[Trial]) -> str:
             f'{", ".join(sorted(set().union(*(trial.raised for trial in trials))))} |')
 
 
-def cpu_per_frame_ms(frames: list[NDArray[np.uint8]], settings: HealthSettings) -> float:
-    """Return the process CPU (ms) per frame of the whole check: figures and the update."""
+def cpu_per_frame_ms(inputs: Sequence[Measured], settings: HealthSettings,
+                     figures: Callable[[Measured], FrameFigures]) -> float:
+    """Return the process CPU (ms) per frame of the node's check: `figures` of each, the update."""
     health = CameraHealth(settings)
     period = 1.0 / FRAME_RATE_HZ
     started = time.process_time()
-    for index, frame in enumerate(frames):
+    for index, item in enumerate(inputs):
         health.frame(index * period, index * period)
         if health.image_due():
-            health.image(frame_figures(frame), index * period, index * period)
+            health.image(figures(item), index * period, index * period)
         health.report(index * period)
-    return (time.process_time() - started) / len(frames) * 1000.0
+    return (time.process_time() - started) / len(inputs) * 1000.0
+
+
+def graph_statistics() -> Callable[[NDArray[np.uint8]], NDArray[np.float32]]:
+    """Return the health graph's output for a frame, in onnxruntime on one thread."""
+    import onnxruntime  # noqa: PLC0415 (only the bench's graph figures need it)
+    with tempfile.TemporaryDirectory() as directory:
+        path = Path(directory) / 'health.onnx'
+        build_health_graph(path, **GRAPH_OPTIONS)
+        options = onnxruntime.SessionOptions()
+        options.intra_op_num_threads = 1
+        session = onnxruntime.InferenceSession(str(path), options,
+                                               providers=['CPUExecutionProvider'])
+
+    def run(frame: NDArray[np.uint8]) -> NDArray[np.float32]:
+        output: NDArray[np.float32] = session.run(None, {FRAME_INPUT: frame})[0]
+        return output
+    return run
+
+
+def graph_figures(run_graph: Callable[[NDArray[np.uint8]], NDArray[np.float32]]) -> Callable[
+        [NDArray[np.uint8]], FrameFigures]:
+    """Return a frame's figures as the node makes them from the graph's output (`run_graph`)."""
+    def figures(frame: NDArray[np.uint8]) -> FrameFigures:
+        return figures_from_statistics(run_graph(frame))
+    return figures
+
+
+def cpu_table(clip: list[NDArray[np.uint8]], settings: HealthSettings) -> str:
+    """Return the CPU per frame, median and max of 5 runs, of each way of measuring the frame."""
+    run_graph = graph_statistics()
+    outputs = [run_graph(frame) for frame in clip]
+    cases: list[tuple[str, Callable[[], float]]] = [
+        ('node: statistics in the node (frame_figures)',
+         lambda: cpu_per_frame_ms(clip, settings, frame_figures)),
+        ("node: from the health graph's statistics",
+         lambda: cpu_per_frame_ms(outputs, settings, figures_from_statistics)),
+        ('health graph alone, onnxruntime, 1 thread', lambda: _graph_ms(run_graph, clip))]
+    rows = []
+    for name, measure in cases:
+        measure()  # warm caches and first calls
+        runs = [measure() for _ in range(5)]
+        rows.append(f'| {name} | {statistics.median(runs):.3f} | {max(runs):.3f} |')
+    return '\n'.join(['| CPU per frame | median (ms) | max (ms) |', '| --- | --- | --- |', *rows])
+
+
+def _graph_ms(run_graph: Callable[[NDArray[np.uint8]], NDArray[np.float32]],
+              clip: list[NDArray[np.uint8]]) -> float:
+    started = time.process_time()
+    for frame in clip:
+        run_graph(frame)
+    return (time.process_time() - started) / len(clip) * 1000.0
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -69,27 +129,29 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
     parser.add_argument('--shared', type=Path, default=Path('../shared'),
                         help='the shared folder holding data/ (default ../shared)')
+    parser.add_argument('--graph', action='store_true',
+                        help="judge the labelled set from the health graph's statistics")
     arguments = parser.parse_args(argv)
     settings = HealthSettings.from_values(HEALTH, {})
     set_of_cameras = cameras(arguments.shared)
+    figures = graph_figures(graph_statistics()) if arguments.graph else frame_figures
     print(f'{len(set_of_cameras)} cameras at {FRAME_RATE_HZ:g} Hz: 3 s clean, 3 s faulty, '
-          '4 s recovered; default parameters\n')
+          '4 s recovered; default parameters; figures from '
+          f'{"the health graph" if arguments.graph else "the node"}\n')
     print('| fault | detected within 1 s | delay median / max (ms) | cleared after (s, max) | '
           'conditions raised |')
     print('| --- | --- | --- | --- | --- |')
     for fault in degradations():
-        trials = [run_trial(settings, source, fault, start)
+        trials = [run_trial(settings, source, fault, start, figures)
                   for _name, source, start in set_of_cameras]
         print(fault_row(f'{fault.name} ({fault.condition})', trials))
     print('\n| clean camera | time not OK (s of 10 s) |\n| --- | --- |')
     for name, source, start in set_of_cameras:
-        print(f'| {name} | {run_trial(settings, source, None, start).false_alarm_s:.2f} |')
+        print(f'| {name} | {run_trial(settings, source, None, start, figures).false_alarm_s:.2f} |')
     clip = video_frames(str(arguments.shared / 'data' / 'videos' / 'solidWhiteRight.mp4'))
-    cpu_per_frame_ms(clip[:20], settings)  # warm caches and OpenCV's first calls
-    runs = [cpu_per_frame_ms(clip, settings) for _ in range(5)]
-    print(f'\nCPU per {clip[0].shape[1]}x{clip[0].shape[0]} frame (figures and update, '
-          f'{len(clip)} frames, 5 runs): median {statistics.median(runs):.3f} ms, '
-          f'max {max(runs):.3f} ms (OpenCV threads: {cv2.getNumThreads()})')
+    print(f'\n{clip[0].shape[1]}x{clip[0].shape[0]} frames, {len(clip)} of the clip, 5 runs '
+          f'(OpenCV threads: {cv2.getNumThreads()}):\n')
+    print(cpu_table(clip, settings))
     return 0
 
 

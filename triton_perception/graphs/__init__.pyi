@@ -10,6 +10,7 @@ from triton_perception.graphs.contracts import (
     FRAME_DIMS as FRAME_DIMS,
     FRAME_INPUT as FRAME_INPUT,
     HEAD_LAYOUTS as HEAD_LAYOUTS,
+    HEALTH_STATISTICS as HEALTH_STATISTICS,
     LANE_RUNS_OUTPUTS as LANE_RUNS_OUTPUTS,
     MAX_RUNS as MAX_RUNS,
 )
@@ -18,6 +19,10 @@ from triton_perception.graphs.graph_editing import (
     check_single_input as check_single_input,
     GraphBuilder as GraphBuilder,
     save_graph as save_graph,
+)
+from triton_perception.graphs.health_graph import (
+    add_health_statistics as add_health_statistics,
+    build_health_graph as build_health_graph,
 )
 from triton_perception.graphs.lane_graph import (
     add_compact_maps as add_compact_maps,

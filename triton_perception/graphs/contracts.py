@@ -12,3 +12,5 @@ HEAD_LAYOUTS = ('yolov5', 'yolov8')
 # lane_detection's outputs that lane_node decodes (graphs/lane_runs.py), in the decoder's order.
 LANE_RUNS_OUTPUTS = ('LANE_RUNS', 'LANE_RUN_COUNTS', 'DRIVABLE_AREA')
 MAX_RUNS = 16  # runs listed per lane-mask row; a lane mask row holds a handful
+# The health graph's output: the camera health statistics (graphs/health_graph.py).
+HEALTH_STATISTICS = 'health_statistics'

@@ -12,6 +12,11 @@ from triton_perception.health.degradation import (
     Trial as Trial,
     video_frames as video_frames,
 )
+from triton_perception.health.frame_statistics import (
+    figures_from_statistics as figures_from_statistics,
+    GRAPH_OPTIONS as GRAPH_OPTIONS,
+    STATISTICS as STATISTICS,
+)
 from triton_perception.health.hold import (
     ERROR as ERROR,
     HeldLevel as HeldLevel,

@@ -21,7 +21,7 @@ from numpy.typing import NDArray
 
 from triton_perception.health.camera_health import CameraHealth
 from triton_perception.health.hold import OK
-from triton_perception.health.image_figures import frame_figures
+from triton_perception.health.image_figures import frame_figures, FrameFigures
 from triton_perception.parameters import HealthSettings
 
 FRAME_RATE_HZ = 30.0
@@ -131,11 +131,14 @@ def noisy(frames: Sequence[NDArray[np.number[Any]]],
 
 
 def run_trial(settings: HealthSettings, source: Callable[[int], NDArray[np.uint8]],
-              fault: Degradation | None, start: int = 0) -> Trial:
+              fault: Degradation | None, start: int = 0,
+              figures: Callable[[NDArray[np.uint8]], FrameFigures] = frame_figures) -> Trial:
     """
     Run a camera through CLEAN_S clean, FAULT_S faulty (`fault`; None: clean) and RECOVERY_S s.
 
     `source(i)` is the camera's clean frame i, from `start` on; frames come at FRAME_RATE_HZ.
+    `figures` measures a checked frame: in the node (frame_figures) or through the health
+    graph (frame_statistics), so that both are judged on the same trials.
     """
     health = CameraHealth(settings)
     period = 1.0 / FRAME_RATE_HZ
@@ -163,7 +166,7 @@ def run_trial(settings: HealthSettings, source: Callable[[int], NDArray[np.uint8
                 frame = fault.image(frame)
         health.frame(stamp, now)
         if health.image_due():
-            health.image(frame_figures(frame), stamp, now)
+            health.image(figures(frame), stamp, now)
         report = health.report(now)
         if faulty and fault is not None:
             raised.update(name for name, value in report.values.items()

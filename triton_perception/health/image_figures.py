@@ -92,17 +92,30 @@ def region_contrast(grey: NDArray[np.uint8], grid: tuple[int, int] = GRID) -> ND
     return contrast
 
 
+def judged_figures(contrast: NDArray[np.float32], edge_spread: float, grey_spread: float,
+                   dark_fraction: float, glare_fraction: float, digest: int) -> FrameFigures:
+    """
+    Return a frame's figures from its statistics, wherever they were measured.
+
+    `contrast`: each region's (region_contrast); `edge_spread`, `grey_spread`: standard
+    deviations of the small copy's Laplacian and of the copy. The node computes them itself
+    (frame_figures) or reads them from the health graph (frame_statistics).
+    """
+    return FrameFigures(
+        blocked_fraction=float(np.count_nonzero(contrast < TEXTURE_LEVEL)) / contrast.size,
+        sharpness=(edge_spread / max(grey_spread, 1.0)) ** 2,
+        dark_fraction=dark_fraction, glare_fraction=glare_fraction, digest=digest)
+
+
 def frame_figures(image: NDArray[np.number[Any]], width: int = SMALL_WIDTH) -> FrameFigures:
     """Return the health figures of `image` (any array a node holds; see `small_grey`)."""
     grey = small_grey(image, width)
     if grey.size == 0:
         return FrameFigures(1.0, 0.0, 1.0, 0.0, 0)
-    contrast = region_contrast(grey)
     _mean, edges = cv2.meanStdDev(cv2.Laplacian(grey, cv2.CV_16S, ksize=1))
     _mean, spread = cv2.meanStdDev(grey)
-    return FrameFigures(
-        blocked_fraction=float(np.count_nonzero(contrast < TEXTURE_LEVEL)) / contrast.size,
-        sharpness=(float(edges[0, 0]) / max(float(spread[0, 0]), 1.0)) ** 2,
+    return judged_figures(
+        region_contrast(grey), float(edges[0, 0]), float(spread[0, 0]),
         dark_fraction=float(np.count_nonzero(grey <= DARK_LEVEL)) / grey.size,
         glare_fraction=float(np.count_nonzero(grey >= GLARE_LEVEL)) / grey.size,
         digest=zlib.crc32(grey.tobytes()))
