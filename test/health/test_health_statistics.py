@@ -138,3 +138,14 @@ def test_the_statistics_order_is_the_graphs(tmp_path: Path) -> None:
     options = {**GRAPH_OPTIONS, 'order': (('contrast', 48), ('brightness', 1))}
     with pytest.raises(ValueError, match='no health statistic called brightness'):
         build_health_graph(tmp_path / 'health.onnx', **options)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize('size', [(1, 1), (2, 3), (1, 500), (2160, 3840)])
+def test_frames_at_the_ends_of_the_frame_range_give_finite_statistics(
+        statistics: Callable[[np.ndarray], np.ndarray], size: tuple[int, int]) -> None:
+    """From 1x1 to 4K the graph runs and gives finite numbers (copies under 48x36 differ)."""
+    frame = np.random.default_rng(0).integers(0, 256, (*size, 3), dtype=np.uint8)
+    output = statistics(frame)
+    assert output.shape == (STATISTICS_SIZE,) and np.isfinite(output).all()
+    graph = figures_from_statistics(output)
+    assert graph.dark_fraction == pytest.approx(frame_figures(frame).dark_fraction, abs=1e-6)

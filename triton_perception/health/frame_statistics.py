@@ -5,8 +5,10 @@ The per-pixel work of the check (image_figures) runs in a served graph
 (graphs/health_graph.py); the node reads its few FP32 numbers and judges them here, with the
 thresholds of image_figures. STATISTICS is the one list of the graph's output: the graph is
 built from GRAPH_OPTIONS, whose values are image_figures' constants. The digest of frozen
-frames is the CRC-32 of the regions' means instead of the small copy's bytes: equal for equal
-frames, changed by any single pixel of the copy.
+frames is the CRC-32 of the regions' means instead of the small copy's bytes (CRC-32 has no
+operators): equal for equal frames; each pixel of the copy weighs about 1 / (the region's
+pixels) in its region's mean, far above float32's rounding of it, so one pixel one level
+apart changes the digest.
 """
 from __future__ import annotations
 
