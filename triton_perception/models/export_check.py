@@ -145,7 +145,10 @@ def behaviour_differences(served_graph: Path, graph: str, check: dict[str, Any],
             'iou_threshold': np.array([REFERENCE_IOU_THRESHOLD], np.float32),
             'max_detections': np.array([REFERENCE_MAX_DETECTIONS], np.int32)})
         return _detection_differences(detections[:int(count[0])], check, image_path.name)
-    lane_probability, drivable_margin = session.run(None, {'image': frame})
+    # The served graph also returns the mask's runs and the frame-sized drivable area; the
+    # reference counts are of the two network-sized maps.
+    lane_probability, drivable_margin = session.run(['lane_probability', 'drivable_margin'],
+                                                    {'image': frame})
     found = {'lane_pixels': int((lane_probability >= LANE_THRESHOLD).sum()),
              'drivable_pixels': int((drivable_margin > DRIVABLE_ZERO).sum())}
     tolerance = check['relative_tolerance']
