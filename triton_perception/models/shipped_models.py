@@ -21,6 +21,8 @@ import yaml
 
 from triton_perception.errors import TritonPerceptionError
 from triton_perception.models.detectors import Detector, DETECTOR_RECORD, TEMPLATE
+from triton_perception.models.health_model import (HEALTH_GRAPH_FILE, health_graph_current,
+                                                   install_health_graph)
 from triton_perception.system import config_file, sha256_of, SOURCE_ROOT
 
 MODELS_DIR_ENV = 'TRITON_PERCEPTION_MODELS_DIR'
@@ -213,6 +215,7 @@ def install_models(repository: Path, source: Path | None,
         if model.graph == 'detection':
             record_default_detector(repository, origin, actual)
         installed.append(target)
+    installed.append(install_health_graph(repository, log))
     return installed
 
 
@@ -226,6 +229,9 @@ def check_models(repository: Path) -> list[str]:
         elif not is_current(model, target):
             problems.append(f'{target} was built from other weights or by another version of '
                             "the graph builder: run 'triton-perception models install'")
+    if not health_graph_current(repository):
+        problems.append(f'{repository / HEALTH_GRAPH_FILE} is missing or was written by another '
+                        "version of the graph builder: run 'triton-perception models install'")
     return problems
 
 

@@ -16,7 +16,7 @@ from triton_perception.serving.engines import engine_steps
 from triton_perception.system import default_model_repository
 
 PROFILES = ('auto', 'tensorrt', 'cpu')
-ENSEMBLES = ('yolov5', 'lane_detection')
+ENSEMBLES = ('yolov5', 'lane_detection', 'perception')
 
 
 class ServerError(TritonPerceptionError, RuntimeError):

@@ -1,0 +1,1 @@
+../../yolov5_model/1/onnx_runner.py
