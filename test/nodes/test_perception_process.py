@@ -86,7 +86,7 @@ def test_a_cameras_frame_is_written_once_for_both_models(
     """
     Both models of a camera read its frames from the camera's regions, not their own.
 
-    The lane maps come back through a region of each lane request thread.
+    The lane runs come back through a region of each joined request thread (perception).
     """
     front = probe.publisher(Image, '/front/image_raw')
     detections = probe.record(Detection2DArray, '/front/detections')
@@ -96,7 +96,7 @@ def test_a_cameras_frame_is_written_once_for_both_models(
     regions = shared_memory_of(two_cameras.pid)
     frame_regions = [name for name in regions if name.startswith('triton_perception_frames_')]
     output_regions = [name for name in regions
-                      if name.startswith('triton_perception_lane_detection_outputs_')]
+                      if name.startswith('triton_perception_perception_outputs_')]
     assert frame_regions and output_regions, regions
     assert len(frame_regions) + len(output_regions) == len(regions), regions
 

@@ -33,7 +33,8 @@ from triton_perception.nodes.video_input import VIDEO_TRANSPORTS, VideoFrames
 from triton_perception.parameters import (InferenceSettings, ParameterError, ParameterSpec,
                                           ParameterValues)
 from triton_perception.qos import stream_qos
-from triton_perception.serving import ClientSettings, InferenceWorker, Tensors, TlsOptions
+from triton_perception.serving import (ClientSettings, FrameWorker, InferenceWorker, Tensors,
+                                       TlsOptions)
 
 FRAME_PROBLEM_THROTTLE_S = 5.0
 InferenceT = TypeVar('InferenceT', bound=InferenceSettings)
@@ -104,7 +105,7 @@ class PerceptionNode(LifecycleNode, Generic[InferenceT]):
         super().__init__(node_name, **node_options)
         # What destroy_node reads exists before anything below can raise: rclpy from Jazzy on
         # destroys every node of a context at shutdown, one whose constructor failed included.
-        self._worker: InferenceWorker | None = None
+        self._worker: FrameWorker | None = None
         self._image_input: ImageInput | None = None
         self._frame_source = frame_source
         self._parameter_changes = ParameterChanges(
@@ -138,7 +139,7 @@ class PerceptionNode(LifecycleNode, Generic[InferenceT]):
                                             self.extra_diagnostics)
         self.add_on_set_parameters_callback(self._parameter_changes.on_set_parameters)
 
-    def active_worker(self) -> InferenceWorker | None:
+    def active_worker(self) -> FrameWorker | None:
         """Return the Triton worker while the node is active, else None."""
         return self._worker
 
@@ -191,10 +192,7 @@ class PerceptionNode(LifecycleNode, Generic[InferenceT]):
         """Start the Triton worker, then subscribe to the camera's image topic."""
         assert self._client_settings is not None  # the state machine activates configured nodes
         assert self._image_input is not None  # made by the constructor
-        shared_frames = (None if self._frame_source is None
-                         else self._frame_source.shared_frames(self._client_settings.url))
-        self._worker = InferenceWorker(self._client_settings, self.accounting, self._prepare,
-                                       self._deliver, self._log, shared_frames)
+        self._worker = self._make_worker(self._client_settings)
         self._worker.start()
         self._image_input.subscribe(
             self._frame_checks.on_frame,
@@ -204,6 +202,23 @@ class PerceptionNode(LifecycleNode, Generic[InferenceT]):
             f'({self.settings.input_transport}, {self.settings.qos_reliability}); '
             f'model {self.settings.model_name} at {self.settings.triton_url}')
         return TransitionCallbackReturn.SUCCESS
+
+    def _make_worker(self, settings: ClientSettings) -> FrameWorker:
+        """
+        Return the node's worker: its camera's joined worker in a perception process, else its own.
+
+        Joined, one request per frame serves every node of the camera (serving.joined_worker).
+        """
+        source = self._frame_source
+        if source is None:
+            return InferenceWorker(settings, self.accounting, self._prepare, self._deliver,
+                                   self._log)
+        if source.joined_model:
+            return source.joined_worker(settings.url).member(
+                self.get_fully_qualified_name(), settings, self.accounting, self._prepare,
+                self._deliver, self._log)
+        return InferenceWorker(settings, self.accounting, self._prepare, self._deliver,
+                               self._log, source.shared_frames(settings.url))
 
     def on_deactivate(self, state: LifecycleState) -> TransitionCallbackReturn:
         """Unsubscribe and stop the worker; a frame waiting in its slot counts as dropped."""

@@ -7,10 +7,13 @@ topic is subscribed once, on the process's own node; each frame, taken serialize
 once (frames.read_frame), goes to the frame callback of every active node of that camera,
 which accounts for it as its own subscription would, the RGB conversion of the latest frame is
 done once for all of them, and their workers write it into Triton's shared memory once
-(serving.shared_frames).
+(serving.shared_frames). With a joined model (`--joined-model`, default `perception`) the
+camera's nodes share one worker too, and a frame is served by one request for all of them,
+with the camera's health statistics (serving.joined_worker).
 """
 from __future__ import annotations
 
+from contextlib import ExitStack
 import threading
 from typing import Any, Callable
 
@@ -25,7 +28,7 @@ from triton_perception.frames import FrameAccounting, FrameRejected, read_frame,
 from triton_perception.nodes.camera_health import CameraHealthReporter
 from triton_perception.nodes.frame_losses import FrameLossCounter
 from triton_perception.nodes.video_input import VideoFrames
-from triton_perception.serving import SharedFrames
+from triton_perception.serving import JoinedWorker, SharedFrames
 
 FrameCallback = Callable[[Taken], None]
 
@@ -52,9 +55,16 @@ class CameraFrames:
     hand frames on, so one camera's slow or bad frames never hold up another camera.
     """
 
-    def __init__(self, host: Node) -> None:
-        """Subscribe on `host` (the process's own node) once the first consumer attaches."""
+    def __init__(self, host: Node, joined_model: str = '') -> None:
+        """
+        Subscribe on `host` (the process's own node) once the first consumer attaches.
+
+        `joined_model`: the ensemble that serves all the camera's models with one request per
+        frame; '' sends each node's requests on their own.
+        """
         self._host = host
+        self.joined_model = joined_model
+        self._joined: dict[str, JoinedWorker] = {}
         self._lock = threading.Lock()
         self._consumers: dict[str, tuple[FrameCallback, FrameAccounting]] = {}
         self._subscription: Subscription[Any] | None = None
@@ -143,6 +153,20 @@ class CameraFrames:
         with self._lock:
             return self._shared_frames.setdefault(triton_url, SharedFrames())
 
+    def joined_worker(self, triton_url: str) -> JoinedWorker:
+        """Return the camera's one worker for the server at `triton_url` (`joined_model` set)."""
+        with self._lock:
+            if triton_url not in self._joined:
+                self._joined[triton_url] = JoinedWorker(
+                    self.joined_model, self._shared_frames.setdefault(triton_url, SharedFrames()),
+                    self._on_statistics)
+            return self._joined[triton_url]
+
+    def _on_statistics(self, message: Any, values: Any) -> None:
+        health = self._health
+        if health is not None:
+            health.statistics(message, values)
+
     def camera_health(self, make: Callable[[], CameraHealthReporter]) -> CameraHealthReporter:
         """Return the camera's one health reporter, made by `make` for the first node asking."""
         with self._lock:
@@ -158,10 +182,14 @@ class CameraFrames:
         with self._lock:
             callbacks = [callback for callback, _accounting in self._consumers.values()]
             compressed = self._shape is not None and self._shape[1]
+            joined = list(self._joined.values())
         if isinstance(message, bytes):  # read once for every consumer
             try:
                 message = read_frame(message, compressed)
             except FrameRejected:
                 pass  # each consumer's frame callback reads it, and rejects it with the reason
-        for callback in callbacks:
-            callback(message)
+        with ExitStack() as offering:  # no joined request takes the frame before every node has
+            for worker in joined:
+                offering.enter_context(worker.slot.offering())
+            for callback in callbacks:
+                callback(message)

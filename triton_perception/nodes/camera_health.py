@@ -21,9 +21,13 @@ from rclpy.node import Node
 from std_msgs.msg import Header
 
 from triton_perception.frames import camera_status_name
-from triton_perception.health import CameraHealth, frame_figures
+from triton_perception.health import CameraHealth, figures_from_statistics, frame_figures
 from triton_perception.parameters import HealthSettings
 from triton_perception.qos import DIAGNOSTICS_QOS
+
+
+# How long statistics from the served graph stand in for the node's own check of the pixels.
+SERVED_STATISTICS_S = 2.0
 
 
 def stamp_seconds(message: Any) -> float:
@@ -47,6 +51,9 @@ class CameraHealthReporter:
         # The check's own CPU (thread time of the frame and image steps), so that its cost is
         # measured where it runs: the glue bench reads it from the status.
         self._cpu_s = 0.0
+        # When the served graph last gave a frame's statistics: until SERVED_STATISTICS_S after
+        # it, the frames' own pixels are not read here.
+        self._served_at = -SERVED_STATISTICS_S
         self._publisher = node.create_publisher(DiagnosticArray, '/diagnostics', DIAGNOSTICS_QOS)
         node.create_timer(period_s, self.publish)
 
@@ -61,13 +68,31 @@ class CameraHealthReporter:
             self._cpu_s += time.thread_time() - began
 
     def image(self, message: Any, rgb: NDArray[np.uint8]) -> None:
-        """Check the converted frame (every `health_every_n`th) on the caller's thread."""
+        """
+        Check the converted frame (every `health_every_n`th) on the caller's thread.
+
+        Skipped while the served graph gives the statistics (`statistics`).
+        """
         began = time.thread_time()
         with self._lock:
-            if message is self._last_image or not self._health.image_due():
+            if (message is self._last_image or time.monotonic() - self._served_at
+                    < SERVED_STATISTICS_S or not self._health.image_due()):
                 return
             self._last_image = message
         figures = frame_figures(rgb)
+        with self._lock:
+            self._health.image(figures, stamp_seconds(message), time.monotonic())
+            self._cpu_s += time.thread_time() - began
+
+    def statistics(self, message: Any, values: NDArray[np.float32]) -> None:
+        """Judge a frame from the health statistics the served graph computed for it."""
+        began = time.thread_time()
+        with self._lock:
+            self._served_at = time.monotonic()
+            if message is self._last_image or not self._health.image_due():
+                return
+            self._last_image = message
+        figures = figures_from_statistics(values)
         with self._lock:
             self._health.image(figures, stamp_seconds(message), time.monotonic())
             self._cpu_s += time.thread_time() - began

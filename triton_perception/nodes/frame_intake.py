@@ -30,7 +30,7 @@ from triton_perception.nodes.camera_frames import CameraFrames
 from triton_perception.nodes.frame_losses import FrameLossCounter
 from triton_perception.nodes.video_input import VideoFrames
 from triton_perception.parameters import InferenceSettings, LiveSettings
-from triton_perception.serving import InferenceWorker, Log
+from triton_perception.serving import FrameWorker, Log
 
 
 class ImageInput:
@@ -103,7 +103,7 @@ class FrameChecks:
 
     def __init__(self, accounting: FrameAccounting, settings: LiveSettings[InferenceSettings],
                  topic: str, compressed: bool, log: Log,
-                 worker: Callable[[], InferenceWorker | None],
+                 worker: Callable[[], FrameWorker | None],
                  on_read: Callable[[Any], None] | None = None) -> None:
         """
         Check frames of `topic` against `settings()` (max_image_pixels); count into `accounting`.

@@ -19,7 +19,7 @@ from triton_perception.nodes.frame_intake import ImageInput
 from triton_perception.nodes.overlay_gate import OverlayGate
 from triton_perception.parameters import InferenceSettings, LiveSettings
 from triton_perception.qos import DIAGNOSTICS_QOS
-from triton_perception.serving import InferenceWorker
+from triton_perception.serving import FrameWorker
 
 
 class NodeDiagnostics:
@@ -28,7 +28,7 @@ class NodeDiagnostics:
     def __init__(self, node: Node, settings: LiveSettings[InferenceSettings],
                  accounting: FrameAccounting,
                  image_input: ImageInput, overlays: OverlayGate,
-                 worker: Callable[[], InferenceWorker | None],
+                 worker: Callable[[], FrameWorker | None],
                  extra: Callable[[], dict[str, str]]) -> None:
         """
         Report on `node` every `diagnostics_period_s` of `settings()`.
@@ -63,7 +63,7 @@ class NodeDiagnostics:
 
     @staticmethod
     def _level(snapshot: AccountingSnapshot, previous: AccountingSnapshot | None,
-               worker: InferenceWorker | None) -> tuple[bytes, str]:
+               worker: FrameWorker | None) -> tuple[bytes, str]:
         new_failures = snapshot.counts['failed'] - (previous.counts['failed'] if previous else 0)
         new_rejections = snapshot.counts['rejected'] - (
             previous.counts['rejected'] if previous else 0)
@@ -79,7 +79,7 @@ class NodeDiagnostics:
         return DiagnosticStatus.OK, 'ok'
 
     def _values(self, snapshot: AccountingSnapshot,
-                worker: InferenceWorker | None) -> dict[str, str | int]:
+                worker: FrameWorker | None) -> dict[str, str | int]:
         return {
             'model': self._settings().model_name, 'triton_url': self._settings().triton_url,
             'active': str(worker is not None).lower(),

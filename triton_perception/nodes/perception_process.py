@@ -5,7 +5,8 @@ Each node stays a node of its own, with its name, namespace, parameters, lifecyc
 /diagnostics entry and frame accounting, so what a user sees is what the per-node layout
 shows, plus this process's own node. What changes is the cost: Python, rclpy, OpenCV and the
 gRPC client are paid once per process instead of once per node, and a camera's image topic is
-taken from DDS and converted to RGB once for all its nodes (camera_frames.CameraFrames).
+taken from DDS and converted to RGB once for all its nodes (camera_frames.CameraFrames), and
+served by one request for all its models and its health statistics (`--joined-model`).
 
 Cameras come as `--camera NAMESPACE=IMAGE_TOPIC[=CAMERA_INFO_TOPIC]`; without one, one camera
 on the relative topics `image` and `camera_info` in the process's namespace, remapped by the
@@ -31,6 +32,7 @@ from triton_perception.nodes.node_process import run_nodes
 from triton_perception.nodes.overlay_node import OverlayNode
 
 PROCESS_NODE = 'perception_process'
+JOINED_MODEL = 'perception'
 
 
 @dataclass(frozen=True)
@@ -73,6 +75,11 @@ def parse_arguments(argv: list[str]) -> argparse.Namespace:
     parser.add_argument('--no-detections', dest='detections', action='store_false')
     parser.add_argument('--no-lanes', dest='lanes', action='store_false')
     parser.add_argument('--no-overlay', dest='overlay', action='store_false')
+    parser.add_argument('--joined-model', default=JOINED_MODEL, metavar='ENSEMBLE',
+                        help="the ensemble that serves a camera's detection and lane models and "
+                        'its health statistics with one request per frame; where it does not '
+                        "serve the nodes' models, each model gets its own request; "
+                        "'' always sends one request per model (default: %(default)s)")
     arguments = parser.parse_args(argv)
     if not (arguments.detections or arguments.lanes):
         parser.error('--no-detections and --no-lanes: nothing to run')
@@ -85,8 +92,9 @@ def parse_arguments(argv: list[str]) -> argparse.Namespace:
 class _Process:
     """The process's own node and one CameraFrames per camera, made once rclpy is initialised."""
 
-    def __init__(self, namespace: str) -> None:
+    def __init__(self, namespace: str, joined_model: str) -> None:
         self.namespace = namespace
+        self.joined_model = joined_model
         self.node: Node | None = None
         self.frames: dict[int, CameraFrames] = {}
 
@@ -98,7 +106,9 @@ class _Process:
     def camera_frames(self, camera: int) -> CameraFrames:
         """Return camera number `camera`'s shared frames, made on first use."""
         assert self.node is not None  # the host is the first factory run_nodes calls
-        return self.frames.setdefault(camera, CameraFrames(self.node))
+        if camera not in self.frames:
+            self.frames[camera] = CameraFrames(self.node, self.joined_model)
+        return self.frames[camera]
 
     def perception_node(self, kind: Callable[..., Node], camera: int,
                         options: dict[str, Any]) -> Node:
@@ -108,7 +118,7 @@ class _Process:
 
 def node_factories(arguments: argparse.Namespace) -> list[Callable[[], Node]]:
     """Return the process node's factory, then each camera's nodes' (frames shared per camera)."""
-    process = _Process(arguments.namespace)
+    process = _Process(arguments.namespace, arguments.joined_model)
     factories: list[Callable[[], Node]] = [process.host]
     for number, camera in enumerate(arguments.cameras or [Camera(arguments.namespace)]):
         options: dict[str, Any] = {'cli_args': camera.remappings()}

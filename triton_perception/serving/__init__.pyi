@@ -7,6 +7,11 @@ from triton_perception.serving.grpc_client_check import (
     generated_requirements as generated_requirements,
     grpc_client_problem as grpc_client_problem,
 )
+from triton_perception.serving.joined_worker import (
+    FrameWorker as FrameWorker,
+    JoinedWorker as JoinedWorker,
+    MemberWorker as MemberWorker,
+)
 from triton_perception.serving.model_config import (
     link_step_code as link_step_code,
     load_step_module as load_step_module,

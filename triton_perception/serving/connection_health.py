@@ -1,5 +1,5 @@
 """
-Whether a worker's Triton model is ready: checked each second while it is, with backoff if not.
+Whether a worker's Triton models are ready: checked each second while they are, with backoff if not.
 
 A crashed server then shows in diagnostics even when no frame is in flight, and the worker
 resumes by itself when the server comes back. The checks open and close the latest-frame slot.
@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import threading
 import time
+from typing import Callable, Protocol, Sequence
 
 import tritonclient.grpc as grpcclient
 from tritonclient.utils import InferenceServerException
 
-from triton_perception.serving.frame_slot import LatestFrameSlot
 from triton_perception.serving.request_errors import unreachable_reason
 from triton_perception.serving.worker_log import Log
 
@@ -39,18 +39,43 @@ def model_problem(client: grpcclient.InferenceServerClient, model: str) -> str |
         return unreachable_reason(error)
 
 
+def models_problem(client: grpcclient.InferenceServerClient, models: Sequence[str]) -> str | None:
+    """Return why one of `models` cannot take requests now, or None when all are ready."""
+    for model in models:
+        problem = model_problem(client, model)
+        if problem is not None:
+            return problem
+    return None
+
+
+class SlotControl(Protocol):
+    """What the connection checks open and close: a worker's slot of waiting frames."""
+
+    @property
+    def accepting(self) -> bool:
+        """Whether frames are taken."""
+
+    def accept_frames(self) -> None:
+        """Take frames from now on."""
+
+    def refuse_frames(self) -> bool:
+        """Drop waiting frames and refuse new ones; say whether frames were taken until now."""
+
+
 class ConnectionHealth:
     """The connection state of one worker: ready or why not, and how often it (re)connected."""
 
-    def __init__(self, url: str, model: str, max_backoff_s: float, slot: LatestFrameSlot,
-                 log: Log) -> None:
+    def __init__(self, url: str, models: Callable[[], Sequence[str]], max_backoff_s: float,
+                 slot: SlotControl, log: Log) -> None:
         """
-        Watch `model` at `url`; open `slot` while it is ready and close it when it is not.
+        Watch `models()` at `url`; open `slot` while they are ready and close it when not.
 
-        `max_backoff_s` is the longest wait between checks while the model is not ready.
+        `models` is called at every check: the models a worker sends to may change (a joined
+        worker's members come and go). `max_backoff_s` is the longest wait between checks
+        while a model is not ready.
         """
         self._url = url
-        self._model = model
+        self._models = models
         self._max_backoff_s = max_backoff_s
         self._slot = slot
         self._log = log
@@ -73,7 +98,7 @@ class ConnectionHealth:
     def lost(self, reason: str) -> None:
         """Close the slot for `reason` (a request found the server gone) and check again now."""
         if self._slot.refuse_frames():
-            self._log.warning(f'lost Triton at {self._url} (model {self._model}): {reason}')
+            self._log.warning(f'lost Triton at {self._url} ({self._names()}): {reason}')
         self._status = reason
         self._wake.set()
 
@@ -87,13 +112,13 @@ class ConnectionHealth:
         backoff_s = INITIAL_BACKOFF_S
         next_log = 0.0
         while not self._stopping:
-            problem = model_problem(client, self._model)
+            problem = models_problem(client, self._models())
             if problem is None:
                 if not self._slot.accepting:
                     self.generation += 1
                     self._status = 'ready'
                     self._slot.accept_frames()
-                    self._log.info(f'Triton ready at {self._url} (model {self._model})')
+                    self._log.info(f'Triton ready at {self._url} ({self._names()})')
                     backoff_s, next_log = INITIAL_BACKOFF_S, 0.0
                 self._wait(HEALTH_CHECK_PERIOD_S)
                 continue
@@ -101,13 +126,17 @@ class ConnectionHealth:
                 self.lost(problem)
             self._status = problem
             if time.monotonic() >= next_log:
-                self._log.warning(f'waiting for Triton at {self._url} (model {self._model}): '
+                self._log.warning(f'waiting for Triton at {self._url} ({self._names()}): '
                                   f'{problem}')
                 next_log = time.monotonic() + min(
                     WAITING_LOG_MAX_INTERVAL_S,
                     max(WAITING_LOG_MIN_INTERVAL_S, WAITING_LOG_BACKOFFS * backoff_s))
             self._wait(backoff_s)
             backoff_s = min(self._max_backoff_s, backoff_s * 2)
+
+    def _names(self) -> str:
+        models = self._models()
+        return f'model{"s" if len(models) > 1 else ""} {", ".join(models)}'
 
     def _wait(self, seconds: float) -> None:
         self._wake.wait(seconds)

@@ -133,7 +133,8 @@ class InferenceWorker:
         self._deliver = deliver
         self._log = WorkerLog(log)
         self._slot = LatestFrameSlot(accounting)
-        self._health = ConnectionHealth(settings.url, settings.model, settings.max_backoff_s,
+        self._health = ConnectionHealth(settings.url, lambda: (settings.model,),
+                                        settings.max_backoff_s,
                                         self._slot, self._log)
         self._inputs = FrameInputs(settings.shared_memory, settings.url, self._log)
         self._threads = [threading.Thread(target=self._connection_loop, daemon=True,

@@ -1,0 +1,130 @@
+"""
+The latest frame of one camera as each of its nodes took it, waiting for one joined request.
+
+In a perception process a camera's detection and lane nodes each take every frame (their own
+checks and accounting) and hand it to their camera's joined worker. The slot keeps the newest
+frame of every member together, so that one request serves them all: a frame of a newer
+message replaces the waiting ones (each member counts its own as dropped), and while the
+camera hands a message to its nodes (`offering`) no request thread takes the half-filled set.
+"""
+from __future__ import annotations
+
+from contextlib import contextmanager
+from dataclasses import dataclass
+import threading
+from typing import Callable, Iterator
+
+from triton_perception.frames import Fate, Frame, FrameAccounting
+from triton_perception.serving.request_inputs import Tensors
+from triton_perception.serving.triton_client import ClientSettings
+from triton_perception.serving.worker_log import WorkerLog
+
+
+@dataclass(frozen=True, eq=False)
+class Member:
+    """
+    One node's part in its camera's joined requests.
+
+    `settings` are the node's own (its model and outputs, used when it is served alone);
+    `prepare` and `deliver` are the node's, as an InferenceWorker calls them.
+    """
+
+    name: str
+    settings: ClientSettings
+    accounting: FrameAccounting
+    prepare: Callable[[Frame], Tensors]
+    deliver: Callable[[Frame, Tensors, Tensors], None]
+    log: WorkerLog
+
+
+MemberFrames = dict[str, tuple[Member, Frame]]
+
+
+class JoinedSlot:
+    """At most one message's frames waiting, one per member; taken while Triton is ready."""
+
+    def __init__(self) -> None:
+        """Hold nothing; frames are refused until `accept_frames`."""
+        self._condition = threading.Condition()
+        self._frames: MemberFrames = {}
+        self._message: object = None
+        self._open = False
+        self._stopping = False
+        self._offering = 0
+
+    @property
+    def accepting(self) -> bool:
+        """Whether frames are taken (Triton was ready at the last check)."""
+        return self._open
+
+    @contextmanager
+    def offering(self) -> Iterator[None]:
+        """Hold requests back while one message is handed to every member."""
+        with self._condition:
+            self._offering += 1
+        try:
+            yield
+        finally:
+            with self._condition:
+                self._offering -= 1
+                self._condition.notify_all()
+
+    def put(self, member: Member, frame: Frame) -> None:
+        """Never blocks on Triton: add `member`'s frame, replacing an older message's frames."""
+        with self._condition:
+            if not self._open or self._stopping:
+                member.accounting.settle(Fate.DROPPED, frame.received_at, 'triton not ready')
+                return
+            if frame.message is not self._message:
+                self._drop('replaced by a newer frame')
+                self._message = frame.message
+            held = self._frames.get(member.name)
+            if held is not None:
+                held[0].accounting.settle(Fate.DROPPED, held[1].received_at,
+                                          'replaced by a newer frame')
+            self._frames[member.name] = (member, frame)
+            self._condition.notify_all()
+
+    def take(self) -> MemberFrames | None:
+        """Wait for a message's frames while the slot takes frames; None once stopping."""
+        with self._condition:
+            while not self._stopping and (not self._frames or not self._open
+                                          or self._offering):
+                self._condition.wait()
+            if self._stopping:
+                return None
+            frames, self._frames = self._frames, {}
+            return frames
+
+    def remove(self, name: str, reason: str) -> None:
+        """Drop the frame member `name` has waiting, for `reason` (the member leaves)."""
+        with self._condition:
+            held = self._frames.pop(name, None)
+            if held is not None:
+                held[0].accounting.settle(Fate.DROPPED, held[1].received_at, reason)
+
+    def accept_frames(self) -> None:
+        """Take frames from now on."""
+        with self._condition:
+            self._open = True
+            self._condition.notify_all()
+
+    def refuse_frames(self) -> bool:
+        """Drop the waiting frames and refuse frames until `accept_frames`; say if it took them."""
+        with self._condition:
+            was_open, self._open = self._open, False
+            self._drop('triton not ready')
+            self._condition.notify_all()
+            return was_open
+
+    def stop(self, reason: str) -> None:
+        """Take no frame again; waiting frames are dropped for `reason`, `take` returns None."""
+        with self._condition:
+            self._stopping = True
+            self._drop(reason)
+            self._condition.notify_all()
+
+    def _drop(self, reason: str) -> None:
+        for member, frame in self._frames.values():
+            member.accounting.settle(Fate.DROPPED, frame.received_at, reason)
+        self._frames = {}

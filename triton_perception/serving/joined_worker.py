@@ -1,0 +1,364 @@
+"""
+One request per camera frame for every node of a perception process's camera.
+
+A camera whose detection and lane nodes run in one perception process has one JoinedWorker:
+each node hands it every frame it accepts, and a request thread sends the frame once, to the
+joined ensemble (`perception`: both models and the camera's health statistics), and hands each
+node its own outputs. Results, accounting and failures stay per node: a node's bad frame is
+rejected in its own `prepare` and the others are still served. Where the joined ensemble does
+not serve the members' models (own models, or an ensemble missing from the repository), or
+only one node is active, each node's frame goes to its own model, one request each, as an
+InferenceWorker sends it; the log says so once. Knows nothing of ROS.
+"""
+from __future__ import annotations
+
+import threading
+import time
+from typing import Any, Callable, NamedTuple, Protocol
+
+import numpy as np
+from numpy.typing import NDArray
+import tritonclient.grpc as grpcclient
+from tritonclient.utils import InferenceServerException
+
+from triton_perception.frames import Fate, Frame, FrameAccounting, FrameRejected, RequestTimes
+from triton_perception.serving.connection_health import ConnectionHealth
+from triton_perception.serving.joined_slot import JoinedSlot, Member, MemberFrames
+from triton_perception.serving.output_memory import OutputMemory
+from triton_perception.serving.request_errors import (is_unreachable, lost_shared_memory,
+                                                      request_failure)
+from triton_perception.serving.request_inputs import FrameInputs, FrameMemory, Tensors
+from triton_perception.serving.shared_frames import SharedFrames
+from triton_perception.serving.triton_client import ClientSettings, make_client
+from triton_perception.serving.worker_log import Log, WorkerLog
+
+HEALTH_OUTPUT = 'HEALTH_STATISTICS'  # the joined ensemble's camera health statistics
+# Called with the frame's message and its health statistics, once per joined request.
+StatisticsHook = Callable[[Any, NDArray[np.float32]], None]
+
+
+class JoinedModel(NamedTuple):
+    """What the joined ensemble serves: its steps' models and its outputs."""
+
+    steps: frozenset[str]
+    outputs: frozenset[str]
+
+    def serves(self, members: list[Member]) -> bool:
+        """Whether one request to it answers every member (two or more) with all it asks for."""
+        return len(members) > 1 and all(
+            member.settings.model in self.steps and set(member.settings.outputs) <= self.outputs
+            for member in members)
+
+
+class Request(NamedTuple):
+    """One request of a joined round: the model, its inputs and outputs, whom it answers."""
+
+    model: str
+    inputs: Tensors
+    outputs: tuple[str, ...]
+    members: list[Member]
+
+
+def read_joined_model(client: grpcclient.InferenceServerClient, name: str) -> JoinedModel | None:
+    """
+    Return the steps and outputs of ensemble `name`, None if the server has no such model.
+
+    Raises InferenceServerException when the server is unreachable.
+    """
+    try:
+        config = client.get_model_config(name).config
+    except InferenceServerException as error:
+        if is_unreachable(error):
+            raise
+        return None
+    return JoinedModel(frozenset(step.model_name for step in config.ensemble_scheduling.step),
+                       frozenset(output.name for output in config.output))
+
+
+class FrameWorker(Protocol):
+    """What a node calls on its worker: an InferenceWorker of its own, or its camera's member."""
+
+    def start(self) -> None:
+        """Start taking frames."""
+
+    def stop(self, reason: str = 'shutting down', timeout_s: float = 2.0) -> None:
+        """Stop taking frames; a frame still waiting is counted as dropped for `reason`."""
+
+    @property
+    def ready(self) -> bool:
+        """Whether the models were ready at the last check."""
+
+    @property
+    def status(self) -> str:
+        """Return the connection state in words (/diagnostics)."""
+
+    def submit(self, frame: Frame) -> None:
+        """Hand a frame over; never blocks on Triton."""
+
+
+class MemberWorker:
+    """A node's face of its camera's JoinedWorker: what the node calls on an InferenceWorker."""
+
+    def __init__(self, worker: JoinedWorker, member: Member) -> None:
+        """Hand `member`'s frames to `worker`."""
+        self._worker = worker
+        self._member = member
+
+    def start(self) -> None:
+        """Join the camera's requests (the first member starts the worker's threads)."""
+        self._worker.join(self._member)
+
+    def stop(self, reason: str = 'shutting down', timeout_s: float = 2.0) -> None:
+        """Leave; a frame of this node still waiting is counted as dropped for `reason`."""
+        self._member.log.quiet()
+        self._worker.leave(self._member, reason, timeout_s)
+
+    @property
+    def ready(self) -> bool:
+        """Whether the models were ready at the last check."""
+        return self._worker.ready
+
+    @property
+    def status(self) -> str:
+        """Return the connection state in words (/diagnostics)."""
+        return self._worker.status
+
+    def submit(self, frame: Frame) -> None:
+        """Never blocks on Triton: the frame waits for the camera's next request."""
+        self._worker.submit(self._member, frame)
+
+
+class JoinedWorker:
+    """The request threads and connection state of one camera's nodes at one Triton server."""
+
+    def __init__(self, joined_model: str, shared_frames: SharedFrames,
+                 statistics: StatisticsHook | None = None) -> None:
+        """
+        Send to `joined_model` whatever frames of its members it serves; `statistics` gets health.
+
+        `shared_frames`: the camera's frame regions. The client settings (address, TLS, request
+        threads, timeout) are the first member's: a camera's nodes share one parameters file.
+        """
+        self._joined_model = joined_model
+        self._shared_frames = shared_frames
+        self._statistics = statistics
+        self._slot = JoinedSlot()
+        self._lock = threading.Lock()
+        self._members: dict[str, Member] = {}
+        self._settings: ClientSettings | None = None
+        self._threads: list[threading.Thread] = []
+        self._health: ConnectionHealth | None = None
+        self._inputs: FrameInputs | None = None
+        self._joined: dict[int, JoinedModel | None] = {}  # by connection generation
+        self.joined_requests = 0  # requests that answered two or more members at once
+
+    @property
+    def slot(self) -> JoinedSlot:
+        """Return the slot that holds the camera's waiting frames, one per member."""
+        return self._slot
+
+    def member(self, name: str, settings: ClientSettings, accounting: FrameAccounting,
+               prepare: Callable[[Frame], Tensors],
+               deliver: Callable[[Frame, Tensors, Tensors], None], log: Log) -> MemberWorker:
+        """Return node `name`'s worker face; it joins on `start`, as an InferenceWorker starts."""
+        return MemberWorker(self, Member(name, settings, accounting, prepare, deliver,
+                                         WorkerLog(log)))
+
+    @property
+    def ready(self) -> bool:
+        """Whether the members' models were ready at the last check."""
+        return self._slot.accepting
+
+    @property
+    def status(self) -> str:
+        """Return the connection state in words."""
+        return self._health.status if self._health is not None else 'not started'
+
+    def join(self, member: Member) -> None:
+        """Add `member`; the first one's settings start the connection and request threads."""
+        with self._lock:
+            self._members[member.name] = member
+            if self._threads:
+                return
+            self._slot = JoinedSlot()  # a fresh one after the last member left (and stopped it)
+            settings = self._settings = member.settings
+            self._health = ConnectionHealth(settings.url, self._member_models,
+                                            settings.max_backoff_s, self._slot, member.log)
+            self._inputs = FrameInputs(settings.shared_memory, settings.url, member.log)
+            self._threads = [threading.Thread(target=self._connection_loop, daemon=True,
+                                              name='camera-connection')]
+            self._threads += [threading.Thread(target=self._request_loop, daemon=True,
+                                               name=f'camera-request-{index}')
+                              for index in range(settings.max_in_flight)]
+            threads = list(self._threads)
+        for thread in threads:
+            thread.start()
+
+    def leave(self, member: Member, reason: str, timeout_s: float) -> None:
+        """Remove `member` (its waiting frame dropped); the last one stops the threads."""
+        with self._lock:
+            self._members.pop(member.name, None)
+            self._slot.remove(member.name, reason)
+            if self._members or not self._threads:
+                return
+            threads, self._threads = self._threads, []
+            health = self._health
+        self._slot.stop(reason)
+        if health is not None:
+            health.stop()
+        deadline = time.monotonic() + timeout_s
+        for thread in threads:
+            thread.join(timeout=max(0.0, deadline - time.monotonic()))
+
+    def submit(self, member: Member, frame: Frame) -> None:
+        """Put `member`'s frame in the camera's slot (dropped while Triton is not ready)."""
+        self._slot.put(member, frame)
+
+    def _member_models(self) -> tuple[str, ...]:
+        with self._lock:
+            return tuple(dict.fromkeys(member.settings.model
+                                       for member in self._members.values()))
+
+    def _connection_loop(self) -> None:
+        assert self._settings is not None and self._health is not None  # set by the first join
+        client = make_client(self._settings)
+        try:
+            self._health.watch(client)
+        finally:
+            client.close()
+
+    def _request_loop(self) -> None:
+        assert self._settings is not None  # set by the first join
+        slot = self._slot
+        client = make_client(self._settings)
+        outputs: dict[tuple[str, tuple[str, ...]], OutputMemory] = {}
+        shared = self._shared_frames.lease(self)
+        try:
+            while (frames := slot.take()) is not None:
+                self._serve(client, outputs, shared, frames)
+        finally:
+            shared.close(client)
+            for memory in outputs.values():
+                memory.close(client)
+            client.close()
+
+    def _serve(self, client: grpcclient.InferenceServerClient,
+               outputs: dict[tuple[str, tuple[str, ...]], OutputMemory], shared: FrameMemory,
+               frames: MemberFrames) -> None:
+        prepared = {name: inputs for name, (member, frame) in frames.items()
+                    if (inputs := _prepare(member, frame)) is not None}
+        if not prepared:
+            return
+        members = [frames[name][0] for name in prepared]
+        message = frames[members[0].name][1].message
+        try:
+            requests = self._requests(client, members, prepared)
+        except InferenceServerException as error:
+            for member in members:
+                self._failed(member, frames[member.name][1], error)
+            return
+        for request in requests:
+            key = (request.model, request.outputs)
+            if key not in outputs:
+                outputs[key] = OutputMemory(request.model, request.outputs,
+                                            request.members[0].settings.shared_memory,
+                                            request.members[0].log)
+            self._send(client, outputs[key], shared, request, frames, message)
+
+    def _requests(self, client: grpcclient.InferenceServerClient, members: list[Member],
+                  prepared: dict[str, Tensors]) -> list[Request]:
+        """Return one joined request when the joined ensemble serves `members`, else one each."""
+        assert self._health is not None  # set by the first join
+        generation = self._health.generation
+        if generation not in self._joined:
+            self._joined = {generation: read_joined_model(client, self._joined_model)}
+            self._say_plan(members, self._joined[generation])
+        joined = self._joined[generation]
+        if joined is None or not joined.serves(members):
+            return [Request(member.settings.model, prepared[member.name],
+                            member.settings.outputs, [member]) for member in members]
+        inputs: Tensors = {}
+        wanted: dict[str, None] = {}
+        for member in members:
+            inputs.update(prepared[member.name])
+            wanted.update(dict.fromkeys(member.settings.outputs))
+        if self._statistics is not None and HEALTH_OUTPUT in joined.outputs:
+            wanted[HEALTH_OUTPUT] = None
+        return [Request(self._joined_model, inputs, tuple(wanted), members)]
+
+    def _say_plan(self, members: list[Member], joined: JoinedModel | None) -> None:
+        models = ', '.join(member.settings.model for member in members)
+        if joined is None:
+            members[0].log.info(f'no model {self._joined_model} at the server: one request per '
+                                f'model ({models}) for each camera frame')
+        elif len(members) > 1 and not joined.serves(members):
+            members[0].log.warning(
+                f'{self._joined_model} serves {", ".join(sorted(joined.steps))}, not all of '
+                f'{models}: one request per model for each camera frame')
+
+    def _send(self, client: grpcclient.InferenceServerClient, memory: OutputMemory,
+              shared: FrameMemory, request: Request, frames: MemberFrames, message: Any) -> None:
+        assert self._inputs is not None and self._health is not None  # set by the first join
+        first = request.members[0].settings
+        try:
+            request_inputs = self._inputs.request_inputs(client, shared, request.inputs,
+                                                         self._health.generation)
+            requested = memory.requested(client, self._health.generation)
+            sent_at = time.monotonic()
+            result = client.infer(request.model, request_inputs, outputs=requested,
+                                  client_timeout=first.timeout_s)
+            answered_at = time.monotonic()
+            arrays = memory.arrays(result)
+        except InferenceServerException as error:
+            if lost_shared_memory(error):
+                shared.forget_registration()
+                memory.forget_registration()
+            for member in request.members:
+                self._failed(member, frames[member.name][1], error)
+            return
+        finally:
+            shared.release()
+        if len(request.members) > 1:
+            self.joined_requests += 1
+        if self._statistics is not None and HEALTH_OUTPUT in arrays:
+            self._statistics(message, arrays[HEALTH_OUTPUT])
+        for member in request.members:
+            frame = frames[member.name][1]
+            own = {name: arrays[name] for name in member.settings.outputs}
+            _deliver(member, frame, request.inputs, own, RequestTimes(sent_at, answered_at))
+
+    def _failed(self, member: Member, frame: Frame, error: InferenceServerException) -> None:
+        reason = request_failure(error, member.settings.timeout_s)
+        member.accounting.settle(Fate.FAILED, frame.received_at, reason)
+        member.log.frame_problem(f'inference failed ({member.settings.model}): {reason}')
+        if is_unreachable(error) and self._health is not None:
+            self._health.lost(reason)
+
+
+def _prepare(member: Member, frame: Frame) -> Tensors | None:
+    """Return `member`'s request inputs for `frame`, or None with the frame settled."""
+    try:
+        return member.prepare(frame)
+    except FrameRejected as rejection:
+        member.accounting.settle(Fate.REJECTED, frame.received_at, rejection.reason)
+        member.log.frame_problem(
+            f'rejected a frame: {rejection} ({member.accounting.count(Fate.REJECTED)} rejected '
+            'so far)')
+    except Exception as error:  # noqa: BLE001 (a bug must not stop the worker thread)
+        member.accounting.settle(Fate.FAILED, frame.received_at,
+                                 f'preparing the request: {type(error).__name__}: {error}')
+        member.log.frame_problem(f'could not prepare a request: {error!r}')
+    return None
+
+
+def _deliver(member: Member, frame: Frame, inputs: Tensors, outputs: Tensors,
+             times: RequestTimes) -> None:
+    """Hand `member` its outputs and settle the frame as published, or failed with the fault."""
+    try:
+        member.deliver(frame, inputs, outputs)
+    except Exception as error:  # noqa: BLE001 (any publishing fault must be counted)
+        member.accounting.settle(Fate.FAILED, frame.received_at,
+                                 f'result handling: {type(error).__name__}: {error}')
+        member.log.frame_problem(f'could not publish the result: {error}')
+        return
+    member.accounting.settle(Fate.PUBLISHED, frame.received_at, request=times)
