@@ -25,6 +25,12 @@ from triton_perception.serving.output_checks import (
     check_lane_outputs as check_lane_outputs,
     MalformedOutput as MalformedOutput,
 )
+from triton_perception.serving.request_gate import (
+    CameraPolicy as CameraPolicy,
+    check_policy_cameras as check_policy_cameras,
+    parse_camera_priorities as parse_camera_priorities,
+    RequestGate as RequestGate,
+)
 from triton_perception.serving.request_inputs import (
     infer_inputs as infer_inputs,
     Tensors as Tensors,
