@@ -29,6 +29,8 @@ from triton_perception.system.processes import NodeProcess, ros_arguments
 
 pytestmark = [pytest.mark.ros, pytest.mark.server]
 PUBLISH_PERIOD_S = 0.1  # until the first result: a frame may go before the reader matched
+# The prioritised process's cameras (names of their own: the two-camera process runs beside).
+CAMERAS = ('first', 'second', 'third')
 
 
 @pytest.fixture(scope='module')
@@ -228,3 +230,61 @@ def test_each_camera_gets_what_one_process_per_node_gives(
     finally:
         for process in per_node:
             assert process.stop() == 0, process.output()
+
+
+@pytest.fixture(scope='module')
+def prioritised(triton_server: Any, tmp_path_factory: Any) -> Iterator[NodeProcess]:
+    """Three cameras, one request at a time for the process, the first camera always first."""
+    process = NodeProcess(
+        'perception_process',
+        [*(f'--camera=/{name}=/{name}/image_raw' for name in CAMERAS),
+         '--no-overlay', '--camera-priorities=/first=always', '--max-requests=1',
+         *ros_arguments({'triton_url': triton_server.grpc_url, 'qos_reliability': 'reliable',
+                         'diagnostics_period_s': 0.2})],
+        tmp_path_factory.mktemp('prioritised'))
+    yield process
+    assert process.stop() == 0, process.output()
+
+
+def test_under_overload_the_always_camera_is_served_first(
+        probe: Probe, prioritised: NodeProcess, road_rgb: np.ndarray) -> None:
+    """
+    One request at a time for three cameras at 10 Hz overloads the process on purpose.
+
+    The policy, not chance, picks what is served: the `always` camera gets the turns, and every
+    camera's frames add up in /diagnostics (received = published + dropped + failed +
+    rejected) with the drops' reasons.
+    """
+    diagnostics = probe.received.get('/diagnostics') or probe.record(DiagnosticArray,
+                                                                     '/diagnostics')
+    publishers = {name: probe.publisher(Image, f'/{name}/image_raw')
+                  for name in CAMERAS}
+    front_results = probe.record(Detection2DArray, '/first/detections')
+    for publisher in publishers.values():
+        probe.wait_for_subscribers(publisher, 1, timeout_s=120.0)
+    publish_until(lambda: bool(front_results), publishers['first'], frame(road_rgb, 1),
+                  'the first front detections')
+    for index in range(60):
+        for publisher in publishers.values():
+            publisher.publish(frame(road_rgb, 1000 + index))
+        time.sleep(0.1)
+
+    def statuses() -> dict[str, dict[str, str]] | None:
+        found = {name: latest_diagnostics(diagnostics, f'/{name}/detection_node')
+                 for name in publishers}
+        if any(values is None or int(values['pending']) for values in found.values()):
+            return None
+        return {name: values for name, values in found.items() if values is not None}
+    found = wait_until(statuses, 60.0, 'every camera settled')
+    assert all('gate_served' in values for values in found.values()), found
+    served = {name: int(values['gate_served']) for name, values in found.items()}
+    assert found['first']['gate_priority'] == 'always'
+    assert found['second']['gate_priority'] == 'round-robin'
+    assert served['first'] > served['second'] and served['first'] > served['third'], served
+    for name, values in found.items():
+        fates = ('published', 'dropped', 'failed', 'rejected')
+        settled = sum(int(values[fate]) for fate in fates)
+        assert int(values['received']) == settled, (name, values)
+        reasons = [int(count) for key, count in values.items()
+                   if key.startswith('count dropped: ')]
+        assert int(values['dropped']) == sum(reasons), values

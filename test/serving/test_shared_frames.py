@@ -96,11 +96,11 @@ def frames_of(image: np.ndarray, count: int) -> dict[int, np.ndarray]:
             for number in range(count)}
 
 
-def run_models(url: str, rgb: dict[int, np.ndarray],
-               shared_frames: SharedFrames | None) -> tuple[Model, Model]:
+def run_models(url: str, rgb: dict[int, np.ndarray], shared_frames: SharedFrames | None,
+               lane_outputs: tuple[str, ...] = LANE_OUTPUTS) -> tuple[Model, Model]:
     """Send every frame to detection and lanes at once, one frame after the other."""
     detection = Model(url, 'yolov5', DETECTION_OUTPUTS, rgb, shared_frames)
-    lanes = Model(url, 'lane_detection', LANE_OUTPUTS, rgb, shared_frames)
+    lanes = Model(url, 'lane_detection', lane_outputs, rgb, shared_frames)
     for model in (detection, lanes):
         model.worker.start()
     try:

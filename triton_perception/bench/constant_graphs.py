@@ -22,6 +22,7 @@ import onnx
 from onnx import helper, numpy_helper, TensorProto
 
 from triton_perception.graphs import add_run_outputs, GraphBuilder, make_model
+from triton_perception.models import HEALTH_GRAPH_FILE
 
 DETECTION_STEP = 'yolov5_model'
 LANE_STEP = 'lane_model'
@@ -154,11 +155,16 @@ def constant_repository(source: Path, target: Path) -> Path:
 
     Configs, the CPU runner and every record are copied as they are (relative symlinks kept),
     so Triton serves the same ensembles with the same contracts and the nodes find the same
-    records; only each step's model.onnx is replaced, and engines are left out (the bench
-    serves the CPU profile). Returns `target`.
+    records; only each model step's model.onnx is replaced, and engines are left out (the
+    bench serves the CPU profile). The camera health step keeps its real graph: its per-pixel
+    work moved there from the nodes, and the bench shows it on the server's side. Returns
+    `target`.
     """
     shutil.copytree(source, target, symlinks=True,
                     ignore=shutil.ignore_patterns('__pycache__', '*.plan', '*.onnx', '*.onnx.json'))
     for step, graph in ((DETECTION_STEP, detection_graph()), (LANE_STEP, lane_graph())):
         onnx.save(graph, str(target / step / '1' / 'model.onnx'))
+    health = source / HEALTH_GRAPH_FILE
+    if health.is_file():
+        shutil.copyfile(health, target / HEALTH_GRAPH_FILE)
     return target

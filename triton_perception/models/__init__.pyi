@@ -5,6 +5,7 @@ from triton_perception.models.detectors import (
     installed_detectors as installed_detectors,
     labels_for as labels_for,
 )
+from triton_perception.models.health_model import HEALTH_GRAPH_FILE as HEALTH_GRAPH_FILE
 from triton_perception.models.lane_model_install import (
     install_lane_model as install_lane_model,
     install_served_lane_model as install_served_lane_model,

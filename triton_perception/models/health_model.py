@@ -43,7 +43,7 @@ def install_health_graph(repository: Path, log: Callable[[str], None] = print) -
         log(f'{HEALTH_MODEL}: up to date ({target})')
         return target
     from triton_perception.graphs import build_health_graph  # noqa: PLC0415 (needs onnx)
-    from triton_perception.health.frame_statistics import GRAPH_OPTIONS  # noqa: PLC0415
+    from triton_perception.health import GRAPH_OPTIONS  # noqa: PLC0415
     log(f'{HEALTH_MODEL}: writing the camera health statistics graph -> {target}')
     target.parent.mkdir(parents=True, exist_ok=True)
     partial = target.with_suffix('.partial')

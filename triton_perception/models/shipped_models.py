@@ -21,7 +21,7 @@ import yaml
 
 from triton_perception.errors import TritonPerceptionError
 from triton_perception.models.detectors import Detector, DETECTOR_RECORD, TEMPLATE
-from triton_perception.models.health_model import (HEALTH_GRAPH_FILE, health_graph_current,
+from triton_perception.models.health_model import (health_graph_current, HEALTH_GRAPH_FILE,
                                                    install_health_graph)
 from triton_perception.system import config_file, sha256_of, SOURCE_ROOT
 

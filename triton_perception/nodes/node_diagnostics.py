@@ -76,6 +76,11 @@ class NodeDiagnostics:
             return DiagnosticStatus.WARN, (
                 f'{new_failures} failed, {new_rejections} rejected, {new_losses} lost '
                 'before the node since the last report')
+        figures = worker.figures()
+        if figures.get('gate_min_rate_held') == 'no':
+            return DiagnosticStatus.WARN, (
+                f"the camera's minimum rate is not held: served {figures['gate_served_hz']} Hz, "
+                f"{figures['gate_priority']} (camera_priorities)")
         return DiagnosticStatus.OK, 'ok'
 
     def _values(self, snapshot: AccountingSnapshot,
@@ -102,5 +107,6 @@ class NodeDiagnostics:
             'overlays_published': self._overlays.published,
             'annotations_published': self._overlays.annotations_published,
             **{reason_key(reason): count for reason, count in sorted(snapshot.reasons.items())},
+            **(worker.figures() if worker is not None else {}),
             **self._extra(),
         }

@@ -30,6 +30,8 @@ from triton_perception.nodes.detection_node import DetectionNode
 from triton_perception.nodes.lane_node import LaneNode
 from triton_perception.nodes.node_process import run_nodes
 from triton_perception.nodes.overlay_node import OverlayNode
+from triton_perception.parameters import ParameterError
+from triton_perception.serving import check_policy_cameras, parse_camera_priorities, RequestGate
 
 PROCESS_NODE = 'perception_process'
 JOINED_MODEL = 'perception'
@@ -80,21 +82,53 @@ def parse_arguments(argv: list[str]) -> argparse.Namespace:
                         'its health statistics with one request per frame; where it does not '
                         "serve the nodes' models, each model gets its own request; "
                         "'' always sends one request per model (default: %(default)s)")
+    parser.add_argument('--camera-priorities', default='', metavar='CAMERA=always|HZ,...',
+                        help='which cameras are served first when the process has more frames '
+                        "than it serves, e.g. '/front=always,/left=10,/right=10' (a minimum "
+                        'rate in Hz); unnamed cameras are served round-robin')
+    parser.add_argument('--max-requests', type=int, default=0, metavar='N',
+                        help='requests in flight for the whole process, granted by '
+                        '--camera-priorities (default: one per camera without priorities, '
+                        'half the cameras rounded up with them)')
     arguments = parser.parse_args(argv)
     if not (arguments.detections or arguments.lanes):
         parser.error('--no-detections and --no-lanes: nothing to run')
     names = [camera.namespace for camera in arguments.cameras]
     if len(set(names)) != len(names):
         parser.error(f'a namespace is given to two cameras: {names}')
+    if arguments.max_requests < 0:
+        parser.error(f'--max-requests {arguments.max_requests}: give 1 or more (0: the default)')
+    try:
+        arguments.policy = parse_camera_priorities(arguments.camera_priorities)
+        check_policy_cameras(arguments.policy, names or [arguments.namespace or '/'])
+    except ParameterError as error:
+        parser.error(f'--camera-priorities: {error}')
     return arguments
+
+
+def request_gate(arguments: argparse.Namespace) -> RequestGate | None:
+    """
+    Return the process's request gate, None where it would never hold a request back.
+
+    Without priorities each camera's one request thread gets a slot (round-robin is then
+    what the server's own queue gives); with them, half the cameras' requests fit at once,
+    so that under overload the policy, not chance, picks the frames that are served.
+    """
+    cameras = max(1, len(arguments.cameras))
+    policy = arguments.policy
+    if not arguments.max_requests and not policy.cameras:
+        return None
+    slots = arguments.max_requests or (-(-cameras // 2) if policy.cameras else cameras)
+    return RequestGate(slots, policy)
 
 
 class _Process:
     """The process's own node and one CameraFrames per camera, made once rclpy is initialised."""
 
-    def __init__(self, namespace: str, joined_model: str) -> None:
+    def __init__(self, namespace: str, joined_model: str, gate: RequestGate | None) -> None:
         self.namespace = namespace
         self.joined_model = joined_model
+        self.gate = gate
         self.node: Node | None = None
         self.frames: dict[int, CameraFrames] = {}
 
@@ -103,31 +137,33 @@ class _Process:
         self.node = Node(PROCESS_NODE, namespace=self.namespace)
         return self.node
 
-    def camera_frames(self, camera: int) -> CameraFrames:
-        """Return camera number `camera`'s shared frames, made on first use."""
+    def camera_frames(self, camera: int, name: str) -> CameraFrames:
+        """Return camera number `camera`'s shared frames (its namespace `name`), made once."""
         assert self.node is not None  # the host is the first factory run_nodes calls
         if camera not in self.frames:
-            self.frames[camera] = CameraFrames(self.node, self.joined_model)
+            self.frames[camera] = CameraFrames(self.node, self.joined_model, name, self.gate)
         return self.frames[camera]
 
-    def perception_node(self, kind: Callable[..., Node], camera: int,
+    def perception_node(self, kind: Callable[..., Node], camera: int, name: str,
                         options: dict[str, Any]) -> Node:
         """Create a detection or lane node of `camera`, fed by its shared frames."""
-        return kind(frame_source=self.camera_frames(camera), **options)
+        return kind(frame_source=self.camera_frames(camera, name), **options)
 
 
 def node_factories(arguments: argparse.Namespace) -> list[Callable[[], Node]]:
     """Return the process node's factory, then each camera's nodes' (frames shared per camera)."""
-    process = _Process(arguments.namespace, arguments.joined_model)
+    process = _Process(arguments.namespace, arguments.joined_model, request_gate(arguments))
     factories: list[Callable[[], Node]] = [process.host]
     for number, camera in enumerate(arguments.cameras or [Camera(arguments.namespace)]):
         options: dict[str, Any] = {'cli_args': camera.remappings()}
         if camera.namespace:
             options['namespace'] = camera.namespace
+        name = camera.namespace or arguments.namespace or '/'
         if arguments.detections:
-            factories.append(partial(process.perception_node, DetectionNode, number, options))
+            factories.append(partial(process.perception_node, DetectionNode, number, name,
+                                     options))
         if arguments.lanes:
-            factories.append(partial(process.perception_node, LaneNode, number, options))
+            factories.append(partial(process.perception_node, LaneNode, number, name, options))
         if arguments.overlay:
             factories.append(partial(OverlayNode, **options))
     return factories

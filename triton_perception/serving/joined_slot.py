@@ -43,8 +43,14 @@ MemberFrames = dict[str, tuple[Member, Frame]]
 class JoinedSlot:
     """At most one message's frames waiting, one per member; taken while Triton is ready."""
 
-    def __init__(self) -> None:
-        """Hold nothing; frames are refused until `accept_frames`."""
+    def __init__(self, on_change: Callable[[], None] | None = None) -> None:
+        """
+        Hold nothing; frames are refused until `accept_frames`.
+
+        `on_change` is called, outside the slot's lock, when frames may have become takeable:
+        the process's request gate looks again at which camera has a frame.
+        """
+        self._on_change = on_change
         self._condition = threading.Condition()
         self._frames: MemberFrames = {}
         self._message: object = None
@@ -68,6 +74,7 @@ class JoinedSlot:
             with self._condition:
                 self._offering -= 1
                 self._condition.notify_all()
+            self._changed()
 
     def put(self, member: Member, frame: Frame) -> None:
         """Never blocks on Triton: add `member`'s frame, replacing an older message's frames."""
@@ -84,6 +91,19 @@ class JoinedSlot:
                                           'replaced by a newer frame')
             self._frames[member.name] = (member, frame)
             self._condition.notify_all()
+        self._changed()
+
+    def has_frames(self) -> bool:
+        """Whether `take_now` would return at once: frames are takeable, or the slot stops."""
+        return self._stopping or bool(self._frames and self._open and not self._offering)
+
+    def take_now(self) -> MemberFrames | None:
+        """Return the waiting frames if they are takeable now, else None (never waits)."""
+        with self._condition:
+            if self._stopping or not self._frames or not self._open or self._offering:
+                return None
+            frames, self._frames = self._frames, {}
+            return frames
 
     def take(self) -> MemberFrames | None:
         """Wait for a message's frames while the slot takes frames; None once stopping."""
@@ -108,6 +128,7 @@ class JoinedSlot:
         with self._condition:
             self._open = True
             self._condition.notify_all()
+        self._changed()
 
     def refuse_frames(self) -> bool:
         """Drop the waiting frames and refuse frames until `accept_frames`; say if it took them."""
@@ -123,6 +144,11 @@ class JoinedSlot:
             self._stopping = True
             self._drop(reason)
             self._condition.notify_all()
+        self._changed()
+
+    def _changed(self) -> None:
+        if self._on_change is not None:
+            self._on_change()
 
     def _drop(self, reason: str) -> None:
         for member, frame in self._frames.values():

@@ -27,6 +27,7 @@ from triton_perception.serving.joined_slot import JoinedSlot, Member, MemberFram
 from triton_perception.serving.output_memory import OutputMemory
 from triton_perception.serving.request_errors import (is_unreachable, lost_shared_memory,
                                                       request_failure)
+from triton_perception.serving.request_gate import RequestGate
 from triton_perception.serving.request_inputs import FrameInputs, FrameMemory, Tensors
 from triton_perception.serving.shared_frames import SharedFrames
 from triton_perception.serving.triton_client import ClientSettings, make_client
@@ -95,6 +96,9 @@ class FrameWorker(Protocol):
     def submit(self, frame: Frame) -> None:
         """Hand a frame over; never blocks on Triton."""
 
+    def figures(self) -> dict[str, str]:
+        """Return the worker's own /diagnostics values (e.g. the camera's turn at the gate)."""
+
 
 class MemberWorker:
     """A node's face of its camera's JoinedWorker: what the node calls on an InferenceWorker."""
@@ -127,19 +131,29 @@ class MemberWorker:
         """Never blocks on Triton: the frame waits for the camera's next request."""
         self._worker.submit(self._member, frame)
 
+    def figures(self) -> dict[str, str]:
+        """Return the camera's joined requests so far and its figures at the request gate."""
+        return {'joined_requests': str(self._worker.joined_requests),
+                **self._worker.gate_figures()}
+
 
 class JoinedWorker:
     """The request threads and connection state of one camera's nodes at one Triton server."""
 
     def __init__(self, joined_model: str, shared_frames: SharedFrames,
-                 statistics: StatisticsHook | None = None) -> None:
+                 statistics: StatisticsHook | None = None, camera: str = '',
+                 gate: RequestGate | None = None) -> None:
         """
         Send to `joined_model` whatever frames of its members it serves; `statistics` gets health.
 
         `shared_frames`: the camera's frame regions. The client settings (address, TLS, request
         threads, timeout) are the first member's: a camera's nodes share one parameters file.
+        `gate`: the process's request gate, which decides which camera `camera` (its
+        namespace) sends next when the process has more frames than it serves.
         """
         self._joined_model = joined_model
+        self._camera = camera
+        self._gate = gate
         self._shared_frames = shared_frames
         self._statistics = statistics
         self._slot = JoinedSlot()
@@ -180,7 +194,8 @@ class JoinedWorker:
             self._members[member.name] = member
             if self._threads:
                 return
-            self._slot = JoinedSlot()  # a fresh one after the last member left (and stopped it)
+            # A fresh slot after the last member left (and stopped it).
+            self._slot = JoinedSlot(None if self._gate is None else self._gate.frame_arrived)
             settings = self._settings = member.settings
             self._health = ConnectionHealth(settings.url, self._member_models,
                                             settings.max_backoff_s, self._slot, member.log)
@@ -234,13 +249,41 @@ class JoinedWorker:
         outputs: dict[tuple[str, tuple[str, ...]], OutputMemory] = {}
         shared = self._shared_frames.lease(self)
         try:
-            while (frames := slot.take()) is not None:
-                self._serve(client, outputs, shared, frames)
+            while (frames := self._next_frames(slot)) is not None:
+                try:
+                    if frames:
+                        self._serve(client, outputs, shared, frames)
+                finally:
+                    if self._gate is not None:
+                        self._gate.done(self._camera)
         finally:
             shared.close(client)
             for memory in outputs.values():
                 memory.close(client)
             client.close()
+
+    def _next_frames(self, slot: JoinedSlot) -> MemberFrames | None:
+        """
+        Return the camera's next frames to serve; None once the slot stops.
+
+        With a gate, wait for this camera's turn first (an empty dict: the frames went meanwhile).
+        """
+        if self._gate is None:
+            return slot.take()
+        if not self._gate.wait_turn(self._camera, slot.has_frames):
+            return None
+        frames = slot.take_now()
+        if frames is None and slot.has_frames():  # stopping
+            self._gate.done(self._camera)
+            return None
+        return frames or {}
+
+    def gate_figures(self) -> dict[str, str]:
+        """Return the camera's figures at the process's request gate (none without one)."""
+        if self._gate is None:
+            return {}
+        figures = self._gate.figures(self._camera)
+        return {f'gate_{key}': value for key, value in figures.items()}
 
     def _serve(self, client: grpcclient.InferenceServerClient,
                outputs: dict[tuple[str, tuple[str, ...]], OutputMemory], shared: FrameMemory,

@@ -171,6 +171,10 @@ class InferenceWorker:
         """Never blocks on Triton: fills the slot, replacing (dropping) a waiting frame."""
         self._slot.put(frame)
 
+    def figures(self) -> dict[str, str]:
+        """Return no values of its own: a worker of one node has nothing beyond the accounting."""
+        return {}
+
     def _connection_loop(self) -> None:
         client = make_client(self.settings)
         try:
