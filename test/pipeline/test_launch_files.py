@@ -36,7 +36,8 @@ DECLARED = {
                                    'input_transport', 'triton_url',
                                    'params_file', 'enable_detections', 'enable_lanes',
                                    'enable_overlay', 'namespace', 'process_layout',
-                                   'cameras_per_process', 'use_sim_time'),
+                                   'cameras_per_process', 'camera_priorities',
+                                   'use_sim_time'),
 }
 PORTS = {'grpc_port': '18601', 'http_port': '18600', 'metrics_port': '18602'}
 
@@ -302,6 +303,24 @@ def test_cameras_per_process_reaches_the_nodes(ament_prefix: Path, per_process: 
     nodes = nodes_after_gate(found, context, gate)
     assert [node.node_executable for node in nodes] == ['perception_process'] * expected
     check_nodes(nodes, plan, context, ament_prefix)
+
+
+def test_camera_priorities_reach_each_process_for_its_own_cameras(ament_prefix: Path) -> None:
+    """
+    camera_priorities goes to each perception_process with the entries of its own cameras.
+
+    A process refuses a policy that names a camera it does not serve, so the groups split it.
+    """
+    arguments = {'start_triton': 'false', 'triton_url': 'jetson.local:8001',
+                 'cameras': 'a=/a/image,b=/b/image,c=/c/image', 'enable_overlay': 'false',
+                 'camera_priorities': '/a=always,/c=10'}
+    plan = pipeline_plan(arguments)
+    context, found = visit('pipeline.launch.py', arguments)
+    nodes = nodes_after_gate(found, context, processes(found, context)['wait_for_triton'])
+    check_nodes(nodes, plan, context, ament_prefix)
+    commands = [node_command(node, context) for node in nodes]
+    assert '--camera-priorities=/a=always' in commands[0]
+    assert '--camera-priorities=/c=10' in commands[1]
 
 
 def test_triton_server_alone(tritonserver: Path) -> None:

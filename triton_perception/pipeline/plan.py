@@ -81,6 +81,10 @@ ARGUMENTS = (
              'for all its nodes, every process against one Triton (0: all cameras in one '
              'process; 1: a process per camera, past one core; the default 2 served 4 '
              'cameras best within 1 GB on 2 cores, docs/launch.md)'),
+    Argument('camera_priorities', '', 'with process_layout:=single: which cameras a '
+             'perception_process serves first when it has more frames than it can serve, '
+             'CAMERA_NAMESPACE=always|MIN_HZ pairs, e.g. /front=always,/left=10 (other cameras '
+             'round-robin; docs/launch.md)'),
     Argument('use_sim_time', 'false', 'use /clock (bag replay with --clock)', BOOLEAN),
 )
 ARGUMENT_NAMES = tuple(argument.name for argument in ARGUMENTS)
@@ -234,8 +238,18 @@ def _namespace(value: str) -> str:
     return value.rstrip('/')
 
 
+def _priorities_of(priorities: str, nodes: list[NodePlan]) -> list[str]:
+    """Return the `--camera-priorities` of the cameras among `nodes` ([] if none has one)."""
+    cameras = {node.namespace or '/' for node in nodes}
+    entries = [entry.strip() for entry in priorities.split(',') if entry.strip()]
+    own = [entry for entry in entries if entry.split('=', 1)[0].rstrip('/') in cameras
+           or entry.split('=', 1)[0] in cameras]
+    return [f'--camera-priorities={",".join(own)}'] if own else []
+
+
 def _single_process(nodes: list[NodePlan], cameras: list[tuple[str, str]], namespace: str,
-                    params_file: Path, common: dict[str, object]) -> NodePlan:
+                    params_file: Path, common: dict[str, object],
+                    priorities: str = '') -> NodePlan:
     """
     Return the one perception_process that runs `nodes` (the per-node plan) for every camera.
 
@@ -253,7 +267,8 @@ def _single_process(nodes: list[NodePlan], cameras: list[tuple[str, str]], names
     if len(cameras) == 1:
         return NodePlan('perception_process', 'perception_process', nodes[0].namespace,
                         params_file, parameters, nodes[0].remappings,
-                        (*_namespace_argument(nodes[0].namespace), *flags))
+                        (*_namespace_argument(nodes[0].namespace), *flags,
+                         *_priorities_of(priorities, nodes)))
     specs = []
     for node in nodes:
         camera = f'--camera={node.namespace}=' + '='.join(
@@ -261,7 +276,8 @@ def _single_process(nodes: list[NodePlan], cameras: list[tuple[str, str]], names
         if camera not in specs:
             specs.append(camera)
     return NodePlan('perception_process', 'perception_process', namespace, params_file,
-                    parameters, (), (*_namespace_argument(namespace), *specs, *flags))
+                    parameters, (), (*_namespace_argument(namespace), *specs, *flags,
+                                     *_priorities_of(priorities, nodes)))
 
 
 def _cameras_per_process(arguments: dict[str, str]) -> int:
@@ -275,7 +291,7 @@ def _cameras_per_process(arguments: dict[str, str]) -> int:
 
 def _perception_processes(nodes: list[NodePlan], cameras: list[tuple[str, str]],
                           namespace: str, params_file: Path, common: dict[str, object],
-                          per_process: int) -> list[NodePlan]:
+                          per_process: int, priorities: str = '') -> list[NodePlan]:
     """
     Return the perception_processes that run `nodes`: the cameras in groups of `per_process`.
 
@@ -290,7 +306,7 @@ def _perception_processes(nodes: list[NodePlan], cameras: list[tuple[str, str]],
         names = {camera_namespace for camera_namespace, _topic in group}
         processes.append(_single_process(
             [node for node in nodes if node.namespace in names], group,
-            namespace if len(groups) == 1 else group[0][0], params_file, common))
+            namespace if len(groups) == 1 else group[0][0], params_file, common, priorities))
     return processes
 
 
@@ -381,7 +397,8 @@ def pipeline_plan(values: dict[str, str]) -> PipelinePlan:
     ready_models = tuple(dict.fromkeys(model_name(params_file, name) for name in enabled))
     if arguments['process_layout'] == 'single':
         nodes = _perception_processes(nodes, cameras, _namespace(arguments['namespace']),
-                                      params_file, common, _cameras_per_process(arguments))
+                                      params_file, common, _cameras_per_process(arguments),
+                                      arguments['camera_priorities'])
     return PipelinePlan(
         ready_models=ready_models,
         server=replace(server, models=ready_models) if server else None, triton_url=triton_url,
