@@ -92,6 +92,20 @@ def targets(cases: dict[str, GlueCaseFigures]) -> dict[str, CpuTarget | RssTarge
     return result
 
 
+def node_and_server(figures: GlueCaseFigures) -> float | None:
+    """
+    Return the case's CPU per frame with tritonserver's: where work moved into the graph went.
+
+    On this machine the CPU profile runs the graphs on the same cores as the nodes; on the Orin
+    the model steps run on the GPU, so the sum overstates what the Orin's cores pay.
+    """
+    server = figures.get('server_cpu_ms_per_frame')
+    node = figures.get('cpu_ms_per_frame')
+    if server is None or node is None:
+        return None
+    return round(float(node) + float(server), 2)
+
+
 def glue_table(report: GlueReport) -> str:
     """
     Return the cases as a Markdown table, then one line per target.
@@ -101,18 +115,21 @@ def glue_table(report: GlueReport) -> str:
     frames that brought the bench no result).
     """
     cases = report.get('cases', {})
-    lines = ['| layout | models | cameras | processes | CPU ms/frame | x floor | RSS MiB | '
-             'RSS MiB/camera | added latency p50 / p99 ms | Triton ms/request | input Hz per '
-             'camera | served | frames sent | lost, all nodes | without result, all nodes |',
+    lines = ['| layout | models | cameras | processes | CPU ms/frame | x floor | tritonserver '
+             'CPU ms/frame | node + server ms/frame | RSS MiB | RSS MiB/camera | added latency '
+             'p50 / p99 ms | Triton ms/request | input Hz per camera | served | frames sent | '
+             'lost, all nodes | without result, all nodes |',
              '| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- '
-             '| --- |']
+             '| --- | --- | --- |']
     for figures in cases.values():
         triton = ', '.join(f'{model} {ms:.1f}' for model, ms in
                            sorted(figures['triton_request_ms'].items()) if model in ENSEMBLES)
         lines.append(
             f"| {LAYOUT_NAMES[figures['layout']]} | {figures['models']} | {figures['cameras']} "
             f"| {figures['processes']} | {table_cell(figures['cpu_ms_per_frame'])} "
-            f"| {table_cell(cpu_ratio(cases, figures))} | {figures['rss_mib']:.0f} "
+            f'| {table_cell(cpu_ratio(cases, figures))} '
+            f"| {table_cell(figures.get('server_cpu_ms_per_frame'))} "
+            f"| {table_cell(node_and_server(figures))} | {figures['rss_mib']:.0f} "
             f"| {figures['rss_per_camera_mib']:.0f} "
             f"| {table_cell(figures['added_latency_ms']['p50'])} / "
             f"{table_cell(figures['added_latency_ms']['p99'])} | {triton} "
