@@ -38,8 +38,8 @@ from triton_perception.bench.bench_schema import (GlueAccounting, GlueCaseFigure
 from triton_perception.bench.constant_graphs import constant_repository
 from triton_perception.bench.glue_cases import (bgr_frame, camera_namespaces, FRAME_SIZE,
                                                 glue_cases, GlueCase, LAYOUTS, node_accounting,
-                                                overlay_listening, results_missing, settled,
-                                                start_processes)
+                                                overlay_listening, results_missing,
+                                                served_per_camera, settled, start_processes)
 from triton_perception.bench.glue_report import targets
 from triton_perception.bench.measures import check_alive
 from triton_perception.bench.report import (load_averages, machine_description, source_version,
@@ -72,6 +72,7 @@ class GlueSettings:
     json_path: Path | None = None
     video: Path = DEFAULT_VIDEO
     frame_size: tuple[int, int] = FRAME_SIZE
+    camera_priorities: str = ''  # as the launch argument, the cameras named cam0, cam1, ...
 
     def __post_init__(self) -> None:
         """Raise BenchError for no cameras, an unknown layout, no window or an odd frame size."""
@@ -131,7 +132,7 @@ class GlueBench:
         load_before = os.getloadavg()[0]
         try:
             start_processes(case, self.server.grpc_url, namespace, self.log_directory,
-                            processes)
+                            processes, self.settings.camera_priorities)
             self.log(f'{case.name}: started {len(processes)} process(es) '
                      f'({", ".join(sorted({process.name for process in processes}))}); '
                      'waiting until ready')
@@ -155,6 +156,10 @@ class GlueBench:
             'layout': case.layout, 'models': case.models, 'cameras': case.cameras,
             'frame': f'{self.frame.width}x{self.frame.height}', 'processes': len(processes),
             'load_average_1min': [round(load_before, 2), round(os.getloadavg()[0], 2)]}
+        if accounting['accounting'] and case.cameras > 1:
+            shares = served_per_camera(accounting['accounting'])
+            self.log(f'{case.name}: served per camera (detection_node): '
+                     + ', '.join(f'{camera} {share:.1%}' for camera, share in shares.items()))
         self.log(f"{case.name}: CPU {figures['cpu_ms_per_frame']} ms/frame, RSS "
                  f"{figures['rss_mib']} MiB, added latency p50/p99 "
                  f"{figures['added_latency_ms']['p50']}/{figures['added_latency_ms']['p99']} ms, "

@@ -109,9 +109,12 @@ def camera_namespaces(namespace: str, cameras: int) -> list[str]:
 
 
 def start_processes(case: GlueCase, triton_url: str, namespace: str, log_directory: Path,
-                    started: list[NodeProcess]) -> None:
+                    started: list[NodeProcess], priorities: str = '') -> None:
     """
     Start the case's processes into `started`: the plan's, or one floor node per camera.
+
+    `priorities`: camera_priorities with the cameras named `cam0`, `cam1`, ... (their
+    namespaces are the case's).
 
     The caller stops what is in `started`, also when this raises after starting some.
     """
@@ -129,7 +132,9 @@ def start_processes(case: GlueCase, triton_url: str, namespace: str, log_directo
         'process_layout': 'per_node' if case.layout == 'per_node' else 'single',
         'cameras_per_process': str(CAMERAS_PER_PROCESS.get(case.layout, 0)),
         'enable_lanes': str(case.models == BOTH).lower(),
-        'enable_overlay': str(case.overlay).lower()})
+        'enable_overlay': str(case.overlay).lower(),
+        'camera_priorities': ','.join(f'{namespace}/{entry.strip()}'
+                                      for entry in priorities.split(',') if entry.strip())})
     for node in plan.nodes:
         started.append(NodeProcess(node.executable, node.ros_arguments(), log_directory))
 
@@ -198,6 +203,16 @@ def node_accounting(status: NodeStatus | None, sent: int) -> NodeAccounting:
             'without_result': sum(counts[fate] for fate in FATES if fate != 'published')
             + counts['pending'],
             'balanced': status.balanced}
+
+
+def served_per_camera(accounting: dict[str, dict[str, NodeAccounting]]) -> dict[str, float]:
+    """Return each camera's share of its frames sent that its detection node published."""
+    shares = {}
+    for camera, nodes in accounting.items():
+        entry = nodes.get('detection_node')
+        if entry is not None and entry.get('published') is not None and entry['sent']:
+            shares[camera] = round(float(entry['published']) / entry['sent'], 3)
+    return shares
 
 
 def settled(statuses: dict[str, NodeStatus], kinds: Sequence[NodeKind], sent: int) -> bool:

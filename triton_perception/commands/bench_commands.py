@@ -74,7 +74,8 @@ def command_glue_bench(arguments: argparse.Namespace) -> int:
             layouts=tuple(name.strip() for name in arguments.layouts.split(',') if name.strip()),
             window_s=GlueSettings.window_s if arguments.duration is None else arguments.duration,
             warmup_s=arguments.warmup, json_path=arguments.json,
-            video=arguments.video or DEFAULT_CLIP, frame_size=(int(width), int(height))),
+            video=arguments.video or DEFAULT_CLIP, frame_size=(int(width), int(height)),
+            camera_priorities=arguments.camera_priorities),
             bench_progress)
 
     report = report_or_exit_code(run)
@@ -165,6 +166,9 @@ def add_bench_command(commands: argparse._SubParsersAction[argparse.ArgumentPars
     bench.add_argument('--model-repository', type=Path, default=None)
     bench.add_argument('--video', type=Path, default=None,
                        help='road clip (default ../shared/data/videos/solidWhiteRight.mp4)')
+    bench.add_argument('--camera-priorities', default='',
+                       help='with --glue: camera_priorities for the perception_processes, the '
+                       "cameras named cam0, cam1, ..., e.g. 'cam0=always,cam1=10'")
     bench.add_argument('--max-in-flight', type=int, default=None,
                        help="the nodes' max_in_flight (default: the parameter's default)")
     bench.set_defaults(run=command_bench)
