@@ -12,6 +12,7 @@ InferenceWorker sends it; the log says so once. Knows nothing of ROS.
 """
 from __future__ import annotations
 
+from functools import partial
 import threading
 import time
 from typing import Any, Callable, NamedTuple, Protocol
@@ -21,8 +22,9 @@ from numpy.typing import NDArray
 import tritonclient.grpc as grpcclient
 from tritonclient.utils import InferenceServerException
 
-from triton_perception.frames import Fate, Frame, FrameAccounting, FrameRejected, RequestTimes
+from triton_perception.frames import Fate, Frame, FrameAccounting, RequestTimes
 from triton_perception.serving.connection_health import ConnectionHealth
+from triton_perception.serving.frame_fates import deliver_and_settle, prepare_or_settle
 from triton_perception.serving.joined_slot import JoinedSlot, Member, MemberFrames
 from triton_perception.serving.output_memory import OutputMemory
 from triton_perception.serving.request_errors import (is_unreachable, lost_shared_memory,
@@ -289,7 +291,8 @@ class JoinedWorker:
                outputs: dict[tuple[str, tuple[str, ...]], OutputMemory], shared: FrameMemory,
                frames: MemberFrames) -> None:
         prepared = {name: inputs for name, (member, frame) in frames.items()
-                    if (inputs := _prepare(member, frame)) is not None}
+                    if (inputs := prepare_or_settle(member.accounting, member.log,
+                                                    member.prepare, frame)) is not None}
         if not prepared:
             return
         members = [frames[name][0] for name in prepared]
@@ -351,7 +354,6 @@ class JoinedWorker:
             result = client.infer(request.model, request_inputs, outputs=requested,
                                   client_timeout=first.timeout_s)
             answered_at = time.monotonic()
-            arrays = memory.arrays(result)
         except InferenceServerException as error:
             if lost_shared_memory(error):
                 shared.forget_registration()
@@ -363,12 +365,19 @@ class JoinedWorker:
             shared.release()
         if len(request.members) > 1:
             self.joined_requests += 1
+        arrays: Tensors = {}
+        problem: ValueError | None = None
+        try:
+            arrays = memory.arrays(result)
+        except ValueError as error:  # malformed: each member's delivery fails with the reason
+            problem = error
         if self._statistics is not None and HEALTH_OUTPUT in arrays:
             self._statistics(message, arrays[HEALTH_OUTPUT])
         for member in request.members:
             frame = frames[member.name][1]
-            own = {name: arrays[name] for name in member.settings.outputs}
-            _deliver(member, frame, request.inputs, own, RequestTimes(sent_at, answered_at))
+            deliver_and_settle(member.accounting, member.log, member.deliver, frame,
+                               request.inputs, partial(_own, arrays, member, problem),
+                               RequestTimes(sent_at, answered_at))
 
     def _failed(self, member: Member, frame: Frame, error: InferenceServerException) -> None:
         reason = request_failure(error, member.settings.timeout_s)
@@ -378,30 +387,8 @@ class JoinedWorker:
             self._health.lost(reason)
 
 
-def _prepare(member: Member, frame: Frame) -> Tensors | None:
-    """Return `member`'s request inputs for `frame`, or None with the frame settled."""
-    try:
-        return member.prepare(frame)
-    except FrameRejected as rejection:
-        member.accounting.settle(Fate.REJECTED, frame.received_at, rejection.reason)
-        member.log.frame_problem(
-            f'rejected a frame: {rejection} ({member.accounting.count(Fate.REJECTED)} rejected '
-            'so far)')
-    except Exception as error:  # noqa: BLE001 (a bug must not stop the worker thread)
-        member.accounting.settle(Fate.FAILED, frame.received_at,
-                                 f'preparing the request: {type(error).__name__}: {error}')
-        member.log.frame_problem(f'could not prepare a request: {error!r}')
-    return None
-
-
-def _deliver(member: Member, frame: Frame, inputs: Tensors, outputs: Tensors,
-             times: RequestTimes) -> None:
-    """Hand `member` its outputs and settle the frame as published, or failed with the fault."""
-    try:
-        member.deliver(frame, inputs, outputs)
-    except Exception as error:  # noqa: BLE001 (any publishing fault must be counted)
-        member.accounting.settle(Fate.FAILED, frame.received_at,
-                                 f'result handling: {type(error).__name__}: {error}')
-        member.log.frame_problem(f'could not publish the result: {error}')
-        return
-    member.accounting.settle(Fate.PUBLISHED, frame.received_at, request=times)
+def _own(arrays: Tensors, member: Member, problem: ValueError | None) -> Tensors:
+    """Return `member`'s outputs of a joined answer; raise `problem` if the answer was bad."""
+    if problem is not None:
+        raise problem
+    return {name: arrays[name] for name in member.settings.outputs}

@@ -20,8 +20,9 @@ import grpc
 import tritonclient.grpc as grpcclient
 from tritonclient.utils import InferenceServerException
 
-from triton_perception.frames import Fate, Frame, FrameAccounting, FrameRejected, RequestTimes
+from triton_perception.frames import Fate, Frame, FrameAccounting, RequestTimes
 from triton_perception.serving.connection_health import ConnectionHealth
+from triton_perception.serving.frame_fates import deliver_and_settle, prepare_or_settle
 from triton_perception.serving.frame_slot import LatestFrameSlot
 from triton_perception.serving.output_memory import OutputMemory
 from triton_perception.serving.request_errors import (is_unreachable, lost_shared_memory,
@@ -199,18 +200,8 @@ class InferenceWorker:
     def _process(self, client: grpcclient.InferenceServerClient,
                  outputs: OutputMemory, shared: FrameMemory,
                  frame: Frame) -> None:
-        try:
-            inputs = self._prepare(frame)
-        except FrameRejected as rejection:
-            self._accounting.settle(Fate.REJECTED, frame.received_at, rejection.reason)
-            self._log.frame_problem(
-                f'rejected a frame: {rejection} ({self._accounting.count(Fate.REJECTED)} '
-                'rejected so far)')
-            return
-        except Exception as error:  # noqa: BLE001 (a bug must not stop the worker thread)
-            self._accounting.settle(Fate.FAILED, frame.received_at,
-                                    f'preparing the request: {type(error).__name__}: {error}')
-            self._log.frame_problem(f'could not prepare a request: {error!r}')
+        inputs = prepare_or_settle(self._accounting, self._log, self._prepare, frame)
+        if inputs is None:
             return
         try:
             request_inputs = self._inputs.request_inputs(client, shared, inputs,
@@ -228,15 +219,8 @@ class InferenceWorker:
             return
         finally:
             shared.release()
-        try:
-            self._deliver(frame, inputs, outputs.arrays(result))
-        except Exception as error:  # noqa: BLE001 (any publishing fault must be counted)
-            self._accounting.settle(Fate.FAILED, frame.received_at,
-                                    f'result handling: {type(error).__name__}: {error}')
-            self._log.frame_problem(f'could not publish the result: {error}')
-            return
-        self._accounting.settle(Fate.PUBLISHED, frame.received_at,
-                                request=RequestTimes(sent_at, answered_at))
+        deliver_and_settle(self._accounting, self._log, self._deliver, frame, inputs,
+                           lambda: outputs.arrays(result), RequestTimes(sent_at, answered_at))
 
     def _request_failed(self, frame: Frame, error: InferenceServerException) -> None:
         reason = request_failure(error, self.settings.timeout_s)
