@@ -25,8 +25,11 @@ from triton_perception.evaluation.replay_outputs import read_outputs
 from triton_perception.frames import DEFAULT_GOP, WAITING_FOR_KEYFRAME
 from triton_perception.system import DEFAULT_CLIP
 
-FRAMES = 24
-CUT = 3  # the cut bag starts 3 frames into the first GOP
+# Two GOPs and the keyframe of a third: the decodable frames run across a keyframe. In
+# lockstep a frame waiting for a keyframe is answered by the node's next /diagnostics (1 s by
+# default), so the cut leaves two of them: enough to count, few to wait for.
+FRAMES = 2 * DEFAULT_GOP + 1
+CUT = DEFAULT_GOP - 2  # the cut bag starts 2 frames before the second GOP's keyframe
 TOPIC = '/camera/image_raw/foxglove'
 
 

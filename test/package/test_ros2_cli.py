@@ -77,13 +77,16 @@ def install_models(environment: dict[str, str], shared: Path) -> Path:
 
 @pytest.mark.parametrize('symlink_install', [False, True], ids=['plain', 'symlink-install'])
 def test_colcon_build_finds_its_model_repository_and_weights(
-        workspace: Path, shared: Path, symlink_install: bool) -> None:
+        workspace: Path, shared: Path, symlink_install: bool,
+        request: pytest.FixtureRequest) -> None:
     """
     A colcon build, plain or with --symlink-install, finds its model repository and weights.
 
-    `ros2 pkg executables` lists the nodes, and none is installed on PATH.
+    `ros2 pkg executables` lists the nodes, and none is installed on PATH. The plain build is
+    the one the module launches the pipeline from (`installed`), so it is built once.
     """
-    install = colcon_build(workspace, f'install_{symlink_install}', symlink_install)
+    install = colcon_build(workspace, 'install_symlink', symlink_install=True) \
+        if symlink_install else request.getfixturevalue('installed')
     environment = sourced_environment(install)
     repository = install_models(environment, shared)
     # Under the install space (with --symlink-install the Python package resolves into the

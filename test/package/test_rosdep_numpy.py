@@ -15,6 +15,7 @@ needs the registry CI reaches.
 """
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 import json
 from pathlib import Path
@@ -93,8 +94,20 @@ def target_constraints(target: Target, directory: Path) -> Path:
     return path
 
 
+# pip's reports by (package, target, constrained): a resolution depends on nothing else.
+RESOLVED: dict[tuple[str, str, bool], list[dict[str, Any]]] = {}
+
+
 def resolve(package: str, target: Target, constrained: bool = True) -> list[dict[str, Any]]:
     """Return pip's report of what `pip install PACKAGE` installs for the target."""
+    key = (package, target.codename, constrained)
+    if key not in RESOLVED:
+        RESOLVED[key] = resolved_by_pip(package, target, constrained)
+    return RESOLVED[key]
+
+
+def resolved_by_pip(package: str, target: Target, constrained: bool) -> list[dict[str, Any]]:
+    """Ask pip (a dry run against the package index) what `pip install PACKAGE` installs."""
     with tempfile.TemporaryDirectory() as directory:
         report = Path(directory) / 'report.json'
         constraints = ['--constraint', str(target_constraints(target, Path(directory)))] \
@@ -157,8 +170,14 @@ def test_no_pip_key_replaces_the_distributions_numpy(target: Target) -> None:
     """
     installed = dict(target.apt)
     problems = []
-    for key, rules in sorted(pip_keys().items()):
-        packages = pip_packages(rules, f'ubuntu:{target.codename}')
+    packages_of = {key: pip_packages(rules, f'ubuntu:{target.codename}')
+                   for key, rules in sorted(pip_keys().items())}
+    # Each resolution waits mostly on the package index and needs no other (the replay below
+    # does, in order): asked side by side, they take the time of the slowest few.
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        list(pool.map(lambda package: resolve(package, target),
+                      [package for packages in packages_of.values() for package in packages]))
+    for key, packages in packages_of.items():
         assert packages, f'{key} has no pip packages for ubuntu:{target.codename}'
         for package in packages:
             found = numpy_problems(package, target, installed)

@@ -64,8 +64,14 @@ def target_environment() -> Path:
     print(f'target numerics: building {ENVIRONMENT} with Python {JAMMY_PYTHON} and '
           f'{", ".join(f"{name} {version}" for name, version in JAMMY_PYPI.items())}',
           file=sys.stderr)
-    subprocess.run([interpreter, '-m', 'venv', str(ENVIRONMENT)], check=True, timeout=300)
-    subprocess.run([str(python), '-m', 'pip', 'install', '--quiet', '--disable-pip-version-check',
+    # This interpreter's pip installs into the environment (pip's --python): the environment
+    # needs no pip of its own, which `venv` would install and byte-compile first. --no-compile:
+    # byte-compiling every module of SciPy and NumPy up front takes longer than the install;
+    # the few the tests import are compiled when imported.
+    subprocess.run([interpreter, '-m', 'venv', '--without-pip', str(ENVIRONMENT)], check=True,
+                   timeout=300)
+    subprocess.run([sys.executable, '-m', 'pip', '--python', str(python), 'install', '--quiet',
+                    '--disable-pip-version-check', '--no-compile',
                     *(f'{name}=={version}' for name, version in JAMMY_PYPI.items())],
                    check=True, timeout=900)
     stamp.write_text(wanted, encoding='utf-8')

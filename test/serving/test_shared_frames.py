@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 import threading
+import time
 from typing import Any, Iterator
 
 import numpy as np
@@ -79,9 +80,15 @@ class Model:
             self._done.notify_all()
 
     def wait_ready(self) -> None:
-        """Wait until the worker takes frames."""
-        with self._done:
-            assert self._done.wait_for(lambda: self.worker.ready, WAIT_S), self.log.lines
+        """
+        Wait until the worker takes frames, polling: its readiness notifies nothing here.
+
+        (Waiting on the results' condition would always sit out the whole WAIT_S.)
+        """
+        deadline = time.monotonic() + WAIT_S
+        while not self.worker.ready and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert self.worker.ready, self.log.lines
 
     def wait_for(self, number: int) -> None:
         """Wait until frame `number` is delivered, or fail with the worker's log."""

@@ -9,6 +9,7 @@ from triton_perception.health.degradation import (
     FRAME_RATE_HZ as FRAME_RATE_HZ,
     noisy as noisy,
     run_trial as run_trial,
+    run_trials as run_trials,
     Trial as Trial,
     video_frames as video_frames,
 )

@@ -118,15 +118,21 @@ def noisy(frames: Sequence[NDArray[np.number[Any]]],
     Return frame `i` of `frames` (cycled) with sensor noise, different from one frame to the next.
 
     Three noise patterns are made once and cycled: a still frame (a road frame) then changes
-    as a real sensor's output does.
+    as a real sensor's output does. Each of the 3 x len(frames) noisy frames is made once and
+    returned read-only, so that a trial over hundreds of frames does not add the noise again.
     """
     generator = np.random.default_rng(seed)
     shape = frames[0].shape
     patterns = [generator.normal(0.0, NOISE_SIGMA, shape).astype(np.int16) for _ in range(3)]
+    made: dict[tuple[int, int], NDArray[np.uint8]] = {}
 
     def frame(index: int) -> NDArray[np.uint8]:
-        clean = frames[index % len(frames)].astype(np.int16) + patterns[index % 3]
-        return np.clip(clean, 0, 255).astype(np.uint8)
+        key = (index % len(frames), index % 3)
+        if key not in made:
+            clean = frames[key[0]].astype(np.int16) + patterns[key[1]]
+            made[key] = np.clip(clean, 0, 255).astype(np.uint8)
+            made[key].setflags(write=False)
+        return made[key]
     return frame
 
 
@@ -140,12 +146,25 @@ def run_trial(settings: HealthSettings, source: Callable[[int], NDArray[np.uint8
     `figures` measures a checked frame: in the node (frame_figures) or through the health
     graph (frame_statistics), so that both are judged on the same trials.
     """
-    health = CameraHealth(settings)
+    return run_trials(settings, source, fault, start, [figures])[0]
+
+
+def run_trials(settings: HealthSettings, source: Callable[[int], NDArray[np.uint8]],
+               fault: Degradation | None, start: int,
+               figures: Sequence[Callable[[NDArray[np.uint8]], FrameFigures]]) -> list[Trial]:
+    """
+    Run one camera's trial (as run_trial) once for each way of measuring a frame in `figures`.
+
+    Each CameraHealth sees the same frames, made (and made faulty) once: comparing the node's
+    figures with the graph's then costs the measuring, not a second blur of every frame.
+    """
+    healths = [CameraHealth(settings) for _ in figures]
     period = 1.0 / FRAME_RATE_HZ
     fault_at, recovery_at = CLEAN_S, CLEAN_S + FAULT_S
-    delay = cleared = None
-    false_alarm = 0.0
-    raised: set[str] = set()
+    delays: list[float | None] = [None for _ in figures]
+    cleared: list[float | None] = [None for _ in figures]
+    false_alarms = [0.0 for _ in figures]
+    raised: list[set[str]] = [set() for _ in figures]
     repeated: NDArray[np.uint8] | None = None
     for index in range(round((CLEAN_S + FAULT_S + RECOVERY_S) * FRAME_RATE_HZ)):
         now = index * period
@@ -164,17 +183,19 @@ def run_trial(settings: HealthSettings, source: Callable[[int], NDArray[np.uint8
                 frame = repeated
             elif fault.image is not None:
                 frame = fault.image(frame)
-        health.frame(stamp, now)
-        if health.image_due():
-            health.image(figures(frame), stamp, now)
-        report = health.report(now)
-        if faulty and fault is not None:
-            raised.update(name for name, value in report.values.items()
-                          if value in ('WARN', 'ERROR'))
-            if delay is None and report.values[fault.condition] != 'OK':
-                delay = now - fault_at
-        elif report.level != OK and (fault is None or now < fault_at):
-            false_alarm += period
-        if now >= recovery_at and cleared is None and report.level == OK:
-            cleared = now - recovery_at
-    return Trial(delay, cleared, false_alarm, frozenset(raised))
+        for which, (health, measure) in enumerate(zip(healths, figures)):
+            health.frame(stamp, now)
+            if health.image_due():
+                health.image(measure(frame), stamp, now)
+            report = health.report(now)
+            if faulty and fault is not None:
+                raised[which].update(name for name, value in report.values.items()
+                                     if value in ('WARN', 'ERROR'))
+                if delays[which] is None and report.values[fault.condition] != 'OK':
+                    delays[which] = now - fault_at
+            elif report.level != OK and (fault is None or now < fault_at):
+                false_alarms[which] += period
+            if now >= recovery_at and cleared[which] is None and report.level == OK:
+                cleared[which] = now - recovery_at
+    return [Trial(delay, clear, false_alarm, frozenset(conditions)) for delay, clear, false_alarm,
+            conditions in zip(delays, cleared, false_alarms, raised)]
