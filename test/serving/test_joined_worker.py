@@ -8,6 +8,7 @@ leave the other served; and without the joined ensemble the nodes are served one
 from __future__ import annotations
 
 import threading
+import time
 from typing import Any
 
 import numpy as np
@@ -83,8 +84,10 @@ def serve_joined(url: str, rgb: dict[int, np.ndarray], joined_model: str = 'perc
     for node in (detection, lanes):
         node.worker.start()
     try:
-        with detection._done:
-            assert detection._done.wait_for(lambda: worker.ready, WAIT_S), detection.log.lines
+        deadline = time.monotonic() + WAIT_S  # polled: readiness notifies no condition here
+        while not worker.ready and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert worker.ready, detection.log.lines
         for number in rgb:
             with worker.slot.offering():  # as CameraFrames hands a message to every node
                 for node in (detection, lanes):
