@@ -4,9 +4,10 @@ Which camera's request goes to Triton next when a process has more frames than i
 Without a gate, an overloaded process drops frames by chance: whichever request thread gets
 the CPU sends. The gate holds at most `slots` requests in flight for the whole process and
 hands a free slot out by policy (`camera_priorities`, e.g. '/front=always,/left=10'): first
-the cameras that fall short of their minimum rate, most behind first; then the `always`
-cameras; then everyone else round-robin, least recently served first, so that with no policy
-every camera gets an equal share. It is plain threading (one Condition, no thread of its
+the `always` cameras (the robot cannot drive without them); then the cameras that fall short
+of their minimum rate, most behind first; then everyone else round-robin, least recently
+served first, so that with no policy every camera gets an equal share. A minimum that the
+capacity left by the `always` cameras cannot hold shows in `unheld` (a /diagnostics WARN). It is plain threading (one Condition, no thread of its
 own), so it is tested without ROS or Triton.
 """
 from __future__ import annotations
@@ -270,12 +271,14 @@ class RequestGate:
         does not take every free slot before its first reply is back.
         """
         last = self._last_grant.get(camera, -1)
+        if camera in self._policy.always:
+            return (0, 0.0, last)
         minimum = self._policy.min_hz.get(camera)
         if minimum is not None:
             rate = self._served_hz(camera, now, self._in_flight.get(camera, 0))
             if rate < minimum:
-                return (0, rate / minimum, last)
-        return (1 if camera in self._policy.always else 2, 0.0, last)
+                return (1, rate / minimum, last)
+        return (2, 0.0, last)
 
     def _served_hz(self, camera: str, now: float, extra: int = 0) -> float:
         """
