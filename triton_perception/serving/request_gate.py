@@ -7,8 +7,9 @@ hands a free slot out by policy (`camera_priorities`, e.g. '/front=always,/left=
 the `always` cameras (the robot cannot drive without them); then the cameras that fall short
 of their minimum rate, most behind first; then everyone else round-robin, least recently
 served first, so that with no policy every camera gets an equal share. A minimum that the
-capacity left by the `always` cameras cannot hold shows in `unheld` (a /diagnostics WARN). It is plain threading (one Condition, no thread of its
-own), so it is tested without ROS or Triton.
+capacity left by the `always` cameras cannot hold shows in `unheld` (a /diagnostics WARN).
+It is plain threading (one Condition, no thread of its own), so it is tested without ROS or
+Triton.
 """
 from __future__ import annotations
 
