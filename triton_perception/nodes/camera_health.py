@@ -21,7 +21,8 @@ from rclpy.node import Node
 from std_msgs.msg import Header
 
 from triton_perception.frames import camera_status_name
-from triton_perception.health import CameraHealth, figures_from_statistics, frame_figures
+from triton_perception.health import (CameraHealth, figures_from_statistics, frame_figures,
+                                      FrameFigures)
 from triton_perception.parameters import HealthSettings
 from triton_perception.qos import DIAGNOSTICS_QOS
 
@@ -73,28 +74,27 @@ class CameraHealthReporter:
 
         Skipped while the served graph gives the statistics (`statistics`).
         """
-        began = time.thread_time()
         with self._lock:
-            if (message is self._last_image or time.monotonic() - self._served_at
-                    < SERVED_STATISTICS_S or not self._health.image_due()):
+            if time.monotonic() - self._served_at < SERVED_STATISTICS_S:
                 return
-            self._last_image = message
-        figures = frame_figures(rgb)
-        with self._lock:
-            self._health.image(figures, stamp_seconds(message), time.monotonic())
-            self._cpu_s += time.thread_time() - began
+        self._judge(message, lambda: frame_figures(rgb))
 
     def statistics(self, message: Any, values: NDArray[np.float32]) -> None:
         """Judge a frame from the health statistics the served graph computed for it."""
-        began = time.thread_time()
         with self._lock:
             self._served_at = time.monotonic()
+        self._judge(message, lambda: figures_from_statistics(values))
+
+    def _judge(self, message: Any, figures: Callable[[], FrameFigures]) -> None:
+        """Take `figures()` of `message` once per frame, every `health_every_n`th, timed."""
+        began = time.thread_time()
+        with self._lock:
             if message is self._last_image or not self._health.image_due():
                 return
             self._last_image = message
-        figures = figures_from_statistics(values)
+        judged = figures()  # outside the lock: the pixels' part may take a while
         with self._lock:
-            self._health.image(figures, stamp_seconds(message), time.monotonic())
+            self._health.image(judged, stamp_seconds(message), time.monotonic())
             self._cpu_s += time.thread_time() - began
 
     def publish(self) -> None:
