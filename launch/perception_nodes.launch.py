@@ -11,7 +11,7 @@ from triton_perception.pipeline import (argument_values, declare_arguments, pipe
 NODE_ARGUMENTS = ('camera_topic', 'camera_info_topic', 'cameras', 'input_transport',
                   'triton_url', 'params_file', 'enable_detections', 'enable_lanes',
                   'enable_overlay', 'namespace', 'process_layout', 'cameras_per_process',
-                  'camera_priorities', 'use_sim_time')
+                  'camera_priorities', 'max_batch', 'use_sim_time')
 
 
 def node_actions(context: LaunchContext) -> list:

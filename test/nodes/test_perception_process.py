@@ -108,7 +108,8 @@ def test_one_cameras_bad_frames_leave_the_other_untouched(
     """
     One camera's frames of another size and garbage encodings leave the other camera untouched.
 
-    The other camera rejects and fails nothing, and the smaller frames are served too.
+    The other camera rejects and fails nothing, and the smaller frames are served too, in the
+    same requests as the other camera's whenever both have a frame waiting.
     """
     diagnostics = probe.received.get('/diagnostics') or probe.record(DiagnosticArray,
                                                                      '/diagnostics')
@@ -136,6 +137,8 @@ def test_one_cameras_bad_frames_leave_the_other_untouched(
     assert any(message.header.stamp.sec >= 200 for message in front_results)
     assert any(message.header.stamp.sec >= 100 for message in rear_results), \
         'the smaller frames of the rear camera are served too'
+    assert int(front_status['batched_requests']) >= 1, \
+        "the two cameras' frames, of two sizes, went in one request while both were waiting"
 
 
 def test_deactivating_a_lane_node_leaves_the_same_cameras_detections(

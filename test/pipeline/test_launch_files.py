@@ -37,7 +37,7 @@ DECLARED = {
                                    'params_file', 'enable_detections', 'enable_lanes',
                                    'enable_overlay', 'namespace', 'process_layout',
                                    'cameras_per_process', 'camera_priorities',
-                                   'use_sim_time'),
+                                   'max_batch', 'use_sim_time'),
 }
 PORTS = {'grpc_port': '18601', 'http_port': '18600', 'metrics_port': '18602'}
 
@@ -321,6 +321,20 @@ def test_camera_priorities_reach_each_process_for_its_own_cameras(ament_prefix: 
     commands = [node_command(node, context) for node in nodes]
     assert '--camera-priorities=/a=always' in commands[0]
     assert '--camera-priorities=/c=10' in commands[1]
+
+
+def test_max_batch_reaches_the_processes_and_a_bad_one_is_refused(ament_prefix: Path) -> None:
+    """max_batch:=1 gives each multi-camera perception_process --max-batch=1; 9 is refused."""
+    arguments = {'start_triton': 'false', 'triton_url': 'jetson.local:8001',
+                 'cameras': 'a=/a/image,b=/b/image', 'enable_overlay': 'false',
+                 'cameras_per_process': '0', 'max_batch': '1'}
+    plan = pipeline_plan(arguments)
+    context, found = visit('pipeline.launch.py', arguments)
+    nodes = nodes_after_gate(found, context, processes(found, context)['wait_for_triton'])
+    check_nodes(nodes, plan, context, ament_prefix)
+    assert '--max-batch=1' in node_command(nodes[0], context)
+    with pytest.raises(PlanError, match="'max_batch': '9' is not a number of cameras"):
+        pipeline_plan({**arguments, 'max_batch': '9'})
 
 
 def test_triton_server_alone(tritonserver: Path) -> None:

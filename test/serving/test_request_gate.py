@@ -283,3 +283,41 @@ def test_close_releases_every_waiter_with_false() -> None:
     assert time.monotonic() - started < 1.0
     assert results == [False, False, False]
     assert gate.wait_turn('/front') is False
+
+
+def test_a_batch_takes_the_free_slots_in_policy_order() -> None:
+    """
+    A batched request holds one slot per camera: the free slots go to ready cameras by policy.
+
+    With two slots and four ready cameras the `always` one is in every batch and the others
+    take turns; a camera passed over waited once more, and `done` frees each camera's slot.
+    """
+    gate = RequestGate(2, parse_camera_priorities('/front=always'), Clock())
+    batches = []
+    for _ in range(3):
+        granted = gate.wait_batch(lambda: list(CAMERAS), 4)
+        assert granted is not None
+        batches.append(granted)
+        for camera in granted:
+            gate.done(camera)
+    assert all(batch[0] == '/front' and len(batch) == 2 for batch in batches)
+    assert [batch[1] for batch in batches] == ['/left', '/right', '/rear']
+    assert gate.figures('/front')['served'] == '3'
+    assert gate.figures('/left')['waited'] == '2'
+
+
+def test_a_batch_waits_for_a_ready_camera_and_ends_when_told() -> None:
+    """No camera ready: the batch waits, takes at most `most`, and returns None when stopped."""
+    gate = RequestGate(4, CameraPolicy(), Clock())
+    ready: list[str] | None = []
+    result: list[list[str] | None] = []
+    thread = threading.Thread(target=lambda: result.append(gate.wait_batch(lambda: ready, 2)))
+    thread.start()
+    time.sleep(0.05)
+    assert not result, 'granted with no camera ready'
+    ready = ['/left', '/right', '/rear']
+    gate.frame_arrived()
+    thread.join(THREAD_WAIT_S)
+    assert result == [['/left', '/right']]
+    ready = None
+    assert gate.wait_batch(lambda: ready, 2) is None

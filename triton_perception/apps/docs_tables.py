@@ -19,6 +19,7 @@ from triton_perception.faces import face_exports
 from triton_perception.parameters import (COMMON, DETECTION, GROUND, HEALTH, LANES, OVERLAY,
                                           ParameterSpec, ParameterValue)
 from triton_perception.pipeline import ARGUMENTS, BOOLEAN
+from triton_perception.serving import stale_batched_ensembles
 
 DOCS = Path(__file__).resolve().parents[2] / 'docs'
 MARKER = re.compile(r'(<!-- BEGIN GENERATED: (?P<name>[a-z_]+) [^>]*-->\n)(?P<body>.*?)'
@@ -143,13 +144,18 @@ def render(page: str, tables: dict[str, str]) -> str:
 
 
 def stale_pages(docs: Path = DOCS, write: bool = False) -> list[Path]:
-    """Return the pages and config/params.yaml that differ from the code; `write` rewrites."""
+    """
+    Return the pages and generated files that differ from their source; `write` rewrites.
+
+    Generated: config/params.yaml, the docs tables and the batched ensembles' configs.
+    """
     stale = []
     params = docs.parent / 'config' / 'params.yaml'
     if params.read_text(encoding='utf-8') != params_yaml():
         stale.append(params)
         if write:
             params.write_text(params_yaml(), encoding='utf-8')
+    stale += stale_batched_ensembles(docs.parent / 'model_repository', write)
     for name, tables in generated_tables().items():
         path = docs / name
         page = path.read_text(encoding='utf-8')

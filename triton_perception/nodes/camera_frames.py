@@ -28,7 +28,7 @@ from triton_perception.frames import FrameAccounting, FrameRejected, read_frame,
 from triton_perception.nodes.camera_health import CameraHealthReporter
 from triton_perception.nodes.frame_losses import FrameLossCounter
 from triton_perception.nodes.video_input import VideoFrames
-from triton_perception.serving import JoinedWorker, RequestGate, SharedFrames
+from triton_perception.serving import CameraBatches, JoinedWorker, RequestGate, SharedFrames
 
 FrameCallback = Callable[[Taken], None]
 
@@ -56,18 +56,22 @@ class CameraFrames:
     """
 
     def __init__(self, host: Node, joined_model: str = '', name: str = '',
-                 gate: RequestGate | None = None) -> None:
+                 gate: RequestGate | None = None,
+                 batches: Callable[[str], CameraBatches] | None = None) -> None:
         """
         Subscribe on `host` (the process's own node) once the first consumer attaches.
 
         `joined_model`: the ensemble that serves all the camera's models with one request per
         frame; '' sends each node's requests on their own. `name` (the camera's namespace) and
         `gate` (the process's request gate) decide the camera's turn under overload.
+        `batches`: the process's request threads for a server URL, which send the frames of
+        all its ready cameras in one request; None gives the camera request threads of its own.
         """
         self._host = host
         self.joined_model = joined_model
         self._name = name
         self._gate = gate
+        self._batches = batches
         self._joined: dict[str, JoinedWorker] = {}
         self._lock = threading.Lock()
         self._consumers: dict[str, tuple[FrameCallback, FrameAccounting]] = {}
@@ -163,7 +167,8 @@ class CameraFrames:
             if triton_url not in self._joined:
                 self._joined[triton_url] = JoinedWorker(
                     self.joined_model, self._shared_frames.setdefault(triton_url, SharedFrames()),
-                    self._on_statistics, self._name, self._gate)
+                    self._on_statistics, self._name, self._gate,
+                    None if self._batches is None else self._batches(triton_url))
             return self._joined[triton_url]
 
     def _on_statistics(self, message: Any, values: Any) -> None:

@@ -31,10 +31,10 @@ from triton_perception.nodes.lane_node import LaneNode
 from triton_perception.nodes.node_process import run_nodes
 from triton_perception.nodes.overlay_node import OverlayNode
 from triton_perception.parameters import ParameterError
-from triton_perception.serving import check_policy_cameras, parse_camera_priorities, RequestGate
+from triton_perception.serving import (CameraBatches, check_policy_cameras, JOINED_MODEL,
+                                       MAX_BATCH, parse_camera_priorities, RequestGate)
 
 PROCESS_NODE = 'perception_process'
-JOINED_MODEL = 'perception'
 
 
 @dataclass(frozen=True)
@@ -90,7 +90,13 @@ def parse_arguments(argv: list[str]) -> argparse.Namespace:
                         help='requests in flight for the whole process, granted by '
                         '--camera-priorities (default: one per camera without priorities, '
                         'half the cameras rounded up with them)')
+    parser.add_argument('--max-batch', type=int, default=MAX_BATCH, metavar='N',
+                        help='cameras served by one request: when a request thread is free it '
+                        'sends the frames of every camera that has one, at most N '
+                        f'(1-{MAX_BATCH}; 1: each camera its own requests; default: %(default)s)')
     arguments = parser.parse_args(argv)
+    if not 1 <= arguments.max_batch <= MAX_BATCH:
+        parser.error(f'--max-batch {arguments.max_batch}: give 1 to {MAX_BATCH}')
     if not (arguments.detections or arguments.lanes):
         parser.error('--no-detections and --no-lanes: nothing to run')
     names = [camera.namespace for camera in arguments.cameras]
@@ -125,12 +131,21 @@ def request_gate(arguments: argparse.Namespace) -> RequestGate | None:
 class _Process:
     """The process's own node and one CameraFrames per camera, made once rclpy is initialised."""
 
-    def __init__(self, namespace: str, joined_model: str, gate: RequestGate | None) -> None:
+    def __init__(self, namespace: str, joined_model: str, gate: RequestGate | None,
+                 max_batch: int) -> None:
         self.namespace = namespace
         self.joined_model = joined_model
         self.gate = gate
+        self.max_batch = max_batch
         self.node: Node | None = None
         self.frames: dict[int, CameraFrames] = {}
+        self.batches: dict[str, CameraBatches] = {}  # by server URL
+
+    def camera_batches(self, triton_url: str) -> CameraBatches:
+        """Return the process's request threads for the server at `triton_url`, made once."""
+        if triton_url not in self.batches:
+            self.batches[triton_url] = CameraBatches(self.gate, self.max_batch)
+        return self.batches[triton_url]
 
     def host(self) -> Node:
         """Create the process's node (the first factory)."""
@@ -141,7 +156,9 @@ class _Process:
         """Return camera number `camera`'s shared frames (its namespace `name`), made once."""
         assert self.node is not None  # the host is the first factory run_nodes calls
         if camera not in self.frames:
-            self.frames[camera] = CameraFrames(self.node, self.joined_model, name, self.gate)
+            self.frames[camera] = CameraFrames(
+                self.node, self.joined_model, name, self.gate,
+                self.camera_batches if self.max_batch > 1 else None)
         return self.frames[camera]
 
     def perception_node(self, kind: Callable[..., Node], camera: int, name: str,
@@ -152,9 +169,11 @@ class _Process:
 
 def node_factories(arguments: argparse.Namespace) -> list[Callable[[], Node]]:
     """Return the process node's factory, then each camera's nodes' (frames shared per camera)."""
-    process = _Process(arguments.namespace, arguments.joined_model, request_gate(arguments))
+    cameras = arguments.cameras or [Camera(arguments.namespace)]
+    process = _Process(arguments.namespace, arguments.joined_model, request_gate(arguments),
+                       arguments.max_batch if len(cameras) > 1 else 1)
     factories: list[Callable[[], Node]] = [process.host]
-    for number, camera in enumerate(arguments.cameras or [Camera(arguments.namespace)]):
+    for number, camera in enumerate(cameras):
         options: dict[str, Any] = {'cli_args': camera.remappings()}
         if camera.namespace:
             options['namespace'] = camera.namespace

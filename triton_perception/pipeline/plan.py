@@ -15,7 +15,7 @@ import yaml
 from triton_perception.errors import TritonPerceptionError
 from triton_perception.frames import camera_info_sibling, transport_remappings
 from triton_perception.parameters import DETECTION, LANES, specs_by_name
-from triton_perception.serving import PROFILES, ServerConfig, ServerError
+from triton_perception.serving import MAX_BATCH, PROFILES, ServerConfig, ServerError
 from triton_perception.system import config_file, dds_profile_environment, default_model_repository
 
 PACKAGE = 'triton_perception'
@@ -85,6 +85,9 @@ ARGUMENTS = (
              'perception_process serves first when it has more frames than it can serve, '
              'CAMERA_NAMESPACE=always|MIN_HZ pairs, e.g. /front=always,/left=10 (other cameras '
              'round-robin; docs/launch.md)'),
+    Argument('max_batch', str(MAX_BATCH), 'with process_layout:=single: at most this many '
+             'cameras of a perception_process in one request (every camera with a frame '
+             'waiting when a request goes; 1: one request per camera; docs/launch.md)'),
     Argument('use_sim_time', 'false', 'use /clock (bag replay with --clock)', BOOLEAN),
 )
 ARGUMENT_NAMES = tuple(argument.name for argument in ARGUMENTS)
@@ -247,9 +250,18 @@ def _priorities_of(priorities: str, nodes: list[NodePlan]) -> list[str]:
     return [f'--camera-priorities={",".join(own)}'] if own else []
 
 
+def _max_batch(arguments: dict[str, str]) -> int:
+    """Return the max_batch argument as a number of cameras, 1 to MAX_BATCH."""
+    text = arguments['max_batch'].strip()
+    if not (text.isdigit() and 1 <= int(text) <= MAX_BATCH):
+        raise PlanError(f"argument 'max_batch': '{text}' is not a number of cameras from 1 to "
+                        f'{MAX_BATCH} (1: each camera its own requests)')
+    return int(text)
+
+
 def _single_process(nodes: list[NodePlan], cameras: list[tuple[str, str]], namespace: str,
                     params_file: Path, common: dict[str, object],
-                    priorities: str = '') -> NodePlan:
+                    priorities: str = '', max_batch: int = MAX_BATCH) -> NodePlan:
     """
     Return the one perception_process that runs `nodes` (the per-node plan) for every camera.
 
@@ -275,9 +287,10 @@ def _single_process(nodes: list[NodePlan], cameras: list[tuple[str, str]], names
             target for source, target in node.remappings if source in ('image', 'camera_info'))
         if camera not in specs:
             specs.append(camera)
+    batch = [f'--max-batch={max_batch}'] if max_batch != MAX_BATCH else []
     return NodePlan('perception_process', 'perception_process', namespace, params_file,
                     parameters, (), (*_namespace_argument(namespace), *specs, *flags,
-                                     *_priorities_of(priorities, nodes)))
+                                     *_priorities_of(priorities, nodes), *batch))
 
 
 def _cameras_per_process(arguments: dict[str, str]) -> int:
@@ -291,7 +304,8 @@ def _cameras_per_process(arguments: dict[str, str]) -> int:
 
 def _perception_processes(nodes: list[NodePlan], cameras: list[tuple[str, str]],
                           namespace: str, params_file: Path, common: dict[str, object],
-                          per_process: int, priorities: str = '') -> list[NodePlan]:
+                          per_process: int, priorities: str = '',
+                          max_batch: int = MAX_BATCH) -> list[NodePlan]:
     """
     Return the perception_processes that run `nodes`: the cameras in groups of `per_process`.
 
@@ -306,7 +320,8 @@ def _perception_processes(nodes: list[NodePlan], cameras: list[tuple[str, str]],
         names = {camera_namespace for camera_namespace, _topic in group}
         processes.append(_single_process(
             [node for node in nodes if node.namespace in names], group,
-            namespace if len(groups) == 1 else group[0][0], params_file, common, priorities))
+            namespace if len(groups) == 1 else group[0][0], params_file, common, priorities,
+            max_batch))
     return processes
 
 
@@ -398,7 +413,7 @@ def pipeline_plan(values: dict[str, str]) -> PipelinePlan:
     if arguments['process_layout'] == 'single':
         nodes = _perception_processes(nodes, cameras, _namespace(arguments['namespace']),
                                       params_file, common, _cameras_per_process(arguments),
-                                      arguments['camera_priorities'])
+                                      arguments['camera_priorities'], _max_batch(arguments))
     return PipelinePlan(
         ready_models=ready_models,
         server=replace(server, models=ready_models) if server else None, triton_url=triton_url,

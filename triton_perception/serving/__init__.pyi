@@ -1,4 +1,8 @@
 """The public face of serving/: read by type checkers and by faces.lazy_face."""
+from triton_perception.serving.batched_ensembles import (
+    stale_batched_ensembles as stale_batched_ensembles,
+)
+from triton_perception.serving.camera_batches import CameraBatches as CameraBatches
 from triton_perception.serving.engines import (
     build_engines as build_engines,
     EngineBuildError as EngineBuildError,
@@ -37,6 +41,8 @@ from triton_perception.serving.request_inputs import (
 )
 from triton_perception.serving.server_config import (
     ENSEMBLES as ENSEMBLES,
+    JOINED_MODEL as JOINED_MODEL,
+    MAX_BATCH as MAX_BATCH,
     PROFILES as PROFILES,
     ServerConfig as ServerConfig,
     ServerError as ServerError,

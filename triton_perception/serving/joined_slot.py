@@ -97,6 +97,10 @@ class JoinedSlot:
         """Whether `take_now` would return at once: frames are takeable, or the slot stops."""
         return self._stopping or bool(self._frames and self._open and not self._offering)
 
+    def takeable(self) -> bool:
+        """Whether `take_now` would return frames now (read without the lock: a hint)."""
+        return bool(self._frames and self._open and not self._offering and not self._stopping)
+
     def take_now(self) -> MemberFrames | None:
         """Return the waiting frames if they are takeable now, else None (never waits)."""
         with self._condition:

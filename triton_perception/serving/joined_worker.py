@@ -62,6 +62,15 @@ class Request(NamedTuple):
     members: list[Member]
 
 
+class CameraRound(NamedTuple):
+    """A camera's frames taken at once, and the requests planned to serve them."""
+
+    worker: JoinedWorker
+    frames: MemberFrames
+    requests: list[Request]
+    message: Any  # the camera message the frames came from
+
+
 def read_joined_model(client: grpcclient.InferenceServerClient, name: str) -> JoinedModel | None:
     """
     Return the steps and outputs of ensemble `name`, None if the server has no such model.
@@ -76,6 +85,19 @@ def read_joined_model(client: grpcclient.InferenceServerClient, name: str) -> Jo
         return None
     return JoinedModel(frozenset(step.model_name for step in config.ensemble_scheduling.step),
                        frozenset(output.name for output in config.output))
+
+
+class ProcessRequests(Protocol):
+    """The request threads a process's cameras share (serving.camera_batches.CameraBatches)."""
+
+    def add(self, camera: JoinedWorker, settings: ClientSettings) -> None:
+        """Serve `camera`'s frames from now on (the first camera's `settings` start threads)."""
+
+    def remove(self, camera: JoinedWorker, timeout_s: float) -> None:
+        """Serve `camera` no more, once its requests in flight are answered."""
+
+    def frame_arrived(self) -> None:
+        """Look again at which camera has frames to send."""
 
 
 class FrameWorker(Protocol):
@@ -134,8 +156,9 @@ class MemberWorker:
         self._worker.submit(self._member, frame)
 
     def figures(self) -> dict[str, str]:
-        """Return the camera's joined requests so far and its figures at the request gate."""
+        """Return the camera's joined (and of those batched) requests and its gate figures."""
         return {'joined_requests': str(self._worker.joined_requests),
+                'batched_requests': str(self._worker.batched_requests),
                 **self._worker.gate_figures()}
 
 
@@ -144,18 +167,22 @@ class JoinedWorker:
 
     def __init__(self, joined_model: str, shared_frames: SharedFrames,
                  statistics: StatisticsHook | None = None, camera: str = '',
-                 gate: RequestGate | None = None) -> None:
+                 gate: RequestGate | None = None,
+                 batches: ProcessRequests | None = None) -> None:
         """
         Send to `joined_model` whatever frames of its members it serves; `statistics` gets health.
 
         `shared_frames`: the camera's frame regions. The client settings (address, TLS, request
         threads, timeout) are the first member's: a camera's nodes share one parameters file.
         `gate`: the process's request gate, which decides which camera `camera` (its
-        namespace) sends next when the process has more frames than it serves.
+        namespace) sends next when the process has more frames than it serves. `batches`: the
+        process's request threads, which send the frames of all its ready cameras together;
+        without them the camera has request threads of its own.
         """
         self._joined_model = joined_model
-        self._camera = camera
+        self.camera = camera
         self._gate = gate
+        self._batches = batches
         self._shared_frames = shared_frames
         self._statistics = statistics
         self._slot = JoinedSlot()
@@ -167,6 +194,36 @@ class JoinedWorker:
         self._inputs: FrameInputs | None = None
         self._joined: dict[int, JoinedModel | None] = {}  # by connection generation
         self.joined_requests = 0  # requests that answered two or more members at once
+        self.batched_requests = 0  # of those, requests that carried other cameras' frames too
+        self._first_log: WorkerLog | None = None
+        self._said: set[str] = set()
+
+    @property
+    def joined_model(self) -> str:
+        """Return the ensemble that serves the camera's models with one request per frame."""
+        return self._joined_model
+
+    @property
+    def shared_memory(self) -> bool:
+        """Whether the first member's settings send frames and outputs through shared memory."""
+        return self._settings is not None and self._settings.shared_memory
+
+    @property
+    def log(self) -> WorkerLog:
+        """Return the log of the camera's first member (what the camera's requests say)."""
+        with self._lock:
+            assert self._first_log is not None  # set by the first join
+            return self._first_log
+
+    def say_once(self, text: str) -> None:
+        """Log `text` once for the camera (e.g. how its frames are sent)."""
+        if text not in self._said:
+            self._said.add(text)
+            self.log.info(text)
+
+    def lease_frames(self) -> FrameMemory:
+        """Return a request thread's lease on the camera's frame regions (close it when done)."""
+        return self._shared_frames.lease(self)
 
     @property
     def slot(self) -> JoinedSlot:
@@ -197,19 +254,24 @@ class JoinedWorker:
             if self._threads:
                 return
             # A fresh slot after the last member left (and stopped it).
-            self._slot = JoinedSlot(None if self._gate is None else self._gate.frame_arrived)
+            self._slot = JoinedSlot(self._batches.frame_arrived if self._batches is not None
+                                    else None if self._gate is None else self._gate.frame_arrived)
             settings = self._settings = member.settings
+            self._first_log = member.log
             self._health = ConnectionHealth(settings.url, self._member_models,
                                             settings.max_backoff_s, self._slot, member.log)
             self._inputs = FrameInputs(settings.shared_memory, settings.url, member.log)
             self._threads = [threading.Thread(target=self._connection_loop, daemon=True,
                                               name='camera-connection')]
-            self._threads += [threading.Thread(target=self._request_loop, daemon=True,
-                                               name=f'camera-request-{index}')
-                              for index in range(settings.max_in_flight)]
+            if self._batches is None:
+                self._threads += [threading.Thread(target=self._request_loop, daemon=True,
+                                                   name=f'camera-request-{index}')
+                                  for index in range(settings.max_in_flight)]
             threads = list(self._threads)
         for thread in threads:
             thread.start()
+        if self._batches is not None:
+            self._batches.add(self, settings)
 
     def leave(self, member: Member, reason: str, timeout_s: float) -> None:
         """Remove `member` (its waiting frame dropped); the last one stops the threads."""
@@ -220,6 +282,8 @@ class JoinedWorker:
                 return
             threads, self._threads = self._threads, []
             health = self._health
+        if self._batches is not None:
+            self._batches.remove(self, timeout_s)
         self._slot.stop(reason)
         if health is not None:
             health.stop()
@@ -253,11 +317,11 @@ class JoinedWorker:
         try:
             while (frames := self._next_frames(slot)) is not None:
                 try:
-                    if frames:
-                        self._serve(client, outputs, shared, frames)
+                    if frames and (taken := self.prepare_round(client, frames)) is not None:
+                        self.serve_round(client, outputs, shared, taken)
                 finally:
                     if self._gate is not None:
-                        self._gate.done(self._camera)
+                        self._gate.done(self.camera)
         finally:
             shared.close(client)
             for memory in outputs.values():
@@ -272,11 +336,11 @@ class JoinedWorker:
         """
         if self._gate is None:
             return slot.take()
-        if not self._gate.wait_turn(self._camera, slot.has_frames):
+        if not self._gate.wait_turn(self.camera, slot.has_frames):
             return None
         frames = slot.take_now()
         if frames is None and slot.has_frames():  # stopping
-            self._gate.done(self._camera)
+            self._gate.done(self.camera)
             return None
         return frames or {}
 
@@ -284,17 +348,26 @@ class JoinedWorker:
         """Return the camera's figures at the process's request gate (none without one)."""
         if self._gate is None:
             return {}
-        figures = self._gate.figures(self._camera)
+        figures = self._gate.figures(self.camera)
         return {f'gate_{key}': value for key, value in figures.items()}
 
-    def _serve(self, client: grpcclient.InferenceServerClient,
-               outputs: dict[tuple[str, tuple[str, ...]], OutputMemory], shared: FrameMemory,
-               frames: MemberFrames) -> None:
+    def take_round(self, client: grpcclient.InferenceServerClient) -> CameraRound | None:
+        """Take the camera's frames if takeable now and plan their requests (the batches' way)."""
+        frames = self._slot.take_now()
+        return None if frames is None else self.prepare_round(client, frames)
+
+    def prepare_round(self, client: grpcclient.InferenceServerClient,
+                      frames: MemberFrames) -> CameraRound | None:
+        """
+        Prepare each member's frame and plan the requests; None when nothing is left to send.
+
+        A frame a member rejects is settled in its `prepare`; an unreachable server fails them.
+        """
         prepared = {name: inputs for name, (member, frame) in frames.items()
                     if (inputs := prepare_or_settle(member.accounting, member.log,
                                                     member.prepare, frame)) is not None}
         if not prepared:
-            return
+            return None
         members = [frames[name][0] for name in prepared]
         message = frames[members[0].name][1].message
         try:
@@ -302,14 +375,20 @@ class JoinedWorker:
         except InferenceServerException as error:
             for member in members:
                 self._failed(member, frames[member.name][1], error)
-            return
-        for request in requests:
+            return None
+        return CameraRound(self, frames, requests, message)
+
+    def serve_round(self, client: grpcclient.InferenceServerClient,
+                    outputs: dict[tuple[str, tuple[str, ...]], OutputMemory],
+                    shared: FrameMemory, taken: CameraRound) -> None:
+        """Send the round's requests one after the other and deliver each answer."""
+        for request in taken.requests:
             key = (request.model, request.outputs)
             if key not in outputs:
                 outputs[key] = OutputMemory(request.model, request.outputs,
                                             request.members[0].settings.shared_memory,
                                             request.members[0].log)
-            self._send(client, outputs[key], shared, request, frames, message)
+            self._send(client, outputs[key], shared, request, taken)
 
     def _requests(self, client: grpcclient.InferenceServerClient, members: list[Member],
                   prepared: dict[str, Tensors]) -> list[Request]:
@@ -343,13 +422,11 @@ class JoinedWorker:
                 f'{models}: one request per model for each camera frame')
 
     def _send(self, client: grpcclient.InferenceServerClient, memory: OutputMemory,
-              shared: FrameMemory, request: Request, frames: MemberFrames, message: Any) -> None:
-        assert self._inputs is not None and self._health is not None  # set by the first join
+              shared: FrameMemory, request: Request, taken: CameraRound) -> None:
         first = request.members[0].settings
         try:
-            request_inputs = self._inputs.request_inputs(client, shared, request.inputs,
-                                                         self._health.generation)
-            requested = memory.requested(client, self._health.generation)
+            request_inputs = self.request_inputs(client, shared, request.inputs)
+            requested = memory.requested(client, self.generation)
             sent_at = time.monotonic()
             result = client.infer(request.model, request_inputs, outputs=requested,
                                   client_timeout=first.timeout_s)
@@ -358,26 +435,42 @@ class JoinedWorker:
             if lost_shared_memory(error):
                 shared.forget_registration()
                 memory.forget_registration()
-            for member in request.members:
-                self._failed(member, frames[member.name][1], error)
+            self.fail_request(request, taken, error)
             return
         finally:
             shared.release()
         if len(request.members) > 1:
             self.joined_requests += 1
-        arrays: Tensors = {}
-        problem: ValueError | None = None
-        try:
-            arrays = memory.arrays(result)
-        except ValueError as error:  # malformed: each member's delivery fails with the reason
-            problem = error
+        arrays, problem = memory.arrays_or_problem(result)
+        self.deliver(request, taken, arrays, problem, RequestTimes(sent_at, answered_at))
+
+    @property
+    def generation(self) -> int:
+        """Return the connection's count: it changes when the server restarts."""
+        assert self._health is not None  # set by the first join
+        return self._health.generation
+
+    def request_inputs(self, client: grpcclient.InferenceServerClient, shared: FrameMemory,
+                       inputs: Tensors, suffix: str = '') -> list[grpcclient.InferInput]:
+        """Return a request's inputs, the frame through `shared` memory while it is taken."""
+        assert self._inputs is not None  # set by the first join
+        return self._inputs.request_inputs(client, shared, inputs, self.generation, suffix)
+
+    def deliver(self, request: Request, taken: CameraRound, arrays: Tensors,
+                problem: ValueError | None, times: RequestTimes) -> None:
+        """Hand the health statistics and each member's own outputs of an answer on."""
         if self._statistics is not None and HEALTH_OUTPUT in arrays:
-            self._statistics(message, arrays[HEALTH_OUTPUT])
+            self._statistics(taken.message, arrays[HEALTH_OUTPUT])
         for member in request.members:
-            frame = frames[member.name][1]
+            frame = taken.frames[member.name][1]
             deliver_and_settle(member.accounting, member.log, member.deliver, frame,
-                               request.inputs, partial(_own, arrays, member, problem),
-                               RequestTimes(sent_at, answered_at))
+                               request.inputs, partial(_own, arrays, member, problem), times)
+
+    def fail_request(self, request: Request, taken: CameraRound,
+                     error: InferenceServerException) -> None:
+        """Settle every member's frame of a request that failed, with the reason."""
+        for member in request.members:
+            self._failed(member, taken.frames[member.name][1], error)
 
     def _failed(self, member: Member, frame: Frame, error: InferenceServerException) -> None:
         reason = request_failure(error, member.settings.timeout_s)

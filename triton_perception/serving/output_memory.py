@@ -144,6 +144,18 @@ class OutputMemory:
                                              offset).copy()
         return arrays
 
+    def arrays_or_problem(self, result: grpcclient.InferResult
+                          ) -> tuple[Tensors, ValueError | None]:
+        """
+        Return `arrays(result)` and None, or no arrays and why the answer was malformed.
+
+        A malformed answer is not raised: every frame it answers fails with the reason.
+        """
+        try:
+            return self.arrays(result), None
+        except ValueError as error:
+            return {}, error
+
     def forget_registration(self) -> None:
         """Forget the registration the server lost; the next request registers again."""
         self._region.forget_registration()

@@ -188,6 +188,35 @@ class RequestGate:
                 self._waiters.remove(me)
                 self._condition.notify_all()
 
+    def wait_batch(self, ready: Callable[[], list[str] | None],
+                   most: int) -> list[str] | None:
+        """
+        Block until a slot is free and a camera has a frame; return the cameras granted.
+
+        The way of a process's batched requests, where one request carries several cameras,
+        each holding a slot: the free slots go to the cameras `ready` names, in the policy's
+        order, at most `most`; each ready camera passed over waited once more. None once the
+        gate is closed or `ready` says None (its caller stops); call `frame_arrived` to make
+        it look. Call `done` for each granted camera once its request is answered.
+        """
+        with self._condition:
+            while not self._closed:
+                free = self._slots - sum(self._in_flight.values())
+                cameras = ready()
+                if cameras is None:
+                    return None
+                if cameras and free > 0:
+                    now = self._clock()
+                    ranked = sorted(cameras, key=lambda camera: self._rank(camera, now))
+                    chosen = ranked[:min(free, most)]
+                    for camera in ranked[len(chosen):]:
+                        self._waited[camera] = self._waited.get(camera, 0) + 1
+                    for camera in chosen:
+                        self._take_slot(camera)
+                    return chosen
+                self._condition.wait()
+            return None
+
     def done(self, camera: str) -> None:
         """Free a finished request's slot and count it towards the camera's served rate."""
         with self._condition:
@@ -260,9 +289,12 @@ class RequestGate:
                        if waiter.camera != winner.camera and waiter.ready()}
         for camera in passed_over:
             self._waited[camera] = self._waited.get(camera, 0) + 1
-        self._in_flight[winner.camera] = self._in_flight.get(winner.camera, 0) + 1
+        self._take_slot(winner.camera)
+
+    def _take_slot(self, camera: str) -> None:
+        self._in_flight[camera] = self._in_flight.get(camera, 0) + 1
         self._grants += 1
-        self._last_grant[winner.camera] = self._grants
+        self._last_grant[camera] = self._grants
 
     def _rank(self, camera: str, now: float) -> tuple[int, float, int]:
         """

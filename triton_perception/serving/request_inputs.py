@@ -23,11 +23,12 @@ Tensors = dict[str, NDArray[Any]]
 SHARED_INPUT = 'IMAGE'
 
 
-def infer_inputs(tensors: Tensors) -> list[grpcclient.InferInput]:
-    """Return gRPC inputs carrying each array's bytes in the request, in C order."""
+def infer_inputs(tensors: Tensors, suffix: str = '') -> list[grpcclient.InferInput]:
+    """Return gRPC inputs carrying each array's bytes in the request, in C order; names+suffix."""
     inputs = []
     for name, array in tensors.items():
-        tensor = grpcclient.InferInput(name, list(array.shape), np_to_triton_dtype(array.dtype))
+        tensor = grpcclient.InferInput(name + suffix, list(array.shape),
+                                       np_to_triton_dtype(array.dtype))
         tensor.set_data_from_numpy(np.ascontiguousarray(array))
         inputs.append(tensor)
     return inputs
@@ -37,8 +38,8 @@ class FrameMemory(Protocol):
     """Where a request thread's frame goes in shared memory: a region of its own, or shared."""
 
     def tensor(self, client: grpcclient.InferenceServerClient, array: NDArray[np.uint8],
-               generation: int) -> grpcclient.InferInput:
-        """Return the IMAGE input reading `array` from shared memory (written there if need be)."""
+               generation: int, name: str = SHARED_INPUT) -> grpcclient.InferInput:
+        """Return input `name` reading `array` from shared memory (written there if need be)."""
 
     def release(self) -> None:
         """Say that the request which read the last `tensor` has been answered."""
@@ -59,28 +60,30 @@ class SharedMemoryInput(SharedMemoryRegion):
     """
 
     def tensor(self, client: grpcclient.InferenceServerClient, array: NDArray[np.uint8],
-               generation: int) -> grpcclient.InferInput:
+               generation: int, name: str = SHARED_INPUT) -> grpcclient.InferInput:
         """
         Copy `array` into the region and return the input that points Triton at it.
 
         `client`: the gRPC client of the server that reads the region.
         `array`: the frame tensor.
         `generation`: the worker's connection count; it changes when the server restarts.
+        `name`: the input's name (IMAGE, or a camera's IMAGE_i in a batched request).
 
-        Returns an InferInput for IMAGE with its shape and dtype, set to read the shared memory.
+        Returns an InferInput `name` with its shape and dtype, set to read the shared memory.
         """
         self.prepare(client, array.nbytes, generation)
         self.write(array)
-        return self.input_for(array)
+        return self.input_for(array, name)
 
     def write(self, array: NDArray[np.uint8]) -> None:
         """Copy `array` into the start of the region (made large enough by `prepare`)."""
         assert array.nbytes <= self.size  # prepare() first
         self.view(list(array.shape), array.dtype)[...] = array
 
-    def input_for(self, array: NDArray[np.uint8]) -> grpcclient.InferInput:
-        """Return the IMAGE input that reads `array`, written into the region, from it."""
-        tensor = grpcclient.InferInput(SHARED_INPUT, list(array.shape),
+    def input_for(self, array: NDArray[np.uint8],
+                  name: str = SHARED_INPUT) -> grpcclient.InferInput:
+        """Return input `name` that reads `array`, written into the region, from it."""
+        tensor = grpcclient.InferInput(name, list(array.shape),
                                        np_to_triton_dtype(array.dtype))
         tensor.set_shared_memory(self.name, array.nbytes)
         return tensor
@@ -103,20 +106,22 @@ class FrameInputs:
         self._log = log
 
     def request_inputs(self, client: grpcclient.InferenceServerClient, shared: FrameMemory,
-                       inputs: Tensors, generation: int) -> list[grpcclient.InferInput]:
+                       inputs: Tensors, generation: int,
+                       suffix: str = '') -> list[grpcclient.InferInput]:
         """
         Return the frame through shared memory when enabled.
 
         gRPC for everything else and as the fallback when the server refuses shared memory (e.g. it
         is on another host). `shared` is the calling request thread's region, `generation` the
-        worker's connection count.
+        worker's connection count, `suffix` what a batched request adds to the camera's names.
 
         Raises InferenceServerException when the server is unreachable.
         """
         if not (self._shared_memory and SHARED_INPUT in inputs):
-            return infer_inputs(inputs)
+            return infer_inputs(inputs, suffix)
         try:
-            frame_tensor = shared.tensor(client, inputs[SHARED_INPUT], generation)
+            frame_tensor = shared.tensor(client, inputs[SHARED_INPUT], generation,
+                                         SHARED_INPUT + suffix)
         except InferenceServerException as error:
             if is_unreachable(error):
                 raise
@@ -124,6 +129,6 @@ class FrameInputs:
             shared.close(client)
             self._log.warning(f'Triton at {self._url} refused shared memory '
                               f'({error.message()}); sending frames over gRPC')
-            return infer_inputs(inputs)
+            return infer_inputs(inputs, suffix)
         rest = {name: array for name, array in inputs.items() if name != SHARED_INPUT}
-        return [frame_tensor, *infer_inputs(rest)]
+        return [frame_tensor, *infer_inputs(rest, suffix)]

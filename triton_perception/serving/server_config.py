@@ -16,7 +16,17 @@ from triton_perception.serving.engines import engine_steps
 from triton_perception.system import default_model_repository
 
 PROFILES = ('auto', 'tensorrt', 'cpu')
-ENSEMBLES = ('yolov5', 'lane_detection', 'perception')
+JOINED_MODEL = 'perception'  # both models and the camera's health, one request per frame
+MAX_BATCH = 4  # cameras per request; a round with more ready cameras sends several requests
+
+
+def batched_name(joined: str, count: int) -> str:
+    """Return the name of the ensemble serving `count` cameras through `joined` at once."""
+    return f'{joined}_x{count}'
+
+
+ENSEMBLES = ('yolov5', 'lane_detection', JOINED_MODEL,
+             *(batched_name(JOINED_MODEL, count) for count in range(2, MAX_BATCH + 1)))
 
 
 class ServerError(TritonPerceptionError, RuntimeError):

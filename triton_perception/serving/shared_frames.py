@@ -20,7 +20,7 @@ import numpy as np
 from numpy.typing import NDArray
 import tritonclient.grpc as grpcclient
 
-from triton_perception.serving.request_inputs import SharedMemoryInput
+from triton_perception.serving.request_inputs import SHARED_INPUT, SharedMemoryInput
 
 REGION_LABEL = 'frames'
 
@@ -141,16 +141,16 @@ class SharedFrameLease:
         self._closed = False
 
     def tensor(self, client: grpcclient.InferenceServerClient, array: NDArray[np.uint8],
-               generation: int) -> grpcclient.InferInput:
+               generation: int, name: str = SHARED_INPUT) -> grpcclient.InferInput:
         """
-        Return the IMAGE input reading `array` from the camera's regions.
+        Return input `name` (IMAGE, or IMAGE_i in a batch) reading `array` from the regions.
 
         `array` is copied unless a region holds this very array (another model's request for the
         same frame wrote it); the region is not reused until `release`.
         """
         self.release()
         self._region = self._frames.acquire(client, array, self._worker, generation)
-        return self._region.memory.input_for(array)
+        return self._region.memory.input_for(array, name)
 
     def release(self) -> None:
         """Let the region of the last request be reused for a newer frame."""

@@ -1,0 +1,145 @@
+"""
+A process's cameras served by one request (serving.camera_batches), on a real tritonserver.
+
+Each camera's detection and lane nodes must get from a batched request exactly what the
+camera's own joined request gives, for cameras of two sizes in one request; a frame that one
+camera's nodes reject, or that the server refuses, must leave the other cameras served.
+"""
+from __future__ import annotations
+
+from contextlib import ExitStack
+import time
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+import pytest
+
+from sample_images import bus_rgb
+from test_joined_worker import DETECTION_OUTPUTS, Node, serve_joined, WAIT_S
+from test_shared_frames import frames_of
+from triton_perception.frames import Frame
+from triton_perception.frames.accounting import Fate
+from triton_perception.graphs import LANE_RUNS_OUTPUTS
+from triton_perception.serving.camera_batches import CameraBatches
+from triton_perception.serving.joined_worker import JoinedWorker
+from triton_perception.serving.shared_frames import SharedFrames
+
+pytestmark = [pytest.mark.server]
+
+FRAMES = 2
+
+
+class Camera:
+    """One camera of the process: its JoinedWorker on the process's batches, and its nodes."""
+
+    def __init__(self, batches: CameraBatches, url: str, name: str,
+                 rgb: dict[int, NDArray[np.uint8]], reject: frozenset[int] = frozenset()) -> None:
+        """Serve `rgb` to a detection and a lane node; frames numbered in `reject` are rejected."""
+        self.statistics: dict[int, Any] = {}
+        self.worker = JoinedWorker('perception', SharedFrames(),
+                                   lambda message, values: self.statistics.__setitem__(
+                                       message, values), name, None, batches)
+        self.detection = Node(self.worker, url, 'yolov5', DETECTION_OUTPUTS, rgb, reject)
+        self.lanes = Node(self.worker, url, 'lane_detection', LANE_RUNS_OUTPUTS, rgb, reject)
+        self.nodes = (self.detection, self.lanes)
+
+
+def serve_batched(url: str, frames: list[dict[int, NDArray[np.uint8]]],
+                  reject: dict[int, frozenset[int]] | None = None) -> list[Camera]:
+    """Hand each frame number to every camera at once, as one set, and wait for all."""
+    batches = CameraBatches()
+    cameras = [Camera(batches, url, f'/cam{index}', rgb, (reject or {}).get(index, frozenset()))
+               for index, rgb in enumerate(frames)]
+    for camera in cameras:
+        for node in camera.nodes:
+            node.worker.start()
+    try:
+        deadline = time.monotonic() + WAIT_S  # polled: readiness notifies no condition here
+        for camera in cameras:
+            while not camera.worker.ready and time.monotonic() < deadline:
+                time.sleep(0.02)
+            assert camera.worker.ready, camera.detection.log.lines
+        for number in range(FRAMES):
+            with batches.holding(), ExitStack() as offering:
+                for camera in cameras:
+                    offering.enter_context(camera.worker.slot.offering())
+                    for node in camera.nodes:
+                        node.worker.submit(Frame(number, node.accounting.received()))
+            for camera in cameras:
+                for node in camera.nodes:
+                    node.wait_settled(number + 1)
+    finally:
+        for camera in cameras:
+            for node in camera.nodes:
+                node.worker.stop()
+    return cameras
+
+
+def camera_frames() -> list[dict[int, NDArray[np.uint8]]]:
+    """Four cameras: two of the full bus frame, two of a smaller crop (two sizes at once)."""
+    bus = bus_rgb()
+    crop = np.ascontiguousarray(bus[100:580, 0:640])
+    return [frames_of(np.roll(image, 16 * index, axis=0), FRAMES)
+            for index, image in enumerate((bus, crop, bus, crop))]
+
+
+def assert_same_results(batched: Camera, alone: Node, alone_lanes: Node,
+                        numbers: list[int]) -> None:
+    """Check that the batched camera's nodes got what its own joined requests gave."""
+    for number in numbers:
+        for name in DETECTION_OUTPUTS:
+            np.testing.assert_array_equal(batched.detection.results[number][name],
+                                          alone.results[number][name])
+        for name in LANE_RUNS_OUTPUTS:
+            np.testing.assert_array_equal(batched.lanes.results[number][name],
+                                          alone_lanes.results[number][name])
+
+
+def test_batched_and_unbatched_requests_give_each_camera_the_same_results(
+        triton_server: Any) -> None:
+    """Four cameras of two sizes in one request each round: each camera's own results."""
+    frames = camera_frames()
+    cameras = serve_batched(triton_server.grpc_url, frames)
+    for camera, rgb in zip(cameras, frames):
+        assert camera.worker.batched_requests == FRAMES, camera.detection.log.lines
+        detection, lanes, _, statistics = serve_joined(triton_server.grpc_url, rgb)
+        assert_same_results(camera, detection, lanes, list(rgb))
+        for number in rgb:
+            np.testing.assert_allclose(camera.statistics[number], statistics[number],
+                                       rtol=1e-5, atol=1e-6)
+        assert camera.detection.accounting.count(Fate.PUBLISHED) == FRAMES
+
+
+def test_a_corrupt_frame_in_a_batch_of_four_leaves_three_cameras_served(
+        triton_server: Any) -> None:
+    """Camera 2's frame 1 is rejected by its nodes; the other three are served in the batch."""
+    frames = camera_frames()
+    cameras = serve_batched(triton_server.grpc_url, frames, reject={2: frozenset({1})})
+    for index, camera in enumerate(cameras):
+        for node in camera.nodes:
+            snapshot = node.accounting.snapshot()
+            if index == 2:
+                assert sorted(node.results) == [0]
+                assert snapshot.reasons == {'rejected: corrupt': 1}
+            else:
+                assert sorted(node.results) == [0, 1]
+                assert node.accounting.count(Fate.PUBLISHED) == FRAMES
+    assert [camera.worker.batched_requests for camera in cameras] == [2, 2, 1, 2]
+
+
+def test_a_frame_the_server_refuses_fails_only_its_camera(triton_server: Any) -> None:
+    """A four-channel frame makes the server refuse the batch; each camera is sent again alone."""
+    frames = camera_frames()
+    bad = frames[1][1]
+    frames[1][1] = np.ascontiguousarray(
+        np.concatenate([bad, bad[..., :1]], axis=2))  # not the [H, W, 3] the ensemble takes
+    cameras = serve_batched(triton_server.grpc_url, frames)
+    for index, camera in enumerate(cameras):
+        for node in camera.nodes:
+            if index == 1:
+                assert sorted(node.results) == [0]
+                assert node.accounting.count(Fate.FAILED) == 1, node.log.lines
+            else:
+                assert sorted(node.results) == [0, 1], node.log.lines
+    assert [camera.worker.batched_requests for camera in cameras] == [1, 1, 1, 1]

@@ -1,0 +1,276 @@
+"""
+The request threads of a perception process's cameras: every ready camera in one request.
+
+When a request thread is free it takes the frames of every camera of the process that has
+one waiting, never waiting for a camera that has not, and sends them as one request to the
+batched joined ensemble (`perception_x2` ... `perception_x4`, serving.batched_ensembles), at
+most MAX_BATCH cameras a request. Frames of different sizes go together: each camera has its
+own input. Results, headers, accounting and health stay each camera's own (its JoinedWorker
+delivers them), and one camera's bad frame never fails another's:
+- a frame a node rejects is settled in its own `prepare`, before the request;
+- a batched request the server refuses for another reason than being unreachable is sent
+  again one camera at a time, so only the camera whose frame the server refused fails.
+A camera whose frames the joined ensemble does not serve (own models, one node only) is sent
+alone, as its own worker would. With a request gate (`camera_priorities`), each camera in a
+request holds one of the gate's slots, granted in the policy's order. Knows nothing of ROS.
+"""
+from __future__ import annotations
+
+from contextlib import contextmanager
+import threading
+import time
+from typing import Iterator
+
+import tritonclient.grpc as grpcclient
+from tritonclient.utils import InferenceServerException
+
+from triton_perception.frames import RequestTimes
+from triton_perception.serving.joined_worker import (CameraRound, JoinedModel, JoinedWorker,
+                                                     read_joined_model, Request)
+from triton_perception.serving.output_memory import OutputMemory
+from triton_perception.serving.request_errors import is_unreachable, lost_shared_memory
+from triton_perception.serving.request_gate import RequestGate
+from triton_perception.serving.request_inputs import FrameMemory
+from triton_perception.serving.server_config import batched_name, MAX_BATCH
+from triton_perception.serving.triton_client import ClientSettings, make_client
+
+Outputs = dict[tuple[str, tuple[str, ...]], OutputMemory]
+
+
+def camera_suffix(camera: int) -> str:
+    """Return what camera number `camera`'s tensor names carry in a batched request."""
+    return f'_{camera}'
+
+
+class CameraBatches:
+    """One process's request threads, shared by its cameras' JoinedWorkers."""
+
+    def __init__(self, gate: RequestGate | None = None, most: int = MAX_BATCH) -> None:
+        """Send at most `most` cameras a request; `gate` grants them by the process's policy."""
+        if not 1 <= most <= MAX_BATCH:
+            raise ValueError(f'a request carries 1 to {MAX_BATCH} cameras, not {most}')
+        self._gate = gate
+        self._most = most
+        self._condition = threading.Condition()
+        self._cameras: tuple[JoinedWorker, ...] = ()  # replaced, never changed in place
+        self._in_flight: dict[JoinedWorker, int] = {}
+        self._threads: list[threading.Thread] = []
+        self._stopping = False
+        self._holding = 0
+        self._batched: dict[tuple[str, int], JoinedModel | None] = {}  # (name, generation)
+
+    def add(self, camera: JoinedWorker, settings: ClientSettings) -> None:
+        """Serve `camera`'s frames; the first camera's settings start the request threads."""
+        with self._condition:
+            self._cameras = (*self._cameras, camera)
+            if self._threads:
+                return
+            self._stopping = False
+            self._threads = [threading.Thread(target=self._request_loop, args=(settings,),
+                                              daemon=True, name=f'process-request-{index}')
+                             for index in range(settings.max_in_flight)]
+            threads = list(self._threads)
+        for thread in threads:
+            thread.start()
+
+    def remove(self, camera: JoinedWorker, timeout_s: float) -> None:
+        """Serve `camera` no more once its requests in flight are answered (`timeout_s` at most)."""
+        deadline = time.monotonic() + timeout_s
+        with self._condition:
+            self._cameras = tuple(other for other in self._cameras if other is not camera)
+            self._condition.wait_for(lambda: not self._in_flight.get(camera),
+                                     max(0.0, deadline - time.monotonic()))
+            if self._cameras or not self._threads:
+                return
+            threads, self._threads = self._threads, []
+            self._stopping = True
+            self._condition.notify_all()
+        if self._gate is not None:
+            self._gate.frame_arrived()  # a thread waiting at the gate looks again and sees none
+        for thread in threads:
+            thread.join(timeout=max(0.0, deadline - time.monotonic()))
+
+    def frame_arrived(self) -> None:
+        """Wake the request threads: a camera's frames may have become takeable."""
+        with self._condition:
+            self._condition.notify_all()
+        if self._gate is not None:
+            self._gate.frame_arrived()
+
+    @contextmanager
+    def holding(self) -> Iterator[None]:
+        """Hold requests back while several cameras' frames are handed over as one set."""
+        with self._condition:
+            self._holding += 1
+        try:
+            yield
+        finally:
+            with self._condition:
+                self._holding -= 1
+            self.frame_arrived()
+
+    def _ready(self) -> list[JoinedWorker]:
+        if self._holding:
+            return []
+        return [camera for camera in self._cameras if camera.slot.takeable()]
+
+    def _next_cameras(self) -> list[JoinedWorker] | None:
+        """Wait for cameras with frames; return those to serve now, None once stopping."""
+        if self._gate is None:
+            with self._condition:
+                self._condition.wait_for(lambda: self._stopping or bool(self._ready()))
+                if self._stopping:
+                    return None
+                chosen = self._ready()[:self._most]
+                for camera in chosen:
+                    self._in_flight[camera] = self._in_flight.get(camera, 0) + 1
+                return chosen
+        by_name: dict[str, JoinedWorker] = {}
+
+        def ready() -> list[str] | None:
+            if self._stopping:
+                return None
+            by_name.clear()
+            by_name.update((camera.camera, camera) for camera in self._ready())
+            return list(by_name)
+
+        names = self._gate.wait_batch(ready, self._most)
+        if names is None:
+            return None
+        with self._condition:
+            chosen = [by_name[name] for name in names]
+            for camera in chosen:
+                self._in_flight[camera] = self._in_flight.get(camera, 0) + 1
+        return chosen
+
+    def _finished(self, cameras: list[JoinedWorker]) -> None:
+        with self._condition:
+            for camera in cameras:
+                self._in_flight[camera] -= 1
+            self._condition.notify_all()
+        if self._gate is not None:
+            for camera in cameras:
+                self._gate.done(camera.camera)
+
+    def _request_loop(self, settings: ClientSettings) -> None:
+        client = make_client(settings)
+        outputs: Outputs = {}
+        leases: dict[JoinedWorker, FrameMemory] = {}
+        try:
+            while (cameras := self._next_cameras()) is not None:
+                try:
+                    rounds = [taken for camera in cameras
+                              if (taken := camera.take_round(client)) is not None]
+                    self._serve(client, outputs, leases, rounds)
+                finally:
+                    self._finished(cameras)
+                for gone in [camera for camera in leases if camera not in self._cameras]:
+                    leases.pop(gone).close(client)  # its last lease frees its regions
+        finally:
+            for lease in leases.values():
+                lease.close(client)
+            for memory in outputs.values():
+                memory.close(client)
+            client.close()
+
+    def _serve(self, client: grpcclient.InferenceServerClient, outputs: Outputs,
+               leases: dict[JoinedWorker, FrameMemory], rounds: list[CameraRound]) -> None:
+        """Send the joined rounds together where the server has their batched ensemble."""
+        joined = [taken for taken in rounds if _joined_request(taken) is not None]
+        model = joined[0].worker.joined_model if joined else ''
+        together = [taken for taken in joined if taken.worker.joined_model == model]
+        batch = None
+        if len(together) > 1:
+            batch = self._batched_model(client, model, len(together), together[0].worker)
+        alone = rounds if batch is None else [taken for taken in rounds
+                                              if taken not in together]
+        if batch is not None and not self._send_batch(client, outputs, leases, batch,
+                                                      together):
+            alone = rounds  # refused as a batch: each camera on its own, so one frame fails alone
+        for taken in alone:
+            lease = leases.setdefault(taken.worker, taken.worker.lease_frames())
+            taken.worker.serve_round(client, outputs, lease, taken)
+
+    def _batched_model(self, client: grpcclient.InferenceServerClient, joined: str,
+                       count: int, camera: JoinedWorker) -> str | None:
+        """Return the ensemble serving `count` cameras of `joined` at once, None if none does."""
+        name = batched_name(joined, count)
+        key = (name, camera.generation)
+        if key not in self._batched:
+            try:
+                self._batched[key] = read_joined_model(client, name)
+            except InferenceServerException:
+                return None  # unreachable: each camera's own request fails with the reason
+            if self._batched[key] is None:
+                camera.say_once(f'no model {name} at the server: {count} cameras of this '
+                                'process are sent one request each')
+        return name if self._batched[key] is not None else None
+
+    def _send_batch(self, client: grpcclient.InferenceServerClient, outputs: Outputs,
+                    leases: dict[JoinedWorker, FrameMemory], model: str,
+                    rounds: list[CameraRound]) -> bool:
+        """
+        Send the cameras' joined requests as one and deliver each camera its answer.
+
+        Return False, having settled nothing, when the server refuses the batch but is
+        reachable: the caller then sends each camera alone.
+        """
+        requests = [_joined_request(taken) for taken in rounds]
+        wanted = tuple(name + camera_suffix(index)
+                       for index, request in enumerate(requests) if request is not None
+                       for name in request.outputs)
+        key = (model, wanted)
+        if key not in outputs:
+            first = rounds[0].worker
+            outputs[key] = OutputMemory(model, wanted, first.shared_memory, first.log)
+        memory = outputs[key]
+        used = [leases.setdefault(taken.worker, taken.worker.lease_frames())
+                for taken in rounds]
+        try:
+            inputs = []
+            for index, (taken, request, lease) in enumerate(zip(rounds, requests, used)):
+                assert request is not None  # rounds are joined rounds
+                inputs += taken.worker.request_inputs(client, lease, request.inputs,
+                                                      camera_suffix(index))
+            requested = memory.requested(client, rounds[0].worker.generation)
+            sent_at = time.monotonic()
+            result = client.infer(model, inputs, outputs=requested,
+                                  client_timeout=max(request.members[0].settings.timeout_s
+                                                     for request in requests if request))
+            answered_at = time.monotonic()
+        except InferenceServerException as error:
+            if lost_shared_memory(error):
+                for lease in used:
+                    lease.forget_registration()
+                memory.forget_registration()
+            if not is_unreachable(error):
+                return False
+            for taken, request in zip(rounds, requests):
+                assert request is not None
+                taken.worker.fail_request(request, taken, error)
+            return True
+        finally:
+            for lease in used:
+                lease.release()
+        self._deliver(memory, result, rounds, RequestTimes(sent_at, answered_at))
+        return True
+
+    def _deliver(self, memory: OutputMemory, result: grpcclient.InferResult,
+                 rounds: list[CameraRound], times: RequestTimes) -> None:
+        arrays, problem = memory.arrays_or_problem(result)
+        for index, taken in enumerate(rounds):
+            request = _joined_request(taken)
+            assert request is not None
+            suffix = camera_suffix(index)
+            own = {name: arrays[name + suffix] for name in request.outputs
+                   if name + suffix in arrays}
+            taken.worker.joined_requests += 1
+            taken.worker.batched_requests += 1
+            taken.worker.deliver(request, taken, own, problem, times)
+
+
+def _joined_request(taken: CameraRound) -> Request | None:
+    """Return the round's one request to its joined ensemble, None if it is not one such."""
+    if len(taken.requests) == 1 and taken.requests[0].model == taken.worker.joined_model:
+        return taken.requests[0]
+    return None
