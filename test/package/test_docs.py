@@ -18,6 +18,7 @@ from conftest import REPO
 from test_package_manifest import pip_packages
 from triton_perception.apps import docs_tables
 from triton_perception.parameters import DETECTION
+from triton_perception.serving import stale_batched_ensembles
 
 README = REPO / 'README.md'
 DOCS = REPO / 'docs'
@@ -121,3 +122,27 @@ def test_params_yaml_is_written_from_the_parameter_tables(
                     if spec.name == 'transport' else spec for spec in DETECTION)
     monkeypatch.setattr(docs_tables, 'DETECTION', changed)
     assert params in docs_tables.stale_pages()
+
+
+def test_the_batched_ensembles_are_written_from_perception(tmp_path: Path) -> None:
+    """
+    perception_x2..x4 are what `triton-perception docs` writes from perception's config.
+
+    A changed `perception` output makes them stale, and writing puts the new output in each,
+    once per camera, with its version directory.
+    """
+    assert stale_batched_ensembles(REPO / 'model_repository') == []
+    repository = tmp_path / 'model_repository'
+    (repository / 'perception').mkdir(parents=True)
+    config = (REPO / 'model_repository' / 'perception' / 'config.pbtxt').read_text(
+        encoding='utf-8')
+    (repository / 'perception' / 'config.pbtxt').write_text(
+        config.replace('{ name: "NUM_DETECTIONS"', '{ name: "COUNT"'), encoding='utf-8')
+    written = stale_batched_ensembles(repository, write=True)
+    assert [path.parent.name for path in written] == ['perception_x2', 'perception_x3',
+                                                      'perception_x4']
+    four = (repository / 'perception_x4' / 'config.pbtxt').read_text(encoding='utf-8')
+    assert [f'"COUNT_{camera}"' in four for camera in range(4)] == [True] * 4
+    assert 'NUM_DETECTIONS' not in four
+    assert (repository / 'perception_x4' / '1').is_dir()
+    assert stale_batched_ensembles(repository) == []

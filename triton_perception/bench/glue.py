@@ -48,7 +48,7 @@ from triton_perception.bench.ros_side import CaseWiring, ros_environment, RosSid
 from triton_perception.bench.settings import (BenchError, DEFAULT_VIDEO, DRAIN_TIMEOUT_S,
                                               RATE_HZ, READY_TIMEOUT_S, Stamp)
 from triton_perception.bench.triton_side import inference_statistics, step_breakdown
-from triton_perception.serving import ServerConfig, TritonServer
+from triton_perception.serving import MAX_BATCH, ServerConfig, TritonServer
 from triton_perception.system import (default_model_repository, free_ports, MODEL_REPOSITORY_ENV,
                                       NodeProcess, tree_cpu_s, tree_rss_mb)
 
@@ -73,6 +73,7 @@ class GlueSettings:
     video: Path = DEFAULT_VIDEO
     frame_size: tuple[int, int] = FRAME_SIZE
     camera_priorities: str = ''  # as the launch argument, the cameras named cam0, cam1, ...
+    max_batch: int = MAX_BATCH  # as the launch argument
 
     def __post_init__(self) -> None:
         """Raise BenchError for no cameras, an unknown layout, no window or an odd frame size."""
@@ -84,6 +85,8 @@ class GlueSettings:
         if self.window_s <= 0 or self.warmup_s < 0:
             raise BenchError(f'need --duration > 0 and --warmup >= 0, got {self.window_s:g} and '
                              f'{self.warmup_s:g}')
+        if not 1 <= self.max_batch <= MAX_BATCH:
+            raise BenchError(f'need --max-batch within 1-{MAX_BATCH}, got {self.max_batch}')
         width, height = self.frame_size
         if not (16 <= width <= 3840 and 16 <= height <= 2160):
             raise BenchError(f'need a frame size within 16x16-3840x2160, got {width}x{height}')
@@ -132,7 +135,8 @@ class GlueBench:
         load_before = os.getloadavg()[0]
         try:
             start_processes(case, self.server.grpc_url, namespace, self.log_directory,
-                            processes, self.settings.camera_priorities)
+                            processes, self.settings.camera_priorities,
+                            self.settings.max_batch)
             self.log(f'{case.name}: started {len(processes)} process(es) '
                      f'({", ".join(sorted({process.name for process in processes}))}); '
                      'waiting until ready')

@@ -23,6 +23,7 @@ from triton_perception.bench.ros_side import CaseWiring
 from triton_perception.bench.settings import NodeKind, NODES, Stamp
 from triton_perception.frames import FATES, NodeStatus
 from triton_perception.pipeline import pipeline_plan
+from triton_perception.serving import MAX_BATCH
 from triton_perception.system import NodeProcess, ros_arguments
 
 FRAME_SIZE = (960, 540)  # width, height, as the issue measures
@@ -109,12 +110,13 @@ def camera_namespaces(namespace: str, cameras: int) -> list[str]:
 
 
 def start_processes(case: GlueCase, triton_url: str, namespace: str, log_directory: Path,
-                    started: list[NodeProcess], priorities: str = '') -> None:
+                    started: list[NodeProcess], priorities: str = '',
+                    max_batch: int = MAX_BATCH) -> None:
     """
     Start the case's processes into `started`: the plan's, or one floor node per camera.
 
     `priorities`: camera_priorities with the cameras named `cam0`, `cam1`, ... (their
-    namespaces are the case's).
+    namespaces are the case's). `max_batch`: cameras of a process one request serves.
 
     The caller stops what is in `started`, also when this raises after starting some.
     """
@@ -134,7 +136,8 @@ def start_processes(case: GlueCase, triton_url: str, namespace: str, log_directo
         'enable_lanes': str(case.models == BOTH).lower(),
         'enable_overlay': str(case.overlay).lower(),
         'camera_priorities': ','.join(f'{namespace}/{entry.strip()}'
-                                      for entry in priorities.split(',') if entry.strip())})
+                                      for entry in priorities.split(',') if entry.strip()),
+        'max_batch': str(max_batch)})
     for node in plan.nodes:
         started.append(NodeProcess(node.executable, node.ros_arguments(), log_directory))
 

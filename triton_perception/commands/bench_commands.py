@@ -13,7 +13,7 @@ import sys
 from typing import Callable, TYPE_CHECKING, TypeVar
 
 from triton_perception.commands.termination import Interrupted, raise_on_termination
-from triton_perception.serving import PROFILES
+from triton_perception.serving import MAX_BATCH, PROFILES
 from triton_perception.system import DEFAULT_CLIP
 
 if TYPE_CHECKING:
@@ -75,7 +75,7 @@ def command_glue_bench(arguments: argparse.Namespace) -> int:
             window_s=GlueSettings.window_s if arguments.duration is None else arguments.duration,
             warmup_s=arguments.warmup, json_path=arguments.json,
             video=arguments.video or DEFAULT_CLIP, frame_size=(int(width), int(height)),
-            camera_priorities=arguments.camera_priorities),
+            camera_priorities=arguments.camera_priorities, max_batch=arguments.max_batch),
             bench_progress)
 
     report = report_or_exit_code(run)
@@ -169,6 +169,10 @@ def add_bench_command(commands: argparse._SubParsersAction[argparse.ArgumentPars
     bench.add_argument('--camera-priorities', default='',
                        help='with --glue: camera_priorities for the perception_processes, the '
                        "cameras named cam0, cam1, ..., e.g. 'cam0=always,cam1=10'")
+    bench.add_argument('--max-batch', type=int, default=MAX_BATCH,
+                       help='with --glue: cameras of a perception_process served by one request '
+                       '(the max_batch launch argument; 1: one request per camera; default '
+                       '%(default)s)')
     bench.add_argument('--max-in-flight', type=int, default=None,
                        help="the nodes' max_in_flight (default: the parameter's default)")
     bench.set_defaults(run=command_bench)

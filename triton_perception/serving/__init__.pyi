@@ -11,9 +11,9 @@ from triton_perception.serving.grpc_client_check import (
     generated_requirements as generated_requirements,
     grpc_client_problem as grpc_client_problem,
 )
-from triton_perception.serving.joined_worker import (
+from triton_perception.serving.joined_worker import JoinedWorker as JoinedWorker
+from triton_perception.serving.member_worker import (
     FrameWorker as FrameWorker,
-    JoinedWorker as JoinedWorker,
     MemberWorker as MemberWorker,
 )
 from triton_perception.serving.model_config import (

@@ -19,14 +19,15 @@ from __future__ import annotations
 from contextlib import contextmanager
 import threading
 import time
-from typing import Iterator
+from typing import Iterator, NamedTuple
 
 import tritonclient.grpc as grpcclient
 from tritonclient.utils import InferenceServerException
 
 from triton_perception.frames import RequestTimes
-from triton_perception.serving.joined_worker import (CameraRound, JoinedModel, JoinedWorker,
-                                                     read_joined_model, Request)
+from triton_perception.serving.joined_requests import (CameraRound, JoinedModel,
+                                                       read_joined_model, Request)
+from triton_perception.serving.joined_worker import JoinedWorker
 from triton_perception.serving.output_memory import OutputMemory
 from triton_perception.serving.request_errors import is_unreachable, lost_shared_memory
 from triton_perception.serving.request_gate import RequestGate
@@ -35,6 +36,13 @@ from triton_perception.serving.server_config import batched_name, MAX_BATCH
 from triton_perception.serving.triton_client import ClientSettings, make_client
 
 Outputs = dict[tuple[str, tuple[str, ...]], OutputMemory]
+
+
+class Turn(NamedTuple):
+    """A camera's part in one round of the process's requests: its worker and what it took."""
+
+    worker: JoinedWorker
+    taken: CameraRound
 
 
 def camera_suffix(camera: int) -> str:
@@ -159,7 +167,7 @@ class CameraBatches:
         try:
             while (cameras := self._next_cameras()) is not None:
                 try:
-                    rounds = [taken for camera in cameras
+                    rounds = [Turn(camera, taken) for camera in cameras
                               if (taken := camera.take_round(client)) is not None]
                     self._serve(client, outputs, leases, rounds)
                 finally:
@@ -174,22 +182,22 @@ class CameraBatches:
             client.close()
 
     def _serve(self, client: grpcclient.InferenceServerClient, outputs: Outputs,
-               leases: dict[JoinedWorker, FrameMemory], rounds: list[CameraRound]) -> None:
+               leases: dict[JoinedWorker, FrameMemory], rounds: list[Turn]) -> None:
         """Send the joined rounds together where the server has their batched ensemble."""
-        joined = [taken for taken in rounds if _joined_request(taken) is not None]
+        joined = [turn for turn in rounds if _joined_request(turn) is not None]
         model = joined[0].worker.joined_model if joined else ''
-        together = [taken for taken in joined if taken.worker.joined_model == model]
+        together = [turn for turn in joined if turn.worker.joined_model == model]
         batch = None
         if len(together) > 1:
             batch = self._batched_model(client, model, len(together), together[0].worker)
-        alone = rounds if batch is None else [taken for taken in rounds
-                                              if taken not in together]
+        alone = rounds if batch is None else [turn for turn in rounds
+                                              if turn not in together]
         if batch is not None and not self._send_batch(client, outputs, leases, batch,
                                                       together):
             alone = rounds  # refused as a batch: each camera on its own, so one frame fails alone
-        for taken in alone:
-            lease = leases.setdefault(taken.worker, taken.worker.lease_frames())
-            taken.worker.serve_round(client, outputs, lease, taken)
+        for turn in alone:
+            lease = leases.setdefault(turn.worker, turn.worker.lease_frames())
+            turn.worker.serve_round(client, outputs, lease, turn.taken)
 
     def _batched_model(self, client: grpcclient.InferenceServerClient, joined: str,
                        count: int, camera: JoinedWorker) -> str | None:
@@ -208,14 +216,14 @@ class CameraBatches:
 
     def _send_batch(self, client: grpcclient.InferenceServerClient, outputs: Outputs,
                     leases: dict[JoinedWorker, FrameMemory], model: str,
-                    rounds: list[CameraRound]) -> bool:
+                    rounds: list[Turn]) -> bool:
         """
         Send the cameras' joined requests as one and deliver each camera its answer.
 
         Return False, having settled nothing, when the server refuses the batch but is
         reachable: the caller then sends each camera alone.
         """
-        requests = [_joined_request(taken) for taken in rounds]
+        requests = [_joined_request(turn) for turn in rounds]
         wanted = tuple(name + camera_suffix(index)
                        for index, request in enumerate(requests) if request is not None
                        for name in request.outputs)
@@ -224,14 +232,14 @@ class CameraBatches:
             first = rounds[0].worker
             outputs[key] = OutputMemory(model, wanted, first.shared_memory, first.log)
         memory = outputs[key]
-        used = [leases.setdefault(taken.worker, taken.worker.lease_frames())
-                for taken in rounds]
+        used = [leases.setdefault(turn.worker, turn.worker.lease_frames())
+                for turn in rounds]
         try:
             inputs = []
-            for index, (taken, request, lease) in enumerate(zip(rounds, requests, used)):
+            for index, (turn, request, lease) in enumerate(zip(rounds, requests, used)):
                 assert request is not None  # rounds are joined rounds
-                inputs += taken.worker.request_inputs(client, lease, request.inputs,
-                                                      camera_suffix(index))
+                inputs += turn.worker.request_inputs(client, lease, request.inputs,
+                                                     camera_suffix(index))
             requested = memory.requested(client, rounds[0].worker.generation)
             sent_at = time.monotonic()
             result = client.infer(model, inputs, outputs=requested,
@@ -245,9 +253,9 @@ class CameraBatches:
                 memory.forget_registration()
             if not is_unreachable(error):
                 return False
-            for taken, request in zip(rounds, requests):
+            for turn, request in zip(rounds, requests):
                 assert request is not None
-                taken.worker.fail_request(request, taken, error)
+                turn.worker.fail_request(request, turn.taken, error)
             return True
         finally:
             for lease in used:
@@ -256,21 +264,22 @@ class CameraBatches:
         return True
 
     def _deliver(self, memory: OutputMemory, result: grpcclient.InferResult,
-                 rounds: list[CameraRound], times: RequestTimes) -> None:
+                 rounds: list[Turn], times: RequestTimes) -> None:
         arrays, problem = memory.arrays_or_problem(result)
-        for index, taken in enumerate(rounds):
-            request = _joined_request(taken)
+        for index, turn in enumerate(rounds):
+            request = _joined_request(turn)
             assert request is not None
             suffix = camera_suffix(index)
             own = {name: arrays[name + suffix] for name in request.outputs
                    if name + suffix in arrays}
-            taken.worker.joined_requests += 1
-            taken.worker.batched_requests += 1
-            taken.worker.deliver(request, taken, own, problem, times)
+            turn.worker.joined_requests += 1
+            turn.worker.batched_requests += 1
+            turn.worker.deliver(request, turn.taken, own, problem, times)
 
 
-def _joined_request(taken: CameraRound) -> Request | None:
-    """Return the round's one request to its joined ensemble, None if it is not one such."""
-    if len(taken.requests) == 1 and taken.requests[0].model == taken.worker.joined_model:
-        return taken.requests[0]
+def _joined_request(turn: Turn) -> Request | None:
+    """Return the turn's one request to its joined ensemble, None if it is not one such."""
+    requests = turn.taken.requests
+    if len(requests) == 1 and requests[0].model == turn.worker.joined_model:
+        return requests[0]
     return None

@@ -15,7 +15,7 @@ from __future__ import annotations
 from functools import partial
 import threading
 import time
-from typing import Any, Callable, NamedTuple, Protocol
+from typing import Any, Callable, Protocol
 
 import numpy as np
 from numpy.typing import NDArray
@@ -25,7 +25,10 @@ from tritonclient.utils import InferenceServerException
 from triton_perception.frames import Fate, Frame, FrameAccounting, RequestTimes
 from triton_perception.serving.connection_health import ConnectionHealth
 from triton_perception.serving.frame_fates import deliver_and_settle, prepare_or_settle
+from triton_perception.serving.joined_requests import (CameraRound, HEALTH_OUTPUT, JoinedModel,
+                                                       read_joined_model, Request)
 from triton_perception.serving.joined_slot import JoinedSlot, Member, MemberFrames
+from triton_perception.serving.member_worker import MemberWorker
 from triton_perception.serving.output_memory import OutputMemory
 from triton_perception.serving.request_errors import (is_unreachable, lost_shared_memory,
                                                       request_failure)
@@ -35,56 +38,8 @@ from triton_perception.serving.shared_frames import SharedFrames
 from triton_perception.serving.triton_client import ClientSettings, make_client
 from triton_perception.serving.worker_log import Log, WorkerLog
 
-HEALTH_OUTPUT = 'HEALTH_STATISTICS'  # the joined ensemble's camera health statistics
 # Called with the frame's message and its health statistics, once per joined request.
 StatisticsHook = Callable[[Any, NDArray[np.float32]], None]
-
-
-class JoinedModel(NamedTuple):
-    """What the joined ensemble serves: its steps' models and its outputs."""
-
-    steps: frozenset[str]
-    outputs: frozenset[str]
-
-    def serves(self, members: list[Member]) -> bool:
-        """Whether one request to it answers every member (two or more) with all it asks for."""
-        return len(members) > 1 and all(
-            member.settings.model in self.steps and set(member.settings.outputs) <= self.outputs
-            for member in members)
-
-
-class Request(NamedTuple):
-    """One request of a joined round: the model, its inputs and outputs, whom it answers."""
-
-    model: str
-    inputs: Tensors
-    outputs: tuple[str, ...]
-    members: list[Member]
-
-
-class CameraRound(NamedTuple):
-    """A camera's frames taken at once, and the requests planned to serve them."""
-
-    worker: JoinedWorker
-    frames: MemberFrames
-    requests: list[Request]
-    message: Any  # the camera message the frames came from
-
-
-def read_joined_model(client: grpcclient.InferenceServerClient, name: str) -> JoinedModel | None:
-    """
-    Return the steps and outputs of ensemble `name`, None if the server has no such model.
-
-    Raises InferenceServerException when the server is unreachable.
-    """
-    try:
-        config = client.get_model_config(name).config
-    except InferenceServerException as error:
-        if is_unreachable(error):
-            raise
-        return None
-    return JoinedModel(frozenset(step.model_name for step in config.ensemble_scheduling.step),
-                       frozenset(output.name for output in config.output))
 
 
 class ProcessRequests(Protocol):
@@ -98,68 +53,6 @@ class ProcessRequests(Protocol):
 
     def frame_arrived(self) -> None:
         """Look again at which camera has frames to send."""
-
-
-class FrameWorker(Protocol):
-    """What a node calls on its worker: an InferenceWorker of its own, or its camera's member."""
-
-    def start(self) -> None:
-        """Start taking frames."""
-
-    def stop(self, reason: str = 'shutting down', timeout_s: float = 2.0) -> None:
-        """Stop taking frames; a frame still waiting is counted as dropped for `reason`."""
-
-    @property
-    def ready(self) -> bool:
-        """Whether the models were ready at the last check."""
-
-    @property
-    def status(self) -> str:
-        """Return the connection state in words (/diagnostics)."""
-
-    def submit(self, frame: Frame) -> None:
-        """Hand a frame over; never blocks on Triton."""
-
-    def figures(self) -> dict[str, str]:
-        """Return the worker's own /diagnostics values (e.g. the camera's turn at the gate)."""
-
-
-class MemberWorker:
-    """A node's face of its camera's JoinedWorker: what the node calls on an InferenceWorker."""
-
-    def __init__(self, worker: JoinedWorker, member: Member) -> None:
-        """Hand `member`'s frames to `worker`."""
-        self._worker = worker
-        self._member = member
-
-    def start(self) -> None:
-        """Join the camera's requests (the first member starts the worker's threads)."""
-        self._worker.join(self._member)
-
-    def stop(self, reason: str = 'shutting down', timeout_s: float = 2.0) -> None:
-        """Leave; a frame of this node still waiting is counted as dropped for `reason`."""
-        self._member.log.quiet()
-        self._worker.leave(self._member, reason, timeout_s)
-
-    @property
-    def ready(self) -> bool:
-        """Whether the models were ready at the last check."""
-        return self._worker.ready
-
-    @property
-    def status(self) -> str:
-        """Return the connection state in words (/diagnostics)."""
-        return self._worker.status
-
-    def submit(self, frame: Frame) -> None:
-        """Never blocks on Triton: the frame waits for the camera's next request."""
-        self._worker.submit(self._member, frame)
-
-    def figures(self) -> dict[str, str]:
-        """Return the camera's joined (and of those batched) requests and its gate figures."""
-        return {'joined_requests': str(self._worker.joined_requests),
-                'batched_requests': str(self._worker.batched_requests),
-                **self._worker.gate_figures()}
 
 
 class JoinedWorker:
@@ -344,12 +237,14 @@ class JoinedWorker:
             return None
         return frames or {}
 
-    def gate_figures(self) -> dict[str, str]:
-        """Return the camera's figures at the process's request gate (none without one)."""
-        if self._gate is None:
-            return {}
-        figures = self._gate.figures(self.camera)
-        return {f'gate_{key}': value for key, value in figures.items()}
+    def figures(self) -> dict[str, str]:
+        """Return the camera's joined (of those, batched) requests and its figures at the gate."""
+        figures = {'joined_requests': str(self.joined_requests),
+                   'batched_requests': str(self.batched_requests)}
+        if self._gate is not None:
+            figures.update((f'gate_{key}', value)
+                           for key, value in self._gate.figures(self.camera).items())
+        return figures
 
     def take_round(self, client: grpcclient.InferenceServerClient) -> CameraRound | None:
         """Take the camera's frames if takeable now and plan their requests (the batches' way)."""
@@ -376,7 +271,7 @@ class JoinedWorker:
             for member in members:
                 self._failed(member, frames[member.name][1], error)
             return None
-        return CameraRound(self, frames, requests, message)
+        return CameraRound(frames, requests, message)
 
     def serve_round(self, client: grpcclient.InferenceServerClient,
                     outputs: dict[tuple[str, tuple[str, ...]], OutputMemory],
