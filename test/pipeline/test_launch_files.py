@@ -337,6 +337,14 @@ def test_max_batch_reaches_the_processes_and_a_bad_one_is_refused(ament_prefix: 
         pipeline_plan({**arguments, 'max_batch': '9'})
 
 
+def test_camera_priorities_with_one_process_per_node_are_refused() -> None:
+    """No process decides between cameras in the per-node layout: a policy there is an error."""
+    with pytest.raises(PlanError, match='camera_priorities needs process_layout:=single'):
+        pipeline_plan({'start_triton': 'false', 'triton_url': 'jetson.local:8001',
+                       'cameras': 'a=/a/image,b=/b/image', 'process_layout': 'per_node',
+                       'camera_priorities': '/a=always'})
+
+
 def test_triton_server_alone(tritonserver: Path) -> None:
     """triton_server.launch.py starts tritonserver alone, through parent_death, as the plan says."""
     arguments = {'profile': 'cpu', 'tritonserver': str(tritonserver), **PORTS}

@@ -104,6 +104,10 @@ def parse_arguments(argv: list[str]) -> argparse.Namespace:
         parser.error(f'a namespace is given to two cameras: {names}')
     if arguments.max_requests < 0:
         parser.error(f'--max-requests {arguments.max_requests}: give 1 or more (0: the default)')
+    if (arguments.camera_priorities.strip() or arguments.max_requests) \
+            and not arguments.joined_model:
+        parser.error("--camera-priorities and --max-requests need the camera's joined requests: "
+                     "with --joined-model '' each node sends on its own and no policy applies")
     try:
         arguments.policy = parse_camera_priorities(arguments.camera_priorities)
         check_policy_cameras(arguments.policy, names or [arguments.namespace or '/'])

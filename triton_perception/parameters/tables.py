@@ -51,7 +51,9 @@ COMMON = (
            'this host), grpc (inside the request and response), auto (shared memory for a '
            'loopback triton_url, with a gRPC fallback)',
            options=('auto', 'grpc', 'shared_memory')),
-    number('max_in_flight', 1, 'Triton requests in flight at once for this node', low=1, high=8),
+    number('max_in_flight', 1, 'Triton requests in flight at once for this node (in a '
+           "perception_process with several cameras: for the process's batched requests)",
+           low=1, high=8),
     number('request_timeout_s', 5.0, 'seconds before a Triton request counts as failed (s)',
            low=0.05, high=120.0),
     number('max_image_pixels', 3840 * 2160, 'frames with more pixels (width x height) are '

@@ -410,6 +410,9 @@ def pipeline_plan(values: dict[str, str]) -> PipelinePlan:
     # The parameters file is read once per kind of node, not once per camera.
     enabled = [name for name in MODEL_DEFAULTS if any(node.name == name for node in nodes)]
     ready_models = tuple(dict.fromkeys(model_name(params_file, name) for name in enabled))
+    if arguments['process_layout'] != 'single' and arguments['camera_priorities'].strip():
+        raise PlanError('camera_priorities needs process_layout:=single: with per_node each '
+                        'node is a process of its own and no process decides between cameras')
     if arguments['process_layout'] == 'single':
         nodes = _perception_processes(nodes, cameras, _namespace(arguments['namespace']),
                                       params_file, common, _cameras_per_process(arguments),

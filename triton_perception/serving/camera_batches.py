@@ -62,6 +62,8 @@ class CameraBatches:
         self._condition = threading.Condition()
         self._cameras: tuple[JoinedWorker, ...] = ()  # replaced, never changed in place
         self._in_flight: dict[JoinedWorker, int] = {}
+        self._sent: dict[JoinedWorker, int] = {}  # when each camera was last taken
+        self._rounds = 0
         self._threads: list[threading.Thread] = []
         self._stopping = False
         self._holding = 0
@@ -129,9 +131,14 @@ class CameraBatches:
                 self._condition.wait_for(lambda: self._stopping or bool(self._ready()))
                 if self._stopping:
                     return None
-                chosen = self._ready()[:self._most]
+                # Least recently sent first: with more ready cameras than a request carries,
+                # each gets its turn.
+                chosen = sorted(self._ready(),
+                                key=lambda camera: self._sent.get(camera, -1))[:self._most]
                 for camera in chosen:
                     self._in_flight[camera] = self._in_flight.get(camera, 0) + 1
+                    self._rounds += 1
+                    self._sent[camera] = self._rounds
                 return chosen
         by_name: dict[str, JoinedWorker] = {}
 
