@@ -37,7 +37,8 @@ class Camera:
                  rgb: dict[int, NDArray[np.uint8]], reject: frozenset[int] = frozenset()) -> None:
         """Serve `rgb` to a detection and a lane node; frames numbered in `reject` are rejected."""
         self.statistics: dict[int, Any] = {}
-        self.worker = JoinedWorker('perception', SharedFrames(),
+        self.shared_frames = SharedFrames()
+        self.worker = JoinedWorker('perception', self.shared_frames,
                                    lambda message, values: self.statistics.__setitem__(
                                        message, values), name, None, batches)
         self.detection = Node(self.worker, url, 'yolov5', DETECTION_OUTPUTS, rgb, reject)
@@ -109,6 +110,7 @@ def test_batched_and_unbatched_requests_give_each_camera_the_same_results(
             np.testing.assert_allclose(camera.statistics[number], statistics[number],
                                        rtol=1e-5, atol=1e-6)
         assert camera.detection.accounting.count(Fate.PUBLISHED) == FRAMES
+        assert camera.shared_frames.regions == 0, 'the last lease frees the regions at stop'
 
 
 def test_a_corrupt_frame_in_a_batch_of_four_leaves_three_cameras_served(

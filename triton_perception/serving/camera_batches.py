@@ -203,8 +203,7 @@ class CameraBatches:
                                                       together):
             alone = rounds  # refused as a batch: each camera on its own, so one frame fails alone
         for turn in alone:
-            lease = leases.setdefault(turn.worker, turn.worker.lease_frames())
-            turn.worker.serve_round(client, outputs, lease, turn.taken)
+            turn.worker.serve_round(client, outputs, _lease(leases, turn.worker), turn.taken)
 
     def _batched_model(self, client: grpcclient.InferenceServerClient, joined: str,
                        count: int, camera: JoinedWorker) -> str | None:
@@ -239,8 +238,7 @@ class CameraBatches:
             first = rounds[0].worker
             outputs[key] = OutputMemory(model, wanted, first.shared_memory, first.log)
         memory = outputs[key]
-        used = [leases.setdefault(turn.worker, turn.worker.lease_frames())
-                for turn in rounds]
+        used = [_lease(leases, turn.worker) for turn in rounds]
         try:
             inputs = []
             for index, (turn, request, lease) in enumerate(zip(rounds, requests, used)):
@@ -282,6 +280,13 @@ class CameraBatches:
             turn.worker.joined_requests += 1
             turn.worker.batched_requests += 1
             turn.worker.deliver(request, turn.taken, own, problem, times)
+
+
+def _lease(leases: dict[JoinedWorker, FrameMemory], camera: JoinedWorker) -> FrameMemory:
+    """Return the request thread's lease on `camera`'s frame regions, taken once (closed last)."""
+    if camera not in leases:
+        leases[camera] = camera.lease_frames()
+    return leases[camera]
 
 
 def _joined_request(turn: Turn) -> Request | None:
