@@ -8,7 +8,9 @@ node its own outputs. Results, accounting and failures stay per node: a node's b
 rejected in its own `prepare` and the others are still served. Where the joined ensemble does
 not serve the members' models (own models, or an ensemble missing from the repository), or
 only one node is active, each node's frame goes to its own model, one request each, as an
-InferenceWorker sends it; the log says so once. Knows nothing of ROS.
+InferenceWorker sends it; the log says so once. In a process with several cameras the
+process's request threads (serving.camera_batches) take each camera's round instead of the
+camera's own threads, and send the rounds of all ready cameras together. Knows nothing of ROS.
 """
 from __future__ import annotations
 
