@@ -67,7 +67,9 @@ class CameraBatches:
         self._threads: list[threading.Thread] = []
         self._stopping = False
         self._holding = 0
-        self._batched: dict[tuple[str, int], JoinedModel | None] = {}  # (name, generation)
+        # What the server serves of the batched ensembles, read once per connection generation.
+        self._batched: dict[str, JoinedModel | None] = {}
+        self._batched_generation = -1
 
     def add(self, camera: JoinedWorker, settings: ClientSettings) -> None:
         """Serve `camera`'s frames; the first camera's settings start the request threads."""
@@ -191,17 +193,18 @@ class CameraBatches:
     def _serve(self, client: grpcclient.InferenceServerClient, outputs: Outputs,
                leases: dict[JoinedWorker, FrameMemory], rounds: list[Turn]) -> None:
         """Send the joined rounds together where the server has their batched ensemble."""
-        joined = [turn for turn in rounds if _joined_request(turn) is not None]
-        model = joined[0].worker.joined_model if joined else ''
-        together = [turn for turn in joined if turn.worker.joined_model == model]
+        joined = [(turn, request) for turn in rounds
+                  if (request := _joined_request(turn)) is not None]
+        model = joined[0][0].worker.joined_model if joined else ''
+        together = [pair for pair in joined if pair[0].worker.joined_model == model]
         batch = None
         if len(together) > 1:
-            batch = self._batched_model(client, model, len(together), together[0].worker)
-        alone = rounds if batch is None else [turn for turn in rounds
-                                              if turn not in together]
-        if batch is not None and not self._send_batch(client, outputs, leases, batch,
-                                                      together):
-            alone = rounds  # refused as a batch: each camera on its own, so one frame fails alone
+            batch = self._batched_model(client, model, len(together), together[0][0].worker)
+        alone = rounds
+        if batch is not None and self._send_batch(client, outputs, leases, batch, together):
+            sent = {id(turn) for turn, _request in together}
+            alone = [turn for turn in rounds if id(turn) not in sent]
+        # A batch refused is sent one camera at a time, so only the refused frame fails.
         for turn in alone:
             turn.worker.serve_round(client, outputs, _lease(leases, turn.worker), turn.taken)
 
@@ -209,47 +212,46 @@ class CameraBatches:
                        count: int, camera: JoinedWorker) -> str | None:
         """Return the ensemble serving `count` cameras of `joined` at once, None if none does."""
         name = batched_name(joined, count)
-        key = (name, camera.generation)
-        if key not in self._batched:
+        if camera.generation != self._batched_generation:  # the server restarted: ask again
+            self._batched, self._batched_generation = {}, camera.generation
+        if name not in self._batched:
             try:
-                self._batched[key] = read_joined_model(client, name)
+                self._batched[name] = read_joined_model(client, name)
             except InferenceServerException:
                 return None  # unreachable: each camera's own request fails with the reason
-            if self._batched[key] is None:
+            if self._batched[name] is None:
                 camera.say_once(f'no model {name} at the server: {count} cameras of this '
                                 'process are sent one request each')
-        return name if self._batched[key] is not None else None
+        return name if self._batched[name] is not None else None
 
     def _send_batch(self, client: grpcclient.InferenceServerClient, outputs: Outputs,
                     leases: dict[JoinedWorker, FrameMemory], model: str,
-                    rounds: list[Turn]) -> bool:
+                    together: list[tuple[Turn, Request]]) -> bool:
         """
         Send the cameras' joined requests as one and deliver each camera its answer.
 
         Return False, having settled nothing, when the server refuses the batch but is
         reachable: the caller then sends each camera alone.
         """
-        requests = [_joined_request(turn) for turn in rounds]
         wanted = tuple(name + camera_suffix(index)
-                       for index, request in enumerate(requests) if request is not None
+                       for index, (_turn, request) in enumerate(together)
                        for name in request.outputs)
+        first = together[0][0].worker
         key = (model, wanted)
         if key not in outputs:
-            first = rounds[0].worker
             outputs[key] = OutputMemory(model, wanted, first.shared_memory, first.log)
         memory = outputs[key]
-        used = [_lease(leases, turn.worker) for turn in rounds]
+        used = [_lease(leases, turn.worker) for turn, _request in together]
         try:
             inputs = []
-            for index, (turn, request, lease) in enumerate(zip(rounds, requests, used)):
-                assert request is not None  # rounds are joined rounds
+            for index, ((turn, request), lease) in enumerate(zip(together, used)):
                 inputs += turn.worker.request_inputs(client, lease, request.inputs,
                                                      camera_suffix(index))
-            requested = memory.requested(client, rounds[0].worker.generation)
+            requested = memory.requested(client, first.generation)
             sent_at = time.monotonic()
             result = client.infer(model, inputs, outputs=requested,
                                   client_timeout=max(request.members[0].settings.timeout_s
-                                                     for request in requests if request))
+                                                     for _turn, request in together))
             answered_at = time.monotonic()
         except InferenceServerException as error:
             if lost_shared_memory(error):
@@ -258,22 +260,19 @@ class CameraBatches:
                 memory.forget_registration()
             if not is_unreachable(error):
                 return False
-            for turn, request in zip(rounds, requests):
-                assert request is not None
+            for turn, request in together:
                 turn.worker.fail_request(request, turn.taken, error)
             return True
         finally:
             for lease in used:
                 lease.release()
-        self._deliver(memory, result, rounds, RequestTimes(sent_at, answered_at))
+        self._deliver(memory, result, together, RequestTimes(sent_at, answered_at))
         return True
 
     def _deliver(self, memory: OutputMemory, result: grpcclient.InferResult,
-                 rounds: list[Turn], times: RequestTimes) -> None:
+                 together: list[tuple[Turn, Request]], times: RequestTimes) -> None:
         arrays, problem = memory.arrays_or_problem(result)
-        for index, turn in enumerate(rounds):
-            request = _joined_request(turn)
-            assert request is not None
+        for index, (turn, request) in enumerate(together):
             suffix = camera_suffix(index)
             own = {name: arrays[name + suffix] for name in request.outputs
                    if name + suffix in arrays}
