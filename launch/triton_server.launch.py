@@ -1,11 +1,10 @@
 """tritonserver alone, bound to loopback, respawned after a crash (server arguments of the plan)."""
-import sys
-
 from launch import LaunchContext, LaunchDescription
 from launch.actions import ExecuteProcess, LogInfo, OpaqueFunction
 
 from triton_perception.pipeline import argument_values, declare_arguments, pipeline_plan
 from triton_perception.serving import find_tritonserver, server_command, server_environment
+from triton_perception.system import ending_with_parent
 
 SERVER_ARGUMENTS = ('tritonserver', 'model_repository', 'profile', 'grpc_port', 'http_port',
                     'metrics_port', 'respawn_triton', 'respawn_delay')
@@ -20,8 +19,7 @@ def server_actions(context: LaunchContext) -> list:
         LogInfo(msg=f'tritonserver: {plan.server.model_repository} '
                     f'(profile {values["profile"]}), gRPC {plan.triton_url}'),
         # Through parent_death: tritonserver ends when launch does, even by SIGTERM or SIGKILL.
-        ExecuteProcess(cmd=[sys.executable, '-m', 'triton_perception.system.parent_death',
-                            *server_command(plan.server, installation)],
+        ExecuteProcess(cmd=ending_with_parent(server_command(plan.server, installation)),
                        env=server_environment(installation), name='tritonserver',
                        output='screen', respawn=plan.respawn_triton,
                        respawn_delay=plan.respawn_delay_s, sigterm_timeout='5'),

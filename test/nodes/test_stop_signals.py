@@ -22,7 +22,7 @@ from vision_msgs.msg import Detection2DArray
 
 from fault_plumbing import image, Replay
 from ros_helpers import BEST_EFFORT, Probe, RELIABLE, REPO, wait_until
-from triton_perception.system.processes import die_with_parent, node_command, ros_arguments
+from triton_perception.system.processes import node_command, ros_arguments
 
 pytestmark = [pytest.mark.ros, pytest.mark.server]
 
@@ -42,11 +42,11 @@ class Started:
     """A node process with its output in a file, stopped (SIGKILL) if a test leaves it running."""
 
     def __init__(self, command: list[str], log_path: Path) -> None:
-        """Start `command` with its output in `log_path`; it dies with the test process."""
+        """Start `command`, its output in `log_path`; it dies with the test process (run_nodes)."""
         self.log_path = log_path
         with open(log_path, 'w', encoding='utf-8') as log:
             self.process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT,
-                                            stdin=subprocess.DEVNULL, preexec_fn=die_with_parent)
+                                            stdin=subprocess.DEVNULL)
 
     def output(self) -> str:
         """Return what the process has written so far."""

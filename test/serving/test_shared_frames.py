@@ -24,6 +24,7 @@ from triton_perception.serving.output_memory import (MIN_SHARED_OUTPUT_BYTES, Ou
 from triton_perception.serving.request_errors import lost_shared_memory
 from triton_perception.serving.request_inputs import Tensors
 from triton_perception.serving.shared_frames import REGION_LABEL, SharedFrames
+from triton_perception.serving.shared_memory_region import unregister_region
 from triton_perception.serving.triton_client import ClientSettings, InferenceWorker
 
 pytestmark = [pytest.mark.server]
@@ -188,7 +189,7 @@ def test_regions_are_reused_and_registered_again_after_the_server_lost_them(
             assert registered(client, shared_frames.region_names) == shared_frames.region_names
         assert shared_frames.regions == 1 and shared_frames.writes == 3
         ours = shared_frames.region_names
-        client.unregister_system_shared_memory(ours[0])  # as a restart does
+        assert unregister_region(client, ours[0])  # as a restart does
         lease.tensor(client, bus_frames[3], 2)
         lease.forget_registration()  # what the worker does when the request says so
         lease.release()
@@ -260,7 +261,7 @@ def test_output_region_is_registered_again_after_the_server_lost_it(
     try:
         first = memory.arrays(client.infer('lane_detection', [image],
                                            outputs=memory.requested(client, 1)))
-        client.unregister_system_shared_memory(memory.region_name)  # as a restart does
+        assert unregister_region(client, memory.region_name)  # as a restart does
         with pytest.raises(InferenceServerException) as lost:
             client.infer('lane_detection', [image], outputs=memory.requested(client, 1))
         assert lost_shared_memory(lost.value), lost.value.message()

@@ -21,7 +21,7 @@ from tritonclient.utils import InferenceServerException
 
 from triton_perception.pipeline.plan import PipelinePlan
 from triton_perception.serving import ServerError, TritonServer
-from triton_perception.system import die_with_parent, node_command
+from triton_perception.system import ending_with_parent, node_command
 
 STOP_TIMEOUT_S = 3.0
 SUPERVISION_PERIOD_S = 0.2
@@ -83,14 +83,15 @@ class PipelineRunner:
         for node in self.plan.nodes:
             command = [*node_command(node.executable, self._python), *node.ros_arguments()]
             self._log(f'starting {node.fqn}')
-            self.nodes[node.fqn] = subprocess.Popen(
-                command, env=environment, stdin=subprocess.DEVNULL, preexec_fn=die_with_parent)
+            # A node process sets its own parent-death signal (run_nodes).
+            self.nodes[node.fqn] = subprocess.Popen(command, env=environment,
+                                                    stdin=subprocess.DEVNULL)
         if self.plan.rviz_config:
             rviz = shutil.which('rviz2')
             if rviz:
                 self.nodes['rviz2'] = subprocess.Popen(
-                    [rviz, '-d', str(self.plan.rviz_config)], env=environment,
-                    stdin=subprocess.DEVNULL, preexec_fn=die_with_parent)
+                    ending_with_parent([rviz, '-d', str(self.plan.rviz_config)], self._python),
+                    env=environment, stdin=subprocess.DEVNULL)
             else:
                 self._log('rviz:=true but rviz2 is not on PATH; continuing without it')
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import itertools
 from multiprocessing.shared_memory import SharedMemory
 import os
+import time
 from typing import TypeVar
 
 import numpy as np
@@ -22,7 +23,30 @@ from tritonclient.utils import InferenceServerException
 ScalarT = TypeVar('ScalarT', bound=np.generic)
 
 REGION_PREFIX = 'triton_perception_'
+IN_USE_PATIENCE_S = 2.0
 _region_numbers = itertools.count()
+
+
+def unregister_region(client: grpcclient.InferenceServerClient, name: str) -> bool:
+    """
+    Unregister the region `name` from the server of `client`; return whether the server agreed.
+
+    Triton 2.50 and 2.51 refuse to unregister a region that an inference still holds ("it is
+    currently in use"), and they hold a request's output region until the response is released,
+    a moment after the client has it; so a refusal of that kind is tried again for up to
+    IN_USE_PATIENCE_S. Later releases defer the unregister instead (triton-inference-server/server
+    pull requests 7567 and 7743). Any other refusal (the server is gone, or never had the region)
+    returns False at once.
+    """
+    deadline = time.monotonic() + IN_USE_PATIENCE_S
+    while True:
+        try:
+            client.unregister_system_shared_memory(name)
+            return True
+        except InferenceServerException as error:
+            if 'in use' not in str(error.message()) or time.monotonic() > deadline:
+                return False
+        time.sleep(0.005)
 
 
 class SharedMemoryRegion:
@@ -73,10 +97,7 @@ class SharedMemoryRegion:
         still hold it).
         """
         assert self._memory is not None  # allocate() first
-        try:
-            client.unregister_system_shared_memory(self.name)
-        except InferenceServerException:
-            pass  # not registered with this server instance
+        unregister_region(client, self.name)  # refused when this server instance never had it
         client.register_system_shared_memory(self.name, f'/{self.name}', self._memory.size)
         self._registered_generation = generation
 
@@ -113,10 +134,7 @@ class SharedMemoryRegion:
         if self._memory is None:
             return
         if client is not None and self._registered_generation >= 0:
-            try:
-                client.unregister_system_shared_memory(self.name)
-            except InferenceServerException:
-                pass  # the server is gone; its registration went with it
+            unregister_region(client, self.name)  # refused when the server is gone, and with it
         self._memory.close()
         self._memory.unlink()
         self._memory = None

@@ -11,6 +11,7 @@ from triton_perception.system.paths import (
 )
 from triton_perception.system.processes import (
     die_with_parent as die_with_parent,
+    ending_with_parent as ending_with_parent,
     free_ports as free_ports,
     node_command as node_command,
     NodeProcess as NodeProcess,

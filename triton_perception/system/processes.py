@@ -88,7 +88,8 @@ def die_with_parent() -> bool:
     """
     SIGTERM this process when the process that started it dies, even by SIGKILL.
 
-    Then no tritonserver or node outlives its supervisor (as a preexec_fn: the child). Linux only;
+    Then no tritonserver or node outlives its supervisor: node processes call it first thing,
+    and other commands are started through parent_death (`ending_with_parent`). Linux only;
     elsewhere returns False and does nothing.
     """
     if not sys.platform.startswith('linux'):
@@ -97,6 +98,19 @@ def die_with_parent() -> bool:
     pr_set_pdeathsig = 1
     result: int = libc.prctl(pr_set_pdeathsig, signal.SIGTERM)
     return result == 0
+
+
+def ending_with_parent(command: Sequence[str], python: str = sys.executable) -> list[str]:
+    """
+    Return `command` run through parent_death: it gets SIGTERM when its starter dies.
+
+    How a child that is not one of the package's Python processes (tritonserver, rviz2) is
+    started. Not `preexec_fn=die_with_parent`: with a preexec_fn Python forks instead of vforking
+    and runs Python code in the child before exec, which the subprocess documentation says may
+    deadlock in a process with threads; a replay inside a Ray worker (gRPC threads) is one. The
+    package's node processes set the signal themselves, first thing (`run_nodes`).
+    """
+    return [python, '-m', 'triton_perception.system.parent_death', *command]
 
 
 def ros_arguments(parameters: Mapping[str, object], namespace: str = '') -> list[str]:
@@ -133,7 +147,8 @@ class NodeProcess:
         """
         Start `executable` with `arguments`, its output going to a new log file in `log_directory`.
 
-        The child gets no stdin and receives SIGTERM when this process dies (`die_with_parent`).
+        The child gets no stdin and receives SIGTERM when this process dies (it calls
+        `die_with_parent` itself, as every node process does).
         `module`: run this module instead of the executable's (`node_command`).
         """
         self.name = executable
@@ -141,7 +156,7 @@ class NodeProcess:
         self._log = open(self.log_path, 'w', encoding='utf-8')  # noqa: SIM115 (closed in stop)
         self.process = subprocess.Popen(
             [*node_command(executable, module=module), *arguments], stdout=self._log,
-            stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, preexec_fn=die_with_parent)
+            stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
 
     @property
     def pid(self) -> int:
