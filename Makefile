@@ -13,7 +13,7 @@ models: setup
 
 # Everything: unit tests, real tritonserver, real ROS nodes over Fast DDS, real bags.
 test: models
-	@$(PYTHON_VENV) -m pytest -ra
+	@$(PYTHON_VENV) -m pytest -ra --durations=15
 
 # Pure-function tests only (seconds).
 test-fast: setup

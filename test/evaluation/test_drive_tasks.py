@@ -61,21 +61,21 @@ def settings(drives: Path, labels: tuple[Path, ...], output: Path,
                               sparse_tracks=True)
 
 
-# Eight lockstep replays of both models: beside a busy core they take longer than the suite's
-# 300 s hang guard, which is for hangs, not for slow machines.
-@pytest.mark.timeout(900)
+# Four lockstep replays of both models and Ray's start: beside a busy core they may take longer
+# than the suite's 300 s hang guard, which is for hangs, not for slow machines.
+@pytest.mark.timeout(600)
 def test_two_workers_give_the_figures_of_one_after_another(triton_server: Any,
                                                            tmp_path: Path) -> None:
-    """Four drives, sequential and with --workers 2 on a local Ray: the same figures."""
-    drives, labels = labelled_drives(tmp_path, ['a', 'b', 'c', 'd'])
+    """Two drives, one after the other and at once with --workers 2 on a local Ray: same figures."""
+    drives, labels = labelled_drives(tmp_path, ['a', 'b'])
     bags = drive_bags(drives) or []
     one = evaluate_drives(settings(drives, labels, tmp_path / 'one', triton_server.grpc_url),
                           bags, print)
     two = evaluate_drives(settings(drives, labels, tmp_path / 'two', triton_server.grpc_url),
                           bags, print, workers=2)
-    assert list(two['drives']) == ['a', 'b', 'c', 'd']
+    assert list(two['drives']) == ['a', 'b']
     assert two['accuracy'] == one['accuracy']
-    for name in 'abcd':
+    for name in 'ab':
         assert two['drives'][name]['accuracy'] == one['drives'][name]['accuracy'], name
         assert 'attempts' not in two['drives'][name]
         assert (tmp_path / 'two' / name / 'report.json').is_file()
