@@ -11,10 +11,10 @@ from __future__ import annotations
 
 from contextlib import contextmanager
 from dataclasses import dataclass
-import threading
 from typing import Callable, Iterator
 
 from triton_perception.frames import Fate, Frame, FrameAccounting
+from triton_perception.serving.frame_slot import GatedSlot
 from triton_perception.serving.request_inputs import Tensors
 from triton_perception.serving.triton_client import ClientSettings
 from triton_perception.serving.worker_log import WorkerLog
@@ -40,7 +40,7 @@ class Member:
 MemberFrames = dict[str, tuple[Member, Frame]]
 
 
-class JoinedSlot:
+class JoinedSlot(GatedSlot):
     """At most one message's frames waiting, one per member; taken while Triton is ready."""
 
     def __init__(self, on_change: Callable[[], None] | None = None) -> None:
@@ -50,18 +50,11 @@ class JoinedSlot:
         `on_change` is called, outside the slot's lock, when frames may have become takeable:
         the process's request gate looks again at which camera has a frame.
         """
+        super().__init__()
         self._on_change = on_change
-        self._condition = threading.Condition()
         self._frames: MemberFrames = {}
         self._message: object = None
-        self._open = False
-        self._stopping = False
         self._offering = 0
-
-    @property
-    def accepting(self) -> bool:
-        """Whether frames are taken (Triton was ready at the last check)."""
-        return self._open
 
     @contextmanager
     def offering(self) -> Iterator[None]:
@@ -126,29 +119,6 @@ class JoinedSlot:
             held = self._frames.pop(name, None)
             if held is not None:
                 held[0].accounting.settle(Fate.DROPPED, held[1].received_at, reason)
-
-    def accept_frames(self) -> None:
-        """Take frames from now on."""
-        with self._condition:
-            self._open = True
-            self._condition.notify_all()
-        self._changed()
-
-    def refuse_frames(self) -> bool:
-        """Drop the waiting frames and refuse frames until `accept_frames`; say if it took them."""
-        with self._condition:
-            was_open, self._open = self._open, False
-            self._drop('triton not ready')
-            self._condition.notify_all()
-            return was_open
-
-    def stop(self, reason: str) -> None:
-        """Take no frame again; waiting frames are dropped for `reason`, `take` returns None."""
-        with self._condition:
-            self._stopping = True
-            self._drop(reason)
-            self._condition.notify_all()
-        self._changed()
 
     def _changed(self) -> None:
         if self._on_change is not None:
