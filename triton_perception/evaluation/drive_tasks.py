@@ -33,6 +33,7 @@ WORKER_PID_FILE = 'worker.pid'
 # A task's worker that dies is started again once: a drive is failed after two deaths.
 MAX_RETRIES = 1
 DOMAINS = 100  # ROS domains 1..100, as the ROS documentation advises on Linux
+QUIET_LIMIT_S = 60.0  # the longest the log stays silent while drives replay
 
 
 class DriveJob(Protocol):
@@ -175,7 +176,11 @@ def _run_drives(task: Callable[[Job, int], Result], drives: dict[str, Job], work
     started, frames = time.monotonic(), 0
     try:
         while pending:
-            done, _rest = ray.wait(list(pending), num_returns=1)
+            done, _rest = ray.wait(list(pending), num_returns=1, timeout=QUIET_LIMIT_S)
+            if not done:
+                log(f'drives still replaying after {time.monotonic() - started:.0f} s: '
+                    f'{", ".join(sorted(pending.values()))}')
+                continue
             name = pending.pop(done[0])
             attempts = _attempts(drives[name].output)
             try:

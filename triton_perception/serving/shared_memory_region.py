@@ -44,7 +44,7 @@ def unregister_region(client: grpcclient.InferenceServerClient, name: str) -> bo
             client.unregister_system_shared_memory(name)
             return True
         except InferenceServerException as error:
-            if 'in use' not in str(error.message()) or time.monotonic() > deadline:
+            if 'currently in use' not in str(error.message()) or time.monotonic() > deadline:
                 return False
         time.sleep(0.005)
 
