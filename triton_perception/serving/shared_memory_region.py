@@ -31,12 +31,12 @@ def unregister_region(client: grpcclient.InferenceServerClient, name: str) -> bo
     """
     Unregister the region `name` from the server of `client`; return whether the server agreed.
 
-    Triton 2.50 and 2.51 refuse to unregister a region that an inference still holds ("it is
-    currently in use"), and they hold a request's output region until the response is released,
-    a moment after the client has it; so a refusal of that kind is tried again for up to
-    IN_USE_PATIENCE_S. Later releases defer the unregister instead (triton-inference-server/server
-    pull requests 7567 and 7743). Any other refusal (the server is gone, or never had the region)
-    returns False at once.
+    Since triton-inference-server/server pull request 7567 (2.51 here) the server counts the
+    requests using a region, lets the count go only once a response is complete, a moment after
+    the client has it, and refuses to unregister a counted region ("it is currently in use");
+    so a refusal of that kind is tried again for up to IN_USE_PATIENCE_S. Pull request 7743
+    defers such an unregister instead. Any other refusal (the server is gone, or never had the
+    region) returns False at once.
     """
     deadline = time.monotonic() + IN_USE_PATIENCE_S
     while True:
