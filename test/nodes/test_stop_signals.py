@@ -22,7 +22,7 @@ from vision_msgs.msg import Detection2DArray
 
 from fault_plumbing import image, Replay
 from ros_helpers import BEST_EFFORT, Probe, RELIABLE, REPO, wait_until
-from triton_perception.system.processes import node_command, ros_arguments
+from triton_perception.system.processes import node_command, ros_arguments, with_parent_pid
 
 pytestmark = [pytest.mark.ros, pytest.mark.server]
 
@@ -46,7 +46,7 @@ class Started:
         self.log_path = log_path
         with open(log_path, 'w', encoding='utf-8') as log:
             self.process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT,
-                                            stdin=subprocess.DEVNULL)
+                                            stdin=subprocess.DEVNULL, env=with_parent_pid())
 
     def output(self) -> str:
         """Return what the process has written so far."""

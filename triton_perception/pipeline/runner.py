@@ -21,7 +21,7 @@ from tritonclient.utils import InferenceServerException
 
 from triton_perception.pipeline.plan import PipelinePlan
 from triton_perception.serving import ServerError, TritonServer
-from triton_perception.system import ending_with_parent, node_command
+from triton_perception.system import ending_with_parent, node_command, with_parent_pid
 
 STOP_TIMEOUT_S = 3.0
 SUPERVISION_PERIOD_S = 0.2
@@ -66,7 +66,7 @@ class PipelineRunner:
         self.server_restarts = 0
 
     def _environment(self) -> dict[str, str]:
-        environment = dict(os.environ)
+        environment = with_parent_pid()
         for name, value in self.plan.environment.items():
             environment.setdefault(name, value)
         return environment

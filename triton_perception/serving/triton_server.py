@@ -27,7 +27,7 @@ from triton_perception.serving.engines import stale_engines
 from triton_perception.serving.server_config import resolve_profile, ServerConfig, ServerError
 from triton_perception.serving.server_installation import (find_tritonserver, server_command,
                                                            server_environment)
-from triton_perception.system import ending_with_parent
+from triton_perception.system import ending_with_parent, with_parent_pid
 
 # Harmless on a machine without a GPU; hidden so that real problems stand out.
 NOISE = ('Failed to initialize NVML', 'DCGM', 'Unable to find GPU', 'CUDA driver version',
@@ -99,7 +99,7 @@ class TritonServer:
         self._log(f'starting tritonserver ({self.profile} profile, models from '
                   f'{self.config.model_repository}, gRPC {self.grpc_url})')
         self._process = subprocess.Popen(
-            ending_with_parent(command), env=server_environment(installation),
+            ending_with_parent(command), env=with_parent_pid(server_environment(installation)),
             stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
             bufsize=1, start_new_session=True)
         self._reader = threading.Thread(target=self._read_output, name='tritonserver-log',

@@ -21,6 +21,7 @@ from triton_perception.system.processes import (
     status_kib as status_kib,
     tree_cpu_s as tree_cpu_s,
     tree_rss_mb as tree_rss_mb,
+    with_parent_pid as with_parent_pid,
 )
 from triton_perception.system.shared_libraries import (
     missing_library_cause as missing_library_cause,

@@ -84,19 +84,37 @@ def free_ports(count: int) -> list[int]:
     return ports
 
 
+PARENT_PID_ENV = 'TRITON_PERCEPTION_PARENT_PID'
+
+
+def with_parent_pid(environment: Mapping[str, str] | None = None) -> dict[str, str]:
+    """
+    Return `environment` (default: this process's) naming this process as the child's starter.
+
+    The child's `die_with_parent` reads it to see whether its starter died before the signal
+    was set.
+    """
+    return {**(os.environ if environment is None else environment),
+            PARENT_PID_ENV: str(os.getpid())}
+
+
 def die_with_parent() -> bool:
     """
     SIGTERM this process when the process that started it dies, even by SIGKILL.
 
     Then no tritonserver or node outlives its supervisor: node processes call it first thing,
-    and other commands are started through parent_death (`ending_with_parent`). Linux only;
-    elsewhere returns False and does nothing.
+    and other commands are started through parent_death (`ending_with_parent`). A starter that
+    named itself (`with_parent_pid`) and is already gone gets the same SIGTERM sent at once.
+    Linux only; elsewhere returns False and does nothing.
     """
+    starter = os.environ.pop(PARENT_PID_ENV, '')  # not inherited by this process's children
     if not sys.platform.startswith('linux'):
         return False
     libc = ctypes.CDLL(None, use_errno=True)
     pr_set_pdeathsig = 1
     result: int = libc.prctl(pr_set_pdeathsig, signal.SIGTERM)
+    if starter.isdigit() and os.getppid() != int(starter):
+        os.kill(os.getpid(), signal.SIGTERM)  # the starter died before the signal was set
     return result == 0
 
 
@@ -156,7 +174,7 @@ class NodeProcess:
         self._log = open(self.log_path, 'w', encoding='utf-8')  # noqa: SIM115 (closed in stop)
         self.process = subprocess.Popen(
             [*node_command(executable, module=module), *arguments], stdout=self._log,
-            stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+            stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=with_parent_pid())
 
     @property
     def pid(self) -> int:
