@@ -109,10 +109,15 @@ def latest(diagnostics: Arrivals, node: str) -> dict[str, str] | None:
 
 
 def wait_settled(diagnostics: Arrivals, node: str, received: int | None = None,
-                 timeout_s: float = 30.0) -> dict[str, str]:
-    """Return the node's counts once nothing is pending (and `received` frames have arrived)."""
+                 timeout_s: float = 30.0, since: float = 0.0) -> dict[str, str]:
+    """
+    Return the node's counts once nothing is pending (and `received` frames have arrived).
+
+    Only counts reported at or after `since` (monotonic time) are read.
+    """
     def condition() -> dict[str, str] | None:
-        current = latest(diagnostics, node)
+        found = statuses(diagnostics, node, since)
+        current = values(found[-1][1]) if found else None
         if current is None or int(current['pending']) != 0:
             return None
         return current if received is None or int(current['received']) == received else None

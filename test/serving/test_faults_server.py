@@ -135,6 +135,10 @@ def test_node_survives_a_killed_server_and_resumes(
         measured('down_s', round(ready_at - killed_at, 2))
         measured('resumed_after_ready_s', round(resumed_at - ready_at, 2))
         assert node.alive()
+        # Every frame served before the server stops: one reaching a server that is shutting
+        # down fails with 'unknown model' (Triton unloads its models first).
+        replay.stop()
+        wait_settled(diagnostics, fqn, timeout_s=20.0, since=time.monotonic())
     finally:
         replay.stop()
         first.stop()
