@@ -102,9 +102,9 @@ def values(status: DiagnosticStatus) -> dict[str, str]:
     return NodeStatus.from_status(status).values
 
 
-def latest(diagnostics: Arrivals, node: str) -> dict[str, str] | None:
-    """Return the newest values `node` reported on /diagnostics; None before its first."""
-    found = statuses(diagnostics, node)
+def latest(diagnostics: Arrivals, node: str, since: float = 0.0) -> dict[str, str] | None:
+    """Return the newest values `node` reported on /diagnostics since `since`; None before."""
+    found = statuses(diagnostics, node, since)
     return values(found[-1][1]) if found else None
 
 
@@ -116,8 +116,7 @@ def wait_settled(diagnostics: Arrivals, node: str, received: int | None = None,
     Only counts reported at or after `since` (monotonic time) are read.
     """
     def condition() -> dict[str, str] | None:
-        found = statuses(diagnostics, node, since)
-        current = values(found[-1][1]) if found else None
+        current = latest(diagnostics, node, since)
         if current is None or int(current['pending']) != 0:
             return None
         return current if received is None or int(current['received']) == received else None
