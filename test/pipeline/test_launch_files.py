@@ -197,8 +197,8 @@ def test_pipeline_cpu_starts_server_then_gate_then_nodes(ament_prefix: Path,
     named = processes(found, context)
     assert sorted(named) == ['tritonserver', 'wait_for_triton']
     server = named['tritonserver'].process_details
-    # Through parent_death: tritonserver ends when launch does, even by SIGKILL.
-    assert server['cmd'] == [sys.executable, '-m', 'triton_perception.system.parent_death',
+    # Through stops_last: it stops after the nodes, and ends when launch does, even by SIGKILL.
+    assert server['cmd'] == [sys.executable, '-m', 'triton_perception.system.stops_last',
                              *server_command(plan.server, find_tritonserver(str(tritonserver)))]
     assert not any(argument.startswith('--model-config-name') for argument in server['cmd'])
     assert '--grpc-port=18601' in server['cmd'] and '--grpc-address=127.0.0.1' in server['cmd']
@@ -346,13 +346,13 @@ def test_camera_priorities_with_one_process_per_node_are_refused() -> None:
 
 
 def test_triton_server_alone(tritonserver: Path) -> None:
-    """triton_server.launch.py starts tritonserver alone, through parent_death, as the plan says."""
+    """triton_server.launch.py starts tritonserver alone, through stops_last, as the plan says."""
     arguments = {'profile': 'cpu', 'tritonserver': str(tritonserver), **PORTS}
     context, found = visit('triton_server.launch.py', arguments)
     named = processes(found, context)
     assert sorted(named) == ['tritonserver'] and len(found) == 1
     assert named['tritonserver'].process_details['cmd'] == [
-        sys.executable, '-m', 'triton_perception.system.parent_death',
+        sys.executable, '-m', 'triton_perception.system.stops_last',
         *server_command(pipeline_plan(arguments).server, find_tritonserver(str(tritonserver)))]
 
 

@@ -7,7 +7,6 @@ SIGINT/SIGTERM stop every process within a few seconds.
 """
 from __future__ import annotations
 
-import os
 import shutil
 import signal
 import subprocess
@@ -135,16 +134,16 @@ class PipelineRunner:
 
     def stop(self) -> None:
         """
-        SIGINT to the nodes and SIGTERM to the server at once.
+        SIGINT to the nodes, then, once they ended, SIGTERM to the server.
 
-        Whatever outlives STOP_TIMEOUT_S is killed (the server with its Python-backend stubs), so
-        the whole pipeline is gone within a few seconds even when Triton hangs.
+        The server outlives the nodes' last requests (system.stops_last says why). The nodes,
+        then the server (with its Python-backend stubs), are killed when they outlive
+        STOP_TIMEOUT_S each, so the whole pipeline is gone within a few seconds even when Triton
+        hangs.
         """
         for process in self.nodes.values():
             if process.poll() is None:
                 process.send_signal(signal.SIGINT)
-        if self.server and self.server.poll() is None and self.server.pid:
-            os.kill(self.server.pid, signal.SIGTERM)
         deadline = time.monotonic() + STOP_TIMEOUT_S
         for name, process in self.nodes.items():
             try:
@@ -154,4 +153,4 @@ class PipelineRunner:
                 process.kill()
                 process.wait()
         if self.server:
-            self.server.stop(timeout_s=max(0.1, deadline - time.monotonic()))
+            self.server.stop(timeout_s=STOP_TIMEOUT_S)

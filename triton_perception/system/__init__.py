@@ -2,7 +2,8 @@
 The machine the package runs on: where its files are, child processes, file checksums.
 
 Owns: paths (share directory, config files, the Fast DDS profile), processes (process trees,
-node commands, dying with the parent), parent_death, checksums and missing shared libraries.
+node commands, dying with the parent), parent_death, stops_last (a server stopping after its
+clients), checksums and missing shared libraries.
 """
 from triton_perception.faces import lazy_face
 

@@ -19,6 +19,7 @@ from triton_perception.system.processes import (
     process_tree as process_tree,
     ros_arguments as ros_arguments,
     status_kib as status_kib,
+    stopping_last as stopping_last,
     tree_cpu_s as tree_cpu_s,
     tree_rss_mb as tree_rss_mb,
     with_parent_pid as with_parent_pid,

@@ -131,6 +131,17 @@ def ending_with_parent(command: Sequence[str], python: str = sys.executable) -> 
     return [python, '-m', 'triton_perception.system.parent_death', *command]
 
 
+def stopping_last(command: Sequence[str], python: str = sys.executable) -> list[str]:
+    """
+    Return `command` run through stops_last: its SIGINT waits for its starter's other children.
+
+    How ROS launch starts tritonserver, so that on shutdown the nodes stop before the server
+    they send to (system.stops_last says why); it ends with its starter too, as through
+    `ending_with_parent`.
+    """
+    return [python, '-m', 'triton_perception.system.stops_last', *command]
+
+
 def ros_arguments(parameters: Mapping[str, object], namespace: str = '') -> list[str]:
     """`--ros-args` for a node executable: parameters and the namespace."""
     arguments = ['--ros-args']
