@@ -16,8 +16,7 @@ import subprocess
 import sys
 import time
 
-from triton_perception.system.processes import PARENT_PID_ENV, with_parent_pid
-from triton_perception.system.stops_last import siblings
+from triton_perception.system.processes import live_children, PARENT_PID_ENV, with_parent_pid
 
 CHILD = ('import os, sys\n'
          'from triton_perception.system import die_with_parent\n'
@@ -117,7 +116,7 @@ def test_the_grace_bounds_the_wait_for_a_slow_node(tmp_path: Path) -> None:
 def test_sigterm_reaches_the_server_at_once(tmp_path: Path) -> None:
     """SIGTERM to the wrapper alone is passed on while the node still runs."""
     scene = _scene(tmp_path, grace_s=30.0)
-    wrapper = [child for child in siblings(scene.pid, me=-1)
+    wrapper = [child for child in live_children(scene.pid)
                if 'stops_last' in Path(f'/proc/{child}/cmdline').read_text()]
     assert len(wrapper) == 1
     os.kill(wrapper[0], signal.SIGTERM)

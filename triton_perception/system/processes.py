@@ -38,6 +38,13 @@ def process_tree(root: int) -> list[int]:
     return tree
 
 
+def live_children(parent: int) -> list[int]:
+    """Return the running children of `parent` (zombies waiting to be reaped count as gone)."""
+    return [int(entry.name) for entry in os.scandir('/proc')
+            if entry.name.isdigit() and (fields := _stat_fields(int(entry.name)))
+            and int(fields[1]) == parent and fields[0] != 'Z']
+
+
 def alive(pid: int) -> bool:
     """Say whether the process is running (a zombie waiting to be reaped counts as gone)."""
     fields = _stat_fields(pid)

@@ -19,34 +19,16 @@ from __future__ import annotations
 
 import argparse
 import os
-from pathlib import Path
 import signal
 import subprocess
 import sys
 import time
 
 from triton_perception.system.processes import die_with_parent, ending_with_parent, \
-    with_parent_pid
+    live_children, with_parent_pid
 
 DEFAULT_GRACE_S = 4.0
 POLL_S = 0.05
-
-
-def siblings(parent: int, me: int, proc: Path = Path('/proc')) -> list[int]:
-    """Return the live processes (not zombies) whose parent is `parent`, other than `me`."""
-    found = []
-    for entry in proc.iterdir():
-        if not entry.name.isdigit() or int(entry.name) == me:
-            continue
-        try:
-            stat = (entry / 'stat').read_text()
-        except OSError:  # ended meanwhile
-            continue
-        # pid (comm) state ppid ...: comm may hold spaces and parentheses, so split after it.
-        state, ppid = stat[stat.rindex(')') + 2:].split()[:2]
-        if int(ppid) == parent and state != 'Z':
-            found.append(int(entry.name))
-    return found
 
 
 class HeldStop:
@@ -89,7 +71,8 @@ def run(command: list[str], grace_s: float) -> int:
         if stop.terminated:
             send(signal.SIGTERM)
         elif stop.interrupted_at is not None and (
-                time.monotonic() - stop.interrupted_at >= grace_s or not siblings(parent, me)):
+                time.monotonic() - stop.interrupted_at >= grace_s
+                or live_children(parent) == [me]):
             send(signal.SIGINT)
     return 128 - code if code < 0 else code
 
