@@ -5,9 +5,9 @@ Run a server that stops after its clients, as ROS launch starts tritonserver.
 
 On shutdown ROS launch sends SIGINT to every process it started at once, and a terminal's
 Ctrl-C reaches the whole process group at once too. tritonserver then stops while the nodes
-still finish their last request, unregister their shared memory and close their channels; its
-2.51 release can crash doing so (signal 11 in a gRPC thread, seen in this package's launch
-test), and the nodes log a lost server for nothing. So this wrapper runs COMMAND as its child,
+still finish their last request, unregister their shared memory and close their channels;
+tritonserver 2.51 can crash doing so (signal 11 in a gRPC thread), and the nodes log a lost
+server for nothing. So this wrapper runs COMMAND as its child,
 in a session of its own (a terminal's Ctrl-C does not reach it), and holds a SIGINT back until
 every other process its parent started has ended, `--grace` seconds at most (launch sends
 SIGTERM after its own sigterm_timeout anyway). SIGTERM is passed on at once: launch escalating,
