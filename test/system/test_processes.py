@@ -3,8 +3,8 @@ A child's parent-death signal (system.processes), and a server that stops last (
 
 Children are started without a preexec_fn and set the signal themselves, first thing, so a
 starter that dies between the child's start and the child's die_with_parent call would leave it
-running; the starter's pid in the child's
-environment lets the child see that and end as the signal would have ended it.
+running; the starter's pid in the child's environment lets the child see that and end as the
+signal would have ended it.
 """
 from __future__ import annotations
 
@@ -46,7 +46,7 @@ def test_a_child_whose_starter_is_already_gone_ends_by_sigterm() -> None:
 # (through stops_last) that writes when its stop signal arrived. The parent ignores SIGINT, as
 # a terminal's Ctrl-C reaches the whole process group, and reports the wrapper's exit code.
 SCENE = '''
-import json, signal, subprocess, sys, time
+import signal, subprocess, sys
 signal.signal(signal.SIGINT, signal.SIG_IGN)
 out = sys.argv[1]
 node = subprocess.Popen([sys.executable, '-c', """
