@@ -7,18 +7,34 @@ import pytest
 from sensor_msgs.msg import Image
 
 from triton_perception.frames.accounting import FrameAccounting
+from triton_perception.nodes.executors import EVENTS, SINGLE_THREADED
 import triton_perception.nodes.frame_losses as frame_losses
 from triton_perception.qos import stream_qos
 
 pytestmark = [pytest.mark.ros]
 
 
-def test_this_rclpy_counts_sequence_gaps(ros_node: Any) -> None:
-    """This rclpy passes MessageInfo, so losses are counted from sequence gaps in the callback."""
+def test_this_rclpy_counts_sequence_gaps(ros_node: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """
+    This rclpy passes MessageInfo, so losses are counted from sequence gaps in the callback.
+
+    So it is on a classic executor's hot path.
+    """
+    monkeypatch.setattr(frame_losses, 'hot_path_choice', lambda: (SINGLE_THREADED, 'asked'))
     counter = frame_losses.FrameLossCounter(ros_node, FrameAccounting(), '/gaps/image')
     assert frame_losses.MESSAGE_INFO_AVAILABLE
     assert counter.method == 'sequence numbers'
     assert set(counter.subscription_arguments(lambda _message: None)) == {'callback'}
+
+
+def test_on_the_events_executor_the_message_lost_event_counts(
+        ros_node: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The EventsExecutor fails every MessageInfo callback: message_lost events count there."""
+    monkeypatch.setattr(frame_losses, 'hot_path_choice', lambda: (EVENTS, 'asked'))
+    counter = frame_losses.FrameLossCounter(ros_node, FrameAccounting(), '/events/image')
+    assert counter.method == 'message_lost events'
+    assert set(counter.subscription_arguments(lambda _message: None)) == {
+        'callback', 'event_callbacks'}
 
 
 def test_without_message_info_the_message_lost_event_counts(

@@ -21,10 +21,9 @@ LAUNCH_FILES = sorted((REPO / 'launch').glob('*.launch.py'))
 NODE_MODULES = sorted(f'triton_perception.nodes.{path.stem}' for path in
                       (REPO / 'triton_perception' / 'nodes').glob('*_node.py')) + [
                           'triton_perception.nodes.perception_process']
-# The package's modules a node module loads: 92 for perception_process (the most: the joined
-# worker, its slot, the request gate and the frame fates came with one request per frame),
-# with room.
-NODE_MODULE_BOUND = 100
+# The package's modules a node module loads: 101 for perception_process (the most: one request
+# per frame for both models, the two executors, the CDR writers), with room.
+NODE_MODULE_BOUND = 108
 # What the launch files import of the package, and what they import from ROS's launch (which
 # loads numpy itself, through rclpy).
 PACKAGE_IMPORTS = ('from triton_perception.pipeline import ARGUMENT_NAMES, argument_values, '

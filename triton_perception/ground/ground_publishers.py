@@ -6,6 +6,7 @@ arrays it already has; nothing is built while the geometry is unknown.
 """
 from __future__ import annotations
 
+from typing import Callable
 
 from nav_msgs.msg import OccupancyGrid
 import numpy as np
@@ -79,16 +80,17 @@ class DetectionGroundOutputs:
         self._publisher = node.create_publisher(Detection3DArray, 'detections/ground', qos)
 
     def publish(self, header: Header, detections: NDArray[np.float32],
-                message: Detection2DArray) -> None:
+                message: Callable[[], Detection2DArray]) -> None:
         """
-        Publish the ground boxes of DETECTIONS rows and the Detection2DArray built from them.
+        Publish the ground boxes of DETECTIONS rows and the Detection2DArray `message()` builds.
 
-        Both hold the same boxes in the same order.
+        Both hold the same boxes in the same order; the message is built only once the camera's
+        geometry is known.
         """
         camera = self.geometry.camera(header.frame_id)
         if camera is None:
             return
         contacts, widths, heights = ground_boxes(camera, detections)
         self._publisher.publish(ground_detections_message(
-            message, contacts, widths, heights,
+            message(), contacts, widths, heights,
             ground_header(header, self._settings().target_frame)))

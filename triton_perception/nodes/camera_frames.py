@@ -55,11 +55,13 @@ class CameraFrames:
     hand frames on, so one camera's slow or bad frames never hold up another camera.
     """
 
-    def __init__(self, host: Node, joined_model: str = '', name: str = '',
+    def __init__(self, host: Node, subscriber: Node, joined_model: str = '', name: str = '',
                  gate: RequestGate | None = None,
                  batches: Callable[[str], CameraBatches] | None = None) -> None:
         """
-        Subscribe on `host` (the process's own node) once the first consumer attaches.
+        Subscribe on `subscriber` (the hot path node) once the first consumer attaches.
+
+        `host`, the process's own node, logs.
 
         `joined_model`: the ensemble that serves all the camera's models with one request per
         frame; '' sends each node's requests on their own. `name` (the camera's namespace) and
@@ -68,6 +70,7 @@ class CameraFrames:
         all its ready cameras in one request; None gives the camera request threads of its own.
         """
         self._host = host
+        self._subscriber = subscriber
         self.joined_model = joined_model
         self._name = name
         self._gate = gate
@@ -118,11 +121,11 @@ class CameraFrames:
                 self._losses = FrameLossCounter(
                     self._host, every if video is None else video.losses_into(every), topic)
             if video is not None:  # decoded here, in order; consumers get the frames
-                self._subscription = self._host.create_subscription(
+                self._subscription = self._subscriber.create_subscription(
                     video.message_type, topic, qos_profile=qos,
                     **self._losses.subscription_arguments(video.decoding(self._on_message)))
                 return
-            self._subscription = self._host.create_subscription(
+            self._subscription = self._subscriber.create_subscription(
                 CompressedImage if compressed else Image, topic, qos_profile=qos, raw=True,
                 **self._losses.subscription_arguments(self._on_message))
 
@@ -135,7 +138,7 @@ class CameraFrames:
             subscription, self._subscription = self._subscription, None
             self._shape = None
             self._latest = None
-        self._host.destroy_subscription(subscription)
+        self._subscriber.destroy_subscription(subscription)
 
     def rgb(self, message: Any, convert: Callable[[], NDArray[np.uint8]]) -> NDArray[np.uint8]:
         """

@@ -14,8 +14,9 @@ from triton_perception.ground import DetectionGroundOutputs
 from triton_perception.models import labels_for
 from triton_perception.nodes.base import PerceptionNode
 from triton_perception.nodes.node_process import run_nodes
-from triton_perception.outputs import (detection_annotations, detection_array_message,
-                                       draw_detections, label_info_message)
+from triton_perception.outputs import (detection_annotations, detection_array_cdr,
+                                       detection_array_message, draw_detections,
+                                       label_info_message)
 from triton_perception.parameters import (DETECTION, DetectionSettings, ParameterValues,
                                           parse_class_filter)
 from triton_perception.qos import LATCHED_QOS, OVERLAY_QOS, RESULT_QOS
@@ -88,9 +89,9 @@ class DetectionNode(PerceptionNode[DetectionSettings]):
             detections = detections[keep]
         header = frame.message.header
         track_ids = self._tracking.process(header, detections)
-        message = detection_array_message(detections, header, track_ids)
-        self._detections.publish(message)
-        self._ground.publish(header, detections, message)
+        self._detections.publish(detection_array_cdr(detections, header, track_ids))
+        self._ground.publish(header, detections,
+                             lambda: detection_array_message(detections, header, track_ids))
         self.publish_annotations(self._annotations, lambda: detection_annotations(
             detections, self.labels, track_ids, header.stamp))
         self.publish_overlay(

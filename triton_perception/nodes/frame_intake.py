@@ -27,6 +27,7 @@ from triton_perception.frames import (check_compressed, check_image, COMPRESSED_
                                       FrameRejected, image_to_rgb, KeyframeWait, read_frame,
                                       Taken)
 from triton_perception.nodes.camera_frames import CameraFrames
+from triton_perception.nodes.executors import HOT_PATH
 from triton_perception.nodes.frame_losses import FrameLossCounter
 from triton_perception.nodes.video_input import VideoFrames
 from triton_perception.parameters import InferenceSettings, LiveSettings
@@ -56,6 +57,7 @@ class ImageInput:
         self._losses = FrameLossCounter(
             node, accounting if video is None else video.losses_into(accounting), self.topic)
         self._subscription: Subscription[Any] | None = None
+        self._subscriber: Node | None = None
 
     @property
     def loss_counting(self) -> str:
@@ -80,21 +82,23 @@ class ImageInput:
                                       self.compressed, on_frame, self._accounting, qos,
                                       self._video)
             return
+        # On the hot path node (nodes.executors), by the name resolved on this node.
+        subscriber = self._subscriber = HOT_PATH.node()
         if self._video is not None:  # packets as messages: decoded in order, one by one
-            self._subscription = self._node.create_subscription(
-                self._video.message_type, self._relative_topic, qos_profile=qos,
+            self._subscription = subscriber.create_subscription(
+                self._video.message_type, self.topic, qos_profile=qos,
                 **self._losses.subscription_arguments(self._video.decoding(on_frame)))
             return
-        self._subscription = self._node.create_subscription(
-            CompressedImage if self.compressed else Image, self._relative_topic,
+        self._subscription = subscriber.create_subscription(
+            CompressedImage if self.compressed else Image, self.topic,
             qos_profile=qos, raw=True, **self._losses.subscription_arguments(on_frame))
 
     def unsubscribe(self) -> None:
         """Stop handing frames on; does nothing when not subscribed."""
         if self._frame_source is not None:
             self._frame_source.detach(self._node.get_fully_qualified_name())
-        if self._subscription is not None:
-            self._node.destroy_subscription(self._subscription)
+        if self._subscription is not None and self._subscriber is not None:
+            self._subscriber.destroy_subscription(self._subscription)
             self._subscription = None
 
 

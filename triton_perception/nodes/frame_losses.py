@@ -7,6 +7,10 @@ Counting the frames a node's image subscription never saw, on every supported rc
 - Humble's rclpy has no MessageInfo: there the subscription's `message_lost` QoS event counts
   what the RMW reports lost (Fast DDS: best-effort samples it gave up on).
 - Where neither exists, the node says once that losses cannot be counted.
+
+rclpy's EventsExecutor (Kilted's rclpy 9.1) raises `SystemError: null argument to internal
+routine` for every subscription whose callback takes MessageInfo, so where the hot path runs it
+(nodes.executors), losses are counted by message_lost events, as on Humble.
 """
 from __future__ import annotations
 
@@ -18,6 +22,7 @@ from typing import Any, Callable, Protocol
 from rclpy.node import Node
 
 from triton_perception.frames import publisher_sequence, SequenceGapCounter
+from triton_perception.nodes.executors import EVENTS, hot_path_choice
 
 try:  # Jazzy and newer
     from rclpy.event_handler import SubscriptionEventCallbacks
@@ -46,6 +51,11 @@ def message_lost_supported() -> bool:
     return 'message_lost' in inspect.signature(SubscriptionEventCallbacks.__init__).parameters
 
 
+def message_info_usable() -> bool:
+    """Return whether the hot path's subscriptions can take MessageInfo (see above)."""
+    return MESSAGE_INFO_AVAILABLE and hot_path_choice()[0] != EVENTS
+
+
 class FrameLossCounter:
     """
     Counts the frames lost on the way to a node's frame callback as `lost before the node`.
@@ -66,13 +76,14 @@ class FrameLossCounter:
         self._gaps = SequenceGapCounter()
         self._unsupported_said = False
         self._warned_at = -math.inf
-        self.method = ('sequence numbers' if MESSAGE_INFO_AVAILABLE
+        self._message_info = message_info_usable()
+        self.method = ('sequence numbers' if self._message_info
                        else 'message_lost events' if message_lost_supported() else 'none')
 
     def subscription_arguments(self, on_frame: Callable[[Any], None]) -> dict[str, Any]:
         """Return `callback` (and `event_callbacks`) for `create_subscription`."""
         self._gaps.forget()
-        if MESSAGE_INFO_AVAILABLE:
+        if self._message_info:
             def on_frame_with_info(message: Any, message_info: Any) -> None:
                 self._observe(message_info)
                 on_frame(message)

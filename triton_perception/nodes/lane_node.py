@@ -21,8 +21,8 @@ from triton_perception.lanes import (decode_lanes, DecodeSettings, dropped_runs,
                                      NUM_POINTS)
 from triton_perception.nodes.base import PerceptionNode
 from triton_perception.nodes.node_process import run_nodes
-from triton_perception.outputs import (draw_drivable_area, draw_lanes, image_message,
-                                       lane_annotations, lanes_cloud_message)
+from triton_perception.outputs import (draw_drivable_area, draw_lanes, image_cdr,
+                                       lane_annotations, lanes_cloud_cdr)
 from triton_perception.parameters import LANES, LaneSettings
 from triton_perception.qos import OVERLAY_QOS, RESULT_QOS
 from triton_perception.serving import check_lane_outputs, Tensors
@@ -82,11 +82,10 @@ class LaneNode(PerceptionNode[LaneSettings]):
             score_threshold=settings.lane_score_threshold,
             nms_distance_px=settings.lane_nms_distance_px, max_lanes=settings.max_lanes))
         header = frame.message.header
-        self._lanes.publish(lanes_cloud_message(result.lanes, result.scores, result.sides,
-                                                header))
+        self._lanes.publish(lanes_cloud_cdr(result.lanes, result.scores, result.sides, header))
         drivable = result.drivable_area
         if drivable is not None and settings.publish_drivable_area:
-            self._drivable_area.publish(image_message(drivable, header, 'mono8'))
+            self._drivable_area.publish(image_cdr(drivable, header, 'mono8'))
         self._ground.publish(header, result.lanes, result.sides, drivable)
         self.publish_annotations(self._annotations, lambda: lane_annotations(
             result.lanes, result.sides, drivable, header.stamp))

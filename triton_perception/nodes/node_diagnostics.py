@@ -15,6 +15,7 @@ from std_msgs.msg import Header
 
 from triton_perception.frames import (AccountingSnapshot, FrameAccounting, reason_key, stage_key,
                                       status_name, TIMED_KEY)
+from triton_perception.nodes.executors import hot_path_choice
 from triton_perception.nodes.frame_intake import ImageInput
 from triton_perception.nodes.overlay_gate import OverlayGate
 from triton_perception.parameters import InferenceSettings, LiveSettings
@@ -95,6 +96,7 @@ class NodeDiagnostics:
             'received': snapshot.received,
             'lost_before_node': snapshot.lost_before_node,
             'loss_counting': self._image_input.loss_counting,
+            'hot_path_executor': hot_path_choice()[0],
             **self._image_input.video_values(),
             **snapshot.counts, 'pending': snapshot.pending,
             'input_rate_hz': f'{snapshot.input_rate_hz:.1f}',

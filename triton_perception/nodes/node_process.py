@@ -31,16 +31,19 @@ from typing import Callable, Iterator
 
 import cv2
 import rclpy
-from rclpy.executors import SingleThreadedExecutor
+from rclpy.executors import Executor, SingleThreadedExecutor
+from rclpy.impl.rcutils_logger import RcutilsLogger
 from rclpy.logging import get_logger
 from rclpy.node import Node
 
 from triton_perception.nodes.base import PerceptionNode
+from triton_perception.nodes.executors import HOT_PATH, hot_path_choice, hot_path_executor
 from triton_perception.parameters import ParameterError
 from triton_perception.serving import grpc_client_problem
 from triton_perception.system import dds_profile_environment, die_with_parent
 
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+SPIN_CHECK_S = 0.25  # how often each executor's loop looks for a stop between wake-ups
 
 
 class StopRequest:
@@ -131,20 +134,59 @@ def run_nodes(factories: list[Callable[[], Node]], args: list[str] | None = None
                 print(f'could not configure and activate {", ".join(failed)} (see the log '
                       'above)', file=sys.stderr)
                 return 1
-            # Callbacks only hand frames to worker threads, so one executor thread suffices; the
-            # multi-threaded executor cost 5 ms of CPU per frame rebuilding its wait set (py-spy).
-            executor = SingleThreadedExecutor()
-            for node in nodes:
-                executor.add_node(node)
-            # rclpy's signal handler wakes the executor, so the request is seen at once.
-            while rclpy.ok() and not stop.requested:
-                executor.spin_once()
+            spin_apart(nodes, stop, get_logger('node_process'))
     finally:
         for node in nodes:
             node.destroy_node()
+        hot_node = HOT_PATH.release()
+        if hot_node is not None:
+            hot_node.destroy_node()
         rclpy.try_shutdown()
         _ignore_stop_signals()
     return 0
+
+
+def spin_apart(nodes: list[Node], stop: StopRequest, logger: RcutilsLogger) -> None:
+    """
+    Spin the hot path node on this thread and `nodes` on a housekeeping thread until a stop.
+
+    Callbacks only hand frames to worker threads, so one thread per executor suffices (rclpy's
+    multi-threaded executor rebuilt its wait set at a cost of 5 ms of CPU per frame). What the
+    housekeeping thread raises is raised here, as a single executor's spin would raise it.
+    """
+    kind, why = hot_path_choice()
+    hot_node = HOT_PATH.node()
+    logger.info(f'hot path (camera subscriptions): {kind} executor ({why}); services, '
+                'parameters, lifecycle, timers and QoS events: a SingleThreadedExecutor of '
+                'their own')
+    housekeeping = SingleThreadedExecutor()
+    for node in nodes:
+        housekeeping.add_node(node)
+    hot = hot_path_executor()
+    hot.add_node(hot_node)
+    raised: list[BaseException] = []
+    thread = threading.Thread(target=_spin_until_stop, args=(housekeeping, stop, raised),
+                              name='housekeeping', daemon=True)
+    thread.start()
+    try:
+        _spin_until_stop(hot, stop, raised)
+    finally:
+        stop.event.set()  # ends the housekeeping loop however this one ended
+        thread.join(timeout=2.0)
+        hot.shutdown(timeout_sec=1.0)
+        housekeeping.shutdown(timeout_sec=1.0)
+    if raised:
+        raise raised[0]
+
+
+def _spin_until_stop(executor: Executor, stop: StopRequest,
+                     raised: list[BaseException]) -> None:
+    """Spin until a stop, the context's end, or the other thread raised (kept in `raised`)."""
+    try:
+        while rclpy.ok() and not stop.requested and not raised:
+            executor.spin_once(timeout_sec=SPIN_CHECK_S)
+    except BaseException as error:  # noqa: B902 (handed to the main thread, which raises it)
+        raised.append(error)
 
 
 def single_threaded_opencv() -> None:

@@ -9,7 +9,7 @@ from rclpy.publisher import Publisher
 from sensor_msgs.msg import Image
 from std_msgs.msg import Header
 
-from triton_perception.outputs import image_message
+from triton_perception.outputs import image_cdr
 from triton_perception.parameters import InferenceSettings, LiveSettings
 
 
@@ -30,7 +30,7 @@ class OverlayGate:
         Counted in `published` (/diagnostics: `overlays_published`).
         """
         if self._settings().overlay and publisher.get_subscription_count() > 0:
-            publisher.publish(image_message(draw(), header, 'rgb8'))
+            publisher.publish(image_cdr(draw(), header, 'rgb8'))
             self.published += 1
 
     def publish_annotations(self, publisher: Publisher[Any], build: Callable[[], Any]) -> None:

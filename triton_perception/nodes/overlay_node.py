@@ -24,7 +24,7 @@ from triton_perception.frames import (COMPRESSED_FRAMES, compressed_to_rgb, Fram
 from triton_perception.nodes.node_process import run_nodes
 from triton_perception.nodes.ros_parameters import declare_parameters
 from triton_perception.outputs import (detections_from_message, draw_detections, draw_drivable_area,
-                                       draw_lanes, image_message, lanes_from_cloud, mask_from_image,
+                                       draw_lanes, image_cdr, lanes_from_cloud, mask_from_image,
                                        track_ids_from_message)
 from triton_perception.parameters import OVERLAY, OverlaySettings
 from triton_perception.qos import LATCHED_QOS, OVERLAY_QOS, RESULT_QOS, stream_qos
@@ -183,7 +183,7 @@ class OverlayNode(Node):
         if 'detections' in results:
             draw_detections(rgb, detections_from_message(results['detections'], self.labels),
                             self.labels, track_ids_from_message(results['detections']))
-        self._overlay.publish(image_message(rgb, frame.message.header, 'rgb8'))
+        self._overlay.publish(image_cdr(rgb, frame.message.header, 'rgb8'))
 
 
 def main(args: list[str] | None = None) -> None:

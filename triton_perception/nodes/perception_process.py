@@ -27,6 +27,7 @@ from rclpy.utilities import remove_ros_args
 from triton_perception.frames import camera_info_sibling, transport_remappings
 from triton_perception.nodes.camera_frames import CameraFrames
 from triton_perception.nodes.detection_node import DetectionNode
+from triton_perception.nodes.executors import HOT_PATH
 from triton_perception.nodes.lane_node import LaneNode
 from triton_perception.nodes.node_process import run_nodes
 from triton_perception.nodes.overlay_node import OverlayNode
@@ -161,7 +162,7 @@ class _Process:
         assert self.node is not None  # the host is the first factory run_nodes calls
         if camera not in self.frames:
             self.frames[camera] = CameraFrames(
-                self.node, self.joined_model, name, self.gate,
+                self.node, HOT_PATH.node(), self.joined_model, name, self.gate,
                 self.camera_batches if self.max_batch > 1 else None)
         return self.frames[camera]
 

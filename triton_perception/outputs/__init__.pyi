@@ -1,4 +1,9 @@
 """The public face of outputs/: read by type checkers and by faces.lazy_face."""
+from triton_perception.outputs.cdr import (
+    detection_array_cdr as detection_array_cdr,
+    image_cdr as image_cdr,
+    lanes_cloud_cdr as lanes_cloud_cdr,
+)
 from triton_perception.outputs.image_annotations import (
     detection_annotations as detection_annotations,
     lane_annotations as lane_annotations,
