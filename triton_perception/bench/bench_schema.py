@@ -254,7 +254,8 @@ class CpuTarget(TypedDict):
     frame: str
     ratio_to_floor: float | None
     ratio_to_floor_serialized: float | None
-    limit: float
+    limit: float  # against the serialized floor
+    goal: float
     met: bool
 
 

@@ -22,6 +22,7 @@ from triton_perception.bench.floor_node import MODULE as FLOOR_MODULE, NODE_NAME
 from triton_perception.bench.ros_side import CaseWiring
 from triton_perception.bench.settings import NodeKind, NODES, Stamp
 from triton_perception.frames import FATES, NodeStatus
+from triton_perception.nodes import EXECUTOR_ENV, SINGLE_THREADED
 from triton_perception.pipeline import pipeline_plan
 from triton_perception.serving import MAX_BATCH
 from triton_perception.system import NodeProcess, ros_arguments
@@ -31,7 +32,10 @@ FLOORS = ('floor', 'floor_serialized')
 # The layouts between one perception_process and one process per node: the plan's
 # cameras_per_process (0: every camera in one process).
 CAMERAS_PER_PROCESS = {'single': 0, 'groups_of_2': 2, 'per_camera': 1}
-LAYOUTS = (*FLOORS, 'per_node', *CAMERAS_PER_PROCESS)
+# One perception_process whose hot path runs rclpy's classic SingleThreadedExecutor, where the
+# default is the EventsExecutor if this rclpy has it (nodes.executors): both are measured.
+CLASSIC = 'single_classic'
+LAYOUTS = (*FLOORS, 'per_node', *CAMERAS_PER_PROCESS, CLASSIC)
 DETECTIONS = 'detections'
 BOTH = 'detections+lanes'
 # The bench listens to the results a consumer of detections and lanes takes; drivable_area is
@@ -101,6 +105,8 @@ def glue_cases(camera_counts: Sequence[int]) -> list[GlueCase]:
         cases += [GlueCase(layout, BOTH, cameras)
                   for layout in ('per_node', *CAMERAS_PER_PROCESS)
                   if CAMERAS_PER_PROCESS.get(layout, 0) < cameras]
+        if cameras == 1:
+            cases.append(GlueCase(CLASSIC, BOTH, 1))
     return cases
 
 
@@ -138,8 +144,10 @@ def start_processes(case: GlueCase, triton_url: str, namespace: str, log_directo
         'camera_priorities': ','.join(f'{namespace}/{entry.strip()}'
                                       for entry in priorities.split(',') if entry.strip()),
         'max_batch': str(max_batch)})
+    environment = {EXECUTOR_ENV: SINGLE_THREADED} if case.layout == CLASSIC else {}
     for node in plan.nodes:
-        started.append(NodeProcess(node.executable, node.ros_arguments(), log_directory))
+        started.append(NodeProcess(node.executable, node.ros_arguments(), log_directory,
+                                   environment=environment))
 
 
 def overlay_listening(case: GlueCase, wiring: CaseWiring, namespace: str) -> bool:

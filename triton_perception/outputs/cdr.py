@@ -18,7 +18,7 @@ test can note where the padding went).
 from __future__ import annotations
 
 import struct
-from typing import Any, Sequence
+from typing import Protocol, Sequence
 
 import numpy as np
 from numpy.typing import NDArray
@@ -34,6 +34,50 @@ _ZEROS = bytes(8)
 # ObjectHypothesisWithPose.pose: position 0, orientation (0, 0, 0, 1), covariance zeros.
 _DEFAULT_POSE = struct.pack('<7d', 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0) + bytes(36 * 8)
 _BOX = struct.Struct('<5d')  # center.position.x, .y, center.theta, size_x, size_y
+
+
+class StampLike(Protocol):
+    """builtin_interfaces/Time, or a read frame's stamp."""
+
+    @property
+    def sec(self) -> int:
+        """Return the seconds."""
+
+    @property
+    def nanosec(self) -> int:
+        """Return the nanoseconds."""
+
+
+class HeaderLike(Protocol):
+    """std_msgs/Header, or a read frame's header."""
+
+    @property
+    def stamp(self) -> StampLike:
+        """Return the stamp."""
+
+    @property
+    def frame_id(self) -> str:
+        """Return the frame id."""
+
+
+class FieldLike(Protocol):
+    """sensor_msgs/PointField."""
+
+    @property
+    def name(self) -> str:
+        """Return the field's name."""
+
+    @property
+    def offset(self) -> int:
+        """Return its offset in a point."""
+
+    @property
+    def datatype(self) -> int:
+        """Return the datatype, one of the PointField constants."""
+
+    @property
+    def count(self) -> int:
+        """Return its elements per point."""
 
 
 class CdrWriter:
@@ -85,7 +129,7 @@ class CdrWriter:
         self.uint32(len(data))
         self._buffer += data
 
-    def header(self, header: Any) -> None:
+    def header(self, header: HeaderLike) -> None:
         """Append a std_msgs/Header (anything with stamp.sec, stamp.nanosec and frame_id)."""
         self.align(4)
         self._buffer += _STAMP.pack(header.stamp.sec, header.stamp.nanosec)
@@ -96,7 +140,7 @@ class CdrWriter:
         return b''.join((self._buffer, last))
 
 
-def detection_array_cdr(detections: NDArray[np.float32], header: Any,
+def detection_array_cdr(detections: NDArray[np.float32], header: HeaderLike,
                         track_ids: Sequence[str] | None = None,
                         writer: type[CdrWriter] = CdrWriter) -> bytes:
     """
@@ -129,7 +173,7 @@ def detection_array_cdr(detections: NDArray[np.float32], header: Any,
     return out.value()
 
 
-def point_cloud_cdr(header: Any, fields: Sequence[Any], point_step: int, width: int,
+def point_cloud_cdr(header: HeaderLike, fields: Sequence[FieldLike], point_step: int, width: int,
                     data: bytes, writer: type[CdrWriter] = CdrWriter) -> bytes:
     """
     Return a sensor_msgs/PointCloud2 of one row (height 1), little-endian and dense, serialized.
@@ -155,7 +199,7 @@ def point_cloud_cdr(header: Any, fields: Sequence[Any], point_step: int, width: 
 
 
 def lanes_cloud_cdr(lanes: NDArray[np.float32], scores: NDArray[np.float32],
-                    sides: NDArray[np.int8], header: Any,
+                    sides: NDArray[np.int8], header: HeaderLike,
                     writer: type[CdrWriter] = CdrWriter) -> bytes:
     """Return outputs.lanes_cloud_message's PointCloud2 of the same lanes, serialized."""
     points = lane_points(lanes, scores, sides)
@@ -163,7 +207,7 @@ def lanes_cloud_cdr(lanes: NDArray[np.float32], scores: NDArray[np.float32],
                            points.tobytes(), writer)
 
 
-def image_cdr(pixels: NDArray[np.uint8], header: Any, encoding: str,
+def image_cdr(pixels: NDArray[np.uint8], header: HeaderLike, encoding: str,
               writer: type[CdrWriter] = CdrWriter) -> bytes:
     """Return a sensor_msgs/Image of an rgb8 [H, W, 3] or mono8 [H, W] array, serialized."""
     channels = 1 if pixels.ndim == 2 else pixels.shape[2]
@@ -174,6 +218,6 @@ def image_cdr(pixels: NDArray[np.uint8], header: Any, encoding: str,
     out.string(encoding)
     out.uint8(0)  # is_bigendian
     out.uint32(pixels.shape[1] * channels)
-    data = memoryview(np.ascontiguousarray(pixels)).cast('B')
+    data = np.ascontiguousarray(pixels).reshape(-1).data
     out.uint32(len(data))  # the pixels' count; the pixels are copied once, by value()
     return out.value(data)

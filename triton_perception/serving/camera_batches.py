@@ -29,9 +29,10 @@ from triton_perception.serving.joined_requests import (CameraRound, JoinedModel,
                                                        read_joined_model, Request)
 from triton_perception.serving.joined_worker import JoinedWorker
 from triton_perception.serving.output_memory import OutputMemory
-from triton_perception.serving.request_errors import is_unreachable, lost_shared_memory
+from triton_perception.serving.request_errors import is_unreachable
 from triton_perception.serving.request_gate import RequestGate
 from triton_perception.serving.request_inputs import FrameMemory
+from triton_perception.serving.request_sending import send
 from triton_perception.serving.server_config import batched_name, MAX_BATCH
 from triton_perception.serving.triton_client import ClientSettings, make_client
 
@@ -241,32 +242,20 @@ class CameraBatches:
         if key not in outputs:
             outputs[key] = OutputMemory(model, wanted, first.shared_memory, first.log)
         memory = outputs[key]
-        used = [_lease(leases, turn.worker) for turn, _request in together]
+        parts = [turn.worker.part(_lease(leases, turn.worker), request.inputs,
+                                  camera_suffix(index))
+                 for index, (turn, request) in enumerate(together)]
         try:
-            inputs = []
-            for index, ((turn, request), lease) in enumerate(zip(together, used)):
-                inputs += turn.worker.request_inputs(client, lease, request.inputs,
-                                                     camera_suffix(index))
-            requested = memory.requested(client, first.generation)
-            sent_at = time.monotonic()
-            result = client.infer(model, inputs, outputs=requested,
-                                  client_timeout=max(request.members[0].settings.timeout_s
-                                                     for _turn, request in together))
-            answered_at = time.monotonic()
+            answer = send(client, model, parts, memory,
+                          max(request.members[0].settings.timeout_s
+                              for _turn, request in together))
         except InferenceServerException as error:
-            if lost_shared_memory(error):
-                for lease in used:
-                    lease.forget_registration()
-                memory.forget_registration()
             if not is_unreachable(error):
                 return False
             for turn, request in together:
                 turn.worker.fail_request(request, turn.taken, error)
             return True
-        finally:
-            for lease in used:
-                lease.release()
-        self._deliver(memory, result, together, RequestTimes(sent_at, answered_at))
+        self._deliver(memory, answer.result, together, answer.times)
         return True
 
     def _deliver(self, memory: OutputMemory, result: grpcclient.InferResult,
@@ -276,8 +265,7 @@ class CameraBatches:
             suffix = camera_suffix(index)
             own = {name: arrays[name + suffix] for name in request.outputs
                    if name + suffix in arrays}
-            turn.worker.joined_requests += 1
-            turn.worker.batched_requests += 1
+            turn.worker.count_request(batched=True)
             turn.worker.deliver(request, turn.taken, own, problem, times)
 
 

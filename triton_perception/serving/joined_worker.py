@@ -24,7 +24,7 @@ from numpy.typing import NDArray
 import tritonclient.grpc as grpcclient
 from tritonclient.utils import InferenceServerException
 
-from triton_perception.frames import Fate, Frame, FrameAccounting, RequestTimes
+from triton_perception.frames import Frame, FrameAccounting, RequestTimes
 from triton_perception.serving.connection_health import ConnectionHealth
 from triton_perception.serving.frame_fates import deliver_and_settle, prepare_or_settle
 from triton_perception.serving.joined_requests import (CameraRound, HEALTH_OUTPUT, JoinedModel,
@@ -32,12 +32,12 @@ from triton_perception.serving.joined_requests import (CameraRound, HEALTH_OUTPU
 from triton_perception.serving.joined_slot import JoinedSlot, Member, MemberFrames
 from triton_perception.serving.member_worker import MemberWorker
 from triton_perception.serving.output_memory import OutputMemory
-from triton_perception.serving.request_errors import (is_unreachable, lost_shared_memory,
-                                                      request_failure)
 from triton_perception.serving.request_gate import RequestGate
 from triton_perception.serving.request_inputs import FrameInputs, FrameMemory, Tensors
+from triton_perception.serving.request_sending import Part, send, settle_failure
 from triton_perception.serving.shared_frames import SharedFrames
-from triton_perception.serving.triton_client import ClientSettings, make_client
+from triton_perception.serving.triton_client import (ClientSettings, make_client,
+                                                     watch_connection)
 from triton_perception.serving.worker_log import Log, WorkerLog
 
 # Called with the frame's message and its health statistics, once per joined request.
@@ -197,11 +197,7 @@ class JoinedWorker:
 
     def _connection_loop(self) -> None:
         assert self._settings is not None and self._health is not None  # set by the first join
-        client = make_client(self._settings)
-        try:
-            self._health.watch(client)
-        finally:
-            client.close()
+        watch_connection(self._settings, self._health)
 
     def _request_loop(self) -> None:
         assert self._settings is not None  # set by the first join
@@ -320,38 +316,32 @@ class JoinedWorker:
 
     def _send(self, client: grpcclient.InferenceServerClient, memory: OutputMemory,
               shared: FrameMemory, request: Request, taken: CameraRound) -> None:
-        first = request.members[0].settings
         try:
-            request_inputs = self.request_inputs(client, shared, request.inputs)
-            requested = memory.requested(client, self.generation)
-            sent_at = time.monotonic()
-            result = client.infer(request.model, request_inputs, outputs=requested,
-                                  client_timeout=first.timeout_s)
-            answered_at = time.monotonic()
+            answer = send(client, request.model, [self.part(shared, request.inputs)], memory,
+                          request.members[0].settings.timeout_s)
         except InferenceServerException as error:
-            if lost_shared_memory(error):
-                shared.forget_registration()
-                memory.forget_registration()
             self.fail_request(request, taken, error)
             return
-        finally:
-            shared.release()
         if len(request.members) > 1:
-            self.joined_requests += 1
-        arrays, problem = memory.arrays_or_problem(result)
-        self.deliver(request, taken, arrays, problem, RequestTimes(sent_at, answered_at))
+            self.count_request(batched=False)
+        arrays, problem = memory.arrays_or_problem(answer.result)
+        self.deliver(request, taken, arrays, problem, answer.times)
+
+    def count_request(self, batched: bool) -> None:
+        """Count an answer that served two or more members (`batched`: with other cameras)."""
+        self.joined_requests += 1
+        self.batched_requests += int(batched)
+
+    def part(self, lease: FrameMemory, inputs: Tensors, suffix: str = '') -> Part:
+        """Return the camera's part of a request: `inputs` written through `lease`."""
+        assert self._inputs is not None  # set by the first join
+        return Part(lease, inputs, self._inputs, self.generation, suffix)
 
     @property
     def generation(self) -> int:
         """Return the connection's count: it changes when the server restarts."""
         assert self._health is not None  # set by the first join
         return self._health.generation
-
-    def request_inputs(self, client: grpcclient.InferenceServerClient, shared: FrameMemory,
-                       inputs: Tensors, suffix: str = '') -> list[grpcclient.InferInput]:
-        """Return a request's inputs, the frame through `shared` memory while it is taken."""
-        assert self._inputs is not None  # set by the first join
-        return self._inputs.request_inputs(client, shared, inputs, self.generation, suffix)
 
     def deliver(self, request: Request, taken: CameraRound, arrays: Tensors,
                 problem: ValueError | None, times: RequestTimes) -> None:
@@ -370,11 +360,8 @@ class JoinedWorker:
             self._failed(member, taken.frames[member.name][1], error)
 
     def _failed(self, member: Member, frame: Frame, error: InferenceServerException) -> None:
-        reason = request_failure(error, member.settings.timeout_s)
-        member.accounting.settle(Fate.FAILED, frame.received_at, reason)
-        member.log.frame_problem(f'inference failed ({member.settings.model}): {reason}')
-        if is_unreachable(error) and self._health is not None:
-            self._health.lost(reason)
+        settle_failure(member.accounting, member.log, frame, member.settings.model,
+                       member.settings.timeout_s, error, self._health)
 
 
 def _own(arrays: Tensors, member: Member, problem: ValueError | None) -> Tensors:

@@ -20,15 +20,14 @@ import grpc
 import tritonclient.grpc as grpcclient
 from tritonclient.utils import InferenceServerException
 
-from triton_perception.frames import Fate, Frame, FrameAccounting, RequestTimes
+from triton_perception.frames import Frame, FrameAccounting
 from triton_perception.serving.connection_health import ConnectionHealth
 from triton_perception.serving.frame_fates import deliver_and_settle, prepare_or_settle
 from triton_perception.serving.frame_slot import LatestFrameSlot
 from triton_perception.serving.output_memory import OutputMemory
-from triton_perception.serving.request_errors import (is_unreachable, lost_shared_memory,
-                                                      request_failure)
 from triton_perception.serving.request_inputs import (FrameInputs, FrameMemory,
                                                       SharedMemoryInput, Tensors)
+from triton_perception.serving.request_sending import Part, send, settle_failure
 from triton_perception.serving.shared_frames import SharedFrames
 from triton_perception.serving.worker_log import Log, WorkerLog
 
@@ -107,6 +106,15 @@ def make_client(settings: ClientSettings) -> grpcclient.InferenceServerClient:
                                             channel_args=CHANNEL_ARGUMENTS)
 
 
+def watch_connection(settings: ClientSettings, health: ConnectionHealth) -> None:
+    """Watch the server with a client of its own until `health` stops (a connection thread)."""
+    client = make_client(settings)
+    try:
+        health.watch(client)
+    finally:
+        client.close()
+
+
 def _pem(text: str | None) -> bytes | None:
     return text.encode() if text else None
 
@@ -177,11 +185,7 @@ class InferenceWorker:
         return {}
 
     def _connection_loop(self) -> None:
-        client = make_client(self.settings)
-        try:
-            self._health.watch(client)
-        finally:
-            client.close()
+        watch_connection(self.settings, self._health)
 
     def _request_loop(self) -> None:
         client = make_client(self.settings)
@@ -204,27 +208,12 @@ class InferenceWorker:
         if inputs is None:
             return
         try:
-            request_inputs = self._inputs.request_inputs(client, shared, inputs,
-                                                         self._health.generation)
-            requested = outputs.requested(client, self._health.generation)
-            sent_at = time.monotonic()
-            result = client.infer(self.settings.model, request_inputs, outputs=requested,
-                                  client_timeout=self.settings.timeout_s)
-            answered_at = time.monotonic()
+            answer = send(client, self.settings.model,
+                          [Part(shared, inputs, self._inputs, self._health.generation)],
+                          outputs, self.settings.timeout_s)
         except InferenceServerException as error:
-            if lost_shared_memory(error):
-                shared.forget_registration()
-                outputs.forget_registration()
-            self._request_failed(frame, error)
+            settle_failure(self._accounting, self._log, frame, self.settings.model,
+                           self.settings.timeout_s, error, self._health)
             return
-        finally:
-            shared.release()
         deliver_and_settle(self._accounting, self._log, self._deliver, frame, inputs,
-                           lambda: outputs.arrays(result), RequestTimes(sent_at, answered_at))
-
-    def _request_failed(self, frame: Frame, error: InferenceServerException) -> None:
-        reason = request_failure(error, self.settings.timeout_s)
-        self._accounting.settle(Fate.FAILED, frame.received_at, reason)
-        self._log.frame_problem(f'inference failed ({self.settings.model}): {reason}')
-        if is_unreachable(error):
-            self._health.lost(reason)
+                           lambda: outputs.arrays(answer.result), answer.times)

@@ -179,20 +179,22 @@ class NodeProcess:
     """
 
     def __init__(self, executable: str, arguments: Sequence[str], log_directory: Path,
-                 module: str = '') -> None:
+                 module: str = '', environment: Mapping[str, str] | None = None) -> None:
         """
         Start `executable` with `arguments`, its output going to a new log file in `log_directory`.
 
         The child gets no stdin and receives SIGTERM when this process dies (it calls
         `die_with_parent` itself, as every node process does).
         `module`: run this module instead of the executable's (`node_command`).
+        `environment`: variables set for the child beside this process's own.
         """
         self.name = executable
         self.log_path = Path(log_directory) / f'{executable}-{time.monotonic_ns()}.log'
         self._log = open(self.log_path, 'w', encoding='utf-8')  # noqa: SIM115 (closed in stop)
         self.process = subprocess.Popen(
             [*node_command(executable, module=module), *arguments], stdout=self._log,
-            stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=with_parent_pid())
+            stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+            env=with_parent_pid({**os.environ, **(environment or {})}))
 
     @property
     def pid(self) -> int:
