@@ -22,6 +22,7 @@ from vision_msgs.msg import Detection2DArray
 
 from fault_plumbing import image, Replay
 from ros_helpers import BEST_EFFORT, Probe, RELIABLE, REPO, wait_until
+from triton_perception.nodes.executors import EXECUTOR_ENV, SINGLE_THREADED
 from triton_perception.system.processes import node_command, ros_arguments, with_parent_pid
 
 pytestmark = [pytest.mark.ros, pytest.mark.server]
@@ -109,7 +110,23 @@ def test_a_signal_during_a_take_stops_the_node_cleanly(
         executable: str, stop_signal: signal.Signals, probe: Probe, triton_server: Any,
         started: Any) -> None:
     """Two nodes side by side: the signal lands in the conversion of the 1st and a later frame."""
-    namespaces = {take: f'/take_{executable}_{stop_signal.name.lower()}_{take}'
+    signal_during_take(executable, stop_signal, probe, triton_server, started)
+
+
+@pytest.mark.parametrize('stop_signal', [signal.SIGINT, signal.SIGTERM], ids=['sigint', 'sigterm'])
+def test_a_signal_during_a_take_stops_the_classic_executor_cleanly(
+        stop_signal: signal.Signals, probe: Probe, triton_server: Any, started: Any,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The same with the hot path on rclpy's classic executor (the default is the events one)."""
+    monkeypatch.setenv(EXECUTOR_ENV, SINGLE_THREADED)
+    signal_during_take('perception_process', stop_signal, probe, triton_server, started,
+                       'classic_')
+
+
+def signal_during_take(executable: str, stop_signal: signal.Signals, probe: Probe,
+                       triton_server: Any, started: Any, label: str = '') -> None:
+    """Signal two processes of `executable` in their 1st and a later take; both stop cleanly."""
+    namespaces = {take: f'/take_{label}{executable}_{stop_signal.name.lower()}_{take}'
                   for take in (1, LATER_TAKE)}
     nodes = {take: started([sys.executable, str(WRAPPER), executable, stop_signal.name[3:],
                             str(take), *ros_arguments(node_parameters(executable, triton_server),
