@@ -50,7 +50,7 @@ def network_input(model: onnx.ModelProto) -> str:
     if len(candidates) != 1:
         raise ValueError(f'expected one network input made by the graph builder, found '
                          f'{candidates or "none"}: is this a served graph of the package?')
-    return candidates[0]
+    return str(candidates[0])
 
 
 def network_nodes(model: onnx.ModelProto) -> list[str]:
