@@ -109,7 +109,8 @@ def command_engines(arguments: argparse.Namespace) -> int:
                                  parse_size(arguments.max_frame or DEFAULT_MAX))
     build_engines(arguments.model_repository or default_model_repository(), arguments.trtexec,
                   fp16=not arguments.fp32, workspace_mib=arguments.workspace_mib,
-                  frame_range=frame_range, log=lambda line: print(f'engines: {line}', flush=True))
+                  frame_range=frame_range, log=lambda line: print(f'engines: {line}', flush=True),
+                  int8=arguments.int8)
     return 0
 
 
@@ -132,6 +133,10 @@ def add_engines_command(commands: argparse._SubParsersAction[argparse.ArgumentPa
     engines.add_argument('--trtexec', default=None, help='path of trtexec (default: PATH, then '
                          '/usr/src/tensorrt/bin/trtexec)')
     engines.add_argument('--fp32', action='store_true', help='build FP32 instead of FP16')
+    engines.add_argument('--int8', action='store_true',
+                         help='build model_int8.plan from the INT8 graphs of `models quantize` '
+                              "(trtexec --int8, and --fp16 for what stays float); served with "
+                              'precision:=int8')
     engines.add_argument('--workspace-mib', type=int, default=2048,
                          help='TensorRT builder workspace (MiB)')
     engines.add_argument('--frame-size', metavar='WxH', default='',
