@@ -23,15 +23,15 @@ from triton_perception.cli import main
 from triton_perception.graphs import (build_graph, float_step_problems, MAX_IR_VERSION,
                                       QUANTIZED_OPSET, target_problems)
 from triton_perception.models import INT8_GRAPH, quantize_models, TENSORRT_GRAPH
-from triton_perception.serving.profile_repository import profile_repository
 from triton_perception.serving import ServerError
+from triton_perception.serving.profile_repository import profile_repository
 
 FRAMES = 8
 
 
 @pytest.fixture(scope='module')
 def float_repository(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A repository holding only the two float served graphs, built from the shipped weights."""
+    """Build a repository holding only the two float served graphs, from the shipped weights."""
     repository = tmp_path_factory.mktemp('repository')
     build_graph('detection', shared_path('models', 'yolov5n', 'yolov5n.onnx'),
                 repository / 'yolov5_model' / '1' / 'model.onnx')
@@ -42,7 +42,7 @@ def float_repository(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope='module')
 def clip_bag(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A bag of the clip's first frames."""
+    """Make a bag of the clip's first frames."""
     bag = tmp_path_factory.mktemp('bags') / 'clip'
     make_bag(shared_path('data', 'videos', 'solidWhiteRight.mp4'), bag, max_frames=FRAMES)
     return bag
@@ -51,7 +51,7 @@ def clip_bag(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture(scope='module')
 def quantized(float_repository: Path, clip_bag: Path,
               tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The staging directory `quantize_models` wrote from the clip's bag."""
+    """Quantize from the clip's bag; return the staging directory `quantize_models` wrote."""
     staging = tmp_path_factory.mktemp('staging')
     candidates, calibration = quantize_models(float_repository, [clip_bag], staging,
                                               frames=4, log=lambda line: None)
@@ -111,7 +111,7 @@ def test_int8_graphs_load_keep_their_float_steps_and_agree_with_the_float_ones(
 @pytest.mark.target
 @pytest.mark.slow
 def test_int8_graphs_load_in_the_oldest_onnxruntime(quantized: Path) -> None:
-    """onnxruntime 1.12.1 (JetPack 6's) loads both flavours of both INT8 graphs."""
+    """Under onnxruntime 1.12.1 (JetPack 6's) both flavours of both INT8 graphs load."""
     from test_onnx_target import LOAD_ALL
     from test_target_numerics import target_environment
     paths = [str(quantized / step / name) for step in ('yolov5_model', 'lane_model')

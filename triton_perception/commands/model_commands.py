@@ -12,8 +12,8 @@ from pathlib import Path
 import sys
 from typing import Callable
 
-from triton_perception.graphs import HEAD_LAYOUTS
 from triton_perception.commands.bag_commands import _threshold
+from triton_perception.graphs import HEAD_LAYOUTS
 from triton_perception.lanes import LAYOUTS as LANE_LAYOUTS
 from triton_perception.models import (DEFAULT_FRAMES, default_models_directory, ExportChecks,
                                       install_models, ModelInstallError)

@@ -135,7 +135,7 @@ def add_engines_command(commands: argparse._SubParsersAction[argparse.ArgumentPa
     engines.add_argument('--fp32', action='store_true', help='build FP32 instead of FP16')
     engines.add_argument('--int8', action='store_true',
                          help='build model_int8.plan from the INT8 graphs of `models quantize` '
-                              "(trtexec --int8, and --fp16 for what stays float); served with "
+                              '(trtexec --int8, and --fp16 for what stays float); served with '
                               'precision:=int8')
     engines.add_argument('--workspace-mib', type=int, default=2048,
                          help='TensorRT builder workspace (MiB)')

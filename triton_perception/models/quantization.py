@@ -101,9 +101,11 @@ def bag_camera_topic(bag: Path, topic: str | None) -> tuple[str, int]:
     return topic, counts[topic]
 
 
+Frames = list[NDArray[np.uint8]]
+
+
 def sample_frames(bags: Sequence[Path], topic: str | None, frames: int,
-                  progress: Callable[[str], None] = print) -> tuple[list[NDArray[np.uint8]],
-                                                                     Calibration]:
+                  progress: Callable[[str], None] = print) -> tuple[Frames, Calibration]:
     """
     Return `frames` RGB frames sampled evenly across `bags` (all of them when fewer).
 
@@ -197,6 +199,7 @@ def quantize_step(float_graph: Path, destination: Path, frames: list[NDArray[np.
         bar = ProgressBar(label, len(frames))
 
         class Reader(CalibrationDataReader):  # type: ignore[misc]
+
             def __init__(self) -> None:
                 self.feeds = _feeds(list(float_model.graph.input), frames, bar)
 
@@ -206,12 +209,11 @@ def quantize_step(float_graph: Path, destination: Path, frames: list[NDArray[np.
         common: dict[str, Any] = {'quant_format': QuantFormat.QDQ, 'per_channel': True,
                                   'nodes_to_quantize': nodes, 'weight_type': QuantType.QInt8,
                                   'calibration_cache_path': cache}
-        flavours = ((INT8_GRAPH, Reader(), {'activation_type': QuantType.QUInt8,
-                                             'reduce_range': True,
-                                             'extra_options': {'WeightSymmetric': True}}),
-                    (TENSORRT_GRAPH, None, {'activation_type': QuantType.QInt8,
-                                            'extra_options': {'WeightSymmetric': True,
-                                                              'ActivationSymmetric': True}}))
+        cpu = {'activation_type': QuantType.QUInt8, 'reduce_range': True,
+               'extra_options': {'WeightSymmetric': True}}
+        tensorrt = {'activation_type': QuantType.QInt8,
+                    'extra_options': {'WeightSymmetric': True, 'ActivationSymmetric': True}}
+        flavours = ((INT8_GRAPH, Reader(), cpu), (TENSORRT_GRAPH, None, tensorrt))
         for name, reader, settings in flavours:
             written = Path(scratch) / name
             quantize_static(str(source), str(written), reader, **common, **settings)
