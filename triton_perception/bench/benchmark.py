@@ -136,7 +136,8 @@ class Benchmark:
         self.log(f'{case}: latency, {self.settings.frames} frames (after {WARMUP_FRAMES} '
                  'warm-up), each through the reference (in-process, no ROS, no Triton), '
                  'Triton gRPC and ROS in turn')
-        pipelines = [REFERENCES[kind.executable](self.repository) for kind in kinds]
+        pipelines = [REFERENCES[kind.executable](
+            self.repository, self.settings.precision) for kind in kinds]
 
         def reference(rgb: NDArray[np.uint8]) -> None:
             """For `both`, both sessions live at once, as in the server, and run in turn."""

@@ -20,13 +20,18 @@ from triton_perception.serving import (check_detections, load_step_module, param
                                        step_config, Tensors)
 
 
-def onnx_model(repository: Path,
-               step: str) -> Callable[[Tensors], Tensors]:
-    """Return the CPU profile's model step: its ONNX runner with the configs/cpu.pbtxt settings."""
+def onnx_model(repository: Path, step: str,
+               precision: str = 'fp') -> Callable[[Tensors], Tensors]:
+    """
+    Return the CPU profile's model step: its ONNX runner with the configs/cpu.pbtxt settings.
+
+    With precision int8, the INT8 graph of `models quantize` beside the float one.
+    """
     config = step_config(repository, step, 'cpu')
     parameters = parameters_of(config)
+    onnx_file = 'model_int8.onnx' if precision == 'int8' else parameters['onnx_file']
     runner = load_step_module(repository, step, 'onnx_runner').OnnxRunner(
-        str(repository / step / '1' / parameters['onnx_file']),
+        str(repository / step / '1' / onnx_file),
         intra_op_threads=int(parameters['intra_op_threads']),
         inter_op_threads=int(parameters['inter_op_threads']),
         allow_spinning=parameters['allow_spinning'].lower() == 'true')
@@ -38,9 +43,10 @@ def onnx_model(repository: Path,
     return run
 
 
-def detection_reference(repository: Path) -> Callable[[NDArray[np.uint8]], object]:
+def detection_reference(repository: Path,
+                        precision: str = 'fp') -> Callable[[NDArray[np.uint8]], object]:
     """yolov5_model (the served graph, frame in), with the node's default thresholds."""
-    model = onnx_model(repository, 'yolov5_model')
+    model = onnx_model(repository, 'yolov5_model', precision)
     thresholds = {name.lower(): value for name, value in detection_request_inputs().items()}
 
     def detect(rgb: NDArray[np.uint8]) -> object:
@@ -50,13 +56,14 @@ def detection_reference(repository: Path) -> Callable[[NDArray[np.uint8]], objec
     return detect
 
 
-def lane_reference(repository: Path) -> Callable[[NDArray[np.uint8]], object]:
+def lane_reference(repository: Path,
+                   precision: str = 'fp') -> Callable[[NDArray[np.uint8]], object]:
     """
     Run lane_model (the served graph, frame in) and the package's lane geometry.
 
     As lane_node runs them, with the node's default lane length.
     """
-    model = onnx_model(repository, 'lane_model')
+    model = onnx_model(repository, 'lane_model', precision)
     min_lane_length = specs_by_name(LANES)['min_lane_length'].default
     assert isinstance(min_lane_length, float)
 

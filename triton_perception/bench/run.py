@@ -58,11 +58,13 @@ def run_bench(settings: BenchSettings, log: Callable[[str], None]) -> BenchRun:
             http_port, grpc_port, metrics_port = free_ports(3)
             server = TritonServer(ServerConfig(
                 model_repository=repository, profile=settings.profile or 'cpu',
+                precision=settings.precision,
                 http_port=http_port, grpc_port=grpc_port, metrics_port=metrics_port),
                 log=log, show_server_log=False)
             server.start()
             server.wait_until_ready()
             url, server_pid, profile = server.grpc_url, server.pid, server.profile
+            profile += f', precision {settings.precision}'
         with grpcclient.InferenceServerClient(url) as client:
             triton_version = client.get_server_metadata().version
         ros = RosSide()

@@ -96,6 +96,7 @@ class BenchSettings:
     cases: tuple[str, ...] = tuple(CASES)
     json_path: Path | None = None
     profile: str | None = None
+    precision: str = 'fp'  # or 'int8' (`models quantize`): the server's and the references'
     triton_url: str | None = None
     model_repository: Path | None = None
     video: Path = DEFAULT_VIDEO

@@ -123,6 +123,7 @@ def command_evaluate(arguments: argparse.Namespace) -> int:
     settings = evaluation.EvaluationSettings(
         bag=arguments.bag, output=arguments.output, topic=arguments.topic, rate=arguments.rate,
         timing=arguments.timing, triton_url=arguments.triton_url, profile=arguments.profile,
+        precision=arguments.precision,
         params_file=arguments.params_file, record_masks=arguments.record_masks,
         expected=arguments.expected, process_layout=arguments.process_layout,
         labels=tuple(arguments.labels), criteria=arguments.criteria,
@@ -335,6 +336,9 @@ def _add_evaluate_command(actions: argparse._SubParsersAction[argparse.ArgumentP
     evaluate.add_argument('--triton-url', default='',
                           help='use this Triton (HOST:PORT) instead of starting one')
     evaluate.add_argument('--profile', choices=['auto', 'tensorrt', 'cpu'], default='auto')
+    evaluate.add_argument('--precision', choices=['fp', 'int8'], default='fp',
+                          help='fp: the float graphs; int8: those of `models quantize` '
+                          '(docs/models.md); report.md names the one served')
     evaluate.add_argument('--params-file', type=Path, default=None,
                           help='node parameters (default config/params.yaml)')
     evaluate.add_argument('--record-masks', action='store_true',

@@ -13,7 +13,7 @@ import sys
 from typing import Callable, TYPE_CHECKING, TypeVar
 
 from triton_perception.commands.termination import Interrupted, raise_on_termination
-from triton_perception.serving import MAX_BATCH, PROFILES
+from triton_perception.serving import MAX_BATCH, PRECISIONS, PROFILES
 from triton_perception.system import DEFAULT_CLIP
 
 if TYPE_CHECKING:
@@ -107,7 +107,8 @@ def command_bench(arguments: argparse.Namespace) -> int:
         duration_s=BenchSettings.duration_s if arguments.duration is None
         else arguments.duration,
         cases=parse_cases(arguments.cases), json_path=arguments.json,
-        profile=arguments.profile, triton_url=arguments.triton_url,
+        profile=arguments.profile, precision=arguments.precision,
+        triton_url=arguments.triton_url,
         model_repository=arguments.model_repository,
         video=arguments.video or DEFAULT_CLIP, max_in_flight=arguments.max_in_flight),
         bench_progress))
@@ -161,6 +162,9 @@ def add_bench_command(commands: argparse._SubParsersAction[argparse.ArgumentPars
                        help='with --glue: seconds at camera rate before the window (default 3)')
     bench.add_argument('--profile', choices=PROFILES, default=None,
                        help='profile of the server the bench starts (default cpu)')
+    bench.add_argument('--precision', choices=PRECISIONS, default='fp',
+                       help='fp: the float graphs; int8: those of `models quantize` '
+                       '(docs/models.md), served and run as the references')
     bench.add_argument('--triton-url', default=None,
                        help='gRPC HOST:PORT of a running Triton instead of starting one')
     bench.add_argument('--model-repository', type=Path, default=None)

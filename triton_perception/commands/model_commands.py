@@ -12,9 +12,11 @@ from pathlib import Path
 import sys
 from typing import Callable
 
+from triton_perception.commands.bag_commands import _threshold
 from triton_perception.graphs import HEAD_LAYOUTS
 from triton_perception.lanes import LAYOUTS as LANE_LAYOUTS
-from triton_perception.models import default_models_directory, ExportChecks, install_models
+from triton_perception.models import (DEFAULT_FRAMES, default_models_directory, ExportChecks,
+                                      install_models, ModelInstallError)
 from triton_perception.system import default_model_repository
 
 
@@ -29,6 +31,8 @@ def command_models(arguments: argparse.Namespace) -> int:
 
     repository = arguments.model_repository or default_model_repository()
     log = lambda line: print(f'models: {line}', flush=True)  # noqa: E731
+    if arguments.action == 'quantize':
+        return command_quantize(arguments, Path(repository), log)
     if arguments.action == 'list':
         detectors = installed_detectors(repository)
         print('| detector | layout | input (w x h) | classes | sha256 of the ONNX file |')
@@ -64,6 +68,60 @@ def command_models(arguments: argparse.Namespace) -> int:
     checks = ExportChecks(tuple(arguments.check_images), not arguments.no_behaviour_check)
     install_models(repository, arguments.source or default_models_directory(), log=log,
                    checks=checks)
+    return 0
+
+
+def command_quantize(arguments: argparse.Namespace, repository: Path,
+                     log: Callable[[str], None]) -> int:
+    """
+    Run `models quantize`: calibrate INT8 graphs, guard them on drives, install if nothing fell.
+
+    Returns 0 when installed, 1 when the guard refused them (nothing installed), 2 for bad
+    input (one line; the repository untouched).
+    """
+    import tempfile  # noqa: PLC0415
+
+    from triton_perception.bag import BagError  # noqa: PLC0415
+    from triton_perception.evaluation import check_guard_drives, guard_quantization
+    from triton_perception.models import install_quantized, quantize_models
+
+    def error(text: str) -> int:
+        print(f'triton-perception: error: {text}', file=sys.stderr)
+        return 2
+
+    calibration = [Path(bag).resolve() for bag in arguments.calibrate]
+    guard = [Path(bag).resolve() for bag in arguments.guard]
+    if not calibration or not guard:
+        return error('models quantize needs --calibrate BAG [BAG ...] and --guard DRIVE '
+                     '[DRIVE ...] (drives not used for calibration)')
+    reused = sorted(set(map(str, calibration)) & set(map(str, guard)))
+    if reused:
+        return error(f'{reused[0]} is both a calibration bag and a guard drive: guard on drives '
+                     'not used for calibration')
+    models = ('detection', 'lanes') if arguments.models == 'both' else (arguments.models,)
+    output = arguments.output.resolve()
+    try:
+        check_guard_drives(guard)
+        with tempfile.TemporaryDirectory(prefix='triton_perception-int8-') as staging:
+            candidates, used = quantize_models(repository, calibration, Path(staging), models,
+                                               arguments.frames, arguments.topic, log)
+            log(f'calibrated on {used.summary()}')
+            verdict = guard_quantization(repository, candidates, guard, output,
+                                         dict(arguments.change_threshold),
+                                         tuple(arguments.guard_labels), 'cpu', log)
+            if verdict.flagged and not arguments.force:
+                print(f'models quantize: INT8 refused, nothing installed: '
+                      f'{verdict.flagged[0]} (report: {verdict.report})', file=sys.stderr)
+                return 1
+            install_quantized(repository, candidates, log)
+    except (BagError, ModelInstallError) as failure:
+        return error(str(failure))
+    if verdict.flagged:
+        log(f'--force: installed although the guard flagged {"; ".join(verdict.flagged)} '
+            f'(report: {verdict.report})')
+    else:
+        log(f'guard passed: nothing flagged (report: {verdict.report}); serve it with '
+            'precision:=int8 (or --precision int8)')
     return 0
 
 
@@ -117,9 +175,11 @@ def install_lanes(arguments: argparse.Namespace, repository: Path,
 def add_models_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add `models install|list` with the options of a model of your own."""
     models = commands.add_parser('models', help='install ONNX weights into the model repository')
-    models.add_argument('action', choices=['install', 'list'],
+    models.add_argument('action', choices=['install', 'list', 'quantize'],
                         help="install: the package's models, or with --detector or --lanes "
-                             'one of your own; list: the installed detectors and lane models')
+                             'one of your own; list: the installed detectors and lane models; '
+                             'quantize: INT8 graphs calibrated on --calibrate bags, installed '
+                             'when --guard drives show nothing got worse (docs/models.md)')
     models.add_argument('--detector', type=Path, default=None,
                         help='your detector: a YOLOv5 or YOLOv8/YOLO11 ONNX export (static '
                              'input size, opset <= 12)')
@@ -155,4 +215,25 @@ def add_models_command(commands: argparse._SubParsersAction[argparse.ArgumentPar
     models.add_argument('--no-behaviour-check', action='store_true',
                         help='accept an export of your own on its structure alone')
     models.add_argument('--model-repository', type=Path, default=None)
+    quantize = models.add_argument_group('quantize')
+    quantize.add_argument('--calibrate', type=Path, nargs='+', default=[], metavar='BAG',
+                          help='bags whose frames calibrate the INT8 graphs')
+    quantize.add_argument('--guard', type=Path, nargs='+', default=[], metavar='DRIVE',
+                          help='drives (not used for calibration) replayed through the float '
+                               'and the INT8 graphs and paired as `bag compare` pairs them')
+    quantize.add_argument('--models', choices=['detection', 'lanes', 'both'], default='both')
+    quantize.add_argument('--frames', type=int, default=DEFAULT_FRAMES,
+                          help='calibration frames, sampled evenly across the bags (default '
+                               f'{DEFAULT_FRAMES})')
+    quantize.add_argument('--topic', default=None,
+                          help="the calibration bags' camera topic (default: their only one)")
+    quantize.add_argument('--guard-labels', type=Path, action='append', default=[],
+                          metavar='PATH', help="the guard drive's labels (as bag evaluate's "
+                          "--labels): report.md gives both models' scores")
+    quantize.add_argument('--change-threshold', type=_threshold, action='append', default=[],
+                          metavar='FIGURE=SHARE', help="the guard's thresholds, as bag compare's")
+    quantize.add_argument('--output', type=Path, default=Path('quantization_guard'),
+                          help="the guard's replays, comparison, changed frames and report.md")
+    quantize.add_argument('--force', action='store_true',
+                          help='install even when the guard flags a figure (and say so)')
     models.set_defaults(run=command_models)

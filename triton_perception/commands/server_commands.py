@@ -17,7 +17,8 @@ import time
 from triton_perception.commands.termination import Interrupted, raise_on_termination
 from triton_perception.frames import DEFAULT_MAX, DEFAULT_MIN, FrameRange, parse_size
 from triton_perception.serving import (build_engines, find_tritonserver, grpc_client_problem,
-                                       PROFILES, ServerConfig, ServerError, TritonServer)
+                                       PRECISIONS, PROFILES, ServerConfig, ServerError,
+                                       TritonServer)
 from triton_perception.system import default_model_repository
 
 
@@ -28,6 +29,9 @@ def add_server_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument('--profile', choices=PROFILES, default='auto',
                         help='tensorrt (Orin engines), cpu (ONNX via the Python backend), or auto: '
                              'tensorrt when engines exist (default)')
+    parser.add_argument('--precision', choices=PRECISIONS, default='fp',
+                        help='fp: the float graphs (default); int8: those of `models quantize` '
+                             '(docs/models.md)')
     parser.add_argument('--tritonserver', default=None, help='path of the tritonserver binary')
     parser.add_argument('--address', default='127.0.0.1',
                         help='address to bind HTTP, gRPC and metrics to (default loopback only)')
@@ -42,7 +46,8 @@ def server_config_from(arguments: argparse.Namespace) -> ServerConfig:
     """Return the ServerConfig the parsed server options describe."""
     return ServerConfig(
         model_repository=arguments.model_repository or default_model_repository(),
-        profile=arguments.profile, tritonserver=arguments.tritonserver,
+        profile=arguments.profile, precision=arguments.precision,
+        tritonserver=arguments.tritonserver,
         address=arguments.address, http_port=arguments.http_port,
         grpc_port=arguments.grpc_port, metrics_port=arguments.metrics_port,
         ready_timeout_s=arguments.ready_timeout)
@@ -104,7 +109,8 @@ def command_engines(arguments: argparse.Namespace) -> int:
                                  parse_size(arguments.max_frame or DEFAULT_MAX))
     build_engines(arguments.model_repository or default_model_repository(), arguments.trtexec,
                   fp16=not arguments.fp32, workspace_mib=arguments.workspace_mib,
-                  frame_range=frame_range, log=lambda line: print(f'engines: {line}', flush=True))
+                  frame_range=frame_range, log=lambda line: print(f'engines: {line}', flush=True),
+                  int8=arguments.int8)
     return 0
 
 
@@ -127,6 +133,10 @@ def add_engines_command(commands: argparse._SubParsersAction[argparse.ArgumentPa
     engines.add_argument('--trtexec', default=None, help='path of trtexec (default: PATH, then '
                          '/usr/src/tensorrt/bin/trtexec)')
     engines.add_argument('--fp32', action='store_true', help='build FP32 instead of FP16')
+    engines.add_argument('--int8', action='store_true',
+                         help='build model_int8.plan from the INT8 graphs of `models quantize` '
+                              '(trtexec --int8, and --fp16 for what stays float); served with '
+                              'precision:=int8')
     engines.add_argument('--workspace-mib', type=int, default=2048,
                          help='TensorRT builder workspace (MiB)')
     engines.add_argument('--frame-size', metavar='WxH', default='',

@@ -39,3 +39,8 @@ from triton_perception.evaluation.markdown_report import (
     report_markdown as report_markdown,
     write_report as write_report,
 )
+from triton_perception.evaluation.quantization_guard import (
+    check_guard_drives as check_guard_drives,
+    guard_quantization as guard_quantization,
+    GuardVerdict as GuardVerdict,
+)

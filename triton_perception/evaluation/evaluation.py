@@ -35,7 +35,7 @@ from triton_perception.evaluation.figures import (analyse_outputs, detection_lab
 from triton_perception.evaluation.frame_comparison import frame_comparison
 from triton_perception.evaluation.markdown_report import write_report
 from triton_perception.evaluation.pair_evaluations import compare_evaluation, CompareOptions
-from triton_perception.evaluation.report_schema import read_report, ReplayReport
+from triton_perception.evaluation.report_schema import read_report, ReplayReport, ServedModels
 from triton_perception.evaluation.run_comparison import report_file
 from triton_perception.frames import (camera_info_sibling, CAMERA_STATUS_PREFIX, NodeStatus,
                                       status_name)
@@ -82,6 +82,8 @@ class EvaluationSettings:
     timing: str | None = None
     triton_url: str = ''
     profile: str = 'auto'
+    precision: str = 'fp'                     # or 'int8': the graphs of `models quantize`
+    model_repository: Path | None = None      # None: the package's
     params_file: Path | None = None
     record_masks: bool = False
     expected: Path | None = None
@@ -302,12 +304,14 @@ def image_subscriptions(process_layout: str) -> int:
 def replay_plan(bag: Path, topic: str, profile: str, triton_url: str,
                 params_file: Path | None, scratch: Path,
                 process_layout: str = 'single', input_transport: str = 'raw',
-                lockstep: bool = False) -> PipelinePlan:
+                lockstep: bool = False, precision: str = 'fp',
+                model_repository: Path | None = None) -> PipelinePlan:
     """Return the pipeline for a replay: both inference nodes in NAMESPACE, on the bag's topic."""
     return pipeline_plan({
         'camera_topic': topic, 'namespace': NAMESPACE, 'enable_overlay': 'false',
         'input_transport': input_transport,
         'profile': profile, 'start_triton': 'false' if triton_url else 'true',
+        'precision': precision, 'model_repository': str(model_repository or ''),
         'triton_url': triton_url, 'process_layout': process_layout,
         'params_file': str(evaluation_params_file(params_file, scratch, lockstep))})
 
@@ -346,7 +350,9 @@ def replay(settings: EvaluationSettings, log: Callable[[str], None]) -> Replayed
     with tempfile.TemporaryDirectory(prefix='triton_perception-eval-') as scratch:
         plan = replay_plan(settings.bag, image_topic, settings.profile, settings.triton_url,
                            settings.params_file, Path(scratch), settings.process_layout,
-                           transport, lockstep=settings.timing_mode() == 'lockstep')
+                           transport, lockstep=settings.timing_mode() == 'lockstep',
+                           precision=settings.precision,
+                           model_repository=settings.model_repository)
         info_topic, static_transforms = geometry_messages(settings.bag, image_topic)
         with pipeline_session(plan, log, 'bag_evaluator') as session, \
                 BagRecorder(session.node, outputs_bag, topics) as recorder:
@@ -409,6 +415,14 @@ def bag_duration_s(bag: Path) -> float:
         return float(reader.end_time - reader.start_time) / 1e9
 
 
+def served_models(nodes: dict[str, NodeStatus]) -> ServedModels:
+    """Return the precision and calibration the nodes' /diagnostics named (each if they differ)."""
+    served = {key: dict.fromkeys(status.values.get(key, '') for status in nodes.values())
+              for key in ('precision', 'calibration')}
+    return {'precision': ', '.join(value or 'not reported' for value in served['precision']),
+            'calibration': '; '.join(value for value in served['calibration'] if value)}
+
+
 def evaluate(settings: EvaluationSettings, log: Callable[[str], None]) -> ReplayReport:
     """Replay, analyse, write report.json and report.md; compare with --expected if given."""
     replayed = replay(settings, log)
@@ -423,6 +437,7 @@ def evaluate(settings: EvaluationSettings, log: Callable[[str], None]) -> Replay
     }
     if replayed.camera_health:
         report['camera_health'] = replayed.camera_health
+    report['served'] = served_models(replayed.nodes)
     add_accuracy(report, settings.scoring(), log, settings.output)
     if settings.expected:
         expected = read_report(report_file(Path(settings.expected)))

@@ -81,8 +81,12 @@ def replay_markdown(report: ReplayReport) -> str:
     Node accounting and latency, detections and lanes, then the ground, tracking and the
     comparison with an expected report where the report has them.
     """
+    served = report.get('served')
     lines = [f"{report['input']['frames']} frames on {report['input']['topic']}, "
-             f"{replay_speed(report['input'])}.", '',
+             f"{replay_speed(report['input'])}." + (
+                 f" Models served at precision {served['precision']}" + (
+                     f" (calibration: {served['calibration']})" if served['calibration'] else '')
+                 + '.' if served else ''), '',
              '| node | lost before the node | received | published | dropped | rejected | '
              'failed | accounted | latency p50 / p95 / max (ms) |',
              '| --- | --- | --- | --- | --- | --- | --- | --- | --- |']

@@ -62,6 +62,13 @@ class ReplayInput(TypedDict):
     bag_s: float
 
 
+class ServedModels(TypedDict):
+    """The precision the nodes were served at, and the INT8 graphs' calibration (/diagnostics)."""
+
+    precision: str
+    calibration: str
+
+
 class NodeFigures(NodeCounts):
     """One node's frame counts over the replay, and whether every frame is accounted for."""
 
@@ -182,6 +189,7 @@ ReplayReport = TypedDict('ReplayReport', {
     'schema_version': int,
     'input': ReplayInput,
     'nodes': dict[str, NodeFigures],
+    'served': ServedModels,
     'detection': DetectionOutputs,
     'lanes': LaneOutputs,
     'ground': GroundFigures,

@@ -29,10 +29,17 @@ from triton_perception.graphs.lane_graph import (
     add_run_outputs as add_run_outputs,
 )
 from triton_perception.graphs.onnx_target import (
+    fit_to_target as fit_to_target,
     GraphTargetError as GraphTargetError,
     make_model as make_model,
     MAX_IR_VERSION as MAX_IR_VERSION,
     MAX_OPSET as MAX_OPSET,
     ONNXRUNTIME_FLOOR as ONNXRUNTIME_FLOOR,
     target_problems as target_problems,
+)
+from triton_perception.graphs.quantization import (
+    at_quantization_opset as at_quantization_opset,
+    float_step_problems as float_step_problems,
+    network_nodes as network_nodes,
+    QUANTIZED_OPSET as QUANTIZED_OPSET,
 )

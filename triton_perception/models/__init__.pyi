@@ -11,6 +11,18 @@ from triton_perception.models.lane_model_install import (
     install_served_lane_model as install_served_lane_model,
     remove_steps as remove_steps,
 )
+from triton_perception.models.quantization import (
+    Calibration as Calibration,
+    candidate_repository as candidate_repository,
+    Candidate as Candidate,
+    DEFAULT_FRAMES as DEFAULT_FRAMES,
+    install_quantized as install_quantized,
+    INT8_GRAPH as INT8_GRAPH,
+    int8_record as int8_record,
+    quantize_models as quantize_models,
+    QUANTIZED_STEPS as QUANTIZED_STEPS,
+    TENSORRT_GRAPH as TENSORRT_GRAPH,
+)
 from triton_perception.models.shipped_models import (
     check_models as check_models,
     default_models_directory as default_models_directory,

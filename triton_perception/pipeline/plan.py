@@ -15,7 +15,7 @@ import yaml
 from triton_perception.errors import TritonPerceptionError
 from triton_perception.frames import camera_info_sibling, transport_remappings
 from triton_perception.parameters import DETECTION, LANES, specs_by_name
-from triton_perception.serving import MAX_BATCH, PROFILES, ServerConfig, ServerError
+from triton_perception.serving import MAX_BATCH, PRECISIONS, PROFILES, ServerConfig, ServerError
 from triton_perception.system import config_file, dds_profile_environment, default_model_repository
 
 PACKAGE = 'triton_perception'
@@ -61,6 +61,8 @@ ARGUMENTS = (
     Argument('model_repository', '', "Triton model repository (default: the package's)"),
     Argument('profile', 'auto', 'tensorrt (Orin engines), cpu (ONNX in the Python backend) or '
              'auto (tensorrt when engines exist)', PROFILES),
+    Argument('precision', 'fp', 'fp (the float graphs) or int8 (those of `triton-perception '
+             'models quantize`, served beside them; docs/models.md)', PRECISIONS),
     Argument('grpc_port', '8001', 'gRPC port of the local tritonserver'),
     Argument('http_port', '8000', 'HTTP port of the local tritonserver (readiness checks)'),
     Argument('metrics_port', '8002', 'metrics port of the local tritonserver'),
@@ -340,7 +342,8 @@ def _triton(arguments: dict[str, str], start_triton: bool) -> tuple[ServerConfig
         try:
             server = ServerConfig(
                 model_repository=Path(arguments['model_repository'] or default_model_repository()),
-                profile=arguments['profile'], tritonserver=arguments['tritonserver'] or None,
+                profile=arguments['profile'], precision=arguments['precision'],
+                tritonserver=arguments['tritonserver'] or None,
                 grpc_port=_port(arguments, 'grpc_port'), http_port=_port(arguments, 'http_port'),
                 metrics_port=_port(arguments, 'metrics_port'))
         except ServerError as error:

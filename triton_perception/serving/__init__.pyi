@@ -43,6 +43,7 @@ from triton_perception.serving.server_config import (
     ENSEMBLES as ENSEMBLES,
     JOINED_MODEL as JOINED_MODEL,
     MAX_BATCH as MAX_BATCH,
+    PRECISIONS as PRECISIONS,
     PROFILES as PROFILES,
     ServerConfig as ServerConfig,
     ServerError as ServerError,

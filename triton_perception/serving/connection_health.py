@@ -39,6 +39,42 @@ def model_problem(client: grpcclient.InferenceServerClient, model: str) -> str |
         return unreachable_reason(error)
 
 
+def served_precision(client: grpcclient.InferenceServerClient,
+                     models: Sequence[str]) -> dict[str, str]:
+    """
+    Return the precision `models` are served at and the calibration it came from (/diagnostics).
+
+    Read from the model steps' config parameters `precision` and `calibration`, which the
+    server's repository view writes for INT8 (serving/profile_repository.py); an ensemble's
+    steps are followed. A step whose config cannot be read counts as 'unknown'. Without any
+    such parameter the float graphs are served: 'fp'.
+    """
+    found: dict[str, tuple[str, str]] = {}
+    pending, seen = list(models), set()
+    while pending:
+        name = pending.pop(0)
+        if name in seen:
+            continue
+        seen.add(name)
+        try:
+            config = client.get_model_config(name, client_timeout=HEALTH_CHECK_TIMEOUT_S).config
+        except InferenceServerException:
+            found[name] = ('unknown', '')
+            continue
+        if config.platform == 'ensemble':
+            pending += [step.model_name for step in config.ensemble_scheduling.step]
+        elif 'precision' in config.parameters:
+            parameters = config.parameters
+            found[name] = (parameters['precision'].string_value,
+                           parameters['calibration'].string_value
+                           if 'calibration' in parameters else '')
+    precisions = sorted({precision for precision, _ in found.values()})
+    precision = precisions[0] if len(precisions) == 1 else 'mixed: ' + ', '.join(
+        f'{name} {value}' for name, (value, _) in sorted(found.items())) if precisions else 'fp'
+    calibrations = dict.fromkeys(calibration for _, calibration in found.values() if calibration)
+    return {'precision': precision, 'calibration': '; '.join(calibrations)}
+
+
 def models_problem(client: grpcclient.InferenceServerClient, models: Sequence[str]) -> str | None:
     """Return why one of `models` cannot take requests now, or None when all are ready."""
     for model in models:
@@ -80,6 +116,7 @@ class ConnectionHealth:
         self._slot = slot
         self._log = log
         self._status = f'connecting to Triton at {url}'
+        self.served: dict[str, str] = {}  # served_precision, read when the models became ready
         # Counts (re)connections: a restarted server has lost its shared-memory registrations.
         self.generation = 0
         self._stopping = False
@@ -117,6 +154,7 @@ class ConnectionHealth:
                 if not self._slot.accepting:
                     self.generation += 1
                     self._status = 'ready'
+                    self.served = served_precision(client, self._models())
                     self._slot.accept_frames()
                     self._log.info(f'Triton ready at {self._url} ({self._names()})')
                     backoff_s, next_log = INITIAL_BACKOFF_S, 0.0

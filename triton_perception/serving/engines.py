@@ -49,6 +49,7 @@ def engine_steps(repository: Path) -> list[str]:
 
 
 JETPACK_TRTEXEC = Path('/usr/src/tensorrt/bin/trtexec')
+TENSORRT_QDQ_GRAPH = 'model_int8_tensorrt.onnx'  # models/quantization.py writes it
 DEVICE_MODEL = Path('/proc/device-tree/model')
 PROGRESS_PERIOD_S = 15.0
 # Where JetPack (aarch64) and NVIDIA's x86 packages put libnvinfer.
@@ -162,41 +163,50 @@ def find_trtexec(explicit: str | None = None) -> Path:
 
 
 def trtexec_command(trtexec: Path, onnx: Path, engine: Path, fp16: bool, workspace_mib: int,
-                    frame_range: FrameRange) -> list[str]:
+                    frame_range: FrameRange, int8: bool = False) -> list[str]:
     """
     Return the trtexec command that builds `engine` from `onnx` without running inference.
 
     `workspace_mib` is TensorRT's workspace memory pool in MiB, `fp16` allows half precision,
     and the frame range gives the optimization profile's min, optimum and max input shapes.
+    `int8` allows INT8 (trtexec's `--int8`, "Enable int8 precision, in addition to fp32",
+    samples/common/sampleOptions.cpp): `onnx` is then a QDQ graph of `models quantize`, whose
+    Quantize/Dequantize pairs set the scales (explicit quantization: no calibrator runs), and
+    `--fp16` keeps what is left in float at half precision.
     """
     command = [str(trtexec), f'--onnx={onnx}', f'--saveEngine={engine}',
                f'--memPoolSize=workspace:{workspace_mib}M', '--skipInference',
                *frame_range.trtexec_shapes(FRAME_INPUT)]
+    if int8:
+        command.append('--int8')
     if fp16:
         command.append('--fp16')
     return command
 
 
 def build_engine(trtexec: Path, onnx: Path, fp16: bool, workspace_mib: int,
-                 log: Callable[[str], None]) -> Path:
+                 log: Callable[[str], None], int8: bool = False) -> Path:
     """
     Build one engine next to its ONNX file, for the frame range its step config declares.
 
-    The old engine stays until the new one is complete.
+    The old engine stays until the new one is complete. With `int8`, `onnx` is the step's
+    TensorRT QDQ graph and the engine is `model_int8.plan`, beside the float one.
     """
     if not onnx.is_file():
-        raise EngineBuildError(f"{onnx} is missing: run 'triton-perception models install' first")
-    engine = onnx.with_name('model.plan')
-    partial = onnx.with_name('model.plan.partial')
-    build_log = onnx.with_name('trtexec.log')
+        raise EngineBuildError(f"{onnx} is missing: run 'triton-perception models "
+                               f"{'quantize' if int8 else 'install'}' first")
+    engine = onnx.with_name('model_int8.plan' if int8 else 'model.plan')
+    partial = engine.with_name(engine.name + '.partial')
+    build_log = onnx.with_name('trtexec_int8.log' if int8 else 'trtexec.log')
     frame_range = frame_range_of((onnx.parent.parent / 'config.pbtxt').read_text(
         encoding='utf-8'))
-    if _is_current(engine, onnx, fp16, frame_range):
+    precision = ('int8+' if int8 else '') + ('fp16' if fp16 else 'fp32')
+    if _is_current(engine, onnx, precision, frame_range):
         log(f'{engine} is current (frames {frame_range}, same ONNX file, device and TensorRT): '
             'kept; delete it to build it again')
         return engine
-    command = trtexec_command(trtexec, onnx, partial, fp16, workspace_mib, frame_range)
-    log(f'building {engine} ({"FP16" if fp16 else "FP32"}, frames {frame_range}; several '
+    command = trtexec_command(trtexec, onnx, partial, fp16, workspace_mib, frame_range, int8)
+    log(f'building {engine} ({precision.upper()}, frames {frame_range}; several '
         f'minutes on an Orin; trtexec output in {build_log})')
     started = time.monotonic()
     tensorrt = 'unknown'
@@ -231,14 +241,14 @@ def build_engine(trtexec: Path, onnx: Path, fp16: bool, workspace_mib: int,
                                f'lines of {build_log}:\n' + '\n'.join(tail))
     partial.replace(engine)
     record = EngineRecord(onnx_sha256=sha256_of(onnx), tensorrt=tensorrt, device=device_name(),
-                          precision='fp16' if fp16 else 'fp32', frame_range=str(frame_range))
+                          precision=precision, frame_range=str(frame_range))
     engine.with_suffix('.plan.json').write_text(json.dumps(record.__dict__, indent=2),
                                                 encoding='utf-8')
     log(f'built {engine} in {time.monotonic() - started:.0f} s (TensorRT {tensorrt})')
     return engine
 
 
-def _is_current(engine: Path, onnx: Path, fp16: bool, frame_range: FrameRange) -> bool:
+def _is_current(engine: Path, onnx: Path, precision: str, frame_range: FrameRange) -> bool:
     """Return whether `engine` was built from `onnx` here, as asked, by this TensorRT."""
     sidecar = engine.with_suffix('.plan.json')
     if not (engine.is_file() and sidecar.is_file()):
@@ -247,18 +257,28 @@ def _is_current(engine: Path, onnx: Path, fp16: bool, frame_range: FrameRange) -
     return (not record.problems_with(sha256_of(onnx), device_name())
             and not record.mismatches(frame_range, installed_tensorrt())
             and record.frame_range == str(frame_range)
-            and record.precision == ('fp16' if fp16 else 'fp32'))
+            and record.precision == precision)
 
 
 def build_engines(repository: Path, trtexec: str | None = None, fp16: bool = True,
                   workspace_mib: int = 2048, frame_range: FrameRange | None = None,
-                  log: Callable[[str], None] = print) -> list[Path]:
+                  log: Callable[[str], None] = print, int8: bool = False) -> list[Path]:
     """
-    Build every engine step's engine.
+    Build every engine step's engine (with `int8`, of the steps `models quantize` quantized).
 
     With `frame_range`, each step's configs (both profiles) declare it first, so the engines, the
     configs and the CPU profile agree on the frames they take.
     """
+    if int8:
+        steps = [step for step in engine_steps(repository)
+                 if (repository / step / '1' / TENSORRT_QDQ_GRAPH).is_file()]
+        if not steps:
+            raise EngineBuildError(f'no model step of {repository} has an INT8 graph '
+                                   f"({TENSORRT_QDQ_GRAPH}): run 'triton-perception models "
+                                   "quantize' first")
+        tool = find_trtexec(trtexec)
+        return [build_engine(tool, repository / step / '1' / TENSORRT_QDQ_GRAPH, fp16,
+                             workspace_mib, log, int8=True) for step in steps]
     tool = find_trtexec(trtexec)
     if frame_range is not None:
         for step in engine_steps(repository):

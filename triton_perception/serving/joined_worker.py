@@ -238,7 +238,8 @@ class JoinedWorker:
     def figures(self) -> dict[str, str]:
         """Return the camera's joined (of those, batched) requests and its figures at the gate."""
         figures = {'joined_requests': str(self.joined_requests),
-                   'batched_requests': str(self.batched_requests)}
+                   'batched_requests': str(self.batched_requests),
+                   **(self._health.served if self._health is not None else {})}
         if self._gate is not None:
             figures.update((f'gate_{key}', value)
                            for key, value in self._gate.figures(self.camera).items())

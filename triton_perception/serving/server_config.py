@@ -16,6 +16,7 @@ from triton_perception.serving.engines import engine_steps
 from triton_perception.system import default_model_repository
 
 PROFILES = ('auto', 'tensorrt', 'cpu')
+PRECISIONS = ('fp', 'int8')  # float graphs, or the INT8 ones of `models quantize`
 JOINED_MODEL = 'perception'  # both models and the camera's health, one request per frame
 MAX_BATCH = 4  # cameras per request; a round with more ready cameras sends several requests
 
@@ -45,6 +46,7 @@ class ServerConfig:
 
     model_repository: Path = field(default_factory=default_model_repository)
     profile: str = 'auto'
+    precision: str = 'fp'  # or 'int8': the graphs of `models quantize` (profile_repository)
     tritonserver: str | None = None
     address: str = '127.0.0.1'
     http_port: int = 8000
@@ -58,6 +60,9 @@ class ServerConfig:
         """Raise ServerError on an unknown profile, bad or shared ports, or no repository."""
         if self.profile not in PROFILES:
             raise ServerError(f"profile '{self.profile}' is not one of {', '.join(PROFILES)}")
+        if self.precision not in PRECISIONS:
+            raise ServerError(f"precision '{self.precision}' is not one of "
+                              f"{', '.join(PRECISIONS)}")
         for name in ('http_port', 'grpc_port', 'metrics_port'):
             port = getattr(self, name)
             if not 0 < port < 65536:

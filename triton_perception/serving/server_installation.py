@@ -117,7 +117,8 @@ def server_command(config: ServerConfig, installation: TritonInstallation) -> li
     profile = resolve_profile(config.profile, config.model_repository)
     if profile == 'tensorrt' and (mismatches := engine_mismatches(Path(config.model_repository))):
         raise ServerError('the TensorRT engines do not fit their configs; ' + '; '.join(mismatches))
-    repository = profile_repository(Path(config.model_repository), profile, _cache_directory())
+    repository = profile_repository(Path(config.model_repository), profile, _cache_directory(),
+                                    config.precision)
     command = [
         str(installation.binary),
         f'--model-repository={repository}',

@@ -181,8 +181,8 @@ class InferenceWorker:
         self._slot.put(frame)
 
     def figures(self) -> dict[str, str]:
-        """Return no values of its own: a worker of one node has nothing beyond the accounting."""
-        return {}
+        """Return the precision served and its calibration (the rest is the accounting's)."""
+        return dict(self._health.served)
 
     def _connection_loop(self) -> None:
         watch_connection(self.settings, self._health)

@@ -1,0 +1,200 @@
+"""
+`models quantize`: INT8 graphs calibrated from a bag, their float steps, the guard's refusals.
+
+The INT8 graphs are made here from the shipped weights (never committed): the float served
+graphs are built into a scratch repository and quantized from a small bag of the clip.
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+import subprocess
+from typing import Any
+
+import numpy as np
+import onnx
+import onnxruntime
+import pytest
+from rosbags.rosbag2 import Writer
+
+from conftest import shared_path
+from triton_perception.bag import make_bag, read_images, typestore
+from triton_perception.cli import main
+from triton_perception.graphs import (build_graph, float_step_problems, MAX_IR_VERSION,
+                                      QUANTIZED_OPSET, target_problems)
+from triton_perception.models import INT8_GRAPH, quantize_models, TENSORRT_GRAPH
+from triton_perception.serving import ServerError
+from triton_perception.serving.profile_repository import profile_repository
+
+FRAMES = 8
+
+
+@pytest.fixture(scope='module')
+def float_repository(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Build a repository holding only the two float served graphs, from the shipped weights."""
+    repository = tmp_path_factory.mktemp('repository')
+    build_graph('detection', shared_path('models', 'yolov5n', 'yolov5n.onnx'),
+                repository / 'yolov5_model' / '1' / 'model.onnx')
+    build_graph('lanes', shared_path('models', 'twinlitenet', 'twinlitenet.onnx'),
+                repository / 'lane_model' / '1' / 'model.onnx')
+    return repository
+
+
+@pytest.fixture(scope='module')
+def clip_bag(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Make a bag of the clip's first frames."""
+    bag = tmp_path_factory.mktemp('bags') / 'clip'
+    make_bag(shared_path('data', 'videos', 'solidWhiteRight.mp4'), bag, max_frames=FRAMES)
+    return bag
+
+
+@pytest.fixture(scope='module')
+def quantized(float_repository: Path, clip_bag: Path,
+              tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Quantize from the clip's bag; return the staging directory `quantize_models` wrote."""
+    staging = tmp_path_factory.mktemp('staging')
+    candidates, calibration = quantize_models(float_repository, [clip_bag], staging,
+                                              frames=4, log=lambda line: None)
+    assert [candidate.step for candidate in candidates] == ['yolov5_model', 'lane_model']
+    assert calibration.frames == 4 and len(calibration.sha256) == 64
+    return staging
+
+
+def _session(path: Path) -> onnxruntime.InferenceSession:
+    return onnxruntime.InferenceSession(str(path), providers=['CPUExecutionProvider'])
+
+
+def _run(path: Path, frame: np.ndarray) -> dict[str, Any]:
+    session = _session(path)
+    feed: dict[str, Any] = {'image': frame}
+    names = [tensor.name for tensor in session.get_inputs()]
+    if 'score_threshold' in names:
+        feed |= {'score_threshold': np.array([0.25], np.float32),
+                 'iou_threshold': np.array([0.45], np.float32),
+                 'max_detections': np.array([100], np.int32)}
+    return dict(zip([tensor.name for tensor in session.get_outputs()], session.run(None, feed)))
+
+
+@pytest.mark.slow
+def test_int8_graphs_load_keep_their_float_steps_and_agree_with_the_float_ones(
+        float_repository: Path, quantized: Path, clip_bag: Path) -> None:
+    """Both flavours load here, within IR 8 / opset 17, QDQ inside, float steps untouched."""
+    frame = next(iter(read_images(clip_bag))).rgb
+    for step in ('yolov5_model', 'lane_model'):
+        float_graph = float_repository / step / '1' / 'model.onnx'
+        record = json.loads((quantized / step / (INT8_GRAPH + '.json')).read_text())
+        assert record['calibration']['frames'] == 4
+        for name in (INT8_GRAPH, TENSORRT_GRAPH):
+            model = onnx.load(str(quantized / step / name))
+            assert model.ir_version <= MAX_IR_VERSION and not target_problems(model)
+            assert [entry.version for entry in model.opset_import if entry.domain in (
+                '', 'ai.onnx')] == [QUANTIZED_OPSET]
+            assert float_step_problems(model, onnx.load(str(float_graph))) == []
+            kinds = {node.op_type for node in model.graph.node}
+            assert {'QuantizeLinear', 'DequantizeLinear'} <= kinds
+            zero_points = {onnx.numpy_helper.to_array(tensor).dtype
+                           for tensor in model.graph.initializer
+                           if tensor.name.endswith('_zero_point')}
+            # TensorRT takes symmetric INT8 only; the CPU flavour has UINT8 activations (the
+            # biases' INT32 zero points aside).
+            assert (np.dtype(np.uint8) not in zero_points) == (name == TENSORRT_GRAPH)
+        fp, int8 = _run(float_graph, frame), _run(quantized / step / INT8_GRAPH, frame)
+        assert {key: value.dtype for key, value in fp.items()} == {
+            key: value.dtype for key, value in int8.items()}
+        if step == 'yolov5_model':
+            assert abs(int(fp['num_detections'][0]) - int(int8['num_detections'][0])) <= 2
+        else:
+            lane_fp, lane_int8 = (int((out['lane_probability'] > 127).sum()) for out in (fp, int8))
+            assert abs(lane_fp - lane_int8) <= 0.25 * lane_fp
+
+
+@pytest.mark.target
+@pytest.mark.slow
+def test_int8_graphs_load_in_the_oldest_onnxruntime(quantized: Path) -> None:
+    """Under onnxruntime 1.12.1 (JetPack 6's) both flavours of both INT8 graphs load."""
+    from test_onnx_target import LOAD_ALL
+    from test_target_numerics import target_environment
+    paths = [str(quantized / step / name) for step in ('yolov5_model', 'lane_model')
+             for name in (INT8_GRAPH, TENSORRT_GRAPH)]
+    result = subprocess.run([str(target_environment()), '-c', LOAD_ALL, json.dumps(paths)],
+                            capture_output=True, text=True, timeout=600)
+    assert result.returncode == 0, result.stderr[-2000:]
+    loaded = json.loads(result.stdout.splitlines()[-1])
+    assert loaded['version'] == '1.12.1' and loaded['failed'] == {}
+
+
+def _tree(directory: Path) -> dict[str, int]:
+    return {str(path.relative_to(directory)): path.stat().st_size
+            for path in sorted(directory.rglob('*')) if path.is_file()}
+
+
+def _bag_without_camera(path: Path) -> Path:
+    store = typestore()
+    with Writer(path, version=8) as writer:
+        connection = writer.add_connection('/chatter', 'std_msgs/msg/String', typestore=store)
+        message = store.types['std_msgs/msg/String'](data='hello')
+        writer.write(connection, 1, store.serialize_cdr(message, 'std_msgs/msg/String'))
+    return path
+
+
+def _empty_camera_bag(path: Path) -> Path:
+    with Writer(path, version=8) as writer:
+        writer.add_connection('/camera/image_raw', 'sensor_msgs/msg/Image', typestore=typestore())
+    return path
+
+
+@pytest.mark.parametrize('case', ['no camera topic', 'empty bag', 'guard without frames'])
+def test_bad_bags_fail_in_one_line_and_leave_the_repository_alone(
+        case: str, float_repository: Path, clip_bag: Path, tmp_path: Path,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """Each stops before anything is written, naming the bag."""
+    bad = (_bag_without_camera if case == 'no camera topic' else _empty_camera_bag)(
+        tmp_path / 'bad')
+    calibrate, guard = (clip_bag, bad) if case == 'guard without frames' else (bad, clip_bag)
+    before = _tree(float_repository)
+    code = main(['models', 'quantize', '--model-repository', str(float_repository),
+                 '--calibrate', str(calibrate), '--guard', str(guard),
+                 '--output', str(tmp_path / 'guard')])
+    error = capsys.readouterr().err.strip().splitlines()
+    assert code == 2 and len(error) == 1 and str(bad) in error[0], error
+    assert ('no camera topic' in error[0]) if case == 'no camera topic' else (
+        'no frames' in error[0] or 'image topics: none' in error[0] or '0 frames' in error[0])
+    assert _tree(float_repository) == before
+
+
+def test_a_calibration_bag_is_no_guard_drive(clip_bag: Path, float_repository: Path,
+                                             capsys: pytest.CaptureFixture[str]) -> None:
+    """The guard judges on drives the calibration did not see."""
+    code = main(['models', 'quantize', '--model-repository', str(float_repository),
+                 '--calibrate', str(clip_bag), '--guard', str(clip_bag)])
+    assert code == 2 and 'not used for calibration' in capsys.readouterr().err
+
+
+def test_int8_view_serves_the_int8_graph_and_names_its_calibration(tmp_path: Path) -> None:
+    """The CPU view's config of a quantized step points at model_int8.onnx; none: refused."""
+    repository = tmp_path / 'repository'
+    step = repository / 'yolov5_model'
+    (step / 'configs').mkdir(parents=True)
+    (step / '1').mkdir()
+    (step / 'config.pbtxt').write_text('name: "yolov5_model"\nplatform: "tensorrt_plan"\n'
+                                       'default_model_filename: "model.plan"\n')
+    (step / 'configs' / 'cpu.pbtxt').write_text(
+        'name: "yolov5_model"\nbackend: "python"\n'
+        'parameters { key: "onnx_file" value { string_value: "model.onnx" } }\n')
+    (step / '1' / 'model.onnx').write_bytes(b'float')
+    with pytest.raises(ServerError, match='models quantize'):
+        profile_repository(repository, 'cpu', tmp_path / 'cache', 'int8')
+    (step / '1' / INT8_GRAPH).write_bytes(b'int8')
+    (step / '1' / (INT8_GRAPH + '.json')).write_text(json.dumps(
+        {'calibration': {'summary': '4 frames of clip, sha256 abc'}}))
+    view = profile_repository(repository, 'cpu', tmp_path / 'cache', 'int8')
+    text = (view / 'yolov5_model' / 'config.pbtxt').read_text()
+    assert 'string_value: "model_int8.onnx"' in text and '"int8"' in text
+    assert '4 frames of clip, sha256 abc' in text
+    assert (view / 'yolov5_model' / '1').resolve() == (step / '1').resolve()
+    assert profile_repository(repository, 'cpu', tmp_path / 'cache', 'fp') != view
+    (step / '1' / 'model_int8.plan').write_bytes(b'engine')
+    orin = profile_repository(repository, 'tensorrt', tmp_path / 'cache', 'int8')
+    assert 'default_model_filename: "model_int8.plan"' in (
+        orin / 'yolov5_model' / 'config.pbtxt').read_text()
+    assert profile_repository(repository, 'tensorrt', tmp_path / 'cache') == repository.resolve()

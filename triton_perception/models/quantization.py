@@ -1,0 +1,317 @@
+"""
+INT8 served graphs calibrated from the user's own bags: `triton-perception models quantize`.
+
+Static post-training quantization with onnxruntime's `quantize_static` in the QDQ form
+(graphs/quantization.py says which nodes). Why onnxruntime's tool rather than NVIDIA's Model
+Optimizer (`nvidia-modelopt`, ONNX PTQ): the CPU profile runs the graph with onnxruntime, whose
+quantizer writes what its own CPU kernels fuse (QLinearConv and friends) at opset 13 and IR 7,
+within onnxruntime 1.12's reach; Model Optimizer's ONNX PTQ is itself built on onnxruntime's
+calibrators (`modelopt.onnx.quantization.ort_quantization`), aims at TensorRT only, and is a
+large dependency the package does not otherwise need. TensorRT builds any symmetric-INT8 QDQ
+graph as explicit quantization, so one tool and one calibration serve both runtimes:
+
+- `model_int8.onnx`, the CPU profile's: UINT8 activations (asymmetric), INT8 weights per
+  output channel with `reduce_range` (7-bit). onnxruntime's quantize_static docstring (1.31,
+  "Choosing parameters for CPU inference"): U8S8 on x86, and reduce_range where the CPU lacks
+  VNNI, to avoid saturating VPMADDUBSW; this machine (AMD EPYC, AVX2) lacks it. Symmetric INT8
+  activations are not fused into integer kernels on such a CPU: every Conv stayed float between
+  Quantize/Dequantize pairs, 4.6 times slower than the float graph (measured here).
+- `model_int8_tensorrt.onnx`, what `engines build --int8` gives trtexec: INT8 activations and
+  weights, symmetric (zero point 0), the only form TensorRT's explicit quantization takes; the
+  same calibration ranges (onnxruntime's calibration cache), so the two differ only in encoding.
+
+The record beside them (`model_int8.onnx.json`) names the calibration: the bags, the topic, the
+frames sampled and the sha256 of their pixels, and the float graph it was made from.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+import hashlib
+import json
+import os
+from pathlib import Path
+import shutil
+import sys
+import tempfile
+from typing import Any, Callable, Iterator, Sequence, TextIO
+
+import numpy as np
+from numpy.typing import NDArray
+
+from triton_perception.bag import BagError, CAMERA_TYPES, read_images
+from triton_perception.models.shipped_models import ModelInstallError
+from triton_perception.system import sha256_of
+
+# The served model steps that have a network to quantize, by --models name.
+QUANTIZED_STEPS = {'detection': 'yolov5_model', 'lanes': 'lane_model'}
+FLOAT_GRAPH = 'model.onnx'
+INT8_GRAPH = 'model_int8.onnx'
+TENSORRT_GRAPH = 'model_int8_tensorrt.onnx'
+DEFAULT_FRAMES = 64
+INT8_FILES = (INT8_GRAPH, INT8_GRAPH + '.json', TENSORRT_GRAPH)
+
+
+@dataclass(frozen=True)
+class Calibration:
+    """Where the calibration frames came from: bags, topic, how many, sha256 of their pixels."""
+
+    bags: tuple[str, ...]
+    topic: str
+    frames: int
+    sha256: str
+
+    def summary(self) -> str:
+        """Return one line naming it, as /diagnostics and report.md show it."""
+        names = ', '.join(Path(bag).name for bag in self.bags)
+        return f'{self.frames} frames of {names} ({self.topic}), sha256 {self.sha256[:12]}'
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """A quantized step written to a staging directory, not yet in the model repository."""
+
+    step: str
+    directory: Path  # holds INT8_FILES
+
+
+def bag_camera_topic(bag: Path, topic: str | None) -> tuple[str, int]:
+    """
+    Return `bag`'s camera topic (`topic`, or its only one) and its message count.
+
+    Raises BagError, one line, for a bag that cannot be read, has no camera topic or no frame.
+    """
+    from rosbags.highlevel import AnyReader, AnyReaderError  # noqa: PLC0415
+
+    try:
+        with AnyReader([Path(bag)]) as reader:
+            counts = {connection.topic: connection.msgcount for connection in reader.connections
+                      if connection.msgtype in CAMERA_TYPES}
+            topics = sorted({connection.topic for connection in reader.connections})
+    except (FileNotFoundError, AnyReaderError) as error:
+        raise BagError(f'cannot open bag {bag}: {error}') from None
+    if topic is None and len(counts) == 1:
+        topic = next(iter(counts))
+    if topic not in counts:
+        raise BagError(f'{bag} has no camera topic {topic or ""} (topics: '
+                       f"{', '.join(topics) or 'none'}); give --topic" if counts and not topic
+                       else f"{bag} has no camera topic{' ' + topic if topic else ''} (topics: "
+                       f"{', '.join(topics) or 'none'})")
+    if counts[topic] == 0:
+        raise BagError(f'{bag} has no frames on {topic}')
+    return topic, counts[topic]
+
+
+Frames = list[NDArray[np.uint8]]
+
+
+def sample_frames(bags: Sequence[Path], topic: str | None, frames: int,
+                  progress: Callable[[str], None] = print) -> tuple[Frames, Calibration]:
+    """
+    Return `frames` RGB frames sampled evenly across `bags` (all of them when fewer).
+
+    Frames are read with the package's bag reading (bag.read_images), as the nodes decode them.
+    """
+    topics, counts = zip(*(bag_camera_topic(bag, topic) for bag in bags))
+    if len(set(topics)) != 1:
+        raise BagError(f"the calibration bags' camera topics differ ({', '.join(topics)}): give "
+                       '--topic')
+    total = sum(counts)
+    wanted = sorted(set(np.linspace(0, total - 1, min(frames, total)).round().astype(int)))
+    chosen: list[NDArray[np.uint8]] = []
+    digest = hashlib.sha256()
+    offset = 0
+    for bag, count in zip(bags, counts):
+        indices = {index - offset for index in wanted if offset <= index < offset + count}
+        for number, image in enumerate(read_images(bag, topics[0])):
+            if number in indices:
+                frame = np.ascontiguousarray(image.rgb)
+                chosen.append(frame)
+                digest.update(np.array(frame.shape, np.int64).tobytes() + frame.tobytes())
+        offset += count
+    if not chosen:
+        raise BagError(f"no frame could be read from {', '.join(map(str, bags))} on {topics[0]}")
+    progress(f'calibration: {len(chosen)} frames of {total} sampled from {len(bags)} bag(s)')
+    return chosen, Calibration(tuple(str(Path(bag).resolve()) for bag in bags), topics[0],
+                               len(chosen), digest.hexdigest())
+
+
+class ProgressBar:
+    """A one-line progress bar on a terminal; a line per quarter elsewhere (logs, CI)."""
+
+    def __init__(self, label: str, total: int, stream: TextIO | None = None) -> None:
+        """Count to `total` under `label`."""
+        self.label, self.total, self.done = label, max(total, 1), 0
+        self.stream = stream or sys.stderr
+        self.tty = self.stream.isatty()
+
+    def step(self) -> None:
+        """Count one more and redraw."""
+        self.done += 1
+        share = self.done / self.total
+        if self.tty:
+            filled = int(30 * share)
+            self.stream.write(f"\r{self.label} [{'#' * filled}{'.' * (30 - filled)}] "
+                              f'{self.done}/{self.total}' + ('\n' if share >= 1 else ''))
+        elif self.done == self.total or int(4 * share) > int(4 * (self.done - 1) / self.total):
+            self.stream.write(f'{self.label}: {self.done}/{self.total}\n')
+        self.stream.flush()
+
+
+def _feeds(graph_inputs: list[Any], frames: list[NDArray[np.uint8]],
+           bar: ProgressBar) -> Iterator[dict[str, NDArray[Any]]]:
+    """Yield the served graph's inputs per frame; the thresholds do not reach the network."""
+    for frame in frames:
+        feed: dict[str, NDArray[Any]] = {}
+        for tensor in graph_inputs:
+            if tensor.name == 'image':
+                feed[tensor.name] = frame
+            elif tensor.type.tensor_type.elem_type == 1:  # FLOAT: the detector's thresholds
+                feed[tensor.name] = np.array([0.25], np.float32)
+            else:                                          # INT32: max_detections
+                feed[tensor.name] = np.array([100], np.int32)
+        yield feed
+        bar.step()
+
+
+def quantize_step(float_graph: Path, destination: Path, frames: list[NDArray[np.uint8]],
+                  calibration: Calibration, label: str = 'calibrating') -> Candidate:
+    """
+    Write INT8_FILES for the served graph `float_graph` into `destination`.
+
+    Raises ModelInstallError when the quantized graph would not load in the oldest onnxruntime
+    the package supports or changed a float step.
+    """
+    import onnx  # noqa: PLC0415
+    import onnxruntime  # noqa: PLC0415
+    from onnxruntime.quantization import (CalibrationDataReader, QuantFormat,  # noqa: PLC0415
+                                          quantize_static, QuantType)
+
+    from triton_perception.graphs import at_quantization_opset, fit_to_target  # noqa: PLC0415
+    from triton_perception.graphs import float_step_problems, network_nodes, target_problems
+
+    float_model = onnx.load(str(float_graph))
+    nodes = network_nodes(float_model)
+    destination.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix='triton_perception-quantize-') as scratch:
+        source = Path(scratch) / 'opset13.onnx'
+        onnx.save(at_quantization_opset(float_model), str(source))
+        cache = Path(scratch) / 'calibration.json'
+        bar = ProgressBar(label, len(frames))
+
+        class Reader(CalibrationDataReader):  # type: ignore[misc]
+
+            def __init__(self) -> None:
+                self.feeds = _feeds(list(float_model.graph.input), frames, bar)
+
+            def get_next(self) -> dict[str, NDArray[Any]] | None:
+                return next(self.feeds, None)
+
+        common: dict[str, Any] = {'quant_format': QuantFormat.QDQ, 'per_channel': True,
+                                  'nodes_to_quantize': nodes, 'weight_type': QuantType.QInt8,
+                                  'calibration_cache_path': cache}
+        cpu = {'activation_type': QuantType.QUInt8, 'reduce_range': True,
+               'extra_options': {'WeightSymmetric': True}}
+        tensorrt = {'activation_type': QuantType.QInt8,
+                    'extra_options': {'WeightSymmetric': True, 'ActivationSymmetric': True}}
+        flavours = ((INT8_GRAPH, Reader(), cpu), (TENSORRT_GRAPH, None, tensorrt))
+        for name, reader, settings in flavours:
+            written = Path(scratch) / name
+            quantize_static(str(source), str(written), reader, **common, **settings)
+            model = onnx.load(str(written))
+            fit_to_target(model)
+            problems = [*target_problems(model), *float_step_problems(model, float_model)]
+            if problems:
+                raise ModelInstallError(f'{float_graph}: the quantized graph {name} '
+                                        f"{'; '.join(problems)}")
+            partial = destination / (name + '.partial')
+            partial.write_bytes(model.SerializeToString(deterministic=True))
+            os.replace(partial, destination / name)
+    record = {'precision': 'int8', 'calibration': calibration.__dict__ | {
+                  'bags': list(calibration.bags), 'summary': calibration.summary()},
+              'float_graph_sha256': sha256_of(float_graph),
+              'int8_sha256': sha256_of(destination / INT8_GRAPH),
+              'tensorrt_graph_sha256': sha256_of(destination / TENSORRT_GRAPH),
+              'quantized_nodes': len(nodes),
+              'tool': f'onnxruntime {onnxruntime.__version__} quantize_static, QDQ, MinMax, '
+                      'per-channel weights; CPU: U8 activations, 7-bit weights; TensorRT: '
+                      'symmetric INT8'}
+    (destination / (INT8_GRAPH + '.json')).write_text(json.dumps(record, indent=2) + '\n',
+                                                      encoding='utf-8')
+    return Candidate(float_graph.parent.parent.name, destination)
+
+
+def quantize_models(repository: Path, bags: Sequence[Path], staging: Path,
+                    models: Sequence[str] = ('detection', 'lanes'), frames: int = DEFAULT_FRAMES,
+                    topic: str | None = None,
+                    log: Callable[[str], None] = print) -> tuple[list[Candidate], Calibration]:
+    """
+    Quantize the served graphs of `models` into `staging`/<step>/; the repository is not touched.
+
+    Raises BagError for a bag without a camera topic or frames, ModelInstallError when a float
+    graph is not installed.
+    """
+    steps = [QUANTIZED_STEPS[name] for name in models]
+    for step in steps:
+        if not (repository / step / '1' / FLOAT_GRAPH).is_file():
+            raise ModelInstallError(f"{repository / step / '1' / FLOAT_GRAPH} is missing: run "
+                                    "'triton-perception models install' first")
+    sampled, calibration = sample_frames(list(bags), topic, frames, log)
+    candidates = []
+    for step in steps:
+        log(f'{step}: quantizing to INT8 (onnxruntime quantize_static, QDQ)')
+        candidates.append(quantize_step(repository / step / '1' / FLOAT_GRAPH,
+                                        staging / step, sampled, calibration,
+                                        f'{step}: calibrating'))
+    return candidates, calibration
+
+
+def install_quantized(repository: Path, candidates: Sequence[Candidate],
+                      log: Callable[[str], None] = print) -> list[Path]:
+    """Move each candidate's files into its step's version directory (each file atomically)."""
+    installed = []
+    for candidate in candidates:
+        for name in INT8_FILES:
+            target = repository / candidate.step / '1' / name
+            partial = target.with_name(name + '.partial')
+            shutil.copyfile(candidate.directory / name, partial)
+            os.replace(partial, target)
+            installed.append(target)
+        log(f'{candidate.step}: installed {repository / candidate.step / "1" / INT8_GRAPH}')
+    return installed
+
+
+def candidate_repository(repository: Path, candidates: Sequence[Candidate], view: Path) -> Path:
+    """
+    Return a repository at `view` that serves the candidates as the INT8 graphs, nothing copied.
+
+    Every model links to the repository's own; a candidate's step is a directory whose version
+    directory links each float file and the candidate's INT8 files.
+    """
+    view.mkdir(parents=True, exist_ok=True)
+    steps = {candidate.step: candidate for candidate in candidates}
+    for model in sorted(path for path in Path(repository).resolve().iterdir() if path.is_dir()):
+        if model.name not in steps:
+            (view / model.name).symlink_to(model)
+            continue
+        for entry in model.iterdir():
+            if entry.name != '1':
+                (view / model.name / entry.name).parent.mkdir(parents=True, exist_ok=True)
+                (view / model.name / entry.name).symlink_to(entry)
+        version = view / model.name / '1'
+        version.mkdir(parents=True)
+        for entry in (model / '1').iterdir():
+            if entry.name not in INT8_FILES:
+                (version / entry.name).symlink_to(entry)
+        for name in INT8_FILES:
+            (version / name).symlink_to((steps[model.name].directory / name).resolve())
+    return view
+
+
+def int8_record(step_directory: Path) -> dict[str, Any] | None:
+    """Return the INT8 record of a model step (`<step>/1/model_int8.onnx.json`), or None."""
+    try:
+        record: dict[str, Any] = json.loads(
+            (step_directory / '1' / (INT8_GRAPH + '.json')).read_text(encoding='utf-8'))
+    except (OSError, ValueError):
+        return None
+    return record
