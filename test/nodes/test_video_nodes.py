@@ -223,8 +223,8 @@ def test_annotations_only_while_watched_and_on_their_frame(
     assert len(corners) == len(expected) >= 4
     for got, want in zip(corners, expected):
         assert np.allclose(got, want, atol=0.01), (got, want)
-    assert all(label.timestamp == watched.header.stamp for label in annotation.labels)
-    assert {label.text.split()[0] for label in annotation.labels} == {'person', 'bus'}
+    assert all(label.timestamp == watched.header.stamp for label in annotation.texts)
+    assert {label.text.split()[0] for label in annotation.texts} == {'person', 'bus'}
 
 
 def watched_annotations(probe: Probe, publisher: Any, message: Any,

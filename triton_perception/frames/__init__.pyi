@@ -36,6 +36,7 @@ from triton_perception.frames.frame_preprocessing import (
 from triton_perception.frames.frame_range import (
     DEFAULT_MAX as DEFAULT_MAX,
     DEFAULT_MIN as DEFAULT_MIN,
+    declares_frame_range as declares_frame_range,
     frame_range_of as frame_range_of,
     FrameRange as FrameRange,
     FrameRangeError as FrameRangeError,
