@@ -123,7 +123,7 @@ def launch_server(tmp_path: Path, terminal: bool) -> Launched:
 
 STOPS = {
     # what stops launch: (terminal, how, first signal the server gets)
-    'ctrl-c in its terminal': (True, 'ctrl-c', 'SIGTERM'),
+    'ctrl-c in its terminal': (True, 'ctrl-c', 'SIGINT'),
     'kill -INT, with a terminal': (True, signal.SIGINT, 'SIGTERM'),
     'kill -INT, no terminal': (False, signal.SIGINT, 'SIGINT'),
 }

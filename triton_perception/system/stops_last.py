@@ -6,8 +6,8 @@ Run a server that stops after its clients, and surely, as ROS launch starts trit
 What reaches the processes ROS launch started depends on how launch is stopped (Humble and
 later, docs/ros-machine.md cites the sources):
 - Ctrl-C in launch's terminal: the terminal sends SIGINT to the whole foreground process group
-  (launch and the nodes); launch sends no SIGINT of its own, and SIGTERM to every process still
-  running after its sigterm_timeout, SIGKILL after sigkill_timeout more.
+  (launch, the nodes and this wrapper); launch sends no SIGINT of its own, and SIGTERM to every
+  process still running after its sigterm_timeout, SIGKILL after sigkill_timeout more.
 - `kill -INT` to launch's pid: launch sends SIGINT to every process at once when its standard
   input is no terminal (a service, a script), else nothing; the same SIGTERM and SIGKILL follow.
 - SIGTERM to launch: launch ends and signals nobody; each process's parent-death signal
@@ -91,11 +91,19 @@ def run(command: list[str], grace_s: float, kill_after_s: float | None = None) -
         if (kill_after_s is not None and first_sent_at is not None and not killed
                 and time.monotonic() - first_sent_at >= kill_after_s):
             killed = True
-            print(f'stops_last: {command[0]} still running {kill_after_s:g} s after its stop '
-                  'signal; killing it', file=sys.stderr, flush=True)
             kill_group(child)
+            say(f'stops_last: {command[0]} still running {kill_after_s:g} s after its stop '
+                'signal; killed it')
     kill_group(child)  # what the server left of its group (Python-backend stubs)
     return 128 - code if code < 0 else code
+
+
+def say(line: str) -> None:
+    """Print `line` to stderr, which may be a pipe to a launch that has already ended."""
+    try:
+        print(line, file=sys.stderr, flush=True)
+    except OSError:
+        pass
 
 
 def kill_group(child: subprocess.Popen[bytes]) -> None:
