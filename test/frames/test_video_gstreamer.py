@@ -16,8 +16,8 @@ import signal
 
 import numpy as np
 import pytest
-
 from test_video_decoding import GOP, moving_frames, packets
+
 from triton_perception.frames import (FrameRejected, H264, HEVC, KeyframeWait, open_video_decoder,
                                       VideoDecoder, VideoDecoderError, VideoPacket)
 from triton_perception.frames.video_bitstream import nal_units

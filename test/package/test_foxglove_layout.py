@@ -32,7 +32,7 @@ def test_every_panel_is_a_schema_panel_with_schema_keys() -> None:
 
 
 def test_the_image_panel_uses_no_replaced_key() -> None:
-    """imageMode holds ImageModeConfig's keys but none the schema replaced (synchronize)."""
+    """The image mode holds ImageModeConfig's keys but none the schema replaced (synchronize)."""
     image = panels()['Image']
     mode = image['imageMode']
     assert set(mode) <= set(SCHEMA['nested']['imageMode']['keys'])

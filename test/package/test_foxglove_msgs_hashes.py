@@ -73,7 +73,8 @@ def test_the_copies_hold_no_type_the_release_lacks() -> None:
 @pytest.mark.parametrize(('package', 'name'), TYPES)
 def test_the_installed_interface_hashes_as_the_release(package: str, name: str) -> None:
     """The interface built and installed (rosidl's hash, share/<pkg>/msg/<Type>.json) agrees."""
-    prefixes = [sys.prefix, *filter(None, os.environ.get('AMENT_PREFIX_PATH', '').split(os.pathsep))]
+    prefixes = [sys.prefix,
+                *filter(None, os.environ.get('AMENT_PREFIX_PATH', '').split(os.pathsep))]
     paths = [Path(prefix, 'share', package, 'msg', f'{name}.json') for prefix in prefixes]
     path = next((path for path in paths if path.is_file()), None)
     assert path is not None, f'{package}/msg/{name}.json is not installed: run make setup'

@@ -90,7 +90,7 @@ class Launched:
 
 
 def launch_server(tmp_path: Path, terminal: bool) -> Launched:
-    """Start `ros2 launch triton_server.launch.py` with the draining stand-in; wait until it listens."""
+    """Start `ros2 launch` of triton_server.launch.py with the draining stand-in; wait for it."""
     release = draining_release(tmp_path / 'triton', drain_s=120.0)
     http, grpc, metrics = free_ports(3)
     command = [str(ROS2), 'launch', str(LAUNCH_FILE), 'profile:=cpu', f'tritonserver:={release}',

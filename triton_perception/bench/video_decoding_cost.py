@@ -80,7 +80,7 @@ def measure(codec: str, frames: list[NDArray[np.uint8]], size: tuple[int, int],
 
 
 def _cpu_s() -> float:
-    """This process's CPU time and that of its ended children, in seconds."""
+    """Return this process's CPU time and that of its ended children, in seconds."""
     children = resource.getrusage(resource.RUSAGE_CHILDREN)
     return time.process_time() + children.ru_utime + children.ru_stime
 
@@ -89,7 +89,8 @@ def main() -> None:
     """Print a Markdown table of the decoding cost per codec and size."""
     parser = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
     parser.add_argument('--frames', type=int, default=200, help='frames per codec and size')
-    parser.add_argument('--decoder', default='', help="as video_decoder: '' (h264/hevc), an FFmpeg decoder, gst:ELEMENT")
+    parser.add_argument('--decoder', default='', help="as video_decoder: '' (h264/hevc), an "
+                        'FFmpeg decoder, or gst:ELEMENT')
     arguments = parser.parse_args()
     frames = clip_frames(arguments.frames)
     print(f'{platform.machine()}, {platform.processor() or "?"}, Python '

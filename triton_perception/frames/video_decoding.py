@@ -27,6 +27,7 @@ from triton_perception.frames.video_bitstream import codec_of, DEFAULT_DECODERS,
 WAITING_FOR_KEYFRAME = 'waiting for a keyframe'
 CORRUPT_VIDEO = 'corrupt_video'
 DECODER_UNAVAILABLE = 'decoder_unavailable'
+GST_PREFIX = 'gst:'  # video_decoder gst:ELEMENT: a GStreamer element (video_gstreamer)
 
 
 class KeyframeWait(FrameRejected):
@@ -82,8 +83,10 @@ def check_decoder(name: str) -> None:
 
 class StreamDecoder:
     """
-    One video stream decoded packet by packet into RGB uint8 frames: the bookkeeping every route
-    shares (keyframe waits, a new decoder for a new stream, a lost packet); subclasses decode.
+    One video stream decoded packet by packet into RGB uint8 frames.
+
+    The bookkeeping every route shares (keyframe waits, a new decoder for a new stream, a lost
+    packet); subclasses decode.
     """
 
     def __init__(self) -> None:

@@ -38,10 +38,11 @@ from numpy.typing import NDArray
 from triton_perception.frames.accounting import FrameRejected
 from triton_perception.frames.video_bitstream import H264, HEVC
 from triton_perception.frames.video_decoding import (CORRUPT_VIDEO, DECODER_UNAVAILABLE,
-                                                     StreamDecoder, VideoDecoderError)
+                                                     GST_PREFIX, StreamDecoder,
+                                                     VideoDecoderError)
 from triton_perception.system import ending_with_parent, with_parent_pid
 
-PREFIX = 'gst:'
+PREFIX = GST_PREFIX
 LAUNCH = 'gst-launch-1.0'
 INSPECT = 'gst-inspect-1.0'
 FRAME_TIMEOUT_S = 2.0      # a decoded frame's longest wait once the pipeline runs
@@ -53,15 +54,15 @@ DELIMITERS = {H264: b'\x00\x00\x00\x01\x09\xf0', HEVC: b'\x00\x00\x00\x01\x46\x0
 PARSERS = {H264: 'h264parse', HEVC: 'h265parse'}
 _START_CODE = re.compile(b'\x00\x00\x01')
 SOFTWARE = {H264: 'avdec_h264', HEVC: 'avdec_h265'}
+AVDEC_PROPERTIES = 'max-threads=1 output-corrupt=false max-errors=-1 direct-rendering=false'
 # Element -> (its properties, the converter that brings its frames to system-memory I420, the
 # package that brings it). avdec: one thread (frame threads would hold frames back), corrupt
-# pictures dropped, errors never fatal. nvv4l2decoder: no picture buffer held back for
+# pictures dropped, errors never fatal, frames in standard planes (not the decoder's padded
+# ones, which y4menc would write as they are). nvv4l2decoder: no picture buffer held back for
 # reordering (streams with B-frames are not served), NVMM frames out through nvvidconv.
 ELEMENTS = {
-    'avdec_h264': ('max-threads=1 output-corrupt=false max-errors=-1 direct-rendering=false', 'videoconvert',
-                   'gstreamer1.0-libav'),
-    'avdec_h265': ('max-threads=1 output-corrupt=false max-errors=-1 direct-rendering=false', 'videoconvert',
-                   'gstreamer1.0-libav'),
+    'avdec_h264': (AVDEC_PROPERTIES, 'videoconvert', 'gstreamer1.0-libav'),
+    'avdec_h265': (AVDEC_PROPERTIES, 'videoconvert', 'gstreamer1.0-libav'),
     'nvv4l2decoder': ('disable-dpb=true', 'nvvidconv', 'nvidia-l4t-gstreamer (JetPack)'),
 }
 # The other elements of the pipeline and their packages (Debian and Ubuntu names).

@@ -7,8 +7,7 @@ route to the Jetson's hardware decoder (`gst:nvv4l2decoder`). Both keep the same
 """
 from __future__ import annotations
 
-from triton_perception.frames.video_decoding import StreamDecoder, VideoDecoder
-from triton_perception.frames.video_gstreamer import GstreamerDecoder, PREFIX
+from triton_perception.frames.video_decoding import GST_PREFIX, StreamDecoder, VideoDecoder
 
 
 def open_video_decoder(name: str = '') -> StreamDecoder:
@@ -17,6 +16,8 @@ def open_video_decoder(name: str = '') -> StreamDecoder:
 
     Raises VideoDecoderError, in one line with what to use instead, when it cannot run here.
     """
-    if name.startswith(PREFIX):
+    if name.startswith(GST_PREFIX):
+        # Imported here: a node of the PyAV route loads nothing of the GStreamer one.
+        from triton_perception.frames.video_gstreamer import GstreamerDecoder
         return GstreamerDecoder(name)
     return VideoDecoder(name)

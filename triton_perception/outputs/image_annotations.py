@@ -3,11 +3,11 @@ Results as foxglove_msgs/ImageAnnotations: what Foxglove draws on the image they
 
 Each annotation, and the message itself, carries the frame's header stamp, which is how
 Foxglove's image panel puts it on the matching image. Fields are foxglove_msgs 3.4.3's (the
-release Humble, Jazzy and Kilted ship): labels go in `texts`; each box's metadata names its class,
-score and track, which Foxglove shows beside it. Positions are pixels of the input image, origin at the top-left corner
-of the top-left pixel, as the results have them. Boxes and their labels are coloured per class
-and lanes per side, as in the overlay images (overlay_drawing); the drivable area is its
-outline, filled with the overlay's tint.
+release Humble, Jazzy and Kilted ship): labels go in `texts`; each box's metadata names its
+class, score and track, which Foxglove shows beside it. Positions are pixels of the input image,
+origin at the top-left corner of the top-left pixel, as the results have them. Boxes and their
+labels are coloured per class and lanes per side, as in the overlay images (overlay_drawing); the
+drivable area is its outline, filled with the overlay's tint.
 """
 from __future__ import annotations
 

@@ -51,11 +51,11 @@ def engine_steps(repository: Path) -> list[str]:
 
 def frame_steps(repository: Path) -> list[str]:
     """
-    Return every model step that bounds the frame: the engine steps, then any other step one of
-    whose configs declares min_frame and max_frame (camera_health's CPU profile).
+    Return every model step that bounds the frame.
 
-    A frame range given to `engines build` is declared in all of them, so that no step of the
-    `perception` ensemble refuses a frame the others take.
+    The engine steps, then any other step one of whose configs declares min_frame and max_frame
+    (camera_health's CPU profile). A frame range given to `engines build` is declared in all of
+    them, so that no step of the `perception` ensemble refuses a frame the others take.
     """
     steps = engine_steps(repository)
     for config in sorted(Path(repository).glob('*/config.pbtxt')):
