@@ -132,17 +132,6 @@ CAMERAS = {('foxglove', H264, ''): ('/vid_fox', 2000), ('ffmpeg', HEVC, ''): ('/
            ('ffmpeg', HEVC, 'gst:avdec'): ('/gst_ff', 2300)}
 NODES = {'/vid_fox': 'foxglove_node', '/vid_ff': 'ffmpeg_node', '/gst_fox': 'gst_foxglove_node',
          '/gst_ff': 'gst_ffmpeg_node'}
-# The GStreamer route converts I420 to RGB with OpenCV, PyAV with swscale: the frames differ by
-# about half a level on average, and a box's edges by a pixel or two at most.
-BOX_TOLERANCE_PX = {'': 0.0, 'gst:avdec': 2.0}
-
-
-def same_boxes(got: Detection2DArray, want: Detection2DArray, tolerance_px: float) -> bool:
-    """Say whether two results hold the same classes with boxes within `tolerance_px`."""
-    mine, theirs = boxes(got), boxes(want)
-    return len(mine) == len(theirs) and all(
-        a[0] == b[0] and np.allclose(a[1:], b[1:], atol=tolerance_px + 0.05)
-        for a, b in zip(mine, theirs))
 
 
 @pytest.mark.parametrize('transport,codec,decoder', list(CAMERAS),
@@ -203,20 +192,19 @@ def test_a_video_camera_is_served_from_its_first_keyframe(
     assert values['video_decoder'] == names[decoder][codec], values
 
     # The same frames, decoded here and sent as Images, get the same boxes.
-    decoder = VideoDecoder()
+    reference = VideoDecoder()  # the PyAV route, in this process
     raw = probe.publisher(type(image_message(bus_frames[0], 'rgb8', 'x', 0)), '/vid_raw/image')
     probe.wait_for_subscribers(raw)
     probe.wait_for_publishers('/vid_raw/detections')
     for index in range(GOP, FRAMES):
-        rgb = decoder.decode(VideoPacket(encoded[index].data, VIDEO_FORMATS[codec]))
+        rgb = reference.decode(VideoPacket(encoded[index].data, VIDEO_FORMATS[codec]))
         message = image_message(rgb, 'rgb8', 'video_camera', 0)
         message.header = header(index, first_s)
         raw.publish(message)
         expected = wait_until(lambda: next((d for d in list(raw_detections)
                                             if d.header == message.header), None), 30.0,
                               f'detections of decoded frame {index}')
-        assert same_boxes(served[first_s + index], expected, BOX_TOLERANCE_PX[decoder]), (
-            index, boxes(served[first_s + index]), boxes(expected))
+        assert boxes(served[first_s + index]) == boxes(expected), index
         assert expected.detections, index
 
 

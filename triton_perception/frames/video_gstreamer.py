@@ -4,10 +4,10 @@ H.264 and H.265 packets -> RGB frames through a GStreamer decoder element, in a 
 `video_decoder: gst:ELEMENT` runs `gst-launch-1.0` as a child: the packets go in on its standard
 input as an Annex B byte stream, each followed by two access unit delimiters (the second ends the
 first, which ends the access unit: the parser hands it on at once instead of waiting for the next
-packet), through
-h264parse or h265parse, ELEMENT and a converter to I420, and the frames come out on its standard
-output as YUV4MPEG2 (y4menc: a header with the size, then each frame), here turned into RGB. On a
-Jetson ELEMENT is `nvv4l2decoder`, the hardware decoder (NVDEC), with `nvvidconv` to bring its
+packet), through h264parse or h265parse, ELEMENT and a converter to I420, and the frames come out
+on its standard output as YUV4MPEG2 (y4menc: a header with the size, then each frame), here turned
+into RGB by FFmpeg's swscale as PyAV turns its own frames (the same stream gives the same pixels
+either way). On a Jetson ELEMENT is `nvv4l2decoder`, the hardware decoder (NVDEC), with `nvvidconv` to bring its
 frames out of NVMM memory; elsewhere a software element takes the same place (`avdec_h264`,
 `avdec_h265`, or `avdec` for either by the stream's codec, FFmpeg's decoders in gst-libav), so
 that everything but the element's name runs the same everywhere.
@@ -29,8 +29,9 @@ import signal
 import subprocess
 import tempfile
 import time
-from typing import IO
+from typing import cast, IO
 
+import av
 import cv2
 import numpy as np
 from numpy.typing import NDArray
@@ -289,13 +290,22 @@ def _y4m_size(header: bytes) -> tuple[int, int]:
 
 
 def i420_to_rgb(planes: bytes, width: int, height: int) -> NDArray[np.uint8]:
-    """Return I420 planes (odd sizes: chroma rounded up) as RGB uint8 [H, W, 3]."""
+    """
+    Return I420 planes (odd sizes: chroma rounded up) as RGB uint8 [H, W, 3].
+
+    Through FFmpeg's swscale as the PyAV route converts its frames (VideoFrame.to_ndarray), so
+    that the same decoded picture gives the same pixels either way; OpenCV for odd sizes, which
+    PyAV's yuv420p arrays cannot hold.
+    """
+    if width % 2 == 0 and height % 2 == 0:
+        yuv = np.frombuffer(planes, np.uint8, width * height * 3 // 2).reshape(-1, width)
+        frame = av.VideoFrame.from_ndarray(yuv, format='yuv420p')
+        return cast(NDArray[np.uint8], frame.to_ndarray(format='rgb24'))
     even_width, even_height = width + width % 2, height + height % 2
     luma = np.frombuffer(planes, np.uint8, width * height).reshape(height, width)
     chroma_size = (even_width // 2) * (even_height // 2)
     chroma = np.frombuffer(planes, np.uint8, 2 * chroma_size, width * height)
-    if (even_width, even_height) != (width, height):
-        luma = np.pad(luma, ((0, even_height - height), (0, even_width - width)), mode='edge')
+    luma = np.pad(luma, ((0, even_height - height), (0, even_width - width)), mode='edge')
     stacked = np.concatenate([luma.reshape(-1), chroma]).reshape(even_height * 3 // 2, even_width)
     rgb = cv2.cvtColor(stacked, cv2.COLOR_YUV2RGB_I420)
     return np.ascontiguousarray(rgb[:height, :width])
