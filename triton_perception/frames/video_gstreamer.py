@@ -7,10 +7,10 @@ first, which ends the access unit: the parser hands it on at once instead of wai
 packet), through h264parse or h265parse, ELEMENT and a converter to I420, and the frames come out
 on its standard output as YUV4MPEG2 (y4menc: a header with the size, then each frame), here turned
 into RGB by FFmpeg's swscale as PyAV turns its own frames (the same stream gives the same pixels
-either way). On a Jetson ELEMENT is `nvv4l2decoder`, the hardware decoder (NVDEC), with `nvvidconv` to bring its
-frames out of NVMM memory; elsewhere a software element takes the same place (`avdec_h264`,
-`avdec_h265`, or `avdec` for either by the stream's codec, FFmpeg's decoders in gst-libav), so
-that everything but the element's name runs the same everywhere.
+either way). On a Jetson ELEMENT is `nvv4l2decoder`, the hardware decoder (NVDEC), with
+`nvvidconv` to bring its frames out of NVMM memory; elsewhere a software element takes the same
+place (`avdec_h264`, `avdec_h265`, or `avdec` for either by the stream's codec, FFmpeg's
+decoders in gst-libav), so that everything but the element's name runs the same everywhere.
 
 One pipeline per stream: a keyframe with new sequence parameters (another size) or codec starts
 a new one. Each packet must give its frame within FRAME_TIMEOUT_S: a packet whose frame does not
