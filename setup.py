@@ -39,7 +39,7 @@ setup(
         # The pip constraints, for the mend a start prints when tritonclient does not import.
         *tree_data_files('rosdep'),
     ],
-    install_requires=['setuptools'],
+    install_requires=['setuptools', 'packaging'],
     # `bag evaluate DRIVES/ --workers N` replays drives as Ray tasks (not needed on a robot).
     extras_require={'evaluation': ['ray>=2.10']},
     zip_safe=True,

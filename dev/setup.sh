@@ -48,6 +48,26 @@ else
   echo "$fingerprint" > "$STAMP"
 fi
 
+# GStreamer for the video route video_decoder:=gst:ELEMENT (frames/video_gstreamer.py): the tools,
+# the parsers and y4menc, and gst-libav's software decoders that stand where a Jetson's
+# nvv4l2decoder stands. Debian's packages, installed here when missing (as root: CI is).
+GST_PACKAGES=(gstreamer1.0-tools gstreamer1.0-libav gstreamer1.0-plugins-good gstreamer1.0-plugins-bad)
+gst_ready() {
+  command -v gst-inspect-1.0 >/dev/null 2>&1 || return 1
+  local element
+  for element in fdsrc queue h264parse h265parse avdec_h264 avdec_h265 videoconvert y4menc fdsink; do
+    gst-inspect-1.0 --exists "$element" || return 1
+  done
+}
+if ! gst_ready; then
+  command -v apt-get >/dev/null 2>&1 && [ "$(id -u)" = 0 ] \
+    || fail "GStreamer elements missing; install them: sudo apt-get install -y ${GST_PACKAGES[*]}"
+  say "installing ${GST_PACKAGES[*]} (apt)"
+  apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${GST_PACKAGES[@]}" >/dev/null
+  gst_ready || fail "GStreamer elements still missing after installing ${GST_PACKAGES[*]}"
+fi
+
 bash "$ROOT/dev/build_interfaces.sh" "$VENV" "$ROOT/dev/vision_msgs"
 bash "$ROOT/dev/build_interfaces.sh" "$VENV" "$ROOT/dev/tf2_msgs"
 bash "$ROOT/dev/build_interfaces.sh" "$VENV" "$ROOT/dev/autoware_perception_msgs"

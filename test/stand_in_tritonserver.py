@@ -63,12 +63,13 @@ if real:
 
 
 def stand_in_release(directory: Path, options: tuple[str, ...] | list[str] = tuple(R24_03_OPTIONS),
-                     real: TritonInstallation | None = None) -> Path:
+                     real: TritonInstallation | None = None, then: Path | None = None) -> Path:
     """
     Return a stand-in tritonserver in a release layout under `directory` (bin/, backends/, lib/).
 
     With `real`, an accepted command line runs that server; its backends and libraries are the
-    release's. Every command line the stand-in is given is appended to `directory`/calls.log.
+    release's. With `then`, it runs that program instead. Every command line the stand-in is
+    given is appended to `directory`/calls.log.
     """
     root = directory / 'tritonserver'
     binary = root / 'bin' / 'tritonserver'
@@ -81,6 +82,49 @@ def stand_in_release(directory: Path, options: tuple[str, ...] | list[str] = tup
             (root / 'lib').symlink_to(real.library_path[0])
     binary.write_text(SCRIPT.format(
         python=sys.executable, options=list(options), no_argument=list(NO_ARGUMENT),
-        real=str(real.binary) if real else '', calls=str(directory / 'calls.log')))
+        real=str(real.binary) if real else str(then or ''), calls=str(directory / 'calls.log')))
     binary.chmod(binary.stat().st_mode | stat.S_IXUSR)
     return binary
+
+
+# A server that listens on its ports and, like Triton (src/triton_signal.cc), acts on its first
+# SIGINT or SIGTERM only; it then drains for `drain_s` seconds whatever its --exit-timeout-secs
+# says (a server whose unloading hangs), keeping its ports, and writes what it saw as it goes.
+DRAINING = """
+import os, signal, socket, sys, time
+values = dict(argument[2:].split('=', 1) for argument in sys.argv[1:] if '=' in argument)
+record = {record!r}
+listening = []
+for name in ('http', 'grpc', 'metrics'):
+    server = socket.socket()
+    server.bind((values[name + '-address'], int(values[name + '-port'])))
+    server.listen()
+    listening.append(server)
+stopped = []
+def stop(signum, _frame):
+    stopped.append((signal.Signals(signum).name, time.time()))
+    with open(record, 'a') as out:
+        out.write(repr(stopped[-1]) + '\\n')
+signal.signal(signal.SIGINT, stop)
+signal.signal(signal.SIGTERM, stop)
+with open(record, 'a') as out:
+    out.write(repr(('listening', os.getpid())) + '\\n')
+while not stopped:
+    time.sleep(0.05)
+time.sleep({drain_s!r})
+"""
+
+
+def draining_release(directory: Path, drain_s: float) -> Path:
+    """
+    Return a stand-in r24.03 tritonserver that serves nothing but holds its three ports.
+
+    After its first stop signal it drains `drain_s` seconds, deaf to further signals and to its
+    exit timeout; `directory`/server.log records its pid and each stop signal with its time.
+    """
+    program = directory / 'draining_server.py'
+    directory.mkdir(parents=True, exist_ok=True)
+    program.write_text(f'#!{sys.executable}\n' + DRAINING.format(
+        record=str(directory / 'server.log'), drain_s=drain_s))
+    program.chmod(program.stat().st_mode | stat.S_IXUSR)
+    return stand_in_release(directory, then=program)

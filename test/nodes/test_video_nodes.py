@@ -78,6 +78,22 @@ def ffmpeg_node(triton_server: Any, tmp_path_factory: Any) -> Iterator[NodeProce
 
 
 @pytest.fixture(scope='module')
+def gst_foxglove_node(triton_server: Any, tmp_path_factory: Any) -> Iterator[NodeProcess]:
+    """detection_node on /gst_fox/image/foxglove, decoding through GStreamer (gst:avdec)."""
+    yield from running('detection_node', '/gst_fox', triton_server, tmp_path_factory,
+                       input_transport='foxglove', video_decoder='gst:avdec',
+                       **DETECTION_PARAMETERS)
+
+
+@pytest.fixture(scope='module')
+def gst_ffmpeg_node(triton_server: Any, tmp_path_factory: Any) -> Iterator[NodeProcess]:
+    """detection_node on /gst_ff/image/ffmpeg, decoding through GStreamer (gst:avdec)."""
+    yield from running('detection_node', '/gst_ff', triton_server, tmp_path_factory,
+                       input_transport='ffmpeg', video_decoder='gst:avdec',
+                       **DETECTION_PARAMETERS)
+
+
+@pytest.fixture(scope='module')
 def raw_node(triton_server: Any, tmp_path_factory: Any) -> Iterator[NodeProcess]:
     """detection_node on /vid_raw/image (Image): the reference for the decoded frames."""
     yield from running('detection_node', '/vid_raw', triton_server, tmp_path_factory,
@@ -109,18 +125,30 @@ def boxes(message: Detection2DArray) -> list[tuple[str, float, float, float, flo
                    round(d.bbox.size_y, 1)) for d in message.detections)
 
 
-@pytest.mark.parametrize('transport,codec', [('foxglove', H264), ('ffmpeg', HEVC)])
+# (transport, codec, video_decoder) -> the node's namespace and its frames' first stamp (s); the
+# reference node sees them all.
+CAMERAS = {('foxglove', H264, ''): ('/vid_fox', 2000), ('ffmpeg', HEVC, ''): ('/vid_ff', 2100),
+           ('foxglove', H264, 'gst:avdec'): ('/gst_fox', 2200),
+           ('ffmpeg', HEVC, 'gst:avdec'): ('/gst_ff', 2300)}
+NODES = {'/vid_fox': 'foxglove_node', '/vid_ff': 'ffmpeg_node', '/gst_fox': 'gst_foxglove_node',
+         '/gst_ff': 'gst_ffmpeg_node'}
+
+
+@pytest.mark.parametrize('transport,codec,decoder', list(CAMERAS),
+                         ids=['foxglove-h264', 'ffmpeg-h265', 'gst-foxglove-h264',
+                              'gst-ffmpeg-h265'])
 def test_a_video_camera_is_served_from_its_first_keyframe(
-        probe: Probe, foxglove_node: NodeProcess, ffmpeg_node: NodeProcess,
-        raw_node: NodeProcess, bus_frames: list[np.ndarray], transport: str, codec: str) -> None:
+        request: pytest.FixtureRequest, probe: Probe, raw_node: NodeProcess,
+        bus_frames: list[np.ndarray], transport: str, codec: str, decoder: str) -> None:
     """
     A stream joined mid-GOP: packets before the keyframe are counted as waiting, not errors.
 
     From the keyframe on every packet gives detections with its header, the boxes those of the
-    same decoded frame sent as an Image; received = published + dropped (waiting).
+    same frame decoded by PyAV and sent as an Image; received = published + dropped (waiting).
+    The same through GStreamer (video_decoder gst:avdec, a gst-launch-1.0 child process).
     """
-    namespace = {'foxglove': '/vid_fox', 'ffmpeg': '/vid_ff'}[transport]
-    first_s = {'foxglove': 2000, 'ffmpeg': 2100}[transport]  # the reference node sees both
+    namespace, first_s = CAMERAS[(transport, codec, decoder)]
+    request.getfixturevalue(NODES[namespace])
     diagnostics = probe.received.get('/diagnostics') or probe.record(DiagnosticArray,
                                                                      '/diagnostics')
     detections = probe.record(Detection2DArray, f'{namespace}/detections')
@@ -159,15 +187,17 @@ def test_a_video_camera_is_served_from_its_first_keyframe(
             FRAMES - SKIPPED, GOP - SKIPPED, FRAMES - GOP) else None
     values = wait_until(settled, 20.0, 'the waiting packets counted')
     assert int(values['rejected']) == int(before['rejected']), values
-    assert values['video_decoder'] == {H264: 'h264', HEVC: 'hevc'}[codec], values
+    names = {'': {H264: 'h264', HEVC: 'hevc'}, 'gst:avdec': {H264: 'gst:avdec_h264',
+                                                             HEVC: 'gst:avdec_h265'}}
+    assert values['video_decoder'] == names[decoder][codec], values
 
     # The same frames, decoded here and sent as Images, get the same boxes.
-    decoder = VideoDecoder()
+    reference = VideoDecoder()  # the PyAV route, in this process
     raw = probe.publisher(type(image_message(bus_frames[0], 'rgb8', 'x', 0)), '/vid_raw/image')
     probe.wait_for_subscribers(raw)
     probe.wait_for_publishers('/vid_raw/detections')
     for index in range(GOP, FRAMES):
-        rgb = decoder.decode(VideoPacket(encoded[index].data, VIDEO_FORMATS[codec]))
+        rgb = reference.decode(VideoPacket(encoded[index].data, VIDEO_FORMATS[codec]))
         message = image_message(rgb, 'rgb8', 'video_camera', 0)
         message.header = header(index, first_s)
         raw.publish(message)
@@ -223,8 +253,8 @@ def test_annotations_only_while_watched_and_on_their_frame(
     assert len(corners) == len(expected) >= 4
     for got, want in zip(corners, expected):
         assert np.allclose(got, want, atol=0.01), (got, want)
-    assert all(label.timestamp == watched.header.stamp for label in annotation.labels)
-    assert {label.text.split()[0] for label in annotation.labels} == {'person', 'bus'}
+    assert all(label.timestamp == watched.header.stamp for label in annotation.texts)
+    assert {label.text.split()[0] for label in annotation.texts} == {'person', 'bus'}
 
 
 def watched_annotations(probe: Probe, publisher: Any, message: Any,

@@ -23,22 +23,25 @@ def test_boxes_and_labels_are_the_detections_of_the_frame() -> None:
     detections = np.array([[10.5, 20.0, 110.0, 220.25, 0.91, 2],
                            [300.0, 40.0, 330.0, 90.0, 0.5, 0]], dtype=np.float32)
     annotations = detection_annotations(detections, LABELS, ['7', ''], STAMP)
-    assert len(annotations.points) == 2 and len(annotations.labels) == 2
+    assert len(annotations.points) == 2 and len(annotations.texts) == 2
     assert not annotations.circles
-    for box, label, row in zip(annotations.points, annotations.labels, detections.tolist()):
+    for box, label, row in zip(annotations.points, annotations.texts, detections.tolist()):
         x1, y1, x2, y2 = row[:4]
         assert box.type == PointsAnnotation.LINE_LOOP
         assert [(p.x, p.y) for p in box.points] == [(x1, y1), (x2, y1), (x2, y2), (x1, y2)]
         assert box.timestamp == STAMP and label.timestamp == STAMP
         assert (label.position.x, label.position.y) == (x1, y1)
         assert box.outline_color.a == 1.0 and label.background_color == box.outline_color
-    assert [label.text for label in annotations.labels] == ['car #7 0.91', 'person 0.50']
+    assert [label.text for label in annotations.texts] == ['car #7 0.91', 'person 0.50']
+    assert annotations.timestamp == STAMP
+    assert [{pair.key: pair.value for pair in box.metadata} for box in annotations.points] == [
+        {'class': 'car', 'score': '0.91', 'track': '7'}, {'class': 'person', 'score': '0.50'}]
 
 
 def test_no_detections_give_empty_annotations() -> None:
     """A frame without detections clears what Foxglove showed: empty lists, nothing else."""
     annotations = detection_annotations(np.zeros((0, 6), np.float32), LABELS, None, STAMP)
-    assert not annotations.points and not annotations.labels and not annotations.circles
+    assert not annotations.points and not annotations.texts and not annotations.circles
 
 
 def test_lanes_are_their_polylines_coloured_by_side_and_the_area_its_outline() -> None:
@@ -58,7 +61,7 @@ def test_lanes_are_their_polylines_coloured_by_side_and_the_area_its_outline() -
         assert [(p.x, p.y) for p in line.points] == [tuple(point) for point in lane.tolist()]
         expected = tuple(value / 255.0 for value in SIDE_COLOURS[side])
         assert (line.outline_color.r, line.outline_color.g, line.outline_color.b) == expected
-    assert outline.timestamp == STAMP
+    assert outline.timestamp == STAMP and annotations.timestamp == STAMP
 
 
 def test_lanes_without_a_drivable_area() -> None:

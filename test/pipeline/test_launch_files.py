@@ -25,6 +25,7 @@ import yaml
 from conftest import REPO
 from triton_perception.pipeline.plan import ARGUMENT_NAMES, ARGUMENTS, pipeline_plan, PlanError
 from triton_perception.serving.server_installation import find_tritonserver, server_command
+from triton_perception.system.stops_last import DEFAULT_GRACE_S
 
 LAUNCH_DIR = REPO / 'launch'
 PACKAGE = 'triton_perception'
@@ -199,7 +200,9 @@ def test_pipeline_cpu_starts_server_then_gate_then_nodes(ament_prefix: Path,
     server = named['tritonserver'].process_details
     # Through stops_last: it stops after the nodes, and ends when launch does, even by SIGKILL.
     assert server['cmd'] == [sys.executable, '-m', 'triton_perception.system.stops_last',
+                             '--kill-after=4',
                              *server_command(plan.server, find_tritonserver(str(tritonserver)))]
+    assert '--exit-timeout-secs=3' in server['cmd']
     assert not any(argument.startswith('--model-config-name') for argument in server['cmd'])
     assert '--grpc-port=18601' in server['cmd'] and '--grpc-address=127.0.0.1' in server['cmd']
     assert server['env']['PATH'].split(os.pathsep)[0] == str(Path(sys.executable).parent)
@@ -351,9 +354,33 @@ def test_triton_server_alone(tritonserver: Path) -> None:
     context, found = visit('triton_server.launch.py', arguments)
     named = processes(found, context)
     assert sorted(named) == ['tritonserver'] and len(found) == 1
-    assert named['tritonserver'].process_details['cmd'] == [
-        sys.executable, '-m', 'triton_perception.system.stops_last',
+    server = named['tritonserver']
+    assert server.process_details['cmd'] == [
+        sys.executable, '-m', 'triton_perception.system.stops_last', '--kill-after=4',
         *server_command(pipeline_plan(arguments).server, find_tritonserver(str(tritonserver)))]
+
+
+def test_the_server_is_killed_before_launch_kills_its_wrapper(tritonserver: Path) -> None:
+    """
+    Triton's drain, then the wrapper's kill, come before launch's SIGKILL however it is stopped.
+
+    Launch SIGTERMs the wrapper sigterm_timeout after the shutdown began and SIGKILLs it
+    sigkill_timeout later; the server's first signal comes at the latest with that SIGTERM or
+    when the wrapper's grace for the nodes ran out, and the wrapper kills it kill_after_s later.
+    """
+    arguments = {'profile': 'cpu', 'tritonserver': str(tritonserver), **PORTS}
+    context, found = visit('triton_server.launch.py', arguments)
+    server = processes(found, context)['tritonserver']
+    sigterm_s = float(perform_substitutions(context, server.sigterm_timeout))
+    sigkill_s = float(perform_substitutions(context, server.sigkill_timeout))
+    command = server.process_details['cmd']
+    kill_after_s = float(next(arg.split('=')[1] for arg in command
+                              if arg.startswith('--kill-after=')))
+    exit_timeout_s = float(next(arg.split('=')[1] for arg in command
+                                if arg.startswith('--exit-timeout-secs=')))
+    first_signal_s = max(sigterm_s, DEFAULT_GRACE_S)
+    assert exit_timeout_s < kill_after_s
+    assert first_signal_s + kill_after_s < sigterm_s + sigkill_s
 
 
 def test_invalid_combination_fails_before_anything_starts() -> None:

@@ -18,10 +18,10 @@ import numpy as np
 import pytest
 
 from conftest import REPO
-from triton_perception.frames.frame_range import (frame_range_of, FrameRange, FrameRangeError,
-                                                  parse_size, warmup_frames)
+from triton_perception.frames.frame_range import (declares_frame_range, frame_range_of, FrameRange,
+                                                  FrameRangeError, parse_size, warmup_frames)
 from triton_perception.serving.engines import (build_engines, EngineBuildError, find_trtexec,
-                                               stale_engines)
+                                               frame_steps, stale_engines)
 from triton_perception.serving.model_config import load_step_module, read_config
 
 STAND_IN = """#!/usr/bin/env bash
@@ -223,3 +223,32 @@ def test_the_cpu_profile_without_onnxruntime_says_what_to_do(
         server_config.resolve_profile('auto', repository)
     build_engines(repository, str(stand_in_trtexec(tmp_path)), log=lambda _line: None)
     assert server_config.resolve_profile('auto', repository) == 'tensorrt'
+
+
+def test_a_raised_max_frame_reaches_camera_health(tmp_path: Path) -> None:
+    """
+    `engines build --max-frame 7680x4320`: every step that bounds the frame takes 8K frames.
+
+    camera_health is no engine step, but its CPU profile's runner refuses frames outside its
+    range; left at 3840x2160 the perception ensemble would refuse the frames the engines take.
+    Its Orin config (ONNX Runtime, any size) declares no range and stays as it was.
+    """
+    repository = repository_with_onnx(tmp_path / 'repo')
+    shutil.copytree(REPO / 'model_repository' / 'camera_health', repository / 'camera_health',
+                    ignore=shutil.ignore_patterns('*.onnx', '__pycache__'))
+    orin_config = (repository / 'camera_health' / 'config.pbtxt').read_text()
+    result = subprocess.run(
+        [sys.executable, '-m', 'triton_perception.cli', 'engines', 'build', '--model-repository',
+         str(repository), '--trtexec', str(stand_in_trtexec(tmp_path)), '--max-frame', '7680x4320'],
+        capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert frame_steps(repository) == ['yolov5_model', 'lane_model', 'camera_health']
+    for step in frame_steps(repository):
+        for path in (repository / step).rglob('*.pbtxt'):
+            text = path.read_text()
+            if declares_frame_range(text):
+                assert str(frame_range_of(text)) == '1x1 to 7680x4320', path
+    assert str(frame_range_of((repository / 'camera_health' / 'configs' / 'cpu.pbtxt')
+                              .read_text())) == '1x1 to 7680x4320'
+    assert (repository / 'camera_health' / 'config.pbtxt').read_text() == orin_config
+    assert 'camera_health: frames 1x1 to 7680x4320' in result.stdout + result.stderr

@@ -36,6 +36,7 @@ from triton_perception.frames.frame_preprocessing import (
 from triton_perception.frames.frame_range import (
     DEFAULT_MAX as DEFAULT_MAX,
     DEFAULT_MIN as DEFAULT_MIN,
+    declares_frame_range as declares_frame_range,
     frame_range_of as frame_range_of,
     FrameRange as FrameRange,
     FrameRangeError as FrameRangeError,
@@ -65,10 +66,14 @@ from triton_perception.frames.video_bitstream import (
 from triton_perception.frames.video_decoding import (
     check_decoder as check_decoder,
     KeyframeWait as KeyframeWait,
+    StreamDecoder as StreamDecoder,
     VideoDecoder as VideoDecoder,
     VideoDecoderError as VideoDecoderError,
     VideoPacket as VideoPacket,
     WAITING_FOR_KEYFRAME as WAITING_FOR_KEYFRAME,
+)
+from triton_perception.frames.video_routes import (
+    open_video_decoder as open_video_decoder,
 )
 from triton_perception.frames.video_encoding import (
     DEFAULT_GOP as DEFAULT_GOP,

@@ -99,7 +99,7 @@ def with_frame_range(config_text: str, frame_range: FrameRange) -> str:
     """
     values = {'min_frame': '{}x{}'.format(*frame_range.smallest),
               'max_frame': '{}x{}'.format(*frame_range.largest)}
-    if len(PARAMETER.findall(config_text)) != 2:
+    if not declares_frame_range(config_text):
         raise FrameRangeError('the config declares no min_frame/max_frame parameters: it does not '
                               'take the frame itself')
     text = PARAMETER.sub(lambda match: f'parameters {{ key: "{match.group(1)}" value {{ '
@@ -108,16 +108,28 @@ def with_frame_range(config_text: str, frame_range: FrameRange) -> str:
     return WARMUP_FRAME.sub(lambda match: f'{match.group(1)}dims: [ {height}, {width}, 3 ]', text)
 
 
+def declares_frame_range(config_text: str) -> bool:
+    """Say whether a config declares both min_frame and max_frame (a step that bounds the frame)."""
+    return len(PARAMETER.findall(config_text)) == 2
+
+
 def set_frame_range(step: Path, frame_range: FrameRange) -> None:
     """
-    Declare `frame_range` in both profiles' configs of a model step.
+    Declare `frame_range` in every config of a model step that bounds the frame.
 
-    Each config is replaced, not written through: after `colcon build --symlink-install` the
-    installed configs are links into the source checkout, which must stay as it is.
+    A step may bound it in one profile only (camera_health: the CPU profile's runner refuses
+    frames outside the range, ONNX Runtime on the Orin takes any size); a step none of whose
+    configs bounds it raises FrameRangeError. Each config is replaced, not written through:
+    after `colcon build --symlink-install` the installed configs are links into the source
+    checkout, which must stay as it is.
     """
-    for path in (step / 'config.pbtxt', step / 'configs' / 'cpu.pbtxt'):
-        if path.is_file():
-            partial = path.with_name(f'{path.name}.partial')
-            partial.write_text(with_frame_range(path.read_text(encoding='utf-8'), frame_range),
-                               encoding='utf-8')
-            os.replace(partial, path)
+    paths = [path for path in (step / 'config.pbtxt', step / 'configs' / 'cpu.pbtxt')
+             if path.is_file() and declares_frame_range(path.read_text(encoding='utf-8'))]
+    if not paths:
+        raise FrameRangeError(f'{step.name}: no config declares min_frame/max_frame: the step '
+                              'does not take the frame itself')
+    for path in paths:
+        partial = path.with_name(f'{path.name}.partial')
+        partial.write_text(with_frame_range(path.read_text(encoding='utf-8'), frame_range),
+                           encoding='utf-8')
+        os.replace(partial, path)

@@ -4,7 +4,8 @@ A camera published as video: its packets decoded into frames for a node's frame 
 `input_transport:=ffmpeg` takes ffmpeg_image_transport_msgs/FFMPEGPacket on `image/ffmpeg`,
 `input_transport:=foxglove` foxglove_msgs/CompressedVideo on `image/foxglove` (image_transport's
 names), H.264 or H.265. Every packet is decoded in order on the executor thread, as it arrives
-(a packet needs the ones before it), by frames.VideoDecoder; the frame callback then gets an
+(a packet needs the ones before it), by the decoder `video_decoder` names (FFmpeg through PyAV,
+or a GStreamer element: frames.open_video_decoder); the frame callback then gets an
 rgb8 frame with the packet's header, or the reason the packet gave none, and accounts for it
 like any other frame. A packet lost before the node (a gap in the publisher's sequence numbers)
 makes the decoder wait for the next keyframe. In a perception process the camera's stream is
@@ -18,7 +19,8 @@ from ffmpeg_image_transport_msgs.msg import FFMPEGPacket
 from foxglove_msgs.msg import CompressedVideo
 from std_msgs.msg import Header
 
-from triton_perception.frames import FrameRejected, ReadImage, VideoDecoder, VideoPacket
+from triton_perception.frames import (FrameRejected, open_video_decoder, ReadImage,
+                                      StreamDecoder, VideoPacket)
 
 # input_transport -> the image_transport topic under `image` and its message type.
 VIDEO_TRANSPORTS: dict[str, tuple[str, Any]] = {
@@ -37,7 +39,7 @@ class LossSink(Protocol):
 class _KeyframeAfterLoss:
     """A loss sink that also makes the decoder wait for the next keyframe."""
 
-    def __init__(self, decoder: VideoDecoder, sink: LossSink) -> None:
+    def __init__(self, decoder: StreamDecoder, sink: LossSink) -> None:
         self._decoder = decoder
         self._sink = sink
 
@@ -60,14 +62,15 @@ class VideoFrames:
 
     def __init__(self, transport: str, decoder: str) -> None:
         """
-        Decode the packets of `transport` (a VIDEO_TRANSPORTS key) with FFmpeg's `decoder`.
+        Decode the packets of `transport` (a VIDEO_TRANSPORTS key) with `decoder`.
 
-        `decoder` '' takes h264 or hevc by the stream's codec.
+        `decoder` '' takes FFmpeg's h264 or hevc by the stream's codec, an FFmpeg decoder name
+        that decoder, gst:ELEMENT a GStreamer element (frames.open_video_decoder).
 
-        Raises VideoDecoderError if FFmpeg has no decoder `decoder`.
+        Raises VideoDecoderError if `decoder` cannot run here.
         """
         self.relative_topic, self.message_type = VIDEO_TRANSPORTS[transport]
-        self._decoder = VideoDecoder(decoder)
+        self._decoder = open_video_decoder(decoder)
 
     def losses_into(self, sink: LossSink) -> LossSink:
         """Return the loss counter's sink: losses count into `sink`, then wait for a keyframe."""

@@ -34,11 +34,14 @@ COMMON = (
            '(ffmpeg_image_transport_msgs/FFMPEGPacket); foxglove: image/foxglove '
            '(foxglove_msgs/CompressedVideo); video in H.264 or H.265',
            options=('raw', 'compressed', 'ffmpeg', 'foxglove')),
-    text('video_decoder', '', 'FFmpeg decoder of a video input_transport (ffmpeg, foxglove), '
-         'e.g. h264_cuvid or h264_nvv4l2dec where the FFmpeg in use has it; empty: h264 or '
-         "hevc by the stream's codec (software)",
-         accepted='an FFmpeg decoder name (letters, digits, _) or empty',
-         check=lambda value: re.fullmatch(r'[A-Za-z0-9_]*', value) is not None),
+    text('video_decoder', '', 'decoder of a video input_transport (ffmpeg, foxglove): empty: '
+         "FFmpeg's h264 or hevc by the stream's codec, in the node (software); an FFmpeg "
+         "decoder name that PyAV's FFmpeg has (h264, hevc; h264_cuvid on an x86 PC with an "
+         'NVIDIA GPU); gst:ELEMENT: a GStreamer element in a gst-launch-1.0 child process, '
+         'gst:nvv4l2decoder on a Jetson (its hardware decoder), gst:avdec in software '
+         '(docs/orin.md, Video cameras)',
+         accepted='empty, an FFmpeg decoder name (letters, digits, _) or gst:ELEMENT',
+         check=lambda value: re.fullmatch(r'(gst:)?[A-Za-z0-9_]*', value) is not None),
     choice('qos_reliability', 'best_effort', 'reliability of the image subscription; '
            'best_effort matches every camera driver and bag player, reliable only reliable '
            'publishers', options=('best_effort', 'reliable')),

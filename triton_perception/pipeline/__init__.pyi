@@ -2,6 +2,7 @@
 from triton_perception.pipeline.launch_support import (
     argument_values as argument_values,
     declare_arguments as declare_arguments,
+    server_process as server_process,
     start_after_gate as start_after_gate,
     stop_launch_on_exit as stop_launch_on_exit,
 )

@@ -14,7 +14,15 @@ from launch.event_handlers import OnProcessExit
 from launch.events.process import ProcessExited
 from launch.substitutions import LaunchConfiguration
 
-from triton_perception.pipeline.plan import ARGUMENTS
+from triton_perception.pipeline.plan import ARGUMENTS, PipelinePlan
+from triton_perception.serving import find_tritonserver, server_command, server_environment
+from triton_perception.system import stopping_last
+
+# What launch waits for tritonserver's wrapper (ExecuteProcess sigterm_timeout and
+# sigkill_timeout, launch's defaults made explicit): SIGTERM this long after a shutdown began,
+# SIGKILL as long again after that.
+SERVER_SIGTERM_TIMEOUT_S = 5
+SERVER_SIGKILL_TIMEOUT_S = 5
 
 
 def declare_arguments(names: tuple[str, ...]) -> list[DeclareLaunchArgument]:
@@ -70,3 +78,23 @@ def stop_launch_on_exit(name: str) -> Callable[[ProcessExited, LaunchContext],
             return None
         return _stop_launch(f'{name} exited with code {event.returncode}')
     return on_exit
+
+
+def server_process(plan: PipelinePlan) -> ExecuteProcess:
+    """
+    Return tritonserver's process action: through stops_last, respawned if the plan says so.
+
+    On shutdown tritonserver stops after the nodes that send to it, and it ends when launch
+    does, even by SIGTERM or SIGKILL. Launch's SIGKILL reaches the wrapper alone, so the wrapper
+    kills the server a second after the server's own exit timeout (`kill_after_s`), which comes
+    before launch's SIGKILL however launch was stopped (docs/ros-machine.md).
+    """
+    assert plan.server is not None
+    installation = find_tritonserver(plan.server.tritonserver)
+    return ExecuteProcess(
+        cmd=stopping_last(server_command(plan.server, installation),
+                          kill_after_s=plan.server.kill_after_s),
+        env=server_environment(installation), name='tritonserver', output='screen',
+        respawn=plan.respawn_triton, respawn_delay=plan.respawn_delay_s,
+        sigterm_timeout=str(SERVER_SIGTERM_TIMEOUT_S),
+        sigkill_timeout=str(SERVER_SIGKILL_TIMEOUT_S))

@@ -136,10 +136,10 @@ class PipelineRunner:
         """
         SIGINT to the nodes, then, once they ended, SIGTERM to the server.
 
-        The server outlives the nodes' last requests (system.stops_last says why). The nodes,
-        then the server (with its Python-backend stubs), are killed when they outlive
-        STOP_TIMEOUT_S each, so the whole pipeline is gone within a few seconds even when Triton
-        hangs.
+        The server outlives the nodes' last requests (system.stops_last says why). The nodes are
+        killed when they outlive STOP_TIMEOUT_S, the server (with its Python-backend stubs) when
+        it outlives its exit timeout by a second (`kill_after_s`), so the whole pipeline is gone
+        within a few seconds even when Triton hangs.
         """
         for process in self.nodes.values():
             if process.poll() is None:
@@ -153,4 +153,4 @@ class PipelineRunner:
                 process.kill()
                 process.wait()
         if self.server:
-            self.server.stop(timeout_s=STOP_TIMEOUT_S)
+            self.server.stop(timeout_s=self.server.config.kill_after_s)

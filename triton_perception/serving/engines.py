@@ -25,7 +25,8 @@ import time
 from typing import Callable
 
 from triton_perception.errors import TritonPerceptionError
-from triton_perception.frames import frame_range_of, FrameRange, set_frame_range
+from triton_perception.frames import (declares_frame_range, frame_range_of, FrameRange,
+                                      set_frame_range)
 from triton_perception.graphs import FRAME_INPUT
 from triton_perception.system import missing_library_cause, sha256_of
 
@@ -45,6 +46,24 @@ def engine_steps(repository: Path) -> list[str]:
         if step not in steps and 'platform: "tensorrt_plan"' in config.read_text(
                 encoding='utf-8') and (config.parent / '1' / 'model.onnx').is_file():
             steps.append(step)
+    return steps
+
+
+def frame_steps(repository: Path) -> list[str]:
+    """
+    Return every model step that bounds the frame.
+
+    The engine steps, then any other step one of whose configs declares min_frame and max_frame
+    (camera_health's CPU profile). A frame range given to `engines build` is declared in all of
+    them, so that no step of the `perception` ensemble refuses a frame the others take.
+    """
+    steps = engine_steps(repository)
+    for config in sorted(Path(repository).glob('*/config.pbtxt')):
+        step = config.parent
+        if step.name not in steps and any(
+                path.is_file() and declares_frame_range(path.read_text(encoding='utf-8'))
+                for path in (config, step / 'configs' / 'cpu.pbtxt')):
+            steps.append(step.name)
     return steps
 
 
@@ -266,8 +285,9 @@ def build_engines(repository: Path, trtexec: str | None = None, fp16: bool = Tru
     """
     Build every engine step's engine (with `int8`, of the steps `models quantize` quantized).
 
-    With `frame_range`, each step's configs (both profiles) declare it first, so the engines, the
-    configs and the CPU profile agree on the frames they take.
+    With `frame_range`, the configs of every step that bounds the frame (`frame_steps`: the
+    engine steps and camera_health, both profiles) declare it first, so the engines, the configs
+    and the CPU profile agree on the frames they take.
     """
     if int8:
         steps = [step for step in engine_steps(repository)
@@ -281,7 +301,7 @@ def build_engines(repository: Path, trtexec: str | None = None, fp16: bool = Tru
                              workspace_mib, log, int8=True) for step in steps]
     tool = find_trtexec(trtexec)
     if frame_range is not None:
-        for step in engine_steps(repository):
+        for step in frame_steps(repository):
             set_frame_range(repository / step, frame_range)
             log(f'{step}: frames {frame_range}')
     return [build_engine(tool, repository / step / '1' / 'model.onnx', fp16, workspace_mib, log)

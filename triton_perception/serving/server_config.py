@@ -19,6 +19,10 @@ PROFILES = ('auto', 'tensorrt', 'cpu')
 PRECISIONS = ('fp', 'int8')  # float graphs, or the INT8 ones of `models quantize`
 JOINED_MODEL = 'perception'  # both models and the camera's health, one request per frame
 MAX_BATCH = 4  # cameras per request; a round with more ready cameras sends several requests
+# How long tritonserver drains after its first stop signal (--exit-timeout-secs; Triton's own
+# default is 30 s). Shorter than what launch and `triton-perception run` wait for it before
+# they kill it (ServerConfig.kill_after_s; pipeline.launch_support: SERVER_SIGKILL_TIMEOUT_S).
+EXIT_TIMEOUT_S = 3
 
 
 def batched_name(joined: str, count: int) -> str:
@@ -41,7 +45,8 @@ class ServerConfig:
 
     `profile` is 'tensorrt', 'cpu' or 'auto' (`resolve_profile`); `tritonserver` an explicit
     binary, else one is found (`find_tritonserver`). `ready_timeout_s` bounds the wait for
-    `models` to become ready, in s.
+    `models` to become ready, in s; `exit_timeout_s` the server's own drain after its first stop
+    signal (`--exit-timeout-secs`).
     """
 
     model_repository: Path = field(default_factory=default_model_repository)
@@ -55,6 +60,7 @@ class ServerConfig:
     models: tuple[str, ...] = ENSEMBLES
     ready_timeout_s: float = 600.0
     log_verbose: int = 0
+    exit_timeout_s: int = EXIT_TIMEOUT_S
 
     def __post_init__(self) -> None:
         """Raise ServerError on an unknown profile, bad or shared ports, or no repository."""
@@ -67,11 +73,18 @@ class ServerConfig:
             port = getattr(self, name)
             if not 0 < port < 65536:
                 raise ServerError(f'{name} {port} is not a TCP port (1-65535)')
+        if self.exit_timeout_s < 0:
+            raise ServerError(f'exit_timeout_s {self.exit_timeout_s} is negative')
         if len({self.http_port, self.grpc_port, self.metrics_port}) != 3:
             raise ServerError('http_port, grpc_port and metrics_port must differ')
         if not Path(self.model_repository).is_dir():
             raise ServerError(f'model repository {self.model_repository} does not exist; pass '
                               'the directory that holds yolov5/ and lane_detection/')
+
+    @property
+    def kill_after_s(self) -> int:
+        """How long a supervisor waits after the server's first stop signal before SIGKILL."""
+        return self.exit_timeout_s + 1
 
     @property
     def grpc_url(self) -> str:

@@ -131,6 +131,9 @@ def server_command(config: ServerConfig, installation: TritonInstallation) -> li
         f'--grpc-address={config.address}', f'--grpc-port={config.grpc_port}',
         f'--metrics-address={config.address}', f'--metrics-port={config.metrics_port}',
         f'--log-verbose={config.log_verbose}',
+        # Triton acts on its first SIGINT or SIGTERM only, then drains this long (default 30 s)
+        # while keeping its ports: bounded below what launch waits before SIGKILL.
+        f'--exit-timeout-secs={config.exit_timeout_s}',
     ]
     check_options_accepted(command, installation)
     return command

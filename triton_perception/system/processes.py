@@ -138,15 +138,18 @@ def ending_with_parent(command: Sequence[str], python: str = sys.executable) -> 
     return [python, '-m', 'triton_perception.system.parent_death', *command]
 
 
-def stopping_last(command: Sequence[str], python: str = sys.executable) -> list[str]:
+def stopping_last(command: Sequence[str], python: str = sys.executable,
+                  kill_after_s: float | None = None) -> list[str]:
     """
     Return `command` run through stops_last: its SIGINT waits for its starter's other children.
 
     How ROS launch starts tritonserver, so that on shutdown the nodes stop before the server
     they send to (system.stops_last says why); it ends with its starter too, as through
-    `ending_with_parent`.
+    `ending_with_parent`. With `kill_after_s`, the command is killed that long after its first
+    stop signal if it still runs.
     """
-    return [python, '-m', 'triton_perception.system.stops_last', *command]
+    options = [] if kill_after_s is None else [f'--kill-after={kill_after_s:g}']
+    return [python, '-m', 'triton_perception.system.stops_last', *options, *command]
 
 
 def ros_arguments(parameters: Mapping[str, object], namespace: str = '') -> list[str]:

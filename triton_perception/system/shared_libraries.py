@@ -4,7 +4,7 @@ A program that cannot start for a missing shared library, told as the apt comman
 The dynamic loader says `error while loading shared libraries: NAME: cannot open shared object
 file`. On a Jetson the CUDA and TensorRT libraries come with the `nvidia-jetpack` meta package,
 which a board flashed with the BSP alone lacks (NVIDIA's JetPack install guide: `sudo apt
-install nvidia-jetpack`); Triton's core links libnuma (server r24.03 `src/CMakeLists.txt`, and
+install nvidia-jetpack`); Triton's core links libnuma (core r24.03 `src/CMakeLists.txt`, and
 its runtime image installs libnuma1), and the other libraries are those of Triton's jetson.md
 runtime list.
 """

@@ -1,0 +1,150 @@
+"""
+The GStreamer route (video_decoder gst:ELEMENT) with the software element in the hardware's place.
+
+A real gst-launch-1.0 child decodes H.264 and H.265 streams made here (avdec_h264, avdec_h265:
+FFmpeg's decoders in gst-libav, standing where a Jetson's nvv4l2decoder stands), with the PyAV
+route's accounting: waits before a keyframe, a corrupt packet rejected, a new size, the child
+killed mid-stream, and every element that cannot run here refused by name at start. Needs the
+Debian packages dev/setup.sh installs (gstreamer1.0-tools, -libav, -plugins-good, -plugins-bad);
+without them every test here fails naming them.
+"""
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+
+import numpy as np
+import pytest
+from test_video_decoding import GOP, moving_frames, packets
+
+from triton_perception.frames import (FrameRejected, H264, HEVC, KeyframeWait, open_video_decoder,
+                                      VideoDecoder, VideoDecoderError, VideoPacket)
+from triton_perception.frames.video_bitstream import nal_units
+from triton_perception.frames.video_gstreamer import GstreamerDecoder
+
+PACKAGES = ('gstreamer1.0-tools gstreamer1.0-libav gstreamer1.0-plugins-good '
+            'gstreamer1.0-plugins-bad')
+
+
+@pytest.fixture(autouse=True)
+def gstreamer() -> None:
+    """Fail, naming what to install, where GStreamer's tools are missing."""
+    if shutil.which('gst-launch-1.0') is None:
+        pytest.fail(f'gst-launch-1.0 is not installed: these tests need {PACKAGES} '
+                    '(dev/setup.sh installs them)', pytrace=False)
+
+
+def decoder() -> GstreamerDecoder:
+    """Return the software GStreamer route, avdec_h264 or avdec_h265 by the stream's codec."""
+    opened = open_video_decoder('gst:avdec')
+    assert isinstance(opened, GstreamerDecoder)
+    return opened
+
+
+@pytest.mark.parametrize('codec', [H264, HEVC])
+def test_every_frame_from_the_first_keyframe_on_is_the_pyav_routes(codec: str) -> None:
+    """Packets before the first keyframe wait; from it on each frame is PyAV's, pixel for pixel."""
+    frames = moving_frames(12)
+    stream = packets(codec, frames)
+    video, reference = decoder(), VideoDecoder()
+    try:
+        for packet in stream[1:GOP]:
+            with pytest.raises(KeyframeWait):
+                video.decode(packet)
+        for index in range(GOP, 12):
+            rgb = video.decode(stream[index])
+            expected = reference.decode(stream[index])
+            assert rgb.shape == frames[index].shape and rgb.dtype == np.uint8
+            assert np.array_equal(rgb, expected), index
+            assert np.abs(rgb.astype(np.int16) - frames[index]).mean() < 6.0, index
+        assert video.opened == 1
+        assert video.decoder_name == {H264: 'gst:avdec_h264', HEVC: 'gst:avdec_h265'}[codec]
+    finally:
+        video.close()
+
+
+def test_a_corrupt_packet_is_rejected_and_the_next_keyframe_starts_a_new_pipeline() -> None:
+    """No picture for a packet: corrupt_video, then waits; the keyframe resumes in a new child."""
+    stream = packets(H264, moving_frames(11))
+    video = decoder()
+    try:
+        video.decode(stream[0])
+        first = video.pid
+        slice_unit = nal_units(stream[1].data)[-1]
+        garbage = b'\x00\x00\x00\x01' + slice_unit[:1] + bytes(range(256)) * 4
+        with pytest.raises(FrameRejected) as rejected:
+            video.decode(VideoPacket(garbage, 'h264'))
+        assert rejected.value.reason == 'corrupt_video'
+        assert not isinstance(rejected.value, KeyframeWait)
+        assert '\n' not in str(rejected.value)
+        with pytest.raises(KeyframeWait):
+            video.decode(stream[2])
+        assert video.decode(stream[GOP]).shape == (96, 160, 3)
+        assert video.pid not in (None, first)
+        assert video.decode(stream[GOP + 1]).shape == (96, 160, 3)
+    finally:
+        video.close()
+
+
+@pytest.mark.parametrize('codec', [H264, HEVC])
+def test_a_new_size_starts_a_new_pipeline(codec: str) -> None:
+    """A keyframe with new sequence parameters: the frames come out at the new size."""
+    video = decoder()
+    try:
+        for packet in packets(codec, moving_frames(3)):
+            assert video.decode(packet).shape == (96, 160, 3)
+        for packet in packets(codec, moving_frames(3, width=128, height=64)):
+            assert video.decode(packet).shape == (64, 128, 3)
+        assert video.opened == 2
+    finally:
+        video.close()
+
+
+def test_the_decoder_killed_mid_stream_is_said_once_and_restarted_at_the_keyframe() -> None:
+    """
+    The child killed: the next packet is rejected (decoder_unavailable, one line naming it).
+
+    The packets up to the next keyframe wait for it, then a new child decodes.
+    """
+    stream = packets(H264, moving_frames(11))
+    video = decoder()
+    try:
+        video.decode(stream[0])
+        video.decode(stream[1])
+        killed = video.pid
+        assert killed is not None
+        os.kill(killed, signal.SIGKILL)
+        with pytest.raises(FrameRejected) as rejected:
+            video.decode(stream[2])
+        assert rejected.value.reason == 'decoder_unavailable'
+        message = str(rejected.value)
+        assert f'pid {killed}' in message and 'was killed' in message and '\n' not in message
+        for packet in stream[3:GOP]:
+            with pytest.raises(KeyframeWait):
+                video.decode(packet)
+        for packet in stream[GOP:]:
+            assert video.decode(packet).shape == (96, 160, 3)
+        assert video.pid != killed and video.opened == 2
+    finally:
+        video.close()
+
+
+def test_decoders_that_cannot_run_are_refused_by_name_with_what_to_use() -> None:
+    """At start, one line each: NVIDIA's FFmpeg decoders, a missing element, a wrong codec."""
+    with pytest.raises(VideoDecoderError, match='gst:nvv4l2decoder') as nvidia_ffmpeg:
+        open_video_decoder('h264_nvv4l2dec')
+    assert "NVIDIA's own FFmpeg" in str(nvidia_ffmpeg.value)
+    with pytest.raises(VideoDecoderError, match='nvidia-l4t-gstreamer') as jetson_only:
+        open_video_decoder('gst:nvv4l2decoder')  # no Jetson here
+    assert 'nvv4l2decoder' in str(jetson_only.value)
+    with pytest.raises(VideoDecoderError, match='GStreamer has no nosuchdec'):
+        open_video_decoder('gst:nosuchdec')
+    with pytest.raises(VideoDecoderError, match='name the element'):
+        open_video_decoder('gst:')
+    h264_only = open_video_decoder('gst:avdec_h264')
+    with pytest.raises(FrameRejected, match='does not decode hevc') as wrong:
+        h264_only.decode(packets(HEVC, moving_frames(1))[0])
+    assert wrong.value.reason == 'decoder_unavailable'
+    for refused in (nvidia_ffmpeg, jetson_only):
+        assert '\n' not in str(refused.value)
