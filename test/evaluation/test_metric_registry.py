@@ -21,8 +21,8 @@ from conftest import REPO
 from triton_perception.evaluation import metric_registry
 from triton_perception.evaluation.accuracy import check_criteria, read_criteria, score_replay
 from triton_perception.evaluation.accuracy_report import accuracy_regressions
+from triton_perception.evaluation.comparison.frame_comparison import frame_comparison
 from triton_perception.evaluation.drives import drives_markdown, overall_accuracy
-from triton_perception.evaluation.frame_comparison import frame_comparison
 from triton_perception.evaluation.markdown_report import report_markdown
 from triton_perception.evaluation.metric import Metric
 from triton_perception.evaluation.replay_outputs import CameraFrames, ReplayOutputs

@@ -17,8 +17,8 @@ from triton_perception.evaluation.accuracy import (check_criteria, read_criteria
                                                    ScoredReplay, worst_frames)
 from triton_perception.evaluation.accuracy_figures import (chart, precision_recall, save_rgb,
                                                            worst_frame_sheet)
+from triton_perception.evaluation.comparison.frame_comparison import frame_comparison
 from triton_perception.evaluation.figures import detection_labels
-from triton_perception.evaluation.frame_comparison import frame_comparison
 from triton_perception.evaluation.markdown_report import write_report
 from triton_perception.evaluation.metric import figure, ScoringOptions
 from triton_perception.evaluation.metric_registry import frame_figures, registered

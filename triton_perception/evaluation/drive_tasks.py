@@ -82,10 +82,22 @@ def _attempts(output: Path) -> int:
         return 0
 
 
-def run_on_ray(drives: dict[str, EvaluationSettings], workers: int, address: str,
-               log: Callable[[str], None]) -> dict[str, DriveOutcome[ReplayReport]]:
-    """Replay each drive's settings as a Ray task and return every drive's outcome."""
-    return run_tasks(replay_drive, drives, workers, address, log)
+def run_each(task: Callable[[Job, int], Result], here: Callable[[Job], Result],
+             drives: dict[str, Job], workers: int, address: str,
+             log: Callable[[str], None]) -> dict[str, DriveOutcome[Result]]:
+    """
+    Run every drive's job and return each outcome: the one place that chooses Ray or not.
+
+    With `workers` above 1 or a Ray `address`, each job is `task(job, ros_domain_id)` as a Ray
+    task (run_tasks); else the jobs run one after another in this process as `here(job)`.
+    """
+    if workers > 1 or address:
+        return run_tasks(task, drives, workers, address, log)
+    outcomes = {}
+    for name, job in drives.items():
+        log(f'drive {name}')
+        outcomes[name] = DriveOutcome(name, here(job), '', 1)
+    return outcomes
 
 
 def run_tasks(task: Callable[[Job, int], Result], drives: dict[str, Job], workers: int,

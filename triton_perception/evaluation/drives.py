@@ -15,15 +15,16 @@ from typing import Any, Callable
 
 from triton_perception.bag import BagError
 from triton_perception.evaluation.accuracy import check_criteria, read_criteria
-from triton_perception.evaluation.drive_tasks import drive_settings, DriveOutcome, run_on_ray
+from triton_perception.evaluation.comparison.fleet_comparison import (fleet_comparison,
+                                                                      fleet_markdown)
+from triton_perception.evaluation.comparison.run_comparison import thresholds_of
+from triton_perception.evaluation.drive_tasks import drive_settings, replay_drive, run_each
 from triton_perception.evaluation.evaluation import evaluate, EvaluationSettings
 from triton_perception.evaluation.figures import detection_labels
-from triton_perception.evaluation.fleet_comparison import fleet_comparison, fleet_markdown
 from triton_perception.evaluation.metric import AccuracySection, figure, ScoredDrive
 from triton_perception.evaluation.metric_registry import registered
 from triton_perception.evaluation.report_schema import (DriveEntry, DrivesReport, ReplayReport,
-                                                        write_report_json)
-from triton_perception.evaluation.run_comparison import thresholds_of
+                                                        write_report_files)
 from triton_perception.scoring import LabelError
 from triton_perception.serving import ServerConfig, TritonServer
 from triton_perception.system import default_model_repository, free_ports
@@ -87,13 +88,8 @@ def _evaluate_all(settings: EvaluationSettings, bags: list[Path], log: Callable[
                   workers: int, ray_address: str) -> DrivesReport:
     drives = {bag.name: drive_settings(settings, bag, drive_labels(settings.labels, bag.name)
                                        if settings.labels else ()) for bag in bags}
-    if workers > 1 or ray_address:
-        outcomes = run_on_ray(drives, workers, ray_address, log)
-    else:
-        outcomes = {}
-        for name, drive in drives.items():
-            log(f'drive {name}')
-            outcomes[name] = DriveOutcome(name, evaluate(drive, log), '', 1)
+    outcomes = run_each(replay_drive, lambda drive: evaluate(drive, log), drives, workers,
+                        ray_address, log)
     reports = {name: outcome.report for name, outcome in outcomes.items()
                if outcome.report is not None}
     report: DrivesReport = {'drives': {}}
@@ -122,9 +118,7 @@ def _evaluate_all(settings: EvaluationSettings, bags: list[Path], log: Callable[
     if compared:
         report['comparison'] = fleet_comparison(compared, thresholds_of(
             dict(settings.change_thresholds)))
-    settings.output.mkdir(parents=True, exist_ok=True)
-    write_report_json(report, settings.output / 'report.json')
-    (settings.output / 'report.md').write_text(drives_markdown(report), encoding='utf-8')
+    write_report_files(settings.output, report, drives_markdown(report))
     return report
 
 
