@@ -10,7 +10,9 @@ once over every drive's frames.
 from __future__ import annotations
 
 from dataclasses import replace
+import os
 from pathlib import Path
+import shutil
 from typing import Any, Callable
 
 from triton_perception.bag import BagError
@@ -18,7 +20,8 @@ from triton_perception.evaluation.accuracy import check_criteria, read_criteria
 from triton_perception.evaluation.comparison.fleet_comparison import (fleet_comparison,
                                                                       fleet_markdown)
 from triton_perception.evaluation.comparison.run_comparison import thresholds_of
-from triton_perception.evaluation.drive_tasks import drive_settings, replay_drive, run_each
+from triton_perception.evaluation.drive_tasks import (ATTEMPTS_FILE, attempts_of, run_each,
+                                                      WORKER_PID_FILE)
 from triton_perception.evaluation.evaluation import evaluate, EvaluationSettings
 from triton_perception.evaluation.figures import detection_labels
 from triton_perception.evaluation.metric import AccuracySection, figure, ScoredDrive
@@ -46,6 +49,37 @@ def drive_bags(directory: Path) -> list[Path] | None:
         raise BagError(f'{directory} is not a bag and holds no bag (no {METADATA} in it or in '
                        'a directory below it)')
     return bags
+
+
+def replay_drive(settings: EvaluationSettings, domain_id: int) -> ReplayReport:
+    """
+    Replay one drive in ROS domain `domain_id` (the body of a Ray task).
+
+    An earlier attempt's outputs are cleared first; the attempt is counted beside them.
+    """
+    output = settings.output
+    attempts = attempts_of(output) + 1
+    if output.exists():
+        shutil.rmtree(output)
+    output.mkdir(parents=True)
+    (output / ATTEMPTS_FILE).write_text(str(attempts), encoding='utf-8')
+    (output / WORKER_PID_FILE).write_text(str(os.getpid()), encoding='utf-8')
+    os.environ['ROS_DOMAIN_ID'] = str(domain_id)
+    return evaluate(settings, log=lambda _line: None)
+
+
+def drive_settings(settings: EvaluationSettings, bag: Path,
+                   labels: tuple[Path, ...]) -> EvaluationSettings:
+    """
+    Return one drive's settings: its bag, OUT/<drive>/, its labels.
+
+    Its --expected is the drive's folder in the earlier evaluation of the drives (PREVIOUS/<drive>/)
+    and its changed frames go to DIR/<drive>/, so each drive's pairing runs in its own task.
+    """
+    export = settings.export_changed
+    return replace(settings, bag=bag, output=settings.output / bag.name, labels=labels,
+                   expected=settings.expected / bag.name if settings.expected else None,
+                   export_changed=(export[0], export[1] / bag.name) if export else None)
 
 
 def drive_labels(label_paths: tuple[Path, ...], drive: str) -> tuple[Path, ...]:
