@@ -17,7 +17,7 @@ import numpy as np
 import onnxruntime
 
 from triton_perception.lanes.lane_geometry import postprocess
-from triton_perception.lanes.lane_runs import postprocess_runs
+from triton_perception.lanes.run_decoding import postprocess_runs
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = ROOT.parent / 'shared' / 'data'

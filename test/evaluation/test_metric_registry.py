@@ -21,11 +21,11 @@ from conftest import REPO
 from triton_perception.evaluation import metric_registry
 from triton_perception.evaluation.accuracy import check_criteria, read_criteria, score_replay
 from triton_perception.evaluation.accuracy_report import accuracy_regressions
+from triton_perception.evaluation.comparison.frame_comparison import frame_comparison
 from triton_perception.evaluation.drives import drives_markdown, overall_accuracy
-from triton_perception.evaluation.frame_comparison import frame_comparison
 from triton_perception.evaluation.markdown_report import report_markdown
 from triton_perception.evaluation.metric import Metric
-from triton_perception.evaluation.replay_outputs import CameraFrames, ReplayOutputs
+from triton_perception.evaluation.replay_outputs import ReplayedFrames, ReplayOutputs
 from triton_perception.scoring import LabelError
 
 STAMPS = [1_700_000_000_000_000_000 + index * 100_000_000 for index in range(4)]
@@ -61,7 +61,7 @@ def lane_labels(path: Path) -> Path:
     return path
 
 
-def replay(found_on: int) -> tuple[CameraFrames, ReplayOutputs]:
+def replay(found_on: int) -> tuple[ReplayedFrames, ReplayOutputs]:
     """Return a replay that found both labelled lanes, as the ego lines, on `found_on` frames."""
     outputs = ReplayOutputs()
     for index, stamp in enumerate(STAMPS):
@@ -69,7 +69,7 @@ def replay(found_on: int) -> tuple[CameraFrames, ReplayOutputs]:
         lanes = [np.array([[x, row] for row in ROWS]) for x in (400.0, 900.0)] if found else []
         outputs.lanes[stamp] = lanes
         outputs.lane_sides[stamp] = [-1, 1] if found else []
-    return CameraFrames(list(enumerate(STAMPS, start=1)), (1280, 720)), outputs
+    return ReplayedFrames(list(enumerate(STAMPS, start=1)), (1280, 720)), outputs
 
 
 def report(scored_accuracy: dict[str, Any], per_frame: dict[str, dict[int, float]]) -> Any:

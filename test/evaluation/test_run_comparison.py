@@ -21,11 +21,11 @@ from triton_perception.bag.bag_format import BagError, new_writer, typestore_for
 from triton_perception.bag.make import make_bag
 from triton_perception.bag.reading import read_images
 from triton_perception.cli import main
+from triton_perception.evaluation.comparison.folder_comparison import compare
+from triton_perception.evaluation.comparison.pair_evaluations import CompareOptions
+from triton_perception.evaluation.comparison.run_comparison import DEFAULT_THRESHOLDS
 from triton_perception.evaluation.figures import detection_labels
-from triton_perception.evaluation.folder_comparison import compare
-from triton_perception.evaluation.pair_evaluations import CompareOptions
 from triton_perception.evaluation.report_schema import write_report_json
-from triton_perception.evaluation.run_comparison import DEFAULT_THRESHOLDS
 
 FRAMES = 40
 SIZE = (320, 180)  # width, height

@@ -88,9 +88,9 @@ def installed_lane_graphs(directory: Path) -> dict[str, Path]:
     """
     from lane_model_fixtures import (constant_model, CURVES_FOR_GRAPHS, laneatt_rows,
                                      segmentation_output, ufld_v1_output)
-    from triton_perception.lanes.lane_models.lane_model_graph import build_input_graph
+    from triton_perception.lanes.lane_model_graph import build_input_graph
     from triton_perception.models.lane_model_install import install_lane_model
-    from triton_perception.lanes.lane_models.spec import Preprocessing
+    from triton_perception.lanes.lane_model import Preprocessing
 
     repository = directory / 'lanes'
     models = {

@@ -23,11 +23,11 @@ from lane_model_fixtures import (constant_model, Curve, laneatt_rows, segmentati
 from triton_perception.bench.references import onnx_model
 from triton_perception.frames.frame_preprocessing import cropped_top_rows
 from triton_perception.graphs.contracts import FRAME_INPUT
+from triton_perception.lanes.decode import decode_lanes
 from triton_perception.lanes.lane_geometry import LaneResult
-from triton_perception.lanes.lane_models.decode import decode_lanes, DecodeSettings
-from triton_perception.lanes.lane_models.layouts import LaneLayoutError
-from triton_perception.lanes.lane_models.spec import (installed_lane_models, lane_model_for,
-                                                      LaneConfigError)
+from triton_perception.lanes.lane_model import DecodeSettings, LaneConfigError
+from triton_perception.lanes.lane_records import installed_lane_models, lane_model_for
+from triton_perception.lanes.layouts import LaneLayoutError
 from triton_perception.models.lane_model_install import (install_lane_model,
                                                          install_served_lane_model)
 
@@ -67,7 +67,7 @@ def served_in_process(repository: Path, name: str, frame: np.ndarray) -> dict[st
     """NAME_model on the frame, as the CPU profile's one step runs it."""
     model = lane_model_for(repository, name)
     outputs = onnx_model(repository, f'{name}_model')({FRAME_INPUT: frame})
-    if model.layout == 'segmentation':
+    if model.uint8_outputs:
         return dict(zip(model.outputs, (outputs['lane_probability'],
                                         *([outputs['drivable_margin']] if len(
                                             model.outputs) > 1 else []))))
@@ -169,7 +169,7 @@ def test_row_anchor_and_segmentation_models_decode_to_their_lanes(
     expected = {'ufld': (1, 'imagenet', 0.0, ('loc',)),
                 'ufld2': (2, 'imagenet', 0.4, ('loc_row', 'loc_col', 'exist_row', 'exist_col')),
                 'seg': (None, 'unit', 0.25, ('LANE_PROBABILITY',))}[name]
-    assert (model.decode.get('version'), model.preprocessing.normalize,
+    assert (getattr(model.decode, 'version', None), model.preprocessing.normalize,
             model.preprocessing.top_crop, model.outputs) == expected
     check(decode_lanes(model, served_in_process(repository, name, frame()), FRAME,
                        DecodeSettings()))

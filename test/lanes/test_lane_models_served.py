@@ -25,8 +25,9 @@ from test_ensembles import infer
 from test_lane_models import (check_lanes, CURVES, FRAME, frame, layout_case, NO_LOG,
                               ROW_ANCHOR_AND_SEGMENTATION, SIDES)
 from triton_perception.frames.frame_range import frame_range_of, FrameRange
-from triton_perception.lanes.lane_models.decode import decode_lanes, DecodeSettings
-from triton_perception.lanes.lane_models.spec import lane_model_for
+from triton_perception.lanes.decode import decode_lanes
+from triton_perception.lanes.lane_model import DecodeSettings
+from triton_perception.lanes.lane_records import lane_model_for
 from triton_perception.models.lane_model_install import (install_lane_model,
                                                          install_served_lane_model)
 from triton_perception.outputs.result_messages import image_message, lanes_from_cloud

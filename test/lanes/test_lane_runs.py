@@ -3,7 +3,7 @@ The lane graph's runs decode to the lanes the full maps gave (issue 48: no per-p
 
 Both decodings run on one served-graph run per frame (the shipped weights, onnxruntime, as the
 CPU profile's step): lane_geometry.postprocess on the two uint8 maps, as lane_node did, and
-lane_runs.postprocess_runs on the runs and the graph's frame-size drivable area, as it does now.
+run_decoding.postprocess_runs on the runs and the graph's frame-size drivable area, as it does now.
 On the road frames and every frame of the highway clip: lane points within 2 px at the frame's
 size, the same sides, drivable areas agreeing on at least 99.5 % of pixels.
 """
@@ -23,7 +23,7 @@ from triton_perception.graphs.graph_editing import GraphBuilder, save_graph
 from triton_perception.graphs.lane_runs import add_lane_runs
 from triton_perception.graphs.onnx_target import make_model
 from triton_perception.lanes import lane_geometry as geometry
-from triton_perception.lanes.lane_runs import dropped_runs, postprocess_runs, run_pieces
+from triton_perception.lanes.run_decoding import dropped_runs, postprocess_runs, run_pieces
 
 NUM_POINTS = 20
 POINT_TOLERANCE_PX = 2.0

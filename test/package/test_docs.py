@@ -6,7 +6,6 @@ short and links every page, and relative links lead to files that exist.
 """
 from __future__ import annotations
 
-from dataclasses import replace
 from pathlib import Path
 import re
 from xml.etree import ElementTree
@@ -17,7 +16,6 @@ from test_rosdep_numpy import pip_keys
 from conftest import REPO
 from test_package_manifest import pip_packages
 from triton_perception.apps import docs_tables
-from triton_perception.parameters import DETECTION
 from triton_perception.serving import stale_batched_ensembles
 
 README = REPO / 'README.md'
@@ -31,21 +29,6 @@ def test_generated_tables_match_the_code(page: str) -> None:
     text = (DOCS / page).read_text(encoding='utf-8')
     assert docs_tables.render(text, docs_tables.generated_tables()[page]) == text, \
         f'docs/{page} differs from the code: run `triton-perception docs`'
-
-
-def test_a_changed_default_makes_the_page_stale(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Positive control: the check above sees a default that differs from the page's."""
-    changed = tuple(replace(spec, default=0.3) if spec.name == 'score_threshold' else spec
-                    for spec in DETECTION)
-    monkeypatch.setattr(docs_tables, 'DETECTION', changed)
-    page = (DOCS / 'parameters.md').read_text(encoding='utf-8')
-    assert docs_tables.render(page, docs_tables.generated_tables()['parameters.md']) != page
-
-
-def test_a_page_without_its_markers_is_refused() -> None:
-    """A page that lost its table markers is an error, not a page silently left alone."""
-    with pytest.raises(ValueError, match='markers missing for launch_arguments'):
-        docs_tables.render('# Launch\n', docs_tables.generated_tables()['launch.md'])
 
 
 def test_the_readme_is_short_and_links_every_reference_page() -> None:
@@ -110,18 +93,6 @@ def test_the_install_without_rosdep_names_every_exec_dependency() -> None:
             missing.append(key)
     assert missing == []
     assert '-c ~/ros2_ws/src/triton_perception/rosdep/constraints.txt' in pip_line
-
-
-def test_params_yaml_is_written_from_the_parameter_tables(
-        monkeypatch: pytest.MonkeyPatch) -> None:
-    """config/params.yaml, comments included, is what `triton-perception docs` writes."""
-    params = REPO / 'config' / 'params.yaml'
-    assert params.read_text(encoding='utf-8') == docs_tables.params_yaml()
-    assert params not in docs_tables.stale_pages()
-    changed = tuple(replace(spec, description='a description changed in the table')
-                    if spec.name == 'transport' else spec for spec in DETECTION)
-    monkeypatch.setattr(docs_tables, 'DETECTION', changed)
-    assert params in docs_tables.stale_pages()
 
 
 def test_the_batched_ensembles_are_written_from_perception(tmp_path: Path) -> None:

@@ -31,7 +31,7 @@ def layers() -> dict[str, int]:
 
 
 def unit_of(module: str) -> str:
-    """`triton_perception.lanes.lane_models.decode` -> `lanes`; the package itself -> `__init__`."""
+    """`triton_perception.lanes.decode` -> `lanes`; the package itself -> `__init__`."""
     parts = module.split('.')
     return parts[1] if len(parts) > 1 else '__init__'
 

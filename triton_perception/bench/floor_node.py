@@ -1,7 +1,7 @@
 """
 The glue bench's floor: a bare rclpy node doing only what detections through Triton need.
 
-Issue 31 measures the package's nodes against this node: take the Image, write it into Triton
+The package's nodes are measured against this node: take the Image, write it into Triton
 system shared memory, one synchronous infer of the detection ensemble, publish a
 Detection2DArray. The frame is converted from bgr8 to RGB while it is written into the region
 (one pass, the minimum a node serving an RGB model must do). There is no worker thread, frame
@@ -11,7 +11,7 @@ per camera, started by the bench like every node (`NodeProcess`), and imports no
 package's node machinery but the frame reader (nodes.frame_reading, a few dataclasses), so its
 memory is that of rclpy, numpy, OpenCV and the gRPC client.
 
-With `serialized_take` (a second reference, issue 41) it takes the Image serialized and reads
+With `serialized_take` (a second reference) it takes the Image serialized and reads
 it with that reader, as the package's nodes do.
 """
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """
 `bench --glue`: what the nodes themselves cost per frame, set against a bare floor node.
 
-Issue 31 asks what the package's nodes cost beyond the bare minimum. So the served graphs are
+What the package's nodes cost beyond the bare minimum is measured here. So the served graphs are
 swapped for constant graphs in the same contracts (constant_graphs), leaving Triton about its
 transport, and each layout serves bgr8 frames (960x540 unless asked) at 30 Hz per camera
 through the package's Fast DDS profile: the bench's floor node (floor_node; with one camera

@@ -1,16 +1,16 @@
 """
-The glue bench's table and the issue's targets, from the cases' figures.
+The glue bench's table and the package's targets for its nodes' cost, from the cases' figures.
 
 Targets, checked on the measured figures only (a line only for the cases that ran):
-- detections + lanes on one camera (issue 41; issue 31 asked 1.5x): CPU per frame at most
+- detections + lanes on one camera: CPU per frame at most
   1.2 x the floor's (detections only), judged against the floor taking the Image; the ratio to
   the floor taking frames serialized is reported beside it;
-- four cameras with both models and the overlay ready, in one perception_process (issue 31):
+- four cameras with both models and the overlay ready, in one perception_process:
   the RSS of all perception processes together at most 500 MB (10^6 bytes; the figures are in
   MiB);
-- four cameras with both models at 30 Hz, each layout (issue 41): at least 99 % of the results
+- four cameras with both models at 30 Hz, each layout: at least 99 % of the results
   served, no frame lost, every frame accounted for, and the layout's RSS at most 1 GB; the
-  issue asks it of 1280x720 frames, so it is met only with frames of at least as many pixels.
+  target holds for 1280x720 frames, so it is met only with frames of at least as many pixels.
 """
 from __future__ import annotations
 
@@ -22,9 +22,9 @@ from triton_perception.serving import ENSEMBLES
 
 CPU_RATIO_TARGET = 1.5          # against the floor that takes frames serialized
 CPU_RATIO_GOAL = 1.2
-RSS_TARGET_MB = 500.0           # one perception_process, four cameras (issue 31)
-SERVED_TARGET = 0.99            # four cameras at 30 Hz (issue 41)
-LAYOUT_RSS_TARGET_MB = 1000.0   # the layout that serves them (issue 41)
+RSS_TARGET_MB = 500.0           # one perception_process, four cameras
+SERVED_TARGET = 0.99            # four cameras at 30 Hz
+LAYOUT_RSS_TARGET_MB = 1000.0   # the layout that serves them
 SERVED_TARGET_PIXELS = 1280 * 720
 MIB_PER_MB = 1e6 / 2 ** 20
 LAYOUT_NAMES = {'floor': 'floor (one bare node per camera)',
@@ -58,7 +58,7 @@ def megabytes(figures: GlueCaseFigures) -> float:
 
 
 def served_target(figures: GlueCaseFigures) -> ServedTarget:
-    """Return issue 41's four-camera target for one layout: served, lost, accounted, RSS."""
+    """Return the four-camera target for one layout: served, lost, accounted, RSS."""
     width, _, height = str(figures.get('frame', '960x540')).partition('x')
     large_enough = int(width) * int(height) >= SERVED_TARGET_PIXELS
     return {'frame': figures.get('frame'), 'served': figures['served_share'],

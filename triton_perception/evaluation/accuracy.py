@@ -17,7 +17,7 @@ import yaml
 from triton_perception.evaluation.lane_metric import LANES_SCORED
 from triton_perception.evaluation.metric import AccuracySection, ReplayToScore, ScoringOptions
 from triton_perception.evaluation.metric_registry import frame_figures, registered
-from triton_perception.evaluation.replay_outputs import CameraFrames, ReplayOutputs
+from triton_perception.evaluation.replay_outputs import ReplayedFrames, ReplayOutputs
 from triton_perception.evaluation.report_schema import Criteria, CriteriaResult
 from triton_perception.scoring import LabelError, Labels, read_labels, resolve_frames
 
@@ -33,7 +33,7 @@ class ScoredReplay:
     labels: dict[str, Labels]  # by label set type: DetectionLabels, TrackLabels, LaneLabels
 
 
-def score_replay(camera: CameraFrames, outputs: ReplayOutputs, label_paths: list[Path],
+def score_replay(camera: ReplayedFrames, outputs: ReplayOutputs, label_paths: list[Path],
                  class_names: list[str],
                  options: ScoringOptions = ScoringOptions()) -> ScoredReplay:
     """

@@ -17,13 +17,13 @@ from triton_perception.evaluation.accuracy import (check_criteria, read_criteria
                                                    ScoredReplay, worst_frames)
 from triton_perception.evaluation.accuracy_figures import (chart, precision_recall, save_rgb,
                                                            worst_frame_sheet)
+from triton_perception.evaluation.comparison.frame_comparison import frame_comparison
 from triton_perception.evaluation.figures import detection_labels
-from triton_perception.evaluation.frame_comparison import frame_comparison
 from triton_perception.evaluation.markdown_report import write_report
 from triton_perception.evaluation.metric import figure, ScoringOptions
 from triton_perception.evaluation.metric_registry import frame_figures, registered
-from triton_perception.evaluation.replay_outputs import (camera_frames, CameraFrames, read_outputs,
-                                                         ReplayOutputs)
+from triton_perception.evaluation.replay_outputs import (read_outputs, replayed_frames,
+                                                         ReplayedFrames, ReplayOutputs)
 from triton_perception.evaluation.report_schema import read_report, ReplayReport
 from triton_perception.scoring import DetectionLabels, LabelError, LaneLabels
 
@@ -62,7 +62,7 @@ def add_accuracy(report: ReplayReport, scoring: Scoring, log: Callable[[str], No
     criteria = read_criteria(scoring.criteria) if scoring.criteria else None
     log(f'scoring against {", ".join(str(path) for path in scoring.labels)}')
     class_names = detection_labels(scoring.params_file)
-    camera = camera_frames(Path(report['input']['bag']), report['input']['topic'])
+    camera = replayed_frames(Path(report['input']['bag']), report['input']['topic'])
     outputs = read_outputs(Path(report['outputs_bag']), class_names)
     scored = score_replay(camera, outputs, list(scoring.labels), class_names, scoring.options())
     report['accuracy'] = scored.accuracy
@@ -77,7 +77,7 @@ def add_accuracy(report: ReplayReport, scoring: Scoring, log: Callable[[str], No
 
 
 def draw_figures(directory: Path, report: ReplayReport, scored: ScoredReplay,
-                 outputs: ReplayOutputs, camera: CameraFrames,
+                 outputs: ReplayOutputs, camera: ReplayedFrames,
                  class_names: list[str]) -> list[str]:
     """Draw the figures of a scored replay into `directory`; return their file names."""
     directory.mkdir(parents=True, exist_ok=True)

@@ -1,32 +1,32 @@
 """
-Drives replayed in parallel as Ray tasks: `bag evaluate DRIVES/ --workers N [--ray-address A]`.
+Drives' jobs run one after another or in parallel as Ray tasks (`--workers N [--ray-address A]`).
+
+`run_each` is the one place that chooses: a drive's replay (drives.replay_drive) and a drive's
+pairing (comparison/folder_comparison.compare_drive) both run through it.
 
 Ray is the engine: each drive is one task (one CPU), Ray places and runs them and retries a task
 whose worker process died (`max_retries`); nothing here queues, schedules or retries by itself.
 Without an address a local Ray instance with N CPUs is started on this machine, so N drives
 replay at once; with one (or RAY_ADDRESS) the tasks run on that cluster, one CPU each.
 
-Each task replays its drive as `bag evaluate` replays one bag, in a ROS domain of its own
-(ROS_DOMAIN_ID, inherited by the nodes it starts), so drives on one machine never hear each
-other, against the shared Triton URL when there is one. Its outputs land under OUT/<drive>/,
+Each task runs its drive's job (a replay as `bag evaluate` replays one bag) in a ROS domain of
+its own (ROS_DOMAIN_ID, inherited by the nodes it starts), so drives on one machine never hear
+each other, against the shared Triton URL when there is one. Its outputs land under OUT/<drive>/,
 which must be a directory every worker writes to (a shared file system on a cluster). Each
 attempt is counted in OUT/<drive>/attempts, so the report says which drives Ray retried.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 import multiprocessing
 import multiprocessing.queues
 import os
 from pathlib import Path
 import queue
-import shutil
 import time
 from typing import Any, Callable, Generic, Protocol, TypeVar
 
 from triton_perception.bag import BagError
-from triton_perception.evaluation.evaluation import evaluate, EvaluationSettings
-from triton_perception.evaluation.report_schema import ReplayReport
 
 ATTEMPTS_FILE = 'attempts'
 WORKER_PID_FILE = 'worker.pid'
@@ -58,34 +58,30 @@ class DriveOutcome(Generic[Result]):
     attempts: int
 
 
-def replay_drive(settings: EvaluationSettings, domain_id: int) -> ReplayReport:
-    """
-    Replay one drive in ROS domain `domain_id` (the body of a Ray task).
-
-    An earlier attempt's outputs are cleared first; the attempt is counted beside them.
-    """
-    output = settings.output
-    attempts = _attempts(output) + 1
-    if output.exists():
-        shutil.rmtree(output)
-    output.mkdir(parents=True)
-    (output / ATTEMPTS_FILE).write_text(str(attempts), encoding='utf-8')
-    (output / WORKER_PID_FILE).write_text(str(os.getpid()), encoding='utf-8')
-    os.environ['ROS_DOMAIN_ID'] = str(domain_id)
-    return evaluate(settings, log=lambda _line: None)
-
-
-def _attempts(output: Path) -> int:
+def attempts_of(output: Path) -> int:
+    """Return the attempts counted in a drive's output folder (0 before the first)."""
     try:
         return int((output / ATTEMPTS_FILE).read_text(encoding='utf-8'))
     except (OSError, ValueError):
         return 0
 
 
-def run_on_ray(drives: dict[str, EvaluationSettings], workers: int, address: str,
-               log: Callable[[str], None]) -> dict[str, DriveOutcome[ReplayReport]]:
-    """Replay each drive's settings as a Ray task and return every drive's outcome."""
-    return run_tasks(replay_drive, drives, workers, address, log)
+def run_each(task: Callable[[Job, int], Result], here: Callable[[Job], Result],
+             drives: dict[str, Job], workers: int, address: str,
+             log: Callable[[str], None]) -> dict[str, DriveOutcome[Result]]:
+    """
+    Run every drive's job and return each outcome: the one place that chooses Ray or not.
+
+    With `workers` above 1 or a Ray `address`, each job is `task(job, ros_domain_id)` as a Ray
+    task (run_tasks); else the jobs run one after another in this process as `here(job)`.
+    """
+    if workers > 1 or address:
+        return run_tasks(task, drives, workers, address, log)
+    outcomes = {}
+    for name, job in drives.items():
+        log(f'drive {name}')
+        outcomes[name] = DriveOutcome(name, here(job), '', 1)
+    return outcomes
 
 
 def run_tasks(task: Callable[[Job, int], Result], drives: dict[str, Job], workers: int,
@@ -182,7 +178,7 @@ def _run_drives(task: Callable[[Job, int], Result], drives: dict[str, Job], work
                     f'{", ".join(sorted(pending.values()))}')
                 continue
             name = pending.pop(done[0])
-            attempts = _attempts(drives[name].output)
+            attempts = attempts_of(drives[name].output)
             try:
                 report = ray.get(done[0])
                 outcomes[name] = DriveOutcome(name, report, '', attempts)
@@ -208,17 +204,3 @@ def frames_of(result: Any) -> int:
     """Return the frames a task's result covers: a replay's input frames, a comparison's."""
     frames = result.get('input', result).get('frames', 0) if isinstance(result, dict) else 0
     return frames if isinstance(frames, int) else 0
-
-
-def drive_settings(settings: EvaluationSettings, bag: Path,
-                   labels: tuple[Path, ...]) -> EvaluationSettings:
-    """
-    Return one drive's settings: its bag, OUT/<drive>/, its labels.
-
-    Its --expected is the drive's folder in the earlier evaluation of the drives (PREVIOUS/<drive>/)
-    and its changed frames go to DIR/<drive>/, so each drive's pairing runs in its own task.
-    """
-    export = settings.export_changed
-    return replace(settings, bag=bag, output=settings.output / bag.name, labels=labels,
-                   expected=settings.expected / bag.name if settings.expected else None,
-                   export_changed=(export[0], export[1] / bag.name) if export else None)

@@ -10,20 +10,24 @@ once over every drive's frames.
 from __future__ import annotations
 
 from dataclasses import replace
+import os
 from pathlib import Path
+import shutil
 from typing import Any, Callable
 
 from triton_perception.bag import BagError
 from triton_perception.evaluation.accuracy import check_criteria, read_criteria
-from triton_perception.evaluation.drive_tasks import drive_settings, DriveOutcome, run_on_ray
+from triton_perception.evaluation.comparison.fleet_comparison import (fleet_comparison,
+                                                                      fleet_markdown)
+from triton_perception.evaluation.comparison.run_comparison import thresholds_of
+from triton_perception.evaluation.drive_tasks import (ATTEMPTS_FILE, attempts_of, run_each,
+                                                      WORKER_PID_FILE)
 from triton_perception.evaluation.evaluation import evaluate, EvaluationSettings
 from triton_perception.evaluation.figures import detection_labels
-from triton_perception.evaluation.fleet_comparison import fleet_comparison, fleet_markdown
 from triton_perception.evaluation.metric import AccuracySection, figure, ScoredDrive
 from triton_perception.evaluation.metric_registry import registered
 from triton_perception.evaluation.report_schema import (DriveEntry, DrivesReport, ReplayReport,
-                                                        write_report_json)
-from triton_perception.evaluation.run_comparison import thresholds_of
+                                                        write_report_files)
 from triton_perception.scoring import LabelError
 from triton_perception.serving import ServerConfig, TritonServer
 from triton_perception.system import default_model_repository, free_ports
@@ -45,6 +49,37 @@ def drive_bags(directory: Path) -> list[Path] | None:
         raise BagError(f'{directory} is not a bag and holds no bag (no {METADATA} in it or in '
                        'a directory below it)')
     return bags
+
+
+def replay_drive(settings: EvaluationSettings, domain_id: int) -> ReplayReport:
+    """
+    Replay one drive in ROS domain `domain_id` (the body of a Ray task).
+
+    An earlier attempt's outputs are cleared first; the attempt is counted beside them.
+    """
+    output = settings.output
+    attempts = attempts_of(output) + 1
+    if output.exists():
+        shutil.rmtree(output)
+    output.mkdir(parents=True)
+    (output / ATTEMPTS_FILE).write_text(str(attempts), encoding='utf-8')
+    (output / WORKER_PID_FILE).write_text(str(os.getpid()), encoding='utf-8')
+    os.environ['ROS_DOMAIN_ID'] = str(domain_id)
+    return evaluate(settings, log=lambda _line: None)
+
+
+def drive_settings(settings: EvaluationSettings, bag: Path,
+                   labels: tuple[Path, ...]) -> EvaluationSettings:
+    """
+    Return one drive's settings: its bag, OUT/<drive>/, its labels.
+
+    Its --expected is the drive's folder in the earlier evaluation of the drives (PREVIOUS/<drive>/)
+    and its changed frames go to DIR/<drive>/, so each drive's pairing runs in its own task.
+    """
+    export = settings.export_changed
+    return replace(settings, bag=bag, output=settings.output / bag.name, labels=labels,
+                   expected=settings.expected / bag.name if settings.expected else None,
+                   export_changed=(export[0], export[1] / bag.name) if export else None)
 
 
 def drive_labels(label_paths: tuple[Path, ...], drive: str) -> tuple[Path, ...]:
@@ -87,13 +122,8 @@ def _evaluate_all(settings: EvaluationSettings, bags: list[Path], log: Callable[
                   workers: int, ray_address: str) -> DrivesReport:
     drives = {bag.name: drive_settings(settings, bag, drive_labels(settings.labels, bag.name)
                                        if settings.labels else ()) for bag in bags}
-    if workers > 1 or ray_address:
-        outcomes = run_on_ray(drives, workers, ray_address, log)
-    else:
-        outcomes = {}
-        for name, drive in drives.items():
-            log(f'drive {name}')
-            outcomes[name] = DriveOutcome(name, evaluate(drive, log), '', 1)
+    outcomes = run_each(replay_drive, lambda drive: evaluate(drive, log), drives, workers,
+                        ray_address, log)
     reports = {name: outcome.report for name, outcome in outcomes.items()
                if outcome.report is not None}
     report: DrivesReport = {'drives': {}}
@@ -122,9 +152,7 @@ def _evaluate_all(settings: EvaluationSettings, bags: list[Path], log: Callable[
     if compared:
         report['comparison'] = fleet_comparison(compared, thresholds_of(
             dict(settings.change_thresholds)))
-    settings.output.mkdir(parents=True, exist_ok=True)
-    write_report_json(report, settings.output / 'report.json')
-    (settings.output / 'report.md').write_text(drives_markdown(report), encoding='utf-8')
+    write_report_files(settings.output, report, drives_markdown(report))
     return report
 
 

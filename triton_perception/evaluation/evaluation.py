@@ -30,13 +30,14 @@ from triton_perception.bag import (BagError, BagRecorder, CAMERA_TYPES, DEFAULT_
 from triton_perception.evaluation.accuracy_report import (accuracy_regressions, ACCURACY_TOLERANCE,
                                                           add_accuracy, Scoring)
 from triton_perception.evaluation.camera_health_summary import CameraHealthFigures, CameraHealthLog
+from triton_perception.evaluation.comparison.frame_comparison import frame_comparison
+from triton_perception.evaluation.comparison.pair_evaluations import (compare_evaluation,
+                                                                      CompareOptions)
+from triton_perception.evaluation.comparison.run_comparison import report_file
 from triton_perception.evaluation.figures import (analyse_outputs, detection_labels, node_figures,
                                                   NODES, regressions)
-from triton_perception.evaluation.frame_comparison import frame_comparison
 from triton_perception.evaluation.markdown_report import write_report
-from triton_perception.evaluation.pair_evaluations import compare_evaluation, CompareOptions
 from triton_perception.evaluation.report_schema import read_report, ReplayReport, ServedModels
-from triton_perception.evaluation.run_comparison import report_file
 from triton_perception.frames import (camera_info_sibling, CAMERA_STATUS_PREFIX, NodeStatus,
                                       status_name)
 from triton_perception.pipeline import pipeline_plan, PipelinePlan, PipelineRunner
@@ -94,7 +95,7 @@ class EvaluationSettings:
     lanes_scored: str = 'all'          # or 'ego': the ego lane's two lines only
     lane_rows_from_labels: bool = False
     sparse_tracks: bool = False
-    # With `expected`: the runs paired frame by frame (evaluation/run_comparison.py).
+    # With `expected`: the runs paired frame by frame (evaluation/comparison/run_comparison.py).
     change_thresholds: tuple[tuple[str, float], ...] = ()  # (figure, threshold) over defaults
     export_changed: tuple[int, Path] | None = None         # the N most changed frames -> DIR
 

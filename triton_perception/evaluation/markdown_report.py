@@ -1,9 +1,10 @@
 """
-report.md: the one writer of an evaluation's human-readable report, beside report.json's.
+report.md of one replay: an evaluation's human-readable report, beside report.json.
 
 Failing criteria first, then accuracy (through the metric registry), then the replay's own
 figures: node accounting and latency, detections, lanes, the ground, tracking, camera health
-and the comparison with an earlier run. report.json's shape is report_schema.py's.
+and the comparison with an earlier run. report.json's shape is report_schema.py's, which also
+writes every report.md (a replay's, several drives', a comparison's) beside its JSON.
 """
 from __future__ import annotations
 
@@ -11,18 +12,16 @@ from pathlib import Path
 
 from triton_perception.evaluation.accuracy import WORST_FRAMES
 from triton_perception.evaluation.camera_health_summary import health_markdown
-from triton_perception.evaluation.comparison_report import runs_markdown
+from triton_perception.evaluation.comparison.comparison_report import runs_markdown
+from triton_perception.evaluation.comparison.frame_comparison import comparison_markdown
 from triton_perception.evaluation.figures import replay_speed
-from triton_perception.evaluation.frame_comparison import comparison_markdown
 from triton_perception.evaluation.metric_registry import registered
-from triton_perception.evaluation.report_schema import ReplayReport, write_report_json
+from triton_perception.evaluation.report_schema import ReplayReport, write_report_files
 
 
 def write_report(report: ReplayReport, output: Path) -> None:
     """Write report.json and report.md into `output`."""
-    output.mkdir(parents=True, exist_ok=True)
-    write_report_json(report, output / 'report.json')
-    (output / 'report.md').write_text(report_markdown(report), encoding='utf-8')
+    write_report_files(output, report, report_markdown(report))
 
 
 def report_markdown(report: ReplayReport) -> str:

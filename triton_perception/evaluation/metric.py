@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Mapping
 
-from triton_perception.evaluation.replay_outputs import CameraFrames, ReplayOutputs
+from triton_perception.evaluation.replay_outputs import ReplayedFrames, ReplayOutputs
 
 # One accuracy section of report.json, as it reads back from JSON: figure name -> value.
 AccuracySection = Mapping[str, object]
@@ -40,7 +40,7 @@ class ScoringOptions:
 class ReplayToScore:
     """A replay's outputs, the replayed camera's frames, the class names and the options."""
 
-    camera: CameraFrames
+    camera: ReplayedFrames
     outputs: ReplayOutputs
     class_names: list[str]
     options: ScoringOptions = ScoringOptions()

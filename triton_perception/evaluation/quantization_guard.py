@@ -19,8 +19,7 @@ from typing import Any, Callable, Sequence
 
 from triton_perception.bag import BagError
 from triton_perception.evaluation.evaluation import camera_topic, evaluate, EvaluationSettings
-from triton_perception.evaluation.folder_comparison import compare
-from triton_perception.evaluation.pair_evaluations import CompareOptions
+from triton_perception.evaluation.comparison import compare, CompareOptions
 from triton_perception.models import Candidate, candidate_repository
 
 COMPARISON_DIRECTORY = 'comparison'

@@ -36,14 +36,14 @@ class ReplayOutputs:
 
 
 @dataclass(frozen=True)
-class CameraFrames:
+class ReplayedFrames:
     """The replayed image topic: (1-based index, header stamp) per frame and the frame size."""
 
     frames: list[tuple[int, int]]
     size: tuple[int, int]
 
 
-def camera_frames(bag: Path, topic: str) -> CameraFrames:
+def replayed_frames(bag: Path, topic: str) -> ReplayedFrames:
     """
     Return the frames of `topic` in `bag` as MOTChallenge counts them, and their size.
 
@@ -71,7 +71,7 @@ def camera_frames(bag: Path, topic: str) -> CameraFrames:
             frames.append((index, stamp.sec * 1_000_000_000 + stamp.nanosec))
             if index == 1 and connection.msgtype == IMAGE_TYPE:
                 size = (int(message.width), int(message.height))
-    return CameraFrames(frames, size)
+    return ReplayedFrames(frames, size)
 
 
 def read_outputs(outputs_bag: Path, class_names: list[str]) -> ReplayOutputs:

@@ -19,6 +19,8 @@ from triton_perception.evaluation.metric import AccuracySection
 from triton_perception.frames import NodeCounts
 
 SCHEMA_VERSION = 1
+REPORT_JSON = 'report.json'
+REPORT_MARKDOWN = 'report.md'  # every report.md is written by write_report_files
 
 
 class Criteria(TypedDict):
@@ -38,7 +40,7 @@ class CriteriaResult(TypedDict):
 
 class FrameInterval(TypedDict):
     """
-    One per-frame figure of two replays compared frame by frame (evaluation/frame_comparison.py).
+    One per-frame figure of two replays compared frame by frame (comparison/frame_comparison.py).
 
     `changed_most` holds [stamp, old, new] of the frames that changed most.
     """
@@ -231,6 +233,18 @@ def write_report_json(report: ReplayReport | DrivesReport, path: Path) -> None:
     versioned = {'schema_version': SCHEMA_VERSION,
                  **{key: value for key, value in report.items() if key != 'schema_version'}}
     path.write_text(json.dumps(versioned, indent=2), encoding='utf-8')
+
+
+def write_report_files(output: Path, report: ReplayReport | DrivesReport, markdown: str,
+                       json_name: str = REPORT_JSON) -> None:
+    """
+    Write `report` as JSON (report.json unless named) and `markdown` as report.md into `output`.
+
+    The one writer of report.md: a replay's, several drives' and a comparison's.
+    """
+    output.mkdir(parents=True, exist_ok=True)
+    write_report_json(report, output / json_name)
+    (output / REPORT_MARKDOWN).write_text(markdown, encoding='utf-8')
 
 
 def read_report(path: Path) -> ReplayReport:

@@ -4,7 +4,7 @@ The frame preprocessing of the served graphs, in numpy and OpenCV: the reference
 The served graphs letterbox or resize the frame themselves (graphs/frame_input.py), so nothing
 here runs in the request path. This is what those graphs are tested against (YOLOv5's own
 letterbox rules, cv2.INTER_LINEAR), and the geometry the clients use to map model-input pixels
-back to the frame (lane_models.decode).
+back to the frame (lanes/decode.py).
 
 The letterbox vector is ``[scale_x, scale_y, pad_left, pad_top, image_width, image_height]``:
 model-input coordinates map back to the original image as ``x = (x_in - pad_left) / scale_x``

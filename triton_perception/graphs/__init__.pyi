@@ -26,6 +26,7 @@ from triton_perception.graphs.health_graph import (
 )
 from triton_perception.graphs.lane_graph import (
     add_compact_maps as add_compact_maps,
+    add_float_outputs as add_float_outputs,
     add_run_outputs as add_run_outputs,
 )
 from triton_perception.graphs.onnx_target import (

@@ -21,6 +21,7 @@ Graph outputs, at model resolution:
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Mapping, Sequence
 
 import numpy as np
 import onnx
@@ -77,6 +78,20 @@ def add_compact_maps(graph: GraphBuilder, lane_margin: str, drivable_margin: str
                                    is not None else None, frame, height, width)
     graph.set_outputs(outputs)
     return [name for name, _, _ in outputs]
+
+
+def add_float_outputs(graph: GraphBuilder, outputs: Sequence[str],
+                      shapes: Mapping[str, list[int]]) -> None:
+    """Make the network's `outputs` the graph's, cast to FP32 (onnx-tensorrt casts none itself)."""
+    produced = []
+    for name in outputs:
+        internal = f'{name}/network'
+        for node in list(graph.model.graph.node):  # the network now writes and reads `internal`
+            node.output[:] = [internal if out == name else out for out in node.output]
+            node.input[:] = [internal if used == name else used for used in node.input]
+        graph.node('Cast', [internal], [name], to=TensorProto.FLOAT)
+        produced.append((name, TensorProto.FLOAT, shapes[name]))
+    graph.set_outputs(produced)
 
 
 def add_run_outputs(graph: GraphBuilder, lane_levels: str, drivable_levels: str | None,

@@ -1,7 +1,7 @@
 """
 The lane mask's runs and the frame-size drivable area, computed in the served lane graph.
 
-So that lane_node does no per-pixel work (issue 48): on the Orin the node's Python runs on slow
+So that lane_node does no per-pixel work: on the Orin the node's Python runs on slow
 cores while the GPU waits, and a connected-components pass over a 360 x 640 mask plus a resize
 of the drivable margin to the frame cost it about 2 ms a frame. The graph instead returns
 tensors whose size does not grow with what the mask holds:

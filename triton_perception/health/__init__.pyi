@@ -1,5 +1,5 @@
 """The public face of health/: read by type checkers and by faces.lazy_face."""
-from triton_perception.health.camera_health import (
+from triton_perception.health.camera_checks import (
     CameraHealth as CameraHealth,
     CONDITIONS as CONDITIONS,
     HealthReport as HealthReport,

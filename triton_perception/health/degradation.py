@@ -19,7 +19,7 @@ import cv2
 import numpy as np
 from numpy.typing import NDArray
 
-from triton_perception.health.camera_health import CameraHealth
+from triton_perception.health.camera_checks import CameraHealth
 from triton_perception.health.hold import OK
 from triton_perception.health.image_figures import frame_figures, FrameFigures
 from triton_perception.parameters import HealthSettings

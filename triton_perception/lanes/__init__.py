@@ -1,9 +1,15 @@
 """
 Lanes from a lane model's outputs: polylines, ego sides and the drivable area.
 
-Owns: the shipped model's decoding (lane_geometry), ego-relative sides (lane_sides) and other
-lane models' layouts, specs and decoding (lane_models/).
-Public names: lane_geometry.postprocess and LaneResult, lane_models.decode.decode_lanes.
+Owns: what an installed lane model is (lane_model, its record in lane_records), the one table
+of output layouts (layouts: proposals, row_anchors, segmentation, each a module), their served
+graphs (lane_model_graph) and decoding (decode); the shipped model's mask geometry
+(lane_geometry, run_decoding) and the ego-relative sides every layout shares (lane_sides,
+polylines). Three output layouts cover the lane detectors deployed on Jetson
+(docs/lane_models.md): proposals (LaneATT), row anchors (Ultra-Fast-Lane-Detection v1 and v2)
+and segmentation (TwinLiteNet and its kin). Every layout decodes, in the client, to the same
+LaneResult, so the lanes topic, the ground outputs, overlays and `bag evaluate` work unchanged
+whichever model is served.
 """
 from triton_perception.faces import lazy_face
 

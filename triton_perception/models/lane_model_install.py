@@ -62,8 +62,8 @@ def install_lane_model(repository: Path, onnx_path: Path, name: str, layout: str
         raise LaneConfigError(f'{onnx_path}: input {input_name} has {channels} channels, not 3')
     outputs, decode, defaults = resolve_layout(layout, output_shapes(model), height,
                                                dict(config.get('decode', {})))
-    lane_model = LaneModel(name, layout, width, height, input_type, outputs,
-                           preprocessing_from(config, defaults), decode, str(onnx_path),
+    lane_model = LaneModel(name, width, height, input_type, outputs, decode,
+                           preprocessing_from(config, defaults), str(onnx_path),
                            sha256_of(onnx_path))
     log(f'{name}: building the {layout} lane graph from {onnx_path} ({width}x{height} '
         f'{input_type} input, outputs {", ".join(outputs)})')
@@ -112,11 +112,11 @@ def install_served_lane_model(repository: Path, served: str, name: str, layout: 
     config = read_lane_config(lane_config)
     outputs, decode, defaults = resolve_layout(layout, shapes, height,
                                                dict(config.get('decode', {})))
-    if layout == 'segmentation':
-        raise LaneConfigError('a served segmentation model needs its ONNX file (--lanes): its '
+    if not decode.wraps_served:
+        raise LaneConfigError(f'a served {layout} model needs its ONNX file (--lanes): its '
                               'compact maps are built into the served graph')
-    lane_model = LaneModel(name, layout, width, height, types[tensor.data_type], outputs,
-                           preprocessing_from(config, defaults), decode, f'triton:{served}')
+    lane_model = LaneModel(name, width, height, types[tensor.data_type], outputs, decode,
+                           preprocessing_from(config, defaults), f'triton:{served}')
     step = f'{name}_input'
     build_input_graph(repository / step / '1' / 'model.onnx', tensor.name, list(tensor.dims)
                       if not batch else full_input, lane_model.preprocessing,
@@ -183,7 +183,7 @@ def _write_ensemble(repository: Path, lane_model: LaneModel,
     ensemble = pb.ModelConfig(name=name, platform='ensemble', max_batch_size=0)
     ensemble.input.append(_tensor('IMAGE', pb.TYPE_UINT8, [-1, -1, 3]))
     for output, dims in outputs:
-        data_type = pb.TYPE_UINT8 if lane_model.layout == 'segmentation' else pb.TYPE_FP32
+        data_type = pb.TYPE_UINT8 if lane_model.uint8_outputs else pb.TYPE_FP32
         ensemble.output.append(pb.ModelOutput(name=output, data_type=data_type, dims=dims))
     scheduling = ensemble.ensemble_scheduling
     for step_name, input_map, output_map in steps:

@@ -72,7 +72,7 @@ class LaneNode(PerceptionNode[LaneSettings]):
 
     def _deliver(self, frame: Frame, inputs: Tensors, outputs: Tensors) -> None:
         model = self._lane_model
-        checked = check_lane_outputs(outputs, model.outputs, model.layout == 'segmentation')
+        checked = check_lane_outputs(outputs, model.outputs, model.uint8_outputs)
         if model.outputs == LANE_RUNS_OUTPUTS:
             self._dropped_runs += dropped_runs(checked[LANE_RUNS_OUTPUTS[1]], MAX_RUNS)
         settings = self.settings

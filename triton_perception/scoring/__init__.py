@@ -2,7 +2,7 @@
 Accuracy against labels: label files read into arrays, and detection, tracking and lane scores.
 
 Owns: COCO, MOTChallenge, CULane and TuSimple label readers (labels, with lane_labels, the label
-sets and the fields they parse) and their scores (detection, tracking, lanes, benchmark). No
+sets and the fields they parse) and their scores (detection, tracking, lanes, scoring_time). No
 rclpy, no ROS messages.
 """
 from triton_perception.faces import lazy_face

@@ -1,5 +1,5 @@
 """The public face of scoring/: read by type checkers and by faces.lazy_face."""
-from triton_perception.scoring.benchmark import scoring_benchmark as scoring_benchmark
+from triton_perception.scoring.scoring_time import scoring_benchmark as scoring_benchmark
 from triton_perception.scoring.detection import (
     DetectionFigures as DetectionFigures,
     fraction as fraction,

@@ -18,9 +18,8 @@ import numpy as np
 from triton_perception.scoring.label_fields import (check_size, CULANE_SUFFIX, entry, integer,
                                                     json_document, json_list, LabelError, listed,
                                                     MAX_LABEL_BYTES, number, read_text, stamp_of)
-from triton_perception.scoring.label_sets import (DetectionLabels, KEYED_BY_INDEX,
-                                                  KEYED_BY_STAMP, Labels, LaneLabels,
-                                                  TrackLabels)
+from triton_perception.scoring.label_sets import (DetectionLabels, KEYED_BY_INDEX, KEYED_BY_STAMP,
+                                                  Labels, LaneLabels, TrackLabels)
 from triton_perception.scoring.lane_labels import read_culane, read_culane_file, read_tusimple
 
 __all__ = ['DetectionLabels', 'KEYED_BY_INDEX', 'KEYED_BY_STAMP', 'LabelError', 'Labels',

@@ -9,8 +9,8 @@ import numpy as np
 from numpy.typing import NDArray
 
 from triton_perception.scoring.label_fields import (check_size, CULANE_SUFFIX, entry, json_list,
-                                                    LabelError, MAX_LABEL_BYTES, number,
-                                                    read_text, stamp_of)
+                                                    LabelError, MAX_LABEL_BYTES, number, read_text,
+                                                    stamp_of)
 from triton_perception.scoring.label_sets import LaneLabels
 
 # TuSimple marks a row where a lane has no point with a negative x (-2).

@@ -17,10 +17,20 @@ the softmax expectation over the argmax bin and its two neighbours, plus 0.5, ov
 """
 from __future__ import annotations
 
-from typing import Any, NamedTuple, Sequence
+from dataclasses import dataclass
+from typing import Any, ClassVar, NamedTuple, Sequence, TYPE_CHECKING
 
 import numpy as np
 from numpy.typing import NDArray
+
+from triton_perception.lanes.lane_geometry import LaneResult
+from triton_perception.lanes.lane_model import (DecodeRecord, DecodeSettings, InputMapping,
+                                                LaneConfigError, LaneModel, LayoutMismatch,
+                                                Preprocessing, Resolved, Shapes)
+from triton_perception.lanes.polylines import finish
+
+if TYPE_CHECKING:
+    from triton_perception.graphs import GraphBuilder
 
 # data/constant.py of v1, in pixels of its 288-row input.
 CULANE_ROW_ANCHORS = (121, 131, 141, 150, 160, 170, 180, 189, 199, 209, 219, 228, 238, 248, 258,
@@ -30,6 +40,8 @@ V1_ANCHOR_HEIGHT = 288
 V2_ROW_LANES = (1, 2)
 V2_COLUMN_LANES = (0, 3)
 V2_LOCAL_WIDTH = 1
+V2_NAMES = ('loc_row', 'loc_col', 'exist_row', 'exist_col')
+V2_CROP = {(72, 81): 0.4, (56, 41): 0.2}  # 1 - crop_ratio of the CULane and TuSimple configs
 
 
 class RowAnchorSettings(NamedTuple):
@@ -148,3 +160,96 @@ def decode_v2(loc_row: NDArray[np.floating[Any]], loc_col: NDArray[np.floating[A
             lanes.append(polyline[np.argsort(-polyline[:, 1])])
             scores.append(existence[valid[:, lane].astype(bool), lane].mean())
     return lanes, np.asarray(scores, dtype=np.float32)
+
+
+@dataclass(frozen=True)
+class RowAnchors:
+    """The row-anchor layout (UFLD v1 and v2): its version and anchors."""
+
+    name: ClassVar[str] = 'row-anchor'
+    expects: ClassVar[str] = ('one output [1, griding_num + 1, rows, lanes] (UFLD v1) or four '
+                              'loc_row [1, grid, rows, 4], loc_col [1, grid, cols, 4], exist_row '
+                              '[1, 2, rows, 4], exist_col [1, 2, cols, 4] (UFLD v2)')
+    config_keys: ClassVar[frozenset[str]] = frozenset({'row_anchors', 'column_anchors'})
+    uint8_outputs: ClassVar[bool] = False
+    wraps_served: ClassVar[bool] = True
+
+    version: int                      # 1 or 2
+    row_anchors: tuple[float, ...]    # v1: model-input pixel rows; v2: fractions of frame height
+    column_anchors: tuple[float, ...] = ()  # v2: fractions of frame width
+
+    @classmethod
+    def resolve(cls, shapes: Shapes, input_height: int, config: DecodeRecord) -> Resolved:
+        """Tell v1 (one output) from v2 (four named outputs); the published anchors by default."""
+        if len(shapes) == 1:
+            (name, shape), = shapes.items()
+            if len(shape) != 4 or shape[0] != 1 or shape[1] < 3:
+                raise LayoutMismatch('v1 expects [1, griding_num + 1, rows, lanes]')
+            anchors = config.get('row_anchors') or default_row_anchors(shape[2], input_height)
+            _check_anchors('row_anchors', anchors, shape[2])
+            return (name,), cls(1, tuple(float(a) for a in anchors)), \
+                Preprocessing(normalize='imagenet')
+        by_name = {name: shapes[name] for name in V2_NAMES if name in shapes}
+        if len(shapes) != 4 or len(by_name) != 4:
+            raise LayoutMismatch(f'v2 expects four outputs named {V2_NAMES}')
+        loc_row, loc_col, exist_row, exist_col = (by_name[name] for name in V2_NAMES)
+        if (any(len(shape) != 4 for shape in by_name.values()) or exist_row[1] != 2
+                or exist_col[1] != 2 or loc_row[2] != exist_row[2] or loc_col[2] != exist_col[2]):
+            raise LayoutMismatch('v2 shapes disagree')
+        rows, columns = loc_row[2], loc_col[2]
+        if 'row_anchors' in config or 'column_anchors' in config:
+            row_anchors, column_anchors = config.get('row_anchors', ()), config.get(
+                'column_anchors', ())
+        else:
+            row_anchors, column_anchors = default_v2_anchors(rows, columns)
+        _check_anchors('row_anchors', row_anchors, rows)
+        _check_anchors('column_anchors', column_anchors, columns)
+        return V2_NAMES, cls(2, tuple(float(a) for a in row_anchors),
+                             tuple(float(a) for a in column_anchors)), Preprocessing(
+            normalize='imagenet', top_crop=V2_CROP.get((rows, columns), 0.0))
+
+    @classmethod
+    def from_record(cls, record: DecodeRecord) -> RowAnchors:
+        """Return the settings of a lane record's `decode`."""
+        return cls(int(record['version']), tuple(record['row_anchors']),
+                   tuple(record.get('column_anchors', ())))
+
+    def record(self) -> dict[str, object]:
+        """Return the settings as a lane record's `decode` (v1 has no column anchors)."""
+        anchors: dict[str, object] = {'version': self.version,
+                                      'row_anchors': list(self.row_anchors)}
+        if self.version == 2:
+            anchors['column_anchors'] = list(self.column_anchors)
+        return anchors
+
+    def add_outputs(self, graph: GraphBuilder, shapes: Shapes, outputs: tuple[str, ...]) -> None:
+        """Add the network's own outputs, as FP32."""
+        from triton_perception.graphs import add_float_outputs  # noqa: PLC0415 (loads onnx)
+        add_float_outputs(graph, outputs, shapes)
+
+    def decode(self, arrays: list[NDArray[Any]], model: LaneModel, mapping: InputMapping,
+               frame_size: tuple[int, int], settings: DecodeSettings) -> LaneResult:
+        """Return v1's or v2's lanes in frame pixels."""
+        if self.version == 1:
+            lanes, scores = decode_v1(arrays[0], model.input_width, self.row_anchors)
+        else:
+            lanes, scores = decode_v2(arrays[0], arrays[1], arrays[2], arrays[3],
+                                      RowAnchorSettings(2, self.row_anchors, self.column_anchors))
+            lanes = [_frame_fractions_to_model(points, frame_size, mapping) for points in lanes]
+        return finish([mapping.to_frame(points) for points in lanes], scores, frame_size,
+                      settings)
+
+
+def _check_anchors(key: str, anchors: object, count: int) -> None:
+    if not isinstance(anchors, (list, tuple)) or len(anchors) != count or not all(
+            isinstance(a, (int, float)) and not isinstance(a, bool) for a in anchors):
+        raise LaneConfigError(f'decode.{key}: expected {count} numbers (one per output '
+                              f'anchor), got {anchors!r}')
+
+
+def _frame_fractions_to_model(points: NDArray[np.float64], frame_size: tuple[int, int],
+                              mapping: InputMapping) -> NDArray[np.float64]:
+    """UFLD v2 gives frame fractions; take them to model-input px so one mapping serves all."""
+    frame = points * np.array([frame_size[1], frame_size[0]], dtype=np.float64)
+    model_pixels: NDArray[np.float64] = (frame - mapping.offset) / mapping.scale + mapping.pad
+    return model_pixels

@@ -1,92 +1,41 @@
 """
-What an installed lane model is: its layout, input, preprocessing and decode structure.
+Lane records: lane_model.json beside each installed ensemble, and the lane config an install reads.
 
-`models install --lanes` writes it as NAME/lane_model.json beside the ensemble; lane_node reads
-it to know which outputs to ask for and how to decode them. The shipped `lane_detection` is a
-segmentation model with the default settings (its record is written at `models install`).
+The shipped `lane_detection` is a segmentation model with the default settings (its record is
+written at `models install`); a model without a record is taken to follow its contract.
 """
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field, fields, replace
+from dataclasses import asdict, fields, replace
 import json
 from pathlib import Path
 from typing import Any
 
 import yaml
 
-from triton_perception.errors import TritonPerceptionError
 from triton_perception.graphs import LANE_RUNS_OUTPUTS
-
-LANE_RECORD = 'lane_model.json'
-LAYOUTS = ('proposals', 'row-anchor', 'segmentation')
-CHANNEL_ORDERS = ('rgb', 'bgr')
-NORMALIZATIONS = ('unit', 'imagenet', 'none')
-RESIZES = ('stretch', 'letterbox')
-INPUT_TYPES = ('float32', 'float16')
-SCORE_FORMATS = ('auto', 'logits', 'softmax')
-ACTIVATIONS = ('softmax', 'sigmoid')
-SHIPPED_LANES = 'lane_detection'
-SEGMENTATION_OUTPUTS = ('LANE_PROBABILITY', 'DRIVABLE_MARGIN')
-
-
-class LaneConfigError(TritonPerceptionError, ValueError):
-    """A lane model's settings are wrong; the message names the setting and what is accepted."""
-
-
-@dataclass(frozen=True)
-class Preprocessing:
-    """
-    How a frame becomes the model input (in the served graphs, never in model code).
-
-    top_crop: fraction of the frame's rows cut from the top before resizing (CLRNet's
-    cut_height / height, UFLD v2's 1 - crop_ratio). normalize: 'unit' = /255, 'imagenet' =
-    /255 then ImageNet mean/std, 'none' = 0-255 floats.
-    """
-
-    channel_order: str = 'rgb'
-    normalize: str = 'unit'
-    top_crop: float = 0.0
-    resize: str = 'stretch'
-
-
-@dataclass(frozen=True)
-class LaneModel:
-    """An installed lane model, as lane_node and `models list` see it."""
-
-    name: str
-    layout: str
-    input_width: int
-    input_height: int
-    input_type: str
-    outputs: tuple[str, ...]          # the ensemble's outputs, in the order the decoder takes
-    preprocessing: Preprocessing = Preprocessing()
-    # proposals: scores; row-anchor: version, row_anchors, column_anchors;
-    # segmentation: lane_output, lane_channel, activation, drivable_output, drivable_channel
-    decode: dict[str, Any] = field(default_factory=dict)
-    source: str = ''
-    sha256: str = ''
-
-    def to_json(self) -> str:
-        """Return the model as the JSON text of its lane record (ends with a newline)."""
-        record = asdict(self)
-        record['outputs'] = list(self.outputs)
-        return json.dumps(record, indent=2) + '\n'
-
-    @classmethod
-    def from_json(cls, text: str) -> 'LaneModel':
-        """Return the LaneModel a lane record's JSON text describes (the inverse of `to_json`)."""
-        record = json.loads(text)
-        record['outputs'] = tuple(record['outputs'])
-        record['preprocessing'] = Preprocessing(**record['preprocessing'])
-        return cls(**record)
+from triton_perception.lanes.lane_model import (CHANNEL_ORDERS, LANE_RECORD, LaneConfigError,
+                                                LaneModel, NORMALIZATIONS, Preprocessing,
+                                                RESIZES, SHIPPED_LANES)
+from triton_perception.lanes.layouts import layout_named
+from triton_perception.lanes.segmentation import Segmentation
 
 
 def shipped_lane_model() -> LaneModel:
     """Return the contract of the package's own lane_detection ensemble (TwinLiteNet)."""
-    return LaneModel(SHIPPED_LANES, 'segmentation', 640, 360, 'float32', LANE_RUNS_OUTPUTS,
-                     Preprocessing(), {'lane_output': 'll', 'lane_channel': 1,
-                                       'activation': 'softmax', 'drivable_output': 'da',
-                                       'drivable_channel': 1}, 'twinlitenet.onnx')
+    return LaneModel(SHIPPED_LANES, 640, 360, 'float32', LANE_RUNS_OUTPUTS, Segmentation(
+        lane_output='ll', lane_channel=1, activation='softmax', drivable_output='da',
+        drivable_channel=1), Preprocessing(), 'twinlitenet.onnx')
+
+
+def lane_model_from_json(text: str) -> LaneModel:
+    """Return the LaneModel a lane record's JSON text describes (the inverse of `to_json`)."""
+    record = json.loads(text)
+    return LaneModel(record['name'], record['input_width'], record['input_height'],
+                     record['input_type'], tuple(record['outputs']),
+                     layout_named(record['layout']).from_record(record['decode']),
+                     Preprocessing(**record['preprocessing']), record['source'],
+                     record['sha256'])
 
 
 def _choose(section: str, key: str, value: Any, choices: tuple[str, ...]) -> str:
@@ -149,7 +98,7 @@ def write_lane_record(repository: Path, model: LaneModel) -> None:
 
 def installed_lane_models(repository: Path) -> list[LaneModel]:
     """Every lane model with a record, the shipped one first."""
-    found = [LaneModel.from_json(path.read_text(encoding='utf-8'))
+    found = [lane_model_from_json(path.read_text(encoding='utf-8'))
              for path in sorted(repository.glob(f'*/{LANE_RECORD}'))]
     return sorted(found, key=lambda model: (model.name != SHIPPED_LANES, model.name))
 
@@ -164,7 +113,7 @@ def lane_model_for(repository: Path, name: str) -> LaneModel:
     """
     path = record_path(repository, name)
     if path.is_file():
-        return LaneModel.from_json(path.read_text(encoding='utf-8'))
+        return lane_model_from_json(path.read_text(encoding='utf-8'))
     if name == SHIPPED_LANES:
         return shipped_lane_model()
     return replace(shipped_lane_model(), name=name, source='')

@@ -2,13 +2,13 @@
 What two runs' comparison says in report.md: a few lines on what changed and where.
 
 Each figure's agreement with its interval and whether it is flagged, the box, class, track and
-lane changes, and the frames that changed most (evaluation/run_comparison.py computes them).
+lane changes, and the frames that changed most (run_comparison.py computes them).
 """
 from __future__ import annotations
 
 from triton_perception.evaluation.report_schema import RunComparison
 
-PLOT_FILE = 'agreement.png'  # evaluation/changed_frames.py draws it beside report.md
+PLOT_FILE = 'agreement.png'  # evaluation/comparison/changed_frames.py draws it beside report.md
 
 
 def runs_markdown(comparison: RunComparison) -> list[str]:

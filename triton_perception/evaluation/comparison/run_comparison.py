@@ -2,7 +2,7 @@
 Two evaluations of one drive compared without labels: `bag evaluate --expected`, `bag compare`.
 
 A run is a `bag evaluate` output folder: its report.json beside its outputs bag. Both runs'
-outputs are paired frame by frame (evaluation/run_pairing.py); each figure's mean agreement over the
+outputs are paired frame by frame (run_pairing.py); each figure's mean agreement over the
 paired frames gets a 95 % bootstrap interval (the frames resampled, as `--expected` does for
 accuracy), and a figure is flagged only when the whole interval lies below 1 - its threshold:
 a change that noise alone could explain is not flagged. Two runs must have replayed the same
@@ -22,19 +22,20 @@ from rosbags.highlevel import AnyReader, AnyReaderError
 
 from triton_perception.bag import BagError, typestore
 from triton_perception.bag import read_images
-from triton_perception.evaluation.frame_comparison import bootstrap_interval
+from triton_perception.evaluation.comparison.frame_comparison import bootstrap_interval
+from triton_perception.evaluation.comparison.run_pairing import (FIGURES, frame_scores,
+                                                                 most_changed, pair_runs, Pairing,
+                                                                 RunOutputs)
 from triton_perception.evaluation.replay_outputs import read_outputs
 from triton_perception.evaluation.report_schema import (ChangeFigure, read_report, ReplayReport,
-                                                        RunComparison)
-from triton_perception.evaluation.run_pairing import (FIGURES, frame_scores, most_changed,
-                                                      pair_runs, Pairing, RunOutputs)
+                                                        REPORT_JSON, RunComparison)
 from triton_perception.outputs import class_name, mask_from_image
 
 # A figure is flagged when its whole interval of mean agreement lies below 1 - threshold.
 DEFAULT_THRESHOLDS = {'detection': 0.05, 'identity': 0.10, 'lanes': 0.05, 'ego_lane': 0.05,
                       'drivable_area': 0.05}
 CHANGED_FRAMES = 10  # listed in the report, by change score
-REPORT_FILE = 'report.json'
+REPORT_FILE = REPORT_JSON
 OUTPUTS_BAG = 'outputs'
 
 

@@ -16,10 +16,11 @@ import numpy as np
 
 from triton_perception.bag import export_frames, ExportSummary
 from triton_perception.evaluation.accuracy_figures import chart, drawn_frames, save_rgb, sheet
-from triton_perception.evaluation.comparison_report import PLOT_FILE
+from triton_perception.evaluation.comparison.comparison_report import PLOT_FILE
+from triton_perception.evaluation.comparison.run_comparison import Run
+from triton_perception.evaluation.comparison.run_pairing import (frame_scores, most_changed,
+                                                                 RunOutputs)
 from triton_perception.evaluation.report_schema import RunComparison
-from triton_perception.evaluation.run_comparison import Run
-from triton_perception.evaluation.run_pairing import frame_scores, most_changed, RunOutputs
 
 SHEET_FILE = 'changed_frames.png'
 OLD_COLOUR = (0, 160, 255)   # RGB: the old run's outputs

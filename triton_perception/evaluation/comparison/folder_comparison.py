@@ -14,16 +14,17 @@ from pathlib import Path
 from typing import Callable
 
 from triton_perception.bag import BagError
-from triton_perception.evaluation.comparison_report import runs_markdown
-from triton_perception.evaluation.drive_tasks import DriveOutcome, run_tasks
-from triton_perception.evaluation.fleet_comparison import fleet_comparison, fleet_markdown
-from triton_perception.evaluation.pair_evaluations import compare_pair, CompareOptions
+from triton_perception.evaluation.comparison.comparison_report import runs_markdown
+from triton_perception.evaluation.comparison.fleet_comparison import (fleet_comparison,
+                                                                      fleet_markdown)
+from triton_perception.evaluation.comparison.pair_evaluations import compare_pair, CompareOptions
+from triton_perception.evaluation.comparison.run_comparison import (load_run, REPORT_FILE,
+                                                                    thresholds_of)
+from triton_perception.evaluation.drive_tasks import run_each
 from triton_perception.evaluation.report_schema import (DrivesReport, RunComparison,
-                                                        write_report_json)
-from triton_perception.evaluation.run_comparison import load_run, REPORT_FILE, thresholds_of
+                                                        write_report_files, write_report_json)
 
 COMPARISON_FILE = 'comparison.json'
-MARKDOWN_FILE = 'report.md'
 
 
 @dataclass(frozen=True)
@@ -94,9 +95,7 @@ def compare(old: Path, new: Path, output: Path | None, options: CompareOptions,
         text = '\n'.join(fleet_markdown(fleet, comparisons)) + '\n'
         flagged = bool(fleet['flagged'])
     if output is not None:
-        output.mkdir(parents=True, exist_ok=True)
-        write_report_json(document, output / COMPARISON_FILE)
-        (output / MARKDOWN_FILE).write_text(text, encoding='utf-8')
+        write_report_files(output, document, text, COMPARISON_FILE)
     return flagged, text
 
 
@@ -114,13 +113,8 @@ def compare_drives(old: Path, new: Path, output: Path | None, options: CompareOp
                                  options.thresholds,
                                  (export[0], export[1] / name) if export else None,
                                  options.class_names)) for name in drive_names(old, new)}
-    if workers > 1 or ray_address:
-        outcomes = run_tasks(compare_drive, jobs, workers, ray_address, log)
-    else:
-        outcomes = {}
-        for name, job in jobs.items():
-            log(f'drive {name}')
-            outcomes[name] = DriveOutcome(name, compare_drive(job, 0), '', 1)
+    outcomes = run_each(compare_drive, lambda job: compare_drive(job, 0), jobs, workers,
+                        ray_address, log)
     comparisons = {}
     for name in jobs:
         result = outcomes[name].report

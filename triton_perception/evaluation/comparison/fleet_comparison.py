@@ -12,9 +12,9 @@ from typing import Mapping
 
 import numpy as np
 
+from triton_perception.evaluation.comparison.run_comparison import change_figure
+from triton_perception.evaluation.comparison.run_pairing import FIGURES
 from triton_perception.evaluation.report_schema import FleetComparison, RunComparison
-from triton_perception.evaluation.run_comparison import change_figure
-from triton_perception.evaluation.run_pairing import FIGURES
 
 
 def fleet_comparison(drives: Mapping[str, RunComparison],

@@ -1,10 +1,10 @@
-"""The scoring benchmark (triton_perception.scoring.benchmark) runs; its time is not asserted."""
+"""The scoring benchmark (triton_perception.scoring.scoring_time) runs; its time is not asserted."""
 from __future__ import annotations
 
-from triton_perception.scoring.benchmark import (CLASS_NAMES, FRAME_SIZE, scoring_benchmark,
-                                                 synthetic_frames)
 from triton_perception.scoring.detection import score_detections
 from triton_perception.scoring.lanes import score_culane
+from triton_perception.scoring.scoring_time import (CLASS_NAMES, FRAME_SIZE, scoring_benchmark,
+                                                    synthetic_frames)
 from triton_perception.scoring.tracking import score_tracks
 
 

@@ -18,10 +18,10 @@ import numpy as np
 import onnx
 from onnx import helper, TensorProto
 
-from triton_perception.graphs import (add_compact_maps, add_frame_input, check_single_input,
+from triton_perception.graphs import (add_frame_input, check_single_input,
                                       FRAME_DIMS, FRAME_INPUT, GraphBuilder, make_model,
                                       save_graph)
-from triton_perception.lanes.lane_models.spec import LaneModel, Preprocessing
+from triton_perception.lanes.lane_model import LaneModel, Preprocessing
 
 IMAGENET_MEAN = (0.485, 0.456, 0.406)
 IMAGENET_STD = (0.229, 0.224, 0.225)
@@ -81,43 +81,8 @@ def build_lane_model_graph(source: Path, destination: Path, lane_model: LaneMode
                                                FRAME_DIMS)
     add_preprocessing(graph, image, width, height, network_input, lane_model.preprocessing,
                       lane_model.input_type)
-    if lane_model.layout == 'segmentation':
-        decode = lane_model.decode
-        lane = _margin(graph, decode['lane_output'], shapes[decode['lane_output']],
-                       decode['lane_channel'], decode['activation'])
-        drivable = (_margin(graph, decode['drivable_output'], shapes[decode['drivable_output']],
-                            decode['drivable_channel'], 'softmax')
-                    if decode.get('drivable_output') else None)
-        head = shapes[decode['lane_output']]
-        add_compact_maps(graph, lane, drivable, head[-2], head[-1])
-    else:
-        outputs = []
-        for name in lane_model.outputs:
-            internal = f'{name}/network'
-            for node in list(model.graph.node):  # the network now writes and reads `internal`
-                node.output[:] = [internal if out == name else out for out in node.output]
-                node.input[:] = [internal if used == name else used for used in node.input]
-            graph.node('Cast', [internal], [name], to=TensorProto.FLOAT)
-            outputs.append((name, TensorProto.FLOAT, shapes[name]))
-        graph.set_outputs(outputs)
+    lane_model.decode.add_outputs(graph, shapes, lane_model.outputs)
     save_graph(graph.model, destination)
-
-
-def _margin(graph: GraphBuilder, head: str, shape: list[int], channel: int,
-            activation: str) -> str:
-    """
-    [1, C, h, w] head -> [h, w] logit margin of `channel` (positive where it wins): softmax.
-
-    Its logit minus the largest other one; sigmoid: the logit itself.
-    """
-    chosen = graph.slice(head, channel, channel + 1, axis=1)
-    if activation == 'softmax':
-        others = [graph.slice(head, c, c + 1, axis=1) for c in range(shape[1]) if c != channel]
-        rival = others[0] if len(others) == 1 else graph.node(
-            'ReduceMax', [graph.node('Concat', others, axis=1)], axes=[1], keepdims=1)
-        chosen = graph.node('Sub', [chosen, rival])
-    margin: str = graph.node('Squeeze', [chosen], axes=[0, 1])
-    return margin
 
 
 def build_input_graph(destination: Path, output_name: str, output_dims: list[int],

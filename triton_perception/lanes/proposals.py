@@ -9,12 +9,23 @@ of the model input. ``start_y`` is normalised (start strip ``round(start_y * (S 
 """
 from __future__ import annotations
 
-from typing import NamedTuple
+from dataclasses import dataclass
+from typing import Any, ClassVar, NamedTuple, TYPE_CHECKING
 
 import numpy as np
 from numpy.typing import NDArray
 
+from triton_perception.lanes.lane_geometry import LaneResult
+from triton_perception.lanes.lane_model import (DecodeRecord, DecodeSettings, InputMapping,
+                                                LaneConfigError, LaneModel, LayoutMismatch,
+                                                Preprocessing, Resolved, Shapes)
+from triton_perception.lanes.polylines import finish
+
+if TYPE_CHECKING:
+    from triton_perception.graphs import GraphBuilder
+
 FIXED_COLUMNS = 5  # two scores, start_y, start_x, length
+SCORE_FORMATS = ('auto', 'logits', 'softmax')
 
 
 class ProposalSettings(NamedTuple):
@@ -128,3 +139,56 @@ def decode_proposals(rows: NDArray[np.float32], input_width: int, input_height: 
             lanes.append(points)
             scores.append(probability[index])
     return lanes, np.asarray(scores, dtype=np.float32)
+
+
+@dataclass(frozen=True)
+class Proposals:
+    """The proposals layout (LaneATT): one output of rows, and how its scores are given."""
+
+    name: ClassVar[str] = 'proposals'
+    expects: ClassVar[str] = 'one output [N, 5 + offsets] or [1, N, 5 + offsets] (LaneATT)'
+    config_keys: ClassVar[frozenset[str]] = frozenset({'scores'})
+    uint8_outputs: ClassVar[bool] = False
+    wraps_served: ClassVar[bool] = True
+
+    scores: str = 'auto'  # 'logits', 'softmax' or 'auto' (told apart per frame)
+
+    @classmethod
+    def resolve(cls, shapes: Shapes, input_height: int, config: DecodeRecord) -> Resolved:
+        """Check for one [N, 5 + offsets] output; LaneATT's BGR /255 input by default."""
+        if len(shapes) != 1:
+            raise LayoutMismatch('it reads one output')
+        (name, shape), = shapes.items()
+        rows = shape[1:] if len(shape) == 3 and shape[0] == 1 else shape
+        if len(rows) != 2 or rows[1] < FIXED_COLUMNS + 2 or rows[0] < 1:
+            raise LayoutMismatch('expected [N, 5 + offsets]')
+        scores = config.get('scores', 'auto')
+        if scores not in SCORE_FORMATS:
+            raise LaneConfigError(f'decode.scores: {scores!r} is not one of '
+                                  f"{', '.join(SCORE_FORMATS)}")
+        return (name,), cls(scores), Preprocessing(channel_order='bgr', normalize='unit')
+
+    @classmethod
+    def from_record(cls, record: DecodeRecord) -> Proposals:
+        """Return the settings of a lane record's `decode`."""
+        return cls(str(record.get('scores', 'auto')))
+
+    def record(self) -> dict[str, object]:
+        """Return the settings as a lane record's `decode`."""
+        return {'scores': self.scores}
+
+    def add_outputs(self, graph: GraphBuilder, shapes: Shapes, outputs: tuple[str, ...]) -> None:
+        """Add the network's own output, as FP32."""
+        from triton_perception.graphs import add_float_outputs  # noqa: PLC0415 (loads onnx)
+        add_float_outputs(graph, outputs, shapes)
+
+    def decode(self, arrays: list[NDArray[Any]], model: LaneModel, mapping: InputMapping,
+               frame_size: tuple[int, int], settings: DecodeSettings) -> LaneResult:
+        """Return the proposals above the score threshold, after LaneATT's NMS, as lanes."""
+        lanes, scores = decode_proposals(
+            arrays[0], model.input_width, model.input_height,
+            ProposalSettings(confidence=settings.score_threshold,
+                             nms_distance=settings.nms_distance_px, top_k=settings.max_lanes,
+                             scores=self.scores))
+        return finish([mapping.to_frame(points) for points in lanes], scores, frame_size,
+                      settings)
