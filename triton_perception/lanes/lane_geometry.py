@@ -152,14 +152,21 @@ class Curve(NamedTuple):
     half_span: float
 
     def at(self, y: NDArray[np.float64] | float) -> NDArray[np.float64]:
-        """X at rows y."""
-        return np.polyval(self.coefficients, (np.asarray(y, dtype=np.float64) - self.centre)
-                          / self.half_span)
+        """X at rows y (Horner's rule: the curves have one to three coefficients)."""
+        t = (np.asarray(y, dtype=np.float64) - self.centre) / self.half_span
+        coefficients = self.coefficients.tolist()
+        x = np.full_like(t, coefficients[0])
+        for coefficient in coefficients[1:]:
+            x = x * t + coefficient
+        return x
 
     def slope(self, y: float) -> float:
         """Dx/dy at row y."""
-        derivative = np.polyder(self.coefficients) if len(self.coefficients) > 1 else np.zeros(1)
-        return float(np.polyval(derivative, (y - self.centre) / self.half_span)) / self.half_span
+        coefficients = self.coefficients.tolist()
+        t = (y - self.centre) / self.half_span
+        if len(coefficients) == 3:
+            return (2.0 * coefficients[0] * t + coefficients[1]) / self.half_span
+        return coefficients[0] / self.half_span if len(coefficients) == 2 else 0.0
 
 
 def fit_curve(y: NDArray[np.float64], x: NDArray[np.float64], mask_height: int) -> Curve:
@@ -171,9 +178,41 @@ def fit_curve(y: NDArray[np.float64], x: NDArray[np.float64], mask_height: int) 
     if degree == 2 and not np.any((y > low) & (y < high)):
         degree = 1  # two distinct rows determine a line, not a quadratic
     centre, half_span = (high + low) / 2.0, (high - low) / 2.0
-    powers = np.vander((y - centre) / half_span, degree + 1)
-    coefficients = np.linalg.solve(powers.T @ powers, powers.T @ x)
-    return Curve(coefficients, centre, half_span)
+    t = (y - centre) / half_span
+    # The normal equations of the fit in t, from power sums (a 2x2 or 3x3 system).
+    t2 = t * t
+    sums = [float(len(t)), float(t.sum()), float(t2.sum())]
+    right = [float(x.sum()), float(t @ x)]
+    if degree == 2:
+        sums += [float(t2 @ t), float(t2 @ t2)]
+        right.append(float(t2 @ x))
+    return Curve(np.array(_solve_normal(sums, right)), centre, half_span)
+
+
+def _solve_normal(sums: list[float], right: list[float]) -> list[float]:
+    """
+    Solve the normal equations sum(t^(i+j)) c_j = right_i; return c highest power first.
+
+    `sums` are the power sums of t from t^0 up, `right` the sums of x t^i: a 2x2 or 3x3
+    symmetric system, solved by Cramer's rule (numpy's solve costs more than the arithmetic).
+    """
+    if len(right) == 2:
+        (s0, s1, s2), (b0, b1) = sums, right
+        determinant = s0 * s2 - s1 * s1
+        return [(s0 * b1 - s1 * b0) / determinant, (s2 * b0 - s1 * b1) / determinant]
+    s0, s1, s2, s3, s4 = sums
+    b0, b1, b2 = right
+    rows = ((s0, s1, s2), (s1, s2, s3), (s2, s3, s4))
+    determinant = _det3(rows)
+    return [_det3(tuple(row[:2] + (b,) for row, b in zip(rows, right))) / determinant,
+            _det3(tuple((row[0], b, row[2]) for row, b in zip(rows, right))) / determinant,
+            _det3(tuple((b,) + row[1:] for row, b in zip(rows, right))) / determinant]
+
+
+def _det3(rows: tuple[tuple[float, float, float], ...]) -> float:
+    """Return the determinant of a 3x3 matrix given by rows."""
+    (a, b, c), (d, e, f), (g, h, i) = rows
+    return a * (e * i - f * h) - b * (d * i - f * g) + c * (d * h - e * g)
 
 
 def rows_of(y: NDArray[np.float64], mask_height: int) -> NDArray[np.bool_]:
