@@ -31,8 +31,8 @@ from std_msgs.msg import Header  # noqa: E402
 
 from triton_perception.frames.diagnostics import find_status  # noqa: E402
 from triton_perception.outputs.result_messages import image_message  # noqa: E402
-from triton_perception.serving.server_config import ServerConfig  # noqa: E402
-from triton_perception.serving.triton_server import TritonServer  # noqa: E402
+from triton_perception.serving.server.server_config import ServerConfig  # noqa: E402
+from triton_perception.serving.server.triton_server import TritonServer  # noqa: E402
 from triton_perception.system.paths import dds_profile_environment  # noqa: E402
 from triton_perception.system.processes import free_ports, NodeProcess, ros_arguments  # noqa: E402
 

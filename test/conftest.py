@@ -14,7 +14,7 @@ from triton_perception.system.paths import dds_profile_environment
 from triton_perception.system.processes import free_ports
 
 if TYPE_CHECKING:
-    from triton_perception.serving.triton_server import TritonServer
+    from triton_perception.serving.server.triton_server import TritonServer
 
 REPO = Path(__file__).resolve().parents[1]
 # The fault tests' fixtures (real nodes and servers), for the modules that request them.
@@ -99,8 +99,8 @@ def shared() -> Path:
 def triton_server(shared: Path) -> Iterator[TritonServer]:
     """One real tritonserver (CPU profile) for the whole session: starting one costs seconds."""
     from triton_perception.models.shipped_models import install_models
-    from triton_perception.serving.server_config import ServerConfig
-    from triton_perception.serving.triton_server import TritonServer
+    from triton_perception.serving.server.server_config import ServerConfig
+    from triton_perception.serving.server.triton_server import TritonServer
 
     repository = REPO / 'model_repository'
     install_models(repository, shared / 'models', log=lambda _line: None)

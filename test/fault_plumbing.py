@@ -26,8 +26,8 @@ from ros_helpers import Probe, RELIABLE, wait_until
 from test_pipeline_run import clip_frames
 from triton_perception.frames.diagnostics import NodeStatus, status_name
 from triton_perception.models.shipped_models import install_models
-from triton_perception.serving.server_config import ServerConfig
-from triton_perception.serving.triton_server import TritonServer
+from triton_perception.serving.server.server_config import ServerConfig
+from triton_perception.serving.server.triton_server import TritonServer
 from triton_perception.system.processes import (alive, free_ports, NodeProcess, process_tree,
                                                 ros_arguments)
 

@@ -14,7 +14,7 @@ from pathlib import Path
 import stat
 import sys
 
-from triton_perception.serving.server_installation import TritonInstallation
+from triton_perception.serving.server.server_installation import TritonInstallation
 
 # The long options of r24.03 (Triton 2.44.0, the igpu release for JetPack 6.0), in the order of
 # the option table of src/command_line_parser.cc on the r24.03 branch of

@@ -22,7 +22,7 @@ from fault_plumbing import (Arrivals, assert_balanced, COUNTED, latest, noise_fr
                             wait_settled)
 from image_fuzz import fuzzed_compressed, fuzzed_image
 from ros_helpers import Probe, wait_until
-from triton_perception.serving.triton_server import TritonServer
+from triton_perception.serving.server.triton_server import TritonServer
 
 # --- fuzzed frames to a running node -----------------------------------------------------
 

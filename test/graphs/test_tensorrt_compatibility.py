@@ -35,7 +35,7 @@ from triton_perception.graphs.build import build_graph
 from triton_perception.graphs.onnx_target import make_model
 from triton_perception.health import GRAPH_OPTIONS
 from triton_perception.models.shipped_models import manifest
-from triton_perception.serving.model_config import read_config
+from triton_perception.serving.server.model_config import read_config
 
 TABLE = yaml.safe_load((REPO / 'test' / 'data' / 'tensorrt_onnx_operators.yaml').read_text())
 VERSIONS = ('tensorrt_8.6', 'tensorrt_10')

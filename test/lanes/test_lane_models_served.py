@@ -31,9 +31,9 @@ from triton_perception.lanes.lane_records import lane_model_for
 from triton_perception.models.lane_model_install import (install_lane_model,
                                                          install_served_lane_model)
 from triton_perception.outputs.result_messages import image_message, lanes_from_cloud
-from triton_perception.serving.engines import engine_steps
-from triton_perception.serving.server_config import ServerConfig
-from triton_perception.serving.triton_server import TritonServer
+from triton_perception.serving.server.engines import engine_steps
+from triton_perception.serving.server.server_config import ServerConfig
+from triton_perception.serving.server.triton_server import TritonServer
 from triton_perception.system.processes import free_ports, ros_arguments
 
 SERVED = {'laneDetect_model': ('TYPE_FP32', TensorProto.FLOAT),

@@ -23,7 +23,7 @@ from triton_perception.frames import frame_preprocessing as preprocessing
 from triton_perception.graphs.lane_graph import build_lane_graph, MARGIN_SCALE
 from triton_perception.lanes import lane_geometry as geometry
 from triton_perception.lanes.lane_sides import assign_sides
-from triton_perception.serving.model_config import load_step_module
+from triton_perception.serving.server.model_config import load_step_module
 
 ROOT = Path(__file__).resolve().parents[2]
 REPOSITORY = ROOT / 'model_repository'

@@ -29,9 +29,9 @@ from triton_perception.frames.frame_range import frame_range_of, FrameRange
 from triton_perception.models.detectors import (DetectorInstallError, install_detector,
                                                 installed_detectors)
 from triton_perception.outputs.result_messages import image_message
-from triton_perception.serving.engines import engine_steps
-from triton_perception.serving.server_config import ServerConfig
-from triton_perception.serving.triton_server import TritonServer
+from triton_perception.serving.server.engines import engine_steps
+from triton_perception.serving.server.server_config import ServerConfig
+from triton_perception.serving.server.triton_server import TritonServer
 from triton_perception.system.processes import free_ports, ros_arguments
 
 THREE = ['person', 'car', 'bus']

@@ -23,8 +23,8 @@ from fault_plumbing import (Arrivals, assert_balanced, latest, noise_frame, prim
                             wait_settled)
 from fault_repository import write_repository
 from ros_helpers import Probe, wait_until
-from triton_perception.serving.server_config import ServerError
-from triton_perception.serving.triton_server import TritonServer
+from triton_perception.serving.server.server_config import ServerError
+from triton_perception.serving.server.triton_server import TritonServer
 from triton_perception.system.processes import free_ports
 
 # --- models that fail to load or return malformed output ----------------------------------

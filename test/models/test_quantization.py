@@ -24,7 +24,7 @@ from triton_perception.graphs import (build_graph, float_step_problems, MAX_IR_V
                                       QUANTIZED_OPSET, target_problems)
 from triton_perception.models import INT8_GRAPH, quantize_models, TENSORRT_GRAPH
 from triton_perception.serving import ServerError
-from triton_perception.serving.profile_repository import profile_repository
+from triton_perception.serving.server.profile_repository import profile_repository
 
 FRAMES = 8
 

@@ -23,8 +23,8 @@ import reference_detection as detection
 from triton_perception.frames import frame_preprocessing as preprocessing
 from triton_perception.graphs.detection_graph import (build_detection_graph, HeadLayoutError,
                                                       inspect_head, MAX_OUTPUT)
-from triton_perception.serving.model_config import load_step_module
-from triton_perception.serving.output_checks import check_detections
+from triton_perception.serving.requests.output_checks import check_detections
+from triton_perception.serving.server.model_config import load_step_module
 
 ROOT = Path(__file__).resolve().parents[2]
 REPOSITORY = ROOT / 'model_repository'

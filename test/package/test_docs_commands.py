@@ -9,7 +9,7 @@ from conftest import REPO
 from docs_commands import problems
 
 PAGES = [REPO / 'README.md', *sorted((REPO / 'docs').glob('*.md'))]
-BROKEN_PAGE = '''
+BROKEN_PAGE = """
 ```bash
 triton-perception bag evaluate drive/ --no-such-option
 triton-perception bag evaluate drive/ --workers 2 --output report/
@@ -23,7 +23,7 @@ from triton_perception.evaluation import replay_test
 ```
 
 See `config/no_such_file.yaml` beside `config/params.yaml`, and [upstream](https://example.org/x).
-'''
+"""
 
 
 @pytest.mark.parametrize('page', PAGES, ids=[page.name for page in PAGES])

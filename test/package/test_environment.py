@@ -13,8 +13,8 @@ from std_msgs.msg import String
 
 from conftest import REPO
 from ros_helpers import Probe, wait_until
-from triton_perception.serving.server_config import ServerConfig, ServerError
-from triton_perception.serving.triton_server import TritonServer
+from triton_perception.serving.server.server_config import ServerConfig, ServerError
+from triton_perception.serving.server.triton_server import TritonServer
 from triton_perception.system.processes import free_ports
 
 TALKER = """

@@ -82,7 +82,7 @@ def test_no_two_folders_import_each_other() -> None:
 
 @pytest.mark.parametrize('source, target', [
     ('triton_perception.frames.accounting', 'triton_perception.nodes.base'),
-    ('triton_perception.serving.triton_client', 'triton_perception.ground.camera'),
+    ('triton_perception.serving.requests.triton_client', 'triton_perception.ground.camera'),
 ])
 def test_an_upward_or_sideways_import_is_found(source: str, target: str) -> None:
     """Positive control: the real graph plus one import up (frames -> nodes) or sideways."""

@@ -24,7 +24,7 @@ import yaml
 
 from conftest import REPO
 from triton_perception.pipeline.plan import ARGUMENT_NAMES, ARGUMENTS, pipeline_plan, PlanError
-from triton_perception.serving.server_installation import find_tritonserver, server_command
+from triton_perception.serving.server.server_installation import find_tritonserver, server_command
 from triton_perception.system.stops_last import DEFAULT_GRACE_S
 
 LAUNCH_DIR = REPO / 'launch'

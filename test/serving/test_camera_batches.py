@@ -21,9 +21,9 @@ from test_shared_frames import frames_of
 from triton_perception.frames import Frame
 from triton_perception.frames.accounting import Fate
 from triton_perception.graphs import LANE_RUNS_OUTPUTS
-from triton_perception.serving.camera_batches import CameraBatches
-from triton_perception.serving.joined_worker import JoinedWorker
-from triton_perception.serving.shared_frames import SharedFrames
+from triton_perception.serving.requests.camera_batches import CameraBatches
+from triton_perception.serving.requests.joined_worker import JoinedWorker
+from triton_perception.serving.requests.shared_frames import SharedFrames
 
 pytestmark = [pytest.mark.server]
 

@@ -20,9 +20,9 @@ import pytest
 from conftest import REPO
 from triton_perception.frames.frame_range import (declares_frame_range, frame_range_of, FrameRange,
                                                   FrameRangeError, parse_size, warmup_frames)
-from triton_perception.serving.engines import (build_engines, EngineBuildError, find_trtexec,
-                                               frame_steps, stale_engines)
-from triton_perception.serving.model_config import load_step_module, read_config
+from triton_perception.serving.server.engines import (build_engines, EngineBuildError, find_trtexec,
+                                                      frame_steps, stale_engines)
+from triton_perception.serving.server.model_config import load_step_module, read_config
 
 STAND_IN = """#!/usr/bin/env bash
 echo "&&&& RUNNING TensorRT.trtexec [TensorRT v100300] $*" | tee -a "{calls}"
@@ -214,7 +214,7 @@ def test_the_cpu_runner_reads_the_range_the_engines_are_built_for() -> None:
 def test_the_cpu_profile_without_onnxruntime_says_what_to_do(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A robot installed with exec dependencies only and no engines yet: a clear first step."""
-    import triton_perception.serving.server_config as server_config
+    import triton_perception.serving.server.server_config as server_config
     repository = repository_with_onnx(tmp_path / 'repo')
     assert server_config.resolve_profile('auto', repository) == 'cpu'
     monkeypatch.setattr(server_config.importlib.util, 'find_spec',

@@ -19,8 +19,8 @@ from test_detection_processing import (assert_matches_reference, BUS_REFERENCE, 
 from test_lane_processing import has_ego_lanes, make_lane_detector, read_clip
 from triton_perception.frames.frame_range import frame_range_of, FrameRange
 from triton_perception.lanes.lane_geometry import LaneResult, NUM_POINTS, postprocess
-from triton_perception.serving.model_config import read_config
-from triton_perception.serving.output_checks import check_detections, check_lane_maps
+from triton_perception.serving.requests.output_checks import check_detections, check_lane_maps
+from triton_perception.serving.server.model_config import read_config
 
 REPOSITORY = Path(__file__).resolve().parents[2] / 'model_repository'
 DETECTION_OUTPUTS = ('DETECTIONS', 'NUM_DETECTIONS')

@@ -20,11 +20,11 @@ from triton_perception.frames import Frame, FrameRejected
 from triton_perception.frames.accounting import Fate, FrameAccounting
 from triton_perception.graphs import LANE_RUNS_OUTPUTS
 from triton_perception.health import figures_from_statistics, frame_figures
-from triton_perception.serving.joined_worker import JoinedWorker
-from triton_perception.serving.member_worker import MemberWorker
-from triton_perception.serving.request_inputs import Tensors
-from triton_perception.serving.shared_frames import SharedFrames
-from triton_perception.serving.triton_client import ClientSettings
+from triton_perception.serving.requests.joined_worker import JoinedWorker
+from triton_perception.serving.requests.member_worker import MemberWorker
+from triton_perception.serving.requests.request_inputs import Tensors
+from triton_perception.serving.requests.shared_frames import SharedFrames
+from triton_perception.serving.requests.triton_client import ClientSettings
 
 pytestmark = [pytest.mark.server]
 

@@ -18,8 +18,8 @@ from image_fuzz import fuzzed_compressed, fuzzed_image
 from triton_perception.frames.image_conversion import (check_compressed, check_image,
                                                        compressed_to_rgb, image_to_rgb,
                                                        ImageRejected)
-from triton_perception.serving.output_checks import (check_detections, check_lane_maps,
-                                                     MalformedOutput)
+from triton_perception.serving.requests.output_checks import (check_detections, check_lane_maps,
+                                                              MalformedOutput)
 
 # The nodes' default max_image_pixels: a damaged JPEG/PNG header may claim up to this much.
 DEFAULT_MAX_PIXELS = 3840 * 2160

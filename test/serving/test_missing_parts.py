@@ -18,9 +18,9 @@ from test_engines import repository_with_onnx
 from test_server_releases import config_for
 
 from conftest import REPO
-from triton_perception.serving.engines import build_engines, EngineBuildError, find_trtexec
-from triton_perception.serving.server_config import ServerError
-from triton_perception.serving.server_installation import find_tritonserver, server_command
+from triton_perception.serving.server.engines import build_engines, EngineBuildError, find_trtexec
+from triton_perception.serving.server.server_config import ServerError
+from triton_perception.serving.server.server_installation import find_tritonserver, server_command
 from triton_perception.system.shared_libraries import missing_library_cause
 
 LOADER = """#!/usr/bin/env bash

@@ -17,7 +17,7 @@ import pytest
 from triton_perception.parameters import ParameterError
 from triton_perception.serving import (check_policy_cameras, parse_camera_priorities,
                                        RequestGate)
-from triton_perception.serving.request_gate import CameraPolicy, EXAMPLE
+from triton_perception.serving.requests.request_gate import CameraPolicy, EXAMPLE
 
 CAMERAS = ['/front', '/left', '/right', '/rear']
 THREAD_WAIT_S = 5.0

@@ -18,11 +18,12 @@ from tritonclient.utils import InferenceServerException
 from sample_images import bus_rgb
 from triton_perception.frames import Fate, Frame, FrameAccounting
 from triton_perception.graphs import LANE_RUNS_OUTPUTS
-from triton_perception.serving.camera_batches import camera_suffix
-from triton_perception.serving.output_memory import OutputMemory
-from triton_perception.serving.request_inputs import FrameInputs, SharedMemoryInput, Tensors
-from triton_perception.serving.request_sending import Part, send, settle_failure
-from triton_perception.serving.server_config import batched_name
+from triton_perception.serving.requests.camera_batches import camera_suffix
+from triton_perception.serving.requests.output_memory import OutputMemory
+from triton_perception.serving.requests.request_inputs import (FrameInputs, SharedMemoryInput,
+                                                               Tensors)
+from triton_perception.serving.requests.request_sending import Part, send, settle_failure
+from triton_perception.serving.server.server_config import batched_name
 from triton_perception.system import free_ports
 
 pytestmark = [pytest.mark.server]

@@ -17,8 +17,8 @@ from fault_plumbing import (noise_frame, quiet_server, record_arrivals, Replay, 
                             stop_cleanly)
 from fault_repository import write_repository
 from ros_helpers import Probe, wait_until
-import triton_perception.serving.triton_server as server_module
-from triton_perception.serving.triton_server import TritonServer
+import triton_perception.serving.server.triton_server as server_module
+from triton_perception.serving.server.triton_server import TritonServer
 from triton_perception.system.processes import free_ports
 
 # --- security --------------------------------------------------------------------------------

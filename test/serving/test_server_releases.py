@@ -22,12 +22,12 @@ from test_engines import repository_with_onnx, stand_in_trtexec
 
 from conftest import REPO
 from triton_perception.frames.frame_range import frame_range_of, FrameRange, parse_size
-from triton_perception.serving.engines import build_engines, engine_mismatches, EngineRecord
-from triton_perception.serving.profile_repository import profile_repository, view_links
-from triton_perception.serving.server_config import ServerConfig, ServerError
-from triton_perception.serving.server_installation import (find_tritonserver, server_command,
-                                                           TritonInstallation)
-from triton_perception.serving.triton_server import TritonServer
+from triton_perception.serving.server.engines import build_engines, engine_mismatches, EngineRecord
+from triton_perception.serving.server.profile_repository import profile_repository, view_links
+from triton_perception.serving.server.server_config import ServerConfig, ServerError
+from triton_perception.serving.server.server_installation import (find_tritonserver, server_command,
+                                                                  TritonInstallation)
+from triton_perception.serving.server.triton_server import TritonServer
 from triton_perception.system.processes import free_ports
 
 

@@ -19,13 +19,13 @@ from tritonclient.utils import InferenceServerException
 from sample_images import bus_rgb
 from triton_perception.frames import Frame
 from triton_perception.frames.accounting import Fate, FrameAccounting
-from triton_perception.serving.output_memory import (MIN_SHARED_OUTPUT_BYTES, OutputMemory,
-                                                     OutputSpec, shared_output_layout)
-from triton_perception.serving.request_errors import lost_shared_memory
-from triton_perception.serving.request_inputs import Tensors
-from triton_perception.serving.shared_frames import REGION_LABEL, SharedFrames
-from triton_perception.serving.shared_memory_region import unregister_region
-from triton_perception.serving.triton_client import ClientSettings, InferenceWorker
+from triton_perception.serving.requests.output_memory import (MIN_SHARED_OUTPUT_BYTES, OutputMemory,
+                                                              OutputSpec, shared_output_layout)
+from triton_perception.serving.requests.request_errors import lost_shared_memory
+from triton_perception.serving.requests.request_inputs import Tensors
+from triton_perception.serving.requests.shared_frames import REGION_LABEL, SharedFrames
+from triton_perception.serving.requests.shared_memory_region import unregister_region
+from triton_perception.serving.requests.triton_client import ClientSettings, InferenceWorker
 
 pytestmark = [pytest.mark.server]
 

@@ -162,7 +162,7 @@ class Curve(NamedTuple):
 
     def slope(self, y: float) -> float:
         """Dx/dy at row y."""
-        coefficients = self.coefficients.tolist()
+        coefficients: list[float] = self.coefficients.tolist()
         t = (y - self.centre) / self.half_span
         if len(coefficients) == 3:
             return (2.0 * coefficients[0] * t + coefficients[1]) / self.half_span

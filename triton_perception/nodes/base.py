@@ -207,7 +207,8 @@ class PerceptionNode(LifecycleNode, Generic[InferenceT]):
         """
         Return the node's worker: its camera's joined worker in a perception process, else its own.
 
-        Joined, one request per frame serves every node of the camera (serving.joined_worker).
+        Joined, one request per frame serves every node of the camera
+        (serving.requests.joined_worker).
         """
         source = self._frame_source
         if source is None:

@@ -7,9 +7,9 @@ topic is subscribed once, on the process's own node; each frame, taken serialize
 once (frames.read_frame), goes to the frame callback of every active node of that camera,
 which accounts for it as its own subscription would, the RGB conversion of the latest frame is
 done once for all of them, and their workers write it into Triton's shared memory once
-(serving.shared_frames). With a joined model (`--joined-model`, default `perception`) the
+(serving.requests.shared_frames). With a joined model (`--joined-model`, default `perception`) the
 camera's nodes share one worker too, and a frame is served by one request for all of them,
-with the camera's health statistics (serving.joined_worker).
+with the camera's health statistics (serving.requests.joined_worker).
 """
 from __future__ import annotations
 

@@ -21,15 +21,15 @@ import tritonclient.grpc as grpcclient
 from tritonclient.utils import InferenceServerException
 
 from triton_perception.frames import Frame, FrameAccounting
-from triton_perception.serving.connection_health import ConnectionHealth
-from triton_perception.serving.frame_fates import deliver_and_settle, prepare_or_settle
-from triton_perception.serving.frame_slot import LatestFrameSlot
-from triton_perception.serving.output_memory import OutputMemory
-from triton_perception.serving.request_inputs import (FrameInputs, FrameMemory,
-                                                      SharedMemoryInput, Tensors)
-from triton_perception.serving.request_sending import Part, send, settle_failure
-from triton_perception.serving.shared_frames import SharedFrames
-from triton_perception.serving.worker_log import Log, WorkerLog
+from triton_perception.serving.requests.connection_health import ConnectionHealth
+from triton_perception.serving.requests.frame_fates import deliver_and_settle, prepare_or_settle
+from triton_perception.serving.requests.frame_slot import LatestFrameSlot
+from triton_perception.serving.requests.output_memory import OutputMemory
+from triton_perception.serving.requests.request_inputs import (FrameInputs, FrameMemory,
+                                                               SharedMemoryInput, Tensors)
+from triton_perception.serving.requests.request_sending import Part, send, settle_failure
+from triton_perception.serving.requests.shared_frames import SharedFrames
+from triton_perception.serving.requests.worker_log import Log, WorkerLog
 
 CHANNEL_ARGUMENTS = [
     ('grpc.max_send_message_length', 2**31 - 1),  # tritonclient's defaults: frames are large

@@ -9,7 +9,7 @@ rejected in its own `prepare` and the others are still served. Where the joined 
 not serve the members' models (own models, or an ensemble missing from the repository), or
 only one node is active, each node's frame goes to its own model, one request each, as an
 InferenceWorker sends it; the log says so once. In a process with several cameras the
-process's request threads (serving.camera_batches) take each camera's round instead of the
+process's request threads (serving.requests.camera_batches) take each camera's round instead of the
 camera's own threads, and send the rounds of all ready cameras together. Knows nothing of ROS.
 """
 from __future__ import annotations
@@ -25,27 +25,28 @@ import tritonclient.grpc as grpcclient
 from tritonclient.utils import InferenceServerException
 
 from triton_perception.frames import Frame, FrameAccounting, RequestTimes
-from triton_perception.serving.connection_health import ConnectionHealth
-from triton_perception.serving.frame_fates import deliver_and_settle, prepare_or_settle
-from triton_perception.serving.joined_requests import (CameraRound, HEALTH_OUTPUT, JoinedModel,
-                                                       read_joined_model, Request)
-from triton_perception.serving.joined_slot import JoinedSlot, Member, MemberFrames
-from triton_perception.serving.member_worker import MemberWorker
-from triton_perception.serving.output_memory import OutputMemory
-from triton_perception.serving.request_gate import RequestGate
-from triton_perception.serving.request_inputs import FrameInputs, FrameMemory, Tensors
-from triton_perception.serving.request_sending import Part, send, settle_failure
-from triton_perception.serving.shared_frames import SharedFrames
-from triton_perception.serving.triton_client import (ClientSettings, make_client,
-                                                     watch_connection)
-from triton_perception.serving.worker_log import Log, WorkerLog
+from triton_perception.serving.requests.connection_health import ConnectionHealth
+from triton_perception.serving.requests.frame_fates import deliver_and_settle, prepare_or_settle
+from triton_perception.serving.requests.joined_requests import (CameraRound, HEALTH_OUTPUT,
+                                                                JoinedModel, read_joined_model,
+                                                                Request)
+from triton_perception.serving.requests.joined_slot import JoinedSlot, Member, MemberFrames
+from triton_perception.serving.requests.member_worker import MemberWorker
+from triton_perception.serving.requests.output_memory import OutputMemory
+from triton_perception.serving.requests.request_gate import RequestGate
+from triton_perception.serving.requests.request_inputs import FrameInputs, FrameMemory, Tensors
+from triton_perception.serving.requests.request_sending import Part, send, settle_failure
+from triton_perception.serving.requests.shared_frames import SharedFrames
+from triton_perception.serving.requests.triton_client import (ClientSettings, make_client,
+                                                              watch_connection)
+from triton_perception.serving.requests.worker_log import Log, WorkerLog
 
 # Called with the frame's message and its health statistics, once per joined request.
 StatisticsHook = Callable[[Any, NDArray[np.float32]], None]
 
 
 class ProcessRequests(Protocol):
-    """The request threads a process's cameras share (serving.camera_batches.CameraBatches)."""
+    """The request threads a process's cameras share (camera_batches.CameraBatches)."""
 
     def add(self, camera: JoinedWorker, settings: ClientSettings) -> None:
         """Serve `camera`'s frames from now on (the first camera's `settings` start threads)."""

@@ -10,8 +10,8 @@ from __future__ import annotations
 from typing import Callable
 
 from triton_perception.frames import Fate, Frame, FrameAccounting, FrameRejected, RequestTimes
-from triton_perception.serving.request_inputs import Tensors
-from triton_perception.serving.worker_log import Log
+from triton_perception.serving.requests.request_inputs import Tensors
+from triton_perception.serving.requests.worker_log import Log
 
 
 def prepare_or_settle(accounting: FrameAccounting, log: Log,

@@ -17,12 +17,12 @@ import tritonclient.grpc as grpcclient
 from tritonclient.utils import InferenceServerException
 
 from triton_perception.frames import Fate, Frame, FrameAccounting, RequestTimes
-from triton_perception.serving.connection_health import ConnectionHealth
-from triton_perception.serving.output_memory import OutputMemory
-from triton_perception.serving.request_errors import (is_unreachable, lost_shared_memory,
-                                                      request_failure)
-from triton_perception.serving.request_inputs import FrameInputs, FrameMemory, Tensors
-from triton_perception.serving.worker_log import Log
+from triton_perception.serving.requests.connection_health import ConnectionHealth
+from triton_perception.serving.requests.output_memory import OutputMemory
+from triton_perception.serving.requests.request_errors import (is_unreachable, lost_shared_memory,
+                                                               request_failure)
+from triton_perception.serving.requests.request_inputs import FrameInputs, FrameMemory, Tensors
+from triton_perception.serving.requests.worker_log import Log
 
 
 @dataclass(frozen=True)

@@ -23,10 +23,11 @@ from typing import Any, Callable
 import urllib.error
 import urllib.request
 
-from triton_perception.serving.engines import stale_engines
-from triton_perception.serving.server_config import resolve_profile, ServerConfig, ServerError
-from triton_perception.serving.server_installation import (find_tritonserver, server_command,
-                                                           server_environment)
+from triton_perception.serving.server.engines import stale_engines
+from triton_perception.serving.server.server_config import (resolve_profile, ServerConfig,
+                                                            ServerError)
+from triton_perception.serving.server.server_installation import (find_tritonserver, server_command,
+                                                                  server_environment)
 from triton_perception.system import ending_with_parent, with_parent_pid
 
 # Harmless on a machine without a GPU; hidden so that real problems stand out.

@@ -3,7 +3,7 @@ The request threads of a perception process's cameras: every ready camera in one
 
 When a request thread is free it takes the frames of every camera of the process that has
 one waiting, never waiting for a camera that has not, and sends them as one request to the
-batched joined ensemble (`perception_x2` ... `perception_x4`, serving.batched_ensembles), at
+batched joined ensemble (`perception_x2` ... `perception_x4`, serving.server.batched_ensembles), at
 most MAX_BATCH cameras a request. Frames of different sizes go together: each camera has its
 own input. Results, headers, accounting and health stay each camera's own (its JoinedWorker
 delivers them), and one camera's bad frame never fails another's:
@@ -25,16 +25,16 @@ import tritonclient.grpc as grpcclient
 from tritonclient.utils import InferenceServerException
 
 from triton_perception.frames import RequestTimes
-from triton_perception.serving.joined_requests import (CameraRound, JoinedModel,
-                                                       read_joined_model, Request)
-from triton_perception.serving.joined_worker import JoinedWorker
-from triton_perception.serving.output_memory import OutputMemory
-from triton_perception.serving.request_errors import is_unreachable
-from triton_perception.serving.request_gate import RequestGate
-from triton_perception.serving.request_inputs import FrameMemory
-from triton_perception.serving.request_sending import send
-from triton_perception.serving.server_config import batched_name, MAX_BATCH
-from triton_perception.serving.triton_client import ClientSettings, make_client
+from triton_perception.serving.requests.joined_requests import (CameraRound, JoinedModel,
+                                                                read_joined_model, Request)
+from triton_perception.serving.requests.joined_worker import JoinedWorker
+from triton_perception.serving.requests.output_memory import OutputMemory
+from triton_perception.serving.requests.request_errors import is_unreachable
+from triton_perception.serving.requests.request_gate import RequestGate
+from triton_perception.serving.requests.request_inputs import FrameMemory
+from triton_perception.serving.requests.request_sending import send
+from triton_perception.serving.requests.triton_client import ClientSettings, make_client
+from triton_perception.serving.server import batched_name, MAX_BATCH
 
 Outputs = dict[tuple[str, tuple[str, ...]], OutputMemory]
 

@@ -12,7 +12,7 @@ import importlib.util
 from pathlib import Path
 
 from triton_perception.errors import TritonPerceptionError
-from triton_perception.serving.engines import engine_steps
+from triton_perception.serving.server.engines import engine_steps
 from triton_perception.system import default_model_repository
 
 PROFILES = ('auto', 'tensorrt', 'cpu')

@@ -15,10 +15,10 @@ import numpy as np
 import tritonclient.grpc as grpcclient
 from tritonclient.utils import InferenceServerException, triton_to_np_dtype
 
-from triton_perception.serving.request_errors import is_unreachable
-from triton_perception.serving.request_inputs import Tensors
-from triton_perception.serving.shared_memory_region import SharedMemoryRegion
-from triton_perception.serving.worker_log import Log
+from triton_perception.serving.requests.request_errors import is_unreachable
+from triton_perception.serving.requests.request_inputs import Tensors
+from triton_perception.serving.requests.shared_memory_region import SharedMemoryRegion
+from triton_perception.serving.requests.worker_log import Log
 
 MIN_SHARED_OUTPUT_BYTES = 64 * 1024
 ALIGNMENT = 64  # bytes: each output starts on a cache line

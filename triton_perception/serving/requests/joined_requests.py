@@ -4,7 +4,7 @@ What a camera's joined request is: the ensemble that serves its models, and a ro
 A camera's nodes are served by one request to the joined ensemble (`perception`) when its steps
 serve every node's model and outputs (JoinedModel.serves); otherwise each node's frame goes to
 its own model. A process's cameras share request threads (ProcessRequests) that can carry the
-rounds of several cameras in one request (serving.camera_batches.CameraBatches).
+rounds of several cameras in one request (serving.requests.camera_batches.CameraBatches).
 """
 from __future__ import annotations
 
@@ -13,9 +13,9 @@ from typing import Any, NamedTuple
 import tritonclient.grpc as grpcclient
 from tritonclient.utils import InferenceServerException
 
-from triton_perception.serving.joined_slot import Member, MemberFrames
-from triton_perception.serving.request_errors import is_unreachable
-from triton_perception.serving.request_inputs import Tensors
+from triton_perception.serving.requests.joined_slot import Member, MemberFrames
+from triton_perception.serving.requests.request_errors import is_unreachable
+from triton_perception.serving.requests.request_inputs import Tensors
 
 HEALTH_OUTPUT = 'HEALTH_STATISTICS'  # the joined ensemble's camera health statistics
 

@@ -20,7 +20,7 @@ import numpy as np
 from numpy.typing import NDArray
 import tritonclient.grpc as grpcclient
 
-from triton_perception.serving.request_inputs import SHARED_INPUT, SharedMemoryInput
+from triton_perception.serving.requests.request_inputs import SHARED_INPUT, SharedMemoryInput
 
 REGION_LABEL = 'frames'
 

@@ -17,13 +17,13 @@ from pathlib import Path
 from google.protobuf import text_format
 from tritonclient.grpc import model_config_pb2
 
-from triton_perception.serving.model_config import read_config
-from triton_perception.serving.server_config import batched_name, JOINED_MODEL, MAX_BATCH
+from triton_perception.serving.server.model_config import read_config
+from triton_perception.serving.server.server_config import batched_name, JOINED_MODEL, MAX_BATCH
 
 BATCH_SIZES = tuple(range(2, MAX_BATCH + 1))
 HEADER = ('# {count} cameras of one perception_process in one request: {count} `{joined}` '
           'steps side by side,\n'
-          "# camera i's tensors suffixed _i (serving/batched_ensembles.py). Written by\n"
+          "# camera i's tensors suffixed _i (serving/server/batched_ensembles.py). Written by\n"
           '# `triton-perception docs` from {joined}/config.pbtxt: edit that, not this file.\n')
 
 

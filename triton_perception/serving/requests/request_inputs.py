@@ -13,12 +13,12 @@ from numpy.typing import NDArray
 import tritonclient.grpc as grpcclient
 from tritonclient.utils import InferenceServerException, np_to_triton_dtype
 
-from triton_perception.serving.request_errors import is_unreachable
-from triton_perception.serving.shared_memory_region import SharedMemoryRegion
-from triton_perception.serving.worker_log import Log
+from triton_perception.serving.requests.request_errors import is_unreachable
+from triton_perception.serving.requests.shared_memory_region import SharedMemoryRegion
+from triton_perception.serving.requests.worker_log import Log
 
 # A request's or a result's tensors by name; their dtypes are each model's (uint8 IMAGE,
-# float32 and int32 outputs ...), checked where they are read (serving.output_checks).
+# float32 and int32 outputs ...), checked where they are read (serving.requests.output_checks).
 Tensors = dict[str, NDArray[Any]]
 SHARED_INPUT = 'IMAGE'
 
@@ -55,7 +55,7 @@ class SharedMemoryInput(SharedMemoryRegion):
     """
     The frame tensor through Triton system shared memory instead of the gRPC message.
 
-    One region per request thread (or per camera, shared: serving.shared_frames), labelled after
+    One region per request thread (or per camera, shared: shared_frames), labelled after
     the model.
     """
 

@@ -27,7 +27,7 @@ import re
 import shutil
 import tempfile
 
-from triton_perception.serving.server_config import ServerError
+from triton_perception.serving.server.server_config import ServerError
 
 CPU_CONFIG = Path('configs') / 'cpu.pbtxt'
 # The INT8 file each profile serves, and the record `models quantize` writes beside the graph.

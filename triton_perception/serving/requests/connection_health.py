@@ -13,8 +13,8 @@ from typing import Callable, Protocol, Sequence
 import tritonclient.grpc as grpcclient
 from tritonclient.utils import InferenceServerException
 
-from triton_perception.serving.request_errors import unreachable_reason
-from triton_perception.serving.worker_log import Log
+from triton_perception.serving.requests.request_errors import unreachable_reason
+from triton_perception.serving.requests.worker_log import Log
 
 INITIAL_BACKOFF_S = 0.25
 HEALTH_CHECK_PERIOD_S = 1.0
@@ -45,7 +45,7 @@ def served_precision(client: grpcclient.InferenceServerClient,
     Return the precision `models` are served at and the calibration it came from (/diagnostics).
 
     Read from the model steps' config parameters `precision` and `calibration`, which the
-    server's repository view writes for INT8 (serving/profile_repository.py); an ensemble's
+    server's repository view writes for INT8 (serving/server/profile_repository.py); an ensemble's
     steps are followed. A step whose config cannot be read counts as 'unknown'. Without any
     such parameter the float graphs are served: 'fp'.
     """

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Protocol
 
 from triton_perception.frames import Frame
-from triton_perception.serving.joined_slot import Member
+from triton_perception.serving.requests.joined_slot import Member
 
 
 class FrameWorker(Protocol):
@@ -38,7 +38,7 @@ class FrameWorker(Protocol):
 
 
 class CameraWorker(Protocol):
-    """What a member calls on its camera's worker (serving.joined_worker.JoinedWorker)."""
+    """What a member calls on its camera's worker (serving.requests.joined_worker.JoinedWorker)."""
 
     def join(self, member: Member) -> None:
         """Add `member` to the camera's requests."""

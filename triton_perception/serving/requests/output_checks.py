@@ -15,7 +15,7 @@ from numpy.typing import NDArray
 
 from triton_perception.errors import TritonPerceptionError
 from triton_perception.graphs import LANE_RUNS_OUTPUTS
-from triton_perception.serving.request_inputs import Tensors
+from triton_perception.serving.requests.request_inputs import Tensors
 
 ScalarT = TypeVar('ScalarT', bound=np.generic)
 

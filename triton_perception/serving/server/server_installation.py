@@ -17,9 +17,10 @@ import shutil
 import subprocess
 import sys
 
-from triton_perception.serving.engines import engine_mismatches
-from triton_perception.serving.profile_repository import profile_repository
-from triton_perception.serving.server_config import resolve_profile, ServerConfig, ServerError
+from triton_perception.serving.server.engines import engine_mismatches
+from triton_perception.serving.server.profile_repository import profile_repository
+from triton_perception.serving.server.server_config import (resolve_profile, ServerConfig,
+                                                            ServerError)
 from triton_perception.system import missing_library_cause
 
 SYSTEM_TRITON_DIR = Path('/opt/tritonserver')

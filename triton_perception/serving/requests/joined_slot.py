@@ -14,10 +14,10 @@ from dataclasses import dataclass
 from typing import Callable, Iterator
 
 from triton_perception.frames import Fate, Frame, FrameAccounting
-from triton_perception.serving.frame_slot import GatedSlot
-from triton_perception.serving.request_inputs import Tensors
-from triton_perception.serving.triton_client import ClientSettings
-from triton_perception.serving.worker_log import WorkerLog
+from triton_perception.serving.requests.frame_slot import GatedSlot
+from triton_perception.serving.requests.request_inputs import Tensors
+from triton_perception.serving.requests.triton_client import ClientSettings
+from triton_perception.serving.requests.worker_log import WorkerLog
 
 
 @dataclass(frozen=True, eq=False)
