@@ -38,11 +38,10 @@ from triton_perception.bench.bench_schema import (GlueAccounting, GlueCaseFigure
 from triton_perception.bench.constant_graphs import constant_repository
 from triton_perception.bench.glue_cases import (bgr_frame, camera_namespaces, FRAME_SIZE,
                                                 glue_cases, GlueCase, LAYOUTS, node_accounting,
-                                                overlay_listening, results_missing,
-                                                publish_paced, served_per_camera, settled,
-                                                start_processes, wait_ready)
+                                                publish_paced, results_missing,
+                                                served_per_camera, settled, start_processes,
+                                                wait_ready)
 from triton_perception.bench.glue_report import targets
-from triton_perception.bench.measures import check_alive
 from triton_perception.bench.report import (load_averages, machine_description, source_version,
                                             write_report)
 from triton_perception.bench.ros_side import CaseWiring, ros_environment, RosSide, stop_bench

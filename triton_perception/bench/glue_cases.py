@@ -20,8 +20,8 @@ from sensor_msgs.msg import Image, PointCloud2
 
 from triton_perception.bench.bench_schema import NodeAccounting
 from triton_perception.bench.floor_node import MODULE as FLOOR_MODULE, NODE_NAME as FLOOR_NODE
-from triton_perception.bench.ros_side import CaseWiring
 from triton_perception.bench.measures import check_alive
+from triton_perception.bench.ros_side import CaseWiring
 from triton_perception.bench.settings import (BenchError, NodeKind, NODES, READY_TIMEOUT_S,
                                               Stamp)
 from triton_perception.frames import FATES, NodeStatus

@@ -109,7 +109,7 @@ class RateSearchSettings:
 
 
 def sustained(sent: int, missed: int, drop_limit: float) -> bool:
-    """Return whether a run missed at most ceil(drop_limit x sent) frames (ros2_benchmark's test)."""
+    """Say whether a run missed at most ceil(drop_limit x sent) frames (ros2_benchmark's test)."""
     return missed <= math.ceil(sent * drop_limit)
 
 
@@ -251,7 +251,7 @@ class RatePipeline:
         return [f'{kind.executable}/{topic}' for kind in self.kinds for topic, _ in kind.topics]
 
     def statuses(self) -> list[dict[str, NodeStatus]]:
-        """Return each camera's latest node statuses (a copy)."""
+        """Return a copy of each camera's latest node statuses."""
         return [dict(wiring.statuses) for wiring in self.wirings]
 
     def run(self, rate_hz: float, window_s: float, phase: str) -> RateFigures:
@@ -522,8 +522,8 @@ def _metadata(settings: RateSearchSettings, report: RateSearchReport,
     """Return ros2_benchmark's metadata block, under its names."""
     data = report['input']
     return {
-        'BenchmarkMetadata.NAME': (f"triton_perception {settings.models}, {settings.cameras} "
-                                   f"camera(s), layout {settings.layout}"
+        'BenchmarkMetadata.NAME': (f'triton_perception {settings.models}, {settings.cameras} '
+                                   f'camera(s), layout {settings.layout}'
                                    + (f', stand-in {settings.stand_in_hz:g} Hz'
                                       if settings.stand_in_hz is not None else '')),
         'BenchmarkMetadata.TEST_DATETIME': time.strftime('%Y-%m-%dT%H:%M:%S%z'),

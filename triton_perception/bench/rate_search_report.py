@@ -71,7 +71,7 @@ def input_data(source: Path, topic: str | None, frames: Sequence[Image]) -> Inpu
 
 
 def gpu_name() -> str:
-    """Return the GPU nvidia-smi names, a Jetson's board (its GPU is integrated), or 'none found'."""
+    """Return the GPUs nvidia-smi names, a Jetson's board (integrated GPU), or 'none found'."""
     if shutil.which('nvidia-smi'):
         completed = subprocess.run(['nvidia-smi', '--query-gpu=name', '--format=csv,noheader'],
                                    capture_output=True, text=True, check=False)

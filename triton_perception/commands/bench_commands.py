@@ -104,7 +104,7 @@ def command_rate_search(arguments: argparse.Namespace) -> int:
     interrupted.
     """
     from triton_perception.bench import (  # noqa: PLC0415 (rclpy)
-        BenchError, rate_table, RateSearchReport, RateSearchSettings, run_rate_search)
+        BenchError, rate_table, RateSearchSettings, run_rate_search)
 
     def run() -> RateSearchReport:
         bounds = numbers(arguments.search_range, '--search-range')
@@ -113,7 +113,7 @@ def command_rate_search(arguments: argparse.Namespace) -> int:
                              f"'{arguments.search_range}'")
         cameras = numbers(arguments.cameras or '1', '--cameras')
         if len(cameras) != 1 or not cameras[0].is_integer():
-            raise BenchError(f"--cameras: give one camera count with --rate-search, got "
+            raise BenchError('--cameras: give one camera count with --rate-search, got '
                              f"'{arguments.cameras}'")
         return run_rate_search(RateSearchSettings(
             cameras=int(cameras[0]), models=arguments.models, layout=arguments.layout,
@@ -244,7 +244,7 @@ def add_bench_command(commands: argparse._SubParsersAction[argparse.ArgumentPars
     rates.add_argument('--bag', type=Path, default=None,
                        help='play the frames of this bag (held in memory) instead of --video')
     rates.add_argument('--topic', default=None,
-                       help='the bag\'s camera topic (default /camera/image_raw)')
+                       help="the bag's camera topic (default /camera/image_raw)")
     rates.add_argument('--search-range', default='1,40',
                        help='LOWER,UPPER publisher rates searched, Hz per camera (default 1,40)')
     rates.add_argument('--search-step', type=float, default=0.5,
@@ -254,7 +254,7 @@ def add_bench_command(commands: argparse._SubParsersAction[argparse.ArgumentPars
                        help='fixed rates run after the search, besides the rate found '
                        '(default 10,30)')
     rates.add_argument('--repeats', type=int, default=3,
-                       help='runs at each fixed rate (default 3); --duration sets each run\'s '
+                       help="runs at each fixed rate (default 3); --duration sets each run's "
                        'seconds (default 10)')
     rates.add_argument('--stand-in', type=float, default=None, metavar='HZ',
                        help='replace the pipeline by stand-in nodes that serve at most HZ frames '
