@@ -440,7 +440,8 @@ def run_rate_search(settings: RateSearchSettings,
     pipeline: RatePipeline | None = None
     repository = (settings.model_repository or default_model_repository()).resolve()
     try:
-        frames, source = read_frames(settings, log)
+        frames, source = read_frames(settings.bag, settings.topic, settings.video,
+                                     settings.max_frames, log)
         url, server_pid, triton_version = None, None, 'none (stand-in pipeline)'
         if settings.stand_in_hz is None:
             server, url, server_pid, triton_version = _server(settings, repository, log)
@@ -450,7 +451,8 @@ def run_rate_search(settings: RateSearchSettings,
             'schema_version': RATE_SEARCH_SCHEMA_VERSION,
             'command': settings.command,
             'package': package_version(),
-            'machine': machine(settings, triton_version),
+            'machine': machine(settings.profile if settings.stand_in_hz is None
+                               else 'none (stand-in)', settings.precision, triton_version),
             'models': ({} if settings.stand_in_hz is not None
                        else model_hashes(repository, pipeline.kinds)),
             'input': input_data(source, settings.topic, frames),

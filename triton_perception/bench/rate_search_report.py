@@ -12,7 +12,7 @@ from pathlib import Path
 import re
 import shutil
 import subprocess
-from typing import Callable, Sequence, TYPE_CHECKING
+from typing import Callable, Sequence
 
 from sensor_msgs.msg import Image
 
@@ -25,27 +25,23 @@ from triton_perception.bench.settings import BenchError, NodeKind
 from triton_perception.bench.transfers import ensemble_steps
 from triton_perception.system import CLIP_HINT, sha256_of, SOURCE_ROOT
 
-if TYPE_CHECKING:
-    from triton_perception.bench.rate_search import RateSearchSettings
-
 WEIGHT_SUFFIXES = ('.onnx', '.plan', '.engine')
 
 
-def read_frames(settings: RateSearchSettings,
+def read_frames(bag: Path | None, topic: str | None, video: Path, max_frames: int,
                 log: Callable[[str], None]) -> tuple[list[Image], Path]:
-    """Return up to `max_frames` frames of the bag's camera (or the clip) as rgb8 Images."""
-    if settings.bag is not None:
-        topic = settings.topic or DEFAULT_TOPIC
+    """Return up to `max_frames` frames of the bag's camera (else the clip) as rgb8 Images."""
+    if bag is not None:
         frames = []
-        for image in read_images(settings.bag, topic):
+        for image in read_images(bag, topic or DEFAULT_TOPIC):
             frames.append(rgb_message(image.rgb))
-            if len(frames) >= settings.max_frames:
+            if len(frames) >= max_frames:
                 break
-        source = settings.bag
+        source = bag
     else:
-        if not settings.video.is_file():
-            raise BenchError(f'video {settings.video} not found: {CLIP_HINT}')
-        frames, source = read_clip(settings.video, settings.max_frames), settings.video
+        if not video.is_file():
+            raise BenchError(f'video {video} not found: {CLIP_HINT}')
+        frames, source = read_clip(video, max_frames), video
     if not frames:
         raise BenchError(f'no frames in {source}')
     log(f'{len(frames)} frames of {source} held in memory '
@@ -106,15 +102,14 @@ def ros_distro() -> str:
     return 'unknown'
 
 
-def machine(settings: RateSearchSettings, triton_version: str) -> RateSearchMachine:
+def machine(profile: str, precision: str, triton_version: str) -> RateSearchMachine:
     """Return the machine: CPU, cores, GPU, memory, OS, ROS, Triton, profile and precision."""
-    base = machine_description(settings.profile, triton_version)
+    base = machine_description(profile, triton_version)
     return {'cpu_model': base['cpu_model'], 'architecture': base['architecture'],
             'cores': base['cores'], 'usable_cores': base['usable_cores'], 'gpu': gpu_name(),
             'memory_gb': base['memory_gb'], 'os': os_name(), 'kernel': base['kernel'],
             'python': base['python'], 'ros_distro': ros_distro(), 'triton': triton_version,
-            'profile': settings.profile if settings.stand_in_hz is None else 'none (stand-in)',
-            'precision': settings.precision,
+            'profile': profile, 'precision': precision,
             'load_average_start': base['load_average_start'],
             'load_average_end': base['load_average_start']}
 

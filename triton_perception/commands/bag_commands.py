@@ -137,7 +137,7 @@ def command_evaluate(arguments: argparse.Namespace) -> int:
             rates = tuple(float(rate) for rate in arguments.rates.split(',') if rate.strip())
         except ValueError as error:
             raise BagError(f'--rates: {error}') from None
-        cost = evaluation.latency_cost(settings, rates, _progress)
+        cost = evaluation.evaluate_latency_cost(settings, rates, _progress)
         print(evaluation.cost_markdown(cost))
         _progress(f'report: {arguments.output / "report.md"} and latency_cost.json; each '
                   f'run in {arguments.output}/[<drive>/]<run>/')

@@ -17,7 +17,7 @@ from triton_perception.evaluation.figures import (detection_labels as detection_
                                                   node_figures as node_figures, NODES as NODES,
                                                   replay_speed as replay_speed)
 from triton_perception.evaluation.latency_cost import (cost_markdown as cost_markdown,
-                                                       latency_cost as latency_cost)
+                                                       evaluate_latency_cost as evaluate_latency_cost)
 from triton_perception.evaluation.markdown_report import (report_markdown as report_markdown,
                                                           write_report as write_report)
 from triton_perception.evaluation.quantization_guard import (check_guard_drives as check_guard_drives,

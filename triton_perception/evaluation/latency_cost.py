@@ -117,8 +117,8 @@ def drive_runs(settings: EvaluationSettings, rates: tuple[float, ...],
     return runs
 
 
-def latency_cost(settings: EvaluationSettings, rates: tuple[float, ...],
-                 log: Callable[[str], None]) -> LatencyCost:
+def evaluate_latency_cost(settings: EvaluationSettings, rates: tuple[float, ...],
+                          log: Callable[[str], None]) -> LatencyCost:
     """Replay every drive as `drive_runs` does against one Triton; write the report; return it."""
     if any(rate <= 0 for rate in rates):
         raise BagError(f'--rates: every rate must be above 0, got {rates}')
