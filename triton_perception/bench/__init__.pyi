@@ -12,6 +12,15 @@ from triton_perception.bench.process_memory import (
     measure_all as measure_all,
     memory_table as memory_table,
 )
+from triton_perception.bench.rate_search import (
+    RateSearchSettings as RateSearchSettings,
+    run_rate_search as run_rate_search,
+)
+from triton_perception.bench.rate_search_report import rate_table as rate_table
+from triton_perception.bench.rate_search_schema import (
+    RateSearchReport as RateSearchReport,
+    RESULTS_SCHEMA as RESULTS_SCHEMA,
+)
 from triton_perception.bench.report import (
     budget_table as budget_table,
     markdown_table as markdown_table,

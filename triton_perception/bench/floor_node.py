@@ -20,7 +20,7 @@ from multiprocessing.shared_memory import SharedMemory
 import os
 import sys
 import time
-from typing import Any
+from typing import Any, Callable
 
 import cv2
 import numpy as np
@@ -142,14 +142,14 @@ class FloorNode(Node):
         return super().destroy_node()
 
 
-def main(args: list[str] | None = None) -> None:
-    """Spin the floor node until SIGINT or SIGTERM (as the bench stops it)."""
+def spin_node(make: Callable[[], Node], args: list[str] | None = None) -> None:
+    """Spin the node `make` returns until SIGINT or SIGTERM (as the bench stops its nodes)."""
     die_with_parent()
     os.environ.update(dds_profile_environment())
     rclpy.init(args=sys.argv if args is None else args)
     node = None
     try:
-        node = FloorNode()
+        node = make()
         rclpy.spin(node)
     except (KeyboardInterrupt, ExternalShutdownException):
         pass
@@ -157,6 +157,11 @@ def main(args: list[str] | None = None) -> None:
         if node is not None:
             node.destroy_node()
         rclpy.try_shutdown()
+
+
+def main(args: list[str] | None = None) -> None:
+    """Spin the floor node until SIGINT or SIGTERM (as the bench stops it)."""
+    spin_node(FloorNode, args)
 
 
 if __name__ == '__main__':

@@ -38,21 +38,20 @@ from triton_perception.bench.bench_schema import (GlueAccounting, GlueCaseFigure
 from triton_perception.bench.constant_graphs import constant_repository
 from triton_perception.bench.glue_cases import (bgr_frame, camera_namespaces, FRAME_SIZE,
                                                 glue_cases, GlueCase, LAYOUTS, node_accounting,
-                                                overlay_listening, results_missing,
-                                                served_per_camera, settled, start_processes)
+                                                publish_paced, results_missing,
+                                                served_per_camera, settled, start_processes,
+                                                wait_ready)
 from triton_perception.bench.glue_report import targets
-from triton_perception.bench.measures import check_alive
 from triton_perception.bench.report import (load_averages, machine_description, source_version,
                                             write_report)
 from triton_perception.bench.ros_side import CaseWiring, ros_environment, RosSide, stop_bench
 from triton_perception.bench.settings import (BenchError, DEFAULT_VIDEO, DRAIN_TIMEOUT_S,
-                                              RATE_HZ, READY_TIMEOUT_S, Stamp)
+                                              RATE_HZ, Stamp)
 from triton_perception.bench.triton_side import inference_statistics, step_breakdown
 from triton_perception.serving import MAX_BATCH, ServerConfig, TritonServer
 from triton_perception.system import (default_model_repository, free_ports, MODEL_REPOSITORY_ENV,
                                       NodeProcess, tree_cpu_s, tree_rss_mb)
 
-CHECK_PERIOD_S = 1.0          # how often the publishing loop checks that every process lives
 ACCOUNTING_TIMEOUT_S = 5.0    # for the statuses counting every frame sent (period 1 s)
 
 
@@ -140,10 +139,11 @@ class GlueBench:
             self.log(f'{case.name}: started {len(processes)} process(es) '
                      f'({", ".join(sorted({process.name for process in processes}))}); '
                      'waiting until ready')
-            self._wait_ready(case, wirings, cameras, processes)
+            wait_ready(case, wirings, cameras, processes)
             self.log(f'{case.name}: warm-up {self.settings.warmup_s:g} s, then '
                      f'{self.settings.window_s:g} s measured, {case.cameras} x {RATE_HZ:g} Hz')
-            warm_up = self._publish(wirings, self.settings.warmup_s, processes)
+            warm_up = publish_paced(wirings, [self.frame], RATE_HZ, self.settings.warmup_s,
+                                    processes)
             stamps, window = self._window(case, wirings, processes)
             sent = [len(early) + len(late) for early, late in zip(warm_up, stamps)]
             accounting = self._accounting(case, wirings, sent, warm_up, stamps)
@@ -171,44 +171,6 @@ class GlueBench:
                  f"{figures['frames_without_result']}")
         return figures
 
-    def _wait_ready(self, case: GlueCase, wirings: Sequence[CaseWiring],
-                    cameras: Sequence[str], processes: Sequence[NodeProcess]) -> None:
-        """Poll matching, /diagnostics and the overlay's subscriptions; fail if a process died."""
-        deadline = time.monotonic() + READY_TIMEOUT_S
-        while not all(wiring.ready() and overlay_listening(case, wiring, camera)
-                      for wiring, camera in zip(wirings, cameras)):
-            for process in processes:
-                check_alive(process)
-            if time.monotonic() > deadline:
-                raise BenchError(f'{case.name} not ready within {READY_TIMEOUT_S:g} s:\n'
-                                 + '\n'.join(process.output_tail() for process in processes))
-            time.sleep(0.05)
-
-    def _publish(self, wirings: Sequence[CaseWiring], duration_s: float,
-                 processes: Sequence[NodeProcess]) -> list[list[Stamp]]:
-        """
-        Publish the frame to every camera at RATE_HZ for `duration_s`; return the stamps sent.
-
-        Cameras take turns, evenly spaced, as free-running cameras would; a late tick is sent
-        at once, so the count per camera is exactly duration x rate.
-        """
-        stamps: list[list[Stamp]] = [[] for _ in wirings]
-        period_s = 1.0 / (RATE_HZ * len(wirings))
-        start = time.monotonic()
-        next_check = start + CHECK_PERIOD_S
-        tick = 0
-        while (target := start + tick * period_s) < start + duration_s:
-            if (delay := target - time.monotonic()) > 0:
-                time.sleep(delay)  # pacing at camera rate
-            camera = tick % len(wirings)
-            stamps[camera].append(wirings[camera].publish(self.frame))
-            tick += 1
-            if time.monotonic() >= next_check:
-                for process in processes:
-                    check_alive(process)
-                next_check += CHECK_PERIOD_S
-        return stamps
-
     def _window(self, case: GlueCase, wirings: Sequence[CaseWiring],
                 processes: Sequence[NodeProcess]) -> tuple[list[list[Stamp]], GlueWindow]:
         """Measure the window: the stamps sent; CPU, memory, Triton's time, each latency."""
@@ -218,7 +180,7 @@ class GlueBench:
         statistics_before = inference_statistics(url)
         start = time.monotonic()
         bench_before = time.process_time()
-        stamps = self._publish(wirings, self.settings.window_s, processes)
+        stamps = publish_paced(wirings, [self.frame], RATE_HZ, self.settings.window_s, processes)
         span_s = time.monotonic() - start
         bench_s = time.process_time() - bench_before
         rss_mib = sum(tree_rss_mb(process.pid) for process in processes)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import array
 from dataclasses import dataclass, replace
 from pathlib import Path
+import time
 from typing import Callable, Sequence
 
 import cv2
@@ -19,8 +20,10 @@ from sensor_msgs.msg import Image, PointCloud2
 
 from triton_perception.bench.bench_schema import NodeAccounting
 from triton_perception.bench.floor_node import MODULE as FLOOR_MODULE, NODE_NAME as FLOOR_NODE
+from triton_perception.bench.measures import check_alive
 from triton_perception.bench.ros_side import CaseWiring
-from triton_perception.bench.settings import NodeKind, NODES, Stamp
+from triton_perception.bench.settings import (BenchError, NodeKind, NODES, READY_TIMEOUT_S,
+                                              Stamp)
 from triton_perception.frames import FATES, NodeStatus
 from triton_perception.nodes import EXECUTOR_ENV, SINGLE_THREADED
 from triton_perception.pipeline import pipeline_plan
@@ -28,6 +31,7 @@ from triton_perception.serving import MAX_BATCH
 from triton_perception.system import NodeProcess, ros_arguments
 
 FRAME_SIZE = (960, 540)  # width, height, as the issue measures
+CHECK_PERIOD_S = 1.0  # how often the publishing loop checks that every process lives
 FLOORS = ('floor', 'floor_serialized')
 # The layouts between one perception_process and one process per node: the plan's
 # cameras_per_process (0: every camera in one process).
@@ -37,6 +41,7 @@ CAMERAS_PER_PROCESS = {'single': 0, 'groups_of_2': 2, 'per_camera': 1}
 CLASSIC = 'single_classic'
 LAYOUTS = (*FLOORS, 'per_node', *CAMERAS_PER_PROCESS, CLASSIC)
 DETECTIONS = 'detections'
+LANES = 'lanes'  # lane_node alone (bench --rate-search)
 BOTH = 'detections+lanes'
 # The bench listens to the results a consumer of detections and lanes takes; drivable_area is
 # published all the same (the overlay node takes it), so its cost is in the nodes' figures.
@@ -49,8 +54,8 @@ class GlueCase:
     """
     One measurement: `layout` serving `cameras` cameras with `models`.
 
-    `models` is DETECTIONS or BOTH; BOTH also runs the overlay node, ready but unwatched (it
-    subscribes to neither the camera nor the results until someone watches its output).
+    `models` is DETECTIONS, LANES or BOTH; BOTH also runs the overlay node, ready but unwatched
+    (it subscribes to neither the camera nor the results until someone watches its output).
     """
 
     layout: str
@@ -60,7 +65,8 @@ class GlueCase:
     @property
     def name(self) -> str:
         """Return e.g. 'single_both_4cam', unique per case: namespaces and JSON keys."""
-        return f"{self.layout}_{'both' if self.models == BOTH else 'det'}_{self.cameras}cam"
+        short = {BOTH: 'both', LANES: 'lanes'}.get(self.models, 'det')
+        return f'{self.layout}_{short}_{self.cameras}cam'
 
     @property
     def floor(self) -> bool:
@@ -72,8 +78,8 @@ class GlueCase:
         """Return what each camera's results come from, as the bench listens to them."""
         if self.floor:
             return (FLOOR_KIND,)
-        return (NODES['detection_node'], LANES_KIND) if self.models == BOTH \
-            else (NODES['detection_node'],)
+        return {BOTH: (NODES['detection_node'], LANES_KIND),
+                LANES: (LANES_KIND,)}.get(self.models, (NODES['detection_node'],))
 
     @property
     def image_readers(self) -> int:
@@ -139,7 +145,8 @@ def start_processes(case: GlueCase, triton_url: str, namespace: str, log_directo
         'cameras': ','.join(f'{camera.rsplit("/", 1)[1]}={camera}/image' for camera in cameras),
         'process_layout': 'per_node' if case.layout == 'per_node' else 'single',
         'cameras_per_process': str(CAMERAS_PER_PROCESS.get(case.layout, 0)),
-        'enable_lanes': str(case.models == BOTH).lower(),
+        'enable_detections': str(case.models != LANES).lower(),
+        'enable_lanes': str(case.models in (BOTH, LANES)).lower(),
         'enable_overlay': str(case.overlay).lower(),
         'camera_priorities': ','.join(f'{namespace}/{entry.strip()}'
                                       for entry in priorities.split(',') if entry.strip()),
@@ -148,6 +155,52 @@ def start_processes(case: GlueCase, triton_url: str, namespace: str, log_directo
     for node in plan.nodes:
         started.append(NodeProcess(node.executable, node.ros_arguments(), log_directory,
                                    environment=environment))
+
+
+def wait_ready(case: GlueCase, wirings: Sequence[CaseWiring], cameras: Sequence[str],
+               processes: Sequence[NodeProcess]) -> None:
+    """
+    Poll matching, /diagnostics and the overlay's subscriptions until the case serves frames.
+
+    Raises BenchError if a process died or the case is not ready within READY_TIMEOUT_S.
+    """
+    deadline = time.monotonic() + READY_TIMEOUT_S
+    while not all(wiring.ready() and overlay_listening(case, wiring, camera)
+                  for wiring, camera in zip(wirings, cameras)):
+        for process in processes:
+            check_alive(process)
+        if time.monotonic() > deadline:
+            raise BenchError(f'{case.name} not ready within {READY_TIMEOUT_S:g} s:\n'
+                             + '\n'.join(process.output_tail() for process in processes))
+        time.sleep(0.05)
+
+
+def publish_paced(wirings: Sequence[CaseWiring], frames: Sequence[Image], rate_hz: float,
+                  duration_s: float, processes: Sequence[NodeProcess]) -> list[list[Stamp]]:
+    """
+    Publish `frames` (looped) to every camera at `rate_hz` for `duration_s`; return the stamps.
+
+    Cameras take turns, evenly spaced, as free-running cameras would; a late tick is sent
+    at once, so the count per camera is exactly duration x rate. Every CHECK_PERIOD_S the
+    processes are checked (BenchError when one exited).
+    """
+    stamps: list[list[Stamp]] = [[] for _ in wirings]
+    period_s = 1.0 / (rate_hz * len(wirings))
+    start = time.monotonic()
+    next_check = start + CHECK_PERIOD_S
+    tick = 0
+    while (target := start + tick * period_s) < start + duration_s:
+        if (delay := target - time.monotonic()) > 0:
+            time.sleep(delay)  # pacing at camera rate
+        camera = tick % len(wirings)
+        frame = frames[(tick // len(wirings)) % len(frames)]
+        stamps[camera].append(wirings[camera].publish(frame))
+        tick += 1
+        if time.monotonic() >= next_check:
+            for process in processes:
+                check_alive(process)
+            next_check += CHECK_PERIOD_S
+    return stamps
 
 
 def overlay_listening(case: GlueCase, wiring: CaseWiring, namespace: str) -> bool:

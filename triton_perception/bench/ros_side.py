@@ -77,6 +77,11 @@ class ResultTracker:
         return max(arrived[topic] for topic in topics) if all(
             topic in arrived for topic in topics) else None
 
+    def done_at(self, stamp: Stamp) -> float | None:
+        """Return when the frame's last result arrived (time.monotonic()), None while incomplete."""
+        with self._condition:
+            return self._done_at(stamp, tuple(self._outputs))
+
     def latency_ms(self, stamp: Stamp, nodes: Sequence[str] | None = None) -> float | None:
         """Send -> last output of `nodes` (default all), or None while incomplete."""
         with self._condition:
@@ -243,19 +248,27 @@ def ros_environment(ros_home: Path) -> dict[str, str]:
     return environment
 
 
-def read_clip(video: Path) -> list[Image]:
-    """Every frame of the clip as an rgb8 Image, built once so publishing costs no conversion."""
+def rgb_message(rgb: NDArray[np.uint8]) -> Image:
+    """Return an rgb8 Image of `rgb` ([H, W, 3] uint8), its frame_id 'camera', its stamp unset."""
+    message = Image(height=rgb.shape[0], width=rgb.shape[1], encoding='rgb8',
+                    is_bigendian=0, step=rgb.shape[1] * 3, data=array.array('B', rgb.tobytes()))
+    message.header.frame_id = 'camera'
+    return message
+
+
+def read_clip(video: Path, limit: int | None = None) -> list[Image]:
+    """
+    Every frame of the clip (the first `limit`) as an rgb8 Image.
+
+    Built once, so that publishing costs no conversion.
+    """
     capture = cv2.VideoCapture(str(video))
     messages = []
-    while True:
+    while limit is None or len(messages) < limit:
         ok, bgr = capture.read()
         if not ok:
             break
-        rgb = cv2.cvtColor(bgr, cv2.COLOR_BGR2RGB)
-        message = Image(height=rgb.shape[0], width=rgb.shape[1], encoding='rgb8',
-                        is_bigendian=0, step=rgb.shape[1] * 3, data=array.array('B', rgb.tobytes()))
-        message.header.frame_id = 'camera'
-        messages.append(message)
+        messages.append(rgb_message(cv2.cvtColor(bgr, cv2.COLOR_BGR2RGB)))
     capture.release()
     if not messages:
         raise BenchError(f'no frames could be decoded from {video}; pass --video with a road clip')

@@ -52,7 +52,7 @@ def run_bench(settings: BenchSettings, log: Callable[[str], None]) -> BenchRun:
         messages = read_clip(settings.video)
         if settings.triton_url:
             url = settings.triton_url
-            server_pid = _external_server(url, log)
+            server_pid = external_server(url, log)
             profile = settings.profile or 'unknown (external server)'
         else:
             http_port, grpc_port, metrics_port = free_ports(3)
@@ -86,7 +86,7 @@ def run_bench(settings: BenchSettings, log: Callable[[str], None]) -> BenchRun:
         stop_bench(ros, server, temporary)
 
 
-def _external_server(url: str, log: Callable[[str], None]) -> int | None:
+def external_server(url: str, log: Callable[[str], None]) -> int | None:
     """
     Wait for a Triton the bench did not start to serve the models; return its pid if local.
 

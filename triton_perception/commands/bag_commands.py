@@ -132,6 +132,16 @@ def command_evaluate(arguments: argparse.Namespace) -> int:
         sparse_tracks=arguments.sparse_track_labels,
         change_thresholds=tuple(arguments.change_threshold),
         export_changed=_export_changed(arguments.export_changed))
+    if arguments.latency_cost:
+        try:
+            rates = tuple(float(rate) for rate in arguments.rates.split(',') if rate.strip())
+        except ValueError as error:
+            raise BagError(f'--rates: {error}') from None
+        cost = evaluation.evaluate_latency_cost(settings, rates, _progress)
+        print(evaluation.cost_markdown(cost))
+        _progress(f'report: {arguments.output / "report.md"} and latency_cost.json; each '
+                  f'run in {arguments.output}/[<drive>/]<run>/')
+        return 0
     bags = evaluation.drive_bags(arguments.bag)
     if bags is not None:
         drives = evaluation.evaluate_drives(settings, bags, _progress, arguments.workers,
@@ -355,6 +365,13 @@ def _add_evaluate_command(actions: argparse._SubParsersAction[argparse.ArgumentP
                                'cluster (default: RAY_ADDRESS, else a local Ray with --workers)')
     evaluate.add_argument('--process-layout', choices=['single', 'per_node'], default='single',
                           help='the nodes in one perception_process, or one process per node')
+    evaluate.add_argument('--latency-cost', action='store_true',
+                          help='replay in lockstep, at recorded timing and at each of --rates, '
+                          'pair every run with the lockstep one frame by frame and report what '
+                          'each figure loses, with intervals (exit 0: the losses are figures)')
+    evaluate.add_argument('--rates', default='',
+                          help='with --latency-cost: publisher rates (frames/s) to replay the '
+                          "bag's frames at, e.g. 5,10,15,30")
     _add_scoring_arguments(evaluate)
     _add_comparison_arguments(evaluate)
     evaluate.set_defaults(run=command_evaluate)

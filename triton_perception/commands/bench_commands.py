@@ -17,7 +17,7 @@ from triton_perception.serving import MAX_BATCH, PRECISIONS, PROFILES
 from triton_perception.system import DEFAULT_CLIP
 
 if TYPE_CHECKING:
-    from triton_perception.bench import GlueReport
+    from triton_perception.bench import GlueReport, RateSearchReport
 
 Report = TypeVar('Report')  # what a bench returns: its report
 
@@ -62,7 +62,8 @@ def command_glue_bench(arguments: argparse.Namespace) -> int:
             raise BenchError('--glue serves constant graphs from a server of its own; '
                              '--triton-url does not apply')
         try:
-            camera_counts = tuple(int(count) for count in arguments.cameras.split(',') if count)
+            camera_counts = tuple(int(count) for count in (arguments.cameras or '1,4').split(',')
+                                  if count)
         except ValueError as error:  # a camera count that is not a number
             raise BenchError(f'--cameras: {error}') from error
         width, _, height = arguments.frame_size.strip().lower().partition('x')
@@ -85,6 +86,54 @@ def command_glue_bench(arguments: argparse.Namespace) -> int:
     return 0
 
 
+def numbers(text: str, option: str) -> tuple[float, ...]:
+    """Return '10,30' as (10.0, 30.0); BenchError naming `option` for anything else."""
+    from triton_perception.bench import BenchError  # noqa: PLC0415 (rclpy)
+
+    try:
+        return tuple(float(value) for value in text.split(',') if value.strip())
+    except ValueError as error:
+        raise BenchError(f'{option}: {error}') from error
+
+
+def command_rate_search(arguments: argparse.Namespace) -> int:
+    """
+    Run `bench --rate-search` and print its table; the caller has set up the termination handling.
+
+    Returns 0, 2 on a bad setting or when the pipeline answers nothing (one line), 130 when
+    interrupted.
+    """
+    from triton_perception.bench import (  # noqa: PLC0415 (rclpy)
+        BenchError, rate_table, RateSearchSettings, run_rate_search)
+
+    def run() -> RateSearchReport:
+        bounds = numbers(arguments.search_range, '--search-range')
+        if len(bounds) != 2:
+            raise BenchError(f'--search-range: give LOWER,UPPER in Hz, got '
+                             f"'{arguments.search_range}'")
+        cameras = numbers(arguments.cameras or '1', '--cameras')
+        if len(cameras) != 1 or not cameras[0].is_integer():
+            raise BenchError('--cameras: give one camera count with --rate-search, got '
+                             f"'{arguments.cameras}'")
+        return run_rate_search(RateSearchSettings(
+            cameras=int(cameras[0]), models=arguments.models, layout=arguments.layout,
+            bag=arguments.bag, topic=arguments.topic, video=arguments.video or DEFAULT_CLIP,
+            lower_hz=bounds[0], upper_hz=bounds[1], step_hz=arguments.search_step,
+            bisection_width_hz=max(4 * arguments.search_step, arguments.search_step),
+            window_s=10.0 if arguments.duration is None else arguments.duration,
+            fixed_rates=numbers(arguments.rates, '--rates'), repeats=arguments.repeats,
+            json_path=arguments.json, profile=arguments.profile or 'cpu',
+            precision=arguments.precision, triton_url=arguments.triton_url,
+            model_repository=arguments.model_repository, stand_in_hz=arguments.stand_in,
+            command=' '.join(['triton-perception', *sys.argv[1:]])), bench_progress)
+
+    report = report_or_exit_code(run)
+    if isinstance(report, int):
+        return report
+    print(rate_table(report))
+    return 0
+
+
 def command_bench(arguments: argparse.Namespace) -> int:
     """
     Run `bench` and print its tables.
@@ -96,6 +145,8 @@ def command_bench(arguments: argparse.Namespace) -> int:
     from triton_perception.tracking import tracking_line  # noqa: PLC0415
 
     raise_on_termination()
+    if arguments.rate_search:
+        return command_rate_search(arguments)
     if arguments.glue:
         return command_glue_bench(arguments)
     if arguments.memory:
@@ -148,8 +199,9 @@ def add_bench_command(commands: argparse._SubParsersAction[argparse.ArgumentPars
                        'and latency beyond Triton of the floor node (also taking frames '
                        'serialized), one process per node and one perception_process, at 30 Hz '
                        'per camera')
-    bench.add_argument('--cameras', default='1,4',
-                       help='with --glue: comma-separated camera counts (default 1,4)')
+    bench.add_argument('--cameras', default=None,
+                       help='with --glue: comma-separated camera counts (default 1,4); with '
+                       '--rate-search: the cameras, each fed at the rate (default 1)')
     bench.add_argument('--layouts',
                        default='floor,floor_serialized,per_node,single,groups_of_2,per_camera',
                        help='with --glue: comma-separated, from floor, floor_serialized, '
@@ -179,4 +231,32 @@ def add_bench_command(commands: argparse._SubParsersAction[argparse.ArgumentPars
                        '%(default)s)')
     bench.add_argument('--max-in-flight', type=int, default=None,
                        help="the nodes' max_in_flight (default: the parameter's default)")
+    rates = bench.add_argument_group(
+        'rate search', 'bench --rate-search: the highest publisher rate with at most 5 % of '
+        'frames missed through the pipeline as launched (a bisection, then steps up, as '
+        "ros2_benchmark's auto finder), then runs at fixed rates (docs/performance.md)")
+    rates.add_argument('--rate-search', action='store_true',
+                       help='find the highest rate the pipeline sustains, then run fixed rates')
+    rates.add_argument('--models', choices=('detection', 'lanes', 'both'), default='both',
+                       help='the nodes launched (default both)')
+    rates.add_argument('--layout', choices=('single', 'per_node', 'groups_of_2', 'per_camera'),
+                       default='single', help='the process layout (default single)')
+    rates.add_argument('--bag', type=Path, default=None,
+                       help='play the frames of this bag (held in memory) instead of --video')
+    rates.add_argument('--topic', default=None,
+                       help="the bag's camera topic (default /camera/image_raw)")
+    rates.add_argument('--search-range', default='1,40',
+                       help='LOWER,UPPER publisher rates searched, Hz per camera (default 1,40)')
+    rates.add_argument('--search-step', type=float, default=0.5,
+                       help='the finer steps after the bisection, Hz (default 0.5; the bisection '
+                       'stops at 4 steps wide)')
+    rates.add_argument('--rates', default='10,30',
+                       help='fixed rates run after the search, besides the rate found '
+                       '(default 10,30)')
+    rates.add_argument('--repeats', type=int, default=3,
+                       help="runs at each fixed rate (default 3); --duration sets each run's "
+                       'seconds (default 10)')
+    rates.add_argument('--stand-in', type=float, default=None, metavar='HZ',
+                       help='replace the pipeline by stand-in nodes that serve at most HZ frames '
+                       'per second (0: none), to check the search on this machine')
     bench.set_defaults(run=command_bench)

@@ -16,6 +16,8 @@ from triton_perception.evaluation.evaluation import (camera_topic as camera_topi
 from triton_perception.evaluation.figures import (detection_labels as detection_labels,
                                                   node_figures as node_figures, NODES as NODES,
                                                   replay_speed as replay_speed)
+from triton_perception.evaluation.latency_cost import (cost_markdown as cost_markdown,
+                                                       evaluate_latency_cost as evaluate_latency_cost)
 from triton_perception.evaluation.markdown_report import (report_markdown as report_markdown,
                                                           write_report as write_report)
 from triton_perception.evaluation.quantization_guard import (check_guard_drives as check_guard_drives,
