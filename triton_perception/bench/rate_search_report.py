@@ -7,6 +7,7 @@ the models' and the input's hashes), the frames it plays, and the table printed 
 from __future__ import annotations
 
 import importlib.metadata
+from importlib.metadata import PackageNotFoundError, version as distribution_version
 import os
 from pathlib import Path
 import re
@@ -117,8 +118,8 @@ def machine(profile: str, precision: str, triton_version: str) -> RateSearchMach
 def package_version() -> dict[str, str | None]:
     """Return the package's version (installed metadata, else package.xml) and its commit."""
     try:
-        version: str | None = importlib.metadata.version('triton_perception')
-    except importlib.metadata.PackageNotFoundError:
+        version: str | None = distribution_version('triton_perception')
+    except PackageNotFoundError:
         found = re.search(r'<version>([^<]+)</version>',
                           (SOURCE_ROOT / 'package.xml').read_text(encoding='utf-8'))
         version = found.group(1) if found else None

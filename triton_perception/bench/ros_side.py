@@ -263,12 +263,12 @@ def read_clip(video: Path, limit: int | None = None) -> list[Image]:
     Built once, so that publishing costs no conversion.
     """
     capture = cv2.VideoCapture(str(video))
-    messages = []
+    messages: list[Image] = []
     while limit is None or len(messages) < limit:
         ok, bgr = capture.read()
         if not ok:
             break
-        messages.append(rgb_message(cv2.cvtColor(bgr, cv2.COLOR_BGR2RGB)))
+        messages.append(rgb_message(np.asarray(cv2.cvtColor(bgr, cv2.COLOR_BGR2RGB), np.uint8)))
     capture.release()
     if not messages:
         raise BenchError(f'no frames could be decoded from {video}; pass --video with a road clip')
