@@ -9,8 +9,9 @@ inputs through gRPC or shared memory with its fallback (request_inputs), a camer
 written once for all its models (shared_frames), what a failed call means (request_errors),
 what Triton returned checked against the ensembles' contract (output_checks) and
 the worker's log (worker_log); config.pbtxt reading and step linking (model_config),
-TensorRT engine builds (engines) and which camera's request goes next when a process has
-more frames than it can serve (request_gate).
+TensorRT engine builds (engines), which camera's request goes next when a process has
+more frames than it can serve (request_gate), and what `server --check` finds and misses on
+this machine (server_check).
 """
 from triton_perception.faces import lazy_face
 
