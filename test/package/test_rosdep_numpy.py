@@ -230,7 +230,7 @@ PC_TARGETS = [Target('jammy', JAMMY_PYTHON, 'x86_64', 35, APT_NUMERICS['jammy'])
 
 
 def pytriton_pin() -> str:
-    """Return the nvidia-pytriton release the development environment runs (dev/requirements.txt)."""
+    """Return the nvidia-pytriton pin of the development environment (dev/requirements.txt)."""
     for line in (REPO / 'dev' / 'requirements.txt').read_text(encoding='utf-8').splitlines():
         if line.startswith('nvidia-pytriton=='):
             return line.strip()
@@ -238,7 +238,7 @@ def pytriton_pin() -> str:
 
 
 def test_the_pc_page_installs_the_server_the_development_environment_runs() -> None:
-    """docs/ros-pc.md's pip lines name the pinned wheel, whose stubs cover Humble's and Jazzy's Python."""
+    """docs/ros-pc.md's pip lines name the pinned wheel; its stubs cover Humble's and Jazzy's."""
     pin = pytriton_pin()
     page = (REPO / 'docs' / 'ros-pc.md').read_text(encoding='utf-8')
     assert page.count(f'python3 -m pip install --user {pin}') == 2, pin

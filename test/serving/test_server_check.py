@@ -42,7 +42,7 @@ def test_the_gpu_is_read_from_the_drivers_version_file_or_the_jetsons_model(tmp_
     """A driver's version picks the container; a Jetson is sent to docs/orin.md; none says so."""
     driver, model = tmp_path / 'version', tmp_path / 'model'
     assert gpu_finding(driver, model) == Finding(
-        False, 'NVIDIA GPU', f"no NVIDIA driver ({driver}): serve the CPU profile, or install the "
+        False, 'NVIDIA GPU', f'no NVIDIA driver ({driver}): serve the CPU profile, or install the '
         "driver and NVIDIA's Triton container (docs/ros-pc.md)")
     driver.write_text(PROPRIETARY)
     found = gpu_finding(driver, model)

@@ -114,7 +114,8 @@ def add_server_command(commands: argparse._SubParsersAction[argparse.ArgumentPar
                         help='report, one line each, the tritonserver found (started without '
                              'models: its release and path), its backends, the GPU and the '
                              'container release for its driver, TensorRT, the graphs and engines, '
-                             'and the profile served here; exit 1 when that profile lacks something')
+                             'and the profile served here; exit 1 when that profile lacks '
+                             'something')
     server.set_defaults(run=command_server)
 
 

@@ -39,10 +39,7 @@ from triton_perception.serving.request_inputs import (
     infer_inputs as infer_inputs,
     Tensors as Tensors,
 )
-from triton_perception.serving.server_check import (
-    check_findings as check_findings,
-    Finding as Finding,
-)
+from triton_perception.serving.server_check import check_findings as check_findings
 from triton_perception.serving.server_config import (
     ENSEMBLES as ENSEMBLES,
     JOINED_MODEL as JOINED_MODEL,

@@ -1,5 +1,5 @@
 """
-What `triton-perception server --check` reports: the tritonserver found, and what each profile needs.
+What `triton-perception server --check` reports: the server found and what each profile needs.
 
 One Finding per thing looked for, found or missing, each one line with what it is or what to
 do: the server (how it was found, its release, whether it takes this package's command line),
@@ -77,7 +77,7 @@ def gpu_finding(driver_version: Path = NVIDIA_DRIVER_VERSION,
         text = driver_version.read_text(encoding='utf-8')
     except OSError:
         return Finding(False, 'NVIDIA GPU', f'no NVIDIA driver ({driver_version}): serve the CPU '
-                       'profile, or install the driver and NVIDIA\'s Triton container '
+                       "profile, or install the driver and NVIDIA's Triton container "
                        '(docs/ros-pc.md)')
     match = re.search(r'\s(\d{3,})\.(\d+)(?:\.\d+)?\s', text)
     if not match:
@@ -128,7 +128,7 @@ def tensorrt_findings(tensorrt: str | None, trtexec: str | None = None) -> list[
     """Return whether TensorRT's library and trtexec (which builds the engines) are here."""
     findings = [Finding(bool(tensorrt), 'TensorRT', f'libnvinfer {tensorrt}' if tensorrt else
                         'no libnvinfer: engines are built where TensorRT is (a Jetson, or '
-                        'NVIDIA\'s TensorRT container of the Triton release; docs/ros-pc.md)')]
+                        "NVIDIA's TensorRT container of the Triton release; docs/ros-pc.md)")]
     try:
         findings.append(Finding(True, 'trtexec', str(find_trtexec(trtexec))))
     except EngineBuildError:
@@ -151,8 +151,8 @@ def python_findings(find_spec: Callable[[str], object] = importlib.util.find_spe
     if numpy.split('.')[0] == '1':
         findings.append(Finding(True, 'numpy', f'{numpy} (the Python backend needs 1.x)'))
     else:
-        findings.append(Finding(False, 'numpy 1.x', f'numpy {numpy}: under NumPy 2 Triton\'s '
-                                'Python backend returns empty tensors; keep the distribution\'s '
+        findings.append(Finding(False, 'numpy 1.x', f"numpy {numpy}: under NumPy 2 Triton's "
+                                "Python backend returns empty tensors; keep the distribution's "
                                 '(rosdep/constraints.txt)'))
     return findings
 
@@ -199,8 +199,9 @@ def check_findings(config: ServerConfig,
                                     f'({installation.found_by or "found"}); it runs and takes '
                                     'the command line this package gives it'))
         except ServerError as error:
-            findings.append(Finding(False, 'tritonserver', f'{installation.binary} '
-                                    f'({installation.found_by or "found"}) does not serve: {error}'))
+            how = installation.found_by or 'found'
+            findings.append(Finding(False, 'tritonserver', f'{installation.binary} ({how}) does '
+                                    f'not serve: {error}'))
         findings += backend_findings(installation)
     gpu = gpu_finding()
     findings.append(gpu)
@@ -230,5 +231,5 @@ def _started_version(config: ServerConfig) -> str:
 def docker_finding() -> Finding:
     """Return whether docker is here (NVIDIA's container runs with it on a PC with a GPU)."""
     docker = shutil.which('docker')
-    return Finding(bool(docker), 'docker', docker or 'not on PATH: NVIDIA\'s Triton container '
+    return Finding(bool(docker), 'docker', docker or "not on PATH: NVIDIA's Triton container "
                    'runs with docker and the NVIDIA Container Toolkit')

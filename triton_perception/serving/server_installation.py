@@ -53,7 +53,7 @@ def find_tritonserver(explicit: str | None = None) -> TritonInstallation:
         return wheel
     raise ServerError(
         'no tritonserver found: pass its path (--tritonserver / tritonserver:=PATH), put it on '
-        'PATH, install the JetPack Triton release in /opt/tritonserver (Jetson), run NVIDIA\'s '
+        "PATH, install the JetPack Triton release in /opt/tritonserver (Jetson), run NVIDIA's "
         'Triton container (a PC with an NVIDIA GPU), or pip install nvidia-pytriton (x86_64, '
         'the CPU profile; docs/ros-pc.md)')
 
