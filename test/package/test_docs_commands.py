@@ -3,13 +3,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from docs_commands import problems
 import pytest
 
 from conftest import REPO
-from docs_commands import problems
 
 PAGES = [REPO / 'README.md', *sorted((REPO / 'docs').glob('*.md'))]
-BROKEN_PAGE = '''
+BROKEN_PAGE = """
 ```bash
 triton-perception bag evaluate drive/ --no-such-option
 triton-perception bag evaluate drive/ --workers 2 --output report/
@@ -25,7 +25,7 @@ from triton_perception.evaluation import replay_test
 See `config/no_such_file.yaml` beside `config/params.yaml`, and [upstream](https://example.org/x).
 
 ros2/launch tag 1.0.7, `launch/launch/actions/execute_local.py`: a path of that project.
-'''
+"""
 
 
 @pytest.mark.parametrize('page', PAGES, ids=[page.name for page in PAGES])

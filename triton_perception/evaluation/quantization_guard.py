@@ -18,8 +18,8 @@ import tempfile
 from typing import Any, Callable, Sequence
 
 from triton_perception.bag import BagError
-from triton_perception.evaluation.evaluation import camera_topic, evaluate, EvaluationSettings
 from triton_perception.evaluation.comparison import compare, CompareOptions
+from triton_perception.evaluation.evaluation import camera_topic, evaluate, EvaluationSettings
 from triton_perception.models import Candidate, candidate_repository
 
 COMPARISON_DIRECTORY = 'comparison'
