@@ -15,7 +15,7 @@ models: setup
 test: models
 	@$(PYTHON_VENV) -m pytest -ra --durations=15
 
-# Pure-function tests only (seconds).
+# The tests that need no tritonserver, no ROS processes and no target environment.
 test-fast: setup
 	@$(PYTHON_VENV) -m pytest -ra -m "not server and not ros and not target"
 

@@ -5,7 +5,8 @@ Each `triton-perception ...` command (in a fenced block, continued lines joined,
 code span) is parsed by the package's own parser without running it; each `name:=value` of a
 `ros2 launch triton_perception ...` line names a launch argument the plan knows; each
 `from triton_perception.X import a, b` resolves through the folder's face; each repository path
-in backticks exists; no link leaves the repository. `problems(page_text)` returns one line per
+in backticks exists (but a path cited from an upstream project at a release); no link leaves the
+repository. `problems(page_text)` returns one line per
 thing that fails, so a test can hold a page to none and a fixture to the ones it plants.
 """
 from __future__ import annotations
@@ -32,6 +33,9 @@ REPOSITORY_ROOTS = ('triton_perception/', 'launch/', 'config/', 'docs/', 'test/'
 # Words a page writes in place of a value the user chooses (a drive, a bag, a directory), and
 # what it shows as optional ([--option VALUE]).
 PLACEHOLDER = re.compile(r'^[A-Z][A-Z0-9_]*$|^<.*>$|^\.\.\.$')
+# An upstream project cited at a release, as the pages cite one ("ros2/launch tag 1.0.7,"): a
+# path after it in the same paragraph is that project's, not this repository's.
+UPSTREAM = re.compile(r'\b[A-Za-z0-9][\w.-]*/[\w.-]+ (?:tag|branch|commit) ')
 OPTIONAL = re.compile(r'\[[^\[\]]*\]')
 
 
@@ -111,11 +115,13 @@ def import_problems(text: str) -> list[str]:
 def path_problems(text: str, repository: Path) -> list[str]:
     """Return each backticked repository path that does not exist in `repository`."""
     found = []
-    for span in INLINE.findall(text):
-        path = span.strip().split(' ')[0].split('#')[0].rstrip(':,.')
+    for match in INLINE.finditer(text):
+        path = match.group(1).strip().split(' ')[0].split('#')[0].rstrip(':,.')
         if not path.startswith(REPOSITORY_ROOTS) or any(mark in path for mark in '<>{}$'):
             continue
         if path.startswith('docs/') and path.count('/') > 1:  # an upstream project's docs/ path
+            continue
+        if UPSTREAM.search(text[:match.start()].rsplit('\n\n', 1)[-1]):
             continue
         matches = list(repository.glob(path)) if '*' in path else [repository / path]
         if not any(match.exists() for match in matches):

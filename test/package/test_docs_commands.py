@@ -23,6 +23,8 @@ from triton_perception.evaluation import replay_test
 ```
 
 See `config/no_such_file.yaml` beside `config/params.yaml`, and [upstream](https://example.org/x).
+
+ros2/launch tag 1.0.7, `launch/launch/actions/execute_local.py`: a path of that project.
 """
 
 

@@ -222,3 +222,40 @@ def test_the_documented_rosdep_line_resolves_wheels_only_as_this_test_does() -> 
         text = page.read_text(encoding='utf-8')
         before_rosdep = text.split('rosdep install --from-paths', 1)[0].rsplit('```bash', 1)[1]
         assert 'export PIP_ONLY_BINARY=:all:' in before_rosdep, page
+
+
+# The PC's server of docs/ros-pc.md: x86_64 only, on each distribution's Python.
+PC_TARGETS = [Target('jammy', JAMMY_PYTHON, 'x86_64', 35, APT_NUMERICS['jammy']),
+              Target('noble', '3.12', 'x86_64', 39, APT_NUMERICS['noble'])]
+
+
+def pytriton_pin() -> str:
+    """Return the nvidia-pytriton pin of the development environment (dev/requirements.txt)."""
+    for line in (REPO / 'dev' / 'requirements.txt').read_text(encoding='utf-8').splitlines():
+        if line.startswith('nvidia-pytriton=='):
+            return line.strip()
+    raise AssertionError('dev/requirements.txt pins no nvidia-pytriton')
+
+
+def test_the_pc_page_installs_the_server_the_development_environment_runs() -> None:
+    """docs/ros-pc.md's pip lines name the pinned wheel; its stubs cover Humble's and Jazzy's."""
+    pin = pytriton_pin()
+    page = (REPO / 'docs' / 'ros-pc.md').read_text(encoding='utf-8')
+    assert page.count(f'python3 -m pip install --user {pin}') == 2, pin
+    import pytriton  # the development environment has the pinned wheel
+    stubs = Path(pytriton.__file__).parent / 'tritonserver' / 'python_backend_stubs'
+    for target in PC_TARGETS:
+        assert (stubs / target.python / 'triton_python_backend_stub').is_file(), target
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize('target', PC_TARGETS, ids=[target.codename for target in PC_TARGETS])
+def test_the_pc_server_keeps_the_distributions_numpy(target: Target) -> None:
+    """`pip install --user nvidia-pytriton==...` after the pip keys, with the constraints."""
+    installed = dict(target.apt)
+    for rules in pip_keys().values():
+        for package in pip_packages(rules, f'ubuntu:{target.codename}'):
+            numpy_problems(package, target, installed)
+    assert numpy_problems(pytriton_pin(), target, installed) == []
+    assert installed['numpy'] == target.apt['numpy']
+    assert Version(installed['nvidia-pytriton']) == Version(pytriton_pin().split('==')[1])

@@ -4,7 +4,7 @@ rosdep/constraints.txt admits only grpcio and protobuf releases tritonclient's g
 The pinned tritonclient's generated code says what it needs (written by protoc and grpc_tools:
 `GRPC_GENERATED_VERSION` in service_pb2_grpc.py, the protobuf builder module in
 service_pb2.py); the package reads the same needs at start to name what is at fault
-(serving/requests/grpc_client_check.py). These tests read them from the pinned release's wheel, hold
+(serving/server/grpc_client_check.py). These tests read them from the pinned release's wheel, hold
 the constraints' lower bounds to them, import the client with the lowest allowed releases and
 see one release below the bound refused by the constraints and named at start. They ask the
 package index, as test_rosdep_numpy does.

@@ -8,17 +8,14 @@ that the server then loads.
 from __future__ import annotations
 
 import argparse
-import dataclasses
 from pathlib import Path
 import sys
-import tempfile
 import time
 
 from triton_perception.commands.termination import Interrupted, raise_on_termination
 from triton_perception.frames import DEFAULT_MAX, DEFAULT_MIN, FrameRange, parse_size
-from triton_perception.serving import (build_engines, find_tritonserver, grpc_client_problem,
-                                       PRECISIONS, PROFILES, ServerConfig, ServerError,
-                                       TritonServer)
+from triton_perception.serving import (build_engines, check_findings, PRECISIONS, PROFILES,
+                                       ServerConfig, TritonServer)
 from triton_perception.system import default_model_repository
 
 
@@ -75,23 +72,18 @@ def command_server(arguments: argparse.Namespace) -> int:
 
 def check_server(arguments: argparse.Namespace) -> int:
     """
-    Run `server --check`: start the installed tritonserver with no models, print what it is.
+    Run `server --check`: one line per thing found or missing, the last the profile served here.
 
-    Its path, release version (from its metadata: Triton has no --version) and backends; the
-    server's command line is checked against its usage on the way, as at every start.
+    The installed tritonserver is started with no models (its release version comes from its
+    metadata: Triton has no --version), its command line checked against its usage on the way,
+    as at every start; then its backends, an NVIDIA GPU and the container release for its
+    driver, TensorRT, the repository's graphs and engines, and the CPU profile's packages.
+    Exit 0 when the profile `--profile` chooses can be served here, else 1.
     """
-    client_problem = grpc_client_problem()
-    if client_problem:
-        raise ServerError(client_problem)
-    with tempfile.TemporaryDirectory(prefix='triton_perception-check-') as empty:
-        config = dataclasses.replace(server_config_from(arguments), model_repository=Path(empty),
-                                     profile='tensorrt', models=(), ready_timeout_s=60.0)
-        installation = find_tritonserver(config.tritonserver)
-        with TritonServer(config, log=lambda _line: None, show_server_log=False) as server:
-            version = server.metadata().get('version', 'unknown')
-    print(f'tritonserver {version}: {installation.binary} (backends '
-          f'{installation.backend_directory}); it accepts the command line this package gives it')
-    return 0
+    findings = check_findings(server_config_from(arguments))
+    for finding in findings:
+        print(finding.line(), flush=True)
+    return 0 if findings[-1].found else 1
 
 
 def command_engines(arguments: argparse.Namespace) -> int:
@@ -119,8 +111,11 @@ def add_server_command(commands: argparse._SubParsersAction[argparse.ArgumentPar
     server = commands.add_parser('server', help='run tritonserver for the model repository')
     add_server_arguments(server)
     server.add_argument('--check', action='store_true',
-                        help='start the installed tritonserver without models, print its release '
-                             'version and path, and exit')
+                        help='report, one line each, the tritonserver found (started without '
+                             'models: its release and path), its backends, the GPU and the '
+                             'container release for its driver, TensorRT, the graphs and engines, '
+                             'and the profile served here; exit 1 when that profile lacks '
+                             'something')
     server.set_defaults(run=command_server)
 
 

@@ -90,7 +90,9 @@ ARGUMENTS = (
     Argument('max_batch', str(MAX_BATCH), 'with process_layout:=single: at most this many '
              'cameras of a perception_process in one request (every camera with a frame '
              'waiting when a request goes; 1: one request per camera; docs/launch.md)'),
-    Argument('use_sim_time', 'false', 'use /clock (bag replay with --clock)', BOOLEAN),
+    Argument('use_sim_time', 'false', 'the nodes take their time from /clock, which ros2 bag '
+             'play --clock publishes (triton-perception bag play publishes none); the results '
+             'carry their input stamps either way', BOOLEAN),
 )
 ARGUMENT_NAMES = tuple(argument.name for argument in ARGUMENTS)
 

@@ -1,9 +1,5 @@
 """The public face of serving/requests/: read by type checkers and by faces.lazy_face."""
 from triton_perception.serving.requests.camera_batches import CameraBatches as CameraBatches
-from triton_perception.serving.requests.grpc_client_check import (
-    generated_requirements as generated_requirements,
-    grpc_client_problem as grpc_client_problem,
-)
 from triton_perception.serving.requests.joined_worker import JoinedWorker as JoinedWorker
 from triton_perception.serving.requests.member_worker import (
     FrameWorker as FrameWorker,

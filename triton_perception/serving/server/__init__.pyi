@@ -30,3 +30,8 @@ from triton_perception.serving.server.server_installation import (
 from triton_perception.serving.server.triton_server import TritonServer as TritonServer
 from triton_perception.serving.server.server_config import batched_name as batched_name
 from triton_perception.serving.server.batched_ensembles import batched_config as batched_config
+from triton_perception.serving.server.grpc_client_check import (
+    generated_requirements as generated_requirements,
+    grpc_client_problem as grpc_client_problem,
+)
+from triton_perception.serving.server.server_check import check_findings as check_findings

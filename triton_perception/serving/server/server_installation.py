@@ -33,6 +33,7 @@ class TritonInstallation:
     binary: Path
     backend_directory: Path
     library_path: tuple[Path, ...] = ()
+    found_by: str = ''  # how find_tritonserver found it, in words (server --check prints it)
 
 
 def find_tritonserver(explicit: str | None = None) -> TritonInstallation:
@@ -41,30 +42,31 @@ def find_tritonserver(explicit: str | None = None) -> TritonInstallation:
         binary = Path(explicit).expanduser()
         if not (binary.is_file() and os.access(binary, os.X_OK)):
             raise ServerError(f"tritonserver '{explicit}' is not an executable file")
-        return _installation_around(binary)
+        return _installation_around(binary, 'the path given')
     on_path = shutil.which('tritonserver')
     if on_path:
-        return _installation_around(Path(on_path).resolve())
+        return _installation_around(Path(on_path).resolve(), 'on PATH')
     system_binary = SYSTEM_TRITON_DIR / 'bin' / 'tritonserver'
     if system_binary.is_file():
-        return _installation_around(system_binary)
+        return _installation_around(system_binary, f'in {SYSTEM_TRITON_DIR}')
     wheel = _pytriton_installation()
     if wheel:
         return wheel
     raise ServerError(
         'no tritonserver found: pass its path (--tritonserver / tritonserver:=PATH), put it on '
-        'PATH, install the JetPack Triton release in /opt/tritonserver (Jetson), or run '
-        "'make setup' (installs the nvidia-pytriton wheel's server on x86_64)")
+        "PATH, install the JetPack Triton release in /opt/tritonserver (Jetson), run NVIDIA's "
+        'Triton container (a PC with an NVIDIA GPU), or pip install nvidia-pytriton (x86_64, '
+        'the CPU profile; docs/ros-pc.md)')
 
 
-def _installation_around(binary: Path) -> TritonInstallation:
+def _installation_around(binary: Path, found_by: str = '') -> TritonInstallation:
     """Return the installation around `binary`: a release tree keeps its backends beside bin/."""
     backends = binary.parent.parent / 'backends'
     if not backends.is_dir():
         raise ServerError(f'{binary} has no backends directory at {backends}; '
                           'pass a tritonserver from a complete Triton release')
     return TritonInstallation(binary=binary, backend_directory=backends,
-                              library_path=(binary.parent.parent / 'lib',))
+                              library_path=(binary.parent.parent / 'lib',), found_by=found_by)
 
 
 def _pytriton_installation() -> TritonInstallation | None:
@@ -97,7 +99,7 @@ def _pytriton_installation() -> TritonInstallation | None:
             partial.symlink_to(source)
             os.replace(partial, link)  # a server starting now sees the old link or the new
     return TritonInstallation(binary=root / 'bin' / 'tritonserver', backend_directory=backends,
-                              library_path=(libs,))
+                              library_path=(libs,), found_by='the nvidia-pytriton wheel')
 
 
 def _cache_directory() -> Path:
