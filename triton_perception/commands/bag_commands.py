@@ -38,12 +38,12 @@ def command_play(arguments: argparse.Namespace) -> int:
     from rclpy.signals import SignalHandlerOptions  # noqa: PLC0415
 
     # The signals only end playback: the context must outlive them for the last acknowledgements.
-    stop = nodes.StopRequest.on_signals()
+    stop = system.StopRequest.on_signals()
     os.environ.update(system.dds_profile_environment())
     rclpy.init(signal_handler_options=SignalHandlerOptions.NO)
     node = rclpy.create_node('bag_player')
     try:
-        with stop.ends_cleanly(node.get_logger().debug):
+        with nodes.ends_cleanly(stop, node.get_logger().debug):
             summary = bag.play_bag(arguments.bag, node, rate=arguments.rate, loop=arguments.loop,
                                    start_offset_s=arguments.start_offset, topics=arguments.topics,
                                    qos_reliability=arguments.reliability,
@@ -76,7 +76,7 @@ def command_record(arguments: argparse.Namespace) -> int:
                            'Detection2DArray')
         topics[topic] = type_name
     # The signals only end recording: the context must outlive them while the bag is closed.
-    stop = nodes.StopRequest.on_signals()
+    stop = system.StopRequest.on_signals()
     os.environ.update(system.dds_profile_environment())
     rclpy.init(signal_handler_options=SignalHandlerOptions.NO)
     node = rclpy.create_node('bag_recorder')
@@ -88,7 +88,7 @@ def command_record(arguments: argparse.Namespace) -> int:
                              reliability=arguments.reliability) as recorder:
             _progress(f'recording {", ".join(topics)} to {arguments.output}; Ctrl-C to stop')
             next_report = time.monotonic() + 5.0
-            with stop.ends_cleanly(node.get_logger().debug):
+            with nodes.ends_cleanly(stop, node.get_logger().debug):
                 # Spin in short turns: without rclpy's handlers a signal does not wake the wait.
                 while not stop.requested and (deadline is None or time.monotonic() < deadline):
                     executor.spin_once(timeout_sec=0.1)

@@ -12,9 +12,8 @@ from pathlib import Path
 import sys
 from typing import Callable, TYPE_CHECKING, TypeVar
 
-from triton_perception.commands.termination import Interrupted, raise_on_termination
 from triton_perception.serving import MAX_BATCH, PRECISIONS, PROFILES
-from triton_perception.system import DEFAULT_CLIP
+from triton_perception.system import DEFAULT_CLIP, Interrupted, raise_on_signals
 
 if TYPE_CHECKING:
     from triton_perception.bench import GlueReport, RateSearchReport
@@ -144,7 +143,7 @@ def command_bench(arguments: argparse.Namespace) -> int:
         BenchSettings, budget_table, markdown_table, parse_cases, run_bench, steps_table)
     from triton_perception.tracking import tracking_line  # noqa: PLC0415
 
-    raise_on_termination()
+    raise_on_signals()
     if arguments.rate_search:
         return command_rate_search(arguments)
     if arguments.glue:

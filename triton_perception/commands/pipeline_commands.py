@@ -7,18 +7,15 @@ the launch files start before the nodes.
 from __future__ import annotations
 
 import argparse
-import signal
 import sys
-import threading
 
 from triton_perception.pipeline import ARGUMENTS, parse_launch_arguments, pipeline_plan
-from triton_perception.system import die_with_parent
+from triton_perception.system import die_with_parent, StopRequest
 
 
 def command_run(arguments: argparse.Namespace) -> int:
     """Run `run`: the pipeline of the name:=value launch arguments until SIGINT or SIGTERM."""
-    # Deferred: the runner imports tritonclient, node_process rclpy.
-    from triton_perception.nodes import StopRequest  # noqa: PLC0415
+    # Deferred: the runner imports tritonclient.
     from triton_perception.pipeline import PipelineRunner  # noqa: PLC0415
 
     plan = pipeline_plan(parse_launch_arguments(arguments.launch_arguments))
@@ -32,10 +29,8 @@ def command_wait_ready(arguments: argparse.Namespace) -> int:
     from triton_perception.pipeline import wait_for_remote_models  # noqa: PLC0415
 
     die_with_parent()  # the readiness gate ends with the launch that started it
-    stop = threading.Event()
-    signal.signal(signal.SIGTERM, lambda *_: stop.set())
-    signal.signal(signal.SIGINT, lambda *_: stop.set())
-    ready = wait_for_remote_models(arguments.url, tuple(arguments.models), stop,
+    stop = StopRequest.on_signals()
+    ready = wait_for_remote_models(arguments.url, tuple(arguments.models), stop.event,
                                    lambda line: print(line, file=sys.stderr, flush=True),
                                    arguments.timeout)
     return 0 if ready else 1

@@ -12,11 +12,10 @@ from pathlib import Path
 import sys
 import time
 
-from triton_perception.commands.termination import Interrupted, raise_on_termination
 from triton_perception.frames import DEFAULT_MAX, DEFAULT_MIN, FrameRange, parse_size
 from triton_perception.serving import (build_engines, check_findings, PRECISIONS, PROFILES,
                                        ServerConfig, TritonServer)
-from triton_perception.system import default_model_repository
+from triton_perception.system import default_model_repository, Interrupted, raise_on_signals
 
 
 def add_server_arguments(parser: argparse.ArgumentParser) -> None:
@@ -55,7 +54,7 @@ def command_server(arguments: argparse.Namespace) -> int:
     if arguments.check:
         return check_server(arguments)
     server = TritonServer(server_config_from(arguments))
-    raise_on_termination()
+    raise_on_signals()
     try:
         server.start()
         server.wait_until_ready()

@@ -2,4 +2,4 @@
 from triton_perception.nodes.executors import EXECUTOR_ENV as EXECUTOR_ENV
 from triton_perception.nodes.executors import SINGLE_THREADED as SINGLE_THREADED
 from triton_perception.nodes.frame_losses import MESSAGE_INFO_AVAILABLE as MESSAGE_INFO_AVAILABLE
-from triton_perception.nodes.node_process import StopRequest as StopRequest
+from triton_perception.nodes.node_process import ends_cleanly as ends_cleanly

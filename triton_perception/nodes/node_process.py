@@ -1,9 +1,9 @@
 """
 How a node process runs and stops: the one definition every executable uses.
 
-`run_nodes` starts nodes in one process and spins them until SIGINT or SIGTERM; `StopRequest`
-turns those signals into a request to stop, which the bag tools and the CLI's commands use too.
-A stop requested by a signal ends with exit code 0 wherever the signal lands.
+`run_nodes` starts nodes in one process and spins them until SIGINT or SIGTERM, recorded as a
+request to stop by system.signals' `StopRequest`; a stop requested by a signal ends with exit
+code 0 wherever the signal lands.
 
 Why a signal must never raise here: CPython runs a signal's Python handler in the main thread,
 between two bytecodes of whatever Python code runs there. In a node process that is the
@@ -16,14 +16,13 @@ still valid. For SIGTERM the context always stays valid: a handler installed aft
 replaces rclpy's own. For SIGINT rclpy's handler stays, chains to Python's and then shuts the
 contexts down from a thread of its own, racing the main thread's unwinding: whether the context
 is already gone when spin's caller looks decides a clean stop, so a busier process loses more
-often. So the handlers here only record the request, and once one is recorded whatever spin
-raises is part of the stop.
+often. So the handlers only record the request, and once one is recorded whatever spin raises is
+part of the stop (`ends_cleanly`).
 """
 from __future__ import annotations
 
 from contextlib import contextmanager
 import os
-import signal
 import sys
 import threading
 import traceback
@@ -40,68 +39,28 @@ from triton_perception.nodes.base import PerceptionNode
 from triton_perception.nodes.executors import HOT_PATH, hot_path_choice, hot_path_executor
 from triton_perception.parameters import ParameterError
 from triton_perception.serving import grpc_client_problem
-from triton_perception.system import dds_profile_environment, die_with_parent
+from triton_perception.system import (dds_profile_environment, die_with_parent, ignore_stop_signals,
+                                      StopRequest)
 
-STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 SPIN_CHECK_S = 0.25  # how often each executor's loop looks for a stop between wake-ups
 
 
-class StopRequest:
+@contextmanager
+def ends_cleanly(stop: StopRequest, log: Callable[[str], object]) -> Iterator[None]:
     """
-    SIGINT and SIGTERM recorded as a request to stop; the handler never raises.
+    Whatever the body raises once a stop was requested is that stop: `log` (debug) gets it.
 
-    The first signal is kept (`signal_name`); later ones, such as Ctrl-C reaching a node from the
-    terminal and again from launch, change nothing. `event` is set on the first one.
+    A context shut down under the body counts as requested too: only rclpy's handler of a stop
+    signal shuts it down, and the Python half of that signal may still be pending. Without a
+    request, an exception stays an error.
     """
-
-    def __init__(self, on_request: Callable[[str], None] | None = None) -> None:
-        """Record nothing yet; `on_request` is called with the first signal's name."""
-        self.event = threading.Event()
-        self.signal_name = ''
-        self._on_request = on_request
-
-    @classmethod
-    def on_signals(cls, on_request: Callable[[str], None] | None = None) -> StopRequest:
-        """
-        Install the handlers; `on_request` is called with the first signal's name.
-
-        Install them before rclpy.init to keep rclpy's own handlers, which chain to these and
-        also wake the executor and shut the context down; after it, to replace them.
-        """
-        request = cls(on_request)
-        for number in STOP_SIGNALS:
-            signal.signal(number, request._record)
-        return request
-
-    @property
-    def requested(self) -> bool:
-        """Return whether a stop signal arrived."""
-        return self.event.is_set()
-
-    def _record(self, signum: int, _frame: object) -> None:
-        if self.event.is_set():
-            return
-        self.signal_name = signal.Signals(signum).name
-        self.event.set()
-        if self._on_request is not None:
-            self._on_request(self.signal_name)
-
-    @contextmanager
-    def ends_cleanly(self, log: Callable[[str], object]) -> Iterator[None]:
-        """
-        Whatever the body raises once a stop was requested is that stop: `log` (debug) gets it.
-
-        A context shut down under the body counts as requested too: only rclpy's handler of a
-        stop signal shuts it down, and the Python half of that signal may still be pending.
-        Without a request, an exception stays an error.
-        """
-        try:
-            yield
-        except Exception as error:  # noqa: BLE001 (re-raised unless a stop was requested)
-            if not self.requested and rclpy.ok():
-                raise
-            log(f'stopping on {self.signal_name or "a context shutdown"}; raised after it: '
-                + ''.join(traceback.format_exception(type(error), error, error.__traceback__)))
+    try:
+        yield
+    except Exception as error:  # noqa: BLE001 (re-raised unless a stop was requested)
+        if not stop.requested and rclpy.ok():
+            raise
+        log(f'stopping on {stop.signal_name or "a context shutdown"}; raised after it: '
+            + ''.join(traceback.format_exception(type(error), error, error.__traceback__)))
 
 
 def run_nodes(factories: list[Callable[[], Node]], args: list[str] | None = None) -> int:
@@ -121,7 +80,7 @@ def run_nodes(factories: list[Callable[[], Node]], args: list[str] | None = None
     log = get_logger('node_process').debug
     nodes: list[Node] = []
     try:
-        with stop.ends_cleanly(log):
+        with ends_cleanly(stop, log):
             try:
                 for factory in factories:
                     nodes.append(factory())
@@ -142,7 +101,7 @@ def run_nodes(factories: list[Callable[[], Node]], args: list[str] | None = None
         if hot_node is not None:
             hot_node.destroy_node()
         rclpy.try_shutdown()
-        _ignore_stop_signals()
+        ignore_stop_signals()
     return 0
 
 
@@ -200,15 +159,3 @@ def single_threaded_opencv() -> None:
     """
     if not os.environ.get('OPENCV_FOR_THREADS_NUM'):
         cv2.setNumThreads(1)
-
-
-def _ignore_stop_signals() -> None:
-    """
-    From here the process only exits, and a later SIGINT or SIGTERM must not change its code.
-
-    As the interpreter exits, CPython resets every Python-level handler to the default, so a
-    signal then (the second of two SIGINTs, from the terminal and from launch) would end the
-    process with -2 or -15; an ignored signal stays ignored.
-    """
-    for number in STOP_SIGNALS:
-        signal.signal(number, signal.SIG_IGN)

@@ -24,6 +24,13 @@ from triton_perception.system.processes import (
     tree_rss_mb as tree_rss_mb,
     with_parent_pid as with_parent_pid,
 )
+from triton_perception.system.signals import (
+    ignore_stop_signals as ignore_stop_signals,
+    Interrupted as Interrupted,
+    raise_on_signals as raise_on_signals,
+    STOP_SIGNALS as STOP_SIGNALS,
+    StopRequest as StopRequest,
+)
 from triton_perception.system.shared_libraries import (
     missing_library_cause as missing_library_cause,
 )

@@ -36,31 +36,15 @@ import time
 
 from triton_perception.system.processes import die_with_parent, ending_with_parent, \
     live_children, with_parent_pid
+from triton_perception.system.signals import StopRequest
 
 DEFAULT_GRACE_S = 4.0
 POLL_S = 0.05
 
 
-class HeldStop:
-    """The stop signals this process received, recorded by handlers that never raise."""
-
-    def __init__(self) -> None:
-        """Install the handlers for SIGINT and SIGTERM."""
-        self.interrupted_at: float | None = None
-        self.terminated = False
-        signal.signal(signal.SIGINT, self._record)
-        signal.signal(signal.SIGTERM, self._record)
-
-    def _record(self, signum: int, _frame: object) -> None:
-        if signum == signal.SIGTERM:
-            self.terminated = True
-        elif self.interrupted_at is None:
-            self.interrupted_at = time.monotonic()
-
-
 def run(command: list[str], grace_s: float, kill_after_s: float | None = None) -> int:
     """Run `command` until it exits; pass stop signals on as the module says."""
-    stop = HeldStop()
+    stop = StopRequest.on_signals()
     die_with_parent()
     parent, me = os.getppid(), os.getpid()
     child = subprocess.Popen(ending_with_parent(command), env=with_parent_pid(),
@@ -82,10 +66,11 @@ def run(command: list[str], grace_s: float, kill_after_s: float | None = None) -
             break
         except subprocess.TimeoutExpired:
             pass
-        if stop.terminated:
+        interrupted_at = stop.received.get('SIGINT')
+        if 'SIGTERM' in stop.received:
             send(signal.SIGTERM)
-        elif stop.interrupted_at is not None and (
-                time.monotonic() - stop.interrupted_at >= grace_s
+        elif interrupted_at is not None and (
+                time.monotonic() - interrupted_at >= grace_s
                 or live_children(parent) == [me]):
             send(signal.SIGINT)
         if (kill_after_s is not None and first_sent_at is not None and not killed
