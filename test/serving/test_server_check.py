@@ -14,7 +14,7 @@ import sys
 
 import pytest
 
-from triton_perception.serving import server_check
+from triton_perception.serving.server import server_check
 from triton_perception.serving.server.server_check import (backend_findings, check_findings,
                                                            container_release, Finding, gpu_finding,
                                                            profile_finding, python_findings,
