@@ -84,8 +84,8 @@ def test_cases_put_the_floor_first_and_run_detections_alone_only_with_one_camera
     names = [case.name for case in glue_cases((1, 4))]
     assert names == ['floor_det_1cam', 'floor_serialized_det_1cam', 'per_node_det_1cam',
                      'single_det_1cam', 'per_node_both_1cam', 'single_both_1cam',
-                     'single_classic_both_1cam', 'floor_det_4cam', 'per_node_both_4cam', 'single_both_4cam',
-                     'groups_of_2_both_4cam', 'per_camera_both_4cam']
+                     'single_classic_both_1cam', 'floor_det_4cam', 'per_node_both_4cam',
+                     'single_both_4cam', 'groups_of_2_both_4cam', 'per_camera_both_4cam']
 
 
 def test_grouped_layouts_run_a_perception_process_per_group_of_cameras(
