@@ -84,7 +84,7 @@ def test_cases_put_the_floor_first_and_run_detections_alone_only_with_one_camera
     names = [case.name for case in glue_cases((1, 4))]
     assert names == ['floor_det_1cam', 'floor_serialized_det_1cam', 'per_node_det_1cam',
                      'single_det_1cam', 'per_node_both_1cam', 'single_both_1cam',
-                     'single_classic_both_1cam', 'floor_det_4cam', 'per_node_both_4cam',
+                     'single_events_both_1cam', 'floor_det_4cam', 'per_node_both_4cam',
                      'single_both_4cam', 'groups_of_2_both_4cam', 'per_camera_both_4cam']
 
 
@@ -191,7 +191,7 @@ def test_glue_bench_end_to_end(tmp_path: Path) -> None:
     cases = report['cases']
     assert list(cases) == ['floor_det_1cam', 'floor_serialized_det_1cam', 'per_node_det_1cam',
                            'single_det_1cam', 'per_node_both_1cam', 'single_both_1cam',
-                           'single_classic_both_1cam']
+                           'single_events_both_1cam']
     for name, figures in cases.items():
         assert set(CASE_KEYS) <= set(figures), (name, sorted(figures))
         assert figures['frames_published'] == 60, (name, figures['frames_published'])
@@ -214,7 +214,7 @@ def test_glue_bench_end_to_end(tmp_path: Path) -> None:
     assert cases['per_node_both_1cam']['processes'] == 3  # the overlay node too
     assert cases['single_both_1cam']['processes'] == 1
     for name in ('per_node_det_1cam', 'single_det_1cam', 'per_node_both_1cam',
-                 'single_both_1cam', 'single_classic_both_1cam'):
+                 'single_both_1cam', 'single_events_both_1cam'):
         figures = cases[name]
         assert figures['accounted'], figures['accounting']
         nodes = figures['accounting']['cam0']
@@ -229,8 +229,8 @@ def test_glue_bench_end_to_end(tmp_path: Path) -> None:
         # What the nodes' accounting says is missing is what the bench did not receive.
         assert figures['results_missing_at_bench'] == (
             figures['frames_lost'] + figures['frames_without_result']), figures
-    assert cases['single_classic_both_1cam']['processes'] == 1
-    for layout in ('single', 'single_classic', 'per_node'):
+    assert cases['single_events_both_1cam']['processes'] == 1
+    for layout in ('single', 'single_events', 'per_node'):
         assert report['targets'][f'cpu_both_1cam_{layout}']['ratio_to_floor'] > 0
         assert report['targets'][f'cpu_both_1cam_{layout}']['ratio_to_floor_serialized'] > 0
     assert '| layout | models | cameras |' in completed.stdout, completed.stdout

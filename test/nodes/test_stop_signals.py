@@ -22,7 +22,7 @@ from vision_msgs.msg import Detection2DArray
 
 from fault_plumbing import image, Replay
 from ros_helpers import BEST_EFFORT, Probe, RELIABLE, REPO, wait_until
-from triton_perception.nodes.executors import EXECUTOR_ENV, SINGLE_THREADED
+from triton_perception.nodes.executors import EVENTS, EXECUTOR_ENV
 from triton_perception.system.processes import node_command, ros_arguments, with_parent_pid
 
 pytestmark = [pytest.mark.ros, pytest.mark.server]
@@ -114,13 +114,13 @@ def test_a_signal_during_a_take_stops_the_node_cleanly(
 
 
 @pytest.mark.parametrize('stop_signal', [signal.SIGINT, signal.SIGTERM], ids=['sigint', 'sigterm'])
-def test_a_signal_during_a_take_stops_the_classic_executor_cleanly(
+def test_a_signal_during_a_take_stops_the_events_executor_cleanly(
         stop_signal: signal.Signals, probe: Probe, triton_server: Any, started: Any,
         monkeypatch: pytest.MonkeyPatch) -> None:
-    """The same with the hot path on rclpy's classic executor (the default is the events one)."""
-    monkeypatch.setenv(EXECUTOR_ENV, SINGLE_THREADED)
+    """The same with the hot path on rclpy's EventsExecutor (the default is the classic one)."""
+    monkeypatch.setenv(EXECUTOR_ENV, EVENTS)
     signal_during_take('perception_process', stop_signal, probe, triton_server, started,
-                       'classic_')
+                       'events_')
 
 
 def signal_during_take(executable: str, stop_signal: signal.Signals, probe: Probe,

@@ -25,7 +25,7 @@ from triton_perception.bench.ros_side import CaseWiring
 from triton_perception.bench.settings import (BenchError, NodeKind, NODES, READY_TIMEOUT_S,
                                               Stamp)
 from triton_perception.frames import FATES, NodeStatus
-from triton_perception.nodes import EXECUTOR_ENV, SINGLE_THREADED
+from triton_perception.nodes import EVENTS, EXECUTOR_ENV
 from triton_perception.pipeline import pipeline_plan
 from triton_perception.serving import MAX_BATCH
 from triton_perception.system import NodeProcess, ros_arguments
@@ -36,10 +36,10 @@ FLOORS = ('floor', 'floor_serialized')
 # The layouts between one perception_process and one process per node: the plan's
 # cameras_per_process (0: every camera in one process).
 CAMERAS_PER_PROCESS = {'single': 0, 'groups_of_2': 2, 'per_camera': 1}
-# One perception_process whose hot path runs rclpy's classic SingleThreadedExecutor, where the
-# default is the EventsExecutor if this rclpy has it (nodes.executors): both are measured.
-CLASSIC = 'single_classic'
-LAYOUTS = (*FLOORS, 'per_node', *CAMERAS_PER_PROCESS, CLASSIC)
+# One perception_process whose hot path runs rclpy's EventsExecutor, where the default is a
+# SingleThreadedExecutor holding only the camera subscriptions (nodes.executors): both measured.
+EVENTS_LAYOUT = 'single_events'
+LAYOUTS = (*FLOORS, 'per_node', *CAMERAS_PER_PROCESS, EVENTS_LAYOUT)
 DETECTIONS = 'detections'
 LANES = 'lanes'  # lane_node alone (bench --rate-search)
 BOTH = 'detections+lanes'
@@ -112,7 +112,7 @@ def glue_cases(camera_counts: Sequence[int]) -> list[GlueCase]:
                   for layout in ('per_node', *CAMERAS_PER_PROCESS)
                   if CAMERAS_PER_PROCESS.get(layout, 0) < cameras]
         if cameras == 1:
-            cases.append(GlueCase(CLASSIC, BOTH, 1))
+            cases.append(GlueCase(EVENTS_LAYOUT, BOTH, 1))
     return cases
 
 
@@ -151,7 +151,7 @@ def start_processes(case: GlueCase, triton_url: str, namespace: str, log_directo
         'camera_priorities': ','.join(f'{namespace}/{entry.strip()}'
                                       for entry in priorities.split(',') if entry.strip()),
         'max_batch': str(max_batch)})
-    environment = {EXECUTOR_ENV: SINGLE_THREADED} if case.layout == CLASSIC else {}
+    environment = {EXECUTOR_ENV: EVENTS} if case.layout == EVENTS_LAYOUT else {}
     for node in plan.nodes:
         started.append(NodeProcess(node.executable, node.ros_arguments(), log_directory,
                                    environment=environment))

@@ -31,7 +31,7 @@ LAYOUT_NAMES = {'floor': 'floor (one bare node per camera)',
                 'floor_serialized': 'floor, serialized take (one bare node per camera)',
                 'per_node': 'per_node (a process per node)',
                 'single': 'single (one perception_process)',
-                'single_classic': 'single, hot path on the classic SingleThreadedExecutor',
+                'single_events': "single, hot path on rclpy's EventsExecutor",
                 'groups_of_2': 'groups_of_2 (a perception_process per 2 cameras)',
                 'per_camera': 'per_camera (a perception_process per camera)'}
 FOUR_CAMERA_LAYOUTS = ('single', 'groups_of_2', 'per_camera', 'per_node')
@@ -73,7 +73,7 @@ def served_target(figures: GlueCaseFigures) -> ServedTarget:
 def targets(cases: dict[str, GlueCaseFigures]) -> dict[str, CpuTarget | RssTarget | ServedTarget]:
     """Return each target with the figures it is judged on, and whether it is met."""
     result: dict[str, CpuTarget | RssTarget | ServedTarget] = {}
-    for layout in ('single', 'single_classic', 'per_node'):
+    for layout in ('single', 'single_events', 'per_node'):
         one = cases.get(f'{layout}_both_1cam')
         if one and floor_of(cases, 1, 'floor_serialized'):
             ratio = cpu_ratio(cases, one, 'floor_serialized')

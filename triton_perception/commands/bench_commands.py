@@ -202,10 +202,10 @@ def add_bench_command(commands: argparse._SubParsersAction[argparse.ArgumentPars
                        help='with --glue: comma-separated camera counts (default 1,4); with '
                        '--rate-search: the cameras, each fed at the rate (default 1)')
     bench.add_argument('--layouts',
-                       default='floor,floor_serialized,per_node,single,single_classic,'
+                       default='floor,floor_serialized,per_node,single,single_events,'
                        'groups_of_2,per_camera',
                        help='with --glue: comma-separated, from floor, floor_serialized, '
-                       'per_node, single, single_classic (single with the classic executor on '
+                       "per_node, single, single_events (single with rclpy's EventsExecutor on "
                        'the hot path), groups_of_2, per_camera (the last two with several '
                        'cameras: a perception_process per 2 cameras, per camera)')
     bench.add_argument('--frame-size', default='960x540',

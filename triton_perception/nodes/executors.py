@@ -7,16 +7,19 @@ publisher; only the camera subscriptions carry frames. rclpy's classic executors
 wait set from every entity at each wake-up, so at 30 frames/s most of their cost is the
 entities no frame touches (rclpy #1389; an idle `spin_once` costs 0.95 ms with three nodes
 against 0.30 ms with the subscription's node alone). So the camera subscriptions live on a
-node of their own, the hidden `_frames_<pid>` node (no parameter services, no rosout, global
-remappings not applied again: its topics are the nodes' resolved names), spun by the *hot
+node of their own, the hidden `_frames_<pid>` node (no parameter services, global remappings
+not applied again: its topics are the nodes' resolved names), spun by the *hot
 path* executor on the main thread; every other node is spun by the *housekeeping* executor
 on a thread of its own.
 
-The hot path executor is rclpy's EventsExecutor where this rclpy has it (Kilted, and Jazzy
-from rclpy 7.1.4, `rclpy.experimental`; not in Humble, where ros2/rclpy #1454 is unmerged),
-else a SingleThreadedExecutor holding only the hot node. `TRITON_PERCEPTION_EXECUTOR`
-(`events` or `single_threaded`) chooses one by name (the benchmark compares both); asking
-for `events` where rclpy has none falls back with a warning.
+The hot path executor is a SingleThreadedExecutor holding only the hot node. rclpy's
+EventsExecutor (Kilted, and Jazzy from rclpy 7.1.4, `rclpy.experimental`; not in Humble, where
+ros2/rclpy #1454 is unmerged) is there to choose (`TRITON_PERCEPTION_EXECUTOR=events`), but is
+not the default: Kilted's (rclpy 9.1) fails every subscription callback that takes MessageInfo,
+so frames lost before the node can only be counted from the middleware's `message_lost` events,
+which miss the frames a full reader history overwrites (test/frames/test_frame_losses.py), and
+`bench --glue` measured no less CPU per frame with it (docs/performance.md). Asking for
+`events` where rclpy has none falls back to it, and the log says so.
 """
 from __future__ import annotations
 
@@ -46,21 +49,21 @@ def hot_path_choice() -> tuple[str, str]:
     """
     Return the hot path executor's kind (EVENTS or SINGLE_THREADED) and why it was chosen.
 
-    Read once per process: from EXECUTOR_ENV where set, else the best this rclpy has.
+    Read once per process: from EXECUTOR_ENV where set, else SINGLE_THREADED (see above).
     """
     asked = os.environ.get(EXECUTOR_ENV, '').strip()
     if asked not in ('', EVENTS, SINGLE_THREADED):
         raise ValueError(f'{EXECUTOR_ENV}={asked!r}: give {EVENTS} or {SINGLE_THREADED}, or '
-                         'leave it unset for the best this rclpy has')
-    available = EVENTS_EXECUTOR_AVAILABLE
-    if asked == SINGLE_THREADED:
-        return SINGLE_THREADED, f'{EXECUTOR_ENV}={SINGLE_THREADED}'
-    if available:
-        return EVENTS, 'rclpy.experimental.EventsExecutor'
-    if asked == EVENTS:
-        return SINGLE_THREADED, (f'{EXECUTOR_ENV}={EVENTS}, but this rclpy has no '
-                                 'EventsExecutor (Kilted, or Jazzy from rclpy 7.1.4)')
-    return SINGLE_THREADED, 'this rclpy has no EventsExecutor (Kilted, or Jazzy from 7.1.4)'
+                         f'leave it unset for {SINGLE_THREADED}')
+    if asked != EVENTS:
+        return SINGLE_THREADED, (f'{EXECUTOR_ENV}={SINGLE_THREADED}' if asked else
+                                 'the default: it counts frames lost before the node by '
+                                 f"sequence numbers; {EXECUTOR_ENV}={EVENTS} chooses rclpy's "
+                                 'EventsExecutor')
+    if EVENTS_EXECUTOR_AVAILABLE:
+        return EVENTS, f'{EXECUTOR_ENV}={EVENTS}: rclpy.experimental.EventsExecutor'
+    return SINGLE_THREADED, (f'{EXECUTOR_ENV}={EVENTS}, but this rclpy has no EventsExecutor '
+                             '(Kilted, or Jazzy from rclpy 7.1.4)')
 
 
 def hot_path_executor() -> Executor:

@@ -9,8 +9,8 @@ Counting the frames a node's image subscription never saw, on every supported rc
 - Where neither exists, the node says once that losses cannot be counted.
 
 rclpy's EventsExecutor (Kilted's rclpy 9.1) raises `SystemError: null argument to internal
-routine` for every subscription whose callback takes MessageInfo, so where the hot path runs it
-(nodes.executors), losses are counted by message_lost events, as on Humble.
+routine` for every subscription whose callback takes MessageInfo, so where the hot path is asked
+to run it (nodes.executors), losses are counted by message_lost events, as on Humble.
 """
 from __future__ import annotations
 
