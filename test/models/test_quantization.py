@@ -2,22 +2,28 @@
 `models quantize`: INT8 graphs calibrated from a bag, their float steps, the guard's refusals.
 
 The INT8 graphs are made here from the shipped weights (never committed): the float served
-graphs are built into a scratch repository and quantized from a small bag of the clip.
+graphs are built into a scratch repository and quantized from a small bag of the clip. The
+server-marked tests run the whole command (CLI main) on a copy of the installed repository:
+calibration, the guard's two replays through tritonserver, its verdict and the install.
 """
 from __future__ import annotations
 
+import hashlib
 import json
 from pathlib import Path
+import re
+import socket
 import subprocess
-from typing import Any
+from typing import Any, Iterator
 
+import cv2
 import numpy as np
 import onnx
 import onnxruntime
 import pytest
 from rosbags.rosbag2 import Writer
 
-from conftest import shared_path
+from conftest import copy_of_model_repository, shared_path
 from triton_perception.bag import make_bag, read_images, typestore
 from triton_perception.cli import main
 from triton_perception.graphs import (build_graph, float_step_problems, MAX_IR_VERSION,
@@ -40,12 +46,17 @@ def float_repository(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return repository
 
 
+def clip_bag_of(directory: Path, name: str, frames: int) -> Path:
+    """Make a bag `name` in `directory` of the clip's first `frames` frames."""
+    make_bag(shared_path('data', 'videos', 'solidWhiteRight.mp4'), directory / name,
+             max_frames=frames)
+    return directory / name
+
+
 @pytest.fixture(scope='module')
 def clip_bag(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """Make a bag of the clip's first frames."""
-    bag = tmp_path_factory.mktemp('bags') / 'clip'
-    make_bag(shared_path('data', 'videos', 'solidWhiteRight.mp4'), bag, max_frames=FRAMES)
-    return bag
+    return clip_bag_of(tmp_path_factory.mktemp('bags'), 'clip', FRAMES)
 
 
 @pytest.fixture(scope='module')
@@ -198,3 +209,175 @@ def test_int8_view_serves_the_int8_graph_and_names_its_calibration(tmp_path: Pat
     assert 'default_model_filename: "model_int8.plan"' in (
         orin / 'yolov5_model' / 'config.pbtxt').read_text()
     assert profile_repository(repository, 'tensorrt', tmp_path / 'cache') == repository.resolve()
+
+
+# A guard drive and a calibration as small as the verdicts allow: the guard's replays cost a
+# tritonserver start per precision, each frame a lockstep round trip.
+GUARD_FRAMES = 3
+CALIBRATION_FRAMES = 2
+REFUSED = re.compile(r'models quantize: INT8 refused, nothing installed: guard: (?P<figure>\w+): '
+                     r'agreement (?P<agreement>[0-9.]+), interval \[(?P<low>[0-9.]+), '
+                     r'(?P<high>[0-9.]+)\] below 1 - (?P<threshold>[0-9.]+) \(report: '
+                     r'(?P<report>.+)\)$')
+
+
+@pytest.fixture(scope='module')
+def guard_drive(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Make the guard drive: the clip's first frames, in a bag named guard."""
+    return clip_bag_of(tmp_path_factory.mktemp('guard_bags'), 'guard', GUARD_FRAMES)
+
+
+@pytest.fixture(scope='module')
+def black_bag(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Make a bag of black frames the clip's size: a lens cap on for the whole calibration."""
+    frames = tmp_path_factory.mktemp('black_frames')
+    for number in range(CALIBRATION_FRAMES):
+        cv2.imwrite(str(frames / f'{number:02d}.png'), np.zeros((540, 960, 3), np.uint8))
+    bag = tmp_path_factory.mktemp('black_bags') / 'black'
+    make_bag(frames, bag)
+    return bag
+
+
+@pytest.fixture(scope='module')
+def road_bag(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Make a calibration bag of BDD100K road frames: other drives than the guard's clip."""
+    bag = tmp_path_factory.mktemp('road_bags') / 'road'
+    make_bag(shared_path('data', 'road', 'bdd'), bag)
+    return bag
+
+
+@pytest.fixture
+def served_repository(tmp_path: Path, triton_server: Any) -> Path:
+    """Copy the package's installed model repository (the session server installed it)."""
+    return copy_of_model_repository(tmp_path)
+
+
+@pytest.fixture
+def default_ports_taken() -> Iterator[None]:
+    """
+    Hold tritonserver's default ports, as a server already running on the machine does.
+
+    A port someone else holds is taken already, which is what the test needs.
+    """
+    held = []
+    for port in (8000, 8001, 8002):
+        probe = socket.socket()
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind(('127.0.0.1', port))
+            probe.listen()
+        except OSError:
+            probe.close()
+            continue
+        held.append(probe)
+    yield
+    for probe in held:
+        probe.close()
+
+
+def _contents(repository: Path) -> dict[str, str]:
+    """Return the sha256 of every file of the repository (the Python backend's caches aside)."""
+    return {str(path.relative_to(repository)): hashlib.sha256(path.read_bytes()).hexdigest()
+            for path in sorted(repository.rglob('*'))
+            if path.is_file() and '__pycache__' not in path.parts}
+
+
+def _quantize(repository: Path, calibrate: Path, guard: Path, output: Path,
+              *options: str) -> int:
+    return main(['models', 'quantize', '--model-repository', str(repository),
+                 '--calibrate', str(calibrate), '--guard', str(guard), '--output', str(output),
+                 '--frames', str(CALIBRATION_FRAMES), *options])
+
+
+@pytest.mark.server
+@pytest.mark.slow
+def test_guard_refuses_a_black_calibration_in_one_line_and_installs_nothing(
+        served_repository: Path, black_bag: Path, guard_drive: Path, tmp_path: Path,
+        default_ports_taken: None, capsys: pytest.CaptureFixture[str]) -> None:
+    """
+    Calibrated on black frames only, the INT8 graphs see nothing on the road: refused.
+
+    Every activation of a black frame is the network's response to a constant image, so MinMax
+    calibration sets ranges that clip a road's activations flat; on the clip the INT8 detector
+    finds no box and the lane model no line where the float ones find several (agreement 0).
+    The one line names the figure, its interval and its threshold, as comparison.json has them;
+    report.md says so; the repository is as it was. tritonserver's default ports are held
+    meanwhile: the guard serves both precisions on ports of its own.
+    """
+    before = _contents(served_repository)
+    output = tmp_path / 'guard'
+    code = _quantize(served_repository, black_bag, guard_drive, output)
+    captured = capsys.readouterr()
+    refusals = [line for line in captured.err.splitlines() if 'refused' in line]
+    assert code == 1 and len(refusals) == 1, captured.err[-3000:]
+    refusal = REFUSED.match(refusals[0])
+    assert refusal, refusals[0]
+    low, high, threshold = (float(refusal[name]) for name in ('low', 'high', 'threshold'))
+    assert low <= float(refusal['agreement']) <= high < 1 - threshold
+    comparison = json.loads((output / 'comparison' / 'comparison.json').read_text())
+    figures = comparison['drives']['guard']['comparison']
+    assert refusal['figure'] in figures['flagged']
+    figure = figures['figures'][refusal['figure']]
+    assert figure['threshold'] == pytest.approx(threshold)
+    assert figure['interval'] == pytest.approx([low, high], abs=5e-4)
+    report = Path(refusal['report'])
+    assert report == output / 'report.md'
+    assert f"**Refused**: guard: {refusal['figure']}: agreement" in report.read_text()
+    assert {'fp', 'int8'} <= {path.name for path in output.iterdir()}
+    assert _contents(served_repository) == before
+    assert not list(served_repository.rglob(INT8_GRAPH))
+
+
+@pytest.mark.server
+@pytest.mark.slow
+def test_force_installs_what_the_guard_flagged_and_says_so(
+        served_repository: Path, black_bag: Path, guard_drive: Path, tmp_path: Path,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """
+    --force installs the black-calibrated lane graph anyway and names what was flagged.
+
+    The lanes alone (the quicker to quantize): the detector's step is left as it was.
+    """
+    before = _contents(served_repository)
+    code = _quantize(served_repository, black_bag, guard_drive, tmp_path / 'guard', '--force',
+                     '--models', 'lanes')
+    captured = capsys.readouterr()
+    assert code == 0, captured.err[-3000:]
+    assert re.search(r'--force: installed although the guard flagged guard: \w+: agreement '
+                     r'[0-9.]+, interval \[', captured.out), captured.out[-3000:]
+    assert 'refused' not in captured.err
+    after = _contents(served_repository)
+    added = {name for name in after if name not in before}
+    assert added == {f'lane_model/1/{name}' for name in (INT8_GRAPH, INT8_GRAPH + '.json',
+                                                         TENSORRT_GRAPH)}
+    assert {name: digest for name, digest in after.items() if name in before} == before
+    record = json.loads((served_repository / 'lane_model' / '1' / (INT8_GRAPH + '.json'))
+                        .read_text())
+    assert record['calibration']['bags'] == [str(black_bag.resolve())]
+
+
+@pytest.mark.server
+@pytest.mark.slow
+def test_guard_passes_a_sound_calibration_and_installs_it(
+        served_repository: Path, road_bag: Path, guard_drive: Path, tmp_path: Path,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """
+    Calibrated on road frames, the INT8 detector finds the float one's boxes: installed.
+
+    The detector alone: the lane graph calibrated on these few BDD100K frames changes a few of
+    the clip's lane lines (about 0.8 agreement on its first frames), which the guard rightly
+    refuses at its 0.05 threshold.
+    """
+    before = _contents(served_repository)
+    code = _quantize(served_repository, road_bag, guard_drive, tmp_path / 'guard',
+                     '--models', 'detection')
+    captured = capsys.readouterr()
+    assert code == 0, captured.err[-3000:]
+    assert 'guard passed: nothing flagged' in captured.out, captured.out[-3000:]
+    assert '**Passed**' in (tmp_path / 'guard' / 'report.md').read_text()
+    installed = served_repository / 'yolov5_model' / '1'
+    assert {name for name in _contents(served_repository) if name not in before} == {
+        f'yolov5_model/1/{name}' for name in (INT8_GRAPH, INT8_GRAPH + '.json', TENSORRT_GRAPH)}
+    record = json.loads((installed / (INT8_GRAPH + '.json')).read_text())
+    assert record['calibration']['bags'] == [str(road_bag.resolve())]
+    assert record['calibration']['frames'] == CALIBRATION_FRAMES

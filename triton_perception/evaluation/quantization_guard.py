@@ -7,7 +7,10 @@ them, serving nothing else differently), and the two runs are paired frame by fr
 compare`'s own code (folder_comparison.compare): bootstrap intervals of each figure's agreement
 over frames, and over drives when there are several. The INT8 graphs pass when no figure is
 flagged, i.e. no interval lies wholly below 1 - its threshold. With labels, both runs are also
-scored against them and report.md gives both models' scores.
+scored against them and report.md gives both models' scores. Each precision is served by one
+tritonserver of the guard's own on free ports, for all the drives: not on tritonserver's
+default ports, which a server already running on the machine (the robot's, another guard's)
+may hold.
 """
 from __future__ import annotations
 
@@ -21,6 +24,8 @@ from triton_perception.bag import BagError
 from triton_perception.evaluation.comparison import compare, CompareOptions
 from triton_perception.evaluation.evaluation import camera_topic, evaluate, EvaluationSettings
 from triton_perception.models import Candidate, candidate_repository
+from triton_perception.serving import ServerConfig, TritonServer
+from triton_perception.system import free_ports
 
 COMPARISON_DIRECTORY = 'comparison'
 CHANGED_FRAMES = 10
@@ -107,13 +112,18 @@ def guard_quantization(repository: Path, candidates: Sequence[Candidate], drives
     output.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix='triton_perception-guard-') as scratch:
         view = candidate_repository(repository, candidates, Path(scratch) / 'repository')
-        for drive, name in zip(drives, names):
-            for precision in ('fp', 'int8'):
-                log(f'guard: {name}: replaying through the {precision} graphs in lockstep')
-                evaluate(EvaluationSettings(
-                    bag=Path(drive), output=output / precision / name, timing='lockstep',
-                    profile=profile, precision=precision, model_repository=view,
-                    labels=tuple(labels)), log=log)
+        for precision in ('fp', 'int8'):
+            http_port, grpc_port, metrics_port = free_ports(3)
+            config = ServerConfig(model_repository=view, profile=profile, precision=precision,
+                                  http_port=http_port, grpc_port=grpc_port,
+                                  metrics_port=metrics_port)
+            with TritonServer(config, log=log, show_server_log=False) as server:
+                for drive, name in zip(drives, names):
+                    log(f'guard: {name}: replaying through the {precision} graphs in lockstep')
+                    evaluate(EvaluationSettings(
+                        bag=Path(drive), output=output / precision / name, timing='lockstep',
+                        triton_url=server.grpc_url, profile=profile, precision=precision,
+                        model_repository=view, labels=tuple(labels)), log=log)
     options = CompareOptions(dict(thresholds or {}),
                              (CHANGED_FRAMES, output / COMPARISON_DIRECTORY / 'changed_frames'),
                              [])
