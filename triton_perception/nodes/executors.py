@@ -18,8 +18,9 @@ ros2/rclpy #1454 is unmerged) is there to choose (`TRITON_PERCEPTION_EXECUTOR=ev
 not the default: Kilted's (rclpy 9.1) fails every subscription callback that takes MessageInfo,
 so frames lost before the node can only be counted from the middleware's `message_lost` events,
 which miss the frames a full reader history overwrites (test/frames/test_frame_losses.py), and
-`bench --glue` measured no less CPU per frame with it (docs/performance.md). Asking for
-`events` where rclpy has none falls back to it, and the log says so.
+`bench --glue` found it neither reliably cheaper nor dearer in the whole pipeline
+(docs/performance.md). Asking for `events` where rclpy has none falls back to the default, and
+the log says so.
 """
 from __future__ import annotations
 
