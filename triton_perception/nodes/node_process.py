@@ -124,13 +124,17 @@ def spin_apart(nodes: list[Node], stop: StopRequest, logger: RcutilsLogger) -> N
     hot = hot_path_executor()
     hot.add_node(hot_node)
     raised: list[BaseException] = []
-    thread = threading.Thread(target=_spin_until_stop, args=(housekeeping, stop, raised),
-                              name='housekeeping', daemon=True)
+    # Ends the housekeeping loop however the hot one ended; not the stop request, which would
+    # make an error raised here look like part of a requested stop (ends_cleanly).
+    ended = threading.Event()
+    thread = threading.Thread(target=_spin_until_stop,
+                              args=(housekeeping, stop, ended, raised), name='housekeeping',
+                              daemon=True)
     thread.start()
     try:
-        _spin_until_stop(hot, stop, raised)
+        _spin_until_stop(hot, stop, ended, raised)
     finally:
-        stop.event.set()  # ends the housekeeping loop however this one ended
+        ended.set()
         thread.join(timeout=2.0)
         hot.shutdown(timeout_sec=1.0)
         housekeeping.shutdown(timeout_sec=1.0)
@@ -138,11 +142,11 @@ def spin_apart(nodes: list[Node], stop: StopRequest, logger: RcutilsLogger) -> N
         raise raised[0]
 
 
-def _spin_until_stop(executor: Executor, stop: StopRequest,
+def _spin_until_stop(executor: Executor, stop: StopRequest, ended: threading.Event,
                      raised: list[BaseException]) -> None:
-    """Spin until a stop, the context's end, or the other thread raised (kept in `raised`)."""
+    """Spin until a stop, the context's end, `ended`, or a raise (kept in `raised`)."""
     try:
-        while rclpy.ok() and not stop.requested and not raised:
+        while rclpy.ok() and not stop.requested and not ended.is_set() and not raised:
             executor.spin_once(timeout_sec=SPIN_CHECK_S)
     except BaseException as error:  # noqa: B902 (handed to the main thread, which raises it)
         raised.append(error)
