@@ -3,7 +3,9 @@ What counts as a capability check in the package's sources.
 
 It serves the tests that let a newer API pass only behind one (test_humble_api, test_target_python):
 a `try:` whose handler catches ImportError, AttributeError or TypeError, or an `if` (or conditional
-expression) on `hasattr(...)` or on a `*_AVAILABLE` flag.
+expression) on `hasattr(...)` or on a `*_AVAILABLE` flag. The body of `if TYPE_CHECKING:` never
+runs (type checkers alone read it, and the package's annotations are not evaluated), so it counts
+too.
 """
 from __future__ import annotations
 
@@ -20,6 +22,8 @@ def _catches_capability_errors(handler: ast.ExceptHandler) -> bool:
 
 
 def _is_capability_test(test: ast.expr) -> bool:
+    if isinstance(test, ast.Name) and test.id == 'TYPE_CHECKING':
+        return True
     return any((isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
                 and node.func.id == 'hasattr')
                or (isinstance(node, ast.Name) and node.id.endswith('_AVAILABLE'))

@@ -24,7 +24,7 @@ def test_this_rclpy_counts_sequence_gaps(ros_node: Any, monkeypatch: pytest.Monk
     counter = frame_losses.FrameLossCounter(ros_node, FrameAccounting(), '/gaps/image')
     assert frame_losses.MESSAGE_INFO_AVAILABLE
     assert counter.method == 'sequence numbers'
-    assert set(counter.subscription_arguments(lambda _message: None)) == {'callback'}
+    assert counter.callbacks(lambda _message: None).event_callbacks is None
 
 
 def test_on_the_events_executor_the_message_lost_event_counts(
@@ -33,8 +33,7 @@ def test_on_the_events_executor_the_message_lost_event_counts(
     monkeypatch.setattr(frame_losses, 'hot_path_choice', lambda: (EVENTS, 'asked'))
     counter = frame_losses.FrameLossCounter(ros_node, FrameAccounting(), '/events/image')
     assert counter.method == 'message_lost events'
-    assert set(counter.subscription_arguments(lambda _message: None)) == {
-        'callback', 'event_callbacks'}
+    assert counter.callbacks(lambda _message: None).event_callbacks is not None
 
 
 def test_without_message_info_the_message_lost_event_counts(
@@ -49,12 +48,13 @@ def test_without_message_info_the_message_lost_event_counts(
     accounting = FrameAccounting()
     counter = frame_losses.FrameLossCounter(ros_node, accounting, '/humble/image')
     assert counter.method == 'message_lost events'
-    arguments = counter.subscription_arguments(lambda _message: None)
-    subscription = ros_node.create_subscription(Image, '/humble/image',
+    counted = counter.callbacks(lambda _message: None)
+    subscription = ros_node.create_subscription(Image, '/humble/image', counted.callback,
                                                 qos_profile=stream_qos('best_effort', 1),
-                                                **arguments)
+                                                event_callbacks=counted.event_callbacks)
     try:
-        arguments['event_callbacks'].message_lost(type('Info', (), {'total_count_change': 4})())
+        assert counted.event_callbacks is not None
+        counted.event_callbacks.message_lost(type('Info', (), {'total_count_change': 4})())
         assert accounting.snapshot().lost_before_node == 4
         assert accounting.snapshot().reasons == {'lost before the node: message lost event': 4}
     finally:

@@ -56,6 +56,7 @@ from triton_perception.frames.serialized_images import (
     ReadImage as ReadImage,
 )
 from triton_perception.frames.transport_losses import (
+    LossSink as LossSink,
     publisher_sequence as publisher_sequence,
     SequenceGapCounter as SequenceGapCounter,
 )

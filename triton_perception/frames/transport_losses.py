@@ -9,10 +9,17 @@ the numbers a subscription sees from one publisher is a count of frames lost on 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Hashable, Mapping
+from typing import Any, Hashable, Mapping, Protocol
 
 # rmw's "sequence numbers unsupported" value (RMW_MESSAGE_INFO_SEQUENCE_NUMBER_UNSUPPORTED = 0).
 UNSUPPORTED_SEQUENCE_NUMBER = 0
+
+
+class LossSink(Protocol):
+    """Where frames lost before a node are counted: its FrameAccounting, or all of a camera's."""
+
+    def lost_before_node(self, count: int, reason: str) -> int:
+        """Count `count` frames lost for `reason`; return the total so far."""
 
 
 @dataclass

@@ -11,7 +11,7 @@ and publishing happen on the worker's threads, so a slow Triton never blocks the
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Callable, Generic, TypeVar
+from typing import Callable, Generic, TYPE_CHECKING, TypeVar
 
 import numpy as np
 from numpy.typing import NDArray
@@ -36,8 +36,13 @@ from triton_perception.qos import stream_qos
 from triton_perception.serving import (ClientSettings, FrameWorker, InferenceWorker, Tensors,
                                        TlsOptions)
 
+if TYPE_CHECKING:  # rclpy's node options (typed from Jazzy on)
+    from rclpy.lifecycle.node import LifecycleNodeArgs
+    from typing_extensions import Unpack
+
 FRAME_PROBLEM_THROTTLE_S = 5.0
 InferenceT = TypeVar('InferenceT', bound=InferenceSettings)
+MessageT = TypeVar('MessageT')
 
 
 class RosLog:
@@ -83,7 +88,8 @@ class PerceptionNode(LifecycleNode, Generic[InferenceT]):
 
     def __init__(self, node_name: str, specs: tuple[ParameterSpec, ...],
                  settings_type: type[InferenceT], outputs: tuple[str, ...] = (), *,
-                 frame_source: CameraFrames | None = None, **node_options: Any) -> None:
+                 frame_source: CameraFrames | None = None,
+                 **node_options: Unpack[LifecycleNodeArgs]) -> None:
         """
         Declare `specs` as parameters and create what exists in every lifecycle state.
 
@@ -293,7 +299,8 @@ class PerceptionNode(LifecycleNode, Generic[InferenceT]):
         """
         self._overlays.publish(publisher, draw, header)
 
-    def publish_annotations(self, publisher: Publisher[Any], build: Callable[[], Any]) -> None:
+    def publish_annotations(self, publisher: Publisher[MessageT],
+                            build: Callable[[], MessageT]) -> None:
         """
         Build and publish Foxglove annotations only while someone subscribes.
 

@@ -15,22 +15,22 @@ from __future__ import annotations
 
 from contextlib import ExitStack
 import threading
-from typing import Any, Callable
+from typing import Callable
 
 import numpy as np
 from numpy.typing import NDArray
 from rclpy.node import Node
 from rclpy.qos import QoSProfile
 from rclpy.subscription import Subscription
-from sensor_msgs.msg import CompressedImage, Image
 
-from triton_perception.frames import FrameAccounting, FrameRejected, read_frame, Taken
+from triton_perception.frames import (FrameAccounting, FrameMessage, FrameRejected, read_frame,
+                                      Taken)
 from triton_perception.nodes.camera_health import CameraHealthReporter
+from triton_perception.nodes.camera_subscription import (CameraMessage, FrameCallback,
+                                                         subscribe_camera)
 from triton_perception.nodes.frame_losses import FrameLossCounter
 from triton_perception.nodes.video_input import VideoFrames
 from triton_perception.serving import CameraBatches, JoinedWorker, RequestGate, SharedFrames
-
-FrameCallback = Callable[[Taken], None]
 
 
 class _EveryConsumer:
@@ -78,11 +78,11 @@ class CameraFrames:
         self._joined: dict[str, JoinedWorker] = {}
         self._lock = threading.Lock()
         self._consumers: dict[str, tuple[FrameCallback, FrameAccounting]] = {}
-        self._subscription: Subscription[Any] | None = None
+        self._subscription: Subscription[CameraMessage] | None = None
         self._shape: tuple[str, bool, QoSProfile] | None = None  # topic, compressed, QoS
         self._losses: FrameLossCounter | None = None
         self._conversion_lock = threading.Lock()
-        self._latest: tuple[Any, NDArray[np.uint8]] | None = None
+        self._latest: tuple[FrameMessage, NDArray[np.uint8]] | None = None
         self._shared_frames: dict[str, SharedFrames] = {}
         self._health: CameraHealthReporter | None = None
 
@@ -120,14 +120,10 @@ class CameraFrames:
                 every = _EveryConsumer(self._accountings)
                 self._losses = FrameLossCounter(
                     self._host, every if video is None else video.losses_into(every), topic)
-            if video is not None:  # decoded here, in order; consumers get the frames
-                self._subscription = self._subscriber.create_subscription(
-                    video.message_type, topic, qos_profile=qos,
-                    **self._losses.subscription_arguments(video.decoding(self._on_message)))
-                return
-            self._subscription = self._subscriber.create_subscription(
-                CompressedImage if compressed else Image, topic, qos_profile=qos, raw=True,
-                **self._losses.subscription_arguments(self._on_message))
+            # A video is decoded here, once, in order; consumers get the frames.
+            self._subscription = subscribe_camera(self._subscriber, topic, self._on_message, qos,
+                                                  compressed=compressed, video=video,
+                                                  losses=self._losses)
 
     def detach(self, name: str) -> None:
         """Stop handing frames to `name`; the last consumer to leave ends the subscription."""
@@ -140,7 +136,8 @@ class CameraFrames:
             self._latest = None
         self._subscriber.destroy_subscription(subscription)
 
-    def rgb(self, message: Any, convert: Callable[[], NDArray[np.uint8]]) -> NDArray[np.uint8]:
+    def rgb(self, message: FrameMessage,
+            convert: Callable[[], NDArray[np.uint8]]) -> NDArray[np.uint8]:
         """
         Return `message` as RGB, converted once for all consumers of the latest frame.
 
@@ -174,7 +171,7 @@ class CameraFrames:
                     None if self._batches is None else self._batches(triton_url))
             return self._joined[triton_url]
 
-    def _on_statistics(self, message: Any, values: Any) -> None:
+    def _on_statistics(self, message: FrameMessage, values: NDArray[np.float32]) -> None:
         health = self._health
         if health is not None:
             health.statistics(message, values)

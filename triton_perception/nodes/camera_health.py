@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import threading
 import time
-from typing import Any, Callable
+from typing import Callable
 
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
 import numpy as np
@@ -20,7 +20,7 @@ from numpy.typing import NDArray
 from rclpy.node import Node
 from std_msgs.msg import Header
 
-from triton_perception.frames import camera_status_name
+from triton_perception.frames import camera_status_name, FrameMessage
 from triton_perception.health import (CameraHealth, figures_from_statistics, frame_figures,
                                       FrameFigures)
 from triton_perception.parameters import HealthSettings
@@ -31,7 +31,7 @@ from triton_perception.qos import DIAGNOSTICS_QOS
 SERVED_STATISTICS_S = 2.0
 
 
-def stamp_seconds(message: Any) -> float:
+def stamp_seconds(message: FrameMessage) -> float:
     """Return the header stamp of an Image or CompressedImage in seconds."""
     stamp = message.header.stamp
     return float(stamp.sec) + float(stamp.nanosec) * 1e-9
@@ -47,8 +47,8 @@ class CameraHealthReporter:
         self._topic = image_topic
         self._lock = threading.Lock()
         self._health = CameraHealth(settings)
-        self._last_frame: Any = None
-        self._last_image: Any = None
+        self._last_frame: FrameMessage | None = None
+        self._last_image: FrameMessage | None = None
         # The check's own CPU (thread time of the frame and image steps), so that its cost is
         # measured where it runs: the glue bench reads it from the status.
         self._cpu_s = 0.0
@@ -58,7 +58,7 @@ class CameraHealthReporter:
         self._publisher = node.create_publisher(DiagnosticArray, '/diagnostics', DIAGNOSTICS_QOS)
         node.create_timer(period_s, self.publish)
 
-    def frame(self, message: Any) -> None:
+    def frame(self, message: FrameMessage) -> None:
         """Take a frame as it arrives (the frame callback): its stamp and arrival time."""
         began = time.thread_time()
         with self._lock:
@@ -68,7 +68,7 @@ class CameraHealthReporter:
             self._health.frame(stamp_seconds(message), time.monotonic())
             self._cpu_s += time.thread_time() - began
 
-    def image(self, message: Any, rgb: NDArray[np.uint8]) -> None:
+    def image(self, message: FrameMessage, rgb: NDArray[np.uint8]) -> None:
         """
         Check the converted frame (every `health_every_n`th) on the caller's thread.
 
@@ -79,13 +79,13 @@ class CameraHealthReporter:
                 return
         self._judge(message, lambda: frame_figures(rgb))
 
-    def statistics(self, message: Any, values: NDArray[np.float32]) -> None:
+    def statistics(self, message: FrameMessage, values: NDArray[np.float32]) -> None:
         """Judge a frame from the health statistics the served graph computed for it."""
         with self._lock:
             self._served_at = time.monotonic()
         self._judge(message, lambda: figures_from_statistics(values))
 
-    def _judge(self, message: Any, figures: Callable[[], FrameFigures]) -> None:
+    def _judge(self, message: FrameMessage, figures: Callable[[], FrameFigures]) -> None:
         """Take `figures()` of `message` once per frame, every `health_every_n`th, timed."""
         began = time.thread_time()
         with self._lock:

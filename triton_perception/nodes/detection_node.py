@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import sys
-from typing import Any
+from typing import TYPE_CHECKING
 
 from foxglove_msgs.msg import ImageAnnotations
 import numpy as np
@@ -13,6 +13,7 @@ from triton_perception.frames import Frame
 from triton_perception.ground import DetectionGroundOutputs
 from triton_perception.models import labels_for
 from triton_perception.nodes.base import PerceptionNode
+from triton_perception.nodes.camera_frames import CameraFrames
 from triton_perception.nodes.node_process import run_nodes
 from triton_perception.outputs import (detection_annotations, detection_array_cdr,
                                        detection_array_message, draw_detections,
@@ -22,6 +23,10 @@ from triton_perception.parameters import (DETECTION, DetectionSettings, Paramete
 from triton_perception.qos import LATCHED_QOS, OVERLAY_QOS, RESULT_QOS
 from triton_perception.serving import check_detections, Tensors
 from triton_perception.tracking import DetectionTracking
+
+if TYPE_CHECKING:  # rclpy's node options (typed from Jazzy on)
+    from rclpy.lifecycle.node import LifecycleNodeArgs
+    from typing_extensions import Unpack
 
 
 class DetectionNode(PerceptionNode[DetectionSettings]):
@@ -34,7 +39,8 @@ class DetectionNode(PerceptionNode[DetectionSettings]):
     both and `detections/tracks` (+ markers).
     """
 
-    def __init__(self, **node_options: Any) -> None:
+    def __init__(self, *, frame_source: CameraFrames | None = None,
+                 **node_options: Unpack[LifecycleNodeArgs]) -> None:
         """
         Load the labels, check class_filter against them and create the publishers.
 
@@ -44,7 +50,8 @@ class DetectionNode(PerceptionNode[DetectionSettings]):
         the labels do not have.
         """
         super().__init__('detection_node', DETECTION, DetectionSettings,
-                         ('DETECTIONS', 'NUM_DETECTIONS'), **node_options)
+                         ('DETECTIONS', 'NUM_DETECTIONS'), frame_source=frame_source,
+                         **node_options)
         self.labels = labels_for(self.settings.model_name, self.settings.labels_file)
         self._class_filter = parse_class_filter(self.settings.class_filter, self.labels)
         self._detections = self.create_publisher(Detection2DArray, 'detections', RESULT_QOS)

@@ -26,7 +26,6 @@ from __future__ import annotations
 
 from functools import lru_cache
 import os
-from typing import Any
 
 from rclpy.executors import Executor, SingleThreadedExecutor
 from rclpy.node import Node
@@ -84,10 +83,9 @@ def hot_path_node(namespace: str = '') -> Node:
     without the global arguments, the topics it is given (already resolved by the nodes) are
     not remapped a second time.
     """
-    options: dict[str, Any] = {
-        'use_global_arguments': False, 'start_parameter_services': False,
-        'parameter_overrides': [Parameter('start_type_description_service', value=False)]}
-    return Node(HOT_PATH_NODE.format(pid=os.getpid()), namespace=namespace or None, **options)
+    return Node(HOT_PATH_NODE.format(pid=os.getpid()), namespace=namespace or None,
+                use_global_arguments=False, start_parameter_services=False,
+                parameter_overrides=[Parameter('start_type_description_service', value=False)])
 
 
 class ProcessHotPath:

@@ -13,20 +13,21 @@ A frame's way into an inference node, from the subscription to the worker, in on
 """
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import Callable
 
 import numpy as np
 from numpy.typing import NDArray
 from rclpy.node import Node
 from rclpy.qos import QoSProfile
 from rclpy.subscription import Subscription
-from sensor_msgs.msg import CompressedImage, Image
 
 from triton_perception.frames import (check_compressed, check_image, COMPRESSED_FRAMES,
                                       compressed_to_rgb, Fate, Frame, FrameAccounting,
-                                      FrameRejected, image_to_rgb, KeyframeWait, read_frame,
-                                      Taken)
+                                      FrameMessage, FrameRejected, image_to_rgb, KeyframeWait,
+                                      read_frame, Taken)
 from triton_perception.nodes.camera_frames import CameraFrames
+from triton_perception.nodes.camera_subscription import (camera_topic, CameraMessage,
+                                                         FrameCallback, subscribe_camera)
 from triton_perception.nodes.executors import HOT_PATH
 from triton_perception.nodes.frame_losses import FrameLossCounter
 from triton_perception.nodes.video_input import VideoFrames
@@ -50,13 +51,11 @@ class ImageInput:
         self._accounting = accounting
         self.compressed = compressed
         self._video = video
-        self._relative_topic = (video.relative_topic if video is not None
-                                else 'image/compressed' if compressed else 'image')
-        self.topic = node.resolve_topic_name(self._relative_topic)
+        self.topic = node.resolve_topic_name(camera_topic(compressed, video))
         self._frame_source = frame_source
         self._losses = FrameLossCounter(
             node, accounting if video is None else video.losses_into(accounting), self.topic)
-        self._subscription: Subscription[Any] | None = None
+        self._subscription: Subscription[CameraMessage] | None = None
         self._subscriber: Node | None = None
 
     @property
@@ -70,7 +69,7 @@ class ImageInput:
         """Return the video decoder's /diagnostics values ({} for an image topic)."""
         return {} if self._video is None else self._video.diagnostics()
 
-    def subscribe(self, on_frame: Callable[[Any], None], qos: QoSProfile) -> None:
+    def subscribe(self, on_frame: FrameCallback, qos: QoSProfile) -> None:
         """
         Hand every frame of the topic to `on_frame` until `unsubscribe`.
 
@@ -84,14 +83,9 @@ class ImageInput:
             return
         # On the hot path node (nodes.executors), by the name resolved on this node.
         subscriber = self._subscriber = HOT_PATH.node()
-        if self._video is not None:  # packets as messages: decoded in order, one by one
-            self._subscription = subscriber.create_subscription(
-                self._video.message_type, self.topic, qos_profile=qos,
-                **self._losses.subscription_arguments(self._video.decoding(on_frame)))
-            return
-        self._subscription = subscriber.create_subscription(
-            CompressedImage if self.compressed else Image, self.topic,
-            qos_profile=qos, raw=True, **self._losses.subscription_arguments(on_frame))
+        self._subscription = subscribe_camera(subscriber, self.topic, on_frame, qos,
+                                              compressed=self.compressed, video=self._video,
+                                              losses=self._losses)
 
     def unsubscribe(self) -> None:
         """Stop handing frames on; does nothing when not subscribed."""
@@ -108,7 +102,7 @@ class FrameChecks:
     def __init__(self, accounting: FrameAccounting, settings: LiveSettings[InferenceSettings],
                  topic: str, compressed: bool, log: Log,
                  worker: Callable[[], FrameWorker | None],
-                 on_read: Callable[[Any], None] | None = None) -> None:
+                 on_read: Callable[[FrameMessage], None] | None = None) -> None:
         """
         Check frames of `topic` against `settings()` (max_image_pixels); count into `accounting`.
 

@@ -14,14 +14,15 @@ to run it (nodes.executors), losses are counted by message_lost events, as on Hu
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
 import inspect
 import math
 import time
-from typing import Any, Callable, Protocol
+from typing import Callable, Generic, TypeVar, Union
 
 from rclpy.node import Node
 
-from triton_perception.frames import publisher_sequence, SequenceGapCounter
+from triton_perception.frames import LossSink, publisher_sequence, SequenceGapCounter
 from triton_perception.nodes.executors import EVENTS, hot_path_choice
 
 try:  # Jazzy and newer
@@ -30,20 +31,22 @@ except ImportError:  # Humble
     from rclpy.qos_event import SubscriptionEventCallbacks
 
 try:
-    from rclpy.subscription import MessageInfo  # noqa: F401  (Iron and newer)
+    from rclpy.subscription import MessageInfo  # Iron and newer
     from rclpy.subscription import Subscription
     MESSAGE_INFO_AVAILABLE = hasattr(Subscription, 'CallbackType')
 except ImportError:
     MESSAGE_INFO_AVAILABLE = False
 
 LOSS_WARNING_THROTTLE_S = 30.0
+MessageT = TypeVar('MessageT')
 
 
-class LossSink(Protocol):
-    """Where lost frames are counted: a node's FrameAccounting, or all of a camera's."""
+@dataclass(frozen=True)
+class CountedCallbacks(Generic[MessageT]):
+    """What `create_subscription` takes for a topic whose losses are counted."""
 
-    def lost_before_node(self, count: int, reason: str) -> int:
-        """Count `count` frames lost for `reason`; return the total so far."""
+    callback: Union[Callable[[MessageT], None], Callable[[MessageT, MessageInfo], None]]
+    event_callbacks: SubscriptionEventCallbacks | None = None
 
 
 def message_lost_supported() -> bool:
@@ -80,28 +83,28 @@ class FrameLossCounter:
         self.method = ('sequence numbers' if self._message_info
                        else 'message_lost events' if message_lost_supported() else 'none')
 
-    def subscription_arguments(self, on_frame: Callable[[Any], None]) -> dict[str, Any]:
-        """Return `callback` (and `event_callbacks`) for `create_subscription`."""
+    def callbacks(self, on_frame: Callable[[MessageT], None]) -> CountedCallbacks[MessageT]:
+        """Return the callback (and event callbacks) for `create_subscription`."""
         self._gaps.forget()
         if self._message_info:
-            def on_frame_with_info(message: Any, message_info: Any) -> None:
+            def on_frame_with_info(message: MessageT, message_info: MessageInfo) -> None:
                 self._observe(message_info)
                 on_frame(message)
-            return {'callback': on_frame_with_info}
+            return CountedCallbacks(on_frame_with_info)
         if self.method == 'message_lost events':
-            return {'callback': on_frame,
-                    'event_callbacks': SubscriptionEventCallbacks(message_lost=self._on_lost)}
+            return CountedCallbacks(on_frame,
+                                    SubscriptionEventCallbacks(message_lost=self._on_lost))
         self._say_unsupported('this rclpy gives neither message info nor message_lost events')
-        return {'callback': on_frame}
+        return CountedCallbacks(on_frame)
 
-    def _observe(self, message_info: Any) -> None:
+    def _observe(self, message_info: MessageInfo) -> None:
         publisher = publisher_sequence(message_info)
         if publisher is None:
             self._say_unsupported('the RMW gives no publication sequence numbers')
             return
         self._count(self._gaps.observe(*publisher), 'sequence gap')
 
-    def _on_lost(self, info: Any) -> None:
+    def _on_lost(self, info: object) -> None:
         self._count(int(getattr(info, 'total_count_change', 0)), 'message lost event')
 
     def _count(self, lost: int, reason: str) -> None:

@@ -7,7 +7,7 @@ model) -> its decoding (on the worker thread) -> lanes and drivable area.
 from __future__ import annotations
 
 import sys
-from typing import Any
+from typing import TYPE_CHECKING
 
 from foxglove_msgs.msg import ImageAnnotations
 import numpy as np
@@ -20,6 +20,7 @@ from triton_perception.ground import LaneGroundOutputs
 from triton_perception.lanes import (decode_lanes, DecodeSettings, dropped_runs, lane_model_for,
                                      NUM_POINTS)
 from triton_perception.nodes.base import PerceptionNode
+from triton_perception.nodes.camera_frames import CameraFrames
 from triton_perception.nodes.node_process import run_nodes
 from triton_perception.outputs import (draw_drivable_area, draw_lanes, image_cdr,
                                        lane_annotations, lanes_cloud_cdr)
@@ -27,6 +28,10 @@ from triton_perception.parameters import LANES, LaneSettings
 from triton_perception.qos import OVERLAY_QOS, RESULT_QOS
 from triton_perception.serving import check_lane_outputs, Tensors
 from triton_perception.system import default_model_repository
+
+if TYPE_CHECKING:  # rclpy's node options (typed from Jazzy on)
+    from rclpy.lifecycle.node import LifecycleNodeArgs
+    from typing_extensions import Unpack
 
 
 class LaneNode(PerceptionNode[LaneSettings]):
@@ -38,13 +43,15 @@ class LaneNode(PerceptionNode[LaneSettings]):
     the camera geometry is known) `lanes/ground`, `lanes/markers` and `drivable_area/grid`.
     """
 
-    def __init__(self, **node_options: Any) -> None:
+    def __init__(self, *, frame_source: CameraFrames | None = None,
+                 **node_options: Unpack[LifecycleNodeArgs]) -> None:
         """
         Find the lane model's record in the model repository and create the publishers.
 
         Without a record the model must follow the shipped lane_detection contract; the log says so.
         """
-        super().__init__('lane_node', LANES, LaneSettings, **node_options)
+        super().__init__('lane_node', LANES, LaneSettings, frame_source=frame_source,
+                         **node_options)
         repository = default_model_repository()
         self._lane_model = lane_model_for(repository, self.settings.model_name)
         self._set_model_outputs(self._lane_model.outputs)

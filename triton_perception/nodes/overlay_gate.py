@@ -1,7 +1,7 @@
 """What only a viewer reads, built and published only while watched: overlays, annotations."""
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import Callable, TypeVar
 
 import numpy as np
 from numpy.typing import NDArray
@@ -11,6 +11,8 @@ from std_msgs.msg import Header
 
 from triton_perception.outputs import image_cdr
 from triton_perception.parameters import InferenceSettings, LiveSettings
+
+MessageT = TypeVar('MessageT')
 
 
 class OverlayGate:
@@ -33,7 +35,8 @@ class OverlayGate:
             publisher.publish(image_cdr(draw(), header, 'rgb8'))
             self.published += 1
 
-    def publish_annotations(self, publisher: Publisher[Any], build: Callable[[], Any]) -> None:
+    def publish_annotations(self, publisher: Publisher[MessageT],
+                            build: Callable[[], MessageT]) -> None:
         """
         Build and publish a viewer's annotations only while someone subscribes.
 

@@ -11,16 +11,19 @@ from dataclasses import dataclass, field
 import sys
 import threading
 import time
-from typing import Any
+from typing import TYPE_CHECKING, TypeAlias, Union
 
 from rclpy.node import Node
 from rclpy.subscription import Subscription
 from sensor_msgs.msg import CompressedImage, Image, PointCloud2
+from std_msgs.msg import Header
 from vision_msgs.msg import Detection2DArray, LabelInfo
 
 from triton_perception.frames import (COMPRESSED_FRAMES, compressed_to_rgb, FrameRejected,
                                       image_to_rgb, read_frame, ReadCompressedImage, ReadImage,
                                       Taken)
+from triton_perception.nodes.camera_subscription import (camera_topic, CameraMessage,
+                                                         subscribe_camera)
 from triton_perception.nodes.node_process import run_nodes
 from triton_perception.nodes.ros_parameters import declare_parameters
 from triton_perception.outputs import (detections_from_message, draw_detections, draw_drivable_area,
@@ -29,11 +32,17 @@ from triton_perception.outputs import (detections_from_message, draw_detections,
 from triton_perception.parameters import OVERLAY, OverlaySettings
 from triton_perception.qos import LATCHED_QOS, OVERLAY_QOS, RESULT_QOS, stream_qos
 
+if TYPE_CHECKING:  # rclpy's node options (typed from Jazzy on)
+    from rclpy.lifecycle.node import LifecycleNodeArgs
+    from typing_extensions import Unpack
+
 WATCH_PERIOD_S = 0.5
 StampKey = tuple[int, int]
+# What a frame waits for: detections, lanes, the drivable area.
+Result: TypeAlias = Union[Detection2DArray, PointCloud2, Image]
 
 
-def stamp_key(header: Any) -> StampKey:
+def stamp_key(header: Header) -> StampKey:
     """Return (sec, nanosec) of a header's stamp: frames and results are matched by it."""
     return header.stamp.sec, header.stamp.nanosec
 
@@ -44,7 +53,7 @@ class PendingFrame:
 
     message: Image | CompressedImage | ReadImage | ReadCompressedImage
     arrived: float
-    results: dict[str, Any] = field(default_factory=dict)
+    results: dict[str, Result] = field(default_factory=dict)
 
 
 class OverlayNode(Node):
@@ -56,7 +65,7 @@ class OverlayNode(Node):
     `overlay`.
     """
 
-    def __init__(self, **node_options: Any) -> None:
+    def __init__(self, **node_options: Unpack[LifecycleNodeArgs]) -> None:
         """Declare the parameters and subscribe to label_info and the expected result topics."""
         super().__init__('overlay_node', **node_options)
         # Read-only parameters (descriptors say so): the subscriptions depend on them.
@@ -65,13 +74,13 @@ class OverlayNode(Node):
             ['lanes', 'drivable_area'] if self.settings.expect_lanes else [])
         self._lock = threading.Lock()
         self._pending: collections.OrderedDict[StampKey, PendingFrame] = collections.OrderedDict()
-        self._early_results: collections.OrderedDict[StampKey, dict[str, Any]] = \
+        self._early_results: collections.OrderedDict[StampKey, dict[str, Result]] = \
             collections.OrderedDict()
         self.labels: list[str] = []
         self._overlay = self.create_publisher(Image, 'overlay', OVERLAY_QOS)
         self.create_subscription(LabelInfo, 'label_info', self._on_labels, LATCHED_QOS)
-        self._camera_subscription: Subscription[Image | CompressedImage] | None = None
-        self._result_subscriptions: list[Subscription[Detection2DArray | PointCloud2 | Image]] = []
+        self._camera_subscription: Subscription[CameraMessage] | None = None
+        self._result_subscriptions: list[Subscription[Result]] = []
         self.create_timer(WATCH_PERIOD_S, self._follow_watchers)
 
     def _on_labels(self, message: LabelInfo) -> None:
@@ -95,15 +104,10 @@ class OverlayNode(Node):
                 for topic, message_type in (('detections', Detection2DArray),
                                             ('lanes', PointCloud2), ('drivable_area', Image))
                 if topic in self.expected]
-            qos = stream_qos(self.settings.qos_reliability, 1)
-            # Taken serialized, as the inference nodes take frames: no Python Image is built
-            # and no pixels copied until a frame is drawn (frames.read_frame).
-            if self.settings.input_transport == 'compressed':
-                self._camera_subscription = self.create_subscription(
-                    CompressedImage, 'image/compressed', self._on_frame, qos, raw=True)
-            else:
-                self._camera_subscription = self.create_subscription(
-                    Image, 'image', self._on_frame, qos, raw=True)
+            compressed = self.settings.input_transport == 'compressed'
+            self._camera_subscription = subscribe_camera(
+                self, camera_topic(compressed), self._on_frame,
+                stream_qos(self.settings.qos_reliability, 1), compressed=compressed)
         elif not watched and self._camera_subscription is not None:
             self.destroy_subscription(self._camera_subscription)
             self._camera_subscription = None
@@ -133,7 +137,7 @@ class OverlayNode(Node):
                 self._pending.popitem(last=False)
         self._draw_if_complete(key)
 
-    def _on_result(self, topic: str, message: Any) -> None:
+    def _on_result(self, topic: str, message: Result) -> None:
         key = stamp_key(message.header)
         with self._lock:
             if key in self._pending:

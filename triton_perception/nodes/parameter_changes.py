@@ -8,13 +8,16 @@ do the settings and what the node derives from them change, all together.
 """
 from __future__ import annotations
 
-from typing import Any, Callable, Generic
+from typing import Callable, Generic, TYPE_CHECKING
 
 from rcl_interfaces.msg import SetParametersResult
 from rclpy.parameter import Parameter
 
 from triton_perception.parameters import (ParameterError, ParameterSpec, ParameterValues,
                                           SettingsT)
+
+if TYPE_CHECKING:  # the values a parameter may hold (typed from Jazzy on)
+    from rclpy.parameter import AllowableParameterValue
 
 # Raise ParameterError for values the node's state refuses; never change anything.
 CheckChanges = Callable[[ParameterValues], None]
@@ -37,7 +40,8 @@ class ParameterChanges(Generic[SettingsT]):
         self._check = check
         self._apply = apply
 
-    def on_set_parameters(self, parameters: list[Parameter[Any]]) -> SetParametersResult:
+    def on_set_parameters(self, parameters: list[Parameter[AllowableParameterValue]]
+                          ) -> SetParametersResult:
         """
         Return whether the call is taken; a refusal's reason names the first bad value.
 
@@ -57,6 +61,7 @@ class ParameterChanges(Generic[SettingsT]):
         """Return the node's settings after the last accepted call."""
         return self._current
 
-    def _validated(self, parameters: list[Parameter[Any]]) -> ParameterValues:
+    def _validated(self, parameters: list[Parameter[AllowableParameterValue]]
+                   ) -> ParameterValues:
         return {spec.name: spec.validate(parameter.value) for parameter in parameters
                 if (spec := self._specs.get(parameter.name)) is not None}

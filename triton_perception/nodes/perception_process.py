@@ -19,7 +19,7 @@ import argparse
 from dataclasses import dataclass
 from functools import partial
 import sys
-from typing import Any, Callable
+from typing import Callable, TYPE_CHECKING
 
 from rclpy.node import Node
 from rclpy.utilities import remove_ros_args
@@ -34,6 +34,9 @@ from triton_perception.nodes.overlay_node import OverlayNode
 from triton_perception.parameters import ParameterError
 from triton_perception.serving import (CameraBatches, check_policy_cameras, JOINED_MODEL,
                                        MAX_BATCH, parse_camera_priorities, RequestGate)
+
+if TYPE_CHECKING:  # rclpy's node options (typed from Jazzy on)
+    from rclpy.lifecycle.node import LifecycleNodeArgs
 
 PROCESS_NODE = 'perception_process'
 
@@ -166,8 +169,8 @@ class _Process:
                 self.camera_batches if self.max_batch > 1 else None)
         return self.frames[camera]
 
-    def perception_node(self, kind: Callable[..., Node], camera: int, name: str,
-                        options: dict[str, Any]) -> Node:
+    def perception_node(self, kind: type[DetectionNode] | type[LaneNode], camera: int, name: str,
+                        options: LifecycleNodeArgs) -> Node:
         """Create a detection or lane node of `camera`, fed by its shared frames."""
         return kind(frame_source=self.camera_frames(camera, name), **options)
 
@@ -179,7 +182,7 @@ def node_factories(arguments: argparse.Namespace) -> list[Callable[[], Node]]:
                        arguments.max_batch if len(cameras) > 1 else 1)
     factories: list[Callable[[], Node]] = [process.host]
     for number, camera in enumerate(cameras):
-        options: dict[str, Any] = {'cli_args': camera.remappings()}
+        options: LifecycleNodeArgs = {'cli_args': camera.remappings()}
         if camera.namespace:
             options['namespace'] = camera.namespace
         name = camera.namespace or arguments.namespace or '/'

@@ -13,27 +13,21 @@ subscribed and decoded once (camera_frames), and each decoded frame handed to al
 """
 from __future__ import annotations
 
-from typing import Any, Callable, Protocol
+from typing import Callable, TypeAlias, Union
 
 from ffmpeg_image_transport_msgs.msg import FFMPEGPacket
 from foxglove_msgs.msg import CompressedVideo
 from std_msgs.msg import Header
 
-from triton_perception.frames import (FrameRejected, open_video_decoder, ReadImage,
+from triton_perception.frames import (FrameRejected, LossSink, open_video_decoder, ReadImage,
                                       StreamDecoder, VideoPacket)
 
 # input_transport -> the image_transport topic under `image` and its message type.
-VIDEO_TRANSPORTS: dict[str, tuple[str, Any]] = {
+VideoMessage: TypeAlias = Union[FFMPEGPacket, CompressedVideo]
+VIDEO_TRANSPORTS: dict[str, tuple[str, type[VideoMessage]]] = {
     'ffmpeg': ('image/ffmpeg', FFMPEGPacket),
     'foxglove': ('image/foxglove', CompressedVideo),
 }
-
-
-class LossSink(Protocol):
-    """Where packets lost before the node are counted (nodes.frame_losses.LossSink)."""
-
-    def lost_before_node(self, count: int, reason: str) -> int:
-        """Count `count` packets lost for `reason`; return the total so far."""
 
 
 class _KeyframeAfterLoss:
@@ -49,7 +43,7 @@ class _KeyframeAfterLoss:
         return self._sink.lost_before_node(count, reason)
 
 
-def read_packet(message: Any) -> tuple[Header, VideoPacket]:
+def read_packet(message: VideoMessage) -> tuple[Header, VideoPacket]:
     """Return an FFMPEGPacket's or a CompressedVideo's header and its packet."""
     if isinstance(message, FFMPEGPacket):
         return message.header, VideoPacket(bytes(message.data), message.encoding.split(';')[0])
@@ -81,13 +75,14 @@ class VideoFrames:
         return {'video_decoder': self._decoder.decoder_name,
                 'video_decoder_opened': str(self._decoder.opened)}
 
-    def decoding(self, on_frame: Callable[[Any], None]) -> Callable[[Any], None]:
+    def decoding(self, on_frame: Callable[[ReadImage | FrameRejected], None]
+                 ) -> Callable[[VideoMessage], None]:
         """Return the subscription callback: each packet's frame (or rejection) to `on_frame`."""
-        def on_packet(message: Any) -> None:
+        def on_packet(message: VideoMessage) -> None:
             on_frame(self.frame(message))
         return on_packet
 
-    def frame(self, message: Any) -> ReadImage | FrameRejected:
+    def frame(self, message: VideoMessage) -> ReadImage | FrameRejected:
         """Return the packet's frame as rgb8 with the packet's header, or why there is none."""
         header, packet = read_packet(message)
         try:

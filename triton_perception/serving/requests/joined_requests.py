@@ -8,10 +8,12 @@ rounds of several cameras in one request (serving.requests.camera_batches.Camera
 """
 from __future__ import annotations
 
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
 import tritonclient.grpc as grpcclient
 from tritonclient.utils import InferenceServerException
+
+from triton_perception.frames import FrameMessage
 
 from triton_perception.serving.requests.joined_slot import Member, MemberFrames
 from triton_perception.serving.requests.request_errors import is_unreachable
@@ -47,7 +49,7 @@ class CameraRound(NamedTuple):
 
     frames: MemberFrames
     requests: list[Request]
-    message: Any  # the camera message the frames came from
+    message: FrameMessage  # the camera message the frames came from
 
 
 def read_joined_model(client: grpcclient.InferenceServerClient, name: str) -> JoinedModel | None:

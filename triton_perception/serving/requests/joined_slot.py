@@ -86,29 +86,31 @@ class JoinedSlot(GatedSlot):
             self._condition.notify_all()
         self._changed()
 
-    def has_frames(self) -> bool:
-        """Whether `take_now` would return at once: frames are takeable, or the slot stops."""
-        return self._stopping or bool(self._frames and self._open and not self._offering)
+    @property
+    def stopping(self) -> bool:
+        """Whether the slot has stopped: `take` returns None from now on."""
+        return self._stopping
 
     def takeable(self) -> bool:
-        """Whether `take_now` would return frames now (read without the lock: a hint)."""
-        return bool(self._frames and self._open and not self._offering and not self._stopping)
+        """
+        Whether a message's frames may be taken now.
 
-    def take_now(self) -> MemberFrames | None:
-        """Return the waiting frames if they are takeable now, else None (never waits)."""
-        with self._condition:
-            if self._stopping or not self._frames or not self._open or self._offering:
-                return None
-            frames, self._frames = self._frames, {}
-            return frames
+        They may once some wait, Triton is ready, no message is being offered and the slot has
+        not stopped. Read without the lock by those deciding whose turn it is: a hint, which
+        `take` checks again under the lock.
+        """
+        return bool(self._frames) and self._open and not self._offering and not self._stopping
 
-    def take(self) -> MemberFrames | None:
-        """Wait for a message's frames while the slot takes frames; None once stopping."""
+    def take(self, wait: bool = True) -> MemberFrames | None:
+        """
+        Return the waiting frames once they are takeable; None once stopping.
+
+        With `wait` False, return None at once when they are not takeable now.
+        """
         with self._condition:
-            while not self._stopping and (not self._frames or not self._open
-                                          or self._offering):
-                self._condition.wait()
-            if self._stopping:
+            if wait:
+                self._condition.wait_for(lambda: self._stopping or self.takeable())
+            if not self.takeable():
                 return None
             frames, self._frames = self._frames, {}
             return frames

@@ -17,14 +17,14 @@ from __future__ import annotations
 from functools import partial
 import threading
 import time
-from typing import Any, Callable, Protocol
+from typing import Callable, Protocol
 
 import numpy as np
 from numpy.typing import NDArray
 import tritonclient.grpc as grpcclient
 from tritonclient.utils import InferenceServerException
 
-from triton_perception.frames import Frame, FrameAccounting, RequestTimes
+from triton_perception.frames import Frame, FrameAccounting, FrameMessage, RequestTimes
 from triton_perception.serving.requests.connection_health import ConnectionHealth
 from triton_perception.serving.requests.frame_fates import deliver_and_settle, prepare_or_settle
 from triton_perception.serving.requests.joined_requests import (CameraRound, HEALTH_OUTPUT,
@@ -42,7 +42,7 @@ from triton_perception.serving.requests.triton_client import (ClientSettings, ma
 from triton_perception.serving.requests.worker_log import Log, WorkerLog
 
 # Called with the frame's message and its health statistics, once per joined request.
-StatisticsHook = Callable[[Any, NDArray[np.float32]], None]
+StatisticsHook = Callable[[FrameMessage, NDArray[np.float32]], None]
 
 
 class ProcessRequests(Protocol):
@@ -228,10 +228,10 @@ class JoinedWorker:
         """
         if self._gate is None:
             return slot.take()
-        if not self._gate.wait_turn(self.camera, slot.has_frames):
+        if not self._gate.wait_turn(self.camera, lambda: slot.stopping or slot.takeable()):
             return None
-        frames = slot.take_now()
-        if frames is None and slot.has_frames():  # stopping
+        frames = slot.take(wait=False)
+        if frames is None and slot.stopping:
             self._gate.done(self.camera)
             return None
         return frames or {}
@@ -248,7 +248,7 @@ class JoinedWorker:
 
     def take_round(self, client: grpcclient.InferenceServerClient) -> CameraRound | None:
         """Take the camera's frames if takeable now and plan their requests (the batches' way)."""
-        frames = self._slot.take_now()
+        frames = self._slot.take(wait=False)
         return None if frames is None else self.prepare_round(client, frames)
 
     def prepare_round(self, client: grpcclient.InferenceServerClient,
