@@ -38,7 +38,7 @@ from triton_perception.graphs.onnx_target import (
     ONNXRUNTIME_FLOOR as ONNXRUNTIME_FLOOR,
     target_problems as target_problems,
 )
-from triton_perception.graphs.quantization import (
+from triton_perception.graphs.int8_scope import (
     at_quantization_opset as at_quantization_opset,
     float_step_problems as float_step_problems,
     network_nodes as network_nodes,

@@ -7,7 +7,7 @@ from pathlib import Path
 
 # What selects the INT8 nodes (`models quantize`) builds no float graph: its INT8 records keep
 # their own digest of it.
-NOT_BUILDERS = ('quantization.py',)
+NOT_BUILDERS = ('int8_scope.py',)
 
 
 def builder_fingerprint() -> str:

@@ -2,7 +2,7 @@
 INT8 served graphs calibrated from the user's own bags: `triton-perception models quantize`.
 
 Static post-training quantization with onnxruntime's `quantize_static` in the QDQ form
-(graphs/quantization.py says which nodes). Why onnxruntime's tool rather than NVIDIA's Model
+(graphs/int8_scope.py says which nodes). Why onnxruntime's tool rather than NVIDIA's Model
 Optimizer (`nvidia-modelopt`, ONNX PTQ): the CPU profile runs the graph with onnxruntime, whose
 quantizer writes what its own CPU kernels fuse (QLinearConv and friends) at opset 13 and IR 7,
 within onnxruntime 1.12's reach; Model Optimizer's ONNX PTQ is itself built on onnxruntime's
