@@ -1,6 +1,8 @@
 """`bag evaluate` over a directory of drives: per drive and over all of them, one Triton."""
 from __future__ import annotations
 
+from dataclasses import fields
+import inspect
 import json
 from pathlib import Path
 import shutil
@@ -10,8 +12,9 @@ import pytest
 
 from conftest import REPO, SHARED
 from triton_perception.bag.make import DEFAULT_EPOCH_S, make_bag
-from triton_perception.evaluation.drives import drive_bags, drive_labels, evaluate_drives
-from triton_perception.evaluation.evaluation import EvaluationSettings
+from triton_perception.evaluation.drives import (drive_bags, drive_labels, evaluate_drives,
+                                                 replay_test)
+from triton_perception.evaluation.evaluation import EvaluationSettings, ReplayOptions
 from triton_perception.scoring.labels import LabelError
 
 CLIP = SHARED / 'data' / 'videos' / 'solidWhiteRight.mp4'
@@ -91,3 +94,10 @@ def test_a_directory_without_bags_is_refused(tmp_path: Path) -> None:
     from triton_perception.bag.bag_format import BagError
     with pytest.raises(BagError, match='holds no bag'):
         drive_bags(tmp_path)
+
+
+def test_replay_test_takes_every_other_evaluation_setting_as_a_keyword() -> None:
+    """ReplayOptions, the type of replay_test's **options, names each setting it does not set."""
+    own = set(inspect.signature(replay_test).parameters) - {'options', 'workers', 'ray_address'}
+    settings = {field.name for field in fields(EvaluationSettings)}
+    assert set(ReplayOptions.__annotations__) == settings - own

@@ -9,10 +9,11 @@ from __future__ import annotations
 
 from pathlib import Path
 import shutil
-from typing import Any, Callable
+from typing import Callable, TYPE_CHECKING, TypedDict, TypeVar
 
 import cv2
 import numpy as np
+from numpy.typing import NDArray
 from rosbags.highlevel import AnyReader
 
 from triton_perception.bag import make_bag, read_images, typestore
@@ -23,29 +24,45 @@ from triton_perception.outputs import (detections_from_message, draw_detections,
                                        track_ids_from_message)
 from triton_perception.system import CLIP_HINT, DEFAULT_CLIP, SOURCE_ROOT
 
+if TYPE_CHECKING:
+    from sensor_msgs.msg import Image, PointCloud2
+    from vision_msgs.msg import Detection2DArray
+
 CONTACT_SHEET_GRID = (3, 3)
 CONTACT_SHEET_TILE = (320, 180)
 
+Result = TypeVar('Result')
 
-def published_results(outputs_bag: Path, labels: list[str]) -> dict[str, dict[int, Any]]:
+
+class PublishedResults(TypedDict):
+    """What the nodes published, by topic kind, keyed by the header stamp of its frame."""
+
+    detections: dict[int, tuple[NDArray[np.float32], list[str]]]  # rows, track ids
+    lanes: dict[int, tuple[list[NDArray[np.float32]], NDArray[np.int8]]]  # polylines, sides
+    drivable_area: dict[int, NDArray[np.uint8]]
+
+
+def published_results(outputs_bag: Path, labels: list[str]) -> PublishedResults:
     """Results by topic kind, keyed by the header stamp of the frame they belong to."""
-    results: dict[str, dict[int, Any]] = {'detections': {}, 'lanes': {}, 'drivable_area': {}}
+    results: PublishedResults = {'detections': {}, 'lanes': {}, 'drivable_area': {}}
     with AnyReader([outputs_bag], default_typestore=typestore()) as reader:
         for connection, _time, raw in reader.messages():
             kind = connection.topic.rsplit('/', 1)[-1]
-            message: Any = reader.deserialize(raw, connection.msgtype)
+            # rosbags' message classes, with the fields of the ROS messages they mirror
+            message: Detection2DArray | PointCloud2 | Image = reader.deserialize(
+                raw, connection.msgtype)
             stamp = message.header.stamp.sec * 1_000_000_000 + message.header.stamp.nanosec
             if kind == 'detections':
-                results[kind][stamp] = (detections_from_message(message, labels),
-                                        track_ids_from_message(message))
+                results['detections'][stamp] = (detections_from_message(message, labels),
+                                                track_ids_from_message(message))
             elif kind == 'lanes':
-                results[kind][stamp] = lanes_from_cloud(message)
+                results['lanes'][stamp] = lanes_from_cloud(message)
             elif kind == 'drivable_area':
-                results[kind][stamp] = mask_from_image(message).copy()
+                results['drivable_area'][stamp] = mask_from_image(message).copy()
     return results
 
 
-def latest_at(results: dict[int, Any], stamp: int) -> Any:
+def latest_at(results: dict[int, Result], stamp: int) -> Result | None:
     """
     Return the newest result for a frame at or before `stamp`.
 

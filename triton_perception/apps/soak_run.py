@@ -11,7 +11,7 @@ from pathlib import Path
 import tempfile
 import threading
 import time
-from typing import Any, Callable
+from typing import Callable, TypedDict
 
 from triton_perception.bag import play_bag
 from triton_perception.evaluation import (camera_topic, image_subscriptions, node_figures, NODES,
@@ -21,6 +21,20 @@ from triton_perception.system import tree_rss_mb
 
 SAMPLE_PERIOD_S = 10.0
 MAX_GROWTH = 0.10
+
+
+class SoakReport(TypedDict):
+    """soak.json: memory per process, each node's accounting, and the two verdicts."""
+
+    bag: str
+    frames_per_loop: int
+    minutes: float
+    warm_up_s: float
+    memory: dict[str, dict[str, float]]  # growth()
+    nodes: dict[str, dict[str, object]]  # a node's counts, latency_ms and reasons
+    accounted: bool
+    memory_ok: bool
+    samples: list[dict[str, float]]  # elapsed_s and RSS MiB by process
 
 
 def memory_sample(runner: PipelineRunner) -> dict[str, float]:
@@ -42,7 +56,7 @@ def growth(samples: list[tuple[float, dict[str, float]]],
 
 
 def soak(bag: Path, output: Path, minutes: float, profile: str, triton_url: str,
-         log: Callable[[str], None]) -> dict[str, Any]:
+         log: Callable[[str], None]) -> SoakReport:
     """
     Replay `bag` in a loop through the pipeline for `minutes`, sampling memory every 10 s.
 
@@ -87,7 +101,7 @@ def soak(bag: Path, output: Path, minutes: float, profile: str, triton_url: str,
             accounting = session.watch.snapshot()
     nodes = node_figures(None, accounting)
     memory = growth(samples, warm_up_s)
-    report = {
+    report: SoakReport = {
         'bag': str(bag), 'frames_per_loop': frames, 'minutes': minutes,
         'warm_up_s': warm_up_s, 'memory': memory,
         'nodes': {node: {key: figures[key] for key in

@@ -9,7 +9,7 @@ from pathlib import Path
 import re
 import struct
 import sys
-from typing import Any, Final, Literal
+from typing import Final, Literal, TYPE_CHECKING
 
 from rosbags.rosbag2 import StoragePlugin, Writer
 from rosbags.typesys import get_types_from_msg, get_typestore, Stores
@@ -17,6 +17,10 @@ from rosbags.typesys.store import Typestore
 import yaml
 
 from triton_perception.errors import TritonPerceptionError
+
+if TYPE_CHECKING:
+    from rosbags.interfaces.typing import Typesdict
+    from rosbags.rosbag2.metadata import Metadata
 
 IMAGE_TYPE = 'sensor_msgs/msg/Image'
 ENCODINGS = ('rgb8', 'bgr8')  # what `bag make` writes
@@ -131,9 +135,9 @@ def typestore_for(type_names: Iterable[str]) -> Typestore:
     return store
 
 
-def _installed_definitions(name: str, store: Typestore) -> dict[str, Any]:
+def _installed_definitions(name: str, store: Typestore) -> Typesdict:
     """Parse `name`'s installed .msg and, transitively, those of the types it references."""
-    types: dict[str, Any] = {}
+    types: Typesdict = {}
     pending = [name]
     while pending:
         current = pending.pop()
@@ -189,7 +193,7 @@ class DistroWriter(Writer):
                 information, self.target.metadata_version)}, sort_keys=False))
 
 
-def older_metadata(information: dict[str, Any], version: int) -> dict[str, Any]:
+def older_metadata(information: Metadata, version: int) -> dict[str, object]:
     """
     Return version 8 metadata with only the fields `version` has (5: Humble's rosbag2).
 

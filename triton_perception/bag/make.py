@@ -16,7 +16,7 @@ import math
 from pathlib import Path
 import shutil
 import time
-from typing import Any, cast, TYPE_CHECKING, TypedDict
+from typing import cast, TYPE_CHECKING, TypedDict
 
 import cv2
 import numpy as np
@@ -33,6 +33,7 @@ from triton_perception.frames import (camera_info_sibling, DEFAULT_GOP, H264, HE
 
 if TYPE_CHECKING:  # rosbags declares its message protocol for type checkers only
     from rosbags.typesys.store import Msg
+    from std_msgs.msg import Header  # a rosbags Header has its fields
 
 DEFAULT_EPOCH_S = 1_700_000_000
 DEFAULT_IMAGE_RATE_HZ = 10.0
@@ -304,7 +305,8 @@ def _image_frames(paths: list[Path]) -> Iterator[NDArray[np.uint8]]:
         yield cast(NDArray[np.uint8], frame)  # IMREAD_COLOR: 8-bit BGR
 
 
-def _image_message(store: Typestore, header: Any, bgr: NDArray[np.uint8], encoding: str) -> object:
+def _image_message(store: Typestore, header: Header, bgr: NDArray[np.uint8],
+                   encoding: str) -> object:
     pixels = cv2.cvtColor(bgr, cv2.COLOR_BGR2RGB) if encoding == 'rgb8' else bgr
     height, width = pixels.shape[:2]
     return store.types[IMAGE_TYPE](
@@ -312,7 +314,7 @@ def _image_message(store: Typestore, header: Any, bgr: NDArray[np.uint8], encodi
         step=width * 3, data=np.ascontiguousarray(pixels).reshape(-1))
 
 
-def _compressed_message(store: Typestore, header: Any, bgr: NDArray[np.uint8]) -> object:
+def _compressed_message(store: Typestore, header: Header, bgr: NDArray[np.uint8]) -> object:
     ok, jpeg = cv2.imencode('.jpg', bgr, [cv2.IMWRITE_JPEG_QUALITY, JPEG_QUALITY])
     if not ok:
         raise BagError(f'OpenCV could not JPEG-encode a {bgr.shape[1]}x{bgr.shape[0]} frame')
@@ -320,7 +322,7 @@ def _compressed_message(store: Typestore, header: Any, bgr: NDArray[np.uint8]) -
         header=header, format='jpeg', data=jpeg.reshape(-1))
 
 
-def _video_message(store: Typestore, header: Any, bgr: NDArray[np.uint8], encoder: VideoEncoder,
+def _video_message(store: Typestore, header: Header, bgr: NDArray[np.uint8], encoder: VideoEncoder,
                    codec: str) -> object:
     """Return the frame as a CompressedVideo packet; BagError for a frame of another size."""
     rgb = cv2.cvtColor(bgr, cv2.COLOR_BGR2RGB)

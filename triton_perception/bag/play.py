@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 import threading
 import time
-from typing import Any, Callable
+from typing import Callable
 
 from rclpy.duration import Duration
 from rclpy.node import Node
@@ -101,7 +101,8 @@ def play_bag(
         selected = _select_connections(reader, topics)
         start_ns = _start_ns(reader, start_offset_s, bag)
         types = {c.topic: c.msgtype for c in selected}
-        publishers: dict[str, Publisher[Any]] = {
+        # Messages of the classes the bag names (rclpy's message protocol asks nothing of them).
+        publishers: dict[str, Publisher[object]] = {
             topic: node.create_publisher(message_class(msgtype), topic, qos)
             for topic, msgtype in types.items()}
         try:
@@ -165,7 +166,7 @@ def _select_connections(reader: Reader, topics: list[str] | None) -> list[Connec
     return connections
 
 
-def _wait_for_subscribers(publishers: dict[str, Publisher[Any]], count: int,
+def _wait_for_subscribers(publishers: dict[str, Publisher[object]], count: int,
                           subscribers_matched: Callable[[], bool] | None, timeout_s: float,
                           stop: threading.Event, progress: Progress | None) -> None:
     if progress:
@@ -185,9 +186,10 @@ def _wait_for_subscribers(publishers: dict[str, Publisher[Any]], count: int,
         stop.wait(MATCH_POLL_S)
 
 
-def _publish(reader: Reader, connections: list[Connection], publishers: dict[str, Publisher[Any]],
-             start_ns: int, rate: float, loop: bool, stop: threading.Event,
-             progress: Progress | None, lockstep: Lockstep | None) -> PlaySummary:
+def _publish(reader: Reader, connections: list[Connection],
+             publishers: dict[str, Publisher[object]], start_ns: int, rate: float, loop: bool,
+             stop: threading.Event, progress: Progress | None,
+             lockstep: Lockstep | None) -> PlaySummary:
     total = sum(c.msgcount for c in connections)
     span_s = (reader.end_time - start_ns) / 1e9
     per_topic: Counter[str] = Counter()
@@ -253,7 +255,7 @@ def _wait_for_answers(lockstep: Lockstep, frame: int, message: bytes,
     return False
 
 
-def _wait_for_acknowledgements(publishers: dict[str, Publisher[Any]], timeout_s: float,
+def _wait_for_acknowledgements(publishers: dict[str, Publisher[object]], timeout_s: float,
                                progress: Progress | None) -> None:
     """Destroying a reliable publisher drops samples a subscriber has not acknowledged yet."""
     for topic, publisher in publishers.items():

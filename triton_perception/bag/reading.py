@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import NamedTuple, TYPE_CHECKING
 
 import numpy as np
 from numpy.typing import NDArray
@@ -14,6 +14,12 @@ from triton_perception.bag.bag_format import (BagError, CAMERA_TYPES, DEFAULT_TO
                                               typestore, typestore_for, VIDEO_TYPES)
 from triton_perception.frames import (compressed_to_rgb, image_to_rgb, KeyframeWait,
                                       VideoDecoder, VideoPacket)
+
+if TYPE_CHECKING:  # rosbags' message classes have these messages' fields
+    from builtin_interfaces.msg import Time
+    from ffmpeg_image_transport_msgs.msg import FFMPEGPacket
+    from foxglove_msgs.msg import CompressedVideo
+    from sensor_msgs.msg import CompressedImage, Image
 
 # Far above any camera; only guards against a corrupt message claiming a huge size.
 DEFAULT_MAX_IMAGE_PIXELS = 100_000_000
@@ -55,7 +61,8 @@ def read_images(bag: Path, topic: str = DEFAULT_TOPIC, *,
                 raise BagError(f'{topic} in {bag} carries {connection.msgtype}, not an image type')
         video = VideoDecoder()
         for connection, stamp_ns, raw in reader.messages(connections=connections):
-            message: Any = reader.deserialize(raw, connection.msgtype)
+            message: Image | CompressedImage | CompressedVideo | FFMPEGPacket = \
+                reader.deserialize(raw, connection.msgtype)
             if connection.msgtype in VIDEO_TYPES:
                 stamp, packet = video_packet(message)
                 try:
@@ -82,7 +89,7 @@ def camera_typestore() -> Typestore:
         return typestore()
 
 
-def video_packet(message: Any) -> tuple[Any, VideoPacket]:
+def video_packet(message: CompressedVideo | FFMPEGPacket) -> tuple[Time, VideoPacket]:
     """Return a CompressedVideo's or an FFMPEGPacket's stamp and packet (rosbags message)."""
     if hasattr(message, 'header'):  # FFMPEGPacket
         return message.header.stamp, VideoPacket(bytes(message.data),

@@ -14,7 +14,6 @@ import queue
 import shutil
 import threading
 from types import TracebackType
-from typing import Any
 
 from rclpy.node import Node
 from rclpy.subscription import Subscription
@@ -60,7 +59,7 @@ class BagRecorder:
         self._lock = threading.Lock()
         self._counts: dict[str, int] = dict.fromkeys(self._types, 0)
         self._header_stamps: dict[str, set[int]] = {topic: set() for topic in self._types}
-        self._subscriptions: list[Subscription[Any]] = []
+        self._subscriptions: list[Subscription[object]] = []
         # The writer lives on a thread of its own: sqlite3 storage refuses to be written from
         # another thread than the one that opened it, and the executor's callbacks run anywhere.
         self._queue: queue.SimpleQueue[tuple[str, int, bytes] | None] = queue.SimpleQueue()

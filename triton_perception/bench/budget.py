@@ -14,7 +14,7 @@ from the bench's publish call to the node's callback (`frame_to_node`, the remai
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Mapping, Sequence
+from typing import Mapping, Sequence
 
 import numpy as np
 
@@ -122,7 +122,7 @@ def frame_budget(e2e_ms: float, node_ms: Mapping[str, float], triton: TritonRequ
     return {row: rows[row] for row in ordered_rows(rows)}
 
 
-def ordered_rows(rows: Sequence[str] | Mapping[str, Any]) -> list[str]:
+def ordered_rows(rows: Sequence[str] | Mapping[str, object]) -> list[str]:
     """Return the budget's rows present in `rows`, in ROWS order with the step rows in place."""
     present = list(rows)
     ordered: list[str] = []

@@ -20,7 +20,7 @@ from multiprocessing.shared_memory import SharedMemory
 import os
 import sys
 import time
-from typing import Any, Callable
+from typing import Callable, TYPE_CHECKING
 
 import cv2
 import numpy as np
@@ -39,6 +39,9 @@ from triton_perception.outputs import detection_array_message
 from triton_perception.parameters import DETECTION, specs_by_name
 from triton_perception.qos import RESULT_QOS, stream_qos
 from triton_perception.system import dds_profile_environment, die_with_parent
+
+if TYPE_CHECKING:
+    from triton_perception.frames import ReadImage
 
 NODE_NAME = 'floor_node'
 MODULE = 'triton_perception.bench.floor_node'
@@ -104,7 +107,7 @@ class FloorNode(Node):
         """Read the serialized Image (the bench sends only readable ones) and serve it."""
         self._on_image(read_frame(serialized, compressed=False))
 
-    def _on_image(self, message: Any) -> None:
+    def _on_image(self, message: Image | ReadImage) -> None:
         """Write the frame into shared memory as RGB, infer, publish the detections."""
         height, width = message.height, message.width
         pixels = np.frombuffer(message.data, np.uint8).reshape(height, message.step)
@@ -135,7 +138,7 @@ class FloorNode(Node):
         self._memory.unlink()
         self._memory = None
 
-    def destroy_node(self) -> Any:
+    def destroy_node(self) -> None:
         """Unregister and remove the shared-memory region, close the client, then the node."""
         self._close_region()
         self._client.close()

@@ -11,7 +11,7 @@ shape raises RATE_SEARCH_SCHEMA_VERSION.
 """
 from __future__ import annotations
 
-from typing import Any, TypedDict
+from typing import TypedDict
 
 from triton_perception.bench.bench_schema import Percentiles, StepTimers
 
@@ -151,7 +151,7 @@ class PipelineRun(TypedDict):
 
 RateSearchReport = TypedDict('RateSearchReport', {
     'schema_version': int,
-    'metadata': dict[str, Any],
+    'metadata': dict[str, object],  # ros2_benchmark's BenchmarkMetadata
     'command': str,
     'package': dict[str, str | None],
     'machine': RateSearchMachine,
@@ -201,7 +201,7 @@ METADATA_KEYS = ('BenchmarkMetadata.NAME', 'BenchmarkMetadata.TEST_DATETIME',
 MACHINE_KEYS = ('cpu_model', 'architecture', 'cores', 'usable_cores', 'gpu', 'memory_gb', 'os',
                 'kernel', 'python', 'ros_distro', 'triton', 'profile', 'precision',
                 'load_average_start', 'load_average_end')
-RESULTS_SCHEMA: dict[str, Any] = {
+RESULTS_SCHEMA: dict[str, object] = {
     '$schema': 'https://json-schema.org/draft/2020-12/schema',
     'title': 'triton_perception bench --rate-search results',
     'type': 'object',

@@ -9,7 +9,7 @@ import random
 import shutil
 import threading
 import time
-from typing import Any, Sequence, TYPE_CHECKING
+from typing import Callable, Protocol, Sequence, TYPE_CHECKING
 
 import cv2
 from diagnostic_msgs.msg import DiagnosticArray
@@ -29,10 +29,26 @@ from triton_perception.qos import DIAGNOSTICS_QOS
 from triton_perception.system import dds_profile_environment
 
 if TYPE_CHECKING:
+    from std_msgs.msg import Header
+
     from triton_perception.serving import TritonServer
+    try:  # Iron and newer: Humble's rclpy passes a subscription callback no MessageInfo
+        from rclpy.subscription import MessageInfo
+    except ImportError:
+        pass
 
 
-def stamp_of(message: Any) -> Stamp:
+class Headed(Protocol):
+    """A message with a std_msgs/Header: a frame, or any node's result."""
+
+    header: Header
+
+
+# A result subscription's callback: with MessageInfo where rclpy passes it (Iron and newer).
+ResultCallback = Callable[[Headed], None] | Callable[[Headed, 'MessageInfo'], None]
+
+
+def stamp_of(message: Headed) -> Stamp:
     """Return (sec, nanosec) of a message's header stamp: frames and results are matched by it."""
     return message.header.stamp.sec, message.header.stamp.nanosec
 
@@ -165,12 +181,12 @@ class CaseWiring:
                 DiagnosticArray, '/diagnostics', self._on_diagnostics, DIAGNOSTICS_QOS))
         self._last_stamp_ns = 0
 
-    def _on_result(self, topic: str) -> Any:
+    def _on_result(self, topic: str) -> ResultCallback:
         """Return a result callback; with MessageInfo it also records the DDS transport time."""
         if not MESSAGE_INFO_AVAILABLE:
             return lambda message: self.tracker.arrive(topic, stamp_of(message))
 
-        def on_result(message: Any, info: Any) -> None:
+        def on_result(message: Headed, info: MessageInfo) -> None:
             self.tracker.arrive(topic, stamp_of(message), dds_transport_ms(info))
         return on_result
 
@@ -228,7 +244,7 @@ class CaseWiring:
         self._node.destroy_publisher(self.publisher)
 
 
-def dds_transport_ms(info: Any) -> float | None:
+def dds_transport_ms(info: MessageInfo) -> float | None:
     """Return reception - source timestamp (ns, both the host's clock) of a MessageInfo, in ms."""
     try:
         source, received = int(info['source_timestamp']), int(info['received_timestamp'])

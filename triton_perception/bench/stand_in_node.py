@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import threading
 import time
-from typing import Any
+from typing import TYPE_CHECKING
 
 from rclpy.node import Node
 from sensor_msgs.msg import Image
@@ -20,6 +20,9 @@ from vision_msgs.msg import Detection2DArray
 
 from triton_perception.bench.floor_node import spin_node
 from triton_perception.qos import RESULT_QOS, stream_qos
+
+if TYPE_CHECKING:
+    from std_msgs.msg import Header
 
 NODE_NAME = 'stand_in_node'
 MODULE = 'triton_perception.bench.stand_in_node'
@@ -32,7 +35,7 @@ class StandInNode(Node):
         """Read `capacity_hz`, start the worker, then subscribe (the bench waits for it)."""
         super().__init__(NODE_NAME)
         self._capacity_hz = float(self.declare_parameter('capacity_hz', 10.0).value)
-        self._slot: Any = None
+        self._slot: Header | None = None  # the header of the frame waiting in the slot
         self._condition = threading.Condition()
         self._stopping = False
         self._publisher = self.create_publisher(Detection2DArray, 'detections', RESULT_QOS)
@@ -59,7 +62,7 @@ class StandInNode(Node):
             time.sleep(1.0 / self._capacity_hz)
             self._publisher.publish(Detection2DArray(header=header))
 
-    def destroy_node(self) -> Any:
+    def destroy_node(self) -> None:
         """Stop the worker, then the node."""
         with self._condition:
             self._stopping = True

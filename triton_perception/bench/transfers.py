@@ -8,7 +8,7 @@ configs' static shapes.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Iterable, TYPE_CHECKING
 
 import numpy as np
 from numpy.typing import NDArray
@@ -16,12 +16,15 @@ from tritonclient.grpc import model_config_pb2
 
 from triton_perception.serving import step_config
 
+if TYPE_CHECKING:
+    from tritonclient.grpc.model_config_pb2 import ModelInput, ModelOutput
+
 DTYPE_BYTES = {model_config_pb2.TYPE_UINT8: 1, model_config_pb2.TYPE_INT8: 1,
                model_config_pb2.TYPE_FP16: 2, model_config_pb2.TYPE_FP32: 4,
                model_config_pb2.TYPE_INT32: 4, model_config_pb2.TYPE_INT64: 8}
 
 
-def tensor_bytes(tensors: Any) -> int:
+def tensor_bytes(tensors: Iterable[ModelInput] | Iterable[ModelOutput]) -> int:
     """Bytes of config tensors with static shapes (all of the served steps' are)."""
     return int(sum(np.prod(list(tensor.dims)) * DTYPE_BYTES[tensor.data_type]
                    for tensor in tensors))

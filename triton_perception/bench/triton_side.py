@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any, Sequence
+from typing import Sequence, TypedDict
 
 import numpy as np
 from numpy.typing import NDArray
@@ -29,7 +29,22 @@ def inference_statistics(url: str,
     return {model['name']: model_statistics(model) for model in statistics.get('model_stats', [])}
 
 
-def model_statistics(model: dict[str, Any]) -> dict[str, int]:
+class Duration(TypedDict, total=False):
+    """A StatisticDuration of Triton's statistics JSON (uint64s are JSON strings)."""
+
+    count: int | str
+    ns: int | str
+
+
+class ModelStatistics(TypedDict, total=False):
+    """The fields read here of one model's entry of Triton's statistics extension JSON."""
+
+    name: str
+    inference_count: int | str
+    inference_stats: dict[str, Duration]  # success, queue, compute_input, ...
+
+
+def model_statistics(model: ModelStatistics) -> dict[str, int]:
     """One model's entry of the statistics extension's JSON, as inference_statistics returns it."""
     timers = model.get('inference_stats', {})
     return {'requests': int(model.get('inference_count', 0)),

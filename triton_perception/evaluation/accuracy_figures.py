@@ -10,7 +10,7 @@ The figures of a scored replay, drawn with OpenCV: what report.md shows beside i
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Sequence, TypedDict
 
 import cv2
 import numpy as np
@@ -101,7 +101,14 @@ def chart(series: Sequence[tuple[str, NDArray[np.float64], NDArray[np.float64]]]
     return image
 
 
-Drawing = tuple[tuple[int, int, int], dict[int, dict[str, Any]]]  # colour, stamp -> drawn
+class Drawn(TypedDict, total=False):
+    """What is drawn on one frame: boxes [N, >= 4] and lane polylines [P, 2]."""
+
+    boxes: NDArray[np.float64]
+    lanes: Sequence[NDArray[np.float64]]
+
+
+Drawing = tuple[tuple[int, int, int], dict[int, Drawn]]  # colour, stamp -> drawn
 
 
 def drawn_frames(bag: Path, topic: str, stamps: list[int],
@@ -143,7 +150,7 @@ def sheet(tiles: list[NDArray[np.uint8]], columns: int) -> NDArray[np.uint8]:
 
 
 def worst_frame_sheet(bag: Path, topic: str, stamps: list[int],
-                      truth: dict[int, dict[str, Any]], outputs: dict[int, dict[str, Any]]
+                      truth: dict[int, Drawn], outputs: dict[int, Drawn]
                       ) -> NDArray[np.uint8] | None:
     """
     Tile the frames `stamps` of `bag` with labels (green) and outputs (magenta) drawn on them.

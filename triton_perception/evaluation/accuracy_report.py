@@ -15,7 +15,7 @@ import numpy as np
 
 from triton_perception.evaluation.accuracy import (check_criteria, read_criteria, score_replay,
                                                    ScoredReplay, worst_frames)
-from triton_perception.evaluation.accuracy_figures import (chart, precision_recall, save_rgb,
+from triton_perception.evaluation.accuracy_figures import (chart, Drawn, precision_recall, save_rgb,
                                                            worst_frame_sheet)
 from triton_perception.evaluation.comparison.frame_comparison import frame_comparison
 from triton_perception.evaluation.figures import detection_labels
@@ -104,12 +104,14 @@ def draw_figures(directory: Path, report: ReplayReport, scored: ScoredReplay,
     worst = list(dict.fromkeys(stamp for frames in report['worst_frames'].values()
                                for stamp, _value in frames))
     lanes = scored.labels.get('LaneLabels')
-    truth = {stamp: {'boxes': boxes.frames.get(stamp, np.zeros((0, 6)))
-                     if isinstance(boxes, DetectionLabels) else np.zeros((0, 6)),
-                     'lanes': lanes.frames.get(stamp, []) if isinstance(lanes, LaneLabels) else []}
-             for stamp in worst}
-    published = {stamp: {'boxes': outputs.detections.get(stamp, np.zeros((0, 6))),
-                         'lanes': outputs.lanes.get(stamp, [])} for stamp in worst}
+    truth: dict[int, Drawn] = {
+        stamp: {'boxes': boxes.frames.get(stamp, np.zeros((0, 6)))
+                if isinstance(boxes, DetectionLabels) else np.zeros((0, 6)),
+                'lanes': lanes.frames.get(stamp, []) if isinstance(lanes, LaneLabels) else []}
+        for stamp in worst}
+    published: dict[int, Drawn] = {
+        stamp: {'boxes': outputs.detections.get(stamp, np.zeros((0, 6))),
+                'lanes': outputs.lanes.get(stamp, [])} for stamp in worst}
     sheet = worst_frame_sheet(Path(report['input']['bag']), report['input']['topic'], worst,
                               truth, published)
     if sheet is not None:

@@ -24,7 +24,7 @@ import os
 from pathlib import Path
 import queue
 import time
-from typing import Any, Callable, Generic, Protocol, TypeVar
+from typing import Callable, Generic, Protocol, TypeVar
 
 from triton_perception.bag import BagError
 
@@ -200,7 +200,7 @@ def _run_drives(task: Callable[[Job, int], Result], drives: dict[str, Job], work
     return outcomes
 
 
-def frames_of(result: Any) -> int:
+def frames_of(result: object) -> int:
     """Return the frames a task's result covers: a replay's input frames, a comparison's."""
     frames = result.get('input', result).get('frames', 0) if isinstance(result, dict) else 0
     return frames if isinstance(frames, int) else 0

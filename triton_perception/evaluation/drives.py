@@ -13,7 +13,7 @@ from dataclasses import replace
 import os
 from pathlib import Path
 import shutil
-from typing import Any, Callable
+from typing import Callable, TYPE_CHECKING
 
 from triton_perception.bag import BagError
 from triton_perception.evaluation.accuracy import check_criteria, read_criteria
@@ -31,6 +31,11 @@ from triton_perception.evaluation.report_schema import (DriveEntry, DrivesReport
 from triton_perception.scoring import LabelError
 from triton_perception.serving import ServerConfig, TritonServer
 from triton_perception.system import default_model_repository, free_ports
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack  # typing's from 3.11
+
+    from triton_perception.evaluation.evaluation import ReplayOptions
 
 METADATA = 'metadata.yaml'
 
@@ -198,7 +203,7 @@ def drives_markdown(report: DrivesReport) -> str:
 
 def replay_test(bag: Path, labels: list[Path], output: Path, criteria: Path | None = None,
                 triton_url: str = '', workers: int = 1, ray_address: str = '',
-                **options: Any) -> ReplayReport | DrivesReport:
+                **options: Unpack[ReplayOptions]) -> ReplayReport | DrivesReport:
     """
     Replay `bag`, score it against `labels` and check `criteria`: a replay test in one call.
 

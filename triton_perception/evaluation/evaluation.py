@@ -14,7 +14,7 @@ from pathlib import Path
 import tempfile
 import threading
 import time
-from typing import Any, Callable, Iterator
+from typing import Callable, Iterator, TypedDict
 
 from diagnostic_msgs.msg import DiagnosticArray
 import rclpy
@@ -113,6 +113,26 @@ class EvaluationSettings:
                        self.lane_rows_from_labels, self.sparse_tracks)
 
 
+class ReplayOptions(TypedDict, total=False):
+    """The EvaluationSettings that replay_test takes as keywords: all but its own arguments."""
+
+    topic: str | None
+    rate: float
+    timing: str | None
+    profile: str
+    precision: str
+    model_repository: Path | None
+    params_file: Path | None
+    record_masks: bool
+    expected: Path | None
+    process_layout: str
+    lanes_scored: str
+    lane_rows_from_labels: bool
+    sparse_tracks: bool
+    change_thresholds: tuple[tuple[str, float], ...]
+    export_changed: tuple[int, Path] | None
+
+
 def camera_topic(bag: Path, topic: str | None) -> tuple[str, int]:
     """Return the bag's image topic (the only one, unless named) and its message count."""
     try:
@@ -159,9 +179,9 @@ def camera_input(bag: Path, topic: str) -> tuple[str, str]:
     return image_topic, transport
 
 
-def geometry_messages(bag: Path, image_topic: str) -> tuple[str | None, list[Any]]:
+def geometry_messages(bag: Path, image_topic: str) -> tuple[str | None, list[bytes]]:
     """
-    Find the bag's CameraInfo topic (or None) and its /tf_static messages.
+    Find the bag's CameraInfo topic (or None) and its /tf_static messages (serialized).
 
     The CameraInfo topic is the one beside the image topic; with both, the ground outputs can be
     evaluated when the bag holds the camera's geometry.
@@ -185,7 +205,7 @@ class NoAliasDumper(yaml.SafeDumper):
     writes for values shared between nodes (e.g. one camera_pose list for both).
     """
 
-    def ignore_aliases(self, data: Any) -> bool:
+    def ignore_aliases(self, data: object) -> bool:
         """Write every value out in full, never as an alias."""
         return True
 
@@ -224,7 +244,7 @@ class DiagnosticsWatch:
         self._lock = threading.Lock()
         self._names = {status_name(f'{NAMESPACE}/{node}'): node for node in NODES}
 
-    def update(self, message: Any) -> None:
+    def update(self, message: DiagnosticArray) -> None:
         """Keep the statuses of the evaluated nodes and the camera from one /diagnostics message."""
         for status in message.status:
             node = self._names.get(status.name)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections import Counter
 from pathlib import Path
-from typing import Any, Mapping, TypedDict
+from typing import Mapping, TYPE_CHECKING, TypedDict
 
 import numpy as np
 from rosbags.highlevel import AnyReader
@@ -24,6 +24,10 @@ from triton_perception.ground import ego_lane, GROUND_POINT_DTYPE
 from triton_perception.models import labels_for
 from triton_perception.outputs import class_index, class_name, LANE_POINT_DTYPE
 from triton_perception.system import config_file
+
+if TYPE_CHECKING:
+    from sensor_msgs.msg import PointCloud2
+    from vision_msgs.msg import Detection2DArray
 
 NODES = ('detection_node', 'lane_node')
 # Tolerances of --expected: (metric path, kind, amount). 'abs': |new - old| <= amount;
@@ -69,7 +73,8 @@ def analyse_outputs(outputs_bag: Path, labels: list[str]) -> OutputFigures:
     track_ids: list[tuple[float, list[str]]] = []
     with AnyReader([outputs_bag], default_typestore=typestore()) as reader:
         for connection, _stamp, raw in reader.messages():
-            message: Any = reader.deserialize(raw, connection.msgtype)
+            # rosbags' message classes, with the fields of the ROS messages read below
+            message: Detection2DArray | PointCloud2 = reader.deserialize(raw, connection.msgtype)
             if connection.topic.endswith('/detections'):
                 detection_frames += 1
                 names = [class_name(labels, class_index(d.results[0].hypothesis.class_id, labels))

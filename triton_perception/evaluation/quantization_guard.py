@@ -18,11 +18,13 @@ from dataclasses import dataclass
 import json
 from pathlib import Path
 import tempfile
-from typing import Any, Callable, Sequence
+from typing import Callable, Sequence
 
 from triton_perception.bag import BagError
 from triton_perception.evaluation.comparison import compare, CompareOptions
 from triton_perception.evaluation.evaluation import camera_topic, evaluate, EvaluationSettings
+from triton_perception.evaluation.metric import AccuracySection
+from triton_perception.evaluation.report_schema import ChangeFigure, DrivesReport, ReplayReport
 from triton_perception.models import Candidate, candidate_repository
 from triton_perception.serving import ServerConfig, TritonServer
 from triton_perception.system import free_ports
@@ -47,13 +49,14 @@ def check_guard_drives(drives: Sequence[Path]) -> None:
             raise BagError(f'guard drive {drive} has no frames on {topic}')
 
 
-def _flagged_lines(document: dict[str, Any]) -> list[str]:
+def _flagged_lines(document: DrivesReport) -> list[str]:
     """Return one line per flagged figure of comparison.json: its interval and threshold."""
     lines = []
     fleet = document.get('comparison')
     if fleet:
-        for scope in ('over_drives', 'over_frames'):
-            for name, figure in fleet.get(scope, {}).items():
+        for scope, figures in (('over_drives', fleet.get('over_drives', {})),
+                               ('over_frames', fleet.get('over_frames', {}))):
+            for name, figure in figures.items():
                 if figure.get('flagged'):
                     lines.append(_line(f"{name} {scope.replace('_', ' ')}", figure))
     for drive, part in document.get('drives', {}).items():
@@ -63,19 +66,18 @@ def _flagged_lines(document: dict[str, Any]) -> list[str]:
     return lines
 
 
-def _line(label: str, figure: dict[str, Any]) -> str:
+def _line(label: str, figure: ChangeFigure) -> str:
     low, high = figure['interval']
     return (f"{label}: agreement {figure['agreement']:.3f}, interval [{low:.3f}, {high:.3f}] "
             f"below 1 - {figure['threshold']:g}")
 
 
-def _scores(report_path: Path) -> dict[str, Any]:
+def _scores(report_path: Path) -> dict[str, AccuracySection]:
     try:
-        report = json.loads(report_path.read_text(encoding='utf-8'))
+        report: ReplayReport = json.loads(report_path.read_text(encoding='utf-8'))
     except (OSError, ValueError):
         return {}
-    accuracy: dict[str, Any] = report.get('accuracy', {})
-    return accuracy
+    return report.get('accuracy', {})
 
 
 def _scores_table(output: Path, names: list[str]) -> list[str]:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 from numpy.typing import NDArray
@@ -18,6 +18,12 @@ from triton_perception.bag import (BagError, CAMERA_TYPES, camera_typestore, IMA
                                    video_packet, VIDEO_TYPES)
 from triton_perception.frames import FrameRejected, VideoDecoder
 from triton_perception.outputs import class_index, LANE_POINT_DTYPE
+
+if TYPE_CHECKING:  # rosbags' message classes have these messages' fields
+    from ffmpeg_image_transport_msgs.msg import FFMPEGPacket
+    from foxglove_msgs.msg import CompressedVideo
+    from sensor_msgs.msg import CompressedImage, Image, PointCloud2
+    from vision_msgs.msg import Detection2DArray
 
 
 @dataclass
@@ -57,7 +63,8 @@ def replayed_frames(bag: Path, topic: str) -> ReplayedFrames:
         if not connections:
             raise BagError(f'{bag} has no camera topic {topic}')
         for index, (connection, _time, raw) in enumerate(reader.messages(connections), start=1):
-            message: Any = reader.deserialize(raw, connection.msgtype)
+            message: Image | CompressedImage | CompressedVideo | FFMPEGPacket = \
+                reader.deserialize(raw, connection.msgtype)
             if connection.msgtype in VIDEO_TYPES:
                 stamp, packet = video_packet(message)
                 if size == (0, 0):  # the first frame the stream decodes to gives the size
@@ -83,7 +90,7 @@ def read_outputs(outputs_bag: Path, class_names: list[str]) -> ReplayOutputs:
             topic = connection.topic
             if not (topic.endswith('/detections') or topic.endswith('/lanes')):
                 continue
-            message: Any = reader.deserialize(raw, connection.msgtype)
+            message: Detection2DArray | PointCloud2 = reader.deserialize(raw, connection.msgtype)
             stamp = message.header.stamp.sec * 1_000_000_000 + message.header.stamp.nanosec
             if topic.endswith('/detections'):
                 rows, tracked = [], []

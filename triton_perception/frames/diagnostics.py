@@ -8,9 +8,12 @@ and `NodeStatus`, so a renamed key changes here only.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Iterable, TypedDict
+from typing import Iterable, TYPE_CHECKING, TypedDict
 
 from triton_perception.frames.accounting import STAGES
+
+if TYPE_CHECKING:  # rclpy's, or rosbags' messages of the same fields
+    from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus
 
 STATUS_PREFIX = 'triton_perception: '
 CAMERA_STATUS_PREFIX = 'triton_perception camera: '
@@ -67,7 +70,7 @@ class NodeStatus:
     message: str = ''
 
     @classmethod
-    def from_status(cls, status: Any) -> 'NodeStatus':
+    def from_status(cls, status: DiagnosticStatus) -> 'NodeStatus':
         """Return the NodeStatus of a diagnostic_msgs/DiagnosticStatus."""
         return cls({item.key: item.value for item in status.values},
                    int.from_bytes(status.level, 'little') if isinstance(status.level, bytes)
@@ -127,17 +130,17 @@ class NodeStatus:
         return self.count('received') + self.count('lost_before_node')
 
 
-def find_status(arrays: Iterable[Any], node_fqn: str) -> NodeStatus | None:
+def find_status(arrays: Iterable[DiagnosticArray], node_fqn: str) -> NodeStatus | None:
     """Return the newest status of node `node_fqn` in DiagnosticArray messages, oldest first."""
     return find_named_status(arrays, status_name(node_fqn))
 
 
-def find_camera_status(arrays: Iterable[Any], image_topic: str) -> NodeStatus | None:
+def find_camera_status(arrays: Iterable[DiagnosticArray], image_topic: str) -> NodeStatus | None:
     """Return the newest health status of the camera on `image_topic`, as `find_status`."""
     return find_named_status(arrays, camera_status_name(image_topic))
 
 
-def find_named_status(arrays: Iterable[Any], name: str) -> NodeStatus | None:
+def find_named_status(arrays: Iterable[DiagnosticArray], name: str) -> NodeStatus | None:
     """Return the newest status called `name` in DiagnosticArray messages, oldest first."""
     for array in reversed(list(arrays)):
         for status in array.status:

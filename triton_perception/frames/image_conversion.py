@@ -11,13 +11,16 @@ message is rejected with an ``ImageRejected`` instead of exhausting memory on th
 from __future__ import annotations
 
 import re
-from typing import Any, cast, NamedTuple, Protocol
+from typing import cast, NamedTuple, Protocol, TYPE_CHECKING
 
 import cv2
 import numpy as np
 from numpy.typing import NDArray
 
 from triton_perception.frames.accounting import FrameRejected
+
+if TYPE_CHECKING:
+    from triton_perception.frames.serialized_images import Buffer
 
 
 class ImageLike(Protocol):
@@ -27,14 +30,20 @@ class ImageLike(Protocol):
     width: int
     encoding: str
     step: int
-    data: Any
+
+    @property
+    def data(self) -> object:
+        """Return the pixels: any byte buffer (see _byte_view); anything else is rejected."""
 
 
 class CompressedImageLike(Protocol):
     """The sensor_msgs/CompressedImage fields read here."""
 
     format: str  # noqa: A003 (sensor_msgs/CompressedImage's field name)
-    data: Any
+
+    @property
+    def data(self) -> object:
+        """Return the encoded image: a byte buffer (see _byte_view); anything else is rejected."""
 
 
 class ImageRejected(FrameRejected):
@@ -247,7 +256,7 @@ def _check_even_width(encoding: str, width: int) -> None:
         )
 
 
-def _byte_view(data: Any) -> NDArray[np.uint8]:
+def _byte_view(data: object) -> NDArray[np.uint8]:
     """
     View message data as flat uint8 without copying.
 
@@ -255,8 +264,8 @@ def _byte_view(data: Any) -> NDArray[np.uint8]:
     """
     if isinstance(data, np.ndarray):
         data = np.ascontiguousarray(data)  # no-op unless a caller passed a strided array
-    try:
-        return np.frombuffer(data, dtype=np.uint8)
+    try:  # np.frombuffer checks the buffer protocol itself: TypeError for anything else
+        return np.frombuffer(cast('Buffer', data), dtype=np.uint8)
     except TypeError:
         raise ImageRejected(
             'bad_data', f'data of type {type(data).__name__} is not a byte buffer'

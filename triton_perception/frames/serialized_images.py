@@ -21,12 +21,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 import struct
-from typing import Any, Callable, Union
+from typing import Callable, TYPE_CHECKING, Union
 
 import numpy as np
 from numpy.typing import NDArray
 
 from triton_perception.frames.accounting import FrameRejected
+
+if TYPE_CHECKING:
+    from std_msgs.msg import Header
 
 _CDR_LE = b'\x00\x01'
 _CDR_BE = b'\x00\x00'
@@ -67,14 +70,15 @@ def read_header(sec: int, nanosec: int, frame_id: str) -> ReadHeader:
     return ReadHeader(ReadStamp(sec, nanosec), frame_id)
 
 
-HeaderFactory = Callable[[int, int, str], Any]
+# Builds a read frame's header: a std_msgs/Header for a node that passes it on, or a ReadHeader.
+HeaderFactory = Callable[[int, int, str], 'Header | ReadHeader']
 
 
 @dataclass  # not frozen: image_conversion's message protocols have plain attributes
 class ReadImage:
     """The fields of a sensor_msgs/Image; ``data`` is a read-only view of the serialized bytes."""
 
-    header: Any
+    header: Header | ReadHeader
     height: int
     width: int
     encoding: str
@@ -87,7 +91,7 @@ class ReadImage:
 class ReadCompressedImage:
     """The fields of a sensor_msgs/CompressedImage; ``data`` views the serialized bytes."""
 
-    header: Any
+    header: Header | ReadHeader
     format: str  # noqa: A003 (sensor_msgs/CompressedImage's field name)
     data: NDArray[np.uint8]
 
@@ -112,7 +116,8 @@ class _Cursor:
     def align(self, size: int) -> None:
         self.position += -(self.position - _ENCAPSULATION) % size
 
-    def fixed(self, layout: struct.Struct, what: str) -> tuple[Any, ...]:
+    def fixed(self, layout: struct.Struct, what: str) -> tuple[int, ...]:
+        """Unpack `layout` (integers only, as every layout here) at the next 4-byte boundary."""
         self.align(4)
         end = self.position + layout.size
         if end > len(self.view):
@@ -158,7 +163,7 @@ class _Cursor:
         data.flags.writeable = False  # a view of the received message, shared by its readers
         return data
 
-    def header(self, make_header: HeaderFactory) -> Any:
+    def header(self, make_header: HeaderFactory) -> Header | ReadHeader:
         sec, nanosec = self.fixed(_STAMP, 'header.stamp')
         return make_header(sec, nanosec, self.string('header.frame_id'))
 

@@ -9,7 +9,7 @@ the numbers a subscription sees from one publisher is a count of frames lost on 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Hashable, Mapping, Protocol
+from typing import Hashable, Mapping, Protocol, TypedDict
 
 # rmw's "sequence numbers unsupported" value (RMW_MESSAGE_INFO_SEQUENCE_NUMBER_UNSUPPORTED = 0).
 UNSUPPORTED_SEQUENCE_NUMBER = 0
@@ -59,7 +59,21 @@ class SequenceGapCounter:
         self._last.clear()
 
 
-def publisher_sequence(message_info: Mapping[str, Any]) -> tuple[Hashable, int] | None:
+class PublisherGid(TypedDict, total=False):
+    """A publisher's GID as MessageInfo gives it."""
+
+    implementation_identifier: str
+    data: bytes | list[int]
+
+
+class PublisherFields(TypedDict, total=False):
+    """The fields of rclpy's MessageInfo (Iron and newer) read here; Humble has no such type."""
+
+    publication_sequence_number: int | None
+    publisher_gid: PublisherGid | None
+
+
+def publisher_sequence(message_info: PublisherFields) -> tuple[Hashable, int] | None:
     """
     Return (publisher key, publication sequence number) from rclpy's MessageInfo.
 

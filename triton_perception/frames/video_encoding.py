@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Any, cast
+from typing import cast, TYPE_CHECKING
 
 import av
 from av.video.codeccontext import VideoCodecContext
@@ -19,6 +19,9 @@ import numpy as np
 from numpy.typing import NDArray
 
 from triton_perception.frames.video_bitstream import H264, HEVC
+
+if TYPE_CHECKING:
+    from av.stream import Stream
 
 DEFAULT_GOP = 10  # frames from one keyframe to the next
 ENCODERS = {H264: 'libx264', HEVC: 'libx265'}
@@ -66,6 +69,6 @@ class VideoEncoder:
         yield from self._packets(self._context.encode(None))
 
     @staticmethod
-    def _packets(packets: list[av.Packet[Any]]) -> Iterator[EncodedPacket]:
+    def _packets(packets: list[av.Packet[Stream]]) -> Iterator[EncodedPacket]:
         for packet in packets:
             yield EncodedPacket(bytes(packet), bool(packet.is_keyframe), int(packet.pts or 0))

@@ -19,13 +19,16 @@ meet it beyond `max_range` are dropped.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, cast
+from typing import cast, TYPE_CHECKING
 
 import cv2
 import numpy as np
 from numpy.typing import NDArray
 
 from triton_perception.errors import TritonPerceptionError
+
+if TYPE_CHECKING:
+    from sensor_msgs.msg import CameraInfo
 
 # Optical axes expressed in the body frame: x_opt = -y_body, y_opt = -z_body, z_opt = x_body.
 BODY_FROM_OPTICAL = np.array([[0.0, 0.0, 1.0],
@@ -70,7 +73,7 @@ class Intrinsics:
     height: int = 0
 
     @classmethod
-    def from_camera_info(cls, info: Any) -> 'Intrinsics':
+    def from_camera_info(cls, info: CameraInfo) -> 'Intrinsics':
         """From a CameraInfo (rclpy or rosbags message); raises CameraModelError if unusable."""
         k = np.array(info.k, dtype=np.float64).reshape(3, 3)
         if not (k[0, 0] > 0 and k[1, 1] > 0 and np.all(np.isfinite(k))):
@@ -88,7 +91,7 @@ class Intrinsics:
         """Whether any distortion coefficient is non-zero (pixels then need undistorting)."""
         return self.d.size > 0 and bool(np.any(self.d != 0.0))
 
-    def normalised(self, pixels: NDArray[np.floating[Any]]) -> NDArray[np.float64]:
+    def normalised(self, pixels: NDArray[np.float32 | np.float64]) -> NDArray[np.float64]:
         """Pixels [N, 2] -> undistorted normalised coordinates [N, 2] (x/z, y/z, optical)."""
         pixels = np.asarray(pixels, dtype=np.float64).reshape(-1, 1, 2)
         if pixels.shape[0] == 0:
@@ -164,14 +167,14 @@ class GroundCamera:
     max_range: float = 100.0
     _cache: dict[str, object] = field(default_factory=dict, compare=False, repr=False)
 
-    def rays(self, pixels: NDArray[np.floating[Any]]) -> NDArray[np.float64]:
+    def rays(self, pixels: NDArray[np.float32 | np.float64]) -> NDArray[np.float64]:
         """Pixels [N, 2] -> ray directions [N, 3] in target_frame (not normalised)."""
         normalised = self.intrinsics.normalised(pixels)
         optical = np.concatenate([normalised, np.ones((len(normalised), 1))], axis=1)
         rays: NDArray[np.float64] = optical @ self.mounting.rotation.T
         return rays
 
-    def to_ground(self, pixels: NDArray[np.floating[Any]]
+    def to_ground(self, pixels: NDArray[np.float32 | np.float64]
                   ) -> tuple[NDArray[np.float64], NDArray[np.bool_]]:
         """
         Pixels [N, 2] -> (points [N, 3] on z = 0, valid [N] bool).

@@ -11,7 +11,7 @@ saying why (reported in /diagnostics).
 from __future__ import annotations
 
 import threading
-from typing import Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 from numpy.typing import NDArray
@@ -24,6 +24,9 @@ from triton_perception.ground.camera import CameraModelError, GroundCamera, Intr
 from triton_perception.ground.static_tf import StaticTransforms, transform_matrix
 from triton_perception.parameters import GroundSettings, LiveSettings, TrackingSettings
 from triton_perception.qos import CAMERA_INFO_QOS, TF_QOS, TF_STATIC_QOS
+
+if TYPE_CHECKING:
+    from builtin_interfaces.msg import Time as Stamp
 
 try:  # the full TF (dynamic transforms too) where tf2_ros is installed
     import tf2_ros
@@ -95,16 +98,17 @@ class CameraGeometrySource:
         with self._lock:
             self._infos[message.header.frame_id] = message
 
-    def _on_tf_static(self, message: Any) -> None:
+    def _on_tf_static(self, message: TFMessage) -> None:
         with self._lock:
             self._static.add(message)
             self._latest.add(message)
 
-    def _on_tf(self, message: Any) -> None:
+    def _on_tf(self, message: TFMessage) -> None:
         with self._lock:
             self._latest.add(message)
 
-    def _transform(self, target: str, frame: str, stamp: Any = None) -> NDArray[np.float64] | None:
+    def _transform(self, target: str, frame: str,
+                   stamp: Stamp | None = None) -> NDArray[np.float64] | None:
         """
         4x4 target <- frame: at `stamp` (a header stamp.
 
@@ -131,7 +135,7 @@ class CameraGeometrySource:
         with self._lock:
             return self._static.lookup(target, frame)
 
-    def transform_at(self, target: str, frame: str, stamp: Any) -> NDArray[np.float64] | None:
+    def transform_at(self, target: str, frame: str, stamp: Stamp) -> NDArray[np.float64] | None:
         """
         4x4 target <- frame at a header stamp (e.g.
 

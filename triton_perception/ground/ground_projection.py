@@ -6,7 +6,6 @@ Pure numpy on top of GroundCamera; the messages are built in ground/ground_messa
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
@@ -110,7 +109,7 @@ class GridSampler:
         return cells
 
 
-def ground_boxes(camera: GroundCamera, detections: NDArray[np.floating[Any]]
+def ground_boxes(camera: GroundCamera, detections: NDArray[np.float32 | np.float64]
                  ) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
     """
     Place DETECTIONS [N, 6] (x1, y1, x2, y2, score, class) on the ground.

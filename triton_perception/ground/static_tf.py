@@ -6,15 +6,19 @@ camera mountings on /tf_static, a latched topic of tf2_msgs/TFMessage.
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 from numpy.typing import NDArray
 
 from triton_perception.ground.camera import quaternion_matrix
 
+if TYPE_CHECKING:
+    from geometry_msgs.msg import Transform
+    from tf2_msgs.msg import TFMessage
 
-def transform_matrix(transform: Any) -> NDArray[np.float64]:
+
+def transform_matrix(transform: Transform) -> NDArray[np.float64]:
     """geometry_msgs/Transform -> 4x4 (parent <- child)."""
     matrix = np.eye(4)
     rotation, translation = transform.rotation, transform.translation
@@ -30,7 +34,7 @@ class StaticTransforms:
         """Start with no transforms."""
         self._parents: dict[str, tuple[str, NDArray[np.float64]]] = {}
 
-    def add(self, message: Any) -> None:
+    def add(self, message: TFMessage) -> None:
         """Add a tf2_msgs/TFMessage; a later transform of the same child replaces the earlier."""
         for stamped in message.transforms:
             parent = stamped.header.frame_id.lstrip('/')

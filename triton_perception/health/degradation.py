@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import partial
-from typing import Any, Callable, cast, Sequence
+from typing import Callable, cast, Sequence
 
 import cv2
 import numpy as np
@@ -112,7 +112,7 @@ def video_frames(path: str) -> list[NDArray[np.uint8]]:
     return frames
 
 
-def noisy(frames: Sequence[NDArray[np.number[Any]]],
+def noisy(frames: Sequence[NDArray[np.generic]],
           seed: int = 0) -> Callable[[int], NDArray[np.uint8]]:
     """
     Return frame `i` of `frames` (cycled) with sensor noise, different from one frame to the next.

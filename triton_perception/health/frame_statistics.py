@@ -12,7 +12,7 @@ apart changes the digest.
 """
 from __future__ import annotations
 
-from typing import Any, TypedDict
+from typing import TypedDict
 import zlib
 
 import numpy as np
@@ -46,7 +46,7 @@ GRAPH_OPTIONS = GraphOptions(width=SMALL_WIDTH, channel=LUMINANCE_CHANNEL, grid=
                              dark_level=DARK_LEVEL, glare_level=GLARE_LEVEL, order=STATISTICS)
 
 
-def statistics_pieces(values: NDArray[Any]) -> dict[str, NDArray[np.float32]]:
+def statistics_pieces(values: NDArray[np.generic]) -> dict[str, NDArray[np.float32]]:
     """
     Return the health graph's output split into its named pieces (STATISTICS).
 
@@ -60,7 +60,7 @@ def statistics_pieces(values: NDArray[Any]) -> dict[str, NDArray[np.float32]]:
     return {name: flat[end - size:end] for (name, size), end in zip(STATISTICS, ends)}
 
 
-def figures_from_statistics(values: NDArray[Any]) -> FrameFigures:
+def figures_from_statistics(values: NDArray[np.generic]) -> FrameFigures:
     """Return the health figures of a frame from the health graph's output for it."""
     pieces = statistics_pieces(values)
     return judged_figures(

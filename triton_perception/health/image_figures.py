@@ -9,7 +9,7 @@ colour, 8 or 16 bit, float, 1x1, empty): a bad frame gives bad figures, never an
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import cast
 import zlib
 
 import cv2
@@ -48,19 +48,19 @@ class FrameFigures:
     digest: int
 
 
-def as_uint8(image: NDArray[Any]) -> NDArray[np.uint8]:
+def as_uint8(image: NDArray[np.generic]) -> NDArray[np.uint8]:
     """Return `image` as uint8 grey levels: 16-bit scaled down, other types clipped to 0-255."""
     if image.dtype == np.uint8:
-        return image
+        return cast(NDArray[np.uint8], image)  # the dtype says so; mypy does not narrow by it
     if image.dtype == np.uint16:
-        return (image >> 8).astype(np.uint8)
+        return (cast(NDArray[np.uint16], image) >> 8).astype(np.uint8)
     values = np.nan_to_num(image.astype(np.float32))
     if values.size and float(values.max()) <= 1.0:  # a float image in [0, 1]
         values = values * 255.0
     return np.clip(values, 0, 255).astype(np.uint8)
 
 
-def small_grey(image: NDArray[np.number[Any]], width: int = SMALL_WIDTH) -> NDArray[np.uint8]:
+def small_grey(image: NDArray[np.generic], width: int = SMALL_WIDTH) -> NDArray[np.uint8]:
     """
     Return a grey uint8 copy of `image`, every Nth pixel, at most `width` pixels wide.
 
@@ -107,7 +107,7 @@ def judged_figures(contrast: NDArray[np.float32], edge_spread: float, grey_sprea
         dark_fraction=dark_fraction, glare_fraction=glare_fraction, digest=digest)
 
 
-def frame_figures(image: NDArray[np.number[Any]], width: int = SMALL_WIDTH) -> FrameFigures:
+def frame_figures(image: NDArray[np.generic], width: int = SMALL_WIDTH) -> FrameFigures:
     """Return the health figures of `image` (any array a node holds; see `small_grey`)."""
     grey = small_grey(image, width)
     if grey.size == 0:

@@ -26,7 +26,7 @@ All geometry runs at mask resolution in continuous pixel coordinates (pixel (r, 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, cast, NamedTuple
+from typing import cast, NamedTuple
 
 import cv2
 import numpy as np
@@ -110,7 +110,7 @@ def lane_pieces(lane_probability: NDArray[np.uint8]) -> list[Piece]:
                      height)
 
 
-def pieces_of(labels: NDArray[np.integer[Any]], rows: NDArray[np.integer[Any]],
+def pieces_of(labels: NDArray[np.int32 | np.int64], rows: NDArray[np.int32 | np.int64],
               pixels: NDArray[np.float64], x_sums: NDArray[np.float64],
               probability_sums: NDArray[np.float64], height: int) -> list[Piece]:
     """

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 import json
-from typing import Any, ClassVar, Mapping, NamedTuple, Protocol, TYPE_CHECKING
+from typing import ClassVar, Mapping, NamedTuple, Protocol, TYPE_CHECKING, TypedDict
 
 import numpy as np
 from numpy.typing import NDArray
@@ -21,6 +21,7 @@ from triton_perception.lanes.lane_geometry import LaneResult
 
 if TYPE_CHECKING:  # the graph builder loads onnx, which a node process never imports
     from triton_perception.graphs import GraphBuilder
+    from triton_perception.system import JsonValue
 
 LANE_RECORD = 'lane_model.json'
 CHANNEL_ORDERS = ('rgb', 'bgr')
@@ -32,9 +33,23 @@ SEGMENTATION_OUTPUTS = ('LANE_PROBABILITY', 'DRIVABLE_MARGIN')
 
 Shapes = Mapping[str, list[int]]  # a model's outputs by name: their shapes, -1 where not fixed
 # An installed model's outputs by name: uint8 maps (segmentation) or float32 tensors, by layout.
-LaneOutputs = dict[str, NDArray[Any]]
-# A lane_model.json's `decode` section, or a lane config's: parsed JSON or YAML.
-DecodeRecord = Mapping[str, Any]
+LaneOutputs = dict[str, NDArray[np.generic]]
+# A lane config's `decode` section: parsed YAML, checked by the layout's `resolve`.
+DecodeConfig = Mapping[str, 'JsonValue']
+
+
+class DecodeRecord(TypedDict, total=False):
+    """A lane_model.json's `decode` section: what a layout's `record` wrote, its fields only."""
+
+    lane_output: str  # segmentation
+    lane_channel: int
+    activation: str
+    drivable_output: str
+    drivable_channel: int
+    scores: str  # proposals
+    version: int  # row anchors
+    row_anchors: list[float]
+    column_anchors: list[float]
 
 
 class LaneConfigError(TritonPerceptionError, ValueError):
@@ -110,7 +125,7 @@ class LaneLayout(Protocol):
     wraps_served: ClassVar[bool]   # it can be put around a model the repository already serves
 
     @classmethod
-    def resolve(cls, shapes: Shapes, input_height: int, config: DecodeRecord) -> Resolved:
+    def resolve(cls, shapes: Shapes, input_height: int, config: DecodeConfig) -> Resolved:
         """Check the model's output shapes; return its outputs, settings and preprocessing."""
 
     @classmethod
@@ -123,7 +138,7 @@ class LaneLayout(Protocol):
     def add_outputs(self, graph: GraphBuilder, shapes: Shapes, outputs: tuple[str, ...]) -> None:
         """Add the served graph's outputs (named `outputs`) after the network's own."""
 
-    def decode(self, arrays: list[NDArray[Any]], model: LaneModel, mapping: InputMapping,
+    def decode(self, arrays: list[NDArray[np.generic]], model: LaneModel, mapping: InputMapping,
                frame_size: tuple[int, int], settings: DecodeSettings) -> LaneResult:
         """Return the ensemble's outputs (in model.outputs' order) as lanes in frame pixels."""
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import asdict, fields, replace
 import json
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 import yaml
 
@@ -19,6 +19,9 @@ from triton_perception.lanes.lane_model import (CHANNEL_ORDERS, LANE_RECORD, Lan
                                                 RESIZES, SHIPPED_LANES)
 from triton_perception.lanes.layouts import layout_named
 from triton_perception.lanes.segmentation import Segmentation
+
+if TYPE_CHECKING:
+    from triton_perception.system import JsonObject, JsonValue
 
 
 def shipped_lane_model() -> LaneModel:
@@ -38,13 +41,13 @@ def lane_model_from_json(text: str) -> LaneModel:
                      record['sha256'])
 
 
-def _choose(section: str, key: str, value: Any, choices: tuple[str, ...]) -> str:
+def _choose(section: str, key: str, value: JsonValue, choices: tuple[str, ...]) -> str:
     if value not in choices:
         raise LaneConfigError(f'{section}.{key}: {value!r} is not one of {", ".join(choices)}')
     return str(value)
 
 
-def read_lane_config(path: Path | None) -> dict[str, Any]:
+def read_lane_config(path: Path | None) -> dict[str, JsonObject]:
     """
     Return the optional --lane-config YAML: {preprocessing: {...}, decode.
 
@@ -65,7 +68,7 @@ def read_lane_config(path: Path | None) -> dict[str, Any]:
     return config
 
 
-def preprocessing_from(config: dict[str, Any], defaults: Preprocessing) -> Preprocessing:
+def preprocessing_from(config: dict[str, JsonObject], defaults: Preprocessing) -> Preprocessing:
     """Return the layout's default preprocessing, overridden by the lane config's section."""
     section = dict(config.get('preprocessing', {}))
     known = {item.name for item in fields(Preprocessing)}

@@ -17,7 +17,7 @@ Lanes ruled out still get published, with side 0.
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import Sequence
 
 import numpy as np
 from numpy.typing import NDArray
@@ -25,7 +25,7 @@ from numpy.typing import NDArray
 EGO_MAX_EXTRAPOLATION = 2.0
 
 
-def x_at(points: NDArray[np.floating[Any]], y: float) -> float:
+def x_at(points: NDArray[np.float32 | np.float64], y: float) -> float:
     """X of a polyline (N x 2, any order) at row y, or NaN outside its rows."""
     order = np.argsort(points[:, 1], kind='stable')
     ys, xs = points[order, 1], points[order, 0]
@@ -34,7 +34,7 @@ def x_at(points: NDArray[np.floating[Any]], y: float) -> float:
     return float(np.interp(y, ys, xs))
 
 
-def bottom_x(points: NDArray[np.floating[Any]], frame_height: float) -> float:
+def bottom_x(points: NDArray[np.float32 | np.float64], frame_height: float) -> float:
     """
     Return where the tangent at a polyline's lowest two points meets the bottom row.
 
@@ -58,9 +58,10 @@ def exit_row(x_low: float, y_low: float, bottom: float, frame_width: float,
     return y_low + (border - x_low) * (frame_height - y_low) / (bottom - x_low)
 
 
-def ego_eligible(polylines: list[NDArray[np.floating[Any]]], bottoms: NDArray[np.float64],
-                 detected_top: NDArray[np.float64], detected_low: NDArray[np.float64],
-                 frame_width: float, frame_height: float) -> NDArray[np.bool_]:
+def ego_eligible(polylines: Sequence[NDArray[np.float32 | np.float64]],
+                 bottoms: NDArray[np.float64], detected_top: NDArray[np.float64],
+                 detected_low: NDArray[np.float64], frame_width: float,
+                 frame_height: float) -> NDArray[np.bool_]:
     """
     Which lanes may take a side (see the module docstring). Arrays are per lane, in frame pixels.
 

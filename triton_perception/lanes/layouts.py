@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Mapping
 
-from triton_perception.lanes.lane_model import (DecodeRecord, LaneConfigError, LaneLayout,
+from triton_perception.lanes.lane_model import (DecodeConfig, LaneConfigError, LaneLayout,
                                                 LayoutMismatch, Resolved, Shapes)
 from triton_perception.lanes.proposals import Proposals
 from triton_perception.lanes.row_anchors import RowAnchors
@@ -37,7 +37,7 @@ def layout_named(name: str) -> type[LaneLayout]:
 
 
 def resolve_layout(name: str, shapes: Shapes, input_height: int,
-                   config: DecodeRecord) -> Resolved:
+                   config: DecodeConfig) -> Resolved:
     """Return (outputs in decode order, the layout's settings, default preprocessing)."""
     layout = layout_named(name)
     unknown = set(config) - layout.config_keys

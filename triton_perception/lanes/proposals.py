@@ -10,15 +10,15 @@ of the model input. ``start_y`` is normalised (start strip ``round(start_y * (S 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, ClassVar, NamedTuple, TYPE_CHECKING
+from typing import cast, ClassVar, NamedTuple, TYPE_CHECKING
 
 import numpy as np
 from numpy.typing import NDArray
 
 from triton_perception.lanes.lane_geometry import LaneResult
-from triton_perception.lanes.lane_model import (DecodeRecord, DecodeSettings, InputMapping,
-                                                LaneConfigError, LaneModel, LayoutMismatch,
-                                                Preprocessing, Resolved, Shapes)
+from triton_perception.lanes.lane_model import (DecodeConfig, DecodeRecord, DecodeSettings,
+                                                InputMapping, LaneConfigError, LaneModel,
+                                                LayoutMismatch, Preprocessing, Resolved, Shapes)
 from triton_perception.lanes.polylines import finish
 
 if TYPE_CHECKING:
@@ -154,7 +154,7 @@ class Proposals:
     scores: str = 'auto'  # 'logits', 'softmax' or 'auto' (told apart per frame)
 
     @classmethod
-    def resolve(cls, shapes: Shapes, input_height: int, config: DecodeRecord) -> Resolved:
+    def resolve(cls, shapes: Shapes, input_height: int, config: DecodeConfig) -> Resolved:
         """Check for one [N, 5 + offsets] output; LaneATT's BGR /255 input by default."""
         if len(shapes) != 1:
             raise LayoutMismatch('it reads one output')
@@ -182,11 +182,12 @@ class Proposals:
         from triton_perception.graphs import add_float_outputs  # noqa: PLC0415 (loads onnx)
         add_float_outputs(graph, outputs, shapes)
 
-    def decode(self, arrays: list[NDArray[Any]], model: LaneModel, mapping: InputMapping,
+    def decode(self, arrays: list[NDArray[np.generic]], model: LaneModel, mapping: InputMapping,
                frame_size: tuple[int, int], settings: DecodeSettings) -> LaneResult:
         """Return the proposals above the score threshold, after LaneATT's NMS, as lanes."""
         lanes, scores = decode_proposals(
-            arrays[0], model.input_width, model.input_height,
+            cast(NDArray[np.float32], arrays[0]),  # add_outputs serves it as FP32
+            model.input_width, model.input_height,
             ProposalSettings(confidence=settings.score_threshold,
                              nms_distance=settings.nms_distance_px, top_k=settings.max_lanes,
                              scores=self.scores))

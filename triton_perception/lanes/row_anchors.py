@@ -18,15 +18,15 @@ the softmax expectation over the argmax bin and its two neighbours, plus 0.5, ov
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, ClassVar, NamedTuple, Sequence, TYPE_CHECKING
+from typing import cast, ClassVar, NamedTuple, Sequence, TYPE_CHECKING
 
 import numpy as np
 from numpy.typing import NDArray
 
 from triton_perception.lanes.lane_geometry import LaneResult
-from triton_perception.lanes.lane_model import (DecodeRecord, DecodeSettings, InputMapping,
-                                                LaneConfigError, LaneModel, LayoutMismatch,
-                                                Preprocessing, Resolved, Shapes)
+from triton_perception.lanes.lane_model import (DecodeConfig, DecodeRecord, DecodeSettings,
+                                                InputMapping, LaneConfigError, LaneModel,
+                                                LayoutMismatch, Preprocessing, Resolved, Shapes)
 from triton_perception.lanes.polylines import finish
 
 if TYPE_CHECKING:
@@ -126,21 +126,24 @@ def _local_expectation(locations: NDArray[np.float64], index: int) -> float:
     return float((weights * window).sum()) + 0.5
 
 
-def decode_v2(loc_row: NDArray[np.floating[Any]], loc_col: NDArray[np.floating[Any]],
-              exist_row: NDArray[np.floating[Any]], exist_col: NDArray[np.floating[Any]],
-              settings: RowAnchorSettings
+def decode_v2(loc_row: NDArray[np.float32 | np.float64],
+              loc_col: NDArray[np.float32 | np.float64],
+              exist_row: NDArray[np.float32 | np.float64],
+              exist_col: NDArray[np.float32 | np.float64], settings: RowAnchorSettings
               ) -> tuple[list[NDArray[np.float64]], NDArray[np.float32]]:
     """
     Return the four v2 outputs -> polylines in *frame fractions* (x, y in [0, 1], bottom first).
 
     Scores are the mean existence probability of the lane's points.
     """
-    loc_row, loc_col = loc_row[0].astype(np.float64), loc_col[0].astype(np.float64)
-    exist_row, exist_col = exist_row[0].astype(np.float64), exist_col[0].astype(np.float64)
+    row_locations, column_locations = loc_row[0].astype(np.float64), loc_col[0].astype(np.float64)
+    row_existence, column_existence = (exist_row[0].astype(np.float64),
+                                       exist_col[0].astype(np.float64))
     lanes, scores = [], []
     for lane_ids, loc, exist, anchors, along_rows in (
-            (V2_ROW_LANES, loc_row, exist_row, settings.row_anchors, True),
-            (V2_COLUMN_LANES, loc_col, exist_col, settings.column_anchors, False)):
+            (V2_ROW_LANES, row_locations, row_existence, settings.row_anchors, True),
+            (V2_COLUMN_LANES, column_locations, column_existence, settings.column_anchors,
+             False)):
         grid, anchor_count = loc.shape[0], loc.shape[1]
         if len(anchors) != anchor_count:
             raise ValueError(f'{len(anchors)} anchors for {anchor_count} output '
@@ -179,15 +182,14 @@ class RowAnchors:
     column_anchors: tuple[float, ...] = ()  # v2: fractions of frame width
 
     @classmethod
-    def resolve(cls, shapes: Shapes, input_height: int, config: DecodeRecord) -> Resolved:
+    def resolve(cls, shapes: Shapes, input_height: int, config: DecodeConfig) -> Resolved:
         """Tell v1 (one output) from v2 (four named outputs); the published anchors by default."""
         if len(shapes) == 1:
             (name, shape), = shapes.items()
             if len(shape) != 4 or shape[0] != 1 or shape[1] < 3:
                 raise LayoutMismatch('v1 expects [1, griding_num + 1, rows, lanes]')
             anchors = config.get('row_anchors') or default_row_anchors(shape[2], input_height)
-            _check_anchors('row_anchors', anchors, shape[2])
-            return (name,), cls(1, tuple(float(a) for a in anchors)), \
+            return (name,), cls(1, _checked_anchors('row_anchors', anchors, shape[2])), \
                 Preprocessing(normalize='imagenet')
         by_name = {name: shapes[name] for name in V2_NAMES if name in shapes}
         if len(shapes) != 4 or len(by_name) != 4:
@@ -197,15 +199,16 @@ class RowAnchors:
                 or exist_col[1] != 2 or loc_row[2] != exist_row[2] or loc_col[2] != exist_col[2]):
             raise LayoutMismatch('v2 shapes disagree')
         rows, columns = loc_row[2], loc_col[2]
+        row_anchors: object  # the lane config's (parsed YAML), else the published ones
+        column_anchors: object
         if 'row_anchors' in config or 'column_anchors' in config:
             row_anchors, column_anchors = config.get('row_anchors', ()), config.get(
                 'column_anchors', ())
         else:
             row_anchors, column_anchors = default_v2_anchors(rows, columns)
-        _check_anchors('row_anchors', row_anchors, rows)
-        _check_anchors('column_anchors', column_anchors, columns)
-        return V2_NAMES, cls(2, tuple(float(a) for a in row_anchors),
-                             tuple(float(a) for a in column_anchors)), Preprocessing(
+        checked_rows = _checked_anchors('row_anchors', row_anchors, rows)
+        checked_columns = _checked_anchors('column_anchors', column_anchors, columns)
+        return V2_NAMES, cls(2, checked_rows, checked_columns), Preprocessing(
             normalize='imagenet', top_crop=V2_CROP.get((rows, columns), 0.0))
 
     @classmethod
@@ -227,24 +230,27 @@ class RowAnchors:
         from triton_perception.graphs import add_float_outputs  # noqa: PLC0415 (loads onnx)
         add_float_outputs(graph, outputs, shapes)
 
-    def decode(self, arrays: list[NDArray[Any]], model: LaneModel, mapping: InputMapping,
+    def decode(self, arrays: list[NDArray[np.generic]], model: LaneModel, mapping: InputMapping,
                frame_size: tuple[int, int], settings: DecodeSettings) -> LaneResult:
         """Return v1's or v2's lanes in frame pixels."""
+        floats = [cast(NDArray[np.float32], array) for array in arrays]  # add_outputs: FP32
         if self.version == 1:
-            lanes, scores = decode_v1(arrays[0], model.input_width, self.row_anchors)
+            lanes, scores = decode_v1(floats[0], model.input_width, self.row_anchors)
         else:
-            lanes, scores = decode_v2(arrays[0], arrays[1], arrays[2], arrays[3],
+            lanes, scores = decode_v2(floats[0], floats[1], floats[2], floats[3],
                                       RowAnchorSettings(2, self.row_anchors, self.column_anchors))
             lanes = [_frame_fractions_to_model(points, frame_size, mapping) for points in lanes]
         return finish([mapping.to_frame(points) for points in lanes], scores, frame_size,
                       settings)
 
 
-def _check_anchors(key: str, anchors: object, count: int) -> None:
+def _checked_anchors(key: str, anchors: object, count: int) -> tuple[float, ...]:
+    """Return `anchors` as floats, or raise LaneConfigError unless they are `count` numbers."""
     if not isinstance(anchors, (list, tuple)) or len(anchors) != count or not all(
             isinstance(a, (int, float)) and not isinstance(a, bool) for a in anchors):
         raise LaneConfigError(f'decode.{key}: expected {count} numbers (one per output '
                               f'anchor), got {anchors!r}')
+    return tuple(float(a) for a in anchors)
 
 
 def _frame_fractions_to_model(points: NDArray[np.float64], frame_size: tuple[int, int],

@@ -9,17 +9,17 @@ with lane_geometry's pieces, grouping and sides.
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
-from typing import Any, ClassVar, TYPE_CHECKING
+from typing import cast, ClassVar, TYPE_CHECKING
 
 import numpy as np
 from numpy.typing import NDArray
 
 from triton_perception.graphs import LANE_RUNS_OUTPUTS
 from triton_perception.lanes.lane_geometry import drivable_area, LaneResult, postprocess
-from triton_perception.lanes.lane_model import (DecodeRecord, DecodeSettings, InputMapping,
-                                                LaneConfigError, LaneModel, LayoutMismatch,
-                                                Preprocessing, Resolved, SEGMENTATION_OUTPUTS,
-                                                Shapes)
+from triton_perception.lanes.lane_model import (DecodeConfig, DecodeRecord, DecodeSettings,
+                                                InputMapping, LaneConfigError, LaneModel,
+                                                LayoutMismatch, Preprocessing, Resolved,
+                                                SEGMENTATION_OUTPUTS, Shapes)
 from triton_perception.lanes.polylines import best_lanes
 from triton_perception.lanes.run_decoding import postprocess_runs
 
@@ -47,7 +47,7 @@ class Segmentation:
     drivable_channel: int = 1
 
     @classmethod
-    def resolve(cls, shapes: Shapes, input_height: int, config: DecodeRecord) -> Resolved:
+    def resolve(cls, shapes: Shapes, input_height: int, config: DecodeConfig) -> Resolved:
         """Choose the lane output and channel (the first [1, C, h, w] output, channel 1 of 2+)."""
         heads = {name: shape for name, shape in shapes.items()
                  if len(shape) == 4 and shape[0] == 1}
@@ -74,8 +74,12 @@ class Segmentation:
                 lane_output][2:]:
             raise LayoutMismatch(f'drivable_output {drivable!r} must be a [1, C >= 2, h, w] '
                                  "output of the lane output's size")
+        drivable_channel = config.get('drivable_channel', 1)
+        if not isinstance(drivable_channel, (int, float, str)):  # what int() takes of YAML
+            raise LaneConfigError(f'decode.drivable_channel: {drivable_channel!r} is not a '
+                                  'channel number')
         return SEGMENTATION_OUTPUTS, cls(lane_output, channel, activation, drivable, int(
-            config.get('drivable_channel', 1))), Preprocessing()
+            drivable_channel)), Preprocessing()
 
     @classmethod
     def from_record(cls, record: DecodeRecord) -> Segmentation:
@@ -98,7 +102,7 @@ class Segmentation:
         head = shapes[self.lane_output]
         add_compact_maps(graph, lane, drivable, head[-2], head[-1])
 
-    def decode(self, arrays: list[NDArray[Any]], model: LaneModel, mapping: InputMapping,
+    def decode(self, arrays: list[NDArray[np.generic]], model: LaneModel, mapping: InputMapping,
                frame_size: tuple[int, int], settings: DecodeSettings) -> LaneResult:
         """Decode the served graph's runs, or its compact maps (model resolution)."""
         return best_lanes(_lanes(arrays, model, mapping, frame_size, settings),
@@ -122,15 +126,18 @@ def _margin(graph: GraphBuilder, head: str, shape: list[int], channel: int,
     return margin
 
 
-def _lanes(arrays: list[NDArray[Any]], model: LaneModel, mapping: InputMapping,
+def _lanes(arrays: list[NDArray[np.generic]], model: LaneModel, mapping: InputMapping,
            frame_size: tuple[int, int], settings: DecodeSettings) -> LaneResult:
     """Decode the served segmentation graph's runs, or its compact maps (model resolution)."""
     if model.outputs == LANE_RUNS_OUTPUTS:  # the shipped graph: no crop, a stretch
-        return postprocess_runs(arrays[0], arrays[1], arrays[2], model.input_width, frame_size,
+        # graphs/lane_runs.py's outputs: int32 runs and counts, the uint8 drivable area
+        return postprocess_runs(cast(NDArray[np.int32], arrays[0]),
+                                cast(NDArray[np.int32], arrays[1]),
+                                cast(NDArray[np.uint8], arrays[2]), model.input_width, frame_size,
                                 settings.num_points, settings.min_lane_length)
-    probability = arrays[0]
+    probability = cast(NDArray[np.uint8], arrays[0])  # add_compact_maps: uint8 maps
     has_drivable = len(arrays) > 1
-    margin = arrays[1] if has_drivable else np.zeros_like(probability)
+    margin = cast(NDArray[np.uint8], arrays[1]) if has_drivable else np.zeros_like(probability)
     if mapping.content == (0, model.input_height, 0, model.input_width) and not mapping.offset[1]:
         result = postprocess(probability, margin, frame_size, settings.num_points,
                              settings.min_lane_length)

@@ -18,12 +18,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Iterable, Sequence, TYPE_CHECKING, TypedDict
 
 import numpy as np
 from numpy.typing import NDArray
 
 from triton_perception.errors import TritonPerceptionError
+
+if TYPE_CHECKING:
+    from onnx import ModelProto, ValueInfoProto
 
 # Thresholds of the detection reference (shared/models/README.md: conf 0.25, IoU 0.45).
 REFERENCE_SCORE_THRESHOLD = 0.25
@@ -38,6 +41,30 @@ class ExportCheckError(TritonPerceptionError, ValueError):
     """A file is not an equivalent export of a shipped model; the message says what differs."""
 
 
+class Structure(TypedDict, total=False):
+    """A model's `structure` entry of config/models.yaml (see structure_differences)."""
+
+    opset: list[int]  # [lowest, highest]
+    names: str  # 'any': the graph builder takes any tensor names
+    classes: int  # a detector's class count
+    inputs: list[list[str | list[int]]]  # [name, shape] pairs
+    outputs: list[list[str | list[int]]]
+
+
+class BehaviourCheck(TypedDict, total=False):
+    """A model's `check` entry of config/models.yaml (see behaviour_differences)."""
+
+    image: str  # the check image, relative to a --check-images directory
+    upstream: str  # where it comes from
+    detections: list[list[float]]  # detection: [class, score, x1, y1, x2, y2] each
+    min_iou: float
+    score_tolerance: float
+    extra_detections: int
+    lane_pixels: int  # lanes: pixel counts of the network-sized maps
+    drivable_pixels: int
+    relative_tolerance: float
+
+
 @dataclass(frozen=True)
 class CheckResult:
     """What was compared, for the install log."""
@@ -46,7 +73,7 @@ class CheckResult:
     behaviour: str
 
 
-def _tensors(values: Any) -> list[tuple[str, list[int | str], str]]:
+def _tensors(values: Iterable[ValueInfoProto]) -> list[tuple[str, list[int | str], str]]:
     """(name, shape, element type) of an ONNX graph's inputs or outputs."""
     found = []
     for value in values:
@@ -58,7 +85,7 @@ def _tensors(values: Any) -> list[tuple[str, list[int | str], str]]:
     return found
 
 
-def structure_differences(model: Any, expected: dict[str, Any]) -> list[str]:
+def structure_differences(model: ModelProto, expected: Structure) -> list[str]:
     """
     Return how an ONNX model's interface differs from `expected` (empty when it matches).
 
@@ -74,11 +101,11 @@ def structure_differences(model: Any, expected: dict[str, Any]) -> list[str]:
         differences.append(f'opset {opset}, expected {lowest} to {highest} (export with '
                            f'--opset {highest})')
     initializers = {initializer.name for initializer in model.graph.initializer}
-    for kind, values in (('input', [value for value in model.graph.input
-                                    if value.name not in initializers]),
-                         ('output', model.graph.output)):
+    for kind, values, wanted in (('input', [value for value in model.graph.input
+                                            if value.name not in initializers],
+                                  expected['inputs']),
+                                 ('output', model.graph.output, expected['outputs'])):
         found = _tensors(values)
-        wanted = expected[f'{kind}s']
         if len(found) != len(wanted):
             differences.append(f'{len(found)} {kind}s ({_listed(found)}), expected {len(wanted)} '
                                f'({_listed([(n, s, "float32") for n, s in wanted])})')
@@ -95,12 +122,11 @@ def structure_differences(model: Any, expected: dict[str, Any]) -> list[str]:
     return differences
 
 
-def _listed(tensors: list[tuple[str, list[int | str], str]]) -> str:
+def _listed(tensors: Sequence[tuple[object, object, str]]) -> str:
     return ', '.join(f'{name} {shape}' for name, shape, _element in tensors)
 
 
-def _class_hint(kind: str, shape: list[int | str], wanted: list[int], expected: dict[str, Any]
-                ) -> str:
+def _class_hint(kind: str, shape: list[int | str], wanted: object, expected: Structure) -> str:
     """Say what a detector head's last dimension means: its class count."""
     classes = expected.get('classes')
     if kind != 'output' or not classes or len(shape) != 3 or not isinstance(shape[2], int):
@@ -110,7 +136,7 @@ def _class_hint(kind: str, shape: list[int | str], wanted: list[int], expected: 
             'LABELS.txt --name NAME`')
 
 
-def find_check_image(check: dict[str, Any], directories: list[Path]) -> Path | None:
+def find_check_image(check: BehaviourCheck, directories: list[Path]) -> Path | None:
     """Return the check image: DIR/<image> or DIR/<its file name>, in the first DIR holding it."""
     relative = Path(check['image'])
     for directory in directories:
@@ -120,7 +146,7 @@ def find_check_image(check: dict[str, Any], directories: list[Path]) -> Path | N
     return None
 
 
-def behaviour_differences(served_graph: Path, graph: str, check: dict[str, Any],
+def behaviour_differences(served_graph: Path, graph: str, check: BehaviourCheck,
                           image_path: Path) -> tuple[list[str], str]:
     """
     Run the served graph on the check image; return the differences and a one-line summary.
@@ -152,16 +178,17 @@ def behaviour_differences(served_graph: Path, graph: str, check: dict[str, Any],
     found = {'lane_pixels': int((lane_probability >= LANE_THRESHOLD).sum()),
              'drivable_pixels': int((drivable_margin > DRIVABLE_ZERO).sum())}
     tolerance = check['relative_tolerance']
-    differences = [f'{name} on {image_path.name}: {found[name]}, reference {check[name]} '
+    reference = {'lane_pixels': check['lane_pixels'], 'drivable_pixels': check['drivable_pixels']}
+    differences = [f'{name} on {image_path.name}: {found[name]}, reference {reference[name]} '
                    f'(tolerance {tolerance:.0%})' for name in found
-                   if abs(found[name] - check[name]) > tolerance * check[name]]
+                   if abs(found[name] - reference[name]) > tolerance * reference[name]]
     summary = (f'{image_path.name}: {found["lane_pixels"]} lane and {found["drivable_pixels"]} '
-               f'drivable pixels (reference {check["lane_pixels"]}, {check["drivable_pixels"]}, '
-               f'tolerance {tolerance:.0%})')
+               f'drivable pixels (reference {reference["lane_pixels"]}, '
+               f'{reference["drivable_pixels"]}, tolerance {tolerance:.0%})')
     return differences, summary
 
 
-def _detection_differences(found: NDArray[np.float32], check: dict[str, Any],
+def _detection_differences(found: NDArray[np.float32], check: BehaviourCheck,
                            image_name: str) -> tuple[list[str], str]:
     unmatched = list(range(len(found)))
     differences = []

@@ -33,7 +33,7 @@ from pathlib import Path
 import shutil
 import sys
 import tempfile
-from typing import Any, Callable, Iterator, Sequence, TextIO
+from typing import Callable, Iterator, Sequence, TextIO, TYPE_CHECKING
 
 import numpy as np
 from numpy.typing import NDArray
@@ -42,6 +42,11 @@ from triton_perception.bag import BagError, CAMERA_TYPES, read_images
 from triton_perception.models.shipped_models import ModelInstallError
 from triton_perception.system import sha256_of
 
+if TYPE_CHECKING:
+    from onnx import ValueInfoProto
+
+    from triton_perception.system import JsonObject
+
 # The served model steps that have a network to quantize, by --models name.
 QUANTIZED_STEPS = {'detection': 'yolov5_model', 'lanes': 'lane_model'}
 FLOAT_GRAPH = 'model.onnx'
@@ -49,6 +54,8 @@ INT8_GRAPH = 'model_int8.onnx'
 TENSORRT_GRAPH = 'model_int8_tensorrt.onnx'
 DEFAULT_FRAMES = 64
 INT8_FILES = (INT8_GRAPH, INT8_GRAPH + '.json', TENSORRT_GRAPH)
+# A served graph's inputs for one frame: the uint8 image, the float32 thresholds, the int32 count.
+Feed = dict[str, NDArray[np.uint8 | np.float32 | np.int32]]
 
 
 @dataclass(frozen=True)
@@ -157,11 +164,11 @@ class ProgressBar:
         self.stream.flush()
 
 
-def _feeds(graph_inputs: list[Any], frames: list[NDArray[np.uint8]],
-           bar: ProgressBar) -> Iterator[dict[str, NDArray[Any]]]:
+def _feeds(graph_inputs: list[ValueInfoProto], frames: list[NDArray[np.uint8]],
+           bar: ProgressBar) -> Iterator[Feed]:
     """Yield the served graph's inputs per frame; the thresholds do not reach the network."""
     for frame in frames:
-        feed: dict[str, NDArray[Any]] = {}
+        feed: Feed = {}
         for tensor in graph_inputs:
             if tensor.name == 'image':
                 feed[tensor.name] = frame
@@ -203,12 +210,12 @@ def quantize_step(float_graph: Path, destination: Path, frames: list[NDArray[np.
             def __init__(self) -> None:
                 self.feeds = _feeds(list(float_model.graph.input), frames, bar)
 
-            def get_next(self) -> dict[str, NDArray[Any]] | None:
+            def get_next(self) -> Feed | None:
                 return next(self.feeds, None)
 
-        common: dict[str, Any] = {'quant_format': QuantFormat.QDQ, 'per_channel': True,
-                                  'nodes_to_quantize': nodes, 'weight_type': QuantType.QInt8,
-                                  'calibration_cache_path': cache}
+        common: dict[str, object] = {'quant_format': QuantFormat.QDQ, 'per_channel': True,
+                                     'nodes_to_quantize': nodes, 'weight_type': QuantType.QInt8,
+                                     'calibration_cache_path': cache}
         cpu = {'activation_type': QuantType.QUInt8, 'reduce_range': True,
                'extra_options': {'WeightSymmetric': True}}
         tensorrt = {'activation_type': QuantType.QInt8,
@@ -307,10 +314,10 @@ def candidate_repository(repository: Path, candidates: Sequence[Candidate], view
     return view
 
 
-def int8_record(step_directory: Path) -> dict[str, Any] | None:
+def int8_record(step_directory: Path) -> JsonObject | None:
     """Return the INT8 record of a model step (`<step>/1/model_int8.onnx.json`), or None."""
     try:
-        record: dict[str, Any] = json.loads(
+        record: JsonObject = json.loads(
             (step_directory / '1' / (INT8_GRAPH + '.json')).read_text(encoding='utf-8'))
     except (OSError, ValueError):
         return None

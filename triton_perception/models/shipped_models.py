@@ -15,7 +15,7 @@ import json
 import os
 from pathlib import Path
 import shutil
-from typing import Any, Callable
+from typing import Callable, TYPE_CHECKING
 
 import yaml
 
@@ -25,11 +25,23 @@ from triton_perception.models.health_model import (health_graph_current, HEALTH_
                                                    install_health_graph)
 from triton_perception.system import config_file, sha256_of, SOURCE_ROOT
 
+if TYPE_CHECKING:
+    from triton_perception.models.export_check import BehaviourCheck, Structure
+
 MODELS_DIR_ENV = 'TRITON_PERCEPTION_MODELS_DIR'
 
 
 class ModelInstallError(TritonPerceptionError, RuntimeError):
     """A weight file is missing or corrupt; the message says where to obtain it."""
+
+
+# A model whose entry has no `structure` or `check`: nothing to compare.
+def _no_structure() -> Structure:
+    return {}
+
+
+def _no_check() -> BehaviourCheck:
+    return {}
 
 
 @dataclass(frozen=True)
@@ -51,8 +63,8 @@ class ModelFile:
     licence: str
     obtain: str
     graph: str = ''  # '' (served as is) or a builder of triton_perception.graphs: 'detection'
-    structure: dict[str, Any] = field(default_factory=dict)
-    check: dict[str, Any] = field(default_factory=dict)
+    structure: Structure = field(default_factory=_no_structure)
+    check: BehaviourCheck = field(default_factory=_no_check)
 
 
 @dataclass(frozen=True)

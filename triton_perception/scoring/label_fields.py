@@ -10,9 +10,12 @@ import json
 import math
 import os
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Sequence, TYPE_CHECKING
 
 from triton_perception.errors import TritonPerceptionError
+
+if TYPE_CHECKING:
+    from triton_perception.system import JsonObject, JsonValue
 
 # Label files are read whole into memory: a larger file is refused by its size before parsing.
 MAX_LABEL_BYTES = 512 * 1024 * 1024
@@ -59,7 +62,7 @@ def stamp_of(file_name: str, where: str) -> int:
     return int(stem)
 
 
-def number(value: Any, where: str) -> float:
+def number(value: object, where: str) -> float:
     """Return `value` as a finite float, or raise LabelError naming `where`."""
     if isinstance(value, bool) or not isinstance(value, (int, float, str)):
         raise LabelError(f'{where}: {value!r} is not a number')
@@ -72,7 +75,7 @@ def number(value: Any, where: str) -> float:
     return result
 
 
-def integer(value: Any, where: str) -> int:
+def integer(value: object, where: str) -> int:
     """Return `value` as an int (a float must be whole), or raise LabelError naming `where`."""
     result = number(value, where)
     if result != int(result):
@@ -80,31 +83,38 @@ def integer(value: Any, where: str) -> int:
     return int(result)
 
 
-def listed(items: Sequence[Any]) -> str:
+def listed(items: Sequence[object]) -> str:
     """Return the first LISTED items, then how many more there are."""
     shown = ', '.join(str(item) for item in items[:LISTED])
     return shown + (f' and {len(items) - LISTED} more' if len(items) > LISTED else '')
 
 
-def json_document(path: Path, text: str) -> Any:
+def json_document(path: Path, text: str) -> JsonValue:
     """Parse a whole JSON document, a syntax error being a LabelError with its line and column."""
     try:
-        return json.loads(text)
+        document: JsonValue = json.loads(text)
     except json.JSONDecodeError as error:
         raise LabelError(f'{path}, line {error.lineno}, column {error.colno}: malformed JSON '
                          f'({error.msg})') from None
+    return document
 
 
-def entry(record: Any, key: str, where: str) -> Any:
+def json_object(value: JsonValue, where: str) -> JsonObject:
+    """Return `value` if it is a JSON object, else raise LabelError naming `where`."""
+    if not isinstance(value, dict):
+        raise LabelError(f'{where}: expected a JSON object, found {type(value).__name__}')
+    return value
+
+
+def entry(record: JsonValue, key: str, where: str) -> JsonValue:
     """Return `record[key]`, or raise LabelError naming the missing field."""
-    if not isinstance(record, dict):
-        raise LabelError(f'{where}: expected a JSON object, found {type(record).__name__}')
-    if key not in record:
+    fields = json_object(record, where)
+    if key not in fields:
         raise LabelError(f'{where}: missing field {key!r}')
-    return record[key]
+    return fields[key]
 
 
-def json_list(value: Any, where: str) -> list[Any]:
+def json_list(value: JsonValue, where: str) -> list[JsonValue]:
     """Return `value` if it is a JSON array, else raise LabelError naming `where`."""
     if not isinstance(value, list):
         raise LabelError(f'{where}: expected a JSON array, found {type(value).__name__}')

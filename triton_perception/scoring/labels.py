@@ -11,16 +11,20 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any, Iterable, Sequence
+from typing import Iterable, Sequence, TYPE_CHECKING
 
 import numpy as np
 
 from triton_perception.scoring.label_fields import (check_size, CULANE_SUFFIX, entry, integer,
-                                                    json_document, json_list, LabelError, listed,
-                                                    MAX_LABEL_BYTES, number, read_text, stamp_of)
+                                                    json_document, json_list, json_object,
+                                                    LabelError, listed, MAX_LABEL_BYTES, number,
+                                                    read_text, stamp_of)
 from triton_perception.scoring.label_sets import (DetectionLabels, KEYED_BY_INDEX, KEYED_BY_STAMP,
                                                   Labels, LaneLabels, TrackLabels)
 from triton_perception.scoring.lane_labels import read_culane, read_culane_file, read_tusimple
+
+if TYPE_CHECKING:
+    from triton_perception.system import JsonValue
 
 __all__ = ['DetectionLabels', 'KEYED_BY_INDEX', 'KEYED_BY_STAMP', 'LabelError', 'Labels',
            'LaneLabels', 'MAX_LABEL_BYTES', 'TrackLabels', 'label_form', 'read_coco',
@@ -45,9 +49,10 @@ def read_coco(path: Path, class_names: Sequence[str]) -> DetectionLabels:
     category_names = _coco_categories(path, document)
     stamps, sizes, frames = _coco_images(path, document)
     unmatched: dict[str, int] = {}
-    for number_, annotation in enumerate(json_list(entry(document, 'annotations', str(path)),
-                                                   f'{path}: annotations')):
+    for number_, value in enumerate(json_list(entry(document, 'annotations', str(path)),
+                                              f'{path}: annotations')):
         where = f'{path}: annotations[{number_}]'
+        annotation = json_object(value, where)
         image_id = integer(entry(annotation, 'image_id', where), f'{where}.image_id')
         category_id = integer(entry(annotation, 'category_id', where), f'{where}.category_id')
         box = json_list(entry(annotation, 'bbox', where), f'{where}.bbox')
@@ -84,7 +89,7 @@ def read_coco(path: Path, class_names: Sequence[str]) -> DetectionLabels:
                                    for stamp, rows in frames.items()})
 
 
-def _coco_categories(path: Path, document: object) -> dict[int, str]:
+def _coco_categories(path: Path, document: JsonValue) -> dict[int, str]:
     """Return a COCO file's category names by id; LabelError on a malformed category."""
     category_names: dict[int, str] = {}
     for number_, category in enumerate(json_list(entry(document, 'categories', str(path)),
@@ -97,7 +102,7 @@ def _coco_categories(path: Path, document: object) -> dict[int, str]:
     return category_names
 
 
-def _coco_images(path: Path, document: object) -> tuple[
+def _coco_images(path: Path, document: JsonValue) -> tuple[
         dict[int, int], dict[int, tuple[int, int]], dict[int, list[list[float]]]]:
     """
     Return a COCO file's frame stamps by image id, the sizes it gives and an empty frame each.
@@ -107,9 +112,10 @@ def _coco_images(path: Path, document: object) -> tuple[
     stamps: dict[int, int] = {}
     sizes: dict[int, tuple[int, int]] = {}
     frames: dict[int, list[list[float]]] = {}
-    for number_, image in enumerate(json_list(entry(document, 'images', str(path)),
+    for number_, value in enumerate(json_list(entry(document, 'images', str(path)),
                                               f'{path}: images')):
         where = f'{path}: images[{number_}]'
+        image = json_object(value, where)
         image_id = integer(entry(image, 'id', where), f'{where}.id')
         file_name = entry(image, 'file_name', where)
         if not isinstance(file_name, str):
@@ -173,14 +179,15 @@ def read_mot(path: Path) -> TrackLabels:
     return TrackLabels(source=path, frames=frames)
 
 
-def first_json_line(text: str) -> Any:
+def first_json_line(text: str) -> JsonValue:
     """Return the first non-blank line parsed as JSON, or None if it does not parse."""
     for line in text.splitlines():
         if line.strip():
             try:
-                return json.loads(line)
+                record: JsonValue = json.loads(line)
             except json.JSONDecodeError:
                 return None
+            return record
     return None
 
 

@@ -3,7 +3,8 @@ The machine the package runs on: where its files are, child processes, file chec
 
 Owns: paths (share directory, config files, the Fast DDS profile), processes (process trees,
 node commands, dying with the parent), parent_death, stops_last (a server stopping after its
-clients), checksums and missing shared libraries.
+clients), checksums, missing shared libraries and json_values (the type of a parsed JSON or
+YAML document).
 """
 from triton_perception.faces import lazy_face
 

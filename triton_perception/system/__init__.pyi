@@ -1,5 +1,9 @@
 """The public face of system/: read by type checkers and by faces.lazy_face."""
 from triton_perception.system.checksums import sha256_of as sha256_of
+from triton_perception.system.json_values import (
+    JsonObject as JsonObject,
+    JsonValue as JsonValue,
+)
 from triton_perception.system.paths import (
     CLIP_HINT as CLIP_HINT,
     config_file as config_file,

@@ -15,7 +15,8 @@ from pathlib import Path
 import numpy as np
 
 from triton_perception.bag import export_frames, ExportSummary
-from triton_perception.evaluation.accuracy_figures import chart, drawn_frames, save_rgb, sheet
+from triton_perception.evaluation.accuracy_figures import (chart, Drawn, drawn_frames, save_rgb,
+                                                           sheet)
 from triton_perception.evaluation.comparison.comparison_report import PLOT_FILE
 from triton_perception.evaluation.comparison.run_comparison import Run
 from triton_perception.evaluation.comparison.run_pairing import (frame_scores, most_changed,
@@ -44,7 +45,7 @@ def agreement_plot(comparison: RunComparison, directory: Path) -> str:
     return PLOT_FILE
 
 
-def drawings(outputs: RunOutputs, stamps: list[int]) -> dict[int, dict[str, object]]:
+def drawings(outputs: RunOutputs, stamps: list[int]) -> dict[int, Drawn]:
     """Return what a run published on `stamps`, as the contact sheet draws it."""
     return {stamp: {'boxes': outputs.detections.get(stamp, np.zeros((0, 6))),
                     'lanes': list(outputs.lanes.get(stamp, []))} for stamp in stamps}

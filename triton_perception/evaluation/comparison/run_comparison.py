@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 import struct
-from typing import Any, Mapping
+from typing import Mapping, TYPE_CHECKING
 
 import numpy as np
 from numpy.typing import NDArray
@@ -30,6 +30,9 @@ from triton_perception.evaluation.replay_outputs import read_outputs
 from triton_perception.evaluation.report_schema import (ChangeFigure, read_report, ReplayReport,
                                                         REPORT_JSON, RunComparison)
 from triton_perception.outputs import class_name, mask_from_image
+
+if TYPE_CHECKING:
+    from sensor_msgs.msg import Image
 
 # A figure is flagged when its whole interval of mean agreement lies below 1 - threshold.
 DEFAULT_THRESHOLDS = {'detection': 0.05, 'identity': 0.10, 'lanes': 0.05, 'ego_lane': 0.05,
@@ -61,7 +64,7 @@ def read_masks(outputs_bag: Path) -> dict[int, NDArray[np.bool_]]:
         if not connections:
             return {}
         for connection, _time, raw in reader.messages(connections=connections):
-            message: Any = reader.deserialize(raw, connection.msgtype)
+            message: Image = reader.deserialize(raw, connection.msgtype)  # rosbags' mono8 Image
             stamp = message.header.stamp.sec * 1_000_000_000 + message.header.stamp.nanosec
             masks[stamp] = mask_from_image(message) > 0
     return masks
