@@ -9,7 +9,7 @@ the numbers a subscription sees from one publisher is a count of frames lost on 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Hashable, Mapping, Protocol, TypedDict
+from typing import Hashable, Mapping, Protocol
 
 # rmw's "sequence numbers unsupported" value (RMW_MESSAGE_INFO_SEQUENCE_NUMBER_UNSUPPORTED = 0).
 UNSUPPORTED_SEQUENCE_NUMBER = 0
@@ -59,30 +59,21 @@ class SequenceGapCounter:
         self._last.clear()
 
 
-class PublisherGid(TypedDict, total=False):
-    """A publisher's GID as MessageInfo gives it."""
-
-    implementation_identifier: str
-    data: bytes | list[int]
-
-
-class PublisherFields(TypedDict, total=False):
-    """The fields of rclpy's MessageInfo (Iron and newer) read here; Humble has no such type."""
-
-    publication_sequence_number: int | None
-    publisher_gid: PublisherGid | None
-
-
-def publisher_sequence(message_info: PublisherFields) -> tuple[Hashable, int] | None:
+def publisher_sequence(message_info: Mapping[str, object]) -> tuple[Hashable, int] | None:
     """
     Return (publisher key, publication sequence number) from rclpy's MessageInfo.
 
-    None when the RMW does not provide them.
+    None when the RMW does not provide them (Humble's rclpy has no MessageInfo at all).
     """
     sequence_number = message_info.get('publication_sequence_number')
     gid = message_info.get('publisher_gid')
-    if not sequence_number or sequence_number == UNSUPPORTED_SEQUENCE_NUMBER or not gid:
+    if (not isinstance(sequence_number, int) or sequence_number == UNSUPPORTED_SEQUENCE_NUMBER
+            or not gid):
         return None
-    key = (gid.get('implementation_identifier'), bytes(gid.get('data', b''))) \
-        if isinstance(gid, Mapping) else gid
-    return key, int(sequence_number)
+    if isinstance(gid, Mapping):
+        data = gid.get('data', b'')
+        key: Hashable = (gid.get('implementation_identifier'),
+                         bytes(data) if isinstance(data, (bytes, list)) else b'')
+    else:
+        key = gid if isinstance(gid, Hashable) else repr(gid)
+    return key, sequence_number

@@ -19,7 +19,7 @@ import subprocess
 import sys
 import threading
 import time
-from typing import Any, Callable
+from typing import Callable
 import urllib.error
 import urllib.request
 
@@ -28,7 +28,7 @@ from triton_perception.serving.server.server_config import (resolve_profile, Ser
                                                             ServerError)
 from triton_perception.serving.server.server_installation import (find_tritonserver, server_command,
                                                                   server_environment)
-from triton_perception.system import ending_with_parent, with_parent_pid
+from triton_perception.system import ending_with_parent, JsonObject, JsonValue, with_parent_pid
 
 # Harmless on a machine without a GPU; hidden so that real problems stand out.
 NOISE = ('Failed to initialize NVML', 'DCGM', 'Unable to find GPU', 'CUDA driver version',
@@ -183,7 +183,7 @@ class TritonServer:
         except (urllib.error.URLError, OSError):
             return False
 
-    def metadata(self) -> dict[str, Any]:
+    def metadata(self) -> JsonObject:
         """
         Return what the server says of itself (GET /v2): name, release version, extensions.
 
@@ -192,22 +192,27 @@ class TritonServer:
         """
         try:
             with urllib.request.urlopen(f'{self.http_url}/v2', timeout=5.0) as response:
-                metadata: dict[str, Any] = json.loads(response.read())
-                return metadata
+                metadata: JsonValue = json.loads(response.read())
         except (urllib.error.URLError, OSError, ValueError) as error:
             raise ServerError(f'tritonserver at {self.http_url} gave no metadata: '
                               f'{error}') from error
+        if not isinstance(metadata, dict):
+            raise ServerError(f'tritonserver at {self.http_url} gave metadata that is not a '
+                              f'JSON object: {str(metadata)[:200]}')
+        return metadata
 
-    def repository_index(self) -> list[dict[str, Any]]:
+    def repository_index(self) -> list[JsonObject]:
         """Every model Triton knows with its state and, for failures, the reason."""
         request = urllib.request.Request(f'{self.http_url}/v2/repository/index', data=b'{}',
                                          method='POST')
         try:
             with urllib.request.urlopen(request, timeout=2.0) as response:
-                index: list[dict[str, Any]] = json.loads(response.read())
-                return index
+                index: JsonValue = json.loads(response.read())
         except (urllib.error.URLError, OSError, ValueError):
             return []
+        # A list of objects, one per model (Triton's model repository extension).
+        entries = index if isinstance(index, list) else []
+        return [entry for entry in entries if isinstance(entry, dict)]
 
     def _loading_summary(self) -> str:
         index = self.repository_index()
