@@ -14,9 +14,11 @@ import pytest
 import tritonclient.grpc as grpcclient
 from tritonclient.utils import InferenceServerException, np_to_triton_dtype
 
-from test_detection_processing import (assert_matches_reference, BUS_REFERENCE, differences,
-                                       make_reference, read_rgb, ZIDANE_REFERENCE)
-from test_lane_processing import has_ego_lanes, make_lane_detector, read_clip
+from detection_references import (assert_matches_reference, BUS_REFERENCE, differences,
+                                  make_reference, ZIDANE_REFERENCE)
+from highway_clip import has_ego_lanes, read_clip
+from sample_images import read_rgb
+from served_graphs import make_lane_detector
 from triton_perception.frames.frame_range import frame_range_of, FrameRange
 from triton_perception.lanes.lane_geometry import LaneResult, NUM_POINTS, postprocess
 from triton_perception.serving.requests.output_checks import check_detections, check_lane_maps
