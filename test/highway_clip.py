@@ -2,8 +2,8 @@
 The shared highway clip (solidWhiteRight.mp4): its frames, a bag of it, its calibration and lanes.
 
 The clip is 8.8 s of 960x540 at 25 fps (221 frames) in the shared data; its camera's calibration
-is in test/data/highway_clip; where its ego lane lines meet the image bottom is what the shared
-models README says.
+and hand labels are in test/data/highway_clip; where its ego lane lines meet the image bottom is
+what the shared models README says.
 """
 from __future__ import annotations
 
@@ -17,6 +17,7 @@ from triton_perception.bag.make import make_bag
 
 CLIP = SHARED / 'data' / 'videos' / 'solidWhiteRight.mp4'
 CALIBRATION = Path(__file__).resolve().parent / 'data' / 'highway_clip'
+LABELS = CALIBRATION / 'labels'  # hand labels: the cars' tracks (gt.txt), the lanes (culane/)
 # The README puts the ego boundaries' bottom crossings of solidWhiteRight.mp4 "near" x 150-230 and
 # 820-890. The model's own lane mask crosses the bottom row at x 127-194 and 814-893 over the clip,
 # so "near" is read as those bands widened by 30 px.
