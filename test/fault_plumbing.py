@@ -22,8 +22,8 @@ from sensor_msgs.msg import Image
 
 from conftest import REPO
 from fault_repository import write_repository
+from highway_clip import clip_frames
 from ros_helpers import Probe, RELIABLE, wait_until
-from test_pipeline_run import clip_frames
 from triton_perception.frames.diagnostics import NodeStatus, status_name
 from triton_perception.models.shipped_models import install_models
 from triton_perception.serving.server.server_config import ServerConfig

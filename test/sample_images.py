@@ -1,4 +1,8 @@
-"""Images the conversion tests build their inputs from, and how they read a rejection."""
+"""
+Images the tests build their inputs from, and how the conversion tests read a rejection.
+
+They are made here (smooth, random) or read from the shared data (bus.jpg, any image by name).
+"""
 from __future__ import annotations
 
 from typing import Any
@@ -30,6 +34,12 @@ def bus_rgb() -> np.ndarray:
     """Return the shared photo bus.jpg as RGB: a real camera image."""
     bgr = cv2.imread(str(shared_path('data', 'images', 'bus.jpg')))
     return np.ascontiguousarray(bgr[..., ::-1])
+
+
+def read_rgb(name: str) -> np.ndarray:
+    """Return the shared image `name` as RGB."""
+    path = shared_path('data', 'images', name)
+    return cv2.cvtColor(cv2.imread(str(path)), cv2.COLOR_BGR2RGB)
 
 
 def rejection_reason(call: Any, *args: Any) -> str:

@@ -18,8 +18,9 @@ import time
 from typing import Any
 
 import pytest
-from test_drives import CLIP, coco_from_mot, LABELS
 
+from coco_labels import coco_from_mot
+from highway_clip import CLIP, LABELS
 from triton_perception.bag.make import DEFAULT_EPOCH_S, make_bag
 from triton_perception.evaluation.drive_tasks import WORKER_PID_FILE
 from triton_perception.evaluation.drives import drive_bags, evaluate_drives

@@ -10,32 +10,16 @@ from typing import Any
 
 import pytest
 
-from conftest import REPO, SHARED
+from coco_labels import coco_from_mot
+from highway_clip import CLIP, LABELS
 from triton_perception.bag.make import DEFAULT_EPOCH_S, make_bag
 from triton_perception.evaluation.drives import (drive_bags, drive_labels, evaluate_drives,
                                                  replay_test)
 from triton_perception.evaluation.evaluation import EvaluationSettings, ReplayOptions
 from triton_perception.scoring.labels import LabelError
 
-CLIP = SHARED / 'data' / 'videos' / 'solidWhiteRight.mp4'
-LABELS = REPO / 'test' / 'data' / 'highway_clip' / 'labels'
 FRAMES = 81
 SHIFT_S = 1000  # the second drive's stamps start 1000 s later
-
-
-def coco_from_mot(gt: Path, stamps: list[int]) -> dict[str, Any]:
-    """Return the cars of gt.txt as COCO boxes of the frames named by their stamps."""
-    images, annotations = [], []
-    for line in gt.read_text().splitlines():
-        frame, _track, left, top, width, height = (float(value) for value in line.split(',')[:6])
-        stamp = stamps[int(frame) - 1]
-        if not any(image['id'] == int(frame) for image in images):
-            images.append({'id': int(frame), 'file_name': f'{stamp}.png'})
-        annotations.append({'id': len(annotations) + 1, 'image_id': int(frame), 'category_id': 3,
-                            'bbox': [left, top, width, height], 'area': width * height,
-                            'iscrowd': 0})
-    return {'images': images, 'annotations': annotations,
-            'categories': [{'id': 3, 'name': 'car'}]}
 
 
 @pytest.mark.ros

@@ -20,7 +20,7 @@ import pytest
 import yaml
 
 from conftest import REPO
-from test_replay import clip_bag
+from highway_clip import clip_bag
 from triton_perception.evaluation.accuracy_report import score, Scoring
 from triton_perception.evaluation.evaluation import evaluate, EvaluationSettings
 

@@ -2,9 +2,9 @@
 `bag evaluate --latency-cost`: runs paired with the lockstep run, unanswered frames counting 0.
 
 The runs are outputs bags written as the recorder writes them beside a report.json, over a real
-camera bag (test_run_comparison's runs, no Triton): the lockstep run paired with itself costs
-nothing; a run at recorded timing that answered every other frame is flagged in every figure,
-its losses near one half; the report names the first rate flagged and draws the plot.
+camera bag (test/evaluation/evaluation_runs.py, no Triton): the lockstep run paired with itself
+costs nothing; a run at recorded timing that answered every other frame is flagged in every
+figure, its losses near one half; the report names the first rate flagged and draws the plot.
 """
 from __future__ import annotations
 
@@ -12,8 +12,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from test_run_comparison import camera, FRAMES, scene, write_run  # noqa: F401 (a fixture)
-
+from evaluation_runs import camera_bag, FRAMES, scene, write_run  # noqa: F401 (a fixture)
 from triton_perception.evaluation.comparison.latency_pairing import cost_of, first_flagged, loss_of
 from triton_perception.evaluation.comparison.run_comparison import DEFAULT_THRESHOLDS, load_run
 from triton_perception.evaluation.figures import detection_labels
@@ -36,7 +35,7 @@ def cost(old: Path, new: Path) -> Any:
     return cost_of(load_run(old, names), load_run(new, names), DEFAULT_THRESHOLDS, names)
 
 
-def test_lockstep_against_itself_costs_nothing(camera: tuple[Path, list[int]],  # noqa: F811
+def test_lockstep_against_itself_costs_nothing(camera: tuple[Path, list[int]],
                                                tmp_path: Path) -> None:
     """Two lockstep runs of the same outputs: every loss 0 with interval [0, 0], none flagged."""
     lockstep = write_run(tmp_path / 'lockstep', camera, scene)
@@ -49,7 +48,7 @@ def test_lockstep_against_itself_costs_nothing(camera: tuple[Path, list[int]],  
 
 
 def test_a_run_that_drops_every_other_frame_is_flagged_with_the_figures_that_fell(
-        camera: tuple[Path, list[int]], tmp_path: Path) -> None:  # noqa: F811
+        camera: tuple[Path, list[int]], tmp_path: Path) -> None:
     """
     Every other frame unanswered at recorded timing: each figure loses about half, flagged.
 

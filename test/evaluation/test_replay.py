@@ -9,24 +9,10 @@ import numpy as np
 import pytest
 import yaml
 
-from conftest import REPO, shared_path
-from test_ground_clip import CALIBRATION
-from triton_perception.bag.make import make_bag
+from conftest import REPO
+from highway_clip import CALIBRATION, clip_bag
 from triton_perception.evaluation.evaluation import evaluate, EvaluationSettings
 from triton_perception.evaluation.figures import regressions, tracking_figures
-
-
-def clip_bag(shared: Path, directory: Path, frames: int | None,
-             camera_info: Path | None = None) -> Path:
-    """
-    Return a bag of the clip's first `frames` frames (all if None) in `directory`.
-
-    With `camera_info`, the bag carries that CameraInfo too.
-    """
-    bag = directory / f'clip_{frames or "all"}'
-    make_bag(shared_path('data', 'videos', 'solidWhiteRight.mp4'), bag, max_frames=frames,
-             camera_info=camera_info)
-    return bag
 
 
 @pytest.mark.ros

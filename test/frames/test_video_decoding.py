@@ -9,38 +9,14 @@ from __future__ import annotations
 
 from foxglove_msgs.msg import CompressedVideo
 import numpy as np
-from numpy.typing import NDArray
 import pytest
 
 from triton_perception.frames import (FrameAccounting, FrameRejected, H264, HEVC, KeyframeWait,
-                                      ReadImage, VIDEO_FORMATS, VideoDecoder, VideoDecoderError,
-                                      VideoEncoder, VideoPacket, WAITING_FOR_KEYFRAME)
+                                      ReadImage, VideoDecoder, VideoDecoderError, VideoPacket,
+                                      WAITING_FOR_KEYFRAME)
 from triton_perception.frames.video_bitstream import codec_of, nal_units, packet_units
 from triton_perception.nodes.video_input import VideoFrames
-
-GOP = 5
-
-
-def moving_frames(count: int, width: int = 160, height: int = 96) -> list[NDArray[np.uint8]]:
-    """Return `count` RGB frames of a bright square moving over a gradient."""
-    frames = []
-    gradient = np.linspace(0, 200, width, dtype=np.float32)[None, :, None]
-    for index in range(count):
-        rgb = np.broadcast_to(gradient, (height, width, 3)).astype(np.uint8).copy()
-        x = 8 + 4 * index
-        rgb[20:50, x:x + 30] = (250, 40, 40)
-        frames.append(rgb)
-    return frames
-
-
-def packets(codec: str, frames: list[NDArray[np.uint8]]) -> list[VideoPacket]:
-    """Return the frames encoded as `codec` packets, one per frame, keyframe every GOP."""
-    height, width = frames[0].shape[:2]
-    encoder = VideoEncoder(codec, width, height, gop=GOP)
-    encoded = [packet for rgb in frames for packet in encoder.encode(rgb)]
-    encoded += list(encoder.flush())
-    assert len(encoded) == len(frames)
-    return [VideoPacket(packet.data, VIDEO_FORMATS[codec]) for packet in encoded]
+from video_packets import GOP, moving_frames, packets
 
 
 @pytest.mark.parametrize('codec', [H264, HEVC])

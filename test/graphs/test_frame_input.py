@@ -8,47 +8,19 @@ letterbox of lane models likewise.
 """
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 import numpy as np
-from onnx import helper, TensorProto
 import onnxruntime
 import pytest
 
+from frame_input_graphs import frame_input_graph, TOP_CROP
 from triton_perception.frames import frame_preprocessing as preprocessing
-from triton_perception.graphs.frame_input import add_frame_input
-from triton_perception.graphs.graph_editing import GraphBuilder, save_graph
-from triton_perception.graphs.onnx_target import make_model
 
 SIZES = [(1, 1), (1, 2), (2, 1), (3, 5), (7, 640), (640, 7), (377, 1001), (1001, 377),
          (480, 640), (720, 1280), (1080, 1920), (2160, 3840), (640, 640), (641, 639),
          (333, 999), (1, 256), (256, 1), (4000, 3), (359, 641), (1200, 1600), (600, 800),
          (101, 203), (540, 960), (17, 13)]
-TOP_CROP = 0.4
-
-
-def frame_input_graph(destination: Path) -> Path:
-    """Build a graph with the letterbox and both resizes of the frame as its outputs."""
-    model = make_model(helper.make_graph([], 'frame_input', [], []), 12)
-    graph = GraphBuilder(model, 'frame')
-    image = graph.input('IMAGE', TensorProto.UINT8, ['H', 'W', 3])
-    canvas, vector = add_frame_input(graph, image, 640, 640, 'letterbox')
-    assert vector is not None
-    outputs = {'canvas': canvas, 'letterbox': vector,
-               'stretched': add_frame_input(graph, image, 640, 360)[0],
-               'cropped': add_frame_input(graph, image, 640, 360, 'stretch', TOP_CROP)[0],
-               'cropped_letterbox': add_frame_input(graph, image, 640, 360, 'letterbox',
-                                                    TOP_CROP)[0]}
-    for name, tensor in outputs.items():
-        graph.node('Identity', [tensor], [name])
-    graph.set_outputs([('canvas', TensorProto.FLOAT, [1, 3, 640, 640]),
-                       ('letterbox', TensorProto.FLOAT, [6]),
-                       ('stretched', TensorProto.FLOAT, [1, 3, 360, 640]),
-                       ('cropped', TensorProto.FLOAT, [1, 3, 360, 640]),
-                       ('cropped_letterbox', TensorProto.FLOAT, [1, 3, 360, 640])])
-    save_graph(graph.model, destination)
-    return destination
 
 
 @pytest.fixture(scope='module')

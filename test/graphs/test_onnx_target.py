@@ -19,13 +19,13 @@ import subprocess
 import onnx
 from onnx import TensorProto
 import pytest
-from test_lane_models_served import add_served_model
-from test_target_numerics import target_environment
 
 from conftest import copy_of_model_repository, REPO
+from lane_model_cases import (add_served_model, CURVES, layout_case, NO_LOG,
+                              ROW_ANCHOR_AND_SEGMENTATION)
 from lane_model_fixtures import constant_model, laneatt_rows
+from target_venv import LOAD_ALL, target_environment
 from target_versions import JAMMY_PYPI
-from test_lane_models import CURVES, layout_case, NO_LOG, ROW_ANCHOR_AND_SEGMENTATION
 from triton_perception.bench.constant_graphs import constant_repository
 from triton_perception.graphs import (build_health_graph, GraphTargetError, make_model,
                                       MAX_IR_VERSION, MAX_OPSET, ONNXRUNTIME_FLOOR,
@@ -34,18 +34,6 @@ from triton_perception.graphs.onnx_target import fit_to_target
 from triton_perception.health import GRAPH_OPTIONS
 from triton_perception.models.lane_model_install import (install_lane_model,
                                                          install_served_lane_model)
-
-LOAD_ALL = """
-import json, sys
-import onnxruntime
-failed = {}
-for path in json.loads(sys.argv[1]):
-    try:
-        onnxruntime.InferenceSession(path, providers=['CPUExecutionProvider'])
-    except Exception as error:
-        failed[path] = str(error).splitlines()[0]
-print(json.dumps({'version': onnxruntime.__version__, 'failed': failed}))
-"""
 
 
 def written_graphs(directory: Path) -> list[Path]:

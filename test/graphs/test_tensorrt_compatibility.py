@@ -29,7 +29,7 @@ from tritonclient.grpc import model_config_pb2
 import yaml
 
 from conftest import REPO, shared_path
-from test_frame_input import frame_input_graph
+from frame_input_graphs import frame_input_graph
 from triton_perception.graphs import build_health_graph
 from triton_perception.graphs.build import build_graph
 from triton_perception.graphs.onnx_target import make_model

@@ -1,24 +1,23 @@
 """
 Issue 14, test 3: the highway clip on the ground, with the calibration in test/data/highway_clip.
 
-The lane and detection steps run in-process exactly as the ensembles chain them (the same
-functions as test_lane_processing and test_detection_processing), on every second frame.
+The lane and detection steps run in-process exactly as the ensembles chain them
+(test/served_graphs.py, which test_lane_processing and test_detection_processing check), on
+every second frame.
 """
 from __future__ import annotations
 
-from pathlib import Path
 from types import SimpleNamespace
 
 import numpy as np
 import pytest
 import yaml
 
-from test_detection_processing import make_detector
-from test_lane_processing import make_lane_detector, read_clip
+from highway_clip import CALIBRATION, read_clip
+from served_graphs import make_detector, make_lane_detector
 from triton_perception.ground.camera import GroundCamera, Intrinsics, Mounting
 from triton_perception.ground.ground_projection import ground_boxes, ground_lane_points
 
-CALIBRATION = Path(__file__).parents[1] / 'data' / 'highway_clip'
 VEHICLES = (2, 5, 7)  # COCO car, bus, truck
 
 

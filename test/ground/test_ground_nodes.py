@@ -21,9 +21,10 @@ from vision_msgs.msg import Detection2DArray, Detection3DArray
 from visualization_msgs.msg import MarkerArray
 import yaml
 
+from highway_clip import CALIBRATION
+from perception_nodes import (camera_info, image_message, latest_diagnostics, send_and_receive,
+                              start_node)
 from ros_helpers import LATCHED, Probe, wait_until
-from test_ground_clip import CALIBRATION
-from test_nodes import image_message, latest_diagnostics, send_and_receive, start_node
 from triton_perception.ground.ground_messages import read_ground_points
 from triton_perception.system.processes import NodeProcess
 
@@ -42,17 +43,6 @@ def nodes(triton_server: Any, tmp_path_factory: Any) -> Iterator[list[NodeProces
     yield started
     for node in started:
         assert node.stop() == 0, node.output()
-
-
-def camera_info() -> CameraInfo:
-    """Return the highway clip's CameraInfo, in the optical frame."""
-    calibration = yaml.safe_load((CALIBRATION / 'camera_info.yaml').read_text())
-    info = CameraInfo(width=calibration['image_width'], height=calibration['image_height'],
-                      distortion_model=calibration['distortion_model'],
-                      d=calibration['distortion_coefficients']['data'],
-                      k=calibration['camera_matrix']['data'])
-    info.header.frame_id = FRAME
-    return info
 
 
 def mounting() -> TFMessage:

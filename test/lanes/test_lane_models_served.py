@@ -7,7 +7,6 @@ the design document deploys it).
 """
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -19,11 +18,10 @@ from std_msgs.msg import Header
 import tritonclient.grpc as grpcclient
 
 from conftest import copy_of_model_repository, node_with_repository
+from lane_model_cases import (add_served_model, check_lanes, CURVES, FRAME, frame, layout_case,
+                              NO_LOG, ROW_ANCHOR_AND_SEGMENTATION, SIDES)
 from lane_model_fixtures import constant_model, laneatt_rows
 from ros_helpers import Probe, wait_until
-from test_ensembles import infer
-from test_lane_models import (check_lanes, CURVES, FRAME, frame, layout_case, NO_LOG,
-                              ROW_ANCHOR_AND_SEGMENTATION, SIDES)
 from triton_perception.frames.frame_range import frame_range_of, FrameRange
 from triton_perception.lanes.decode import decode_lanes
 from triton_perception.lanes.lane_model import DecodeSettings
@@ -35,38 +33,11 @@ from triton_perception.serving.server.engines import engine_steps
 from triton_perception.serving.server.server_config import ServerConfig
 from triton_perception.serving.server.triton_server import TritonServer
 from triton_perception.system.processes import free_ports, ros_arguments
+from triton_requests import infer
 
 SERVED = {'laneDetect_model': ('TYPE_FP32', TensorProto.FLOAT),
           'LaneDet_fp16': ('TYPE_FP16', TensorProto.FLOAT16)}
 INSTALLED = ('laneatt_onnx32', 'laneatt_onnx16', 'laneatt_served32', 'laneatt_served16')
-
-
-def add_served_model(repository: Path, name: str, triton_type: str, onnx_type: int,
-                     directory: Path) -> None:
-    """
-    Add a user's existing lane model to the repository.
-
-    Batching config with a float input, as the design document's TensorRT plan has it; here served
-    by onnxruntime in the Python backend.
-    """
-    step = repository / name
-    (step / '1').mkdir(parents=True)
-    constant_model(step / '1' / 'model.onnx', {'predict_lanes': laneatt_rows(CURVES)[None]},
-                   [1, 3, 360, 640], onnx_type)
-    for code in ('model.py', 'onnx_runner.py'):
-        (step / '1' / code).symlink_to(os.path.relpath(
-            (repository / 'yolov5_model' / '1' / code).resolve(), step / '1'))
-    (step / 'config.pbtxt').write_text(f"""name: "{name}"
-backend: "python"
-max_batch_size: 1
-input [ {{ name: "input" data_type: {triton_type} dims: [ 3, 360, 640 ] }} ]
-output [ {{ name: "predict_lanes" data_type: TYPE_FP32 dims: [ 2784, 77 ] }} ]
-parameters {{ key: "onnx_file" value {{ string_value: "model.onnx" }} }}
-parameters {{ key: "intra_op_threads" value {{ string_value: "1" }} }}
-parameters {{ key: "inter_op_threads" value {{ string_value: "1" }} }}
-parameters {{ key: "allow_spinning" value {{ string_value: "false" }} }}
-instance_group [ {{ count: 1 kind: KIND_CPU }} ]
-""")
 
 
 @pytest.fixture(scope='module')

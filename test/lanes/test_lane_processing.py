@@ -17,31 +17,17 @@ import cv2
 import numpy as np
 import pytest
 
-from conftest import SHARED, shared_path
+from conftest import shared_path
+from highway_clip import has_ego_lanes, read_clip
 import reference_lanes
+from served_graphs import make_lane_detector, NUM_POINTS, session
 from triton_perception.frames import frame_preprocessing as preprocessing
-from triton_perception.graphs.lane_graph import build_lane_graph, MARGIN_SCALE
+from triton_perception.graphs.lane_graph import MARGIN_SCALE
 from triton_perception.lanes import lane_geometry as geometry
 from triton_perception.lanes.lane_sides import assign_sides
-from triton_perception.serving.server.model_config import load_step_module
-
-ROOT = Path(__file__).resolve().parents[2]
-REPOSITORY = ROOT / 'model_repository'
-
-TWINLITENET_ONNX = SHARED / 'models' / 'twinlitenet' / 'twinlitenet.onnx'
-CLIP = SHARED / 'data' / 'videos' / 'solidWhiteRight.mp4'
 
 MASK_HEIGHT, MASK_WIDTH = 360, 640
 VANISHING_POINT = (320.0, 180.0)
-NUM_POINTS = 20
-# The README puts the ego boundaries' bottom crossings of solidWhiteRight.mp4 "near" x 150-230 and
-# 820-890. The model's own lane mask crosses the bottom row at x 127-194 and 814-893 over the clip,
-# so "near" is read as those bands widened by 30 px.
-EGO_LEFT_BOTTOM = (120.0, 260.0)
-EGO_RIGHT_BOTTOM = (790.0, 920.0)
-
-
-onnx_runner = load_step_module(REPOSITORY, 'lane_model', 'onnx_runner')
 
 
 def to_map(mask: np.ndarray) -> np.ndarray:
@@ -245,47 +231,6 @@ def test_resize_frame_rejects_bad_images(image: np.ndarray) -> None:
 
 # --- real frames ---------------------------------------------------------------------------
 
-def read_clip(indices: range) -> list[np.ndarray]:
-    """Return the given frames of solidWhiteRight.mp4, RGB."""
-    shared_path('data', 'videos', 'solidWhiteRight.mp4')
-    capture = cv2.VideoCapture(str(CLIP))
-    frames = []
-    for index in range(indices.stop):
-        ok, frame = capture.read()
-        if not ok:
-            break
-        if index in indices:
-            frames.append(cv2.cvtColor(frame, cv2.COLOR_BGR2RGB))
-    assert len(frames) == len(indices), f'could not decode frames {indices} of {CLIP}'
-    return frames
-
-
-def served_lane_graph(directory: Path) -> Path:
-    """Return the lane graph built from the shipped weights in `directory`, once."""
-    graph = directory / 'lanes.onnx'
-    if not graph.is_file():
-        build_lane_graph(shared_path('models', 'twinlitenet', 'twinlitenet.onnx'), graph)
-    return graph
-
-
-def session(path: Path) -> Any:
-    """Return an onnxruntime session of the model at `path`, as the served step opens one."""
-    return onnx_runner.OnnxRunner(str(path), intra_op_threads=2, inter_op_threads=1,
-                                  allow_spinning=False)
-
-
-def make_lane_detector(directory: Path) -> Callable[..., Any]:
-    """Return the served graph (frame in) -> the package's geometry, as lane_node chains them."""
-    runner = session(served_lane_graph(directory))
-
-    def detect(frame: np.ndarray, min_lane_length: float = 0.1):
-        probability, margin = runner.run({'image': frame}, ['lane_probability',
-                                                            'drivable_margin'])
-        return geometry.postprocess(probability, margin, frame.shape[:2], NUM_POINTS,
-                                    min_lane_length)
-
-    return detect
-
 
 def make_reference_lanes() -> Callable[..., Any]:
     """
@@ -293,7 +238,7 @@ def make_reference_lanes() -> Callable[..., Any]:
 
     The former Python step's resize (cv2), so that the comparison also covers the graph's own.
     """
-    runner = session(shared_path('models', 'twinlitenet', 'twinlitenet.onnx'))
+    runner = session(shared_path('models', 'twinlitenet', 'twinlitenet.onnx'), 'lane_model')
 
     def detect(frame: np.ndarray, min_lane_length: float = 0.1):
         tensor = preprocessing.resize_frame(frame, 640, 360)
@@ -344,21 +289,6 @@ def test_served_maps_give_the_lanes_of_the_float_heads(graph_directory: Path) ->
         assert overlap >= 0.98, index
         worst['iou'] = min(worst['iou'], float(overlap))
     print(f'\nlanes, graph resize against cv2 on {len(frames)} frames: {worst}')
-
-
-def has_ego_lanes(lanes: np.ndarray, sides: np.ndarray, image_height: int) -> bool:
-    """
-    Check for an ego-left (-1) and an ego-right (+1) lane.
-
-    Both must meet the image bottom in the expected bands.
-    """
-    by_side = dict(zip(sides.tolist(), lanes))
-    if -1 not in by_side or 1 not in by_side:
-        return False
-    left, right = by_side[-1], by_side[1]
-    return (abs(left[0, 1] - image_height) < 0.5 and abs(right[0, 1] - image_height) < 0.5
-            and EGO_LEFT_BOTTOM[0] <= bottom_u(left) <= EGO_LEFT_BOTTOM[1]
-            and EGO_RIGHT_BOTTOM[0] <= bottom_u(right) <= EGO_RIGHT_BOTTOM[1])
 
 
 def test_clip_frames_have_ego_lanes(graph_directory: Path) -> None:

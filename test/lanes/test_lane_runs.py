@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 
 from conftest import shared_path
-from test_lane_processing import served_lane_graph, session
+from served_graphs import served_lane_graph, session
 from triton_perception.graphs import MAX_RUNS
 from triton_perception.graphs.graph_editing import GraphBuilder, save_graph
 from triton_perception.graphs.lane_runs import add_lane_runs
@@ -58,7 +58,7 @@ def runs_graph(directory: Path, height: int, width: int) -> Any:
     path = directory / 'runs.onnx'
     save_graph(builder.model, path)
     onnx.checker.check_model(str(path))
-    return session(path)
+    return session(path, 'lane_model')
 
 
 def test_runs_give_the_pixels_pieces(tmp_path: Path) -> None:
@@ -92,7 +92,7 @@ def test_runs_give_the_pixels_pieces(tmp_path: Path) -> None:
 @pytest.fixture(scope='module')
 def compared(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[float, float, int]]:
     """Per frame: worst lane point distance (px), drivable agreement, runs dropped."""
-    runner = session(served_lane_graph(tmp_path_factory.mktemp('lanes')))
+    runner = session(served_lane_graph(tmp_path_factory.mktemp('lanes')), 'lane_model')
     figures = {}
     for name, frame in road_and_clip_frames():
         probability, margin, runs, counts, area = runner.run({'image': frame}, OUTPUTS)

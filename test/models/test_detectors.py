@@ -22,9 +22,12 @@ from std_msgs.msg import Header
 from vision_msgs.msg import Detection2DArray, LabelInfo
 
 from conftest import copy_of_model_repository, node_with_repository, REPO, shared_path
+from detection_references import differences
 import reference_detection
 from ros_helpers import LATCHED, Probe, wait_until
-from test_detection_processing import differences, graph_detector, preprocessing, read_rgb, session
+from sample_images import read_rgb
+from served_graphs import graph_detector, session
+from triton_perception.frames import frame_preprocessing as preprocessing
 from triton_perception.frames.frame_range import frame_range_of, FrameRange
 from triton_perception.models.detectors import (DetectorInstallError, install_detector,
                                                 installed_detectors)

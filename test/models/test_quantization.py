@@ -24,6 +24,7 @@ import pytest
 from rosbags.rosbag2 import Writer
 
 from conftest import copy_of_model_repository, shared_path
+from target_venv import LOAD_ALL, target_environment
 from triton_perception.bag import make_bag, read_images, typestore
 from triton_perception.cli import main
 from triton_perception.graphs import (build_graph, float_step_problems, MAX_IR_VERSION,
@@ -123,8 +124,6 @@ def test_int8_graphs_load_keep_their_float_steps_and_agree_with_the_float_ones(
 @pytest.mark.slow
 def test_int8_graphs_load_in_the_oldest_onnxruntime(quantized: Path) -> None:
     """Under onnxruntime 1.12.1 (JetPack 6's) both flavours of both INT8 graphs load."""
-    from test_onnx_target import LOAD_ALL
-    from test_target_numerics import target_environment
     paths = [str(quantized / step / name) for step in ('yolov5_model', 'lane_model')
              for name in (INT8_GRAPH, TENSORRT_GRAPH)]
     result = subprocess.run([str(target_environment()), '-c', LOAD_ALL, json.dumps(paths)],

@@ -18,39 +18,17 @@ from sensor_msgs.msg import CompressedImage, Image, PointCloud2
 from std_msgs.msg import Header
 from vision_msgs.msg import Detection2DArray, LabelInfo
 
-from conftest import shared_path
+from bus_photo import bus_rgb_fixture, COCO  # noqa: F401 (a fixture)
+from perception_nodes import image_message, latest_diagnostics, send_and_receive, start_node
 from ros_helpers import BEST_EFFORT, LATCHED, Probe, wait_until
-from triton_perception.frames.diagnostics import find_status
-from triton_perception.frames.image_conversion import encode_rgb
-from triton_perception.outputs.result_messages import load_labels, read_lane_points
+from triton_perception.outputs.result_messages import read_lane_points
 from triton_perception.system.processes import NodeProcess, ros_arguments
 
 pytestmark = [pytest.mark.ros, pytest.mark.server]
-# ObjectHypothesis.class_id is the decimal class id; its name is in the node's LabelInfo.
-COCO = load_labels()
 
 # ../shared/models/README.md, bus.jpg at conf 0.25, IoU 0.45: (class, score, x1, y1, x2, y2)
 BUS_REFERENCE = [('person', 0.823, 219, 408, 349, 863), ('person', 0.816, 52, 399, 207, 895),
                  ('person', 0.676, 681, 377, 810, 870), ('bus', 0.526, 49, 237, 810, 772)]
-
-
-@pytest.fixture(scope='module')
-def bus_rgb(shared: Path) -> np.ndarray:
-    """Return the shared photo bus.jpg as RGB, once per module."""
-    bgr = cv2.imread(str(shared_path('data', 'images', 'bus.jpg')))
-    return cv2.cvtColor(bgr, cv2.COLOR_BGR2RGB)
-
-
-def start_node(executable: str, namespace: str, triton_server: Any, tmp_path_factory: Any,
-               **parameters: Any) -> NodeProcess:
-    """
-    Start `executable` in `namespace` on the session's server with `parameters`.
-
-    Its log goes to a directory of its own.
-    """
-    return NodeProcess(executable, ros_arguments({'triton_url': triton_server.grpc_url,
-                                                  **parameters}, namespace=namespace),
-                       tmp_path_factory.mktemp(executable))
 
 
 @pytest.fixture(scope='module')
@@ -81,52 +59,6 @@ def lane_node(triton_server: Any, tmp_path_factory: Any) -> Iterator[NodeProcess
     assert node.stop() == 0, node.output()
 
 
-def image_message(rgb: np.ndarray, encoding: str, frame_id: str, stamp_s: int,
-                  padding: int = 0) -> Image:
-    """
-    Return `rgb` as an Image in `encoding`, stamped `stamp_s` s in `frame_id`.
-
-    `padding` bytes end each row, so that step and width differ.
-    """
-    data, step = encode_rgb(rgb, encoding)
-    height = rgb.shape[0]
-    if padding:
-        rows = np.frombuffer(data, dtype=np.uint8).reshape(height, step)
-        data = np.pad(rows, ((0, 0), (0, padding)), constant_values=7).tobytes()
-        step += padding
-    message = Image(height=height, width=rgb.shape[1], encoding=encoding, is_bigendian=0,
-                    step=step, data=data)
-    message.header.frame_id = frame_id
-    message.header.stamp.sec = stamp_s
-    message.header.stamp.nanosec = 123456789
-    return message
-
-
-def send_and_receive(probe: Probe, topic_in: str, message: Any, topic_out: str,
-                     output_type: type, received: list[Any], timeout_s: float = 30.0) -> Any:
-    """
-    Publish one frame and return the result whose header matches it.
-
-    The frame is sent again every few seconds until its result arrives: discovery is
-    asymmetric, and a subscriber that has not yet matched our publisher never sees a sample.
-    """
-    publisher = probe.publisher(type(message), topic_in)
-    probe.wait_for_subscribers(publisher)
-    probe.wait_for_publishers(topic_out)
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        publisher.publish(message)
-        try:
-            return wait_until(
-                lambda: next((result for result in list(received)
-                              if result.header == message.header), None),
-                min(5.0, deadline - time.monotonic()), 'result')
-        except AssertionError:
-            continue
-    raise AssertionError(f'no result on {topic_out} for stamp {message.header.stamp} '
-                         f'within {timeout_s:g} s')
-
-
 def assert_matches_bus_reference(detections: Detection2DArray) -> None:
     """Assert the detections are bus.jpg's reference, boxes within 3 px and scores within 0.01."""
     found = []
@@ -143,12 +75,6 @@ def assert_matches_bus_reference(detections: Detection2DArray) -> None:
                  and all(abs(a - b) <= 3 for a, b in zip(item[2:], expected[2:]))]
         assert match, f'{expected} not in {found}'
         assert abs(match[0][1] - expected[1]) <= 0.01
-
-
-def latest_diagnostics(records: list[DiagnosticArray], fqn: str) -> dict[str, str] | None:
-    """Return the newest report of the node `fqn` (other nodes of this module report too)."""
-    status = find_status(records, fqn)
-    return None if status is None else status.values
 
 
 @pytest.mark.parametrize('encoding,padding', [('rgb8', 0), ('bgr8', 13), ('rgba8', 0),

@@ -13,9 +13,9 @@ from rcl_interfaces.msg import Parameter, ParameterType, ParameterValue
 from rcl_interfaces.srv import GetParameters, SetParametersAtomically
 from vision_msgs.msg import Detection2DArray
 
+from bus_photo import bus_rgb_fixture, COCO  # noqa: F401 (a fixture)
+from perception_nodes import image_message, send_and_receive, start_node
 from ros_helpers import Probe, wait_until
-from test_nodes import (bus_rgb, COCO, image_message, send_and_receive,  # noqa: F401 (fixture)
-                        start_node)
 from triton_perception.system.processes import NodeProcess
 
 pytestmark = [pytest.mark.ros, pytest.mark.server]
@@ -78,7 +78,7 @@ def detected_classes(probe: Probe, frame: np.ndarray, stamp_s: int) -> list[str]
 
 
 def test_a_refused_call_changes_no_parameter(probe: Probe, filtered_node: NodeProcess,
-                                             bus_rgb: np.ndarray) -> None:  # noqa: F811
+                                             bus_rgb: np.ndarray) -> None:
     """
     A call refused for one parameter changes none of the others it carries.
 
@@ -104,7 +104,7 @@ def test_a_refused_call_changes_no_parameter(probe: Probe, filtered_node: NodePr
 
 
 def test_an_unknown_class_is_refused_with_the_rest_of_its_call(
-        probe: Probe, filtered_node: NodeProcess, bus_rgb: np.ndarray) -> None:  # noqa: F811
+        probe: Probe, filtered_node: NodeProcess, bus_rgb: np.ndarray) -> None:
     """
     An unknown class in class_filter refuses the whole call, naming the class.
 

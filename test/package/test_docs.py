@@ -11,10 +11,9 @@ import re
 from xml.etree import ElementTree
 
 import pytest
-from test_rosdep_numpy import pip_keys
 
 from conftest import REPO
-from test_package_manifest import pip_packages
+from package_dependencies import pip_keys, pip_packages
 from triton_perception.apps import docs_tables
 from triton_perception.serving import stale_batched_ensembles
 

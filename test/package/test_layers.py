@@ -13,7 +13,7 @@ import re
 import pytest
 
 from conftest import REPO
-from test_import_cycles import cycle_through, import_graph
+from package_imports import cycle_through, import_graph
 
 ARCHITECTURE = REPO / 'docs' / 'architecture.md'
 ROW = re.compile(r'^\| (\d+) \| (`[^|]+`) \|')

@@ -9,25 +9,15 @@ from __future__ import annotations
 
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
-import xml.etree.ElementTree as ElementTree
 
 import pytest
 import yaml
 
 from conftest import REPO, shared_path
+from package_dependencies import dependency_keys, pip_packages
 
-DEPENDENCY_TAGS = ('depend', 'build_depend', 'buildtool_depend', 'exec_depend', 'test_depend',
-                   'build_export_depend')
 OWN_ROSDEP_FILE = REPO / 'rosdep' / 'triton_perception.yaml'
 PYTHON_PACKAGES = {'tf2_ros': 'tf2_ros_py'}
-
-
-def dependency_keys() -> list[str]:
-    """Return every dependency key of package.xml, whatever its tag."""
-    root = ElementTree.parse(REPO / 'package.xml').getroot()
-    return sorted({element.text.strip() for tag in DEPENDENCY_TAGS
-                   for element in root.findall(tag) if element.text})
 
 
 @lru_cache(maxsize=None)
@@ -66,19 +56,6 @@ def test_every_dependency_key_resolves(distribution: str) -> None:
                   if key not in released_packages(distribution)
                   and key not in upstream_rosdep_keys() and key not in own]
     assert unresolved == [], (f'not a {distribution} package nor a rosdep key: {unresolved}')
-
-
-def pip_packages(rules: dict[str, Any], platform: str) -> list[str]:
-    """
-    Return the pip packages a key's rules give 'os' or 'os:codename', as rosdep resolves them.
-
-    A codename's own entry wins over the entry for every release of the OS.
-    """
-    os_name, _, codename = platform.partition(':')
-    rule = rules.get(os_name, {})
-    if codename and codename in rule:
-        rule = rule[codename]
-    return list(rule.get('pip', {}).get('packages', []))
 
 
 def test_own_rosdep_keys_are_needed_installable_and_documented() -> None:

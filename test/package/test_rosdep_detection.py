@@ -15,9 +15,8 @@ import sys
 
 import pytest
 from rosdep2.platforms.pip import pip_detect
-from test_rosdep_numpy import pip_keys
 
-from test_package_manifest import pip_packages
+from package_dependencies import pip_keys, pip_packages
 
 PLATFORMS = ('debian', 'ubuntu', 'ubuntu:jammy', 'ubuntu:noble')
 

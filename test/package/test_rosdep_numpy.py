@@ -28,11 +28,10 @@ from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 from packaging.version import Version
 import pytest
-import yaml
 
-from conftest import REPO, shared_path
+from conftest import REPO
+from package_dependencies import pip_keys, pip_packages
 from target_versions import APT_NUMERICS, JAMMY_PYTHON
-from test_package_manifest import dependency_keys, pip_packages
 
 
 @dataclass(frozen=True)
@@ -63,16 +62,6 @@ TARGETS = [
     Target('jammy', JAMMY_PYTHON, 'aarch64', 35, APT_NUMERICS['jammy']),
     Target('noble', '3.12', 'x86_64', 39, APT_NUMERICS['noble']),
 ]
-
-
-def pip_keys() -> dict[str, dict[str, Any]]:
-    """Every key of package.xml that rosdep installs with pip, with its rules."""
-    rules = {}
-    for source in (REPO / 'rosdep' / 'triton_perception.yaml',
-                   shared_path('rosdistro', 'rosdep', 'python.yaml')):
-        for key, rule in yaml.safe_load(source.read_text()).items():
-            rules.setdefault(key, rule)
-    return {key: rules[key] for key in dependency_keys() if key.endswith('-pip')}
 
 
 def target_constraints(target: Target, directory: Path) -> Path:

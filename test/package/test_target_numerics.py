@@ -10,12 +10,10 @@ a result that differs fails the comparison.
 """
 from __future__ import annotations
 
-import glob
 import json
 import math
 import os
 from pathlib import Path
-import shutil
 import subprocess
 import sys
 from typing import Any
@@ -23,59 +21,14 @@ from typing import Any
 import pytest
 
 from conftest import REPO
+from target_venv import target_environment
 from target_versions import JAMMY_PYPI, JAMMY_PYTHON
 
 pytestmark = [pytest.mark.target, pytest.mark.slow]
 
-ENVIRONMENT = REPO / 'out' / 'target-python'
 SCRIPT = REPO / 'test' / 'target_numerics.py'
 RELATIVE_TOLERANCE = 1e-6  # a fused multiply-add or a different BLAS may move the last bits
 ABSOLUTE_TOLERANCE = 1e-6
-
-
-def target_python() -> str | None:
-    """Return a Python 3.10 interpreter of this machine, or None."""
-    candidates = [shutil.which(f'python{JAMMY_PYTHON}'), f'/usr/bin/python{JAMMY_PYTHON}',
-                  *sorted(glob.glob(os.path.expanduser(
-                      f'~/.pyenv/versions/{JAMMY_PYTHON}.*/bin/python{JAMMY_PYTHON}')))]
-    for candidate in candidates:
-        if not candidate or not Path(candidate).exists():
-            continue
-        probe = subprocess.run([candidate, '-c', 'import sys, venv; print(sys.version_info[:2])'],
-                               capture_output=True, text=True, timeout=60)
-        if probe.returncode == 0 and probe.stdout.strip() == str(
-                tuple(int(part) for part in JAMMY_PYTHON.split('.'))):
-            return candidate
-    return None
-
-
-def target_environment() -> Path:
-    """Return the Python of the target's environment, building it on first use."""
-    python = ENVIRONMENT / 'bin' / 'python'
-    stamp = ENVIRONMENT / 'versions.json'
-    wanted = json.dumps(JAMMY_PYPI, sort_keys=True)
-    if python.exists() and stamp.exists() and stamp.read_text(encoding='utf-8') == wanted:
-        return python
-    interpreter = target_python()
-    if interpreter is None:
-        pytest.skip(f'no Python {JAMMY_PYTHON} on this machine (install python{JAMMY_PYTHON} '
-                    'or put it on PATH) to check the target numerics')
-    shutil.rmtree(ENVIRONMENT, ignore_errors=True)
-    print(f'target numerics: building {ENVIRONMENT} with Python {JAMMY_PYTHON} and '
-          f'{", ".join(f"{name} {version}" for name, version in JAMMY_PYPI.items())}',
-          file=sys.stderr)
-    # This interpreter's pip installs into the environment (pip's --python): the environment
-    # needs no pip of its own, which `venv` would install and byte-compile first. --no-compile:
-    # byte-compiling every module of SciPy and NumPy up front takes longer than the install;
-    # the few the tests import are compiled when imported.
-    subprocess.run([interpreter, '-m', 'venv', '--without-pip', str(ENVIRONMENT)], check=True,
-                   timeout=300)
-    subprocess.run([sys.executable, '-m', 'pip', '--python', str(python), 'install', '--quiet',
-                    '--disable-pip-version-check', '--no-compile',
-                    *(f'{name}=={version}' for name, version in JAMMY_PYPI.items())],
-                   check=True, timeout=900)
-    stamp.write_text(wanted, encoding='utf-8')
-    return python
 
 
 def numerics(python: Path | str, output: Path) -> dict[str, Any]:

@@ -10,13 +10,12 @@ import time
 from typing import Any, Iterator
 
 from builtin_interfaces.msg import Time
-import cv2
 import pytest
 from sensor_msgs.msg import Image, PointCloud2
 from std_msgs.msg import Header
 from vision_msgs.msg import Detection2DArray
 
-from conftest import shared_path
+from highway_clip import clip_frames
 from ros_helpers import BEST_EFFORT, Probe, wait_until
 from triton_perception.outputs.result_messages import image_message, load_labels, read_lane_points
 from triton_perception.system.processes import alive, free_ports, process_tree
@@ -59,18 +58,6 @@ def stop_pipeline(process: subprocess.Popen, stop_signal: int) -> list[int]:
 def image_of(bgr: Any, frame_id: str, stamp_s: int) -> Image:
     """Return a BGR frame as a bgr8 Image in `frame_id`, stamped `stamp_s` s."""
     return image_message(bgr, Header(frame_id=frame_id, stamp=Time(sec=stamp_s)), 'bgr8')
-
-
-def clip_frames(shared: Path, count: int) -> list:
-    """Return the first `count` frames of the highway clip, BGR."""
-    capture = cv2.VideoCapture(str(shared_path('data', 'videos', 'solidWhiteRight.mp4')))
-    frames = []
-    while len(frames) < count:
-        ok, bgr = capture.read()
-        assert ok
-        frames.append(bgr)
-    capture.release()
-    return frames
 
 
 def feed_cameras(probe: Probe, topics: dict[str, str], process: subprocess.Popen,

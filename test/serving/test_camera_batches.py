@@ -16,14 +16,13 @@ from numpy.typing import NDArray
 import pytest
 
 from sample_images import bus_rgb
-from test_joined_worker import DETECTION_OUTPUTS, Node, serve_joined, WAIT_S
-from test_shared_frames import frames_of
 from triton_perception.frames import Frame
 from triton_perception.frames.accounting import Fate
 from triton_perception.graphs import LANE_RUNS_OUTPUTS
 from triton_perception.serving.requests.camera_batches import CameraBatches
 from triton_perception.serving.requests.joined_worker import JoinedWorker
 from triton_perception.serving.requests.shared_frames import SharedFrames
+from worker_runs import DETECTION_OUTPUTS, frames_of, Node, serve_joined, WAIT_S
 
 pytestmark = [pytest.mark.server]
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 from pathlib import Path
 import shutil
-import stat
 import subprocess
 import sys
 
@@ -18,42 +17,12 @@ import numpy as np
 import pytest
 
 from conftest import REPO
+from server_stand_ins import repository_with_onnx, stand_in_trtexec
 from triton_perception.frames.frame_range import (declares_frame_range, frame_range_of, FrameRange,
                                                   FrameRangeError, parse_size, warmup_frames)
 from triton_perception.serving.server.engines import (build_engines, EngineBuildError, find_trtexec,
                                                       frame_steps, stale_engines)
 from triton_perception.serving.server.model_config import load_step_module, read_config
-
-STAND_IN = """#!/usr/bin/env bash
-echo "&&&& RUNNING TensorRT.trtexec [TensorRT v100300] $*" | tee -a "{calls}"
-echo "[I] TensorRT version: 10.3.0"
-for argument in "$@"; do
-  case "$argument" in --saveEngine=*) printf 'engine' > "${{argument#--saveEngine=}}";; esac
-done
-exit {exit_code}
-"""
-
-
-def stand_in_trtexec(directory: Path, exit_code: int = 0) -> Path:
-    """
-    Return a stand-in trtexec in `directory` that exits with `exit_code`.
-
-    It logs its arguments to calls.log and writes the engine file it is asked for.
-    """
-    tool = directory / 'trtexec'
-    tool.write_text(STAND_IN.format(calls=directory / 'calls.log', exit_code=exit_code))
-    tool.chmod(tool.stat().st_mode | stat.S_IEXEC)
-    return tool
-
-
-def repository_with_onnx(directory: Path) -> Path:
-    """Return the shipped steps' configs with stand-in ONNX files."""
-    for step in ('yolov5_model', 'lane_model'):
-        (directory / step / '1').mkdir(parents=True)
-        (directory / step / '1' / 'model.onnx').write_bytes(step.encode())
-        shutil.copy(REPO / 'model_repository' / step / 'config.pbtxt', directory / step)
-        shutil.copytree(REPO / 'model_repository' / step / 'configs', directory / step / 'configs')
-    return directory
 
 
 def test_builds_fp16_engines_with_records(tmp_path: Path) -> None:

@@ -12,15 +12,18 @@ from pathlib import Path
 import numpy as np
 import pytest
 import tritonclient.grpc as grpcclient
-from tritonclient.utils import InferenceServerException, np_to_triton_dtype
+from tritonclient.utils import InferenceServerException
 
-from test_detection_processing import (assert_matches_reference, BUS_REFERENCE, differences,
-                                       make_reference, read_rgb, ZIDANE_REFERENCE)
-from test_lane_processing import has_ego_lanes, make_lane_detector, read_clip
+from detection_references import (assert_matches_reference, BUS_REFERENCE, differences,
+                                  make_reference, ZIDANE_REFERENCE)
+from highway_clip import has_ego_lanes, read_clip
+from sample_images import read_rgb
+from served_graphs import make_lane_detector
 from triton_perception.frames.frame_range import frame_range_of, FrameRange
 from triton_perception.lanes.lane_geometry import LaneResult, NUM_POINTS, postprocess
 from triton_perception.serving.requests.output_checks import check_detections, check_lane_maps
 from triton_perception.serving.server.model_config import read_config
+from triton_requests import infer
 
 REPOSITORY = Path(__file__).resolve().parents[2] / 'model_repository'
 DETECTION_OUTPUTS = ('DETECTIONS', 'NUM_DETECTIONS')
@@ -32,19 +35,6 @@ def client(triton_server):
     """Yield a gRPC client of the session's tritonserver, for one module."""
     with grpcclient.InferenceServerClient(triton_server.grpc_url) as connection:
         yield connection
-
-
-def infer(client, model: str, image: np.ndarray, outputs: tuple[str, ...],
-          **others: np.ndarray) -> dict:
-    """One request: IMAGE plus any other [1] inputs given by name."""
-    inputs = []
-    for name, value in {'IMAGE': image, **others}.items():
-        tensor = grpcclient.InferInput(name, list(value.shape), np_to_triton_dtype(value.dtype))
-        tensor.set_data_from_numpy(value)
-        inputs.append(tensor)
-    requested = [grpcclient.InferRequestedOutput(name) for name in outputs]
-    result = client.infer(model, inputs, outputs=requested)
-    return {name: result.as_numpy(name) for name in outputs}
 
 
 def detect(client, image: np.ndarray, score: float = 0.25, iou: float = 0.45,

@@ -7,101 +7,18 @@ leave the other served; and without the joined ensemble the nodes are served one
 """
 from __future__ import annotations
 
-import threading
-import time
 from typing import Any
 
 import numpy as np
 import pytest
 
 from sample_images import bus_rgb
-from test_shared_frames import frames_of, QuietLog, run_models
-from triton_perception.frames import Frame, FrameRejected
-from triton_perception.frames.accounting import Fate, FrameAccounting
+from triton_perception.frames.accounting import Fate
 from triton_perception.graphs import LANE_RUNS_OUTPUTS
 from triton_perception.health import figures_from_statistics, frame_figures
-from triton_perception.serving.requests.joined_worker import JoinedWorker
-from triton_perception.serving.requests.member_worker import MemberWorker
-from triton_perception.serving.requests.request_inputs import Tensors
-from triton_perception.serving.requests.shared_frames import SharedFrames
-from triton_perception.serving.requests.triton_client import ClientSettings
+from worker_runs import DETECTION_OUTPUTS, frames_of, run_models, serve_joined
 
 pytestmark = [pytest.mark.server]
-
-DETECTION_OUTPUTS = ('DETECTIONS', 'NUM_DETECTIONS')
-WAIT_S = 60.0
-
-
-class Node:
-    """One node's member of a camera's JoinedWorker, and what it was delivered, by frame."""
-
-    def __init__(self, worker: JoinedWorker, url: str, model: str, outputs: tuple[str, ...],
-                 rgb: dict[int, np.ndarray], reject: frozenset[int] = frozenset()) -> None:
-        """Serve `model` through `worker`; frames numbered in `reject` are rejected here."""
-        self.accounting = FrameAccounting()
-        self.results: dict[int, Tensors] = {}
-        self.log = QuietLog()
-        self._model = model
-        self._rgb = rgb
-        self._reject = reject
-        self._done = threading.Condition()
-        settings = ClientSettings(url=url, model=model, outputs=outputs,
-                                  transport='shared_memory')
-        self.worker: MemberWorker = worker.member(model, settings, self.accounting,
-                                                  self._prepare, self._deliver, self.log)
-
-    def _prepare(self, frame: Frame) -> Tensors:
-        if frame.message in self._reject:
-            raise FrameRejected('corrupt', 'a corrupt frame (test)')
-        tensors: Tensors = {'IMAGE': self._rgb[frame.message]}
-        if self._model == 'yolov5':
-            tensors.update(SCORE_THRESHOLD=np.array([0.25], np.float32),
-                           IOU_THRESHOLD=np.array([0.45], np.float32),
-                           MAX_DETECTIONS=np.array([100], np.int32))
-        return tensors
-
-    def _deliver(self, frame: Frame, inputs: Tensors, outputs: Tensors) -> None:
-        with self._done:
-            self.results[frame.message] = outputs
-            self._done.notify_all()
-
-    def wait_settled(self, count: int) -> None:
-        """Wait until `count` frames are settled, or fail with the log."""
-        def settled() -> bool:
-            return sum(self.accounting.count(fate) for fate in Fate) >= count
-        deadline = time.monotonic() + WAIT_S
-        with self._done:
-            while not settled() and time.monotonic() < deadline:
-                self._done.wait(0.05)  # a failed or rejected frame settles without a delivery
-            assert settled(), self.log.lines
-
-
-def serve_joined(url: str, rgb: dict[int, np.ndarray], joined_model: str = 'perception',
-                 reject: frozenset[int] = frozenset()) -> tuple[Node, Node, JoinedWorker,
-                                                                dict[int, Any]]:
-    """Serve every frame to a detection and a lane node of one camera; return what each got."""
-    statistics: dict[int, Any] = {}
-    worker = JoinedWorker(joined_model, SharedFrames(),
-                          lambda message, values: statistics.__setitem__(message, values))
-    detection = Node(worker, url, 'yolov5', DETECTION_OUTPUTS, rgb, reject)
-    lanes = Node(worker, url, 'lane_detection', LANE_RUNS_OUTPUTS, rgb)
-    for node in (detection, lanes):
-        node.worker.start()
-    try:
-        deadline = time.monotonic() + WAIT_S  # polled: readiness notifies no condition here
-        while not worker.ready and time.monotonic() < deadline:
-            time.sleep(0.02)
-        assert worker.ready, detection.log.lines
-        for number in rgb:
-            with worker.slot.offering():  # as CameraFrames hands a message to every node
-                for node in (detection, lanes):
-                    node.worker.submit(Frame(number, node.accounting.received()))
-            for node in (detection, lanes):
-                node.wait_settled(number + 1)
-    finally:
-        for node in (detection, lanes):
-            node.worker.stop()
-    return detection, lanes, worker, statistics
 
 
 def test_one_request_gives_each_node_what_its_own_request_gives(triton_server: Any) -> None:

@@ -14,10 +14,9 @@ import stat
 
 import pytest
 from stand_in_tritonserver import stand_in_release
-from test_engines import repository_with_onnx
-from test_server_releases import config_for
 
 from conftest import REPO
+from server_stand_ins import config_for, repository_with_onnx
 from triton_perception.serving.server.engines import build_engines, EngineBuildError, find_trtexec
 from triton_perception.serving.server.server_config import ServerError
 from triton_perception.serving.server.server_installation import find_tritonserver, server_command

@@ -15,6 +15,7 @@ import pytest
 import tritonclient.grpc as grpcclient
 from tritonclient.utils import InferenceServerException
 
+from recording_log import RecordingLog
 from sample_images import bus_rgb
 from triton_perception.frames import Fate, Frame, FrameAccounting
 from triton_perception.graphs import LANE_RUNS_OUTPUTS
@@ -32,20 +33,6 @@ DETECTION_OUTPUTS = ('DETECTIONS', 'NUM_DETECTIONS')
 THRESHOLDS: Tensors = {'SCORE_THRESHOLD': np.array([0.25], np.float32),
                        'IOU_THRESHOLD': np.array([0.45], np.float32),
                        'MAX_DETECTIONS': np.array([100], np.int32)}
-
-
-class Log:
-    """The workers' Log, kept in a list."""
-
-    def __init__(self) -> None:
-        """Keep nothing yet."""
-        self.lines: list[str] = []
-
-    def info(self, message: str) -> None:
-        """Keep `message`."""
-        self.lines.append(message)
-
-    warning = frame_problem = info
 
 
 class CountedLease(SharedMemoryInput):
@@ -77,7 +64,7 @@ KINDS = {
 }
 
 
-def parts_of(kind: str, url: str, log: Log) -> list[Part]:
+def parts_of(kind: str, url: str, log: RecordingLog) -> list[Part]:
     """Return the parts of a request of `kind`, each on a counted lease of its own."""
     cameras = KINDS[kind][2]
     rgb = bus_rgb()
@@ -99,7 +86,7 @@ def test_each_kind_of_request_is_answered_and_releases_its_leases(triton_server:
                                                                   kind: str) -> None:
     """Answered: every part's lease released once, nothing forgotten, the outputs read."""
     client = grpcclient.InferenceServerClient(triton_server.grpc_url)
-    log = Log()
+    log = RecordingLog()
     parts = parts_of(kind, triton_server.grpc_url, log)
     outputs = OutputMemory(KINDS[kind][0], KINDS[kind][1], True, log)
     try:
@@ -121,7 +108,7 @@ def test_a_server_that_is_gone_fails_the_request_and_each_frame_once(kind: str) 
     """Unreachable: raised, each lease released once, no registration forgotten."""
     url = f'127.0.0.1:{free_ports(1)[0]}'
     client = grpcclient.InferenceServerClient(url)
-    log = Log()
+    log = RecordingLog()
     parts = parts_of(kind, url, log)
     outputs = OutputMemory(KINDS[kind][0], KINDS[kind][1], True, log)
     with pytest.raises(InferenceServerException) as raised:
@@ -143,7 +130,7 @@ def test_shared_memory_the_server_lost_is_forgotten_once_and_registered_again(
         triton_server: Any, kind: str) -> None:
     """The server forgot every region: the request fails, each lease forgets once, then works."""
     client = grpcclient.InferenceServerClient(triton_server.grpc_url)
-    log = Log()
+    log = RecordingLog()
     parts = parts_of(kind, triton_server.grpc_url, log)
     outputs = OutputMemory(KINDS[kind][0], KINDS[kind][1], True, log)
     try:
@@ -167,7 +154,7 @@ def test_shared_memory_the_server_lost_is_forgotten_once_and_registered_again(
 def test_a_timeout_fails_the_request_and_releases_the_lease(triton_server: Any) -> None:
     """A client timeout shorter than any answer: raised as a timeout, the lease released once."""
     client = grpcclient.InferenceServerClient(triton_server.grpc_url)
-    log = Log()
+    log = RecordingLog()
     parts = parts_of('joined', triton_server.grpc_url, log)
     outputs = OutputMemory('perception', KINDS['joined'][1], True, log)
     try:

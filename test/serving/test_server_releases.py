@@ -18,25 +18,17 @@ import sys
 
 import pytest
 from stand_in_tritonserver import R24_03_OPTIONS, stand_in_release
-from test_engines import repository_with_onnx, stand_in_trtexec
 
 from conftest import REPO
+from server_stand_ins import config_for, repository_with_onnx, stand_in_trtexec
 from triton_perception.frames.frame_range import frame_range_of, FrameRange, parse_size
 from triton_perception.serving.server.engines import build_engines, engine_mismatches, EngineRecord
 from triton_perception.serving.server.profile_repository import profile_repository, view_links
-from triton_perception.serving.server.server_config import ServerConfig, ServerError
+from triton_perception.serving.server.server_config import ServerError
 from triton_perception.serving.server.server_installation import (find_tritonserver, server_command,
                                                                   TritonInstallation)
 from triton_perception.serving.server.triton_server import TritonServer
 from triton_perception.system.processes import free_ports
-
-
-def config_for(repository: Path, profile: str, binary: Path | None = None) -> ServerConfig:
-    """Return a ServerConfig on free ports for `repository`."""
-    http_port, grpc_port, metrics_port = free_ports(3)
-    return ServerConfig(model_repository=repository, profile=profile,
-                        tritonserver=str(binary) if binary else None, http_port=http_port,
-                        grpc_port=grpc_port, metrics_port=metrics_port, ready_timeout_s=300)
 
 
 def test_the_cpu_view_links_each_steps_cpu_config_and_everything_else(tmp_path: Path) -> None:

@@ -7,8 +7,6 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-import threading
-import time
 from typing import Any, Iterator
 
 import numpy as np
@@ -16,118 +14,20 @@ import pytest
 import tritonclient.grpc as grpcclient
 from tritonclient.utils import InferenceServerException
 
+from recording_log import RecordingLog
 from sample_images import bus_rgb
 from triton_perception.frames import Frame
-from triton_perception.frames.accounting import Fate, FrameAccounting
+from triton_perception.frames.accounting import Fate
 from triton_perception.serving.requests.output_memory import (MIN_SHARED_OUTPUT_BYTES, OutputMemory,
                                                               OutputSpec, shared_output_layout)
 from triton_perception.serving.requests.request_errors import lost_shared_memory
-from triton_perception.serving.requests.request_inputs import Tensors
 from triton_perception.serving.requests.shared_frames import REGION_LABEL, SharedFrames
 from triton_perception.serving.requests.shared_memory_region import unregister_region
-from triton_perception.serving.requests.triton_client import ClientSettings, InferenceWorker
+from worker_runs import frames_of, LANE_OUTPUTS, Model, output_regions, run_models
 
 pytestmark = [pytest.mark.server]
 
-DETECTION_OUTPUTS = ('DETECTIONS', 'NUM_DETECTIONS')
-LANE_OUTPUTS = ('LANE_PROBABILITY', 'DRIVABLE_MARGIN')
-WAIT_S = 60.0
 REGION_PREFIX = f'triton_perception_{REGION_LABEL}_{os.getpid()}_'
-
-
-class QuietLog:
-    """A worker Log that keeps what it was told, for the failure message."""
-
-    def __init__(self) -> None:
-        """Keep nothing yet."""
-        self.lines: list[str] = []
-
-    def info(self, message: str) -> None:
-        """Keep `message`."""
-        self.lines.append(message)
-
-    warning = frame_problem = info
-
-
-class Model:
-    """One model's worker on the session server, and the results it delivered, by frame."""
-
-    def __init__(self, url: str, model: str, outputs: tuple[str, ...],
-                 rgb: dict[int, np.ndarray], shared_frames: SharedFrames | None,
-                 transport: str = 'shared_memory') -> None:
-        """Serve `model` with frames whose RGB arrays `rgb` holds by frame number."""
-        self.accounting = FrameAccounting()
-        self.results: dict[int, Tensors] = {}
-        self._done = threading.Condition()
-        self._rgb = rgb
-        self.log = QuietLog()
-        settings = ClientSettings(url=url, model=model, outputs=outputs, transport=transport)
-        self.output_regions: set[str] = set()  # seen while delivering
-        self.worker = InferenceWorker(settings, self.accounting, self._prepare, self._deliver,
-                                      self.log, shared_frames)
-
-    def _prepare(self, frame: Frame) -> Tensors:
-        tensors: Tensors = {'IMAGE': self._rgb[frame.message]}
-        if self.worker.settings.model == 'yolov5':
-            tensors.update(SCORE_THRESHOLD=np.array([0.25], np.float32),
-                           IOU_THRESHOLD=np.array([0.45], np.float32),
-                           MAX_DETECTIONS=np.array([100], np.int32))
-        return tensors
-
-    def _deliver(self, frame: Frame, inputs: Tensors, outputs: Tensors) -> None:
-        self.output_regions.update(path.name for path in output_regions())
-        with self._done:
-            self.results[frame.message] = outputs
-            self._done.notify_all()
-
-    def wait_ready(self) -> None:
-        """
-        Wait until the worker takes frames, polling: its readiness notifies nothing here.
-
-        (Waiting on the results' condition would always sit out the whole WAIT_S.)
-        """
-        deadline = time.monotonic() + WAIT_S
-        while not self.worker.ready and time.monotonic() < deadline:
-            time.sleep(0.02)
-        assert self.worker.ready, self.log.lines
-
-    def wait_for(self, number: int) -> None:
-        """Wait until frame `number` is delivered, or fail with the worker's log."""
-        with self._done:
-            assert self._done.wait_for(lambda: number in self.results, WAIT_S), (
-                self.log.lines, self.accounting.count(Fate.FAILED))
-
-
-def frames_of(image: np.ndarray, count: int) -> dict[int, np.ndarray]:
-    """Return `count` different frames: `image` shifted by a few pixels each time."""
-    return {number: np.ascontiguousarray(np.roll(image, 8 * number, axis=1))
-            for number in range(count)}
-
-
-def run_models(url: str, rgb: dict[int, np.ndarray], shared_frames: SharedFrames | None,
-               lane_outputs: tuple[str, ...] = LANE_OUTPUTS) -> tuple[Model, Model]:
-    """Send every frame to detection and lanes at once, one frame after the other."""
-    detection = Model(url, 'yolov5', DETECTION_OUTPUTS, rgb, shared_frames)
-    lanes = Model(url, 'lane_detection', lane_outputs, rgb, shared_frames)
-    for model in (detection, lanes):
-        model.worker.start()
-    try:
-        for model in (detection, lanes):
-            model.wait_ready()
-        for number in rgb:
-            for model in (detection, lanes):
-                model.worker.submit(Frame(number, model.accounting.received()))
-            for model in (detection, lanes):
-                model.wait_for(number)
-    finally:
-        for model in (detection, lanes):
-            model.worker.stop()
-    return detection, lanes
-
-
-def output_regions() -> list[Path]:
-    """Return this process's output regions in /dev/shm."""
-    return sorted(Path('/dev/shm').glob(f'triton_perception_*_outputs_{os.getpid()}_*'))
 
 
 def frame_regions() -> list[Path]:
@@ -255,7 +155,7 @@ def test_output_region_is_registered_again_after_the_server_lost_it(
         triton_server: Any, bus_frames: dict[int, np.ndarray]) -> None:
     """A request that finds its output region gone says so; the next registers it again."""
     client = grpcclient.InferenceServerClient(triton_server.grpc_url)
-    memory = OutputMemory('lane_detection', LANE_OUTPUTS, True, QuietLog())
+    memory = OutputMemory('lane_detection', LANE_OUTPUTS, True, RecordingLog())
     image = grpcclient.InferInput('IMAGE', list(bus_frames[0].shape), 'UINT8')
     image.set_data_from_numpy(bus_frames[0])
     try:

@@ -19,8 +19,8 @@ import pytest
 from vision_msgs.msg import Detection2DArray
 
 from conftest import REPO
+from perception_nodes import image_message, send_and_receive, start_node
 from ros_helpers import Probe
-from test_nodes import image_message, send_and_receive, start_node
 from triton_perception.tracking.track_publishers import NO_TRACK_MESSAGES
 
 HIDE = """

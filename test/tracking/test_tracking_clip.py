@@ -13,8 +13,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from test_detection_processing import make_detector
-from test_lane_processing import read_clip
+from highway_clip import read_clip
+from served_graphs import make_detector
 from triton_perception.parameters import DETECTION, DetectionSettings
 from triton_perception.tracking.association import iou_matrix
 from triton_perception.tracking.camera_tracking import tracker_settings
