@@ -1,5 +1,5 @@
 """
-Issue 14, test 3: the highway clip on the ground, with the calibration in test/data/highway_clip.
+The highway clip on the ground, with the calibration in test/data/highway_clip.
 
 The lane and detection steps run in-process exactly as the ensembles chain them
 (test/served_graphs.py, which test_lane_processing and test_detection_processing check), on

@@ -1,5 +1,5 @@
 """
-Ground outputs of the real nodes (issue 14, test 4 and the way on).
+Ground outputs of the real nodes, from no geometry to all four topics.
 
 Nothing and a reason in /diagnostics without CameraInfo or a transform; the four ground topics once
 both are known.

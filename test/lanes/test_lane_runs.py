@@ -1,5 +1,5 @@
 """
-The lane graph's runs decode to the lanes the full maps gave (issue 48: no per-pixel work).
+The lane graph's runs decode to the lanes the full maps gave, with no per-pixel work in the node.
 
 Both decodings run on one served-graph run per frame (the shipped weights, onnxruntime, as the
 CPU profile's step): lane_geometry.postprocess on the two uint8 maps, as lane_node did, and

@@ -1,5 +1,5 @@
 """
-Issue 23 on the real clip.
+Tracking on the real clip.
 
 The served tracker, with detection_node's default parameters, against car identities labelled by eye
 on solidWhiteRight.mp4 frames 0-80 (25 fps, 3.2 s); test/data/clip_track_labels.md says how the

@@ -1,5 +1,5 @@
 """
-detection_node with tracking (issue 23, end to end).
+detection_node with tracking, end to end.
 
 Stable ids in detections and detections/ground, and autoware_perception_msgs/TrackedObjects with the
 input's header, from the real node on the real tritonserver.
