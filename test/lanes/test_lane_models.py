@@ -31,6 +31,10 @@ from triton_perception.models.lane_model_install import (install_lane_model,
                                                          install_served_lane_model)
 
 
+# Every test takes the module's repository, made beside the session's tritonserver.
+pytestmark = [pytest.mark.server]
+
+
 @pytest.fixture(scope='module')
 def repository(tmp_path_factory: pytest.TempPathFactory, triton_server: Any) -> Path:
     """Return a copy of the package's model repository, for one module."""

@@ -1,0 +1,33 @@
+"""
+Test modules lean on helper modules, never on each other.
+
+A test module that imports another drags the other's tests and fixtures along and breaks when
+they move; what tests share lives in helper modules (test/*.py and test/<folder>/*.py whose names
+do not start with `test_`), as docs/development.md says.
+"""
+from __future__ import annotations
+
+import ast
+
+from conftest import REPO
+
+
+def imported_modules(tree: ast.AST) -> set[str]:
+    """Return every module an `import` or `from ... import` names, at any depth."""
+    names: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            names.add(node.module)
+    return names
+
+
+def test_no_test_module_imports_another() -> None:
+    """Every import in test/ names a helper, the package or a library: no `test_*` module."""
+    offenders = [f'{path.relative_to(REPO)} imports {name}'
+                 for path in sorted((REPO / 'test').rglob('*.py'))
+                 for name in sorted(imported_modules(ast.parse(path.read_text(encoding='utf-8'))))
+                 if name.startswith('test.')
+                 or any(part.startswith('test_') for part in name.split('.'))]
+    assert offenders == [], offenders
