@@ -59,7 +59,6 @@ def test_full_clip_replay_at_recorded_rate(shared: Path, triton_server: Any,
     tracking = report['tracking']
     print(f'tracking: {tracking}')
     assert tracking['mean_tracks_per_frame'] > 0, tracking
-    assert tracking['track_length_s']['median'] >= 0, tracking
     saved = json.loads((tmp_path / 'evaluation' / 'report.json').read_text())
     assert saved['lanes'] == report['lanes']
     assert 'ego lane' in (tmp_path / 'evaluation' / 'report.md').read_text()
