@@ -17,17 +17,21 @@ INJECTED = 'injected fault (test)'
 class FaultWindow:
     """Make calls `start` .. `start + count - 1` of `owner.method` raise `error`."""
 
-    def __init__(self, owner: type, method: str, error: type[Exception], start: int,
+    def __init__(self, owner: type, method: str, error: Callable[[str], Exception], start: int,
                  count: int) -> None:
-        """Fault `owner.method` (a class attribute) in the window of call numbers given."""
+        """
+        Fault `owner.method` (a class attribute) in the window of call numbers given.
+
+        `error` makes the exception from its words (an exception class does).
+        """
         self._owner = owner
         self._method = method
         self._error = error
         self._window = range(start, start + count)
-        self._calls = 0
         self._lock = threading.Lock()
         self._original: Callable[..., Any] = getattr(owner, method)
         self.raised = 0
+        self.calls = 0
 
     def __enter__(self) -> FaultWindow:
         """Put the faulty method in place."""
@@ -35,8 +39,8 @@ class FaultWindow:
 
         def faulty(*args: Any, **kwargs: Any) -> Any:
             with self._lock:
-                number = self._calls
-                self._calls += 1
+                number = self.calls
+                self.calls += 1
                 fault = number in self._window
                 self.raised += int(fault)
             if fault:

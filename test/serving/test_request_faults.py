@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 import pytest
 import tritonclient.grpc as grpcclient
+from tritonclient.utils import InferenceServerException
 
 from client_faults import FaultWindow
 from recording_log import RecordingLog
@@ -107,3 +108,20 @@ def test_a_thread_whose_loop_fails_is_started_again() -> None:
     assert runs == [0, 1, 2]
     restarts = [line for line in log.lines if 'started again' in line]
     assert len(restarts) == 2 and 'KeyError' in restarts[0], log.lines
+
+
+def test_a_batch_that_timed_out_fails_at_once_and_is_not_sent_again(triton_server: Any) -> None:
+    """A timeout of the first batched request fails both cameras' frames; no camera is re-sent."""
+    image = bus_rgb()
+    frames = [frames_of(np.roll(image, 16 * index, axis=0), 3) for index in range(2)]
+
+    def timeout(text: str) -> Exception:
+        return InferenceServerException(text, status='StatusCode.DEADLINE_EXCEEDED')
+    with FaultWindow(grpcclient.InferenceServerClient, 'infer', timeout, 0, 1) as window:
+        cameras = serve_batched(triton_server.grpc_url, frames)
+    assert window.calls == 3, 'one request a round: the timed-out batch was not sent again'
+    for camera in cameras:
+        for node in camera.nodes:
+            reasons = node.accounting.snapshot().reasons
+            assert list(reasons) == ['failed: timeout after 30 s'], reasons
+            assert sorted(node.results) == [1, 2]
