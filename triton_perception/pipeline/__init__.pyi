@@ -6,6 +6,7 @@ from triton_perception.pipeline.arguments import (
     DECLARED as DECLARED,
     parse_launch_arguments as parse_launch_arguments,
     PlanError as PlanError,
+    READY_TIMEOUT_S as READY_TIMEOUT_S,
     refuse_undeclared as refuse_undeclared,
 )
 from triton_perception.pipeline.launch_support import (

@@ -23,6 +23,10 @@ NODES = 'nodes'    # declared by perception_nodes.launch.py
 # The launch configuration pipeline.launch.py gives the files it includes: their arguments
 # come from the pipeline's, which checked what the user gave.
 INCLUDED = 'triton_perception_included'
+# The readiness gate's default limit (`wait-ready`, the launch files' gate, `run` against a
+# remote Triton): a server that has not loaded the models by then is named with the models it
+# could not load, and the gate exits non-zero.
+READY_TIMEOUT_S = 600.0
 
 
 class PlanError(TritonPerceptionError, ValueError):
