@@ -53,7 +53,9 @@ FLOAT_GRAPH = 'model.onnx'
 INT8_GRAPH = 'model_int8.onnx'
 TENSORRT_GRAPH = 'model_int8_tensorrt.onnx'
 DEFAULT_FRAMES = 64
-INT8_FILES = (INT8_GRAPH, INT8_GRAPH + '.json', TENSORRT_GRAPH)
+# The record last: it is the switch. A step whose graphs do not match their record is a
+# half-installed one, which the INT8 view refuses (serving.server.profile_repository).
+INT8_FILES = (INT8_GRAPH, TENSORRT_GRAPH, INT8_GRAPH + '.json')
 # A served graph's inputs for one frame: the uint8 image, the float32 thresholds, the int32 count.
 Feed = dict[str, NDArray[np.uint8 | np.float32 | np.int32]]
 
@@ -307,7 +309,12 @@ def quantize_models(repository: Path, bags: Sequence[Path], staging: Path,
 
 def install_quantized(repository: Path, candidates: Sequence[Candidate],
                       log: Callable[[str], None] = print) -> list[Path]:
-    """Move each candidate's files into its step's version directory (each file atomically)."""
+    """
+    Move each candidate's files into its step's version directory (each file atomically).
+
+    The graphs first, the record that names their SHA-256 last: until the record is replaced,
+    the step's graphs do not match it and precision int8 refuses the step by name.
+    """
     installed = []
     for candidate in candidates:
         for name in INT8_FILES:

@@ -12,7 +12,6 @@ import collections
 import json
 import math
 import os
-from pathlib import Path
 import signal
 import socket
 import subprocess
@@ -23,7 +22,6 @@ from typing import Callable
 import urllib.error
 import urllib.request
 
-from triton_perception.serving.server.engines import stale_engines
 from triton_perception.serving.server.server_config import (resolve_profile, ServerConfig,
                                                             ServerError)
 from triton_perception.serving.server.server_installation import (find_tritonserver, server_command,
@@ -88,15 +86,12 @@ class TritonServer:
         """
         Start tritonserver in its own session and return at once (`wait_until_ready` waits).
 
-        Raises ServerError if a port is taken or no tritonserver is found. Stale engines of the
-        TensorRT profile are logged as warnings.
+        Raises ServerError if a port is taken, no tritonserver is found, or an engine of the
+        TensorRT profile is stale (server_command).
         """
         check_ports_free(self.config)
         installation = find_tritonserver(self.config.tritonserver)
         command = server_command(self.config, installation)
-        if self.profile == 'tensorrt':
-            for warning in stale_engines(Path(self.config.model_repository)):
-                self._log(f'warning: {warning}')
         self._log(f'starting tritonserver ({self.profile} profile, models from '
                   f'{self.config.model_repository}, gRPC {self.grpc_url})')
         self._process = subprocess.Popen(
