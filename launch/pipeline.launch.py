@@ -7,12 +7,11 @@ arguments. `triton-perception run` starts the same plan on machines without ROS 
 from pathlib import Path
 
 from launch import LaunchContext, LaunchDescription
-from launch.actions import IncludeLaunchDescription, OpaqueFunction
+from launch.actions import ExecuteProcess, IncludeLaunchDescription, OpaqueFunction
 from launch.launch_description_sources import PythonLaunchDescriptionSource
-from launch_ros.actions import Node
 
 from triton_perception.pipeline import (argument_values, declare_arguments, included_arguments,
-                                        pipeline_plan)
+                                        pipeline_plan, rviz_command)
 
 HERE = Path(__file__).resolve().parent
 FILE = 'pipeline.launch.py'
@@ -37,9 +36,9 @@ def pipeline_actions(context: LaunchContext) -> list:
     if plan.server:
         actions.append(include('triton_server.launch.py', values))
     actions.append(include('perception_nodes.launch.py', {**values, 'triton_url': plan.triton_url}))
-    if plan.rviz_config:
-        actions.append(Node(package='rviz2', executable='rviz2', name='rviz2',
-                            arguments=['-d', str(plan.rviz_config)], output='screen'))
+    if plan.rviz_config:  # through the parent-death wrapper, as every other process
+        actions.append(ExecuteProcess(cmd=rviz_command(plan.rviz_config), name='rviz2',
+                                      output='screen'))
     return actions
 
 

@@ -8,6 +8,7 @@ CLI come from ../shared/ros-python.
 """
 from __future__ import annotations
 
+import os
 from pathlib import Path
 import signal
 import subprocess
@@ -235,14 +236,22 @@ def test_nothing_outlives_launch_whatever_ends_it(
     before its children); every process it started ends by itself.
     """
     namespace = f'/sig{int(stop_signal)}'
+    viewer = tmp_path / 'bin' / 'rviz2'  # rviz2 stands in as a process that never ends by itself
+    viewer.parent.mkdir()
+    viewer.write_text('#!/bin/sh\nexec sleep 600\n')
+    viewer.chmod(0o755)
+    environment = venv_environment()
+    environment['PATH'] = f"{viewer.parent}{os.pathsep}{environment['PATH']}"
     pipeline = LaunchedPipeline.start(
-        venv_environment(), tmp_path / 'launch.log',
+        environment, tmp_path / 'launch.log',
         [f'namespace:={namespace}', f'camera_topic:={namespace}/camera/image_raw',
-         'enable_overlay:=false', 'enable_lanes:=false'])
+         'enable_overlay:=false', 'enable_lanes:=false', 'rviz:=true'])
     wait_ready(diagnostics, pipeline, (f'{namespace}/detection_node',))
     started = pipeline.processes()
-    assert any('tritonserver' in Path(f'/proc/{pid}/cmdline').read_bytes().decode(
-        errors='replace') for pid in started if alive(pid)), 'tritonserver among them'
+    commands = [Path(f'/proc/{pid}/cmdline').read_bytes().decode(errors='replace')
+                for pid in started if alive(pid)]
+    assert any('tritonserver' in command for command in commands), 'tritonserver among them'
+    assert any('sleep\x00600' in command for command in commands), 'rviz2 among them'
     stopped = pipeline.signal_and_wait_gone(stop_signal, whole_group=False)
     assert set(started) <= set(stopped)
 

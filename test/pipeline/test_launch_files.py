@@ -7,8 +7,10 @@ anything (test_ros2_cli.py starts them for real). `make setup` installs ROS laun
 """
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
+import shutil
 import stat
 import sys
 
@@ -27,6 +29,7 @@ from triton_perception.pipeline.plan import (ARGUMENT_NAMES, ARGUMENTS, parse_la
                                              pipeline_plan, PlanError)
 from triton_perception.serving import ServerError
 from triton_perception.serving.server.server_installation import find_tritonserver, server_command
+from triton_perception.system import sha256_of
 from triton_perception.system.stops_last import DEFAULT_GRACE_S
 
 LAUNCH_DIR = REPO / 'launch'
@@ -452,3 +455,110 @@ def test_autostart_reaches_the_nodes(ament_prefix: Path) -> None:
                    if node.executable != 'overlay_node')
         assert all('autostart' not in node.parameters for node in plan.nodes) == (not expected)
         assert handler is not None and context is not None
+
+
+# A value other than the default for every argument, with what it needs beside it.
+ANOTHER_VALUE: dict[str, dict[str, str]] = {
+    'camera_topic': {'camera_topic': '/other/image_raw'},
+    'camera_info_topic': {'camera_info_topic': '/other/camera_info'},
+    'cameras': {'cameras': 'front=/front/image_raw,rear=/rear/image_raw'},
+    'input_transport': {'input_transport': 'compressed'},
+    'start_triton': {'start_triton': 'false', 'triton_url': 'jetson.local:8001'},
+    'triton_url': {'start_triton': 'false', 'triton_url': 'jetson.local:9001'},
+    'tritonserver': {'tritonserver': 'SECOND_RELEASE'},
+    'model_repository': {'model_repository': 'REPOSITORY_COPY'},
+    'profile': {'profile': 'tensorrt'},
+    'precision': {'precision': 'int8'},
+    'grpc_port': {'grpc_port': '18611'},
+    'http_port': {'http_port': '18610'},
+    'metrics_port': {'metrics_port': '18612'},
+    'respawn_triton': {'respawn_triton': 'false'},
+    'respawn_delay': {'respawn_delay': '7.5'},
+    'params_file': {'params_file': 'PARAMS_COPY'},
+    'enable_detections': {'enable_detections': 'false'},
+    'enable_lanes': {'enable_lanes': 'false'},
+    'enable_overlay': {'enable_overlay': 'false'},
+    'rviz': {'rviz': 'true'},
+    'namespace': {'namespace': '/perception'},
+    'process_layout': {'process_layout': 'per_node'},
+    'cameras_per_process': {'cameras': 'a=/a/image,b=/b/image', 'cameras_per_process': '1'},
+    'camera_priorities': {'camera_priorities': '/=always'},
+    'max_batch': {'cameras': 'a=/a/image,b=/b/image', 'max_batch': '1'},
+    'autostart': {'autostart': 'false'},
+    'use_sim_time': {'use_sim_time': 'true'},
+}
+
+
+def launched(arguments: dict[str, str]) -> list[str]:
+    """
+    Return what pipeline.launch.py starts for `arguments`, as text.
+
+    Its processes (server, gate, rviz2) as launch prepares them, and the nodes it starts after
+    the gate as the plan gives them (check_nodes holds the launched nodes to the plan).
+    """
+    context, found = visit('pipeline.launch.py', arguments)
+    seen = [str(node) for node in pipeline_plan(arguments).nodes]
+    for action in found:
+        if isinstance(action, ExecuteProcess) and not isinstance(action, Node):
+            action.prepare(context)
+            details = action.process_details
+            # respawn and its delay are private to launch's ExecuteLocal: read them by name.
+            respawn = sorted((key, str(value)) for key, value in vars(action).items()
+                             if 'respawn' in key)
+            seen.append(f"{details['name'].rsplit('-', 1)[0]}: {details['cmd']} {respawn}")
+    return seen
+
+
+def test_every_argument_has_an_effect_through_the_launch_file(
+        ament_prefix: Path, tritonserver: Path, tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each declared argument, set to another value, changes what the launch file starts."""
+    assert sorted(ANOTHER_VALUE) == sorted(ARGUMENT_NAMES)
+    viewer = tmp_path / 'bin' / 'rviz2'  # a stand-in: rviz2 is not installed here
+    viewer.parent.mkdir()
+    viewer.write_text('#!/bin/sh\n')
+    viewer.chmod(0o755)
+    monkeypatch.setenv('PATH', f"{viewer.parent}{os.pathsep}{os.environ['PATH']}")
+    repository = tmp_path / 'repository'
+    shutil.copytree(REPO / 'model_repository', repository, symlinks=True,
+                    ignore=shutil.ignore_patterns('*.onnx', '*.plan'))
+    for step in ('yolov5_model', 'lane_model'):  # what precision int8 serves, as stand-ins
+        version = repository / step / '1'
+        version.mkdir(parents=True, exist_ok=True)
+        for name in ('model_int8.onnx', 'model_int8_tensorrt.onnx'):
+            (version / name).write_bytes(name.encode())
+        (version / 'model_int8.onnx.json').write_text(json.dumps({
+            'calibration': {'summary': 'stand-in'},
+            'int8_sha256': sha256_of(version / 'model_int8.onnx'),
+            'tensorrt_graph_sha256': sha256_of(version / 'model_int8_tensorrt.onnx')}))
+    params = tmp_path / 'params.yaml'
+    shutil.copy(REPO / 'config' / 'params.yaml', params)
+    places = {'SECOND_RELEASE': str(stand_in_release(tmp_path / 'second')),
+              'REPOSITORY_COPY': str(repository), 'PARAMS_COPY': str(params)}
+    base = {'profile': 'cpu', 'tritonserver': str(tritonserver), 'model_repository':
+            str(repository), **PORTS}
+    default = launched(base)
+    for name, values in ANOTHER_VALUE.items():
+        arguments = {**base, **{key: places.get(value, value) for key, value in values.items()}}
+        if name == 'model_repository':
+            arguments['model_repository'] = str(shutil.copytree(
+                repository, tmp_path / 'repository_2', symlinks=True))
+        assert launched(arguments) != default, f'{name} changed nothing the launch starts'
+
+
+def test_rviz_runs_through_the_parent_death_wrapper_or_is_refused(
+        ament_prefix: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """rviz:=true starts rviz2 as every other process (ending with launch), or refuses in a line."""
+    arguments = {'start_triton': 'false', 'triton_url': 'jetson.local:8001', 'rviz': 'true'}
+    monkeypatch.setenv('PATH', str(tmp_path / 'empty'))
+    with pytest.raises(PlanError, match='rviz:=true, but rviz2 is not on PATH'):
+        visit('pipeline.launch.py', arguments)
+    viewer = tmp_path / 'bin' / 'rviz2'
+    viewer.parent.mkdir()
+    viewer.write_text('#!/bin/sh\n')
+    viewer.chmod(0o755)
+    monkeypatch.setenv('PATH', str(viewer.parent))
+    context, found = visit('pipeline.launch.py', arguments)
+    rviz = processes(found, context)['rviz2'].process_details['cmd']
+    assert rviz[:3] == [sys.executable, '-m', 'triton_perception.system.parent_death']
+    assert rviz[-3:-1] == [str(viewer), '-d'] and rviz[-1].endswith('config/pipeline.rviz')

@@ -25,3 +25,4 @@ from triton_perception.pipeline.runner import (
     PipelineRunner as PipelineRunner,
     wait_for_remote_models as wait_for_remote_models,
 )
+from triton_perception.pipeline.viewer import rviz_command as rviz_command

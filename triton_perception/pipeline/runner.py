@@ -7,7 +7,6 @@ SIGINT/SIGTERM stop every process within a few seconds.
 """
 from __future__ import annotations
 
-import shutil
 import signal
 import subprocess
 import sys
@@ -20,8 +19,9 @@ from tritonclient.utils import InferenceServerException
 
 from triton_perception.pipeline.arguments import READY_TIMEOUT_S
 from triton_perception.pipeline.plan import PipelinePlan
+from triton_perception.pipeline.viewer import rviz_command
 from triton_perception.serving import ServerError, TritonServer
-from triton_perception.system import ending_with_parent, node_command, with_parent_pid
+from triton_perception.system import node_command, with_parent_pid
 
 STOP_TIMEOUT_S = 3.0
 STOP_WHILE_LOADING_S = 0.5  # a server stopped before it was ready gets this long after SIGTERM
@@ -119,16 +119,14 @@ class PipelineRunner:
             self.nodes[node.fqn] = subprocess.Popen(command, env=environment,
                                                     stdin=subprocess.DEVNULL)
         if self.plan.rviz_config:
-            rviz = shutil.which('rviz2')
-            if rviz:
-                self.nodes['rviz2'] = subprocess.Popen(
-                    ending_with_parent([rviz, '-d', str(self.plan.rviz_config)], self._python),
-                    env=environment, stdin=subprocess.DEVNULL)
-            else:
-                self._log('rviz:=true but rviz2 is not on PATH; continuing without it')
+            self.nodes['rviz2'] = subprocess.Popen(
+                rviz_command(self.plan.rviz_config, self._python), env=environment,
+                stdin=subprocess.DEVNULL)
 
     def run(self, stop: threading.Event) -> int:
         """Start everything, supervise until `stop` is set or a node dies; returns an exit code."""
+        if self.plan.rviz_config:
+            rviz_command(self.plan.rviz_config, self._python)  # refused before anything starts
         try:
             if self.plan.server:
                 if not self._start_server(stop):
