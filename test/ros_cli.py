@@ -169,3 +169,12 @@ class LaunchedPipeline:
             except (ProcessLookupError, PermissionError):
                 pass
         self.process.wait(timeout=30)
+
+
+def stand_in_rviz2(directory: Path, body: str = '') -> Path:
+    """Write an executable `rviz2` into `directory` running `body` (rviz2 is not installed here)."""
+    viewer = directory / 'rviz2'
+    directory.mkdir(parents=True, exist_ok=True)
+    viewer.write_text(f'#!/bin/sh\n{body}\n')
+    viewer.chmod(0o755)
+    return viewer

@@ -23,7 +23,7 @@ from std_msgs.msg import Header
 from vision_msgs.msg import Detection2DArray
 
 from ros_cli import (colcon_build, copy_checkout, LaunchedPipeline, REPO, ros2,
-                     sourced_environment, VENV, venv_environment)
+                     sourced_environment, stand_in_rviz2, VENV, venv_environment)
 from ros_helpers import Probe, wait_until
 from triton_perception.frames.diagnostics import find_status
 from triton_perception.outputs.result_messages import image_message
@@ -236,10 +236,7 @@ def test_nothing_outlives_launch_whatever_ends_it(
     before its children); every process it started ends by itself.
     """
     namespace = f'/sig{int(stop_signal)}'
-    viewer = tmp_path / 'bin' / 'rviz2'  # rviz2 stands in as a process that never ends by itself
-    viewer.parent.mkdir()
-    viewer.write_text('#!/bin/sh\nexec sleep 600\n')
-    viewer.chmod(0o755)
+    viewer = stand_in_rviz2(tmp_path / 'bin', 'exec sleep 600')  # never ends by itself
     environment = venv_environment()
     environment['PATH'] = f"{viewer.parent}{os.pathsep}{environment['PATH']}"
     pipeline = LaunchedPipeline.start(

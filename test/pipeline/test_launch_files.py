@@ -25,6 +25,7 @@ from stand_in_tritonserver import stand_in_release
 import yaml
 
 from conftest import REPO
+from ros_cli import stand_in_rviz2
 from triton_perception.pipeline.plan import (ARGUMENT_NAMES, ARGUMENTS, parse_launch_arguments,
                                              pipeline_plan, PlanError)
 from triton_perception.serving import ServerError
@@ -514,10 +515,7 @@ def test_every_argument_has_an_effect_through_the_launch_file(
         monkeypatch: pytest.MonkeyPatch) -> None:
     """Each declared argument, set to another value, changes what the launch file starts."""
     assert sorted(ANOTHER_VALUE) == sorted(ARGUMENT_NAMES)
-    viewer = tmp_path / 'bin' / 'rviz2'  # a stand-in: rviz2 is not installed here
-    viewer.parent.mkdir()
-    viewer.write_text('#!/bin/sh\n')
-    viewer.chmod(0o755)
+    viewer = stand_in_rviz2(tmp_path / 'bin')
     monkeypatch.setenv('PATH', f"{viewer.parent}{os.pathsep}{os.environ['PATH']}")
     repository = tmp_path / 'repository'
     shutil.copytree(REPO / 'model_repository', repository, symlinks=True,
@@ -553,10 +551,7 @@ def test_rviz_runs_through_the_parent_death_wrapper_or_is_refused(
     monkeypatch.setenv('PATH', str(tmp_path / 'empty'))
     with pytest.raises(PlanError, match='rviz:=true, but rviz2 is not on PATH'):
         visit('pipeline.launch.py', arguments)
-    viewer = tmp_path / 'bin' / 'rviz2'
-    viewer.parent.mkdir()
-    viewer.write_text('#!/bin/sh\n')
-    viewer.chmod(0o755)
+    viewer = stand_in_rviz2(tmp_path / 'bin')
     monkeypatch.setenv('PATH', str(viewer.parent))
     context, found = visit('pipeline.launch.py', arguments)
     rviz = processes(found, context)['rviz2'].process_details['cmd']
