@@ -31,9 +31,11 @@ bench: models
 soak: models
 	@$(CLI) soak --minutes 30
 
+# Fast DDS 2 (Humble, Jazzy) reads FASTRTPS_DEFAULT_PROFILES_FILE, Fast DDS 3 (Kilted, this
+# environment) FASTDDS_DEFAULT_PROFILES_FILE: both are set.
 shell: setup
 	@echo "Entering a shell with .venv active (exit to leave)"; \
-	bash --rcfile <(echo '. ~/.bashrc 2>/dev/null; . .venv/bin/activate; export FASTRTPS_DEFAULT_PROFILES_FILE=$(CURDIR)/config/fastdds_profile.xml')
+	bash --rcfile <(echo '. ~/.bashrc 2>/dev/null; . .venv/bin/activate; export FASTRTPS_DEFAULT_PROFILES_FILE=$(CURDIR)/config/fastdds_profile.xml; export FASTDDS_DEFAULT_PROFILES_FILE=$(CURDIR)/config/fastdds_profile.xml')
 
 clean:
 	rm -rf out .pytest_cache

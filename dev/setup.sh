@@ -27,6 +27,28 @@ fail() { printf 'setup: ERROR: %s\n' "$*" >&2; exit 1; }
 PY_VERSION=$(PYTHON="$PYTHON" bash "$ROOT/dev/check_environment.sh")
 [ -d "$ROS_PYTHON/wheels" ] || fail "$ROS_PYTHON/wheels not found: ROS launch, launch_testing and the ros2 CLI come from there (no package registry has them); put shared/ beside the checkout, or set TRITON_PERCEPTION_SHARED (or TRITON_PERCEPTION_ROS_PYTHON for this folder alone)"
 
+# GStreamer for the video route video_decoder:=gst:ELEMENT (frames/video_gstreamer.py): the tools,
+# the parsers and y4menc, and gst-libav's software decoders that stand where a Jetson's
+# nvv4l2decoder stands. Debian's packages, installed here when missing (as root: CI is). Checked
+# before the 1 GB pip step, so that a user who is not root learns it first; the README's
+# apt-get line names them (test/package/test_readme_install.py).
+GST_PACKAGES=(gstreamer1.0-tools gstreamer1.0-libav gstreamer1.0-plugins-good gstreamer1.0-plugins-bad)
+gst_ready() {
+  command -v gst-inspect-1.0 >/dev/null 2>&1 || return 1
+  local element
+  for element in fdsrc queue h264parse h265parse avdec_h264 avdec_h265 videoconvert y4menc fdsink; do
+    gst-inspect-1.0 --exists "$element" || return 1
+  done
+}
+if ! gst_ready; then
+  command -v apt-get >/dev/null 2>&1 && [ "$(id -u)" = 0 ] \
+    || fail "GStreamer elements missing; install them: sudo apt-get install -y ${GST_PACKAGES[*]}"
+  say "installing ${GST_PACKAGES[*]} (apt)"
+  apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${GST_PACKAGES[@]}" >/dev/null
+  gst_ready || fail "GStreamer elements still missing after installing ${GST_PACKAGES[*]}"
+fi
+
 fingerprint=$( (cat "$ROOT/dev/requirements.txt" "$ROOT/dev/requirements-colcon.txt" "$ROOT/setup.py" "$ROOT/package.xml"; ls "$ROS_PYTHON/wheels") | sha256sum | cut -d' ' -f1)
 if [ -x "$VENV/bin/python" ] && [ -f "$STAMP" ] && [ "$(cat "$STAMP")" = "$fingerprint" ]; then
   say "Python packages up to date ($VENV)"
@@ -48,26 +70,6 @@ else
   "$VENV/bin/python" -m pip install --quiet --no-deps --no-build-isolation \
     --config-settings editable_mode=compat -e "$ROOT"
   echo "$fingerprint" > "$STAMP"
-fi
-
-# GStreamer for the video route video_decoder:=gst:ELEMENT (frames/video_gstreamer.py): the tools,
-# the parsers and y4menc, and gst-libav's software decoders that stand where a Jetson's
-# nvv4l2decoder stands. Debian's packages, installed here when missing (as root: CI is).
-GST_PACKAGES=(gstreamer1.0-tools gstreamer1.0-libav gstreamer1.0-plugins-good gstreamer1.0-plugins-bad)
-gst_ready() {
-  command -v gst-inspect-1.0 >/dev/null 2>&1 || return 1
-  local element
-  for element in fdsrc queue h264parse h265parse avdec_h264 avdec_h265 videoconvert y4menc fdsink; do
-    gst-inspect-1.0 --exists "$element" || return 1
-  done
-}
-if ! gst_ready; then
-  command -v apt-get >/dev/null 2>&1 && [ "$(id -u)" = 0 ] \
-    || fail "GStreamer elements missing; install them: sudo apt-get install -y ${GST_PACKAGES[*]}"
-  say "installing ${GST_PACKAGES[*]} (apt)"
-  apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${GST_PACKAGES[@]}" >/dev/null
-  gst_ready || fail "GStreamer elements still missing after installing ${GST_PACKAGES[*]}"
 fi
 
 bash "$ROOT/dev/build_interfaces.sh" "$VENV" "$ROOT/dev/vision_msgs"

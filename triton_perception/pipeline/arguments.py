@@ -54,10 +54,9 @@ ARGUMENTS = (
     Argument('cameras', '', 'several cameras served by the same Triton: NAME=TOPIC pairs '
              'separated by commas, e.g. front=/front/image_raw,rear=/rear/image_raw; each camera '
              'gets its own nodes in <namespace>/<NAME> (instead of camera_topic)'),
-    # Also the video transports (docs/topics.md, "Video cameras"); the description stays as
-    # `run --help` has always printed it.
-    Argument('input_transport', 'raw', 'raw (Image) or compressed (CompressedImage jpeg/png)',
-             ('raw', 'compressed', 'ffmpeg', 'foxglove')),
+    Argument('input_transport', 'raw', 'raw (Image), compressed (CompressedImage jpeg/png), or '
+             'video in H.264 or H.265: ffmpeg (FFMPEGPacket) or foxglove (CompressedVideo); '
+             'docs/topics.md', ('raw', 'compressed', 'ffmpeg', 'foxglove')),
     Argument('start_triton', 'true', 'start a local tritonserver (false: use triton_url)',
              BOOLEAN),
     Argument('triton_url', '', 'gRPC HOST:PORT of an existing Triton (required when '
