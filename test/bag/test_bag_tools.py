@@ -276,8 +276,8 @@ def test_play_into_recorder_in_another_process(ros_node: Any, small_bag: Path,
     assert summary.published == PLAY_FRAMES and summary.passes == 1 and not summary.stopped
     # 10 frames 40 ms apart at rate 2.0: the last one is due 9 x 20 ms after the first.
     assert summary.wall_s >= 0.18
-    # Lateness is machine load; `bag play` prints it.
-    assert summary.lateness_mean_ms >= 0.0
+    # Lateness is machine load (`bag play` prints it): its mean lies within its own range.
+    assert 0.0 <= summary.lateness_mean_ms <= summary.lateness_max_ms
     report = json.loads(out.strip().splitlines()[-1])
     assert report['counts'] == {DEFAULT_TOPIC: PLAY_FRAMES}
     assert report['publisher_type_hashes'] == [installed_hash(IMAGE_TYPE)]

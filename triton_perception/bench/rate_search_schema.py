@@ -48,7 +48,7 @@ class CpuFigures(TypedDict):
     server_ms_per_frame: float | None
 
 
-class MemoryFigures(TypedDict):
+class RunMemory(TypedDict):
     """Summed RSS (MiB) at the run's end: the node processes, tritonserver with its stubs."""
 
     nodes: float
@@ -74,7 +74,7 @@ RateFigures = TypedDict('RateFigures', {
     'latency_ms': Percentiles,
     'results_per_output': dict[str, int],
     'cpu': CpuFigures,
-    'memory_mib': MemoryFigures,
+    'memory_mib': RunMemory,
     'latency_split_ms': dict[str, LatencySplit],
     'triton_steps_ms': StepTimers,
 })

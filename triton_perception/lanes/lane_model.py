@@ -106,8 +106,12 @@ class InputMapping(NamedTuple):
         return frame
 
 
-# (the ensemble's outputs in decode order, the layout with its settings, default preprocessing)
-Resolved = tuple[tuple[str, ...], 'LaneLayout', Preprocessing]
+class Resolved(NamedTuple):
+    """What a layout reads from an installed model's output shapes."""
+
+    outputs: tuple[str, ...]  # the ensemble's outputs, in decode order
+    layout: LaneLayout  # the layout with its decode settings
+    preprocessing: Preprocessing  # the layout's default preprocessing
 
 
 class LaneLayout(Protocol):

@@ -166,7 +166,7 @@ class Proposals:
         if scores not in SCORE_FORMATS:
             raise LaneConfigError(f'decode.scores: {scores!r} is not one of '
                                   f"{', '.join(SCORE_FORMATS)}")
-        return (name,), cls(scores), Preprocessing(channel_order='bgr', normalize='unit')
+        return Resolved((name,), cls(scores), Preprocessing(channel_order='bgr', normalize='unit'))
 
     @classmethod
     def from_record(cls, record: DecodeRecord) -> Proposals:

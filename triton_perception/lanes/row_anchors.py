@@ -189,8 +189,8 @@ class RowAnchors:
             if len(shape) != 4 or shape[0] != 1 or shape[1] < 3:
                 raise LayoutMismatch('v1 expects [1, griding_num + 1, rows, lanes]')
             anchors = config.get('row_anchors') or default_row_anchors(shape[2], input_height)
-            return (name,), cls(1, _checked_anchors('row_anchors', anchors, shape[2])), \
-                Preprocessing(normalize='imagenet')
+            return Resolved((name,), cls(1, _checked_anchors('row_anchors', anchors, shape[2])),
+                            Preprocessing(normalize='imagenet'))
         by_name = {name: shapes[name] for name in V2_NAMES if name in shapes}
         if len(shapes) != 4 or len(by_name) != 4:
             raise LayoutMismatch(f'v2 expects four outputs named {V2_NAMES}')
@@ -208,8 +208,8 @@ class RowAnchors:
             row_anchors, column_anchors = default_v2_anchors(rows, columns)
         checked_rows = _checked_anchors('row_anchors', row_anchors, rows)
         checked_columns = _checked_anchors('column_anchors', column_anchors, columns)
-        return V2_NAMES, cls(2, checked_rows, checked_columns), Preprocessing(
-            normalize='imagenet', top_crop=V2_CROP.get((rows, columns), 0.0))
+        return Resolved(V2_NAMES, cls(2, checked_rows, checked_columns), Preprocessing(
+            normalize='imagenet', top_crop=V2_CROP.get((rows, columns), 0.0)))
 
     @classmethod
     def from_record(cls, record: DecodeRecord) -> RowAnchors:

@@ -68,8 +68,8 @@ class Segmentation:
                                   f'{heads[lane_output]} with {activation}')
         drivable = config.get('drivable_output', '')
         if not drivable:
-            return SEGMENTATION_OUTPUTS[:1], cls(lane_output, channel, activation), \
-                Preprocessing()
+            return Resolved(SEGMENTATION_OUTPUTS[:1], cls(lane_output, channel, activation),
+                            Preprocessing())
         if drivable not in heads or heads[drivable][1] < 2 or heads[drivable][2:] != heads[
                 lane_output][2:]:
             raise LayoutMismatch(f'drivable_output {drivable!r} must be a [1, C >= 2, h, w] '
@@ -78,8 +78,8 @@ class Segmentation:
         if not isinstance(drivable_channel, (int, float, str)):  # what int() takes of YAML
             raise LaneConfigError(f'decode.drivable_channel: {drivable_channel!r} is not a '
                                   'channel number')
-        return SEGMENTATION_OUTPUTS, cls(lane_output, channel, activation, drivable, int(
-            drivable_channel)), Preprocessing()
+        return Resolved(SEGMENTATION_OUTPUTS, cls(lane_output, channel, activation, drivable,
+                                                  int(drivable_channel)), Preprocessing())
 
     @classmethod
     def from_record(cls, record: DecodeRecord) -> Segmentation:

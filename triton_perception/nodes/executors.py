@@ -1,26 +1,16 @@
 """
 The hot path apart from housekeeping: which executor spins which entities of a node process.
 
-A node process's nodes carry some fifty entities an executor waits on: per node the parameter
-and lifecycle services, the /diagnostics and health timers, two QoS-event waitables per
-publisher; only the camera subscriptions carry frames. rclpy's classic executors rebuild their
-wait set from every entity at each wake-up, so at 30 frames/s most of their cost is the
-entities no frame touches (rclpy #1389; an idle `spin_once` costs 0.95 ms with three nodes
-against 0.30 ms with the subscription's node alone). So the camera subscriptions live on a
-node of their own, the hidden `_frames_<pid>` node (no parameter services, global remappings
-not applied again: its topics are the nodes' resolved names), spun by the *hot
-path* executor on the main thread; every other node is spun by the *housekeeping* executor
-on a thread of its own.
-
-The hot path executor is a SingleThreadedExecutor holding only the hot node. rclpy's
-EventsExecutor (Kilted, and Jazzy from rclpy 7.1.4, `rclpy.experimental`; not in Humble, where
-ros2/rclpy #1454 is unmerged) is there to choose (`TRITON_PERCEPTION_EXECUTOR=events`), but is
-not the default: Kilted's (rclpy 9.1) fails every subscription callback that takes MessageInfo,
-so frames lost before the node can only be counted from the middleware's `message_lost` events,
-which miss the frames a full reader history overwrites (test/frames/test_frame_losses.py), and
-`bench --glue` found it neither reliably cheaper nor dearer in the whole pipeline
-(docs/performance.md). Asking for `events` where rclpy has none falls back to the default, and
-the log says so.
+Only the camera subscriptions carry frames, yet rclpy's classic executors rebuild their wait set
+from every entity of every node at each wake-up. So the camera subscriptions live on a hidden
+node of their own (`_frames_<pid>`: no parameter services, its topics the nodes' resolved names),
+spun by the *hot path* executor on the main thread; every other node is spun by the
+*housekeeping* executor on a thread of its own. The hot path executor is a
+SingleThreadedExecutor; rclpy's EventsExecutor, where this rclpy has one, is chosen with
+`TRITON_PERCEPTION_EXECUTOR=events` and is not the default because it cannot count every frame
+lost before the node (test/frames/test_frame_losses.py). Asking for `events` where rclpy has
+none falls back to the default, and the log says so. What was measured for these choices is in
+docs/performance-log.md ("The hot path apart").
 """
 from __future__ import annotations
 
