@@ -121,8 +121,15 @@ def _starts_picture(unit: bytes, codec: str) -> bool:
 
 
 def picture_count(data: bytes, codec: str) -> int:
-    """Return how many pictures the packet holds (the frames a decoder gives for it)."""
-    return sum(_starts_picture(unit, codec) for unit in nal_units(data))
+    """
+    Return how many pictures the packet holds (the frames a decoder gives for it).
+
+    Slices none of which starts a picture (its first slice lost) count as one, which the
+    decoder may give or drop; a packet of no slice holds none.
+    """
+    units = nal_units(data)
+    starts = sum(_starts_picture(unit, codec) for unit in units)
+    return starts or int(any(_is_slice(unit, codec) for unit in units))
 
 
 def _is_slice(unit: bytes, codec: str) -> bool:

@@ -45,7 +45,7 @@ class _Bits:
         return self.bits(1) == 1
 
     def ue(self) -> int:
-        """Return the next unsigned exp-Golomb value (ue(v))."""
+        """Return the value of the next unsigned exp-Golomb code (descriptor ue, v bits)."""
         zeros = 0
         while not self.bits(1):
             zeros += 1
@@ -54,7 +54,7 @@ class _Bits:
         return (1 << zeros) - 1 + self.bits(zeros)
 
     def se(self) -> int:
-        """Return the next signed exp-Golomb value (se(v))."""
+        """Return the value of the next signed exp-Golomb code (descriptor se, v bits)."""
         code = self.ue()
         return (code + 1) // 2 if code % 2 else -(code // 2)
 
