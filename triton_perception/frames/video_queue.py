@@ -45,6 +45,7 @@ class DecodingQueue(Generic[PacketT]):
         self._queue: queue.Queue[tuple[PacketT, bool] | None] = queue.Queue(size)
         self._lock = threading.Lock()
         self._gap = False
+        self._decoding = False
         self._stopped = threading.Event()
         self._thread: threading.Thread | None = None
 
@@ -67,6 +68,16 @@ class DecodingQueue(Generic[PacketT]):
                 return False
             self._gap = False
             return True
+
+    @property
+    def waiting(self) -> int:
+        """
+        Return the packets taken in and not yet decoded (queued, or being decoded).
+
+        Their frames are not counted as received until their outcome is known, so /diagnostics
+        says how many wait here: received + waiting is what the queue was given.
+        """
+        return self._queue.qsize() + int(self._decoding)
 
     @property
     def stopped(self) -> bool:
@@ -110,4 +121,8 @@ class DecodingQueue(Generic[PacketT]):
                 self._close()
                 return
             packet, after_gap = item
-            self._decode(packet, after_gap)
+            self._decoding = True
+            try:
+                self._decode(packet, after_gap)
+            finally:
+                self._decoding = False

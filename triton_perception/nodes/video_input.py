@@ -90,9 +90,15 @@ class VideoFrames:
         return _KeyframeAfterLoss(self._packets, sink)
 
     def diagnostics(self) -> dict[str, str]:
-        """Return the decoder in use ('' before the first keyframe) and how often it opened."""
+        """
+        Return the decoder in use, how often it opened, and the packets waiting to be decoded.
+
+        The decoder is '' before the first keyframe; the waiting packets are not yet counted as
+        received (frames.DecodingQueue.waiting).
+        """
         return {'video_decoder': self._decoder.decoder_name,
-                'video_decoder_opened': str(self._decoder.opened)}
+                'video_decoder_opened': str(self._decoder.opened),
+                'video_packets_waiting': str(self._packets.waiting)}
 
     def decoding(self, on_frame: Callable[[FrameResult], None]
                  ) -> Callable[[VideoMessage], None]:
