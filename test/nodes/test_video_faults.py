@@ -64,7 +64,7 @@ def counts(values: dict[str, str]) -> dict[str, int]:
 @pytest.fixture
 def stalled_process(triton_server: Any, tmp_path: Path) -> Iterator[tuple[NodeProcess, Path]]:
     """
-    A perception_process of two video cameras; STALLED's decoder is a child that never answers.
+    Yield a perception_process of two video cameras, STALLED's decoder a child that never answers.
 
     Its gst-launch-1.0 writes its pid to a file, ignores SIGTERM and SIGINT, and sleeps. Yields
     the process and the file of the stand-ins' pids.
