@@ -18,9 +18,10 @@ import onnxruntime
 
 from triton_perception.lanes.lane_geometry import postprocess
 from triton_perception.lanes.run_decoding import postprocess_runs
+from triton_perception.system.paths import shared_directory
 
 ROOT = Path(__file__).resolve().parents[1]
-SHARED = ROOT.parent / 'shared' / 'data'
+SHARED = shared_directory() / 'data'
 OUTPUTS = ['lane_probability', 'drivable_margin', 'lane_runs', 'lane_run_counts',
            'drivable_area']
 

@@ -12,7 +12,9 @@ ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 VENV="$ROOT/.venv"
 PYTHON=${PYTHON:-python3}
 STAMP="$VENV/.triton_perception-setup.sha256"
-ROS_PYTHON=${TRITON_PERCEPTION_ROS_PYTHON:-$ROOT/../shared/ros-python}
+# The shared folder as system/paths.py resolves it: $TRITON_PERCEPTION_SHARED, else ../shared.
+SHARED=${TRITON_PERCEPTION_SHARED:-$ROOT/../shared}
+ROS_PYTHON=${TRITON_PERCEPTION_ROS_PYTHON:-$SHARED/ros-python}
 COLCON_VENV="$VENV/colcon"
 PACKAGE=triton_perception
 # The node executables are the launchers in scripts/ (setup.py installs the same list).
@@ -23,7 +25,7 @@ say() { printf 'setup: %s\n' "$*"; }
 fail() { printf 'setup: ERROR: %s\n' "$*" >&2; exit 1; }
 
 PY_VERSION=$(PYTHON="$PYTHON" bash "$ROOT/dev/check_environment.sh")
-[ -d "$ROS_PYTHON/wheels" ] || fail "$ROS_PYTHON/wheels not found: ROS launch, launch_testing and the ros2 CLI come from there (no package registry has them); put shared/ beside the checkout or set TRITON_PERCEPTION_ROS_PYTHON"
+[ -d "$ROS_PYTHON/wheels" ] || fail "$ROS_PYTHON/wheels not found: ROS launch, launch_testing and the ros2 CLI come from there (no package registry has them); put shared/ beside the checkout, or set TRITON_PERCEPTION_SHARED (or TRITON_PERCEPTION_ROS_PYTHON for this folder alone)"
 
 fingerprint=$( (cat "$ROOT/dev/requirements.txt" "$ROOT/dev/requirements-colcon.txt" "$ROOT/setup.py" "$ROOT/package.xml"; ls "$ROS_PYTHON/wheels") | sha256sum | cut -d' ' -f1)
 if [ -x "$VENV/bin/python" ] && [ -f "$STAMP" ] && [ "$(cat "$STAMP")" = "$fingerprint" ]; then

@@ -19,8 +19,9 @@ sys.path.insert(0, str(REPO))
 
 from triton_perception.bag.frame_export import export_frames  # noqa: E402
 from triton_perception.bag.make import make_bag  # noqa: E402
+from triton_perception.system.paths import DEFAULT_CLIP  # noqa: E402
 
-CLIP = REPO.parent / 'shared' / 'data' / 'videos' / 'solidWhiteRight.mp4'
+CLIP = DEFAULT_CLIP
 LABELS = REPO / 'test' / 'data' / 'highway_clip' / 'labels'
 CAR_IDS = {'A': 1, 'B': 2, 'C': 3, 'D': 4, 'E': 5, 'G': 7}
 MOT_CLASS_CAR = 3  # MOTChallenge's class 3 is "car"

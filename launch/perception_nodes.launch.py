@@ -8,10 +8,7 @@ from launch_ros.actions import Node
 from triton_perception.pipeline import (argument_values, declare_arguments, pipeline_plan,
                                         start_after_gate, stop_launch_on_exit)
 
-NODE_ARGUMENTS = ('camera_topic', 'camera_info_topic', 'cameras', 'input_transport',
-                  'triton_url', 'params_file', 'enable_detections', 'enable_lanes',
-                  'enable_overlay', 'namespace', 'process_layout', 'cameras_per_process',
-                  'camera_priorities', 'max_batch', 'use_sim_time')
+FILE = 'perception_nodes.launch.py'
 
 
 def node_actions(context: LaunchContext) -> list:
@@ -21,7 +18,7 @@ def node_actions(context: LaunchContext) -> list:
     The nodes start once the gate (`triton-perception wait-ready`) finds the plan's models ready
     at triton_url (default 127.0.0.1:8001); this file never starts a server.
     """
-    values = argument_values(context, NODE_ARGUMENTS)
+    values = argument_values(context, FILE)
     plan = pipeline_plan({**values, 'start_triton': 'false',
                           'triton_url': values['triton_url'] or '127.0.0.1:8001'})
     # Readiness gate: the nodes start once Triton serves the ensembles, not after a sleep.
@@ -44,6 +41,6 @@ def node_actions(context: LaunchContext) -> list:
 def generate_launch_description() -> LaunchDescription:
     """Return the launch description: the node arguments, then the nodes they give."""
     return LaunchDescription([
-        *declare_arguments(NODE_ARGUMENTS),
+        *declare_arguments(FILE),
         OpaqueFunction(function=node_actions),
     ])

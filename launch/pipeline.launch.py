@@ -11,16 +11,18 @@ from launch.actions import IncludeLaunchDescription, OpaqueFunction
 from launch.launch_description_sources import PythonLaunchDescriptionSource
 from launch_ros.actions import Node
 
-from triton_perception.pipeline import (ARGUMENT_NAMES, argument_values, declare_arguments,
+from triton_perception.pipeline import (argument_values, declare_arguments, included_arguments,
                                         pipeline_plan)
 
 HERE = Path(__file__).resolve().parent
+FILE = 'pipeline.launch.py'
 
 
 def include(file_name: str, arguments: dict) -> IncludeLaunchDescription:
-    """Return an include of the launch file `file_name` beside this one, with `arguments`."""
+    """Return an include of the launch file `file_name` beside this one, with its `arguments`."""
     return IncludeLaunchDescription(PythonLaunchDescriptionSource(str(HERE / file_name)),
-                                    launch_arguments=list(arguments.items()))
+                                    launch_arguments=list(included_arguments(
+                                        arguments, file_name).items()))
 
 
 def pipeline_actions(context: LaunchContext) -> list:
@@ -29,7 +31,7 @@ def pipeline_actions(context: LaunchContext) -> list:
 
     The whole plan is validated first, so a bad combination of arguments starts nothing.
     """
-    values = argument_values(context, ARGUMENT_NAMES)
+    values = argument_values(context, FILE)
     plan = pipeline_plan(values)  # validates the combination before anything starts
     actions = []
     if plan.server:
@@ -44,6 +46,6 @@ def pipeline_actions(context: LaunchContext) -> list:
 def generate_launch_description() -> LaunchDescription:
     """Return the launch description: every plan argument, then the actions they give."""
     return LaunchDescription([
-        *declare_arguments(ARGUMENT_NAMES),
+        *declare_arguments(FILE),
         OpaqueFunction(function=pipeline_actions),
     ])

@@ -5,13 +5,12 @@ from launch.actions import LogInfo, OpaqueFunction
 from triton_perception.pipeline import (argument_values, declare_arguments, pipeline_plan,
                                         server_process)
 
-SERVER_ARGUMENTS = ('tritonserver', 'model_repository', 'profile', 'grpc_port', 'http_port',
-                    'metrics_port', 'respawn_triton', 'respawn_delay')
+FILE = 'triton_server.launch.py'
 
 
 def server_actions(context: LaunchContext) -> list:
     """Return tritonserver's process action, through stops_last and respawned if asked."""
-    values = argument_values(context, SERVER_ARGUMENTS)
+    values = argument_values(context, FILE)
     plan = pipeline_plan(values)
     return [
         LogInfo(msg=f'tritonserver: {plan.server.model_repository} '
@@ -24,6 +23,6 @@ def server_actions(context: LaunchContext) -> list:
 def generate_launch_description() -> LaunchDescription:
     """Return the launch description: the server arguments, then the server they give."""
     return LaunchDescription([
-        *declare_arguments(SERVER_ARGUMENTS),
+        *declare_arguments(FILE),
         OpaqueFunction(function=server_actions),
     ])

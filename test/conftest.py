@@ -10,7 +10,7 @@ import cv2
 import numpy as np
 import pytest
 
-from triton_perception.system.paths import dds_profile_environment
+from triton_perception.system.paths import dds_profile_environment, shared_directory, SHARED_ENV
 from triton_perception.system.processes import free_ports
 
 if TYPE_CHECKING:
@@ -21,8 +21,7 @@ REPO = Path(__file__).resolve().parents[1]
 pytest_plugins = ('fault_plumbing',)
 # Models and data: ../shared beside the checkout, or where TRITON_PERCEPTION_SHARED points (a
 # colcon workspace has src/triton_perception, with nothing beside it).
-SHARED_ENV = 'TRITON_PERCEPTION_SHARED'
-SHARED = Path(os.environ.get(SHARED_ENV) or REPO.parent / 'shared').expanduser()
+SHARED = shared_directory()
 
 # Before anything imports rclpy: keep ROS traffic on this host, in a domain of our own (other
 # test runs may share the machine), and logs out of the home directory.

@@ -56,13 +56,16 @@ class TritonPythonModel:
         """
         Read `behaviour` and `delay_s` from the model's config.
 
-        A `fail_load` model raises here, so that the server reports it as failed to load.
+        A `fail_load` model raises here, so that the server reports it as failed to load; a
+        `slow_load` one takes `delay_s` to load.
         """
         parameters = json.loads(args['model_config']).get('parameters', {})
         self.behaviour = parameters['behaviour']['string_value']
         self.delay_s = float(parameters.get('delay_s', {}).get('string_value', '0'))
         if self.behaviour == 'fail_load':
             raise RuntimeError('fault test: this model refuses to load')
+        if self.behaviour == 'slow_load':
+            time.sleep(self.delay_s)
 
     def execute(self, requests: list) -> list:
         """Answer each request as `behaviour` says, after `delay_s`."""

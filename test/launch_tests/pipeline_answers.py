@@ -11,7 +11,6 @@ AMENT_PREFIX_PATH=.venv) and the model weights installed; test_ros2_cli.py runs 
 """
 from __future__ import annotations
 
-import os
 from pathlib import Path
 import time
 import unittest
@@ -32,13 +31,13 @@ from vision_msgs.msg import Detection2DArray
 
 from triton_perception.frames.diagnostics import find_status
 from triton_perception.outputs.result_messages import image_message
+from triton_perception.system.paths import DEFAULT_CLIP
 from triton_perception.system.processes import free_ports
 
 REPO = Path(__file__).resolve().parents[2]
 NAMESPACE = '/launch_test'
 NODES = (f'{NAMESPACE}/detection_node', f'{NAMESPACE}/lane_node')
-VIDEO = Path(os.environ.get('TRITON_PERCEPTION_SHARED') or REPO.parent / 'shared') / \
-    'data' / 'videos' / 'solidWhiteRight.mp4'
+VIDEO = DEFAULT_CLIP
 
 
 @pytest.mark.launch_test

@@ -28,8 +28,9 @@ from target_venv import LOAD_ALL, target_environment
 from triton_perception.bag import make_bag, read_images, typestore
 from triton_perception.cli import main
 from triton_perception.graphs import (build_graph, float_step_problems, MAX_IR_VERSION,
-                                      QUANTIZED_OPSET, target_problems)
+                                      QUANTIZED_OPSET, target_problems, tensorrt_qdq_problems)
 from triton_perception.models import INT8_GRAPH, quantize_models, TENSORRT_GRAPH
+from triton_perception.models.quantization import quantizer_problem, quantizer_refusal
 from triton_perception.serving import ServerError
 from triton_perception.serving.server.profile_repository import profile_repository
 
@@ -110,6 +111,9 @@ def test_int8_graphs_load_keep_their_float_steps_and_agree_with_the_float_ones(
             # TensorRT takes symmetric INT8 only; the CPU flavour has UINT8 activations (the
             # biases' INT32 zero points aside).
             assert (np.dtype(np.uint8) not in zero_points) == (name == TENSORRT_GRAPH)
+            if name == TENSORRT_GRAPH:
+                assert tensorrt_qdq_problems(model) == [], 'TensorRT parses it (biases float)'
+                assert np.dtype(np.int32) not in zero_points
         fp, int8 = _run(float_graph, frame), _run(quantized / step / INT8_GRAPH, frame)
         assert {key: value.dtype for key, value in fp.items()} == {
             key: value.dtype for key, value in int8.items()}
@@ -380,3 +384,86 @@ def test_guard_passes_a_sound_calibration_and_installs_it(
     record = json.loads((installed / (INT8_GRAPH + '.json')).read_text())
     assert record['calibration']['bags'] == [str(road_bag.resolve())]
     assert record['calibration']['frames'] == CALIBRATION_FRAMES
+
+
+@pytest.mark.slow
+def test_the_tensorrt_graph_agrees_with_the_float_graph(float_repository: Path,
+                                                        quantized: Path, clip_bag: Path) -> None:
+    """The TensorRT flavour run under onnxruntime answers as the float graph does, near enough."""
+    frame = next(iter(read_images(clip_bag))).rgb
+    fp = _run(float_repository / 'yolov5_model' / '1' / 'model.onnx', frame)
+    trt = _run(quantized / 'yolov5_model' / TENSORRT_GRAPH, frame)
+    assert abs(int(fp['num_detections'][0]) - int(trt['num_detections'][0])) <= 2
+    fp_lanes = _run(float_repository / 'lane_model' / '1' / 'model.onnx', frame)
+    trt_lanes = _run(quantized / 'lane_model' / TENSORRT_GRAPH, frame)
+    lane_fp, lane_trt = (int((out['lane_probability'] > 127).sum())
+                         for out in (fp_lanes, trt_lanes))
+    assert abs(lane_fp - lane_trt) <= 0.25 * lane_fp
+
+
+def test_the_tensorrt_rules_refuse_what_the_parser_refuses() -> None:
+    """An INT32 bias behind a DequantizeLinear, a zero point of 3, per-channel activations."""
+    from onnx import helper, TensorProto  # noqa: PLC0415
+
+    def initializer(name: str, array: np.ndarray) -> onnx.TensorProto:
+        return onnx.numpy_helper.from_array(array, name)
+    nodes = [
+        helper.make_node('QuantizeLinear', ['x', 'x_scale', 'x_zero'], ['x_q'], name='q_x'),
+        helper.make_node('DequantizeLinear', ['x_q', 'x_scale', 'x_zero'], ['x_dq'], name='dq_x'),
+        helper.make_node('DequantizeLinear', ['w', 'w_scale', 'w_zero'], ['w_dq'], name='dq_w',
+                         axis=1),
+        helper.make_node('DequantizeLinear', ['b', 'b_scale', 'b_zero'], ['b_dq'], name='dq_b'),
+        helper.make_node('Conv', ['x_dq', 'w_dq', 'b_dq'], ['y'], name='conv'),
+    ]
+    graph = helper.make_graph(
+        nodes, 'rules', [helper.make_tensor_value_info('x', TensorProto.FLOAT, [1, 2, 4, 4])],
+        [helper.make_tensor_value_info('y', TensorProto.FLOAT, None)],
+        [initializer('x_scale', np.array(0.1, np.float32)),
+         initializer('x_zero', np.array(3, np.int8)),
+         initializer('w', np.ones((2, 2, 1, 1), np.int8)),
+         initializer('w_scale', np.array([0.1, 0.2], np.float32)),
+         initializer('w_zero', np.zeros(2, np.int8)),
+         initializer('b', np.ones(2, np.int32)),
+         initializer('b_scale', np.array(0.01, np.float32)),
+         initializer('b_zero', np.array(0, np.int32))])
+    problems = tensorrt_qdq_problems(helper.make_model(graph))
+    assert any('q_x: zero point is not 0' in problem for problem in problems), problems
+    assert any('dq_w: per-channel axis 1, not the output channel of Conv' in problem
+               for problem in problems), problems
+    assert any('dq_b: dequantizes b, a INT32 initializer, not INT8' in problem
+               for problem in problems), problems
+
+
+# The target environment has no onnx, which onnxruntime.quantization imports: its
+# quantize_static's parameters are read from the source it ships.
+SIGNATURE = """
+import json, os
+import onnxruntime
+print(json.dumps([onnxruntime.__version__, os.path.join(os.path.dirname(onnxruntime.__file__),
+                                                        'quantization', 'quantize.py')]))
+"""
+
+
+def parameters_of(source: Path, function: str) -> list[str]:
+    """Return the parameter names of `function` as defined in the Python file `source`."""
+    import ast  # noqa: PLC0415
+
+    tree = ast.parse(source.read_text(encoding='utf-8'))
+    [definition] = [node for node in ast.walk(tree)
+                    if isinstance(node, ast.FunctionDef) and node.name == function]
+    arguments = definition.args
+    return [argument.arg for argument in
+            [*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs]]
+
+
+@pytest.mark.target
+def test_quantize_refuses_in_one_line_with_the_orins_onnxruntime() -> None:
+    """The Orin's onnxruntime (1.12.1) cannot quantize: the refusal names the PC route."""
+    result = subprocess.run([str(target_environment()), '-c', SIGNATURE], capture_output=True,
+                            text=True, timeout=600)
+    assert result.returncode == 0, result.stderr[-2000:]
+    version, source = json.loads(result.stdout.splitlines()[-1])
+    refusal = quantizer_refusal(version, parameters_of(Path(source), 'quantize_static'))
+    assert version == '1.12.1' and refusal is not None
+    assert 'quantize on a PC' in refusal and '\n' not in refusal
+    assert quantizer_problem() is None, 'the development onnxruntime quantizes'

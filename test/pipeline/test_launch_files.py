@@ -23,7 +23,9 @@ from stand_in_tritonserver import stand_in_release
 import yaml
 
 from conftest import REPO
-from triton_perception.pipeline.plan import ARGUMENT_NAMES, ARGUMENTS, pipeline_plan, PlanError
+from triton_perception.pipeline.plan import (ARGUMENT_NAMES, ARGUMENTS, parse_launch_arguments,
+                                             pipeline_plan, PlanError)
+from triton_perception.serving import ServerError
 from triton_perception.serving.server.server_installation import find_tritonserver, server_command
 from triton_perception.system.stops_last import DEFAULT_GRACE_S
 
@@ -31,14 +33,15 @@ LAUNCH_DIR = REPO / 'launch'
 PACKAGE = 'triton_perception'
 DECLARED = {
     'pipeline.launch.py': ARGUMENT_NAMES,
-    'triton_server.launch.py': ('tritonserver', 'model_repository', 'profile', 'grpc_port',
-                                'http_port', 'metrics_port', 'respawn_triton', 'respawn_delay'),
+    'triton_server.launch.py': ('tritonserver', 'model_repository', 'profile', 'precision',
+                                'grpc_port', 'http_port', 'metrics_port', 'respawn_triton',
+                                'respawn_delay'),
     'perception_nodes.launch.py': ('camera_topic', 'camera_info_topic', 'cameras',
                                    'input_transport', 'triton_url',
                                    'params_file', 'enable_detections', 'enable_lanes',
                                    'enable_overlay', 'namespace', 'process_layout',
                                    'cameras_per_process', 'camera_priorities',
-                                   'max_batch', 'use_sim_time'),
+                                   'max_batch', 'autostart', 'use_sim_time'),
 }
 PORTS = {'grpc_port': '18601', 'http_port': '18600', 'metrics_port': '18602'}
 
@@ -387,3 +390,65 @@ def test_invalid_combination_fails_before_anything_starts() -> None:
     """An invalid argument combination is a PlanError before any process starts."""
     with pytest.raises(PlanError, match='needs triton_url'):
         visit('pipeline.launch.py', {'start_triton': 'false'})
+
+
+def server_repository(file_name: str, arguments: dict[str, str]) -> str:
+    """Return the --model-repository tritonserver is started with, or the ServerError's words."""
+    try:
+        context, found = visit(file_name, arguments)
+    except ServerError as error:
+        return f'refused: {error}'
+    command = processes(found, context)['tritonserver'].process_details['cmd']
+    return next(arg for arg in command if arg.startswith('--model-repository='))
+
+
+@pytest.mark.parametrize('file_name', ['pipeline.launch.py', 'triton_server.launch.py'])
+def test_precision_reaches_the_server(file_name: str, tritonserver: Path) -> None:
+    """precision:=int8 serves (or refuses, naming the INT8 graphs) what `run` would, not fp."""
+    arguments = {'profile': 'cpu', 'tritonserver': str(tritonserver), **PORTS}
+    float_repository = server_repository(file_name, arguments)
+    int8 = server_repository(file_name, {**arguments, 'precision': 'int8'})
+    assert int8 != float_repository
+    try:
+        expected = server_command(pipeline_plan({**arguments, 'precision': 'int8'}).server,
+                                  find_tritonserver(str(tritonserver)))
+    except ServerError as error:
+        assert int8 == f'refused: {error}'
+    else:
+        assert int8 in expected
+
+
+@pytest.mark.parametrize(('file_name', 'given', 'words'), [
+    ('pipeline.launch.py', {'precison': 'int8'}, "unknown argument 'precison' (did you mean "
+                                                 "'precision'?)"),
+    ('pipeline.launch.py', {'ground_outputs': 'false'}, "'ground_outputs' is a node parameter"),
+    ('pipeline.launch.py', {'model_name': 'mine'}, 'params_file:=FILE'),
+    ('perception_nodes.launch.py', {'profile': 'cpu'},
+     "'profile' is an argument of pipeline.launch.py, not of this file"),
+    ('triton_server.launch.py', {'camera_topic': '/a'},
+     "'camera_topic' is an argument of pipeline.launch.py"),
+])
+def test_an_undeclared_argument_is_refused_in_one_line(file_name: str, given: dict[str, str],
+                                                       words: str) -> None:
+    """Before anything starts; `run` refuses the same words for pipeline.launch.py."""
+    with pytest.raises(PlanError) as refused:
+        visit(file_name, given)
+    assert words in str(refused.value) and '\n' not in str(refused.value)
+    assert str(refused.value).startswith(f'{file_name}: ')
+    if file_name == 'pipeline.launch.py':
+        with pytest.raises(PlanError) as by_run:
+            parse_launch_arguments([f'{name}:={value}' for name, value in given.items()])
+        assert str(by_run.value) == str(refused.value)
+
+
+def test_autostart_reaches_the_nodes(ament_prefix: Path) -> None:
+    """autostart:=false is a parameter of the nodes; the default leaves the params file's."""
+    arguments = {'start_triton': 'false', 'triton_url': 'jetson.local:8001'}
+    for value, expected in (('false', {'autostart': False}), ('', {})):
+        context, found = visit('pipeline.launch.py', {**arguments, 'autostart': value})
+        handler = next(action for action in found if isinstance(action, RegisterEventHandler))
+        plan = pipeline_plan({**arguments, 'autostart': value})
+        assert all(expected.items() <= node.parameters.items() for node in plan.nodes
+                   if node.executable != 'overlay_node')
+        assert all('autostart' not in node.parameters for node in plan.nodes) == (not expected)
+        assert handler is not None and context is not None

@@ -7,8 +7,6 @@ camera's nodes reject, or that the server refuses, must leave the other cameras 
 """
 from __future__ import annotations
 
-from contextlib import ExitStack
-import time
 from typing import Any
 
 import numpy as np
@@ -16,64 +14,14 @@ from numpy.typing import NDArray
 import pytest
 
 from sample_images import bus_rgb
-from triton_perception.frames import Frame
 from triton_perception.frames.accounting import Fate
 from triton_perception.graphs import LANE_RUNS_OUTPUTS
-from triton_perception.serving.requests.camera_batches import CameraBatches
-from triton_perception.serving.requests.joined_worker import JoinedWorker
-from triton_perception.serving.requests.shared_frames import SharedFrames
-from worker_runs import DETECTION_OUTPUTS, frames_of, Node, serve_joined, WAIT_S
+from worker_runs import (Camera, DETECTION_OUTPUTS, frames_of, Node, serve_batched,
+                         serve_joined)
 
 pytestmark = [pytest.mark.server]
 
 FRAMES = 2
-
-
-class Camera:
-    """One camera of the process: its JoinedWorker on the process's batches, and its nodes."""
-
-    def __init__(self, batches: CameraBatches, url: str, name: str,
-                 rgb: dict[int, NDArray[np.uint8]], reject: frozenset[int] = frozenset()) -> None:
-        """Serve `rgb` to a detection and a lane node; frames numbered in `reject` are rejected."""
-        self.statistics: dict[int, Any] = {}
-        self.shared_frames = SharedFrames()
-        self.worker = JoinedWorker('perception', self.shared_frames,
-                                   lambda message, values: self.statistics.__setitem__(
-                                       message, values), name, None, batches)
-        self.detection = Node(self.worker, url, 'yolov5', DETECTION_OUTPUTS, rgb, reject)
-        self.lanes = Node(self.worker, url, 'lane_detection', LANE_RUNS_OUTPUTS, rgb, reject)
-        self.nodes = (self.detection, self.lanes)
-
-
-def serve_batched(url: str, frames: list[dict[int, NDArray[np.uint8]]],
-                  reject: dict[int, frozenset[int]] | None = None) -> list[Camera]:
-    """Hand each frame number to every camera at once, as one set, and wait for all."""
-    batches = CameraBatches()
-    cameras = [Camera(batches, url, f'/cam{index}', rgb, (reject or {}).get(index, frozenset()))
-               for index, rgb in enumerate(frames)]
-    for camera in cameras:
-        for node in camera.nodes:
-            node.worker.start()
-    try:
-        deadline = time.monotonic() + WAIT_S  # polled: readiness notifies no condition here
-        for camera in cameras:
-            while not camera.worker.ready and time.monotonic() < deadline:
-                time.sleep(0.02)
-            assert camera.worker.ready, camera.detection.log.lines
-        for number in range(FRAMES):
-            with batches.holding(), ExitStack() as offering:
-                for camera in cameras:
-                    offering.enter_context(camera.worker.slot.offering())
-                    for node in camera.nodes:
-                        node.worker.submit(Frame(number, node.accounting.received()))
-            for camera in cameras:
-                for node in camera.nodes:
-                    node.wait_settled(number + 1)
-    finally:
-        for camera in cameras:
-            for node in camera.nodes:
-                node.worker.stop()
-    return cameras
 
 
 def camera_frames() -> list[dict[int, NDArray[np.uint8]]]:

@@ -10,6 +10,7 @@ lost to a rebuild of the package stops the start with the command that mends it.
 """
 from __future__ import annotations
 
+from dataclasses import replace
 import json
 from pathlib import Path
 import shutil
@@ -22,12 +23,14 @@ from stand_in_tritonserver import R24_03_OPTIONS, stand_in_release
 from conftest import REPO
 from server_stand_ins import config_for, repository_with_onnx, stand_in_trtexec
 from triton_perception.frames.frame_range import frame_range_of, FrameRange, parse_size
-from triton_perception.serving.server.engines import build_engines, engine_mismatches, EngineRecord
+from triton_perception.serving.server.engines import (build_engines, engine_mismatches,
+                                                      EngineRecord, stale_engines)
 from triton_perception.serving.server.profile_repository import profile_repository, view_links
 from triton_perception.serving.server.server_config import ServerError
 from triton_perception.serving.server.server_installation import (find_tritonserver, server_command,
                                                                   TritonInstallation)
 from triton_perception.serving.server.triton_server import TritonServer
+from triton_perception.system import sha256_of
 from triton_perception.system.processes import free_ports
 
 
@@ -116,8 +119,8 @@ def test_a_frame_range_lost_to_a_rebuild_stops_the_start(tmp_path: Path) -> None
         server_command(config, find_tritonserver(str(binary)))
     command = (f'triton-perception engines build --model-repository {repository} '
                '--min-frame 1280x720 --max-frame 1280x720')
-    assert 'yolov5_model: its engine takes frames 1280x720 to 1280x720, its config declares ' \
-        '1x1 to 3840x2160' in str(refused.value)
+    assert 'yolov5_model (model.plan): its engine takes frames 1280x720 to 1280x720, its ' \
+        'config declares 1x1 to 3840x2160' in str(refused.value)
     assert str(refused.value).endswith(f'run: {command}')
     builds = len((tmp_path / 'calls.log').read_text().splitlines())
     lines: list[str] = []
@@ -137,8 +140,8 @@ def test_an_engine_of_another_tensorrt_stops_the_start(tmp_path: Path) -> None:
     assert record['tensorrt'] == '10.3.0'
     assert engine_mismatches(repository, tensorrt='10.3.0') == []
     problems = engine_mismatches(repository, tensorrt='8.6.2')
-    assert 'lane_model: its engine was built with TensorRT 10.3.0, this machine has TensorRT ' \
-        '8.6.2' in problems
+    assert 'lane_model (model.plan): its engine was built with TensorRT 10.3.0, this machine ' \
+        'has TensorRT 8.6.2' in problems
     assert problems[-1].startswith('run: triton-perception engines build')
     assert EngineRecord('x', '8602', 'd', 'fp16').mismatches(FrameRange(), '8.6.2') == []
 
@@ -176,3 +179,55 @@ def test_server_check_prints_the_release_through_r24_03s_command_line(tmp_path: 
     assert f'found    tritonserver: 2.51.0 at {binary} (the path given); it runs and takes the ' \
         'command line this package gives it' in lines, result.stdout + result.stderr
     assert result.returncode == (0 if lines[-1].startswith('found') else 1), result.stdout
+
+
+def int8_step_files(repository: Path) -> None:
+    """Give each step stand-in INT8 files and the record naming them, as models quantize does."""
+    for step in ('yolov5_model', 'lane_model'):
+        version = repository / step / '1'
+        for name in ('model_int8.onnx', 'model_int8_tensorrt.onnx'):
+            (version / name).write_bytes(f'{step} {name}'.encode())
+        (version / 'model_int8.onnx.json').write_text(json.dumps({
+            'calibration': {'summary': 'calibration A'},
+            'int8_sha256': sha256_of(version / 'model_int8.onnx'),
+            'tensorrt_graph_sha256': sha256_of(version / 'model_int8_tensorrt.onnx')}))
+
+
+def test_int8_engines_follow_the_frame_range_and_go_stale_with_a_new_calibration(
+        tmp_path: Path) -> None:
+    """The INT8 build applies the frame range; a new TensorRT graph stops the start."""
+    repository = repository_with_onnx(tmp_path / 'repo')
+    int8_step_files(repository)
+    trtexec = stand_in_trtexec(tmp_path)
+    build_engines(repository, str(trtexec), log=lambda _line: None)
+    build_engines(repository, str(trtexec), frame_range=FrameRange((1280, 720), (1280, 720)),
+                  log=lambda _line: None, int8=True)
+    record = json.loads((repository / 'lane_model' / '1' / 'model_int8.plan.json').read_text())
+    assert record['frame_range'] == '1280x720 to 1280x720'
+    assert frame_range_of((repository / 'lane_model' / 'config.pbtxt').read_text()) == \
+        FrameRange((1280, 720), (1280, 720))
+    problems = engine_mismatches(repository)
+    assert any('(model.plan): its engine takes frames 1x1 to 3840x2160' in problem
+               for problem in problems), problems
+    build_engines(repository, str(trtexec), log=lambda _line: None)  # the float ones again
+    assert engine_mismatches(repository) == [] and stale_engines(repository) == []
+    (repository / 'lane_model' / '1' / 'model_int8_tensorrt.onnx').write_bytes(b'calibration B')
+    binary = stand_in_release(tmp_path / 'release')
+    with pytest.raises(ServerError) as refused:
+        server_command(config_for(repository, 'tensorrt', binary),
+                       find_tritonserver(str(binary)))
+    assert 'model_int8.plan: its ONNX file changed since the engine was built; rebuild with ' \
+        "'triton-perception engines build --int8'" in str(refused.value)
+
+
+def test_a_half_installed_int8_step_is_named_and_refused(tmp_path: Path) -> None:
+    """A step whose INT8 graph is not the one its record names: precision int8 refuses it."""
+    repository = repository_with_onnx(tmp_path / 'repo')
+    int8_step_files(repository)
+    binary = stand_in_release(tmp_path / 'release')
+    config = replace(config_for(repository, 'cpu', binary), precision='int8')
+    server_command(config, find_tritonserver(str(binary)))
+    (repository / 'lane_model' / '1' / 'model_int8.onnx').write_bytes(b'from another calibration')
+    with pytest.raises(ServerError, match='lane_model: model_int8.onnx is not the graph its '
+                       'record model_int8.onnx.json names'):
+        server_command(config, find_tritonserver(str(binary)))

@@ -7,6 +7,7 @@ each keeps what it was delivered by frame and fails with its worker's log after 
 """
 from __future__ import annotations
 
+from contextlib import ExitStack
 import os
 from pathlib import Path
 import threading
@@ -14,11 +15,13 @@ import time
 from typing import Any
 
 import numpy as np
+from numpy.typing import NDArray
 
 from recording_log import RecordingLog
 from triton_perception.frames import Frame, FrameRejected
 from triton_perception.frames.accounting import Fate, FrameAccounting
 from triton_perception.graphs import LANE_RUNS_OUTPUTS
+from triton_perception.serving.requests.camera_batches import CameraBatches
 from triton_perception.serving.requests.joined_worker import JoinedWorker
 from triton_perception.serving.requests.member_worker import MemberWorker
 from triton_perception.serving.requests.request_inputs import Tensors
@@ -72,11 +75,27 @@ class Model:
             time.sleep(0.02)
         assert self.worker.ready, self.log.lines
 
+    def wait_settled(self, count: int) -> None:
+        """Wait until `count` frames are settled, or fail with the log."""
+        wait_settled(self.accounting, self._done, count, self.log)
+
     def wait_for(self, number: int) -> None:
         """Wait until frame `number` is delivered, or fail with the worker's log."""
         with self._done:
             assert self._done.wait_for(lambda: number in self.results, WAIT_S), (
                 self.log.lines, self.accounting.count(Fate.FAILED))
+
+
+def wait_settled(accounting: FrameAccounting, done: threading.Condition, count: int,
+                 log: RecordingLog) -> None:
+    """Wait until `count` frames of `accounting` are settled, or fail with `log`."""
+    def settled() -> bool:
+        return sum(accounting.count(fate) for fate in Fate) >= count
+    deadline = time.monotonic() + WAIT_S
+    with done:
+        while not settled() and time.monotonic() < deadline:
+            done.wait(0.05)  # a failed or rejected frame settles without a delivery
+        assert settled(), log.lines
 
 
 def frames_of(image: np.ndarray, count: int) -> dict[int, np.ndarray]:
@@ -124,8 +143,10 @@ class Node:
         self._rgb = rgb
         self._reject = reject
         self._done = threading.Condition()
+        # A timeout far beyond a loaded machine's slowest request: a request that timed out
+        # fails its frames (a batch is not sent again), and these runs compare results.
         settings = ClientSettings(url=url, model=model, outputs=outputs,
-                                  transport='shared_memory')
+                                  transport='shared_memory', timeout_s=WAIT_S / 2)
         self.worker: MemberWorker = worker.member(model, settings, self.accounting,
                                                   self._prepare, self._deliver, self.log)
 
@@ -146,13 +167,7 @@ class Node:
 
     def wait_settled(self, count: int) -> None:
         """Wait until `count` frames are settled, or fail with the log."""
-        def settled() -> bool:
-            return sum(self.accounting.count(fate) for fate in Fate) >= count
-        deadline = time.monotonic() + WAIT_S
-        with self._done:
-            while not settled() and time.monotonic() < deadline:
-                self._done.wait(0.05)  # a failed or rejected frame settles without a delivery
-            assert settled(), self.log.lines
+        wait_settled(self.accounting, self._done, count, self.log)
 
 
 def serve_joined(url: str, rgb: dict[int, np.ndarray], joined_model: str = 'perception',
@@ -181,3 +196,50 @@ def serve_joined(url: str, rgb: dict[int, np.ndarray], joined_model: str = 'perc
         for node in (detection, lanes):
             node.worker.stop()
     return detection, lanes, worker, statistics
+
+
+class Camera:
+    """One camera of the process: its JoinedWorker on the process's batches, and its nodes."""
+
+    def __init__(self, batches: CameraBatches, url: str, name: str,
+                 rgb: dict[int, NDArray[np.uint8]], reject: frozenset[int] = frozenset()) -> None:
+        """Serve `rgb` to a detection and a lane node; frames numbered in `reject` are rejected."""
+        self.statistics: dict[int, Any] = {}
+        self.shared_frames = SharedFrames()
+        self.worker = JoinedWorker('perception', self.shared_frames,
+                                   lambda message, values: self.statistics.__setitem__(
+                                       message, values), name, None, batches)
+        self.detection = Node(self.worker, url, 'yolov5', DETECTION_OUTPUTS, rgb, reject)
+        self.lanes = Node(self.worker, url, 'lane_detection', LANE_RUNS_OUTPUTS, rgb, reject)
+        self.nodes = (self.detection, self.lanes)
+
+
+def serve_batched(url: str, frames: list[dict[int, NDArray[np.uint8]]],
+                  reject: dict[int, frozenset[int]] | None = None) -> list[Camera]:
+    """Hand each frame number to every camera at once, as one set, and wait for all."""
+    batches = CameraBatches()
+    cameras = [Camera(batches, url, f'/cam{index}', rgb, (reject or {}).get(index, frozenset()))
+               for index, rgb in enumerate(frames)]
+    for camera in cameras:
+        for node in camera.nodes:
+            node.worker.start()
+    try:
+        deadline = time.monotonic() + WAIT_S  # polled: readiness notifies no condition here
+        for camera in cameras:
+            while not camera.worker.ready and time.monotonic() < deadline:
+                time.sleep(0.02)
+            assert camera.worker.ready, camera.detection.log.lines
+        for number in range(len(frames[0])):
+            with batches.holding(), ExitStack() as offering:
+                for camera in cameras:
+                    offering.enter_context(camera.worker.slot.offering())
+                    for node in camera.nodes:
+                        node.worker.submit(Frame(number, node.accounting.received()))
+            for camera in cameras:
+                for node in camera.nodes:
+                    node.wait_settled(number + 1)
+    finally:
+        for camera in cameras:
+            for node in camera.nodes:
+                node.worker.stop()
+    return cameras

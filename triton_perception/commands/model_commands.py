@@ -8,6 +8,7 @@ is written.
 from __future__ import annotations
 
 import argparse
+import os
 from pathlib import Path
 import sys
 from typing import Callable
@@ -71,6 +72,14 @@ def command_models(arguments: argparse.Namespace) -> int:
     return 0
 
 
+def guard_folder() -> Path:
+    """Return a new folder for a guard's report: in ROS's home, named by the time it started."""
+    import time  # noqa: PLC0415
+
+    home = Path(os.environ.get('ROS_HOME') or '~/.ros').expanduser()
+    return home / 'triton_perception' / 'quantization_guard' / time.strftime('%Y%m%d-%H%M%S')
+
+
 def command_quantize(arguments: argparse.Namespace, repository: Path,
                      log: Callable[[str], None]) -> int:
     """
@@ -99,7 +108,7 @@ def command_quantize(arguments: argparse.Namespace, repository: Path,
         return error(f'{reused[0]} is both a calibration bag and a guard drive: guard on drives '
                      'not used for calibration')
     models = ('detection', 'lanes') if arguments.models == 'both' else (arguments.models,)
-    output = arguments.output.resolve()
+    output = (arguments.output or guard_folder()).resolve()
     try:
         check_guard_drives(guard)
         with tempfile.TemporaryDirectory(prefix='triton_perception-int8-') as staging:
@@ -232,8 +241,10 @@ def add_models_command(commands: argparse._SubParsersAction[argparse.ArgumentPar
                           "--labels): report.md gives both models' scores")
     quantize.add_argument('--change-threshold', type=_threshold, action='append', default=[],
                           metavar='FIGURE=SHARE', help="the guard's thresholds, as bag compare's")
-    quantize.add_argument('--output', type=Path, default=Path('quantization_guard'),
-                          help="the guard's replays, comparison, changed frames and report.md")
+    quantize.add_argument('--output', type=Path, default=None,
+                          help="the guard's replays, comparison, changed frames and report.md "
+                          '(default: a new folder under $ROS_HOME, else ~/.ros, '
+                          'triton_perception/quantization_guard/; never the current folder)')
     quantize.add_argument('--force', action='store_true',
                           help='install even when the guard flags a figure (and say so)')
     models.set_defaults(run=command_models)

@@ -9,7 +9,8 @@ from __future__ import annotations
 import argparse
 import sys
 
-from triton_perception.pipeline import ARGUMENTS, parse_launch_arguments, pipeline_plan
+from triton_perception.pipeline import (ARGUMENTS, parse_launch_arguments, pipeline_plan,
+                                        READY_TIMEOUT_S)
 from triton_perception.system import die_with_parent, StopRequest
 
 
@@ -54,6 +55,7 @@ def add_wait_ready_command(commands: argparse._SubParsersAction[argparse.Argumen
                                      "(the launch files' readiness gate)")
     wait_ready.add_argument('--url', default='127.0.0.1:8001', help='gRPC HOST:PORT')
     wait_ready.add_argument('--models', nargs='+', default=['yolov5', 'lane_detection'])
-    wait_ready.add_argument('--timeout', type=float, default=None,
-                            help='give up after this many seconds (default: wait forever)')
+    wait_ready.add_argument('--timeout', type=float, default=READY_TIMEOUT_S,
+                            help='give up after this many seconds, naming the models not ready '
+                            f'and why (default: {READY_TIMEOUT_S:g})')
     wait_ready.set_defaults(run=command_wait_ready)

@@ -44,6 +44,9 @@ LOST_BEFORE_NODE = 'lost before the node'
 # frame callback until the request is sent, the request until Triton's answer arrives, and the
 # answer until every result is published.
 STAGES = ('to_request', 'request', 'to_publish')
+# Frames in and no result out for this long (or the camera's period, when slower) is a fault
+# whatever the workers report: a node that says OK must be publishing.
+STALL_S = 1.0
 
 
 @dataclass(frozen=True)
@@ -76,6 +79,19 @@ class AccountingSnapshot:
     # Per stage of STAGES: ms summed over the `timed` published frames.
     stage_ms_sums: dict[str, float] = field(default_factory=dict)
     timed: int = 0
+    # How long the oldest frame received since the last published one has waited (0.0: none
+    # waits), and the camera's period from its last two frames (0.0 before the second).
+    unanswered_s: float = 0.0
+    camera_period_s: float = 0.0
+
+    def stalled(self, least_s: float = STALL_S) -> bool:
+        """
+        Whether frames arrive and nothing is published.
+
+        That is, the oldest frame received since the last published one has waited longer than
+        `least_s`, or than the camera's own period when that is longer.
+        """
+        return self.unanswered_s > max(least_s, self.camera_period_s)
 
     @property
     def balanced(self) -> bool:
@@ -100,6 +116,9 @@ class FrameAccounting:
     _lost_before_node: int = 0
     _stage_ms_sums: dict[str, float] = field(default_factory=lambda: dict.fromkeys(STAGES, 0.0))
     _timed: int = 0
+    _unanswered_since: float | None = None
+    _last_received_at: float | None = None
+    _camera_period_s: float = 0.0
 
     def __post_init__(self) -> None:
         """Create the latency window, which keeps the last `latency_window` latencies."""
@@ -111,11 +130,21 @@ class FrameAccounting:
         with self._lock:
             self._received += 1
             self._received_times.append(now)
+            if self._last_received_at is not None:
+                self._camera_period_s = now - self._last_received_at
+            self._last_received_at = now
+            if self._unanswered_since is None:
+                self._unanswered_since = now
         return now
 
     def settle(self, fate: Fate, received_at: float, reason: str = '',
-               request: RequestTimes | None = None) -> None:
-        """Count a frame's fate; a published frame's `request` times add to the stage sums."""
+               request: RequestTimes | None = None, detail: str = '') -> None:
+        """
+        Count a frame's fate; a published frame's `request` times add to the stage sums.
+
+        `reason` is a short key from a bounded set (it names a /diagnostics count); `detail`, the
+        words of the fault, becomes `last_error` in its place.
+        """
         now = time.monotonic()
         with self._lock:
             self._counts[fate.value] += 1
@@ -124,14 +153,15 @@ class FrameAccounting:
             if fate is Fate.PUBLISHED:
                 self._latencies_ms.append((now - received_at) * 1000.0)
                 self._published_times.append(now)
+                self._unanswered_since = None
                 if request is not None:
                     for stage, start, end in zip(STAGES, (received_at, request.sent_at,
                                                           request.answered_at),
                                                  (request.sent_at, request.answered_at, now)):
                         self._stage_ms_sums[stage] += (end - start) * 1000.0
                     self._timed += 1
-            elif fate in (Fate.FAILED, Fate.REJECTED) and reason:
-                self._last_error = reason
+            elif fate in (Fate.FAILED, Fate.REJECTED) and (reason or detail):
+                self._last_error = detail or reason
 
     def lost_before_node(self, count: int, reason: str) -> int:
         """
@@ -179,7 +209,10 @@ class FrameAccounting:
                 output_rate_hz=len(self._published_times) / self.rate_window_s,
                 last_error=self._last_error,
                 lost_before_node=self._lost_before_node,
-                stage_ms_sums=dict(self._stage_ms_sums), timed=self._timed)
+                stage_ms_sums=dict(self._stage_ms_sums), timed=self._timed,
+                unanswered_s=(0.0 if self._unanswered_since is None
+                              else now - self._unanswered_since),
+                camera_period_s=self._camera_period_s)
 
 
 def latency_summary(latencies_ms: NDArray[np.float64]) -> dict[str, float]:

@@ -31,10 +31,16 @@ COMPRESSED_FRAMES = (CompressedImage, ReadCompressedImage)
 
 @dataclass
 class Frame:
-    """A received frame, read, and the monotonic time it arrived."""
+    """
+    A received frame, read, and the monotonic time it arrived.
+
+    `settled` is set once its fate is counted, so that a fault that ends its request late cannot
+    count it again.
+    """
 
     message: FrameMessage
     received_at: float
+    settled: bool = False
 
 
 def ros_header(sec: int, nanosec: int, frame_id: str) -> Header:

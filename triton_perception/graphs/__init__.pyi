@@ -44,3 +44,6 @@ from triton_perception.graphs.int8_scope import (
     network_nodes as network_nodes,
     QUANTIZED_OPSET as QUANTIZED_OPSET,
 )
+from triton_perception.graphs.tensorrt_qdq import (
+    tensorrt_qdq_problems as tensorrt_qdq_problems,
+)

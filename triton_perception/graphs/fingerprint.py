@@ -5,9 +5,9 @@ import hashlib
 from pathlib import Path
 
 
-# What selects the INT8 nodes (`models quantize`) builds no float graph: its INT8 records keep
-# their own digest of it.
-NOT_BUILDERS = ('int8_scope.py',)
+# What selects the INT8 nodes and what checks the TensorRT graph's QDQ (`models quantize`) build
+# no float graph: the INT8 records keep their own digest of them.
+NOT_BUILDERS = ('int8_scope.py', 'tensorrt_qdq.py')
 
 
 def builder_fingerprint() -> str:

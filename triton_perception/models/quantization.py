@@ -53,7 +53,9 @@ FLOAT_GRAPH = 'model.onnx'
 INT8_GRAPH = 'model_int8.onnx'
 TENSORRT_GRAPH = 'model_int8_tensorrt.onnx'
 DEFAULT_FRAMES = 64
-INT8_FILES = (INT8_GRAPH, INT8_GRAPH + '.json', TENSORRT_GRAPH)
+# The record last: it is the switch. A step whose graphs do not match their record is a
+# half-installed one, which the INT8 view refuses (serving.server.profile_repository).
+INT8_FILES = (INT8_GRAPH, TENSORRT_GRAPH, INT8_GRAPH + '.json')
 # A served graph's inputs for one frame: the uint8 image, the float32 thresholds, the int32 count.
 Feed = dict[str, NDArray[np.uint8 | np.float32 | np.int32]]
 
@@ -194,7 +196,8 @@ def quantize_step(float_graph: Path, destination: Path, frames: list[NDArray[np.
                                           quantize_static, QuantType)
 
     from triton_perception.graphs import at_quantization_opset, fit_to_target  # noqa: PLC0415
-    from triton_perception.graphs import float_step_problems, network_nodes, target_problems
+    from triton_perception.graphs import (float_step_problems, network_nodes,  # noqa: PLC0415
+                                          target_problems, tensorrt_qdq_problems)
 
     float_model = onnx.load(str(float_graph))
     nodes = network_nodes(float_model)
@@ -218,8 +221,10 @@ def quantize_step(float_graph: Path, destination: Path, frames: list[NDArray[np.
                                      'calibration_cache_path': cache}
         cpu = {'activation_type': QuantType.QUInt8, 'reduce_range': True,
                'extra_options': {'WeightSymmetric': True}}
+        # Biases float: TensorRT's parser refuses a DequantizeLinear of an INT32 bias.
         tensorrt = {'activation_type': QuantType.QInt8,
-                    'extra_options': {'WeightSymmetric': True, 'ActivationSymmetric': True}}
+                    'extra_options': {'WeightSymmetric': True, 'ActivationSymmetric': True,
+                                      'QuantizeBias': False}}
         flavours = ((INT8_GRAPH, Reader(), cpu), (TENSORRT_GRAPH, None, tensorrt))
         for name, reader, settings in flavours:
             written = Path(scratch) / name
@@ -227,6 +232,8 @@ def quantize_step(float_graph: Path, destination: Path, frames: list[NDArray[np.
             model = onnx.load(str(written))
             fit_to_target(model)
             problems = [*target_problems(model), *float_step_problems(model, float_model)]
+            if name == TENSORRT_GRAPH:
+                problems += tensorrt_qdq_problems(model)
             if problems:
                 raise ModelInstallError(f'{float_graph}: the quantized graph {name} '
                                         f"{'; '.join(problems)}")
@@ -241,10 +248,36 @@ def quantize_step(float_graph: Path, destination: Path, frames: list[NDArray[np.
               'quantized_nodes': len(nodes),
               'tool': f'onnxruntime {onnxruntime.__version__} quantize_static, QDQ, MinMax, '
                       'per-channel weights; CPU: U8 activations, 7-bit weights; TensorRT: '
-                      'symmetric INT8'}
+                      'symmetric INT8, float biases'}
     (destination / (INT8_GRAPH + '.json')).write_text(json.dumps(record, indent=2) + '\n',
                                                       encoding='utf-8')
     return Candidate(float_graph.parent.parent.name, destination)
+
+
+def quantizer_problem() -> str | None:
+    """
+    Return why this onnxruntime cannot run `models quantize`, in one line; None when it can.
+
+    The calibration is shared by the two flavours through `quantize_static`'s calibration
+    cache, which older releases lack, such as the 1.12.1 the Orin pins (NumPy 1.21.5): there
+    the command refuses and names the PC route instead of failing inside onnxruntime.
+    """
+    import inspect  # noqa: PLC0415
+
+    import onnxruntime  # noqa: PLC0415
+    from onnxruntime.quantization import quantize_static  # noqa: PLC0415
+
+    return quantizer_refusal(onnxruntime.__version__,
+                             list(inspect.signature(quantize_static).parameters))
+
+
+def quantizer_refusal(version: str, parameters: Sequence[str]) -> str | None:
+    """Return the refusal for onnxruntime `version` whose quantize_static takes `parameters`."""
+    if 'calibration_cache_path' in parameters:
+        return None
+    return (f'models quantize needs a newer onnxruntime than {version} (the Orin pins '
+            "1.12.1): quantize on a PC and copy the model steps' INT8 files to the Orin "
+            '(docs/models.md, "INT8 from the PC to the Orin")')
 
 
 def quantize_models(repository: Path, bags: Sequence[Path], staging: Path,
@@ -255,8 +288,10 @@ def quantize_models(repository: Path, bags: Sequence[Path], staging: Path,
     Quantize the served graphs of `models` into `staging`/<step>/; the repository is not touched.
 
     Raises BagError for a bag without a camera topic or frames, ModelInstallError when a float
-    graph is not installed.
+    graph is not installed or this onnxruntime cannot quantize (`quantizer_problem`).
     """
+    if problem := quantizer_problem():
+        raise ModelInstallError(problem)
     steps = [QUANTIZED_STEPS[name] for name in models]
     for step in steps:
         if not (repository / step / '1' / FLOAT_GRAPH).is_file():
@@ -274,7 +309,12 @@ def quantize_models(repository: Path, bags: Sequence[Path], staging: Path,
 
 def install_quantized(repository: Path, candidates: Sequence[Candidate],
                       log: Callable[[str], None] = print) -> list[Path]:
-    """Move each candidate's files into its step's version directory (each file atomically)."""
+    """
+    Move each candidate's files into its step's version directory (each file atomically).
+
+    The graphs first, the record that names their SHA-256 last: until the record is replaced,
+    the step's graphs do not match it and precision int8 refuses the step by name.
+    """
     installed = []
     for candidate in candidates:
         for name in INT8_FILES:

@@ -23,7 +23,7 @@ from triton_perception.errors import TritonPerceptionError
 from triton_perception.models.detectors import Detector, DETECTOR_RECORD, TEMPLATE
 from triton_perception.models.health_model import (health_graph_current, HEALTH_GRAPH_FILE,
                                                    install_health_graph)
-from triton_perception.system import config_file, sha256_of, SOURCE_ROOT
+from triton_perception.system import config_file, sha256_of, shared_directory
 
 if TYPE_CHECKING:
     from triton_perception.models.export_check import BehaviourCheck, Structure
@@ -82,10 +82,10 @@ def manifest(path: Path | None = None) -> list[ModelFile]:
 
 
 def default_models_directory() -> Path | None:
-    """$TRITON_PERCEPTION_MODELS_DIR, else ../shared/models beside a source checkout."""
+    """$TRITON_PERCEPTION_MODELS_DIR, else the shared folder's models/ (system.shared_directory)."""
     if os.environ.get(MODELS_DIR_ENV):
         return Path(os.environ[MODELS_DIR_ENV])
-    shared = SOURCE_ROOT.parent / 'shared' / 'models'
+    shared = shared_directory() / 'models'
     return shared if shared.is_dir() else None
 
 

@@ -91,8 +91,9 @@ class DetectionNode(PerceptionNode[DetectionSettings]):
 
     def _deliver(self, frame: Frame, inputs: Tensors, outputs: Tensors) -> None:
         detections = check_detections(outputs)
-        if self._class_filter is not None:
-            keep = np.isin(detections[:, 5].astype(np.int64), list(self._class_filter))
+        class_filter = self._class_filter  # read once: a parameter change may replace it
+        if class_filter is not None:
+            keep = np.isin(detections[:, 5].astype(np.int64), list(class_filter))
             detections = detections[keep]
         header = frame.message.header
         track_ids = self._tracking.process(header, detections)

@@ -37,6 +37,16 @@ try:  # Kilted, and Jazzy from rclpy 7.1.4
 except ImportError:  # Humble
     EVENTS_EXECUTOR_AVAILABLE = False
 
+try:
+    from rclpy.subscription import Subscription  # MessageInfo callbacks: Iron and newer
+    MESSAGE_INFO_AVAILABLE = hasattr(Subscription, 'CallbackType')
+except ImportError:
+    MESSAGE_INFO_AVAILABLE = False
+# How the default executor counts frames lost before the node, by what this rclpy offers.
+LOSS_COUNTING = ('sequence numbers' if MESSAGE_INFO_AVAILABLE else
+                 "the middleware's message_lost events (this rclpy gives callbacks no "
+                 'MessageInfo: Humble)')
+
 EXECUTOR_ENV = 'TRITON_PERCEPTION_EXECUTOR'
 EVENTS = 'events'
 SINGLE_THREADED = 'single_threaded'
@@ -58,7 +68,7 @@ def hot_path_choice() -> tuple[str, str]:
     if asked != EVENTS:
         return SINGLE_THREADED, (f'{EXECUTOR_ENV}={SINGLE_THREADED}' if asked else
                                  'the default: it counts frames lost before the node by '
-                                 f"sequence numbers; {EXECUTOR_ENV}={EVENTS} chooses rclpy's "
+                                 f"{LOSS_COUNTING}; {EXECUTOR_ENV}={EVENTS} chooses rclpy's "
                                  'EventsExecutor')
     if EVENTS_EXECUTOR_AVAILABLE:
         return EVENTS, f'{EXECUTOR_ENV}={EVENTS}: rclpy.experimental.EventsExecutor'

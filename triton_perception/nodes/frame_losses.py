@@ -23,7 +23,7 @@ from typing import Callable, Generic, TypeVar, Union
 from rclpy.node import Node
 
 from triton_perception.frames import LossSink, publisher_sequence, SequenceGapCounter
-from triton_perception.nodes.executors import EVENTS, hot_path_choice
+from triton_perception.nodes.executors import EVENTS, hot_path_choice, MESSAGE_INFO_AVAILABLE
 
 try:  # Jazzy and newer
     from rclpy.event_handler import SubscriptionEventCallbacks
@@ -31,11 +31,9 @@ except ImportError:  # Humble
     from rclpy.qos_event import SubscriptionEventCallbacks
 
 try:
-    from rclpy.subscription import MessageInfo  # Iron and newer
-    from rclpy.subscription import Subscription
-    MESSAGE_INFO_AVAILABLE = hasattr(Subscription, 'CallbackType')
-except ImportError:
-    MESSAGE_INFO_AVAILABLE = False
+    from rclpy.subscription import MessageInfo  # Iron and newer (MESSAGE_INFO_AVAILABLE)
+except ImportError:  # Humble: no callback is given one
+    pass
 
 LOSS_WARNING_THROTTLE_S = 30.0
 MessageT = TypeVar('MessageT')

@@ -7,6 +7,7 @@ model) -> its decoding (on the worker thread) -> lanes and drivable area.
 from __future__ import annotations
 
 import sys
+import threading
 from typing import TYPE_CHECKING
 
 from foxglove_msgs.msg import ImageAnnotations
@@ -67,6 +68,7 @@ class LaneNode(PerceptionNode[LaneSettings]):
                                                   RESULT_QOS)
         self._ground = LaneGroundOutputs(self, self._settings, RESULT_QOS)
         self._dropped_runs = 0  # lane-mask runs past the graph's MAX_RUNS per row, never decoded
+        self._counts_lock = threading.Lock()
 
     def extra_diagnostics(self) -> dict[str, str]:
         """Return the ground state, the lane model and the lane-mask runs dropped so far."""
@@ -81,7 +83,9 @@ class LaneNode(PerceptionNode[LaneSettings]):
         model = self._lane_model
         checked = check_lane_outputs(outputs, model.outputs, model.uint8_outputs)
         if model.outputs == LANE_RUNS_OUTPUTS:
-            self._dropped_runs += dropped_runs(checked[LANE_RUNS_OUTPUTS[1]], MAX_RUNS)
+            dropped = dropped_runs(checked[LANE_RUNS_OUTPUTS[1]], MAX_RUNS)
+            with self._counts_lock:  # request threads deliver at the same time
+                self._dropped_runs += dropped
         settings = self.settings
         height, width = inputs['IMAGE'].shape[:2]
         result = decode_lanes(model, checked, (height, width), DecodeSettings(

@@ -2,11 +2,15 @@
 An inference node's /diagnostics status: its state, its frame accounting and where time goes.
 
 Published every `diagnostics_period_s`, whether or not frames arrive, so a stopped camera or a
-lost Triton shows. The level says what changed since the last report: ERROR while Triton is
-not ready, WARN when frames failed, were rejected or were lost before the node.
+lost Triton shows, and at once when the node stops or resumes publishing. The level says what
+changed since the last report: ERROR while Triton is not ready, or while frames arrive and no
+result has been published for a second (or the camera's period, when slower: judged from what
+was published, whatever the workers report, naming the last failure); WARN when frames failed,
+were rejected or were lost before the node.
 """
 from __future__ import annotations
 
+import time
 from typing import Callable
 
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
@@ -21,6 +25,10 @@ from triton_perception.nodes.overlay_gate import OverlayGate
 from triton_perception.parameters import InferenceSettings, LiveSettings
 from triton_perception.qos import DIAGNOSTICS_QOS
 from triton_perception.serving import FrameWorker
+
+# How often the node looks whether it stopped or resumed publishing: a stall shows within
+# STALL_S plus this, whatever `diagnostics_period_s` is.
+STALL_CHECK_S = 0.25
 
 
 class NodeDiagnostics:
@@ -45,12 +53,23 @@ class NodeDiagnostics:
         self._worker = worker
         self._extra = extra
         self._previous: AccountingSnapshot | None = None
+        self._published_at = time.monotonic()
+        self._stalled = False
         self._publisher = node.create_publisher(DiagnosticArray, '/diagnostics', DIAGNOSTICS_QOS)
-        node.create_timer(settings().diagnostics_period_s, self.publish)
+        node.create_timer(min(STALL_CHECK_S, settings().diagnostics_period_s), self._tick)
+
+    def _tick(self) -> None:
+        """Publish every `diagnostics_period_s`, and at once when publishing stops or resumes."""
+        stalled = self._accounting.snapshot().stalled()
+        due = time.monotonic() - self._published_at >= self._settings().diagnostics_period_s
+        if due or stalled != self._stalled:
+            self.publish()
 
     def publish(self) -> None:
         """Publish the node's status now, with what changed since the last report."""
         snapshot = self._accounting.snapshot()
+        self._published_at = time.monotonic()
+        self._stalled = snapshot.stalled()
         previous, self._previous = self._previous, snapshot
         worker = self._worker()
         level, summary = self._level(snapshot, previous, worker)
@@ -73,6 +92,10 @@ class NodeDiagnostics:
             return DiagnosticStatus.OK, 'inactive (lifecycle): not subscribed'
         if not worker.ready:
             return DiagnosticStatus.ERROR, f'Triton not ready: {worker.status}'
+        if snapshot.stalled():
+            return DiagnosticStatus.ERROR, (
+                f'frames arrive and nothing was published for {snapshot.unanswered_s:.1f} s; '
+                f'last failure: {snapshot.last_error or "none"}')
         if new_failures or new_rejections or new_losses:
             return DiagnosticStatus.WARN, (
                 f'{new_failures} failed, {new_rejections} rejected, {new_losses} lost '

@@ -1,6 +1,7 @@
 """What only a viewer reads, built and published only while watched: overlays, annotations."""
 from __future__ import annotations
 
+import threading
 from typing import Callable, TypeVar
 
 import numpy as np
@@ -23,6 +24,7 @@ class OverlayGate:
         self._settings = settings
         self.published = 0
         self.annotations_published = 0
+        self._lock = threading.Lock()  # request threads publish at the same time
 
     def publish(self, publisher: Publisher[Image], draw: Callable[[], NDArray[np.uint8]],
                 header: Header) -> None:
@@ -33,7 +35,8 @@ class OverlayGate:
         """
         if self._settings().overlay and publisher.get_subscription_count() > 0:
             publisher.publish(image_cdr(draw(), header, 'rgb8'))
-            self.published += 1
+            with self._lock:
+                self.published += 1
 
     def publish_annotations(self, publisher: Publisher[MessageT],
                             build: Callable[[], MessageT]) -> None:
@@ -45,4 +48,5 @@ class OverlayGate:
         """
         if publisher.get_subscription_count() > 0:
             publisher.publish(build())
-            self.annotations_published += 1
+            with self._lock:
+                self.annotations_published += 1

@@ -14,7 +14,8 @@ from launch.event_handlers import OnProcessExit
 from launch.events.process import ProcessExited
 from launch.substitutions import LaunchConfiguration
 
-from triton_perception.pipeline.plan import ARGUMENTS, PipelinePlan
+from triton_perception.pipeline.arguments import ARGUMENTS, DECLARED, INCLUDED, refuse_undeclared
+from triton_perception.pipeline.plan import PipelinePlan
 from triton_perception.serving import find_tritonserver, server_command, server_environment
 from triton_perception.system import stopping_last
 
@@ -25,8 +26,9 @@ SERVER_SIGTERM_TIMEOUT_S = 5
 SERVER_SIGKILL_TIMEOUT_S = 5
 
 
-def declare_arguments(names: tuple[str, ...]) -> list[DeclareLaunchArgument]:
-    """Declare the plan's arguments, with defaults, descriptions and choices (`ros2 launch -s`)."""
+def declare_arguments(file_name: str) -> list[DeclareLaunchArgument]:
+    """Declare the arguments of launch file `file_name`: defaults, descriptions, choices."""
+    names = DECLARED[file_name]
     return [DeclareLaunchArgument(argument.name, default_value=argument.default,
                                   description=argument.description,
                                   **({'choices': list(argument.choices)} if argument.choices
@@ -34,9 +36,23 @@ def declare_arguments(names: tuple[str, ...]) -> list[DeclareLaunchArgument]:
             for argument in ARGUMENTS if argument.name in names]
 
 
-def argument_values(context: LaunchContext, names: tuple[str, ...]) -> dict[str, str]:
-    """Return the values of the named launch arguments in `context`, as strings."""
-    return {name: LaunchConfiguration(name).perform(context) for name in names}
+def argument_values(context: LaunchContext, file_name: str) -> dict[str, str]:
+    """
+    Return the values of `file_name`'s launch arguments in `context`, as strings.
+
+    Run as the launch file named on the command line, first refuse (PlanError, one line) every
+    argument it does not declare: `ros2 launch` takes any name:=value without a word. A file
+    pipeline.launch.py includes takes the pipeline's arguments, already checked there.
+    """
+    if context.launch_configurations.get(INCLUDED) != 'true':
+        refuse_undeclared(file_name, context.launch_configurations)
+    return {name: LaunchConfiguration(name).perform(context) for name in DECLARED[file_name]}
+
+
+def included_arguments(values: dict[str, str], file_name: str) -> dict[str, str]:
+    """Return the arguments of `values` that included launch file `file_name` declares."""
+    return {**{name: value for name, value in values.items() if name in DECLARED[file_name]},
+            INCLUDED: 'true'}
 
 
 def _stop_launch(reason: str) -> list[LaunchDescriptionEntity]:

@@ -12,89 +12,16 @@ import re
 
 import yaml
 
-from triton_perception.errors import TritonPerceptionError
 from triton_perception.frames import camera_info_sibling, transport_remappings
 from triton_perception.parameters import DETECTION, LANES, specs_by_name
-from triton_perception.serving import MAX_BATCH, PRECISIONS, PROFILES, ServerConfig, ServerError
+from triton_perception.pipeline.arguments import (ARGUMENT_NAMES, ARGUMENTS, BOOLEAN,
+                                                  parse_launch_arguments, PlanError, validated)
+from triton_perception.serving import MAX_BATCH, ServerConfig, ServerError
 from triton_perception.system import config_file, dds_profile_environment, default_model_repository
 
 PACKAGE = 'triton_perception'
 MODEL_DEFAULTS = {'detection_node': str(specs_by_name(DETECTION)['model_name'].default),
                   'lane_node': str(specs_by_name(LANES)['model_name'].default)}
-
-
-class PlanError(TritonPerceptionError, ValueError):
-    """The launch arguments do not describe a pipeline; the message says which and why."""
-
-
-@dataclass(frozen=True)
-class Argument:
-    """A launch argument: its name, default, description, and accepted values (empty: any)."""
-
-    name: str
-    default: str
-    description: str
-    choices: tuple[str, ...] = ()
-
-
-BOOLEAN = ('true', 'false')
-ARGUMENTS = (
-    Argument('camera_topic', '/camera/image_raw',
-             'sensor_msgs/Image topic of the camera (for compressed input, its '
-             '<camera_topic>/compressed is used)'),
-    Argument('camera_info_topic', '', 'sensor_msgs/CameraInfo topic of the camera (default: the '
-             'image_transport sibling <namespace of camera_topic>/camera_info; with cameras, '
-             "each camera's sibling)"),
-    Argument('cameras', '', 'several cameras served by the same Triton: NAME=TOPIC pairs '
-             'separated by commas, e.g. front=/front/image_raw,rear=/rear/image_raw; each camera '
-             'gets its own nodes in <namespace>/<NAME> (instead of camera_topic)'),
-    # Also the video transports (docs/topics.md, "Video cameras"); the description stays as
-    # `run --help` has always printed it.
-    Argument('input_transport', 'raw', 'raw (Image) or compressed (CompressedImage jpeg/png)',
-             ('raw', 'compressed', 'ffmpeg', 'foxglove')),
-    Argument('start_triton', 'true', 'start a local tritonserver (false: use triton_url)',
-             BOOLEAN),
-    Argument('triton_url', '', 'gRPC HOST:PORT of an existing Triton (required when '
-             'start_triton is false; default 127.0.0.1:<grpc_port>)'),
-    Argument('tritonserver', '', 'path of the tritonserver binary (default: PATH, '
-             '/opt/tritonserver, the nvidia-pytriton wheel)'),
-    Argument('model_repository', '', "Triton model repository (default: the package's)"),
-    Argument('profile', 'auto', 'tensorrt (Orin engines), cpu (ONNX in the Python backend) or '
-             'auto (tensorrt when engines exist)', PROFILES),
-    Argument('precision', 'fp', 'fp (the float graphs) or int8 (those of `triton-perception '
-             'models quantize`, served beside them; docs/models.md)', PRECISIONS),
-    Argument('grpc_port', '8001', 'gRPC port of the local tritonserver'),
-    Argument('http_port', '8000', 'HTTP port of the local tritonserver (readiness checks)'),
-    Argument('metrics_port', '8002', 'metrics port of the local tritonserver'),
-    Argument('respawn_triton', 'true', 'restart tritonserver after a crash', BOOLEAN),
-    Argument('respawn_delay', '3.0', 'seconds before tritonserver is restarted'),
-    Argument('params_file', '', 'node parameters YAML (default: config/params.yaml)'),
-    Argument('enable_detections', 'true', 'run detection_node', BOOLEAN),
-    Argument('enable_lanes', 'true', 'run lane_node', BOOLEAN),
-    Argument('enable_overlay', 'true', 'run overlay_node (one combined annotated image)',
-             BOOLEAN),
-    Argument('rviz', 'false', 'start rviz2 with config/pipeline.rviz', BOOLEAN),
-    Argument('namespace', '', 'namespace of the nodes and their topics, e.g. /perception'),
-    Argument('process_layout', 'single', "single: every camera's nodes in one "
-             'perception_process (each frame taken from DDS once); per_node: one process per node',
-             ('single', 'per_node')),
-    Argument('cameras_per_process', '2', 'with process_layout:=single and several cameras: '
-             'at most this many cameras per perception_process, each camera still taken once '
-             'for all its nodes, every process against one Triton (0: all cameras in one '
-             'process; 1: a process per camera, past one core; the default 2 served 4 '
-             'cameras best within 1 GB on 2 cores, docs/launch.md)'),
-    Argument('camera_priorities', '', 'with process_layout:=single: which cameras a '
-             'perception_process serves first when it has more frames than it can serve, '
-             'CAMERA_NAMESPACE=always|MIN_HZ pairs, e.g. /front=always,/left=10 (other cameras '
-             'round-robin; docs/launch.md)'),
-    Argument('max_batch', str(MAX_BATCH), 'with process_layout:=single: at most this many '
-             'cameras of a perception_process in one request (every camera with a frame '
-             'waiting when a request goes; 1: one request per camera; docs/launch.md)'),
-    Argument('use_sim_time', 'false', 'the nodes take their time from /clock, which ros2 bag '
-             'play --clock publishes (triton-perception bag play publishes none); the results '
-             'carry their input stamps either way', BOOLEAN),
-)
-ARGUMENT_NAMES = tuple(argument.name for argument in ARGUMENTS)
 
 
 @dataclass(frozen=True)
@@ -178,31 +105,6 @@ def model_name(params_file: Path, node: str) -> str:
         if name:
             return str(name)
     return MODEL_DEFAULTS[node]
-
-
-def parse_launch_arguments(tokens: list[str]) -> dict[str, str]:
-    """`name:=value` tokens as `ros2 launch` takes them; unknown names are an error."""
-    values = {}
-    for token in tokens:
-        name, separator, value = token.partition(':=')
-        if not separator:
-            raise PlanError(f"'{token}' is not of the form name:=value")
-        if name not in ARGUMENT_NAMES:
-            raise PlanError(f"unknown argument '{name}'; known: {', '.join(ARGUMENT_NAMES)}")
-        values[name] = value
-    return values
-
-
-def _validated(values: dict[str, str]) -> dict[str, str]:
-    unknown = sorted(set(values) - set(ARGUMENT_NAMES))
-    if unknown:
-        raise PlanError(f"unknown argument(s) {unknown}; known: {', '.join(ARGUMENT_NAMES)}")
-    merged = {argument.name: values.get(argument.name, argument.default) for argument in ARGUMENTS}
-    for argument in ARGUMENTS:
-        if argument.choices and merged[argument.name] not in argument.choices:
-            raise PlanError(f"argument '{argument.name}': '{merged[argument.name]}' is not one of "
-                            f"{', '.join(argument.choices)}")
-    return merged
 
 
 def _port(values: dict[str, str], name: str) -> int:
@@ -386,7 +288,7 @@ def _camera_nodes(arguments: dict[str, str], is_true: dict[str, bool],
 
 def pipeline_plan(values: dict[str, str]) -> PipelinePlan:
     """Validate the arguments and say which processes to start with what."""
-    arguments = _validated(values)
+    arguments = validated(values)
     is_true = {argument.name: arguments[argument.name] == 'true' for argument in ARGUMENTS
                if argument.choices == BOOLEAN}
     server, triton_url = _triton(arguments, is_true['start_triton'])
@@ -405,8 +307,12 @@ def pipeline_plan(values: dict[str, str]) -> PipelinePlan:
                         'raw or compressed images only; set enable_overlay:=false (Foxglove '
                         'draws detections/annotations and lanes/annotations on the video)')
 
-    common = {'triton_url': triton_url, 'input_transport': arguments['input_transport'],
-              'use_sim_time': is_true['use_sim_time']}
+    common: dict[str, object] = {'triton_url': triton_url,
+                                 'input_transport': arguments['input_transport'],
+                                 'use_sim_time': is_true['use_sim_time']}
+    if arguments['autostart']:  # '' leaves the parameters file's value
+        common['autostart'] = arguments['autostart'] == 'true'
+
     cameras = _cameras(arguments, _namespace(arguments['namespace']))
     if arguments['camera_info_topic'] and len(cameras) > 1:
         raise PlanError("camera_info_topic names one camera's CameraInfo; with cameras, each "
@@ -429,3 +335,6 @@ def pipeline_plan(values: dict[str, str]) -> PipelinePlan:
         respawn_delay_s=respawn_delay_s, nodes=tuple(nodes),
         rviz_config=config_file('pipeline.rviz') if is_true['rviz'] else None,
         environment=dds_profile_environment())
+
+
+__all__ = ['ARGUMENT_NAMES', 'ARGUMENTS', 'BOOLEAN', 'parse_launch_arguments', 'PlanError']

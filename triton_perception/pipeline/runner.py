@@ -18,29 +18,45 @@ from typing import Callable
 import tritonclient.grpc as grpcclient
 from tritonclient.utils import InferenceServerException
 
+from triton_perception.pipeline.arguments import READY_TIMEOUT_S
 from triton_perception.pipeline.plan import PipelinePlan
 from triton_perception.serving import ServerError, TritonServer
 from triton_perception.system import ending_with_parent, node_command, with_parent_pid
 
 STOP_TIMEOUT_S = 3.0
+STOP_WHILE_LOADING_S = 0.5  # a server stopped before it was ready gets this long after SIGTERM
 SUPERVISION_PERIOD_S = 0.2
 
 
 def wait_for_remote_models(url: str, models: tuple[str, ...], stop: threading.Event,
-                           log: Callable[[str], None], timeout_s: float | None = None) -> bool:
-    """Readiness gate for a Triton this process did not start; False when stopped or late."""
+                           log: Callable[[str], None],
+                           timeout_s: float = READY_TIMEOUT_S) -> bool:
+    """
+    Readiness gate for a Triton this process did not start; False when stopped or given up.
+
+    Gives up, naming each model and what the server's repository index says of it (absent, or
+    its state and reason), after `timeout_s`, or at once when a live server's index lacks one
+    of them. A stop (SIGINT, SIGTERM) ends the wait within a second.
+    """
     client = grpcclient.InferenceServerClient(url)
-    deadline = time.monotonic() + timeout_s if timeout_s else None
+    deadline = time.monotonic() + timeout_s
     next_log = 0.0
     try:
-        while not stop.is_set() and (deadline is None or time.monotonic() < deadline):
+        while not stop.is_set():
             try:
                 if all(client.is_model_ready(model, client_timeout=2.0) for model in models):
                     log(f'Triton at {url} has {", ".join(models)} ready')
                     return True
-                problem = 'models not ready yet'
+                states = _model_states(client, models)
+                problem = 'not ready: ' + '; '.join(states)
+                if any(state.endswith('not in the repository') for state in states):
+                    log(f'Triton at {url} cannot serve the models: {"; ".join(states)}')
+                    return False
             except InferenceServerException as error:
                 problem = f'unreachable ({error.status() or error.message()})'
+            if time.monotonic() >= deadline:
+                log(f'gave up after {timeout_s:g} s waiting for Triton at {url}: {problem}')
+                return False
             if time.monotonic() >= next_log:
                 log(f'waiting for Triton at {url}: {problem}')
                 next_log = time.monotonic() + 10.0
@@ -48,6 +64,22 @@ def wait_for_remote_models(url: str, models: tuple[str, ...], stop: threading.Ev
         return False
     finally:
         client.close()
+
+
+def _model_states(client: grpcclient.InferenceServerClient,
+                  models: tuple[str, ...]) -> list[str]:
+    """Return what the server's repository index says of each of `models` that is not ready."""
+    index = client.get_model_repository_index(as_json=True, client_timeout=2.0)
+    entries = {entry.get('name'): entry for entry in index.get('models', [])}
+    states = []
+    for model in models:
+        entry = entries.get(model)
+        if entry is None:
+            states.append(f'{model}: not in the repository')
+        elif entry.get('state') != 'READY':
+            states.append(f"{model}: {entry.get('state', 'UNKNOWN')} {entry.get('reason', '')}"
+                          .rstrip())
+    return states
 
 
 class PipelineRunner:
@@ -70,12 +102,13 @@ class PipelineRunner:
             environment.setdefault(name, value)
         return environment
 
-    def _start_server(self) -> None:
+    def _start_server(self, stop: threading.Event) -> bool:
+        """Start tritonserver and wait until it serves the plan's models; False if stopped."""
         assert self.plan.server is not None
         self.server = TritonServer(self.plan.server, log=self._log,
                                    show_server_log=self._show_server_log)
         self.server.start()
-        self.server.wait_until_ready()
+        return self.server.wait_until_ready(stop=stop)
 
     def _start_nodes(self) -> None:
         environment = self._environment()
@@ -98,10 +131,14 @@ class PipelineRunner:
         """Start everything, supervise until `stop` is set or a node dies; returns an exit code."""
         try:
             if self.plan.server:
-                self._start_server()
+                if not self._start_server(stop):
+                    assert self.server is not None
+                    # It has served nothing: no request of a node to drain.
+                    self.server.stop(timeout_s=STOP_WHILE_LOADING_S)
+                    return 0
             elif not wait_for_remote_models(self.plan.triton_url, self.plan.ready_models, stop,
-                                            self._log):
-                return 0
+                                            self._log, READY_TIMEOUT_S):
+                return 0 if stop.is_set() else 1
             if stop.is_set():
                 return 0
             self._start_nodes()
@@ -127,7 +164,7 @@ class PipelineRunner:
                 self.server_restarts += 1
                 self._log(f'restarting tritonserver (restart {self.server_restarts})')
                 try:
-                    self._start_server()
+                    self._start_server(stop)
                 except ServerError as error:
                     self._log(f'restart failed: {error}')
         return 0

@@ -11,6 +11,8 @@ from triton_perception.system.paths import (
     DEFAULT_CLIP as DEFAULT_CLIP,
     default_model_repository as default_model_repository,
     MODEL_REPOSITORY_ENV as MODEL_REPOSITORY_ENV,
+    SHARED_ENV as SHARED_ENV,
+    shared_directory as shared_directory,
     SOURCE_ROOT as SOURCE_ROOT,
 )
 from triton_perception.system.processes import (

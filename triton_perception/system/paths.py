@@ -9,10 +9,26 @@ PACKAGE = 'triton_perception'
 SOURCE_ROOT = Path(__file__).resolve().parents[2]
 MODEL_REPOSITORY_ENV = 'TRITON_PERCEPTION_MODEL_REPOSITORY'
 FASTDDS_PROFILE_VARIABLES = ('FASTRTPS_DEFAULT_PROFILES_FILE', 'FASTDDS_DEFAULT_PROFILES_FILE')
-# The highway clip of `make demo` and `make bench`: beside a source checkout only (../shared).
-DEFAULT_CLIP = SOURCE_ROOT.parent / 'shared' / 'data' / 'videos' / 'solidWhiteRight.mp4'
-CLIP_HINT = ('the default clip exists only beside a source checkout (../shared); pass --video '
-             'FILE, any road video OpenCV reads')
+# The team's shared folder of weights, data and ROS launch wheels (docs/development.md).
+SHARED_ENV = 'TRITON_PERCEPTION_SHARED'
+
+
+def shared_directory() -> Path:
+    """
+    Return the shared folder: $TRITON_PERCEPTION_SHARED, else ../shared beside the checkout.
+
+    The one resolver of it: set-up (dev/setup.sh reads the same variable), the models, the
+    clip, bench, demo and the tests.
+    """
+    override = os.environ.get(SHARED_ENV)
+    return Path(override).expanduser() if override else SOURCE_ROOT.parent / 'shared'
+
+
+# The highway clip of `make demo` and `make bench`, in the shared folder.
+DEFAULT_CLIP = shared_directory() / 'data' / 'videos' / 'solidWhiteRight.mp4'
+CLIP_HINT = (f'the default clip is {DEFAULT_CLIP} (in the shared folder: ${SHARED_ENV}, else '
+             '../shared beside a source checkout); pass --video FILE, any road video OpenCV '
+             'reads')
 
 
 def share_directory() -> Path:

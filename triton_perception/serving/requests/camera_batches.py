@@ -8,8 +8,12 @@ most MAX_BATCH cameras a request. Frames of different sizes go together: each ca
 own input. Results, headers, accounting and health stay each camera's own (its JoinedWorker
 delivers them), and one camera's bad frame never fails another's:
 - a frame a node rejects is settled in its own `prepare`, before the request;
-- a batched request the server refuses for another reason than being unreachable is sent
-  again one camera at a time, so only the camera whose frame the server refused fails.
+- a batched request the server refuses for another reason than being unreachable or slow is
+  sent again one camera at a time, so only the camera whose frame the server refused fails; a
+  batch that timed out fails its frames at once (sending them again would wait as long again,
+  per camera, on a server already slow);
+- any other fault in a round (a bug, a region lost) fails the frames of that round only, and
+  the thread serves the next.
 A camera whose frames the joined ensemble does not serve (own models, one node only) is sent
 alone, as its own worker would. With a request gate (`camera_priorities`), each camera in a
 request holds one of the gate's slots, granted in the policy's order. Knows nothing of ROS.
@@ -17,6 +21,7 @@ request holds one of the gate's slots, granted in the policy's order. Knows noth
 from __future__ import annotations
 
 from contextlib import contextmanager
+from functools import partial
 import threading
 import time
 from typing import Iterator, NamedTuple
@@ -27,12 +32,13 @@ from tritonclient.utils import InferenceServerException
 from triton_perception.frames import RequestTimes
 from triton_perception.serving.requests.joined_requests import (CameraRound, JoinedModel,
                                                                 read_joined_model, Request)
-from triton_perception.serving.requests.joined_worker import JoinedWorker
+from triton_perception.serving.requests.joined_worker import fail_round, JoinedWorker
 from triton_perception.serving.requests.output_memory import OutputMemory
-from triton_perception.serving.requests.request_errors import is_unreachable
+from triton_perception.serving.requests.request_errors import is_timeout, is_unreachable
 from triton_perception.serving.requests.request_gate import RequestGate
 from triton_perception.serving.requests.request_inputs import FrameMemory
 from triton_perception.serving.requests.request_sending import send
+from triton_perception.serving.requests.request_threads import supervised
 from triton_perception.serving.requests.triton_client import ClientSettings, make_client
 from triton_perception.serving.server import batched_name, MAX_BATCH
 
@@ -79,9 +85,12 @@ class CameraBatches:
             if self._threads:
                 return
             self._stopping = False
-            self._threads = [threading.Thread(target=self._request_loop, args=(settings,),
-                                              daemon=True, name=f'process-request-{index}')
-                             for index in range(settings.max_in_flight)]
+            log = camera.log
+            self._threads = [threading.Thread(
+                target=supervised(partial(self._request_loop, settings), log,
+                                  f'process request thread {index}'),
+                daemon=True, name=f'process-request-{index}')
+                for index in range(settings.max_in_flight)]
             threads = list(self._threads)
         for thread in threads:
             thread.start()
@@ -176,10 +185,15 @@ class CameraBatches:
         leases: dict[JoinedWorker, FrameMemory] = {}
         try:
             while (cameras := self._next_cameras()) is not None:
+                rounds: list[Turn] = []
                 try:
-                    rounds = [Turn(camera, taken) for camera in cameras
-                              if (taken := camera.take_round(client)) is not None]
+                    for camera in cameras:
+                        if (taken := camera.take_round(client)) is not None:
+                            rounds.append(Turn(camera, taken))
                     self._serve(client, outputs, leases, rounds)
+                except Exception as error:  # noqa: BLE001 (settle the rounds, serve the next)
+                    for turn in rounds:
+                        fail_round(turn.taken.frames, error)
                 finally:
                     self._finished(cameras)
                 for gone in [camera for camera in leases if camera not in self._cameras]:
@@ -249,8 +263,9 @@ class CameraBatches:
             answer = send(client, model, parts, memory,
                           max(request.members[0].settings.timeout_s
                               for _turn, request in together))
-        except InferenceServerException as error:
-            if not is_unreachable(error):
+        except Exception as error:  # noqa: BLE001 (any fault fails the frames it touched)
+            if (isinstance(error, InferenceServerException) and not is_unreachable(error)
+                    and not is_timeout(error)):
                 return False
             for turn, request in together:
                 turn.worker.fail_request(request, turn.taken, error)

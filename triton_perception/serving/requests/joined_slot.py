@@ -55,6 +55,7 @@ class JoinedSlot(GatedSlot):
         self._frames: MemberFrames = {}
         self._message: object = None
         self._offering = 0
+        self._left: set[str] = set()  # members gone: a frame they put late is not served
 
     @contextmanager
     def offering(self) -> Iterator[None]:
@@ -72,6 +73,9 @@ class JoinedSlot(GatedSlot):
     def put(self, member: Member, frame: Frame) -> None:
         """Never blocks on Triton: add `member`'s frame, replacing an older message's frames."""
         with self._condition:
+            if member.name in self._left:
+                member.accounting.settle(Fate.DROPPED, frame.received_at, 'node not active')
+                return
             if not self._open or self._stopping:
                 member.accounting.settle(Fate.DROPPED, frame.received_at, 'triton not ready')
                 return
@@ -116,11 +120,17 @@ class JoinedSlot(GatedSlot):
             return frames
 
     def remove(self, name: str, reason: str) -> None:
-        """Drop the frame member `name` has waiting, for `reason` (the member leaves)."""
+        """Drop the frame member `name` has waiting, for `reason`; it puts none from now on."""
         with self._condition:
+            self._left.add(name)
             held = self._frames.pop(name, None)
             if held is not None:
                 held[0].accounting.settle(Fate.DROPPED, held[1].received_at, reason)
+
+    def admit(self, name: str) -> None:
+        """Take member `name`'s frames (again, after it left)."""
+        with self._condition:
+            self._left.discard(name)
 
     def _changed(self) -> None:
         if self._on_change is not None:

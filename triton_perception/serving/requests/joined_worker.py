@@ -22,11 +22,11 @@ from typing import Callable, Protocol
 import numpy as np
 from numpy.typing import NDArray
 import tritonclient.grpc as grpcclient
-from tritonclient.utils import InferenceServerException
 
 from triton_perception.frames import Frame, FrameAccounting, FrameMessage, RequestTimes
 from triton_perception.serving.requests.connection_health import ConnectionHealth
-from triton_perception.serving.requests.frame_fates import deliver_and_settle, prepare_or_settle
+from triton_perception.serving.requests.frame_fates import (deliver_and_settle, fail_unsettled,
+                                                            prepare_or_settle, REQUEST)
 from triton_perception.serving.requests.joined_requests import (CameraRound, HEALTH_OUTPUT,
                                                                 JoinedModel, read_joined_model,
                                                                 Request)
@@ -36,11 +36,13 @@ from triton_perception.serving.requests.output_memory import OutputMemory
 from triton_perception.serving.requests.request_gate import RequestGate
 from triton_perception.serving.requests.request_inputs import FrameInputs, FrameMemory, Tensors
 from triton_perception.serving.requests.request_sending import Part, send, settle_failure
+from triton_perception.serving.requests.request_threads import supervised
 from triton_perception.serving.requests.shared_frames import SharedFrames
 from triton_perception.serving.requests.triton_client import (ClientSettings, make_client,
                                                               watch_connection)
 from triton_perception.serving.requests.worker_log import Log, WorkerLog
 
+JUDGING_HEALTH = 'judging health'
 # Called with the frame's message and its health statistics, once per joined request.
 StatisticsHook = Callable[[FrameMessage, NDArray[np.float32]], None]
 
@@ -147,6 +149,7 @@ class JoinedWorker:
         """Add `member`; the first one's settings start the connection and request threads."""
         with self._lock:
             self._members[member.name] = member
+            self._slot.admit(member.name)
             if self._threads:
                 return
             # A fresh slot after the last member left (and stopped it).
@@ -160,9 +163,10 @@ class JoinedWorker:
             self._threads = [threading.Thread(target=self._connection_loop, daemon=True,
                                               name='camera-connection')]
             if self._batches is None:
-                self._threads += [threading.Thread(target=self._request_loop, daemon=True,
-                                                   name=f'camera-request-{index}')
-                                  for index in range(settings.max_in_flight)]
+                self._threads += [threading.Thread(
+                    target=supervised(self._request_loop, member.log, f'request thread {index}'),
+                    daemon=True, name=f'camera-request-{index}')
+                    for index in range(settings.max_in_flight)]
             threads = list(self._threads)
         for thread in threads:
             thread.start()
@@ -211,6 +215,8 @@ class JoinedWorker:
                 try:
                     if frames and (taken := self.prepare_round(client, frames)) is not None:
                         self.serve_round(client, outputs, shared, taken)
+                except Exception as error:  # noqa: BLE001 (settle the round, serve the next)
+                    fail_round(frames, error)
                 finally:
                     if self._gate is not None:
                         self._gate.done(self.camera)
@@ -267,7 +273,7 @@ class JoinedWorker:
         message = frames[members[0].name][1].message
         try:
             requests = self._requests(client, members, prepared)
-        except InferenceServerException as error:
+        except Exception as error:  # noqa: BLE001 (any fault fails the frames it touched)
             for member in members:
                 self._failed(member, frames[member.name][1], error)
             return None
@@ -321,7 +327,7 @@ class JoinedWorker:
         try:
             answer = send(client, request.model, [self.part(shared, request.inputs)], memory,
                           request.members[0].settings.timeout_s)
-        except InferenceServerException as error:
+        except Exception as error:  # noqa: BLE001 (any fault fails the frames it touched)
             self.fail_request(request, taken, error)
             return
         if len(request.members) > 1:
@@ -331,8 +337,9 @@ class JoinedWorker:
 
     def count_request(self, batched: bool) -> None:
         """Count an answer that served two or more members (`batched`: with other cameras)."""
-        self.joined_requests += 1
-        self.batched_requests += int(batched)
+        with self._lock:
+            self.joined_requests += 1
+            self.batched_requests += int(batched)
 
     def part(self, lease: FrameMemory, inputs: Tensors, suffix: str = '') -> Part:
         """Return the camera's part of a request: `inputs` written through `lease`."""
@@ -347,23 +354,37 @@ class JoinedWorker:
 
     def deliver(self, request: Request, taken: CameraRound, arrays: Tensors,
                 problem: ValueError | None, times: RequestTimes) -> None:
-        """Hand the health statistics and each member's own outputs of an answer on."""
+        """
+        Hand the health statistics and each member's own outputs of an answer on.
+
+        A fault in judging health fails the frames of the request: the answer is not trusted.
+        """
         if self._statistics is not None and HEALTH_OUTPUT in arrays:
-            self._statistics(taken.message, arrays[HEALTH_OUTPUT])
+            try:
+                self._statistics(taken.message, arrays[HEALTH_OUTPUT])
+            except Exception as error:  # noqa: BLE001 (counted, the thread goes on)
+                fail_unsettled(((member.accounting, member.log, taken.frames[member.name][1])
+                                for member in request.members), JUDGING_HEALTH, error)
+                return
         for member in request.members:
             frame = taken.frames[member.name][1]
             deliver_and_settle(member.accounting, member.log, member.deliver, frame,
                                request.inputs, partial(_own, arrays, member, problem), times)
 
-    def fail_request(self, request: Request, taken: CameraRound,
-                     error: InferenceServerException) -> None:
+    def fail_request(self, request: Request, taken: CameraRound, error: Exception) -> None:
         """Settle every member's frame of a request that failed, with the reason."""
         for member in request.members:
             self._failed(member, taken.frames[member.name][1], error)
 
-    def _failed(self, member: Member, frame: Frame, error: InferenceServerException) -> None:
+    def _failed(self, member: Member, frame: Frame, error: Exception) -> None:
         settle_failure(member.accounting, member.log, frame, member.settings.model,
                        member.settings.timeout_s, error, self._health)
+
+
+def fail_round(frames: MemberFrames, error: Exception) -> None:
+    """Settle as failed, by a fault of the request stage, every frame of a round still unsettled."""
+    fail_unsettled(((member.accounting, member.log, frame) for member, frame in frames.values()),
+                   REQUEST, error)
 
 
 def _own(arrays: Tensors, member: Member, problem: ValueError | None) -> Tensors:

@@ -8,9 +8,9 @@ UNREACHABLE = ('StatusCode.UNAVAILABLE', 'StatusCode.CANCELLED', 'StatusCode.UNK
 TIMEOUT = 'StatusCode.DEADLINE_EXCEEDED'
 
 
-def is_unreachable(error: InferenceServerException) -> bool:
+def is_unreachable(error: Exception) -> bool:
     """Return whether `error` says the server is gone (not that one request was bad)."""
-    return (error.status() or '') in UNREACHABLE
+    return isinstance(error, InferenceServerException) and (error.status() or '') in UNREACHABLE
 
 
 def lost_shared_memory(error: InferenceServerException) -> bool:
@@ -18,14 +18,28 @@ def lost_shared_memory(error: InferenceServerException) -> bool:
     return 'shared memory' in (error.message() or '')
 
 
-def request_failure(error: InferenceServerException, timeout_s: float) -> str:
-    """Return why a request failed, in the words of the frame accounting's reasons."""
+def is_timeout(error: InferenceServerException) -> bool:
+    """Return whether `error` says the request took longer than its timeout."""
+    return (error.status() or '') == TIMEOUT
+
+
+def request_failure(error: Exception, timeout_s: float) -> tuple[str, str]:
+    """
+    Return why a request failed: the frame accounting's reason (a short key) and the details.
+
+    Anything else than Triton's own exception (an OSError of shared memory, a bug) is the
+    request stage's fault of that class.
+    """
+    if not isinstance(error, InferenceServerException):
+        reason = f'request: {type(error).__name__}'
+        return reason, f'{reason}: {error}'
     status = error.status() or ''
     if status == TIMEOUT:
-        return f'timeout after {timeout_s:g} s'
+        reason = f'timeout after {timeout_s:g} s'
+        return reason, reason
     if status in UNREACHABLE:
-        return 'server unreachable'
-    return f'server error: {error.message()}'
+        return 'server unreachable', 'server unreachable'
+    return 'server error', f'server error: {error.message()}'
 
 
 def unreachable_reason(error: InferenceServerException) -> str:

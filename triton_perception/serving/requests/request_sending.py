@@ -18,11 +18,12 @@ from tritonclient.utils import InferenceServerException
 
 from triton_perception.frames import Fate, Frame, FrameAccounting, RequestTimes
 from triton_perception.serving.requests.connection_health import ConnectionHealth
+from triton_perception.serving.requests.frame_fates import settle_once
 from triton_perception.serving.requests.output_memory import OutputMemory
 from triton_perception.serving.requests.request_errors import (is_unreachable, lost_shared_memory,
                                                                request_failure)
 from triton_perception.serving.requests.request_inputs import FrameInputs, FrameMemory, Tensors
-from triton_perception.serving.requests.worker_log import Log
+from triton_perception.serving.requests.worker_log import WorkerLog
 
 
 @dataclass(frozen=True)
@@ -54,7 +55,8 @@ def send(client: grpcclient.InferenceServerClient, model: str, parts: Sequence[P
     Send one request to `model` carrying `parts`, the outputs through `outputs`.
 
     Raises InferenceServerException as the client does, having forgotten the shared-memory
-    registrations the server lost; every part's lease is released either way.
+    registrations the server lost, and whatever else the client or a region raises; every
+    part's lease is released either way.
     """
     try:
         inputs: list[grpcclient.InferInput] = []
@@ -76,12 +78,16 @@ def send(client: grpcclient.InferenceServerClient, model: str, parts: Sequence[P
             part.lease.release()
 
 
-def settle_failure(accounting: FrameAccounting, log: Log, frame: Frame, model: str,
-                   timeout_s: float, error: InferenceServerException,
+def settle_failure(accounting: FrameAccounting, log: WorkerLog, frame: Frame, model: str,
+                   timeout_s: float, error: Exception,
                    health: ConnectionHealth | None) -> None:
     """Settle `frame` as failed with the reason, log it, and tell `health` if Triton is gone."""
-    reason = request_failure(error, timeout_s)
-    accounting.settle(Fate.FAILED, frame.received_at, reason)
-    log.frame_problem(f'inference failed ({model}): {reason}')
+    reason, detail = request_failure(error, timeout_s)
+    if settle_once(accounting, frame, Fate.FAILED, reason, detail=detail):
+        message = f'inference failed ({model}): {detail}'
+        if isinstance(error, InferenceServerException):
+            log.frame_problem(message)
+        else:
+            log.fault(reason, f'{message} ({error!r})')
     if health is not None and is_unreachable(error):
         health.lost(reason)

@@ -18,16 +18,17 @@ from typing import Callable
 
 import grpc
 import tritonclient.grpc as grpcclient
-from tritonclient.utils import InferenceServerException
 
 from triton_perception.frames import Frame, FrameAccounting
 from triton_perception.serving.requests.connection_health import ConnectionHealth
-from triton_perception.serving.requests.frame_fates import deliver_and_settle, prepare_or_settle
+from triton_perception.serving.requests.frame_fates import (deliver_and_settle, fail_with,
+                                                            prepare_or_settle, REQUEST)
 from triton_perception.serving.requests.frame_slot import LatestFrameSlot
 from triton_perception.serving.requests.output_memory import OutputMemory
 from triton_perception.serving.requests.request_inputs import (FrameInputs, FrameMemory,
                                                                SharedMemoryInput, Tensors)
 from triton_perception.serving.requests.request_sending import Part, send, settle_failure
+from triton_perception.serving.requests.request_threads import supervised
 from triton_perception.serving.requests.shared_frames import SharedFrames
 from triton_perception.serving.requests.worker_log import Log, WorkerLog
 
@@ -148,8 +149,9 @@ class InferenceWorker:
         self._inputs = FrameInputs(settings.shared_memory, settings.url, self._log)
         self._threads = [threading.Thread(target=self._connection_loop, daemon=True,
                                           name=f'{settings.model}-connection')]
-        self._threads += [threading.Thread(target=self._request_loop, daemon=True,
-                                           name=f'{settings.model}-request-{index}')
+        self._threads += [threading.Thread(
+            target=supervised(self._request_loop, self._log, f'request thread {index}'),
+            daemon=True, name=f'{settings.model}-request-{index}')
                           for index in range(settings.max_in_flight)]
 
     def start(self) -> None:
@@ -195,7 +197,10 @@ class InferenceWorker:
                                if self._shared_frames is None else self._shared_frames.lease(self))
         try:
             while (frame := self._slot.take()) is not None:
-                self._process(client, outputs, shared, frame)
+                try:
+                    self._process(client, outputs, shared, frame)
+                except Exception as error:  # noqa: BLE001 (settle the frame, serve the next)
+                    fail_with(self._accounting, self._log, frame, REQUEST, error)
         finally:
             shared.close(client)
             outputs.close(client)
@@ -211,7 +216,7 @@ class InferenceWorker:
             answer = send(client, self.settings.model,
                           [Part(shared, inputs, self._inputs, self._health.generation)],
                           outputs, self.settings.timeout_s)
-        except InferenceServerException as error:
+        except Exception as error:  # noqa: BLE001 (any fault settles the frame, the thread goes on)
             settle_failure(self._accounting, self._log, frame, self.settings.model,
                            self.settings.timeout_s, error, self._health)
             return

@@ -24,6 +24,7 @@ class WorkerLog:
         """Forward to `log`."""
         self._log = log
         self._quiet = False
+        self._faults_said: set[str] = set()
 
     def quiet(self) -> None:
         """Log nothing from now on."""
@@ -43,3 +44,16 @@ class WorkerLog:
         """Report a per-frame problem, unless quiet."""
         if not self._quiet:
             self._log.frame_problem(message)
+
+    def fault(self, reason: str, message: str) -> None:
+        """
+        Log a fault's `message`: the first of each `reason` as a warning, the rest throttled.
+
+        A reason is the stage and the exception's class, so each kind of fault is told in full
+        once, however often it happens.
+        """
+        if reason in self._faults_said:
+            self.frame_problem(message)
+            return
+        self._faults_said.add(reason)
+        self.warning(f'{message} (logged once; further ones throttled, counted as {reason!r})')

@@ -69,6 +69,9 @@ def frame_steps(repository: Path) -> list[str]:
 
 JETPACK_TRTEXEC = Path('/usr/src/tensorrt/bin/trtexec')
 TENSORRT_QDQ_GRAPH = 'model_int8_tensorrt.onnx'  # models/quantization.py writes it
+# Every engine a step may have, with the graph it is built from and the command that builds it.
+ENGINE_PLANS = (('model.plan', 'model.onnx', 'triton-perception engines build'),
+                ('model_int8.plan', TENSORRT_QDQ_GRAPH, 'triton-perception engines build --int8'))
 DEVICE_MODEL = Path('/proc/device-tree/model')
 PROGRESS_PERIOD_S = 15.0
 # Where JetPack (aarch64) and NVIDIA's x86 packages put libnvinfer.
@@ -287,8 +290,12 @@ def build_engines(repository: Path, trtexec: str | None = None, fp16: bool = Tru
 
     With `frame_range`, the configs of every step that bounds the frame (`frame_steps`: the
     engine steps and camera_health, both profiles) declare it first, so the engines, the configs
-    and the CPU profile agree on the frames they take.
+    and the CPU profile agree on the frames they take (the INT8 engines' too).
     """
+    if frame_range is not None:
+        for step in frame_steps(repository):
+            set_frame_range(repository / step, frame_range)
+            log(f'{step}: frames {frame_range}')
     if int8:
         steps = [step for step in engine_steps(repository)
                  if (repository / step / '1' / TENSORRT_QDQ_GRAPH).is_file()]
@@ -300,32 +307,33 @@ def build_engines(repository: Path, trtexec: str | None = None, fp16: bool = Tru
         return [build_engine(tool, repository / step / '1' / TENSORRT_QDQ_GRAPH, fp16,
                              workspace_mib, log, int8=True) for step in steps]
     tool = find_trtexec(trtexec)
-    if frame_range is not None:
-        for step in frame_steps(repository):
-            set_frame_range(repository / step, frame_range)
-            log(f'{step}: frames {frame_range}')
     return [build_engine(tool, repository / step / '1' / 'model.onnx', fp16, workspace_mib, log)
             for step in engine_steps(repository)]
 
 
 def stale_engines(repository: Path) -> list[str]:
-    """Why engines in the repository may not fit this machine (empty when they do)."""
+    """
+    Why engines in the repository may not fit this machine (empty when they do).
+
+    Every plan a step may have (ENGINE_PLANS): the INT8 engine is stale too once its TensorRT
+    graph changed, as a new calibration changes it.
+    """
     warnings = []
     device = device_name()
     for step in engine_steps(repository):
-        engine = repository / step / '1' / 'model.plan'
-        if not engine.is_file():
-            continue
-        sidecar = engine.with_suffix('.plan.json')
-        onnx = engine.with_name('model.onnx')
-        if not sidecar.is_file() or not onnx.is_file():
-            warnings.append(f'{engine}: no build record; rebuild with '
-                            "'triton-perception engines build' if it was made elsewhere")
-            continue
-        record = EngineRecord(**json.loads(sidecar.read_text(encoding='utf-8')))
-        for problem in record.problems_with(sha256_of(onnx), device):
-            warnings.append(f"{engine}: {problem}; rebuild with 'triton-perception engines "
-                            "build'")
+        for plan, graph, command in ENGINE_PLANS:
+            engine = repository / step / '1' / plan
+            if not engine.is_file():
+                continue
+            sidecar = engine.with_suffix('.plan.json')
+            onnx = engine.with_name(graph)
+            if not sidecar.is_file() or not onnx.is_file():
+                warnings.append(f"{engine}: no build record; rebuild with '{command}' if it "
+                                'was made elsewhere')
+                continue
+            record = EngineRecord(**json.loads(sidecar.read_text(encoding='utf-8')))
+            for problem in record.problems_with(sha256_of(onnx), device):
+                warnings.append(f"{engine}: {problem}; rebuild with '{command}'")
     return warnings
 
 
@@ -340,18 +348,22 @@ def engine_mismatches(repository: Path, tensorrt: str | None = None) -> list[str
     tensorrt = tensorrt or installed_tensorrt()
     problems, recorded_ranges = [], set()
     for step in engine_steps(repository):
-        sidecar = repository / step / '1' / 'model.plan.json'
-        if not (sidecar.with_suffix('').is_file() and sidecar.is_file()):
-            continue
-        record = EngineRecord(**json.loads(sidecar.read_text(encoding='utf-8')))
-        recorded_ranges.add(record.frame_range)
-        configured = frame_range_of((repository / step / 'config.pbtxt').read_text(
-            encoding='utf-8'))
-        problems += [f'{step}: {problem}' for problem in record.mismatches(configured, tensorrt)]
+        for plan, _graph, _command in ENGINE_PLANS:
+            sidecar = repository / step / '1' / f'{plan}.json'
+            if not (sidecar.with_suffix('').is_file() and sidecar.is_file()):
+                continue
+            record = EngineRecord(**json.loads(sidecar.read_text(encoding='utf-8')))
+            recorded_ranges.add(record.frame_range)
+            configured = frame_range_of((repository / step / 'config.pbtxt').read_text(
+                encoding='utf-8'))
+            problems += [f'{step} ({plan}): {problem}'
+                         for problem in record.mismatches(configured, tensorrt)]
     if not problems:
         return []
     command = f'triton-perception engines build --model-repository {repository}'
     if len(recorded_ranges) == 1 and (recorded := recorded_ranges.pop()):
         smallest, largest = recorded.split(' to ')
         command += f' --min-frame {smallest} --max-frame {largest}'
+    if any('(model_int8.plan)' in problem for problem in problems):
+        command += f'; then {command} --int8'
     return [*problems, f'run: {command}']

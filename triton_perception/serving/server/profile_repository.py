@@ -27,7 +27,9 @@ import re
 import shutil
 import tempfile
 
+from triton_perception.serving.server.engines import TENSORRT_QDQ_GRAPH
 from triton_perception.serving.server.server_config import ServerError
+from triton_perception.system import sha256_of
 
 CPU_CONFIG = Path('configs') / 'cpu.pbtxt'
 # The INT8 file each profile serves, and the record `models quantize` writes beside the graph.
@@ -96,12 +98,7 @@ def int8_configs(repository: Path, profile: str, links: dict[str, str]) -> dict[
         else:
             text = re.sub(r'(key: "onnx_file" value \{ string_value: )"[^"]*"',
                           rf'\1"{INT8_FILES[profile]}"', text)
-        try:
-            record = json.loads((repository / model / '1' / INT8_RECORD).read_text(
-                encoding='utf-8'))
-            calibration = str(record['calibration']['summary'])
-        except (OSError, ValueError, KeyError, TypeError):
-            calibration = 'no record of its calibration'
+        calibration = _installed_calibration(repository / model / '1')
         text += ('parameters { key: "precision" value { string_value: "int8" } }\n'
                  f'parameters {{ key: "calibration" value {{ string_value: '
                  f'{json.dumps(calibration)} }} }}\n')
@@ -114,6 +111,30 @@ def int8_configs(repository: Path, profile: str, links: dict[str, str]) -> dict[
             + (" and then 'triton-perception engines build --int8'" if profile == 'tensorrt'
                else ''))
     return written
+
+
+def _installed_calibration(version: Path) -> str:
+    """
+    Return the calibration of a step's INT8 graphs, checked against the record that names them.
+
+    Raises ServerError for a half-installed step: no record, or graphs whose SHA-256 is not the
+    record's (an install that was interrupted, or files copied from two calibrations).
+    """
+    try:
+        record = json.loads((version / INT8_RECORD).read_text(encoding='utf-8'))
+        calibration = str(record['calibration']['summary'])
+        recorded = {INT8_FILES['cpu']: str(record['int8_sha256']),
+                    TENSORRT_QDQ_GRAPH: str(record['tensorrt_graph_sha256'])}
+    except (OSError, ValueError, KeyError, TypeError) as error:
+        raise ServerError(f'{version.parent.name}: its INT8 graphs have no readable record '
+                          f'({INT8_RECORD}: {error}); run models quantize again, or copy all '
+                          'three INT8 files of the step') from None
+    for name, sha256 in recorded.items():
+        if (version / name).is_file() and sha256_of(version / name) != sha256:
+            raise ServerError(f'{version.parent.name}: {name} is not the graph its record '
+                              f'{INT8_RECORD} names (a half-installed step); run models '
+                              'quantize again, or copy all three INT8 files of the step')
+    return calibration
 
 
 def view_links(repository: Path, cpu: bool = True) -> dict[str, str]:

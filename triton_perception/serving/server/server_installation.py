@@ -17,7 +17,7 @@ import shutil
 import subprocess
 import sys
 
-from triton_perception.serving.server.engines import engine_mismatches
+from triton_perception.serving.server.engines import engine_mismatches, stale_engines
 from triton_perception.serving.server.profile_repository import profile_repository
 from triton_perception.serving.server.server_config import (resolve_profile, ServerConfig,
                                                             ServerError)
@@ -120,6 +120,9 @@ def server_command(config: ServerConfig, installation: TritonInstallation) -> li
     profile = resolve_profile(config.profile, config.model_repository)
     if profile == 'tensorrt' and (mismatches := engine_mismatches(Path(config.model_repository))):
         raise ServerError('the TensorRT engines do not fit their configs; ' + '; '.join(mismatches))
+    if profile == 'tensorrt' and (stale := stale_engines(Path(config.model_repository))):
+        raise ServerError('the TensorRT engines are older than what they were built from, or '
+                          'from another machine; ' + '; '.join(stale))
     repository = profile_repository(Path(config.model_repository), profile, _cache_directory(),
                                     config.precision)
     command = [

@@ -12,7 +12,6 @@ import collections
 import json
 import math
 import os
-from pathlib import Path
 import signal
 import socket
 import subprocess
@@ -23,7 +22,6 @@ from typing import Callable
 import urllib.error
 import urllib.request
 
-from triton_perception.serving.server.engines import stale_engines
 from triton_perception.serving.server.server_config import (resolve_profile, ServerConfig,
                                                             ServerError)
 from triton_perception.serving.server.server_installation import (find_tritonserver, server_command,
@@ -88,15 +86,12 @@ class TritonServer:
         """
         Start tritonserver in its own session and return at once (`wait_until_ready` waits).
 
-        Raises ServerError if a port is taken or no tritonserver is found. Stale engines of the
-        TensorRT profile are logged as warnings.
+        Raises ServerError if a port is taken, no tritonserver is found, or an engine of the
+        TensorRT profile is stale (server_command).
         """
         check_ports_free(self.config)
         installation = find_tritonserver(self.config.tritonserver)
         command = server_command(self.config, installation)
-        if self.profile == 'tensorrt':
-            for warning in stale_engines(Path(self.config.model_repository)):
-                self._log(f'warning: {warning}')
         self._log(f'starting tritonserver ({self.profile} profile, models from '
                   f'{self.config.model_repository}, gRPC {self.grpc_url})')
         self._process = subprocess.Popen(
@@ -128,11 +123,20 @@ class TritonServer:
         """Return the exit code once the server has stopped, else None."""
         return self._process.poll() if self._process else None
 
-    def wait_until_ready(self, timeout_s: float | None = None) -> None:
-        """Block until every configured model is ready; raise with Triton's reasons if not."""
+    def wait_until_ready(self, timeout_s: float | None = None,
+                         stop: threading.Event | None = None) -> bool:
+        """
+        Block until every configured model is ready; raise with Triton's reasons if not.
+
+        A model the server does not have at all (its repository index, once the server is
+        ready, does not name it) is named at once, not waited for. Returns False, at once,
+        when `stop` is set during the wait (SIGINT or SIGTERM to the caller), True when ready.
+        """
         deadline = time.monotonic() + (timeout_s or self.config.ready_timeout_s)
         next_progress = time.monotonic() + 10.0
         while time.monotonic() < deadline:
+            if stop is not None and stop.is_set():
+                return False
             exit_code = self.poll()
             if exit_code is not None:
                 if self._reader:
@@ -144,7 +148,13 @@ class TritonServer:
                 self._warm_up()
                 self._log(f'tritonserver ready: {", ".join(self.config.models) or "no models"} '
                           f'at {self.grpc_url} (gRPC), {self.http_url} (HTTP)')
-                return
+                return True
+            if missing := self._missing_models():
+                raise ServerError(
+                    f'tritonserver has no model {", ".join(missing)} in its repository '
+                    f'{self.config.model_repository} (it serves: '
+                    f'{", ".join(self._index_names()) or "nothing"}); install the models '
+                    '(`triton-perception models install`) or give model_repository:=')
             if time.monotonic() >= next_progress:
                 self._log(f'waiting for models to load: {self._loading_summary()}')
                 next_progress = time.monotonic() + 10.0
@@ -213,6 +223,16 @@ class TritonServer:
         # A list of objects, one per model (Triton's model repository extension).
         entries = index if isinstance(index, list) else []
         return [entry for entry in entries if isinstance(entry, dict)]
+
+    def _index_names(self) -> list[str]:
+        return sorted(str(entry['name']) for entry in self.repository_index())
+
+    def _missing_models(self) -> list[str]:
+        """Return the configured models a server that is up does not have in its repository."""
+        if not self._http_ok('/v2/health/ready'):
+            return []  # still starting: its index may not be complete yet
+        names = set(self._index_names())
+        return [model for model in self.config.models if model not in names]
 
     def _loading_summary(self) -> str:
         index = self.repository_index()
