@@ -150,7 +150,8 @@ class VideoFrames:
                 self._decoder.packet_lost()
             result = self.frame(packet)
         except Exception as error:  # noqa: BLE001 (a bug in a decoder settles its packet)
-            result = FrameRejected(type(error).__name__, f'the video decoder raised {error!r}')
+            result = FrameRejected(f'video decoding: {type(error).__name__}',  # a bounded key
+                                   f'the video decoder raised {error!r}')
             self._say(error)
         if on_frame is None:
             return
