@@ -7,6 +7,8 @@ keyframe comes out with the pixels that went in (within the codec's loss).
 """
 from __future__ import annotations
 
+import queue
+
 from foxglove_msgs.msg import CompressedVideo
 import numpy as np
 import pytest
@@ -100,26 +102,35 @@ def test_the_node_side_serves_each_packet_with_its_header_and_waits_after_a_loss
     """
     nodes.video_input, without DDS: a CompressedVideo gives an rgb8 frame with its header.
 
-    A loss the transport counts makes the next packets wait for a keyframe, counted as lost.
+    The packets are decoded on the camera's own thread, in order; a loss the transport counts
+    makes the next packets wait for a keyframe, counted as lost.
     """
     frames = moving_frames(8)
     stream = packets(H264, frames)
     accounting = FrameAccounting()
     video = VideoFrames('foxglove', '')
     assert video.relative_topic == 'image/foxglove' and video.message_type is CompressedVideo
+    outcomes: queue.Queue[object] = queue.Queue()
+    on_packet = video.decoding(outcomes.put)
 
     def message(index: int) -> CompressedVideo:
         result = CompressedVideo(frame_id='cam', data=stream[index].data, format='h264')
         result.timestamp.sec = 100 + index
         return result
-    served = [video.frame(message(index)) for index in range(3)]
-    for index, frame in enumerate(served):
-        assert isinstance(frame, ReadImage) and frame.encoding == 'rgb8'
-        assert (frame.header.stamp.sec, frame.header.frame_id) == (100 + index, 'cam')
-        assert frame.data.reshape(96, 160, 3).shape == frames[index].shape
-    losses = video.losses_into(accounting)  # what the loss counter counts into
-    assert losses.lost_before_node(1, 'sequence gap') == 1  # packet 3 never arrived
-    waiting = video.frame(message(4))
-    assert isinstance(waiting, KeyframeWait)
-    assert isinstance(video.frame(message(GOP)), ReadImage)
-    assert accounting.snapshot().reasons == {'lost before the node: sequence gap': 1}
+
+    def frame_of(index: int) -> object:
+        on_packet(message(index))
+        return outcomes.get(timeout=10.0)
+    try:
+        served = [frame_of(index) for index in range(3)]
+        for index, frame in enumerate(served):
+            assert isinstance(frame, ReadImage) and frame.encoding == 'rgb8'
+            assert (frame.header.stamp.sec, frame.header.frame_id) == (100 + index, 'cam')
+            assert frame.data.reshape(96, 160, 3).shape == frames[index].shape
+        losses = video.losses_into(accounting)  # what the loss counter counts into
+        assert losses.lost_before_node(1, 'sequence gap') == 1  # packet 3 never arrived
+        assert isinstance(frame_of(4), KeyframeWait)
+        assert isinstance(frame_of(GOP), ReadImage)
+        assert accounting.snapshot().reasons == {'lost before the node: sequence gap': 1}
+    finally:
+        video.close()

@@ -11,14 +11,18 @@ without them every test here fails naming them.
 from __future__ import annotations
 
 import os
+from pathlib import Path
 import shutil
 import signal
+import threading
+import time
 
 import numpy as np
 import pytest
 
 from triton_perception.frames import (FrameRejected, H264, HEVC, KeyframeWait, open_video_decoder,
                                       VideoDecoder, VideoDecoderError, VideoPacket)
+from triton_perception.frames import video_gstreamer
 from triton_perception.frames.video_bitstream import nal_units
 from triton_perception.frames.video_gstreamer import GstreamerDecoder
 from video_packets import GOP, moving_frames, packets
@@ -148,3 +152,113 @@ def test_decoders_that_cannot_run_are_refused_by_name_with_what_to_use() -> None
     assert wrong.value.reason == 'decoder_unavailable'
     for refused in (nvidia_ffmpeg, jetson_only):
         assert '\n' not in str(refused.value)
+
+
+@pytest.mark.parametrize('codec', [H264, HEVC])
+@pytest.mark.parametrize('width', [162, 164, 166, 170])
+def test_widths_not_a_multiple_of_8_are_the_pyav_routes(codec: str, width: int) -> None:
+    """
+    y4menc's padded rows (GStreamer 1.22 pads each plane's rows to 4 bytes) are read as such.
+
+    Every frame of a 162-, 164-, 166- and 170-wide stream is PyAV's, pixel for pixel.
+    """
+    stream = packets(codec, moving_frames(7, width, 90))
+    video, reference = decoder(), VideoDecoder()
+    try:
+        for index, packet in enumerate(stream):
+            rgb = video.decode(packet)
+            assert rgb.shape == (90, width, 3)
+            assert np.array_equal(rgb, reference.decode(packet)), index
+    finally:
+        video.close()
+
+
+@pytest.mark.parametrize('codec', [H264, HEVC])
+def test_packets_of_several_pictures_give_their_last_as_the_pyav_route(codec: str) -> None:
+    """
+    Packets of two and three pictures: each gives its last picture, and the stream goes on.
+
+    Both routes decode every picture (the later ones refer to them) and give the same frames,
+    those of decoding the pictures one packet each.
+    """
+    stream = packets(codec, moving_frames(9))
+    joined = [stream[0], VideoPacket(stream[1].data + stream[2].data, stream[1].codec),
+              stream[3], VideoPacket(b''.join(p.data for p in stream[4:7]), stream[4].codec),
+              stream[7], stream[8]]
+    last_pictures = [0, 2, 3, 6, 7, 8]
+    one_by_one = VideoDecoder()
+    expected = [one_by_one.decode(packet) for packet in stream]
+    video, reference = decoder(), VideoDecoder()
+    try:
+        for packet, index in zip(joined, last_pictures):
+            rgb = video.decode(packet)
+            assert np.array_equal(rgb, reference.decode(packet)), index
+            assert np.array_equal(rgb, expected[index]), index
+    finally:
+        video.close()
+
+
+def stand_in(directory: Path, script: str) -> Path:
+    """Write a `gst-launch-1.0` that runs `script` (sh), first on PATH for this test's children."""
+    directory.mkdir(exist_ok=True)
+    launcher = directory / 'gst-launch-1.0'
+    launcher.write_text(f'#!/bin/sh\n{script}\n', encoding='utf-8')
+    launcher.chmod(0o755)
+    return directory
+
+
+def test_a_decoder_that_reads_nothing_is_stalled_and_restarted(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """
+    A child that never reads: decoder_stalled by the deadline, not a blocked write.
+
+    A keyframe larger than the pipe does not fit; the write gives up at the deadline, the child is
+    killed, and the next keyframe starts a new one.
+    """
+    pids = tmp_path / 'pids'
+    reading_nothing = stand_in(tmp_path / 'bin', f'echo $$ >> {pids}; exec sleep 600')
+    monkeypatch.setenv('PATH', f'{reading_nothing}{os.pathsep}{os.environ["PATH"]}')
+    monkeypatch.setattr(video_gstreamer, 'FIRST_FRAME_TIMEOUT_S', 1.0)
+    noise = np.random.default_rng(0).integers(0, 255, (720, 1280, 3), dtype=np.uint8)
+    keyframe = packets(H264, [noise])[0]
+    assert len(keyframe.data) > 1 << 16  # more than a pipe holds (64 KiB)
+    video = decoder()
+    try:
+        for _ in range(2):
+            started = time.monotonic()
+            with pytest.raises(FrameRejected) as stalled:
+                video.decode(keyframe)
+            assert stalled.value.reason == 'decoder_stalled', stalled.value
+            assert time.monotonic() - started < 3.0
+        first, second = (int(pid) for pid in pids.read_text().split())
+        assert first != second and not alive(first) and not alive(second)
+    finally:
+        video.close()
+
+
+def test_a_stop_ends_a_decode_waiting_on_the_child_at_once(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """interrupt(), from another thread, kills the child the decode waits on: it returns now."""
+    ignoring_stops = stand_in(tmp_path / 'bin', "trap '' TERM INT; exec sleep 600")
+    monkeypatch.setenv('PATH', f'{ignoring_stops}{os.pathsep}{os.environ["PATH"]}')
+    video = decoder()
+    keyframe = packets(H264, moving_frames(1))[0]
+    threading.Timer(0.5, video.interrupt).start()
+    started = time.monotonic()
+    try:
+        with pytest.raises(FrameRejected) as ended:
+            video.decode(keyframe)  # would wait FIRST_FRAME_TIMEOUT_S (20 s)
+        assert ended.value.reason == 'decoder_unavailable'
+        assert time.monotonic() - started < 2.0
+        with pytest.raises(FrameRejected, match='stopping'):
+            video.decode(keyframe)  # no new child once stopped
+    finally:
+        video.close()
+
+
+def alive(pid: int) -> bool:
+    """Return whether process `pid` exists (and is not a zombie)."""
+    try:
+        return 'State:\tZ' not in Path(f'/proc/{pid}/status').read_text()
+    except OSError:
+        return False

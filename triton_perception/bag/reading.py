@@ -59,7 +59,7 @@ def read_images(bag: Path, topic: str = DEFAULT_TOPIC, *,
         for connection in connections:
             if connection.msgtype not in CAMERA_TYPES:
                 raise BagError(f'{topic} in {bag} carries {connection.msgtype}, not an image type')
-        video = VideoDecoder()
+        video = VideoDecoder(max_pixels=max_image_pixels)  # too_large from the SPS, as the nodes
         for connection, stamp_ns, raw in reader.messages(connections=connections):
             message: Image | CompressedImage | CompressedVideo | FFMPEGPacket = \
                 reader.deserialize(raw, connection.msgtype)

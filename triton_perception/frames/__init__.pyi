@@ -67,11 +67,17 @@ from triton_perception.frames.video_bitstream import (
 from triton_perception.frames.video_decoding import (
     check_decoder as check_decoder,
     KeyframeWait as KeyframeWait,
+    PacketDropped as PacketDropped,
     StreamDecoder as StreamDecoder,
     VideoDecoder as VideoDecoder,
     VideoDecoderError as VideoDecoderError,
     VideoPacket as VideoPacket,
     WAITING_FOR_KEYFRAME as WAITING_FOR_KEYFRAME,
+)
+from triton_perception.frames.video_queue import (
+    DECODER_STOPPED as DECODER_STOPPED,
+    DecodingQueue as DecodingQueue,
+    QUEUE_FULL as QUEUE_FULL,
 )
 from triton_perception.frames.video_routes import (
     open_video_decoder as open_video_decoder,

@@ -7,7 +7,13 @@ decoded, packets wait for the next keyframe (`KeyframeWait`, counted as dropped,
 error: it is how a stream joined mid-way starts). A keyframe whose sequence parameters differ
 from the open stream's (another size or encoder), or of another codec, opens the decoder
 again. Streams with B-frames are not served (a frame would come out after later packets, as
-Foxglove's CompressedVideo also rules out); a packet that gives no picture is rejected.
+Foxglove's CompressedVideo also rules out); a packet that gives no picture is rejected. A packet of
+several pictures is decoded picture by picture and gives its last one.
+
+A stream whose SPS declares more than `max_pixels` (width x height, as the decoder would output
+it) is refused as `too_large` before any decoder sees it, packet after packet, until a keyframe
+of another stream: a decoder allocates its pictures from the SPS alone, so a stream of few-byte
+P-frames whose SPS claims 8192x4320 would cost about 50 MB a frame before a check after decoding.
 """
 from __future__ import annotations
 
@@ -22,15 +28,22 @@ from numpy.typing import NDArray
 
 from triton_perception.errors import TritonPerceptionError
 from triton_perception.frames.accounting import FrameRejected
-from triton_perception.frames.video_bitstream import codec_of, DEFAULT_DECODERS, packet_units
+from triton_perception.frames.video_bitstream import (access_units, codec_of, DEFAULT_DECODERS,
+                                                      packet_units, PacketUnits)
 
 WAITING_FOR_KEYFRAME = 'waiting for a keyframe'
 CORRUPT_VIDEO = 'corrupt_video'
 DECODER_UNAVAILABLE = 'decoder_unavailable'
+TOO_LARGE = 'too_large'  # the reason image_conversion gives an Image over max_image_pixels
+UNLIMITED = 0  # max_pixels: no size limit
 GST_PREFIX = 'gst:'  # video_decoder gst:ELEMENT: a GStreamer element (video_gstreamer)
 
 
-class KeyframeWait(FrameRejected):
+class PacketDropped(FrameRejected):
+    """A packet that gave no frame through no fault of its own; counted as dropped, not rejected."""
+
+
+class KeyframeWait(PacketDropped):
     """A packet that cannot be decoded until the next keyframe; counted as dropped."""
 
     def __init__(self, message: str) -> None:
@@ -89,11 +102,13 @@ class StreamDecoder:
     packet); subclasses decode.
     """
 
-    def __init__(self) -> None:
-        """Nothing is open until the first keyframe."""
+    def __init__(self, max_pixels: int = UNLIMITED) -> None:
+        """Nothing is open until the first keyframe; refuse streams over `max_pixels` (0: none)."""
         self._codec = ''
         self._sequence = b''
         self._synced = False
+        self._max_pixels = max_pixels
+        self._refused: tuple[int, int] | None = None  # the too-large stream's size, until the next
         self.opened = 0  # how many times a decoder was opened (a new stream, a new size)
 
     @property
@@ -104,6 +119,14 @@ class StreamDecoder:
     def packet_lost(self) -> None:
         """Say that a packet of the stream never arrived: wait for the next keyframe."""
         self._synced = False
+
+    def interrupt(self) -> None:
+        """
+        Make a decode that waits on something outside this process return now (any thread).
+
+        The node's stop calls it while the decoding thread may be inside `decode`; the route that
+        waits on a child process ends it, and the in-process route has nothing to wait on.
+        """
 
     def decode(self, packet: VideoPacket) -> NDArray[np.uint8]:
         """
@@ -116,6 +139,7 @@ class StreamDecoder:
         """
         codec = codec_of(packet.codec)
         units = packet_units(packet.data, codec)
+        self._refuse_too_large(units, codec)
         if units.keyframe and (not self._is_open() or codec != self._codec
                                or (units.sequence and units.sequence != self._sequence)):
             try:
@@ -136,6 +160,23 @@ class StreamDecoder:
         self._synced = True
         return rgb
 
+    def _refuse_too_large(self, units: PacketUnits, codec: str) -> None:
+        """Raise `too_large` for a packet of a stream whose SPS is over `max_pixels`."""
+        if units.size is not None:
+            width, height = units.size
+            if self._max_pixels and width * height > self._max_pixels:
+                if self._refused is None:
+                    self.close()  # the stream it decoded has ended; a new one starts at a keyframe
+                    self._codec, self._sequence = '', b''
+                self._refused = units.size
+            elif units.keyframe:
+                self._refused = None  # a keyframe of a stream within the limit
+        if self._refused is not None:
+            width, height = self._refused
+            raise FrameRejected(TOO_LARGE, f'the {codec} stream declares {width}x{height} = '
+                                f'{width * height} pixels (its SPS), over max_image_pixels '
+                                f'{self._max_pixels}: refused before decoding')
+
     def _is_open(self) -> bool:
         raise NotImplementedError
 
@@ -152,13 +193,14 @@ class StreamDecoder:
 class VideoDecoder(StreamDecoder):
     """Decodes one video stream with FFmpeg (PyAV), in this process."""
 
-    def __init__(self, decoder: str = '') -> None:
+    def __init__(self, decoder: str = '', max_pixels: int = UNLIMITED) -> None:
         """
         Decode with the FFmpeg decoder `decoder` ('' = `h264` or `hevc` by the stream's codec).
 
-        Raises VideoDecoderError if FFmpeg has no decoder of that name.
+        Streams over `max_pixels` are refused (0: no limit). Raises VideoDecoderError if FFmpeg
+        has no decoder of that name.
         """
-        super().__init__()
+        super().__init__(max_pixels)
         check_decoder(decoder)
         self._decoder = decoder
         self._context: VideoCodecContext | None = None
@@ -171,10 +213,15 @@ class VideoDecoder(StreamDecoder):
     def _is_open(self) -> bool:
         return self._context is not None
 
+    def close(self) -> None:
+        """Let the decoder and the pictures it holds go; the next keyframe opens a new one."""
+        self._context = None
+
     def _decode(self, data: bytes, codec: str) -> NDArray[np.uint8]:
         assert self._context is not None
         try:
-            frames = self._context.decode(av.Packet(data))
+            frames = [frame for unit in access_units(data, codec)
+                      for frame in self._context.decode(av.Packet(unit))]
         except av.FFmpegError as error:
             raise FrameRejected(CORRUPT_VIDEO, f'FFmpeg cannot decode a {codec} packet of '
                                 f'{len(data)} bytes: {error}') from None

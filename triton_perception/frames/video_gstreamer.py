@@ -13,34 +13,40 @@ place (`avdec_h264`, `avdec_h265`, or `avdec` for either by the stream's codec, 
 decoders in gst-libav), so that everything but the element's name runs the same everywhere.
 
 One pipeline per stream: a keyframe with new sequence parameters (another size) or codec starts
-a new one. Each packet must give its frame within FRAME_TIMEOUT_S: a packet whose frame does not
-come (the element drops corrupt pictures) is rejected as corrupt, and the pipeline, which might
-still send it late, is ended and started again at the next keyframe. A pipeline that ended (killed,
-crashed) rejects the packet as `decoder_unavailable` and starts again at the next keyframe too.
-The accounting and the waits are those of the PyAV route (video_decoding.StreamDecoder).
+a new one. Each packet must be taken and give its frames (one per picture it holds; the last is
+the packet's frame, as on the PyAV route) within FRAME_TIMEOUT_S (FIRST_FRAME_TIMEOUT_S for a
+new pipeline), writes and reads alike (child_pipes: never blocking, never past the deadline). A
+packet whose frame does not come although the child took it (the element drops corrupt pictures)
+is rejected as `corrupt_video`; one the child did not take, or that got no output at all from a
+new pipeline, as `decoder_stalled`. Either way the pipeline, which might still send the frame
+late, is ended and started again at the next keyframe. A pipeline that ended (killed, crashed)
+rejects the packet as `decoder_unavailable` and starts again at the next keyframe too. The
+accounting and the waits are those of the PyAV route (video_decoding.StreamDecoder); a stop
+(`interrupt`, from another thread) kills the child, so a decode waiting on it returns at once.
 """
 from __future__ import annotations
 
+from functools import lru_cache
 import os
 import re
-import select
 import shutil
 import signal
 import subprocess
 import tempfile
 import time
-from typing import cast, IO
+from typing import IO
 
-import av
-import cv2
 import numpy as np
 from numpy.typing import NDArray
 
 from triton_perception.frames.accounting import FrameRejected
-from triton_perception.frames.video_bitstream import H264, HEVC
+from triton_perception.frames.child_pipes import ChildPipes, PipeEnded, PipeTimeout
+from triton_perception.frames.video_bitstream import H264, HEVC, picture_count
 from triton_perception.frames.video_decoding import (CORRUPT_VIDEO, DECODER_UNAVAILABLE,
                                                      GST_PREFIX, StreamDecoder,
-                                                     VideoDecoderError)
+                                                     UNLIMITED, VideoDecoderError)
+from triton_perception.frames.video_y4m import (FRAME_MAGIC, FrameLayout, i420_to_rgb,
+                                                stream_size, Y4mError)
 from triton_perception.system import ending_with_parent, with_parent_pid
 
 PREFIX = GST_PREFIX
@@ -48,6 +54,8 @@ LAUNCH = 'gst-launch-1.0'
 INSPECT = 'gst-inspect-1.0'
 FRAME_TIMEOUT_S = 2.0      # a decoded frame's longest wait once the pipeline runs
 FIRST_FRAME_TIMEOUT_S = 20.0  # the first one also waits for the process and the plugin registry
+PROBE_TIMEOUT_S = 20.0     # the one-off measure of y4menc's layout (y4menc_pads)
+DECODER_STALLED = 'decoder_stalled'
 # An access unit delimiter starts the next access unit for the parser once the delimiter itself is
 # complete, which the next start code tells (H.264 nal_unit_type 9, H.265 35; H.264
 # primary_pic_type 7, H.265 pic_type 2: any slice type).
@@ -70,6 +78,7 @@ ELEMENTS = {
 PLUMBING = {'fdsrc': 'gstreamer1.0-tools', 'queue': 'gstreamer1.0-tools',
             'h264parse': 'gstreamer1.0-plugins-bad', 'h265parse': 'gstreamer1.0-plugins-bad',
             'videoconvert': 'gstreamer1.0-plugins-base', 'y4menc': 'gstreamer1.0-plugins-good',
+            'videotestsrc': 'gstreamer1.0-plugins-base',
             'fdsink': 'gstreamer1.0-tools'}
 
 
@@ -115,6 +124,31 @@ def check_gstreamer(name: str) -> None:
                                 f'install {packages}')
 
 
+@lru_cache(maxsize=1)
+def y4menc_pads() -> bool:
+    """
+    Return whether the installed y4menc writes planes with padded rows (video_y4m says why).
+
+    Measured once, on a 10x2 frame (rows of 10 and 5 bytes, or padded to 12 and 8), when a stream
+    first has a width where the two differ. Raises VideoDecoderError if GStreamer cannot say.
+    """
+    layouts = {FrameLayout(10, 2, padded).size: padded for padded in (True, False)}
+    try:
+        result = subprocess.run(
+            [LAUNCH, '-q', 'videotestsrc', 'num-buffers=1', '!',
+             'video/x-raw,format=I420,width=10,height=2', '!', 'y4menc', '!', 'fdsink', 'fd=1'],
+            stdin=subprocess.DEVNULL, capture_output=True, timeout=PROBE_TIMEOUT_S, check=False)
+    except subprocess.TimeoutExpired:
+        raise VideoDecoderError(f'{LAUNCH} did not write a test frame within '
+                                f'{PROBE_TIMEOUT_S:g} s') from None
+    _header, _, rest = result.stdout.partition(b'\n')
+    frame = rest.partition(b'\n')[2]
+    if len(frame) not in layouts:
+        raise VideoDecoderError(f'{LAUNCH} wrote a {len(frame)}-byte 10x2 I420 test frame '
+                                f'through y4menc (exit code {result.returncode})')
+    return layouts[len(frame)]
+
+
 def _has_element(element: str) -> bool:
     result = subprocess.run([INSPECT, '--exists', element], stdin=subprocess.DEVNULL,
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=120)
@@ -124,17 +158,22 @@ def _has_element(element: str) -> bool:
 class GstreamerDecoder(StreamDecoder):
     """Decodes one video stream through `gst-launch-1.0` with a decoder element (module doc)."""
 
-    def __init__(self, name: str) -> None:
-        """Decode with `name` (gst:ELEMENT); raises VideoDecoderError if it cannot run here."""
-        super().__init__()
+    def __init__(self, name: str, max_pixels: int = UNLIMITED) -> None:
+        """
+        Decode with `name` (gst:ELEMENT); streams over `max_pixels` are refused (0: no limit).
+
+        Raises VideoDecoderError if it cannot run here.
+        """
+        super().__init__(max_pixels)
         check_gstreamer(name)
         self._name = name
         self._element = ''
         self._process: subprocess.Popen[bytes] | None = None
+        self._pipes: ChildPipes | None = None
         self._errors: IO[bytes] | None = None
-        self._pending = b''
-        self._size: tuple[int, int] | None = None
+        self._layout: FrameLayout | None = None
         self._frames = 0
+        self._interrupted = False
 
     @property
     def decoder_name(self) -> str:
@@ -144,13 +183,16 @@ class GstreamerDecoder(StreamDecoder):
     @property
     def pid(self) -> int | None:
         """Return the running pipeline's process id (None when none runs)."""
-        return self._process.pid if self._process is not None else None
+        process = self._process
+        return process.pid if process is not None else None
 
     def _is_open(self) -> bool:
         return self._process is not None
 
     def _open(self, codec: str) -> None:
         self.close()
+        if self._interrupted:
+            raise VideoDecoderError('the node is stopping: no new GStreamer pipeline')
         element = element_for(self._name, codec)
         if element in SOFTWARE.values() and element != SOFTWARE[codec]:
             raise VideoDecoderError(f"video_decoder '{self._name}' does not decode {codec}: "
@@ -160,17 +202,24 @@ class GstreamerDecoder(StreamDecoder):
             ending_with_parent([LAUNCH, *pipeline(element, codec)]), stdin=subprocess.PIPE,
             stdout=subprocess.PIPE, stderr=self._errors, env=with_parent_pid(),
             start_new_session=True, bufsize=0)
+        self._pipes = ChildPipes(self._process)
         self._element = element
-        self._pending, self._size, self._frames = b'', None, 0
+        self._layout, self._frames = None, 0
+        if self._interrupted:  # interrupted while it started: end it as interrupt would have
+            self.interrupt()
+
+    def interrupt(self) -> None:
+        """Kill the running pipeline (from any thread): a decode waiting on it returns now."""
+        self._interrupted = True
+        process = self._process
+        if process is not None:
+            _kill_group(process.pid)
 
     def close(self) -> None:
         """End the pipeline (and whatever it left of its process group)."""
-        process, self._process = self._process, None
+        process, self._process, self._pipes = self._process, None, None
         if process is not None:
-            try:
-                os.killpg(process.pid, signal.SIGKILL)
-            except (ProcessLookupError, PermissionError):
-                pass
+            _kill_group(process.pid)
             process.wait()
             for pipe in (process.stdin, process.stdout):
                 try:
@@ -203,66 +252,58 @@ class GstreamerDecoder(StreamDecoder):
                              'next keyframe')
 
     def _decode(self, data: bytes, codec: str) -> NDArray[np.uint8]:
-        process = self._process
-        assert process is not None and process.stdin is not None
-        try:
-            _write_all(process.stdin.fileno(),
-                       _without_delimiter(data, codec) + 2 * DELIMITERS[codec])
-        except (BrokenPipeError, ValueError):
-            raise self._ended(codec) from None
+        pipes = self._pipes
+        assert pipes is not None
+        pictures = picture_count(data, codec)
         timeout = FIRST_FRAME_TIMEOUT_S if self._frames == 0 else FRAME_TIMEOUT_S
         deadline = time.monotonic() + timeout
         try:
-            if self._size is None:
-                self._size = _y4m_size(self._read_line(deadline, codec))
-            header = self._read_line(deadline, codec)
-            if not header.startswith(b'FRAME'):
-                raise EOFError
-            width, height = self._size
-            chroma = ((width + 1) // 2) * ((height + 1) // 2)
-            planes = self._read(width * height + 2 * chroma, deadline, codec)
-        except TimeoutError:
+            pipes.write(_without_delimiter(data, codec) + 2 * DELIMITERS[codec], deadline)
+            if not pictures:
+                raise FrameRejected(CORRUPT_VIDEO, f'a {codec} packet of {len(data)} bytes holds '
+                                    'no picture')
+            planes = b''
+            for _ in range(pictures):  # each picture's frame; the last is the packet's
+                planes = self._read_frame(pipes, deadline)
+        except PipeTimeout:
+            stalled = self._layout is None or pipes.unread_input() > 0
             self.close()  # it might still send this frame late: a new pipeline at the keyframe
+            if stalled:
+                raise FrameRejected(DECODER_STALLED, f'the GStreamer {codec} decoder '
+                                    f'({self._element}) took no input or gave no output within '
+                                    f'{timeout:g} s; it starts again at the next keyframe'
+                                    ) from None
             raise FrameRejected(CORRUPT_VIDEO, f'the GStreamer decoder gave no picture for a '
                                 f'{codec} packet of {len(data)} bytes within {timeout:g} s '
                                 '(corrupt data, or a stream with B-frames)') from None
-        except EOFError:
+        except (PipeEnded, Y4mError):
             raise self._ended(codec) from None
+        except VideoDecoderError as error:  # y4menc's layout could not be measured
+            self.close()
+            raise FrameRejected(DECODER_UNAVAILABLE, str(error)) from None
+        assert self._layout is not None
+        return i420_to_rgb(planes, self._layout.width, self._layout.height)
+
+    def _read_frame(self, pipes: ChildPipes, deadline: float) -> bytes:
+        """Return the next frame's planes, tightly packed (the stream's header first, once)."""
+        if self._layout is None:
+            width, height = stream_size(pipes.read_line(deadline))
+            ambiguous = FrameLayout(width, height, True).size != FrameLayout(width, height,
+                                                                             False).size
+            self._layout = FrameLayout(width, height, ambiguous and y4menc_pads())
+        if not pipes.read_line(deadline).startswith(FRAME_MAGIC):
+            raise Y4mError
+        planes = self._layout.planes(pipes.read(self._layout.size, deadline))
         self._frames += 1
-        return i420_to_rgb(planes, width, height)
-
-    def _read(self, count: int, deadline: float, codec: str) -> bytes:
-        while len(self._pending) < count:
-            self._fill(deadline)
-        chunk, self._pending = self._pending[:count], self._pending[count:]
-        return chunk
-
-    def _read_line(self, deadline: float, codec: str) -> bytes:
-        while b'\n' not in self._pending[:256]:
-            if len(self._pending) >= 256:
-                raise EOFError  # not YUV4MPEG2
-            self._fill(deadline)
-        line, self._pending = self._pending.split(b'\n', 1)
-        return line
-
-    def _fill(self, deadline: float) -> None:
-        """Append what the pipeline wrote; TimeoutError at `deadline`, EOFError when it ended."""
-        assert self._process is not None and self._process.stdout is not None
-        descriptor = self._process.stdout.fileno()
-        remaining = deadline - time.monotonic()
-        if remaining <= 0 or not select.select([descriptor], [], [], remaining)[0]:
-            raise TimeoutError
-        chunk = os.read(descriptor, 1 << 20)
-        if not chunk:
-            raise EOFError
-        self._pending += chunk
+        return planes
 
 
-def _write_all(descriptor: int, data: bytes) -> None:
-    """Write all of `data` to the pipe `descriptor` (a write may take part of it)."""
-    view = memoryview(data)
-    while view:
-        view = view[os.write(descriptor, view):]
+def _kill_group(pid: int) -> None:
+    """SIGKILL the process group of the child `pid` (its session's leader)."""
+    try:
+        os.killpg(pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
 
 
 def _without_delimiter(data: bytes, codec: str) -> bytes:
@@ -276,36 +317,3 @@ def _without_delimiter(data: bytes, codec: str) -> bytes:
         return data
     following = _START_CODE.search(data, first.end())
     return data[following.start():] if following else b''
-
-
-def _y4m_size(header: bytes) -> tuple[int, int]:
-    """Return (width, height) of a YUV4MPEG2 stream header."""
-    fields = header.split()
-    if not fields or fields[0] != b'YUV4MPEG2':
-        raise EOFError
-    values = {field[:1]: field[1:] for field in fields[1:]}
-    if not values.get(b'C', b'420').startswith(b'420'):
-        raise EOFError
-    return int(values[b'W']), int(values[b'H'])
-
-
-def i420_to_rgb(planes: bytes, width: int, height: int) -> NDArray[np.uint8]:
-    """
-    Return I420 planes (odd sizes: chroma rounded up) as RGB uint8 [H, W, 3].
-
-    Through FFmpeg's swscale as the PyAV route converts its frames (VideoFrame.to_ndarray), so
-    that the same decoded picture gives the same pixels either way; OpenCV for odd sizes, which
-    PyAV's yuv420p arrays cannot hold.
-    """
-    if width % 2 == 0 and height % 2 == 0:
-        yuv = np.frombuffer(planes, np.uint8, width * height * 3 // 2).reshape(-1, width)
-        frame = av.VideoFrame.from_ndarray(yuv, format='yuv420p')
-        return cast(NDArray[np.uint8], frame.to_ndarray(format='rgb24'))
-    even_width, even_height = width + width % 2, height + height % 2
-    luma = np.frombuffer(planes, np.uint8, width * height).reshape(height, width)
-    chroma_size = (even_width // 2) * (even_height // 2)
-    chroma = np.frombuffer(planes, np.uint8, 2 * chroma_size, width * height)
-    luma = np.pad(luma, ((0, even_height - height), (0, even_width - width)), mode='edge')
-    stacked = np.concatenate([luma.reshape(-1), chroma]).reshape(even_height * 3 // 2, even_width)
-    rgb = cv2.cvtColor(stacked, cv2.COLOR_YUV2RGB_I420)
-    return np.ascontiguousarray(rgb[:height, :width])

@@ -7,17 +7,19 @@ route to the Jetson's hardware decoder (`gst:nvv4l2decoder`). Both keep the same
 """
 from __future__ import annotations
 
-from triton_perception.frames.video_decoding import GST_PREFIX, StreamDecoder, VideoDecoder
+from triton_perception.frames.video_decoding import (GST_PREFIX, StreamDecoder, UNLIMITED,
+                                                     VideoDecoder)
 
 
-def open_video_decoder(name: str = '') -> StreamDecoder:
+def open_video_decoder(name: str = '', max_pixels: int = UNLIMITED) -> StreamDecoder:
     """
     Return the decoder `video_decoder` names ('' = FFmpeg's h264 or hevc by the codec).
 
+    It refuses streams whose SPS declares more than `max_pixels` (0: no limit) as too_large.
     Raises VideoDecoderError, in one line with what to use instead, when it cannot run here.
     """
     if name.startswith(GST_PREFIX):
         # Imported here: a node of the PyAV route loads nothing of the GStreamer one.
         from triton_perception.frames.video_gstreamer import GstreamerDecoder
-        return GstreamerDecoder(name)
-    return VideoDecoder(name)
+        return GstreamerDecoder(name, max_pixels)
+    return VideoDecoder(name, max_pixels)

@@ -123,7 +123,8 @@ class PerceptionNode(LifecycleNode, Generic[InferenceT]):
         self._client_settings: ClientSettings | None = None
         transport = self.settings.input_transport
         try:
-            video = (VideoFrames(transport, self.settings.video_decoder)
+            video = (VideoFrames(transport, self.settings.video_decoder,
+                                 self.settings.max_image_pixels, self.get_logger().warning)
                      if transport in VIDEO_TRANSPORTS else None)
         except VideoDecoderError as error:
             raise ParameterError(str(error)) from None
@@ -316,6 +317,8 @@ class PerceptionNode(LifecycleNode, Generic[InferenceT]):
         return Header(stamp=self.get_clock().now().to_msg())
 
     def destroy_node(self) -> None:
-        """Stop inference (unsubscribe, stop the worker) before rclpy destroys the node."""
+        """Stop inference (unsubscribe, stop the worker, end decoding) before rclpy destroys it."""
         self._stop_inference('shutting down')
+        if self._image_input is not None:
+            self._image_input.close()
         super().destroy_node()

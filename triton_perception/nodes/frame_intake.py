@@ -23,7 +23,7 @@ from rclpy.subscription import Subscription
 
 from triton_perception.frames import (check_compressed, check_image, COMPRESSED_FRAMES,
                                       compressed_to_rgb, Fate, Frame, FrameAccounting,
-                                      FrameMessage, FrameRejected, image_to_rgb, KeyframeWait,
+                                      FrameMessage, FrameRejected, image_to_rgb, PacketDropped,
                                       read_frame, Taken)
 from triton_perception.nodes.camera_frames import CameraFrames
 from triton_perception.nodes.camera_subscription import (camera_topic, CameraMessage,
@@ -95,6 +95,12 @@ class ImageInput:
             self._subscriber.destroy_subscription(self._subscription)
             self._subscription = None
 
+    def close(self) -> None:
+        """Unsubscribe and end a video topic's decoding thread and decoder (the node's end)."""
+        self.unsubscribe()
+        if self._video is not None:
+            self._video.close()
+
 
 class FrameChecks:
     """The frame callback: count the frame, check its header, hand it to the worker."""
@@ -138,7 +144,7 @@ class FrameChecks:
                 check_compressed(message, self._settings().max_image_pixels)
             else:
                 check_image(message, self._settings().max_image_pixels)
-        except KeyframeWait as wait:  # how a video stream starts: counted, not an error
+        except PacketDropped as wait:  # how a video stream starts, a full queue: not an error
             self._accounting.settle(Fate.DROPPED, received_at, wait.reason)
             return
         except FrameRejected as rejection:
