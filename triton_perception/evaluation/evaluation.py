@@ -42,7 +42,7 @@ from triton_perception.frames import (camera_info_sibling, CAMERA_STATUS_PREFIX,
                                       status_name)
 from triton_perception.pipeline import pipeline_plan, PipelinePlan, PipelineRunner
 from triton_perception.qos import TF_STATIC_QOS
-from triton_perception.system import config_file
+from triton_perception.system import config_file, private_domain
 
 NAMESPACE = '/evaluation'
 TIMINGS = ('lockstep', 'recorded')
@@ -283,38 +283,50 @@ def recorded_all(watch: DiagnosticsWatch, recorder: BagRecorder) -> bool:
 
 @dataclass
 class PipelineSession:
-    """A running pipeline (runner thread) and a spinning node of ours that feeds and watches it."""
+    """
+    A running pipeline (runner thread) and a spinning node of ours that feeds and watches it.
+
+    All of them in `domain_id`, a ROS domain of their own (system.private_domain).
+    """
 
     runner: PipelineRunner
     node: Node
     watch: DiagnosticsWatch
     stop: threading.Event
+    domain_id: int
 
 
 @contextlib.contextmanager
 def pipeline_session(plan: PipelinePlan, log: Callable[[str], None],
                      node_name: str) -> Iterator[PipelineSession]:
-    """Start the plan's server and nodes and an rclpy node in a context of its own; stop all."""
+    """
+    Start the plan's server and nodes and an rclpy node in a context of its own; stop all.
+
+    The nodes and ours run in a ROS domain reserved for the session, so they hear nothing of
+    what else runs on the host (a live camera on the replayed topic) and nothing hears them.
+    """
     stop = threading.Event()
-    runner = PipelineRunner(plan, log=log, show_server_log=False)
-    runner_thread = threading.Thread(target=lambda: runner.run(stop), daemon=True)
-    context = Context()
-    rclpy.init(context=context)
-    node = rclpy.create_node(node_name, context=context)
-    executor = SingleThreadedExecutor(context=context)
-    executor.add_node(node)
-    watch = DiagnosticsWatch()
-    node.create_subscription(DiagnosticArray, '/diagnostics', watch.update, 50)
-    try:
-        runner_thread.start()
-        threading.Thread(target=executor.spin, daemon=True).start()
-        yield PipelineSession(runner, node, watch, stop)
-    finally:
-        stop.set()
-        runner_thread.join(timeout=RUNNER_STOP_TIMEOUT_S)
-        executor.shutdown(timeout_sec=1.0)
-        node.destroy_node()
-        rclpy.try_shutdown(context=context)
+    with private_domain() as domain:
+        log(f'ROS domain {domain.domain_id} (of its own)')
+        runner = PipelineRunner(plan, log=log, show_server_log=False, domain_id=domain.domain_id)
+        runner_thread = threading.Thread(target=lambda: runner.run(stop), daemon=True)
+        context = Context()
+        rclpy.init(context=context, domain_id=domain.domain_id)
+        node = rclpy.create_node(node_name, context=context)
+        executor = SingleThreadedExecutor(context=context)
+        executor.add_node(node)
+        watch = DiagnosticsWatch()
+        node.create_subscription(DiagnosticArray, '/diagnostics', watch.update, 50)
+        try:
+            runner_thread.start()
+            threading.Thread(target=executor.spin, daemon=True).start()
+            yield PipelineSession(runner, node, watch, stop, domain.domain_id)
+        finally:
+            stop.set()
+            runner_thread.join(timeout=RUNNER_STOP_TIMEOUT_S)
+            executor.shutdown(timeout_sec=1.0)
+            node.destroy_node()
+            rclpy.try_shutdown(context=context)
 
 
 def image_subscriptions(process_layout: str) -> int:
@@ -349,6 +361,7 @@ class Replayed:
     wall_s: float
     camera_health: CameraHealthFigures
     bag_s: float
+    domain_id: int
 
 
 def replay(settings: EvaluationSettings, log: Callable[[str], None]) -> Replayed:
@@ -403,7 +416,7 @@ def replay(settings: EvaluationSettings, log: Callable[[str], None]) -> Replayed
             camera_health = session.watch.camera_health.summary()
     return Replayed(topic=topic, frames=frames, nodes=accounting, outputs_bag=str(outputs_bag),
                     timing=timing, wall_s=played.wall_s, camera_health=camera_health,
-                    bag_s=bag_duration_s(settings.bag))
+                    bag_s=bag_duration_s(settings.bag), domain_id=session.domain_id)
 
 
 def compare_options(settings: EvaluationSettings) -> CompareOptions:
@@ -451,7 +464,8 @@ def evaluate(settings: EvaluationSettings, log: Callable[[str], None]) -> Replay
     report: ReplayReport = {
         'input': {'bag': str(settings.bag), 'topic': replayed.topic, 'frames': replayed.frames,
                   'rate': settings.rate, 'timing': replayed.timing,
-                  'replay_s': round(replayed.wall_s, 2), 'bag_s': round(replayed.bag_s, 2)},
+                  'replay_s': round(replayed.wall_s, 2), 'bag_s': round(replayed.bag_s, 2),
+                  'ros_domain_id': replayed.domain_id},
         'nodes': node_figures(replayed.frames, replayed.nodes),
         **outputs,
         'outputs_bag': replayed.outputs_bag,
