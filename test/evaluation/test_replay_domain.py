@@ -17,18 +17,17 @@ import numpy as np
 import pytest
 from sensor_msgs.msg import Image
 
-from conftest import REPO
-from highway_clip import clip_bag
+from highway_clip import clip_bag, LABELS
 from perception_nodes import image_message
 from ros_helpers import Probe
 from triton_perception.bag import DEFAULT_TOPIC
+from triton_perception.bag.make import DEFAULT_EPOCH_S
 from triton_perception.evaluation.evaluation import evaluate, EvaluationSettings
 from triton_perception.evaluation.report_schema import ReplayReport
 
 pytestmark = [pytest.mark.ros, pytest.mark.server, pytest.mark.slow]
-LABELS = REPO / 'test' / 'data' / 'highway_clip' / 'labels'
 FRAMES = 24  # two ego-lane labels (frames 1 and 23) and six of the cars (every 4th frame)
-BAG_START_NS, FRAME_NS = 1_700_000_000 * 10**9, 40_000_000  # as bag make stamps the clip
+FRAME_NS = 40_000_000  # the clip's 25 frames/s, as bag make stamps them
 NOISE_PERIOD_S = 0.05
 
 
@@ -37,7 +36,7 @@ def first_labels(directory: Path) -> tuple[Path, Path]:
     culane = directory / 'culane'
     culane.mkdir()
     for path in sorted((LABELS / 'culane').iterdir()):
-        if int(path.name.split('.')[0]) - BAG_START_NS < FRAMES * FRAME_NS:
+        if int(path.name.split('.')[0]) - DEFAULT_EPOCH_S * 10**9 < FRAMES * FRAME_NS:
             (culane / path.name).write_text(path.read_text())
     cars = directory / 'gt.txt'
     cars.write_text(''.join(line for line in (LABELS / 'gt.txt').open()
