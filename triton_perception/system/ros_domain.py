@@ -74,21 +74,22 @@ class PrivateDomain:
         self.release()
 
 
-def private_domain(avoid: int | None = None) -> PrivateDomain:
+def private_domain() -> PrivateDomain:
     """
-    Reserve a ROS domain that nothing on this host uses, other than `avoid` and ROS_DOMAIN_ID.
+    Reserve a ROS domain that nothing on this host uses, and that is not the caller's.
 
     Domains are tried in a random order, so that processes starting together rarely try the
     same one first. Raises NoFreeDomain when every domain of DOMAINS is taken.
     """
     caller = os.environ.get('ROS_DOMAIN_ID', '0')
-    excluded = {avoid, int(caller) if caller.isdigit() else 0}
-    LOCK_DIRECTORY.mkdir(mode=0o1777, exist_ok=True)
+    _make_lock_directory()
     for domain in random.sample(list(DOMAINS), len(DOMAINS)):
-        if domain in excluded:
+        if str(domain) == caller:
             continue
-        # Read-only: a lock file another user made is locked all the same.
-        lock = os.open(LOCK_DIRECTORY / f'{domain}.lock', os.O_RDONLY | os.O_CREAT, 0o666)
+        try:  # read-only: a lock file another user made is locked all the same
+            lock = os.open(LOCK_DIRECTORY / f'{domain}.lock', os.O_RDONLY | os.O_CREAT, 0o644)
+        except OSError:  # no lock file, and none may be made: another user's reservation
+            continue
         try:
             fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
@@ -100,3 +101,12 @@ def private_domain(avoid: int | None = None) -> PrivateDomain:
         return PrivateDomain(domain, lock)
     raise NoFreeDomain(f'every ROS domain {DOMAINS.start}-{DOMAINS.stop - 1} is in use on this '
                        'host')
+
+
+def _make_lock_directory() -> None:
+    """Make the lock files' directory, writable by every user as /tmp is (sticky)."""
+    try:
+        LOCK_DIRECTORY.mkdir()
+    except FileExistsError:
+        return
+    LOCK_DIRECTORY.chmod(0o1777)  # mkdir's mode is cut by the umask
