@@ -6,7 +6,7 @@ import socket
 
 import pytest
 
-from triton_perception.system.ros_domain import (DOMAIN_GAIN, DOMAINS, domain_in_use, PORT_BASE,
+from triton_perception.system.ros_domain import (DOMAIN_GAIN, domain_in_use, DOMAINS, PORT_BASE,
                                                  private_domain, UNICAST_OFFSETS)
 
 
