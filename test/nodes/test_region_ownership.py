@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 import shutil
+import signal
 import subprocess
 import time
 from typing import Any, Iterator
@@ -67,7 +68,7 @@ class NamespacedProcess:
         """SIGINT the node (it has a handler, as a namespace's init must), then end unshare."""
         if self.unshare.poll() is None:
             for child in live_children(self.unshare.pid):
-                os.kill(child, 2)
+                os.kill(child, signal.SIGINT)
             try:
                 self.unshare.wait(timeout=15.0)
             except subprocess.TimeoutExpired:
