@@ -91,6 +91,6 @@ def test_tracking_off_leaves_ids_empty() -> None:
     settings = DetectionSettings.from_values(DETECTION, {'tracking': False})
     tracking = DetectionTracking(None, lambda: settings, None, ['person'],  # type: ignore[arg-type]
                                  None)
-    ids = tracking.process(Header(frame_id='camera'), ROWS)
+    ids = tracking.process(Header(frame_id='camera'), ROWS, 0.0)
     assert ids is None and tracking.reason == OFF
     assert track_ids_from_message(detection_array_message(ROWS, Header(), ids)) == ['', '']

@@ -91,9 +91,11 @@ def test_tracking_publishes_stable_ids_and_tracked_objects(
         assert np.hypot(twist.twist.linear.x, twist.twist.linear.y) < 1.0  # a still frame
         assert twist.covariance[0] > 0 and tracked.kinematics.pose_with_covariance.pose.\
             position.x > 3.0
-    wait_until(lambda: 'relative to the vehicle' in (
-        latest_diagnostics(diagnostics, f'{NS}/detection_node') or {}).get('tracking', ''),
-        10.0, 'relative velocities in /diagnostics')
+    values = wait_until(lambda: (values := latest_diagnostics(
+        diagnostics, f'{NS}/detection_node') or {}) and 'relative to the vehicle' in values.get(
+        'tracking', '') and values, 10.0, 'relative velocities in /diagnostics')
+    # Each frame was answered before the next was sent: none finished after a later one.
+    assert values['tracking_late_frames'] == '0', values
 
 
 def test_with_odometry_velocities_are_in_odom(

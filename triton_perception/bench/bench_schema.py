@@ -36,6 +36,7 @@ class Machine(TypedDict, total=False):
     profile: str
     load_average_start: list[float]
     load_average_end: list[float]
+    ros_domain_id: int  # the bench's own (system.private_domain): it hears no other publisher
 
 
 class BudgetSummary(TypedDict):

@@ -38,6 +38,7 @@ from triton_perception.frames import read_frame
 from triton_perception.outputs import detection_array_message
 from triton_perception.parameters import DETECTION, specs_by_name
 from triton_perception.qos import RESULT_QOS, stream_qos
+from triton_perception.serving import region_name
 from triton_perception.system import dds_profile_environment, die_with_parent
 
 if TYPE_CHECKING:
@@ -79,7 +80,7 @@ class FloorNode(Node):
             self._thresholds.append(tensor)
         self._outputs = [grpcclient.InferRequestedOutput(name)
                          for name in ('DETECTIONS', 'NUM_DETECTIONS')]
-        self._region = f'triton_perception_floor_{os.getpid()}'
+        self._region = region_name('floor')
         self._memory: SharedMemory | None = None
         self._publisher = self.create_publisher(Detection2DArray, 'detections', RESULT_QOS)
         depth = specs['qos_depth'].default

@@ -50,7 +50,7 @@ from triton_perception.bench.settings import (BenchError, DEFAULT_VIDEO, DRAIN_T
 from triton_perception.bench.triton_side import inference_statistics, step_breakdown
 from triton_perception.serving import MAX_BATCH, ServerConfig, TritonServer
 from triton_perception.system import (default_model_repository, free_ports, MODEL_REPOSITORY_ENV,
-                                      NodeProcess, tree_cpu_s, tree_rss_mb)
+                                      NodeProcess, private_domain, tree_cpu_s, tree_rss_mb)
 
 ACCOUNTING_TIMEOUT_S = 5.0    # for the statuses counting every frame sent (period 1 s)
 
@@ -291,7 +291,8 @@ def run_glue(settings: GlueSettings, log: Callable[[str], None]) -> GlueReport:
     """
     temporary = Path(tempfile.mkdtemp(prefix='triton_perception-glue-'))
     environment_before = dict(os.environ)
-    os.environ.update(ros_environment(temporary / 'ros'))
+    domain = private_domain()
+    os.environ.update(ros_environment(temporary / 'ros', domain))
     server: TritonServer | None = None
     ros: RosSide | None = None
     try:
@@ -311,7 +312,7 @@ def run_glue(settings: GlueSettings, log: Callable[[str], None]) -> GlueReport:
             triton_version = client.get_server_metadata().version
         ros = RosSide()
         frame = bgr_frame(settings.video, log, settings.frame_size)
-        log(f'ROS_DOMAIN_ID {os.environ["ROS_DOMAIN_ID"]}, load average '
+        log(f'ROS domain {domain.domain_id} (of its own), load average '
             f'{" ".join(f"{value:.2f}" for value in os.getloadavg())}')
         report: GlueReport = {
             'machine': machine_description(server.profile, triton_version),
@@ -329,6 +330,7 @@ def run_glue(settings: GlueSettings, log: Callable[[str], None]) -> GlueReport:
                                        '(cameras_per_process:=1)'},
             'cases': {},
         }
+        report['machine']['ros_domain_id'] = domain.domain_id
         bench = GlueBench(settings, server, ros, frame, temporary, log)
         for case in glue_cases(settings.camera_counts):
             if case.layout not in settings.layouts:
@@ -339,6 +341,6 @@ def run_glue(settings: GlueSettings, log: Callable[[str], None]) -> GlueReport:
             write_report(report, settings.json_path)
         return report
     finally:
-        stop_bench(ros, server, temporary)
+        stop_bench(ros, server, temporary, domain)
         os.environ.clear()
         os.environ.update(environment_before)

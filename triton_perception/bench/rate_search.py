@@ -47,7 +47,7 @@ from triton_perception.bench.triton_side import inference_statistics, step_break
 from triton_perception.frames import NodeStatus
 from triton_perception.serving import ServerConfig, TritonServer
 from triton_perception.system import (default_model_repository, free_ports, NodeProcess,
-                                      ros_arguments, tree_cpu_s, tree_rss_mb)
+                                      private_domain, ros_arguments, tree_cpu_s, tree_rss_mb)
 
 MODELS = {'detection': DETECTIONS, 'lanes': LANES, 'both': BOTH}
 LAYOUTS = ('single', 'per_node', 'groups_of_2', 'per_camera')
@@ -434,7 +434,8 @@ def run_rate_search(settings: RateSearchSettings,
     """
     temporary = Path(tempfile.mkdtemp(prefix='triton_perception-rates-'))
     environment_before = dict(os.environ)
-    os.environ.update(ros_environment(temporary / 'ros'))
+    domain = private_domain()
+    os.environ.update(ros_environment(temporary / 'ros', domain))
     server: TritonServer | None = None
     ros: RosSide | None = None
     pipeline: RatePipeline | None = None
@@ -490,7 +491,7 @@ def run_rate_search(settings: RateSearchSettings,
     finally:
         if pipeline is not None:
             pipeline.close()
-        stop_bench(ros, server, temporary)
+        stop_bench(ros, server, temporary, domain)
         os.environ.clear()
         os.environ.update(environment_before)
 

@@ -3,9 +3,7 @@ from __future__ import annotations
 
 import array
 from collections import defaultdict
-import os
 from pathlib import Path
-import random
 import shutil
 import threading
 import time
@@ -26,7 +24,7 @@ from triton_perception.bench.settings import (BenchError, FRAME_QOS, NodeKind, R
 from triton_perception.frames import camera_status_name, NodeStatus, status_name
 from triton_perception.nodes import MESSAGE_INFO_AVAILABLE
 from triton_perception.qos import DIAGNOSTICS_QOS
-from triton_perception.system import dds_profile_environment
+from triton_perception.system import dds_profile_environment, PrivateDomain
 
 if TYPE_CHECKING:
     from std_msgs.msg import Header
@@ -253,10 +251,15 @@ def dds_transport_ms(info: MessageInfo) -> float | None:
     return (received - source) / 1e6 if source > 0 and received > 0 else None
 
 
-def ros_environment(ros_home: Path) -> dict[str, str]:
-    """Like the tests: ROS traffic on this host only, a domain of our own, logs in a temp dir."""
+def ros_environment(ros_home: Path, domain: PrivateDomain) -> dict[str, str]:
+    """
+    Like the tests: ROS traffic on this host only, logs in a temp dir, in `domain`.
+
+    `domain` is reserved for the bench (system.private_domain): its nodes hear no other
+    publisher of the caller's domain, and measure only the bench's frames.
+    """
     environment = {
-        'ROS_DOMAIN_ID': os.environ.get('ROS_DOMAIN_ID') or str(random.randint(150, 199)),
+        'ROS_DOMAIN_ID': str(domain.domain_id),
         'ROS_AUTOMATIC_DISCOVERY_RANGE': 'LOCALHOST',
         'ROS_HOME': str(ros_home), 'ROS_LOG_DIR': str(ros_home / 'log'),
     }
@@ -296,10 +299,16 @@ def rgb_view(message: Image) -> NDArray[np.uint8]:
     return np.frombuffer(message.data, dtype=np.uint8).reshape(message.height, message.width, 3)
 
 
-def stop_bench(ros: RosSide | None, server: TritonServer | None, scratch: Path) -> None:
-    """Close the bench's ROS side, stop its tritonserver (each if started), remove `scratch`."""
+def stop_bench(ros: RosSide | None, server: TritonServer | None, scratch: Path,
+               domain: PrivateDomain) -> None:
+    """
+    Close the bench's ROS side, stop its tritonserver (each if started), remove `scratch`.
+
+    Then give its ROS domain up.
+    """
     if ros:
         ros.close()
     if server:
         server.stop()
     shutil.rmtree(scratch, ignore_errors=True)
+    domain.release()

@@ -26,7 +26,8 @@ from triton_perception.bench.settings import (BenchError, BenchSettings, NODES, 
 from triton_perception.models import check_models
 from triton_perception.pipeline import wait_for_remote_models
 from triton_perception.serving import is_loopback, ServerConfig, TritonServer
-from triton_perception.system import CLIP_HINT, default_model_repository, free_ports
+from triton_perception.system import (CLIP_HINT, default_model_repository, free_ports,
+                                      private_domain)
 from triton_perception.tracking import tracking_line, tracking_update_ms
 
 
@@ -44,7 +45,8 @@ def run_bench(settings: BenchSettings, log: Callable[[str], None]) -> BenchRun:
     if not settings.video.is_file():
         raise BenchError(f'video {settings.video} not found: {CLIP_HINT}')
     temporary = Path(tempfile.mkdtemp(prefix='triton_perception-bench-'))
-    os.environ.update(ros_environment(temporary / 'ros'))
+    domain = private_domain()
+    os.environ.update(ros_environment(temporary / 'ros', domain))
     server: TritonServer | None = None
     ros: RosSide | None = None
     try:
@@ -68,10 +70,11 @@ def run_bench(settings: BenchSettings, log: Callable[[str], None]) -> BenchRun:
         with grpcclient.InferenceServerClient(url) as client:
             triton_version = client.get_server_metadata().version
         ros = RosSide()
-        log(f'ROS_DOMAIN_ID {os.environ["ROS_DOMAIN_ID"]}, load average '
+        log(f'ROS domain {domain.domain_id} (of its own), load average '
             f'{" ".join(f"{value:.2f}" for value in os.getloadavg())}')
         report = _report_head(settings, profile, triton_version, messages[0], url,
                               server is not None)
+        report['machine']['ros_domain_id'] = domain.domain_id
         report['tracking'] = tracking_update_ms()
         log(tracking_line(report['tracking']))
         benchmark = Benchmark(settings, repository, url, server_pid, ros, messages,
@@ -83,7 +86,7 @@ def run_bench(settings: BenchSettings, log: Callable[[str], None]) -> BenchRun:
             write_report(BenchRun(report, cases).report(), settings.json_path)
         return BenchRun(report, cases)
     finally:
-        stop_bench(ros, server, temporary)
+        stop_bench(ros, server, temporary, domain)
 
 
 def external_server(url: str, log: Callable[[str], None]) -> int | None:

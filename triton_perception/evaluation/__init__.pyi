@@ -10,7 +10,6 @@ from triton_perception.evaluation.evaluation import (camera_topic as camera_topi
                                                      evaluate as evaluate,
                                                      EvaluationSettings as EvaluationSettings,
                                                      image_subscriptions as image_subscriptions,
-                                                     pipeline_session as pipeline_session,
                                                      replay_plan as replay_plan,
                                                      SUBSCRIBERS_TIMEOUT_S as SUBSCRIBERS_TIMEOUT_S)
 from triton_perception.evaluation.figures import (detection_labels as detection_labels,
@@ -23,6 +22,7 @@ from triton_perception.evaluation.markdown_report import (report_markdown as rep
 from triton_perception.evaluation.quantization_guard import (check_guard_drives as check_guard_drives,
                                                              guard_quantization as guard_quantization,
                                                              GuardVerdict as GuardVerdict)
+from triton_perception.evaluation.replay_session import pipeline_session as pipeline_session
 from triton_perception.evaluation.report_schema import (DrivesReport as DrivesReport,
                                                         read_report as read_report,
                                                         ReplayReport as ReplayReport,

@@ -9,9 +9,9 @@ whose worker process died (`max_retries`); nothing here queues, schedules or ret
 Without an address a local Ray instance with N CPUs is started on this machine, so N drives
 replay at once; with one (or RAY_ADDRESS) the tasks run on that cluster, one CPU each.
 
-Each task runs its drive's job (a replay as `bag evaluate` replays one bag) in a ROS domain of
-its own (ROS_DOMAIN_ID, inherited by the nodes it starts), so drives on one machine never hear
-each other, against the shared Triton URL when there is one. Its outputs land under OUT/<drive>/,
+Each task runs its drive's job (a replay as `bag evaluate` replays one bag, in a ROS domain of
+its own: evaluation.pipeline_session), so drives on one machine never hear each other, against
+the shared Triton URL when there is one. Its outputs land under OUT/<drive>/,
 which must be a directory every worker writes to (a shared file system on a cluster). Each
 attempt is counted in OUT/<drive>/attempts, so the report says which drives Ray retried.
 """
@@ -32,7 +32,6 @@ ATTEMPTS_FILE = 'attempts'
 WORKER_PID_FILE = 'worker.pid'
 # A task's worker that dies is started again once: a drive is failed after two deaths.
 MAX_RETRIES = 1
-DOMAINS = 100  # ROS domains 1..100, as the ROS documentation advises on Linux
 QUIET_LIMIT_S = 60.0  # the longest the log stays silent while drives replay
 
 
@@ -66,13 +65,13 @@ def attempts_of(output: Path) -> int:
         return 0
 
 
-def run_each(task: Callable[[Job, int], Result], here: Callable[[Job], Result],
+def run_each(task: Callable[[Job], Result], here: Callable[[Job], Result],
              drives: dict[str, Job], workers: int, address: str,
              log: Callable[[str], None]) -> dict[str, DriveOutcome[Result]]:
     """
     Run every drive's job and return each outcome: the one place that chooses Ray or not.
 
-    With `workers` above 1 or a Ray `address`, each job is `task(job, ros_domain_id)` as a Ray
+    With `workers` above 1 or a Ray `address`, each job is `task(job)` as a Ray
     task (run_tasks); else the jobs run one after another in this process as `here(job)`.
     """
     if workers > 1 or address:
@@ -84,10 +83,10 @@ def run_each(task: Callable[[Job, int], Result], here: Callable[[Job], Result],
     return outcomes
 
 
-def run_tasks(task: Callable[[Job, int], Result], drives: dict[str, Job], workers: int,
+def run_tasks(task: Callable[[Job], Result], drives: dict[str, Job], workers: int,
               address: str, log: Callable[[str], None]) -> dict[str, DriveOutcome[Result]]:
     """
-    Run `task(job, ros_domain_id)` for each drive's job as a Ray task; return every outcome.
+    Run `task(job)` for each drive's job as a Ray task; return every outcome.
 
     `task` is a module-level function (Ray and the spawned driver pickle it by name).
 
@@ -130,7 +129,7 @@ def run_tasks(task: Callable[[Job, int], Result], drives: dict[str, Job], worker
     return outcome
 
 
-def _drive(task: Callable[[Job, int], Result], drives: dict[str, Job], workers: int,
+def _drive(task: Callable[[Job], Result], drives: dict[str, Job], workers: int,
            address: str, lines: multiprocessing.queues.Queue[str],
            results: multiprocessing.queues.Queue[dict[str, DriveOutcome[Result]] | BagError]
            ) -> None:
@@ -141,7 +140,7 @@ def _drive(task: Callable[[Job, int], Result], drives: dict[str, Job], workers: 
         results.put(error)
 
 
-def _run_drives(task: Callable[[Job, int], Result], drives: dict[str, Job], workers: int,
+def _run_drives(task: Callable[[Job], Result], drives: dict[str, Job], workers: int,
                 address: str, log: Callable[[str], None]) -> dict[str, DriveOutcome[Result]]:
     """Submit one Ray task per drive and wait for them all; return each drive's outcome."""
     address = address or os.environ.get('RAY_ADDRESS', '')
@@ -165,9 +164,7 @@ def _run_drives(task: Callable[[Job, int], Result], drives: dict[str, Job], work
         raise BagError(f'cannot start or reach Ray ({address or "local"}): {error}') from error
     log(f'{len(drives)} drives on Ray ({address or f"local, {workers} workers"})')
     remote = ray.remote(num_cpus=1, max_retries=MAX_RETRIES, retry_exceptions=False)(task)
-    base = int(os.environ.get('ROS_DOMAIN_ID', '0'))
-    pending = {remote.remote(settings, 1 + (base + number) % DOMAINS): name
-               for number, (name, settings) in enumerate(drives.items())}
+    pending = {remote.remote(settings): name for name, settings in drives.items()}
     outcomes: dict[str, DriveOutcome[Result]] = {}
     started, frames = time.monotonic(), 0
     try:

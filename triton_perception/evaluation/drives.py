@@ -56,9 +56,9 @@ def drive_bags(directory: Path) -> list[Path] | None:
     return bags
 
 
-def replay_drive(settings: EvaluationSettings, domain_id: int) -> ReplayReport:
+def replay_drive(settings: EvaluationSettings) -> ReplayReport:
     """
-    Replay one drive in ROS domain `domain_id` (the body of a Ray task).
+    Replay one drive (the body of a Ray task), in a ROS domain of its own as every replay.
 
     An earlier attempt's outputs are cleared first; the attempt is counted beside them.
     """
@@ -69,7 +69,6 @@ def replay_drive(settings: EvaluationSettings, domain_id: int) -> ReplayReport:
     output.mkdir(parents=True)
     (output / ATTEMPTS_FILE).write_text(str(attempts), encoding='utf-8')
     (output / WORKER_PID_FILE).write_text(str(os.getpid()), encoding='utf-8')
-    os.environ['ROS_DOMAIN_ID'] = str(domain_id)
     return evaluate(settings, log=lambda _line: None)
 
 

@@ -7,20 +7,13 @@ fails when a figure moved beyond its stated tolerance.
 """
 from __future__ import annotations
 
-import contextlib
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 import tempfile
-import threading
 import time
-from typing import Callable, Iterator, TypedDict
+from typing import Callable, TypedDict
 
-from diagnostic_msgs.msg import DiagnosticArray
-import rclpy
-from rclpy.context import Context
-from rclpy.executors import SingleThreadedExecutor
-from rclpy.node import Node
 from rosbags.highlevel import AnyReader, AnyReaderError
 import yaml
 
@@ -29,7 +22,7 @@ from triton_perception.bag import (BagError, BagRecorder, CAMERA_TYPES, DEFAULT_
                                    VIDEO_TYPES)
 from triton_perception.evaluation.accuracy_report import (accuracy_regressions, ACCURACY_TOLERANCE,
                                                           add_accuracy, Scoring)
-from triton_perception.evaluation.camera_health_summary import CameraHealthFigures, CameraHealthLog
+from triton_perception.evaluation.camera_health_summary import CameraHealthFigures
 from triton_perception.evaluation.comparison.frame_comparison import frame_comparison
 from triton_perception.evaluation.comparison.pair_evaluations import (compare_evaluation,
                                                                       CompareOptions)
@@ -37,14 +30,14 @@ from triton_perception.evaluation.comparison.run_comparison import report_file
 from triton_perception.evaluation.figures import (analyse_outputs, detection_labels, node_figures,
                                                   NODES, regressions)
 from triton_perception.evaluation.markdown_report import write_report
+from triton_perception.evaluation.replay_session import (DiagnosticsWatch, NAMESPACE,
+                                                         pipeline_session)
 from triton_perception.evaluation.report_schema import read_report, ReplayReport, ServedModels
-from triton_perception.frames import (camera_info_sibling, CAMERA_STATUS_PREFIX, NodeStatus,
-                                      status_name)
-from triton_perception.pipeline import pipeline_plan, PipelinePlan, PipelineRunner
+from triton_perception.frames import camera_info_sibling, NodeStatus
+from triton_perception.pipeline import pipeline_plan, PipelinePlan
 from triton_perception.qos import TF_STATIC_QOS
 from triton_perception.system import config_file
 
-NAMESPACE = '/evaluation'
 TIMINGS = ('lockstep', 'recorded')
 # Each node's result topic: a frame is answered once its result, with the frame's stamp, arrived.
 RESULT_TOPICS = {'detection_node': f'{NAMESPACE}/detections', 'lane_node': f'{NAMESPACE}/lanes'}
@@ -57,9 +50,6 @@ SETTLE_TIMEOUT_S = 60.0
 # The nodes start only once tritonserver has every model ready (up to its ready_timeout_s,
 # 600 s, for engines that load slowly); the rest leaves the node processes time to start.
 SUBSCRIBERS_TIMEOUT_S = 900.0
-# PipelineRunner.stop takes STOP_TIMEOUT_S (3 s) before it kills what is left, plus reaping
-# the server and its log reader; past this the runner thread is left to die with the process.
-RUNNER_STOP_TIMEOUT_S = 15.0
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -234,87 +224,12 @@ def evaluation_params_file(base: Path | None, directory: Path, lockstep: bool = 
     return path
 
 
-class DiagnosticsWatch:
-    """The latest /diagnostics values of each evaluated node."""
-
-    def __init__(self) -> None:
-        """Start with no status; only the evaluated nodes' and the camera's are kept."""
-        self.latest: dict[str, NodeStatus] = {}
-        self.camera_health = CameraHealthLog()
-        self._lock = threading.Lock()
-        self._names = {status_name(f'{NAMESPACE}/{node}'): node for node in NODES}
-
-    def update(self, message: DiagnosticArray) -> None:
-        """Keep the statuses of the evaluated nodes and the camera from one /diagnostics message."""
-        for status in message.status:
-            node = self._names.get(status.name)
-            if node is not None:
-                with self._lock:
-                    self.latest[node] = NodeStatus.from_status(status)
-            elif status.name.startswith(CAMERA_STATUS_PREFIX):  # a replay has one camera
-                camera = NodeStatus.from_status(status)
-                self.camera_health.add(camera.level, camera.message, camera.values)
-
-    def settled(self, frames: int) -> bool:
-        """Every node has received or lost all `frames`, and has nothing pending."""
-        with self._lock:
-            return all(node in self.latest and self.latest[node].seen >= frames
-                       and self.latest[node].count('pending') == 0 for node in NODES)
-
-    def publishers_seen(self) -> bool:
-        """Every node has reported seeing a publisher on its image topic (the player's)."""
-        with self._lock:
-            return all(node in self.latest and self.latest[node].image_publishers >= 1
-                       for node in NODES)
-
-    def snapshot(self) -> dict[str, NodeStatus]:
-        """Return a copy of the latest status of each node heard from."""
-        with self._lock:
-            return dict(self.latest)
-
-
 def recorded_all(watch: DiagnosticsWatch, recorder: BagRecorder) -> bool:
     """Every result a node counted as published has reached the recorder."""
     counts = recorder.counts()
     published = {node: status.count('published') for node, status in watch.snapshot().items()}
     return (counts.get(f'{NAMESPACE}/detections', 0) >= published.get('detection_node', 0)
             and counts.get(f'{NAMESPACE}/lanes', 0) >= published.get('lane_node', 0))
-
-
-@dataclass
-class PipelineSession:
-    """A running pipeline (runner thread) and a spinning node of ours that feeds and watches it."""
-
-    runner: PipelineRunner
-    node: Node
-    watch: DiagnosticsWatch
-    stop: threading.Event
-
-
-@contextlib.contextmanager
-def pipeline_session(plan: PipelinePlan, log: Callable[[str], None],
-                     node_name: str) -> Iterator[PipelineSession]:
-    """Start the plan's server and nodes and an rclpy node in a context of its own; stop all."""
-    stop = threading.Event()
-    runner = PipelineRunner(plan, log=log, show_server_log=False)
-    runner_thread = threading.Thread(target=lambda: runner.run(stop), daemon=True)
-    context = Context()
-    rclpy.init(context=context)
-    node = rclpy.create_node(node_name, context=context)
-    executor = SingleThreadedExecutor(context=context)
-    executor.add_node(node)
-    watch = DiagnosticsWatch()
-    node.create_subscription(DiagnosticArray, '/diagnostics', watch.update, 50)
-    try:
-        runner_thread.start()
-        threading.Thread(target=executor.spin, daemon=True).start()
-        yield PipelineSession(runner, node, watch, stop)
-    finally:
-        stop.set()
-        runner_thread.join(timeout=RUNNER_STOP_TIMEOUT_S)
-        executor.shutdown(timeout_sec=1.0)
-        node.destroy_node()
-        rclpy.try_shutdown(context=context)
 
 
 def image_subscriptions(process_layout: str) -> int:
@@ -349,6 +264,7 @@ class Replayed:
     wall_s: float
     camera_health: CameraHealthFigures
     bag_s: float
+    domain_id: int
 
 
 def replay(settings: EvaluationSettings, log: Callable[[str], None]) -> Replayed:
@@ -403,7 +319,7 @@ def replay(settings: EvaluationSettings, log: Callable[[str], None]) -> Replayed
             camera_health = session.watch.camera_health.summary()
     return Replayed(topic=topic, frames=frames, nodes=accounting, outputs_bag=str(outputs_bag),
                     timing=timing, wall_s=played.wall_s, camera_health=camera_health,
-                    bag_s=bag_duration_s(settings.bag))
+                    bag_s=bag_duration_s(settings.bag), domain_id=session.domain_id)
 
 
 def compare_options(settings: EvaluationSettings) -> CompareOptions:
@@ -451,7 +367,8 @@ def evaluate(settings: EvaluationSettings, log: Callable[[str], None]) -> Replay
     report: ReplayReport = {
         'input': {'bag': str(settings.bag), 'topic': replayed.topic, 'frames': replayed.frames,
                   'rate': settings.rate, 'timing': replayed.timing,
-                  'replay_s': round(replayed.wall_s, 2), 'bag_s': round(replayed.bag_s, 2)},
+                  'replay_s': round(replayed.wall_s, 2), 'bag_s': round(replayed.bag_s, 2),
+                  'ros_domain_id': replayed.domain_id},
         'nodes': node_figures(replayed.frames, replayed.nodes),
         **outputs,
         'outputs_bag': replayed.outputs_bag,

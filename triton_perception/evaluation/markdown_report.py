@@ -82,7 +82,9 @@ def replay_markdown(report: ReplayReport) -> str:
     """
     served = report.get('served')
     lines = [f"{report['input']['frames']} frames on {report['input']['topic']}, "
-             f"{replay_speed(report['input'])}." + (
+             f"{replay_speed(report['input'])}"
+             + (f", in ROS domain {report['input']['ros_domain_id']} of its own"
+                if 'ros_domain_id' in report['input'] else '') + '.' + (
                  f" Models served at precision {served['precision']}" + (
                      f" (calibration: {served['calibration']})" if served['calibration'] else '')
                  + '.' if served else ''), '',

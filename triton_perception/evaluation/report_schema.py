@@ -52,7 +52,7 @@ class FrameInterval(TypedDict):
     changed_most: list[list[float]]
 
 
-class ReplayInput(TypedDict):
+class _ReplayedBag(TypedDict):
     """The replayed bag and topic, its frames, and how it was replayed (timing, wall time)."""
 
     bag: str
@@ -62,6 +62,17 @@ class ReplayInput(TypedDict):
     timing: str
     replay_s: float
     bag_s: float
+
+
+class ReplayInput(_ReplayedBag, total=False):
+    """
+    A replay's input, and the ROS domain of its own the replay ran in.
+
+    Reports written before the replays had a domain of their own have no `ros_domain_id`; it
+    is an added field, so the schema_version stays.
+    """
+
+    ros_domain_id: int
 
 
 class ServedModels(TypedDict):

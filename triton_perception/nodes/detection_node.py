@@ -66,8 +66,9 @@ class DetectionNode(PerceptionNode[DetectionSettings]):
                                            self.labels, RESULT_QOS)
 
     def extra_diagnostics(self) -> dict[str, str]:
-        """Return the ground and tracking states and the nearest time to collision."""
+        """Return the ground and tracking states, the late frames and the nearest collision."""
         return {'ground': self._ground.geometry.reason, 'tracking': self._tracking.reason,
+                'tracking_late_frames': str(self._tracking.late_frames),
                 'time_to_collision': self._tracking.nearest_collision}
 
     def check_parameters(self, updates: ParameterValues) -> None:
@@ -96,7 +97,7 @@ class DetectionNode(PerceptionNode[DetectionSettings]):
             keep = np.isin(detections[:, 5].astype(np.int64), list(class_filter))
             detections = detections[keep]
         header = frame.message.header
-        track_ids = self._tracking.process(header, detections)
+        track_ids = self._tracking.process(header, detections, frame.received_at)
         self._detections.publish(detection_array_cdr(detections, header, track_ids))
         self._ground.publish(header, detections,
                              lambda: detection_array_message(detections, header, track_ids))

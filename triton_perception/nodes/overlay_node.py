@@ -2,7 +2,9 @@
 overlay_node: one annotated image (drivable area, lanes, boxes) for rviz or rqt_image_view.
 
 Frames and results are matched by header stamp in a bounded cache. The node subscribes to the
-camera only while someone subscribes to `overlay`, so it costs nothing when unwatched.
+camera only while someone subscribes to `overlay`, so it costs nothing when unwatched. A frame
+or result it cannot read (any publisher may send valid messages it cannot draw) is counted in
+its /diagnostics with the reason, and the next frame is drawn.
 """
 from __future__ import annotations
 
@@ -25,10 +27,9 @@ from triton_perception.frames import (COMPRESSED_FRAMES, compressed_to_rgb, Fram
 from triton_perception.nodes.camera_subscription import (camera_topic, CameraMessage,
                                                          subscribe_camera)
 from triton_perception.nodes.node_process import run_nodes
+from triton_perception.nodes.overlay_diagnostics import OverlayDiagnostics
 from triton_perception.nodes.ros_parameters import declare_parameters
-from triton_perception.outputs import (detections_from_message, draw_detections, draw_drivable_area,
-                                       draw_lanes, image_cdr, lanes_from_cloud, mask_from_image,
-                                       track_ids_from_message)
+from triton_perception.outputs import draw_results, image_cdr, UnreadableResult
 from triton_perception.parameters import OVERLAY, OverlaySettings
 from triton_perception.qos import LATCHED_QOS, OVERLAY_QOS, RESULT_QOS, stream_qos
 
@@ -78,6 +79,7 @@ class OverlayNode(Node):
             collections.OrderedDict()
         self.labels: list[str] = []
         self._overlay = self.create_publisher(Image, 'overlay', OVERLAY_QOS)
+        self._diagnostics = OverlayDiagnostics(self, self.settings.diagnostics_period_s)
         self.create_subscription(LabelInfo, 'label_info', self._on_labels, LATCHED_QOS)
         self._camera_subscription: Subscription[CameraMessage] | None = None
         self._result_subscriptions: list[Subscription[Result]] = []
@@ -126,8 +128,7 @@ class OverlayNode(Node):
             message = (read_frame(taken, self.settings.input_transport == 'compressed')
                        if isinstance(taken, bytes) else taken)
         except FrameRejected as rejection:
-            self.get_logger().warning(f'overlay skipped a frame: {rejection}',
-                                      throttle_duration_sec=5.0)
+            self._not_drawn('rejected', rejection.reason, rejection)
             return
         key = stamp_key(message.header)
         with self._lock:
@@ -167,27 +168,26 @@ class OverlayNode(Node):
                 self._draw(frame)
 
     def _draw(self, frame: PendingFrame) -> None:
+        """Draw and publish one frame; what cannot be read or drawn is counted, never raised."""
         try:
             if isinstance(frame.message, COMPRESSED_FRAMES):
                 rgb = compressed_to_rgb(frame.message, self.settings.max_image_pixels)
             else:
                 rgb = image_to_rgb(frame.message, self.settings.max_image_pixels).copy()
-        except FrameRejected as rejection:
-            self.get_logger().warning(f'overlay skipped a frame: {rejection}',
-                                      throttle_duration_sec=5.0)
+            draw_results(rgb, frame.results, self.labels)
+            self._overlay.publish(image_cdr(rgb, frame.message.header, 'rgb8'))
+        except (FrameRejected, UnreadableResult) as rejection:
+            self._not_drawn('rejected', rejection.reason, rejection)
             return
-        results = frame.results
-        if 'drivable_area' in results:
-            mask = mask_from_image(results['drivable_area'])
-            if mask.shape == rgb.shape[:2]:
-                draw_drivable_area(rgb, mask)
-        if 'lanes' in results:
-            lanes, sides = lanes_from_cloud(results['lanes'])
-            draw_lanes(rgb, lanes, sides)
-        if 'detections' in results:
-            draw_detections(rgb, detections_from_message(results['detections'], self.labels),
-                            self.labels, track_ids_from_message(results['detections']))
-        self._overlay.publish(image_cdr(rgb, frame.message.header, 'rgb8'))
+        except Exception as error:  # noqa: BLE001 (a bug here must not end the process)
+            self._not_drawn('failed', type(error).__name__, error)
+            return
+        self._diagnostics.counts.count_published()
+
+    def _not_drawn(self, fate: str, reason: str, error: Exception) -> None:
+        self._diagnostics.counts.count_not_drawn(fate, reason)
+        self.get_logger().warning(f'overlay skipped a frame ({fate}: {reason}): {error}',
+                                  throttle_duration_sec=5.0)
 
 
 def main(args: list[str] | None = None) -> None:

@@ -12,6 +12,7 @@ from triton_perception.outputs.overlay_drawing import (
     draw_detections as draw_detections,
     draw_drivable_area as draw_drivable_area,
     draw_lanes as draw_lanes,
+    draw_results as draw_results,
 )
 from triton_perception.outputs.result_messages import (
     class_index as class_index,
@@ -27,4 +28,5 @@ from triton_perception.outputs.result_messages import (
     load_labels as load_labels,
     mask_from_image as mask_from_image,
     track_ids_from_message as track_ids_from_message,
+    UnreadableResult as UnreadableResult,
 )

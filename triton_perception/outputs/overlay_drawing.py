@@ -1,13 +1,17 @@
 """Drawing results onto frames: used by the nodes' overlay topics, the overlay node and the demo."""
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 
 import cv2
 import numpy as np
 from numpy.typing import NDArray
+from sensor_msgs.msg import Image, PointCloud2
+from vision_msgs.msg import Detection2DArray
 
-from triton_perception.outputs.result_messages import class_name
+from triton_perception.outputs.result_messages import (class_name, detections_from_message,
+                                                       lanes_from_cloud, mask_from_image,
+                                                       track_ids_from_message)
 
 DRIVABLE_TINT = np.array([0, 160, 255], dtype=np.float32)  # RGB
 DRIVABLE_ALPHA = 0.35
@@ -69,4 +73,29 @@ def draw_lanes(rgb: NDArray[np.uint8], lanes: Iterable[NDArray[np.float32]],
         points = np.round(polyline).astype(np.int32).reshape(-1, 1, 2)
         cv2.polylines(rgb, [points], False, SIDE_COLOURS.get(int(side), SIDE_COLOURS[0]),
                       thickness, cv2.LINE_AA)
+    return rgb
+
+
+def draw_results(rgb: NDArray[np.uint8],
+                 results: Mapping[str, Detection2DArray | PointCloud2 | Image],
+                 labels: list[str]) -> NDArray[np.uint8]:
+    """
+    Draw a frame's results in place: `drivable_area` (tinted), `lanes`, then `detections`.
+
+    Every result is read before anything is drawn, so a result that cannot be read raises
+    UnreadableResult (result_messages) and leaves `rgb` as it was. A mask of another size than
+    the frame is not drawn.
+    """
+    drivable, lanes, detections = (results.get(topic)
+                                   for topic in ('drivable_area', 'lanes', 'detections'))
+    mask = mask_from_image(drivable) if isinstance(drivable, Image) else None
+    polylines = lanes_from_cloud(lanes) if isinstance(lanes, PointCloud2) else None
+    boxes = (detections_from_message(detections, labels), track_ids_from_message(detections)) \
+        if isinstance(detections, Detection2DArray) else None
+    if mask is not None and mask.shape == rgb.shape[:2]:
+        draw_drivable_area(rgb, mask)
+    if polylines is not None:
+        draw_lanes(rgb, *polylines)
+    if boxes is not None:
+        draw_detections(rgb, boxes[0], labels, boxes[1])
     return rgb

@@ -2,7 +2,9 @@
 Inference results -> standard ROS messages (vision_msgs, sensor_msgs); no rclpy needed.
 
 Every output message carries the input frame's header unchanged, so consumers can match
-results to frames by stamp and place them in the camera's frame.
+results to frames by stamp and place them in the camera's frame. The readers take messages of
+other publishers too (overlay_node draws whatever is on its topics): what they cannot read,
+valid ROS or not, raises UnreadableResult with a reason, never an IndexError from deep inside.
 """
 from __future__ import annotations
 
@@ -15,6 +17,7 @@ from std_msgs.msg import Header
 from vision_msgs.msg import (Detection2D, Detection2DArray, LabelInfo, ObjectHypothesisWithPose,
                              VisionClass)
 
+from triton_perception.errors import TritonPerceptionError
 from triton_perception.system import config_file
 
 # One lane polyline sample per point; offsets are part of the published contract (docs/topics.md).
@@ -31,6 +34,18 @@ LANE_POINT_FIELDS = (
     PointField(name='side', offset=10, datatype=PointField.INT8, count=1),
     PointField(name='score', offset=12, datatype=PointField.FLOAT32, count=1),
 )
+
+# Beyond this a box corner is no pixel of any image, and OpenCV's int coordinates overflow.
+MAX_PIXEL_COORDINATE = 1e6
+
+
+class UnreadableResult(TritonPerceptionError, ValueError):
+    """A result message that cannot be read as this package reads it; `reason` is a short code."""
+
+    def __init__(self, reason: str, message: str) -> None:
+        """Keep `reason`, the code counted per reason, beside the human-readable `message`."""
+        super().__init__(message)
+        self.reason = reason
 
 
 def load_labels(labels_file: str = '') -> list[str]:
@@ -140,8 +155,22 @@ def lanes_cloud_message(lanes: NDArray[np.float32], scores: NDArray[np.float32],
 
 
 def read_lane_points(cloud: PointCloud2) -> NDArray[np.void]:
-    """Return the inverse of lanes_cloud_message, as docs/topics.md documents it."""
-    return np.frombuffer(bytes(cloud.data), dtype=LANE_POINT_DTYPE, count=cloud.width)
+    """
+    Return the inverse of lanes_cloud_message, as docs/topics.md documents it.
+
+    Raises UnreadableResult for a cloud whose layout is not LANE_POINT_DTYPE's or whose size
+    disagrees with its data.
+    """
+    fields = [(field.name, field.offset, field.datatype, field.count) for field in cloud.fields]
+    if fields != [(field.name, field.offset, field.datatype, field.count)
+                  for field in LANE_POINT_FIELDS] or cloud.point_step != LANE_POINT_DTYPE.itemsize:
+        raise UnreadableResult('lanes_layout', f'a lanes cloud of another layout (point_step '
+                               f'{cloud.point_step}, fields {[name for name, *_ in fields]})')
+    points = cloud.width * cloud.height
+    if cloud.height > 1 or len(cloud.data) != points * cloud.point_step:
+        raise UnreadableResult('lanes_size', f'a lanes cloud of {cloud.width}x{cloud.height} '
+                               f'points holds {len(cloud.data)} bytes')
+    return np.frombuffer(bytes(cloud.data), dtype=LANE_POINT_DTYPE, count=points)
 
 
 def image_message(pixels: NDArray[np.uint8], header: Header, encoding: str) -> Image:
@@ -161,21 +190,39 @@ def detections_from_message(message: Detection2DArray, labels: list[str]) -> NDA
     """
     Detection2DArray -> DETECTIONS rows, so that one drawing function serves every caller.
 
-    Works on rclpy messages and on rosbags-deserialised ones alike (same field names).
+    Works on rclpy messages and on rosbags-deserialised ones alike (same field names). Raises
+    UnreadableResult for a detection without a hypothesis (valid in vision_msgs, but it has
+    no class to draw or score) and for a box that is no place in an image.
     """
     rows = []
     for detection in message.detections:
+        if not detection.results:
+            raise UnreadableResult('detection_without_results',
+                                   'a Detection2D without results (no class, no score)')
         box, hypothesis = detection.bbox, detection.results[0].hypothesis
         class_id = class_index(hypothesis.class_id, labels)
         rows.append((box.center.position.x - box.size_x / 2, box.center.position.y - box.size_y / 2,
                      box.center.position.x + box.size_x / 2, box.center.position.y + box.size_y / 2,
                      hypothesis.score, class_id))
-    return np.array(rows, dtype=np.float32).reshape(-1, 6)
+    detections = np.array(rows, dtype=np.float64).reshape(-1, 6)
+    if not (np.abs(detections[:, :4]) <= MAX_PIXEL_COORDINATE).all():
+        raise UnreadableResult('detection_box', 'a Detection2D box that is not finite or lies '
+                               f'beyond {MAX_PIXEL_COORDINATE:g} pixels')
+    return detections.astype(np.float32)
 
 
 def lanes_from_cloud(cloud: PointCloud2) -> tuple[list[NDArray[np.float32]], NDArray[np.int8]]:
-    """PointCloud2 -> (polylines [P, 2] per lane, LANE_SIDES) for drawing."""
+    """
+    PointCloud2 -> (polylines [P, 2] per lane, LANE_SIDES) for drawing.
+
+    Raises UnreadableResult as read_lane_points does, and for points that are no place in an
+    image.
+    """
     points = read_lane_points(cloud)
+    if not ((np.abs(points['u']) <= MAX_PIXEL_COORDINATE).all()
+            and (np.abs(points['v']) <= MAX_PIXEL_COORDINATE).all()):
+        raise UnreadableResult('lanes_points', 'lane points that are not finite or lie beyond '
+                               f'{MAX_PIXEL_COORDINATE:g} pixels')
     lanes, sides = [], []
     for lane_id in np.unique(points['lane_id']):
         lane = points[points['lane_id'] == lane_id]
@@ -185,6 +232,16 @@ def lanes_from_cloud(cloud: PointCloud2) -> tuple[list[NDArray[np.float32]], NDA
 
 
 def mask_from_image(message: Image) -> NDArray[np.uint8]:
-    """Read a mono8 Image (drivable_area) as uint8 [H, W], honouring row padding."""
+    """
+    Read a mono8 Image (drivable_area) as uint8 [H, W], honouring row padding.
+
+    Raises UnreadableResult for another encoding or a size that disagrees with the data.
+    """
+    if message.encoding != 'mono8':
+        raise UnreadableResult('mask_encoding', f'a drivable-area mask in {message.encoding!r}, '
+                               'not mono8')
+    if message.step < message.width or len(message.data) != message.height * message.step:
+        raise UnreadableResult('mask_size', f'a {message.width}x{message.height} mask (step '
+                               f'{message.step}) holding {len(message.data)} bytes')
     return np.frombuffer(bytes(message.data), dtype=np.uint8).reshape(
         message.height, message.step)[:, :message.width]

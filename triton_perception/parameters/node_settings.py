@@ -160,3 +160,4 @@ class OverlaySettings(NodeSettings):
     max_wait_s: float
     qos_reliability: str
     max_image_pixels: int
+    diagnostics_period_s: float

@@ -23,6 +23,10 @@ def _is_file_or_empty(value: str) -> bool:
     return value == '' or os.path.isfile(os.path.expanduser(value))
 
 
+# One definition for every node that reports to /diagnostics, the overlay among them.
+DIAGNOSTICS_PERIOD = number('diagnostics_period_s', 1.0, 'period of /diagnostics messages (s)',
+                            low=0.1, high=60.0)
+
 COMMON = (
     flag('autostart', True, 'configure and activate at start-up; false leaves the node '
          'unconfigured for a lifecycle manager (ros2 lifecycle set NODE configure, then '
@@ -61,7 +65,7 @@ COMMON = (
            low=0.05, high=120.0),
     number('max_image_pixels', 3840 * 2160, 'frames with more pixels (width x height) are '
            'rejected before decoding', low=1, high=100_000_000),
-    number('diagnostics_period_s', 1.0, 'period of /diagnostics messages (s)', low=0.1, high=60.0),
+    DIAGNOSTICS_PERIOD,
     flag('overlay', True, 'publish the annotated image while someone subscribes to it'),
     text('tls_root_certificates', '', 'PEM file of the CA for a TLS gRPC connection to a remote '
          'Triton (empty: plain gRPC)',
@@ -217,6 +221,7 @@ OVERLAY = (
            options=('best_effort', 'reliable')),
     number('max_image_pixels', 3840 * 2160, 'frames with more pixels (width x height) are ignored',
            low=1, high=100_000_000),
+    DIAGNOSTICS_PERIOD,
 )
 
 

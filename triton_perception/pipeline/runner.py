@@ -86,9 +86,15 @@ class PipelineRunner:
     """Starts a plan's server and nodes as child processes and supervises them until stopped."""
 
     def __init__(self, plan: PipelinePlan, log: Callable[[str], None] | None = None,
-                 python: str = sys.executable, show_server_log: bool = True) -> None:
-        """`show_server_log` False keeps tritonserver's output for failure reports only."""
+                 python: str = sys.executable, show_server_log: bool = True,
+                 domain_id: int | None = None) -> None:
+        """
+        Run `plan`; `show_server_log` False keeps tritonserver's output for failure reports only.
+
+        `domain_id`: the ROS domain of the nodes (None: the caller's ROS_DOMAIN_ID).
+        """
         self.plan = plan
+        self._domain_id = domain_id
         self._show_server_log = show_server_log
         self._log = log or (lambda line: print(f'[run] {line}', file=sys.stderr, flush=True))
         self._python = python
@@ -100,6 +106,8 @@ class PipelineRunner:
         environment = with_parent_pid()
         for name, value in self.plan.environment.items():
             environment.setdefault(name, value)
+        if self._domain_id is not None:
+            environment['ROS_DOMAIN_ID'] = str(self._domain_id)
         return environment
 
     def _start_server(self, stop: threading.Event) -> bool:

@@ -30,6 +30,11 @@ from triton_perception.system.processes import (
     tree_rss_mb as tree_rss_mb,
     with_parent_pid as with_parent_pid,
 )
+from triton_perception.system.ros_domain import (
+    NoFreeDomain as NoFreeDomain,
+    private_domain as private_domain,
+    PrivateDomain as PrivateDomain,
+)
 from triton_perception.system.signals import (
     ignore_stop_signals as ignore_stop_signals,
     Interrupted as Interrupted,

@@ -1,9 +1,15 @@
 """
 One camera's tracking per frame: image tracks, then the ground motion of tracked boxes.
 
-detection_node calls `CameraTracking.update` from its worker thread with what it already has
+detection_node calls `CameraTracking.update` from its request threads with what it already has
 (the frame's stamp, DETECTIONS, the ground camera and the vehicle's pose in the fixed frame);
 the tests call the same function on synthetic scenes.
+
+With more than one request in flight (`max_in_flight`) a frame can finish after one that
+arrived later. `admits` keeps such a frame from the tracks: the tracker and the ground filters
+only move forward, and the late frame's stamp, earlier than the last tracked one, would read as
+time going back (a looped bag), which starts every track anew. The node publishes it without
+track ids and counts it (`late_frames`).
 """
 from __future__ import annotations
 
@@ -71,6 +77,23 @@ class CameraTracking:
         """
         self.tracker = Tracker(tracker_settings, id_source)
         self.motion = GroundMotion(motion_settings)
+        self.late_frames = 0
+        self._last_arrival: float | None = None
+
+    def admits(self, arrival: float) -> bool:
+        """
+        Say whether a frame that reached the node at `arrival` (monotonic s) may be tracked.
+
+        A frame that arrived before the last one admitted is late: refused and counted. One
+        arriving after it is admitted even with an earlier stamp (a looped bag), which the
+        tracker takes as time going back. Callers on several threads hold one lock around this
+        and the `update` that follows.
+        """
+        if self._last_arrival is not None and arrival < self._last_arrival:
+            self.late_frames += 1
+            return False
+        self._last_arrival = arrival
+        return True
 
     def update(self, stamp: float, detections: NDArray[np.float32 | np.float64],
                camera: GroundCamera | None = None,

@@ -2,9 +2,10 @@
 detection_node's tracking, its ids in the detection messages, and its track topics.
 
 One CameraTracking per camera frame_id, the ids it hands to the detection messages, and
-`detections/tracks` + `detections/tracks/markers`. Runs on the node's worker thread, after
+`detections/tracks` + `detections/tracks/markers`. Runs on the node's request threads, after
 the detections of a frame are known and before they are published, so that Detection2D.id and
-Detection3D.id carry the track id.
+Detection3D.id carry the track id. One lock keeps the threads' frames apart, and a frame that
+finishes after one that arrived later is published without ids (camera_tracking).
 """
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ import importlib
 import itertools
 import math
 import os
+import threading
 from types import ModuleType
 
 import numpy as np
@@ -76,9 +78,10 @@ class DetectionTracking:
         self.enabled = settings().tracking
         self.reason = OFF if not self.enabled else 'on (no frame yet)'
         self.nearest_collision = 'none'
+        self._lock = threading.Lock()
+        self._cameras: dict[str, CameraTracking] = {}
         if not self.enabled:
             return
-        self._cameras: dict[str, CameraTracking] = {}
         self._fixed_frames: dict[str, str] = {}
         self._ids = itertools.count(1)
         self._session = os.urandom(8)
@@ -89,18 +92,33 @@ class DetectionTracking:
             node.get_logger().warning(NO_TRACK_MESSAGES)
         self._markers = node.create_publisher(MarkerArray, 'detections/tracks/markers', qos)
 
-    def process(self, header: Header, detections: NDArray[np.float32]) -> list[str] | None:
+    @property
+    def late_frames(self) -> int:
+        """Return the frames published untracked since they finished after a later one."""
+        with self._lock:
+            return sum(tracking.late_frames for tracking in self._cameras.values())
+
+    def process(self, header: Header, detections: NDArray[np.float32],
+                arrival: float) -> list[str] | None:
         """
         Track one frame's DETECTIONS, publish the tracks, and return each row's id.
 
-        The ids are those to publish ('' for none); None when tracking is off.
+        `arrival` is when the frame reached the node (Frame.received_at). The ids are those to
+        publish ('' for none, and for every row of a late frame); None when tracking is off.
         """
         if not self.enabled:
             return None
+        with self._lock:
+            return self._process(header, detections, arrival)
+
+    def _process(self, header: Header, detections: NDArray[np.float32],
+                 arrival: float) -> list[str]:
         camera_tracking = self._cameras.get(header.frame_id)
         if camera_tracking is None:
             camera_tracking = self._cameras[header.frame_id] = CameraTracking(
                 tracker_settings(self._settings()), motion_settings(self._settings()), self._ids)
+        if not camera_tracking.admits(arrival):
+            return [''] * len(detections)
         camera = self._geometry.camera(header.frame_id)
         fixed_frame, vehicle = self._vehicle_pose(header, camera is not None)
         if self._fixed_frames.get(header.frame_id, fixed_frame) != fixed_frame:

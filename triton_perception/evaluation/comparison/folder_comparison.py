@@ -47,7 +47,7 @@ class CompareJob:
         return self.directory or self.new
 
 
-def compare_drive(job: CompareJob, _domain_id: int) -> RunComparison:
+def compare_drive(job: CompareJob) -> RunComparison:
     """Compare one drive's two runs into its output folder (the body of a Ray task)."""
     comparison = compare_pair(load_run(job.old, job.options.class_names),
                               load_run(job.new, job.options.class_names), job.directory,
@@ -113,7 +113,7 @@ def compare_drives(old: Path, new: Path, output: Path | None, options: CompareOp
                                  options.thresholds,
                                  (export[0], export[1] / name) if export else None,
                                  options.class_names)) for name in drive_names(old, new)}
-    outcomes = run_each(compare_drive, lambda job: compare_drive(job, 0), jobs, workers,
+    outcomes = run_each(compare_drive, compare_drive, jobs, workers,
                         ray_address, log)
     comparisons = {}
     for name in jobs:

@@ -22,6 +22,7 @@ from triton_perception.serving.requests.request_inputs import (
     Tensors as Tensors,
 )
 from triton_perception.serving.requests.shared_frames import SharedFrames as SharedFrames
+from triton_perception.serving.requests.shared_memory_region import region_name as region_name
 from triton_perception.serving.requests.triton_client import (
     ClientSettings as ClientSettings,
     InferenceWorker as InferenceWorker,

@@ -2,16 +2,20 @@
 A Triton system shared-memory region owned by one process: made, registered, given up.
 
 Request inputs (the frame) and outputs (large result maps) both go through such regions when the
-server is on this host. Each region is named after what it holds, the process and a counter,
-created owner-only (0600) by Python's SharedMemory, and unlinked on close, or by Python's
-resource tracker if the process dies. Registrations are repeated after the server restarts
-(`generation`, the worker's connection count).
+server is on this host. Each region is named after what it holds, the process, a counter and a
+random token, created owner-only (0600) by Python's SharedMemory, and unlinked on close, or by
+Python's resource tracker if the process dies. The token is what makes a name this process's
+own: a pid is not (two containers sharing /dev/shm and one server number their processes alike),
+so a region or registration of a name this process did not make is never unlinked or
+unregistered. Registrations are repeated after the server restarts (`generation`, the worker's
+connection count).
 """
 from __future__ import annotations
 
 import itertools
 from multiprocessing.shared_memory import SharedMemory
 import os
+import secrets
 import time
 from typing import TypeVar
 
@@ -24,7 +28,19 @@ ScalarT = TypeVar('ScalarT', bound=np.generic)
 
 REGION_PREFIX = 'triton_perception_'
 IN_USE_PATIENCE_S = 2.0
+TOKEN_BYTES = 6  # 48 random bits: names of two live processes never meet
 _region_numbers = itertools.count()
+
+
+def region_name(label: str) -> str:
+    """
+    Return a new region name of this process: `label`, the pid, a counter and a random token.
+
+    The pid and counter tell a reader of /dev/shm whose region it is; the token makes the name
+    unique to this process even where another process has the same pid (another pid namespace).
+    """
+    return (f'{REGION_PREFIX}{label}_{os.getpid()}_{next(_region_numbers)}_'
+            f'{secrets.token_hex(TOKEN_BYTES)}')
 
 
 def unregister_region(client: grpcclient.InferenceServerClient, name: str) -> bool:
@@ -53,10 +69,13 @@ class SharedMemoryRegion:
     """One region and its registration with the server, as far as this process knows."""
 
     def __init__(self, label: str) -> None:
-        """Name the region after `label` (what it holds), the process and a counter; no memory."""
-        self.name = f'{REGION_PREFIX}{label}_{os.getpid()}_{next(_region_numbers)}'
+        """Name the region after `label` (what it holds) and this process (region_name)."""
+        self.name = region_name(label)
         self._memory: SharedMemory | None = None
         self._registered_generation = -1
+        # Whether the server may hold a registration of `name` made by this process: only
+        # then is the name unregistered before it is registered again.
+        self._registered_once = False
 
     def allocate(self, client: grpcclient.InferenceServerClient, nbytes: int) -> bool:
         """
@@ -64,17 +83,13 @@ class SharedMemoryRegion:
 
         The region is created on first use and re-created (closed, unregistered with the server
         of `client` and unlinked, then created again) when `nbytes` is more than it holds; a
-        smaller need reuses it. A region of this name left by a killed process whose pid this
-        process now has is unlinked first. A (re-)created region is not registered.
+        smaller need reuses it. A (re-)created region is not registered. Raises FileExistsError
+        when the name exists: it is then another process's, and is left alone.
         """
         if self._memory is not None and nbytes <= self._memory.size:
             return False
         self.close(client)
-        try:
-            self._memory = SharedMemory(name=self.name, create=True, size=max(1, nbytes))
-        except FileExistsError:  # left by a killed process that had our pid
-            SharedMemory(name=self.name).unlink()
-            self._memory = SharedMemory(name=self.name, create=True, size=max(1, nbytes))
+        self._memory = SharedMemory(name=self.name, create=True, size=max(1, nbytes))
         return True
 
     def prepare(self, client: grpcclient.InferenceServerClient, nbytes: int,
@@ -93,12 +108,14 @@ class SharedMemoryRegion:
         """
         Register the region with the server of `client`, under the worker's `generation`.
 
-        An earlier registration under the name is removed first (the server may or may not
-        still hold it).
+        A registration this process made earlier under the name is removed first (a server that
+        did not restart still holds it); a name this process never registered is not touched.
         """
         assert self._memory is not None  # allocate() first
-        unregister_region(client, self.name)  # refused when this server instance never had it
+        if self._registered_once:
+            unregister_region(client, self.name)  # refused when this server instance lost it
         client.register_system_shared_memory(self.name, f'/{self.name}', self._memory.size)
+        self._registered_once = True
         self._registered_generation = generation
 
     @property
@@ -134,7 +151,8 @@ class SharedMemoryRegion:
         if self._memory is None:
             return
         if client is not None and self._registered_generation >= 0:
-            unregister_region(client, self.name)  # refused when the server is gone, and with it
+            # Refused when the server is gone, and the registration with it.
+            self._registered_once = not unregister_region(client, self.name)
         self._memory.close()
         self._memory.unlink()
         self._memory = None
