@@ -175,6 +175,13 @@ class FrameAccounting:
                 self._reasons[f'{LOST_BEFORE_NODE}: {reason}'] += count
             return self._lost_before_node
 
+    def stalled(self, least_s: float = STALL_S) -> bool:
+        """Return AccountingSnapshot.stalled now, without building a whole snapshot."""
+        with self._lock:
+            waited = (0.0 if self._unanswered_since is None
+                      else time.monotonic() - self._unanswered_since)
+            return waited > max(least_s, self._camera_period_s)
+
     def count(self, fate: Fate) -> int:
         """Return how many frames have ended with `fate` so far."""
         with self._lock:

@@ -60,7 +60,7 @@ class NodeDiagnostics:
 
     def _tick(self) -> None:
         """Publish every `diagnostics_period_s`, and at once when publishing stops or resumes."""
-        stalled = self._accounting.snapshot().stalled()
+        stalled = self._accounting.stalled()
         due = time.monotonic() - self._published_at >= self._settings().diagnostics_period_s
         if due or stalled != self._stalled:
             self.publish()
