@@ -107,5 +107,21 @@ def test_the_search_order_is_ros2_benchmarks() -> None:
     result = search(probe, settings)  # type: ignore[arg-type]
     assert result['max_sustained_hz'] == 17.0 and result['at_bound'] is None
     assert probed[0] == ('trial', 31.0)
-    assert [phase for phase, _rate in probed[1:]] == ['bisection'] * 5 + ['linear'] * 3
-    assert probed[-1] == ('linear', 17.5)
+    assert [phase for phase, _rate in probed[1:]] == ['bisection'] * 5 + ['linear'] * 3 + [
+        'confirmation']
+    assert probed[-2:] == [('linear', 17.5), ('confirmation', 17.0)]
+
+
+def test_the_rate_found_is_confirmed_by_a_second_window() -> None:
+    """A window that held by luck: the second window at that rate fails, the search steps down."""
+    settings = RateSearchSettings(lower_hz=1, upper_hz=21, step_hz=0.5, bisection_width_hz=2)
+    seen: dict[float, int] = {}
+
+    def probe(rate: float, window_s: float, phase: str) -> dict[str, object]:
+        seen[rate] = seen.get(rate, 0) + 1
+        lucky = rate == 10.0 and seen[rate] == 1  # holds once at 10 Hz, never again
+        return {'rate_hz': rate, 'sustained': rate <= 9.5 or lucky}
+
+    result = search(probe, settings)  # type: ignore[arg-type]
+    assert result['max_sustained_hz'] == 9.5
+    assert [probe['phase'] for probe in result['probes']][-2:] == ['confirmation'] * 2

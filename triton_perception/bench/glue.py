@@ -42,8 +42,8 @@ from triton_perception.bench.glue_cases import (bgr_frame, camera_namespaces, FR
                                                 served_per_camera, settled, start_processes,
                                                 wait_ready)
 from triton_perception.bench.glue_report import targets
-from triton_perception.bench.report import (load_averages, machine_description, source_version,
-                                            write_report)
+from triton_perception.bench.report import (busy_note, load_averages, machine_description,
+                                            source_version, write_report)
 from triton_perception.bench.ros_side import CaseWiring, ros_environment, RosSide, stop_bench
 from triton_perception.bench.settings import (BenchError, DEFAULT_VIDEO, DRAIN_TIMEOUT_S,
                                               RATE_HZ, Stamp)
@@ -164,11 +164,12 @@ class GlueBench:
             shares = served_per_camera(accounting['accounting'])
             self.log(f'{case.name}: served per camera (detection_node): '
                      + ', '.join(f'{camera} {share:.1%}' for camera, share in shares.items()))
-        self.log(f"{case.name}: CPU {figures['cpu_ms_per_frame']} ms/frame, RSS "
+        self.log(f"{case.name}: CPU {figures['cpu_ms_per_frame']} ms/frame (nodes) + "
+                 f"{figures.get('server_cpu_ms_per_frame')} (tritonserver), RSS "
                  f"{figures['rss_mib']} MiB, added latency p50/p99 "
                  f"{figures['added_latency_ms']['p50']}/{figures['added_latency_ms']['p99']} ms, "
                  f"lost {figures['frames_lost']}, without result "
-                 f"{figures['frames_without_result']}")
+                 f"{figures['frames_without_result']}{busy_note(load_before)}")
         return figures
 
     def _window(self, case: GlueCase, wirings: Sequence[CaseWiring],

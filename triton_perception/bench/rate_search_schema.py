@@ -15,7 +15,7 @@ from typing import TypedDict
 
 from triton_perception.bench.bench_schema import Percentiles, StepTimers
 
-RATE_SEARCH_SCHEMA_VERSION = 1
+RATE_SEARCH_SCHEMA_VERSION = 2  # 2: the confirmation phase
 
 # ros2_benchmark's BasicPerformanceMetrics, as its results JSON spells them.
 SENT = 'BasicPerformanceMetrics.NUM_FRAMES_SENT'
@@ -81,7 +81,7 @@ RateFigures = TypedDict('RateFigures', {
 
 
 class Probe(TypedDict):
-    """One run of the search: its phase (trial, bisection, linear) and its figures."""
+    """One run of the search: its phase (trial, bisection, linear, confirmation), its figures."""
 
     phase: str
     figures: RateFigures
@@ -223,7 +223,8 @@ RESULTS_SCHEMA: dict[str, object] = {
                    'properties': {
                        'probes': {'type': 'array', 'minItems': 1, 'items': {
                            'type': 'object', 'required': ['phase', 'figures'],
-                           'properties': {'phase': {'enum': ['trial', 'bisection', 'linear']},
+                           'properties': {'phase': {'enum': ['trial', 'bisection', 'linear',
+                                                                     'confirmation']},
                                           'figures': _RATE_FIGURES}}},
                        'max_sustained_hz': {'type': 'number', 'minimum': 0}}},
         'fixed_rates': {'type': 'object', 'additionalProperties': {

@@ -121,6 +121,17 @@ def machine_description(profile: str, triton_version: str) -> Machine:
     }
 
 
+# A target's figures are taken on a quiet machine: above this 1-minute load average a result
+# line says they are a busy machine's.
+QUIET_LOAD = 0.5
+
+
+def busy_note(load_1min: float) -> str:
+    """Return what a result line adds when the load average was above QUIET_LOAD, else ''."""
+    return (f'; load average {load_1min:.2f} at the start, above {QUIET_LOAD}: a busy '
+            "machine's figures, not a target's" if load_1min > QUIET_LOAD else '')
+
+
 def load_averages() -> list[float]:
     """Return the 1, 5 and 15 minute load averages, rounded for the report."""
     return [round(value, 2) for value in os.getloadavg()]
