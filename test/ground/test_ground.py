@@ -5,7 +5,6 @@ import json
 import os
 from pathlib import Path
 import sys
-import time
 from types import SimpleNamespace
 
 import numpy as np
