@@ -247,7 +247,7 @@ def test_label_form_is_told_by_the_files_form(tmp_path: Path, name: str, content
 def test_an_unknown_form_or_a_missing_path_is_a_label_error(tmp_path: Path) -> None:
     """A file of no known form, or a path that does not exist, is a LabelError saying which."""
     with pytest.raises(LabelError, match='not a label form this reads'):
-        read_labels(write(tmp_path / 'labels.xml', '<x/>'))
+        read_labels(write(tmp_path / 'labels.yaml', 'x: 1'))
     with pytest.raises(LabelError, match='no such label file'):
         read_labels(tmp_path / 'missing.json')
 

@@ -2,9 +2,10 @@
 `bag export-frames`: a bag's camera frames as image files, for labelling in CVAT or Label Studio.
 
 Each exported frame is named by its header stamp in nanoseconds (`<stamp_ns>.png`), the key by
-which labels come back (COCO `file_name`, CULane `<stamp_ns>.lines.txt`, TuSimple `raw_file`);
-`frames.json` lists every exported frame with its 0-based index in the image topic, which is
-what MOTChallenge's 1-based `frame` counts.
+which labels come back (COCO `file_name`, CULane `<stamp_ns>.lines.txt`, TuSimple `raw_file`,
+CVAT for images' `<image name>`); `frames.json` lists every exported frame with its 0-based index
+in the image topic, which is what MOTChallenge's 1-based `frame` counts, and maps the frames of a
+labelling task made from the images to the topic's (scoring/exported_frames.py reads it).
 """
 from __future__ import annotations
 
@@ -16,8 +17,7 @@ import cv2
 
 from triton_perception.bag.bag_format import BagError, DEFAULT_TOPIC, Progress
 from triton_perception.bag.reading import read_images
-
-FRAMES_FILE = 'frames.json'
+from triton_perception.scoring import FRAMES_FILE
 FORMATS = {'png': [cv2.IMWRITE_PNG_COMPRESSION, 3], 'jpg': [cv2.IMWRITE_JPEG_QUALITY, 95]}
 PROGRESS_EVERY = 100  # frames between progress lines
 

@@ -19,7 +19,7 @@ from triton_perception.evaluation.metric import AccuracySection, ReplayToScore, 
 from triton_perception.evaluation.metric_registry import frame_figures, registered
 from triton_perception.evaluation.replay_outputs import ReplayedFrames, ReplayOutputs
 from triton_perception.evaluation.report_schema import Criteria, CriteriaResult
-from triton_perception.scoring import LabelError, Labels, read_labels, resolve_frames
+from triton_perception.scoring import LabelError, Labels, read_label_sets, resolve_frames
 
 WORST_FRAMES = 5
 
@@ -51,19 +51,20 @@ def score_replay(camera: ReplayedFrames, outputs: ReplayOutputs, label_paths: li
     read: dict[str, Labels] = {}
     replay = ReplayToScore(camera, outputs, class_names, options)
     for path in label_paths:
-        labels = read_labels(path, class_names)
-        read[type(labels).__name__] = labels
-        resolve_frames(labels, None, camera.frames)  # LabelError for a frame the bag lacks
-        scored_by = [(metric, scored) for metric in registered()
-                     if (scored := metric.score(labels, replay)) is not None]
-        if not scored_by:
-            raise LabelError(f'{path}: no metric scores {type(labels).__name__}')
-        for metric, scored in scored_by:
-            if metric.kind in accuracy:
-                raise LabelError(f'{path}: a second {metric.kind} label file; give one per kind')
-            accuracy[metric.kind] = {**scored.section, 'labels': str(path)}
-            if metric.frame_figure:
-                per_frame[metric.frame_figure] = dict(scored.per_frame)
+        for labels in read_label_sets(path, class_names):
+            read[type(labels).__name__] = labels
+            resolve_frames(labels, None, camera.frames)  # LabelError for a frame the bag lacks
+            scored_by = [(metric, scored) for metric in registered()
+                         if (scored := metric.score(labels, replay)) is not None]
+            if not scored_by:
+                raise LabelError(f'{path}: no metric scores {type(labels).__name__}')
+            for metric, scored in scored_by:
+                if metric.kind in accuracy:
+                    raise LabelError(f'{path}: a second {metric.kind} label file; give one per '
+                                     'kind')
+                accuracy[metric.kind] = {**scored.section, 'labels': str(path)}
+                if metric.frame_figure:
+                    per_frame[metric.frame_figure] = dict(scored.per_frame)
     return ScoredReplay(accuracy, per_frame, read)
 
 

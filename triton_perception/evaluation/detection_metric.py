@@ -11,7 +11,7 @@ from pathlib import Path
 from triton_perception.evaluation.metric import AccuracySection, Metric, MetricScore, ReplayToScore
 from triton_perception.evaluation.metric import ScoredDrive
 from triton_perception.evaluation.replay_outputs import read_outputs
-from triton_perception.scoring import DetectionFigures, DetectionLabels, read_labels
+from triton_perception.scoring import DetectionFigures, DetectionLabels, read_label_sets
 from triton_perception.scoring import score_detections
 
 DRIVE_KEY_OFFSET = 10 ** 20  # above any stamp in ns: keeps the frames of two drives apart
@@ -33,8 +33,9 @@ def combine(drives: list[ScoredDrive]) -> AccuracySection:
     class_names: list[str] = []
     for number, drive in enumerate(drives):
         class_names = drive.class_names
-        boxes = read_labels(Path(str(drive.section['labels'])), class_names)
-        assert isinstance(boxes, DetectionLabels)  # the file this metric scored in the drive
+        boxes = next(labels for labels in read_label_sets(Path(str(drive.section['labels'])),
+                                                          class_names)
+                     if isinstance(labels, DetectionLabels))  # the file scored in the drive
         outputs = read_outputs(drive.outputs_bag, class_names)
         offset = number * DRIVE_KEY_OFFSET
         labels.update({offset + stamp: rows for stamp, rows in boxes.frames.items()})

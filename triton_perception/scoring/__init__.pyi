@@ -5,11 +5,13 @@ from triton_perception.scoring.detection import (
     fraction as fraction,
     score_detections as score_detections,
 )
+from triton_perception.scoring.exported_frames import FRAMES_FILE as FRAMES_FILE
 from triton_perception.scoring.label_sets import Labels as Labels
 from triton_perception.scoring.labels import (
     DetectionLabels as DetectionLabels,
     LabelError as LabelError,
     LaneLabels as LaneLabels,
+    read_label_sets as read_label_sets,
     read_labels as read_labels,
     resolve_frames as resolve_frames,
     TrackLabels as TrackLabels,

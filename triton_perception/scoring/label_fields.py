@@ -76,7 +76,19 @@ def number(value: object, where: str) -> float:
 
 
 def integer(value: object, where: str) -> int:
-    """Return `value` as an int (a float must be whole), or raise LabelError naming `where`."""
+    """
+    Return `value` as an int (a float must be whole), or raise LabelError naming `where`.
+
+    An int, or a string of digits, is taken exactly: a header stamp in ns (19 digits) is past
+    what a float holds exactly.
+    """
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value
+    if isinstance(value, str):
+        text = value.strip()
+        digits = text[1:] if text[:1] in ('+', '-') else text
+        if digits.isascii() and digits.isdigit():
+            return int(value)
     result = number(value, where)
     if result != int(result):
         raise LabelError(f'{where}: {value!r} is not a whole number')
@@ -119,3 +131,23 @@ def json_list(value: JsonValue, where: str) -> list[JsonValue]:
     if not isinstance(value, list):
         raise LabelError(f'{where}: expected a JSON array, found {type(value).__name__}')
     return value
+
+
+def class_indices(class_names: Sequence[str]) -> dict[str, int]:
+    """Return the detector's class index by name, as label names match it: case and spaces aside."""
+    return {class_key(name): index for index, name in enumerate(class_names)}
+
+
+def class_key(name: str) -> str:
+    """Return the form a label or class name is matched in: lower case, no surrounding spaces."""
+    return name.strip().lower()
+
+
+def unmatched_classes(path: Path, noun: str, unmatched: dict[str, int],
+                      class_names: Sequence[str]) -> LabelError:
+    """Return the error for label names (`noun`: 'categories', 'labels') that match no class."""
+    return LabelError(
+        f"{path}: {noun} that match none of the detector's {len(class_names)} class names (by "
+        f'name, ignoring case): ' + listed([f'{name!r} ({count} boxes)'
+                                            for name, count in sorted(unmatched.items())])
+        + f"; the detector's classes are {listed(list(class_names))}")

@@ -1,8 +1,8 @@
 """
 Labels read from a file, as arrays keyed by frame: boxes, tracks or lanes.
 
-COCO, CULane and TuSimple frames are keyed by the frame's header stamp in ns, MOTChallenge
-frames by their 1-based index in the image topic (`keyed_by`).
+COCO, CULane, TuSimple and CVAT for images frames are keyed by the frame's header stamp in ns,
+tracks by their 1-based index in the image topic (`keyed_by`).
 """
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ KEYED_BY_INDEX = 'index'
 @dataclass(frozen=True)
 class DetectionLabels:
     """
-    Boxes of a COCO instances file.
+    Boxes of a COCO instances file or a CVAT for images file.
 
     `frames` maps each image's stamp (ns) to rows [x1, y1, x2, y2, class_id, iscrowd] in frame
     pixels, class_id being the detector's class index its category name matched. `sizes` holds
@@ -36,12 +36,13 @@ class DetectionLabels:
 @dataclass(frozen=True)
 class TrackLabels:
     """
-    Tracks of a MOTChallenge `gt.txt`.
+    Tracks of a MOTChallenge `gt.txt`, a MOT export's folder or a CVAT for video file.
 
-    `frames` maps each 1-based frame index, from the first to the last labelled frame (the
-    sequence is labelled densely, so a frame in between with no row has no object), to rows
-    [x1, y1, x2, y2, class, track_id, visibility]. Rows whose `conf` is 0 (MOTChallenge's
-    "ignore this entry") are left out.
+    `frames` maps each labelled 1-based frame index to rows [x1, y1, x2, y2, class, track_id,
+    visibility]; a labelled frame with no row has no object. A `gt.txt` is labelled densely:
+    every frame from the first to the last labelled one. A labelling task's export labels the
+    task's frames in that span (frames the export left out are not keys). Rows whose `conf` is
+    0 (MOTChallenge's "ignore this entry") are left out.
     """
 
     source: Path
@@ -52,7 +53,7 @@ class TrackLabels:
 @dataclass(frozen=True)
 class LaneLabels:
     """
-    Lanes of a CULane directory or a TuSimple file, keyed by stamp (ns).
+    Lanes of a CULane directory, a TuSimple file or a CVAT for images file, keyed by stamp (ns).
 
     `frames` maps each frame to its lanes, each an [N, 2] float array of (x, y) frame pixels.
     For TuSimple (`form` 'tusimple') `h_samples` and `tusimple_x` keep each frame's rows and the

@@ -1,11 +1,15 @@
 """
 Label files as labelling tools export them, parsed into arrays keyed by frame.
 
-Four forms are read: COCO instances JSON (boxes), MOTChallenge `gt.txt` (tracks), a directory
-of CULane `<stamp_ns>.lines.txt` files and a TuSimple JSON-lines file (lanes). COCO, CULane and
-TuSimple frames are keyed by the frame's header stamp in ns, taken from the exported frame file's
-name; MOTChallenge frames by their 1-based index in the image topic. Every fault of a file is
-one `LabelError` naming the file, the line (or the JSON field) and the field.
+The forms read: COCO instances JSON (boxes), MOTChallenge `gt.txt` (tracks), a directory of
+CULane `<stamp_ns>.lines.txt` files and a TuSimple JSON-lines file (lanes), and CVAT's own
+exports: "CVAT for images 1.1" XML (lanes as polylines, boxes), "CVAT for video 1.1" XML
+(tracks) and a "MOT 1.1" export's folder (tracks), the last two numbered by the labelling task's
+frames and read through the export's frames.json (cvat_labels, mot_labels, exported_frames).
+COCO, CULane, TuSimple and CVAT for images frames are keyed by the frame's header stamp in ns,
+taken from the exported frame file's name; tracks by their 1-based index in the image topic.
+Every fault of a file is one `LabelError` naming the file, the line (or the JSON field, or the
+XML element) and the field.
 """
 from __future__ import annotations
 
@@ -15,20 +19,23 @@ from typing import Iterable, Sequence, TYPE_CHECKING
 
 import numpy as np
 
-from triton_perception.scoring.label_fields import (check_size, CULANE_SUFFIX, entry, integer,
-                                                    json_document, json_list, json_object,
-                                                    LabelError, listed, MAX_LABEL_BYTES, number,
-                                                    read_text, stamp_of)
+from triton_perception.scoring.cvat_labels import CVAT_FILE, read_cvat
+from triton_perception.scoring.label_fields import (check_size, class_indices, class_key,
+                                                    CULANE_SUFFIX, entry, integer, json_document,
+                                                    json_list, json_object, LabelError, listed,
+                                                    MAX_LABEL_BYTES, number, read_text,
+                                                    stamp_of, unmatched_classes)
 from triton_perception.scoring.label_sets import (DetectionLabels, KEYED_BY_INDEX, KEYED_BY_STAMP,
                                                   Labels, LaneLabels, TrackLabels)
 from triton_perception.scoring.lane_labels import read_culane, read_culane_file, read_tusimple
+from triton_perception.scoring.mot_labels import MOT_FOLDER_FILES, read_mot, read_task_mot
 
 if TYPE_CHECKING:
     from triton_perception.system import JsonValue
 
 __all__ = ['DetectionLabels', 'KEYED_BY_INDEX', 'KEYED_BY_STAMP', 'LabelError', 'Labels',
            'LaneLabels', 'MAX_LABEL_BYTES', 'TrackLabels', 'label_form', 'read_coco',
-           'read_labels', 'read_mot', 'resolve_frames']
+           'read_label_sets', 'read_labels', 'read_mot', 'resolve_frames']
 
 
 def read_coco(path: Path, class_names: Sequence[str]) -> DetectionLabels:
@@ -45,7 +52,7 @@ def read_coco(path: Path, class_names: Sequence[str]) -> DetectionLabels:
     if not isinstance(document, dict):
         raise LabelError(f'{path}: a COCO file is a JSON object with images, annotations and '
                          'categories')
-    classes = {name.strip().lower(): index for index, name in enumerate(class_names)}
+    classes = class_indices(class_names)
     category_names = _coco_categories(path, document)
     stamps, sizes, frames = _coco_images(path, document)
     unmatched: dict[str, int] = {}
@@ -67,7 +74,7 @@ def read_coco(path: Path, class_names: Sequence[str]) -> DetectionLabels:
         if category_id not in category_names:
             raise LabelError(f'{where}.category_id: {category_id} is no category of categories[]')
         name = category_names[category_id]
-        class_id = classes.get(name.strip().lower())
+        class_id = classes.get(class_key(name))
         if class_id is None:
             unmatched[name] = unmatched.get(name, 0) + 1
             continue
@@ -75,11 +82,7 @@ def read_coco(path: Path, class_names: Sequence[str]) -> DetectionLabels:
         frames[stamps[image_id]].append(
             [left, top, left + width, top + height, float(class_id), float(crowd != 0)])
     if unmatched:
-        raise LabelError(
-            f"{path}: categories that match none of the detector's {len(class_names)} class names "
-            f'(by name, ignoring case): ' + listed([f'{name!r} ({count} boxes)'
-                                                    for name, count in sorted(unmatched.items())])
-            + f"; the detector's classes are {listed(list(class_names))}")
+        raise unmatched_classes(path, 'categories', unmatched, class_names)
     if not frames:
         raise LabelError(f'{path}: no images: the labels are empty')
     if not any(frames.values()):
@@ -131,54 +134,6 @@ def _coco_images(path: Path, document: JsonValue) -> tuple[
     return stamps, sizes, frames
 
 
-MOT_FIELDS = ('frame', 'id', 'left', 'top', 'width', 'height', 'conf', 'class', 'visibility')
-
-
-def read_mot(path: Path) -> TrackLabels:
-    """
-    Read a MOTChallenge `gt.txt`: frame, id, left, top, width, height[, conf, class, visibility].
-
-    Missing trailing columns default to conf 1, class -1 and visibility 1; further columns
-    (MOT15's world coordinates) are ignored. Raises LabelError on a malformed line, a frame
-    below 1, a box without area, a track id twice in one frame, or a file without boxes.
-    """
-    path = Path(path)
-    rows: dict[int, list[list[float]]] = {}
-    seen: set[tuple[int, int]] = set()
-    for line_number, line in enumerate(read_text(path).splitlines(), start=1):
-        text = line.strip()
-        if not text:
-            continue
-        values = [value.strip() for value in text.replace(' ', ',').split(',') if value.strip()]
-        if len(values) < 6:
-            raise LabelError(f'{path}, line {line_number}: {len(values)} fields, expected '
-                             f'{", ".join(MOT_FIELDS)}')
-        where = [f'{path}, line {line_number}, field {name}' for name in MOT_FIELDS]
-        frame = integer(values[0], where[0])
-        track_id = integer(values[1], where[1])
-        left, top, width, height = (number(values[index], where[index]) for index in range(2, 6))
-        conf = number(values[6], where[6]) if len(values) > 6 else 1.0
-        category = number(values[7], where[7]) if len(values) > 7 else -1.0
-        visibility = number(values[8], where[8]) if len(values) > 8 else 1.0
-        if frame < 1:
-            raise LabelError(f'{where[0]}: {frame} is below 1: MOTChallenge counts frames from 1')
-        if width <= 0 or height <= 0:
-            raise LabelError(f'{path}, line {line_number}: width and height must be positive, '
-                             f'found {width} x {height}')
-        if (frame, track_id) in seen:
-            raise LabelError(f'{where[1]}: track {track_id} appears twice in frame {frame}')
-        seen.add((frame, track_id))
-        if conf == 0:
-            continue
-        rows.setdefault(frame, []).append([left, top, left + width, top + height, category,
-                                           float(track_id), visibility])
-    if not rows:
-        raise LabelError(f'{path}: no box to score: the labels are empty')
-    frames = {frame: np.array(rows.get(frame, []), dtype=np.float64).reshape(-1, 7)
-              for frame in range(min(rows), max(rows) + 1)}
-    return TrackLabels(source=path, frames=frames)
-
-
 def first_json_line(text: str) -> JsonValue:
     """Return the first non-blank line parsed as JSON, or None if it does not parse."""
     for line in text.splitlines():
@@ -193,14 +148,20 @@ def first_json_line(text: str) -> JsonValue:
 
 def label_form(path: Path) -> str:
     """
-    Tell a label path's form by its shape: 'coco', 'mot', 'culane' or 'tusimple'.
+    Tell a label path's form by its shape: 'coco', 'mot', 'mot_task', 'culane', 'tusimple', 'cvat'.
 
-    A directory is CULane; a `.txt` file is MOTChallenge (`.lines.txt` alone: one CULane
-    file); a JSON file is TuSimple when its first line is an object with raw_file, else COCO.
-    Only the first line is read here, after the size check.
+    A directory holding CVAT's `annotations.xml` is 'cvat', one holding a MOT export's
+    `gt/gt.txt` (or `gt.txt`) 'mot_task', any other CULane; a `.xml` file is CVAT's (for images
+    or video, told apart when read); a `.txt` file is MOTChallenge (`.lines.txt` alone: one
+    CULane file); a JSON file is TuSimple when its first line is an object with raw_file, else
+    COCO. Only the first line of a JSON file is read here, after the size check.
     """
     path = Path(path)
     if path.is_dir():
+        if (path / CVAT_FILE).is_file():
+            return 'cvat'
+        if any((path / name).is_file() for name in MOT_FOLDER_FILES):
+            return 'mot_task'
         return 'culane'
     check_size(path)
     name = path.name.lower()
@@ -208,6 +169,8 @@ def label_form(path: Path) -> str:
         return 'culane'
     if name.endswith('.txt'):
         return 'mot'
+    if name.endswith('.xml'):
+        return 'cvat'
     if name.endswith('.jsonl'):
         return 'tusimple'
     if name.endswith('.json'):
@@ -216,38 +179,59 @@ def label_form(path: Path) -> str:
         record = first_json_line(first)
         return 'tusimple' if isinstance(record, dict) and 'raw_file' in record else 'coco'
     raise LabelError(f'{path}: not a label form this reads: a COCO instances .json file, a '
-                     'MOTChallenge gt .txt file, a directory of CULane .lines.txt files or a '
-                     'TuSimple JSON-lines .json/.jsonl file')
+                     'MOTChallenge gt .txt file, a directory of CULane .lines.txt files, a '
+                     'TuSimple JSON-lines .json/.jsonl file, a CVAT for images or video 1.1 '
+                     ".xml file, or the folder of a CVAT export (annotations.xml, or MOT 1.1's "
+                     'gt/gt.txt) with the frames.json of the frames it labels')
 
 
-def read_labels(path: Path | str, class_names: Sequence[str] | None = None) -> Labels:
+def read_label_sets(path: Path | str,
+                    class_names: Sequence[str] | None = None) -> tuple[Labels, ...]:
     """
     Read the labels a `--labels PATH` names, recognising its form (see label_form).
 
-    `class_names` are the detector's classes, needed for a COCO file. Returns DetectionLabels,
-    TrackLabels or LaneLabels keyed by frame (`keyed_by`: stamp in ns, or 1-based index for
-    MOTChallenge). Raises LabelError on any fault of the path or the file.
+    Returns one label set per kind the file holds: CVAT for images gives its lanes and its boxes,
+    every other form one set. `class_names` are the detector's classes, needed for boxes (COCO,
+    CVAT for images). Raises LabelError on any fault of the path or the file.
     """
     path = Path(path)
     if not path.exists():
         raise LabelError(f'{path}: no such label file or directory')
     form = label_form(path)
+    if form == 'cvat':
+        return read_cvat(path / CVAT_FILE if path.is_dir() else path, class_names)
     if form == 'coco':
         if class_names is None:
             raise LabelError(f"{path}: a COCO file needs the detector's class names to match "
                              'its categories')
-        return read_coco(path, class_names)
+        return (read_coco(path, class_names),)
     if form == 'mot':
-        return read_mot(path)
+        return (read_mot(path),)
+    if form == 'mot_task':
+        return (read_task_mot(path),)
     if form == 'tusimple':
-        return read_tusimple(path)
+        return (read_tusimple(path),)
     if path.is_dir():
-        return read_culane(path)
+        return (read_culane(path),)
     stamp = stamp_of(path.name, str(path))
     lanes = read_culane_file(path)
     if not lanes:
         raise LabelError(f'{path}: no lane: the labels are empty')
-    return LaneLabels(source=path, form='culane', frames={stamp: lanes})
+    return (LaneLabels(source=path, form='culane', frames={stamp: lanes}),)
+
+
+def read_labels(path: Path | str, class_names: Sequence[str] | None = None) -> Labels:
+    """
+    Read a label file of one kind (see read_label_sets): boxes, tracks or lanes.
+
+    Returns DetectionLabels, TrackLabels or LaneLabels keyed by frame (`keyed_by`: stamp in ns,
+    or 1-based index for tracks). Raises LabelError on any fault, and on a file of two kinds.
+    """
+    sets = read_label_sets(path, class_names)
+    if len(sets) > 1:
+        raise LabelError(f'{path}: holds {" and ".join(type(labels).__name__ for labels in sets)}'
+                         ': read it with read_label_sets')
+    return sets[0]
 
 
 def resolve_frames(labels: Labels | Iterable[int], keyed_by: str | None,
