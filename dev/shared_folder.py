@@ -67,8 +67,8 @@ class Piece:
 
     def label(self) -> str:
         """Name the piece in one line: its files and their upstream."""
-        paths = self.entries[0].path + (f' and {len(self.entries) - 1} more'
-                                         if len(self.entries) > 1 else '')
+        more = len(self.entries) - 1
+        paths = self.entries[0].path + (f' and {more} more' if more else '')
         origin = self.recipe.get('git') or self.recipe.get('wheel') or ''
         commit = self.recipe.get('commit') or 'default branch'
         where = {'git': f'{origin} at {commit}', 'wheel': f'{origin} at {commit}',
