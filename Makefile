@@ -44,9 +44,10 @@ check-shared:
 	@$(SHARED_PYTHON) dev/shared_folder.py check
 
 # Rebuild the shared folder from upstream (online, not in CI) into INTO (default: the shared
-# folder, refused when it exists unless FORCE=1); one line per piece it could not make.
+# folder, refused when it exists unless FORCE=1), from local clones MIRROR/owner/name where there
+# are; one line per piece it could not make.
 shared:
-	@$(SHARED_PYTHON) dev/shared_folder.py rebuild $(if $(INTO),--into $(INTO)) $(if $(FORCE),--force)
+	@$(SHARED_PYTHON) dev/shared_folder.py rebuild $(if $(INTO),--into $(INTO)) $(if $(FORCE),--force) $(if $(MIRROR),--mirror $(MIRROR))
 
 clean:
 	rm -rf out .pytest_cache

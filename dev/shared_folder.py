@@ -7,9 +7,10 @@ a reader what the folder must hold and where each file came from; this script ho
     check       every file of the manifest in the folder, with its size and SHA-256 (make
                 check-shared); one line per missing or different file, exit 1 when any
     plan        what `rebuild` would do for each piece, without touching the network
-    rebuild     make a folder from upstream (make shared): git checkouts at the recorded commits,
-                release downloads, the launch wheels built with the recorded patch; one line per
-                piece it could not reach or cannot rebuild (the model exports need PyTorch)
+    rebuild     make a folder from upstream (make shared): git checkouts at the recorded commits
+                (from local clones with --mirror), release downloads, the launch wheels built with
+                the recorded patch; one line per piece it could not reach or cannot rebuild (the
+                model exports need PyTorch)
     checksums   write the folder's sizes and SHA-256s into the manifest (after a deliberate change
                 of the folder)
 
@@ -212,12 +213,23 @@ def run(command: Sequence[str], cwd: Path | None = None) -> None:
     subprocess.run(list(command), cwd=cwd, check=True)
 
 
-def checkout(repository: str, commit: str, work: Path) -> Path:
-    """Clone a GitHub repository without blobs and check out `commit` (or its default branch)."""
+def mirrored(repository: str, mirror: Path | None) -> Path | None:
+    """Return the local clone of `repository` (owner/name) under `mirror`, None if none."""
+    local = mirror / repository if mirror and repository else None
+    return local if local and local.is_dir() else None
+
+
+def checkout(repository: str, commit: str, work: Path, mirror: Path | None) -> Path:
+    """
+    Clone a repository without blobs and check out `commit` (or its default branch).
+
+    From the local clone under `mirror` where there is one, else from GitHub.
+    """
     tree = work / (repository.replace('/', '+') + '@' + (commit or 'HEAD'))
     if not tree.is_dir():
-        run(['git', 'clone', '-q', '--filter=blob:none', '--no-checkout',
-             f'https://github.com/{repository}.git', str(tree)])
+        local = mirrored(repository, mirror)
+        origin = local.as_uri() if local else f'https://github.com/{repository}.git'
+        run(['git', 'clone', '-q', '--filter=blob:none', '--no-checkout', origin, str(tree)])
         run(['git', '-C', str(tree), 'checkout', '-q', commit or 'HEAD'])
     return tree
 
@@ -227,13 +239,13 @@ def relative(entry: Entry) -> str:
     return entry.path[len(entry.root) + 1:] if entry.root else entry.path
 
 
-def make(piece: Piece, work: Path, into: Path) -> None:
+def make(piece: Piece, work: Path, into: Path, mirror: Path | None) -> None:
     """Make the piece's files under `into`; raises OSError or CalledProcessError on failure."""
     recipe = piece.recipe
     for entry in piece.entries:
         (into / entry.path).parent.mkdir(parents=True, exist_ok=True)
     if piece.kind == 'git':
-        tree = checkout(recipe['git'], recipe.get('commit', ''), work)
+        tree = checkout(recipe['git'], recipe.get('commit', ''), work, mirror)
         for entry in piece.entries:
             inside = recipe.get('file') or recipe.get('from', '') + relative(entry)
             shutil.copyfile(tree / inside, into / entry.path)
@@ -243,7 +255,7 @@ def make(piece: Piece, work: Path, into: Path) -> None:
     elif piece.kind == 'copy':
         shutil.copyfile(REPO / recipe['copy'], into / piece.entries[0].path)
     elif piece.kind == 'wheel':
-        tree = checkout(recipe['wheel'], recipe['commit'], work)
+        tree = checkout(recipe['wheel'], recipe['commit'], work, mirror)
         if 'patch' in recipe:
             patched = tree.with_name(tree.name + '+patched')
             if not patched.is_dir():
@@ -258,7 +270,7 @@ def make(piece: Piece, work: Path, into: Path) -> None:
 
 
 def rebuild(into: Path, entries: Sequence[Entry], force: bool, offline: bool,
-            environment: Mapping[str, str]) -> int:
+            mirror: Path | None, environment: Mapping[str, str]) -> int:
     """
     Make a shared folder at `into` from upstream; return 1 when a piece could not be made.
 
@@ -273,7 +285,7 @@ def rebuild(into: Path, entries: Sequence[Entry], force: bool, offline: bool,
               '(make shared INTO=/path) or pass --force (FORCE=1) to fill in what is missing '
               'or different there')
         return 2
-    reachable = not offline and online()
+    reachable: bool | None = None  # GitHub asked once, when a piece needs it
     work = Path(tempfile.mkdtemp(prefix='triton_perception-shared-'))
     failures = 0
     try:
@@ -288,14 +300,19 @@ def rebuild(into: Path, entries: Sequence[Entry], force: bool, offline: bool,
             if piece.kind in ('export', 'none'):
                 print(describe(piece))
                 failures += 1
-            elif piece.kind != 'copy' and not reachable:
+                continue
+            local = piece.kind == 'copy' or mirrored(
+                piece.recipe.get('git') or piece.recipe.get('wheel', ''), mirror) is not None
+            if not local and reachable is None:
+                reachable = not offline and online()
+            if not local and not reachable:
                 why = 'offline (--offline)' if offline else 'github.com does not answer'
                 print(f'not reached: {piece.label()}: {why}')
                 failures += 1
             else:
                 progress(describe(piece))
                 try:
-                    make(piece, work, into)
+                    make(piece, work, into, mirror)
                 except (OSError, subprocess.CalledProcessError) as error:
                     print(f'failed: {piece.label()}: {error}')
                     failures += 1
@@ -324,6 +341,8 @@ def arguments(argv: Sequence[str] | None) -> argparse.Namespace:
     command.add_argument('--force', action='store_true',
                          help='write into an existing folder (files that match are kept)')
     command.add_argument('--offline', action='store_true', help='reach nothing on the network')
+    command.add_argument('--mirror', type=Path, default=None,
+                         help='local clones as MIRROR/owner/name, used before GitHub')
     return parser.parse_args(argv)
 
 
@@ -337,7 +356,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     if options.command == 'rebuild':
         return rebuild(options.into or shared_directory(), entries, options.force,
-                       options.offline, os.environ)
+                       options.offline, options.mirror, os.environ)
     folder = options.folder or shared_directory()
     if not folder.is_dir():
         print(f'{folder} is not a folder: set TRITON_PERCEPTION_SHARED or put shared/ beside '

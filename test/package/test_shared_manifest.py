@@ -16,6 +16,7 @@ import re
 import subprocess
 import sys
 
+import pytest
 import yaml
 
 from conftest import REPO, SHARED
@@ -247,3 +248,67 @@ def test_make_shared_offline_names_each_piece_it_could_not_make(tmp_path: Path) 
     assert made == ['ros-python/patches/launch_testing-pytest9.patch']
     check = run_script('check', '--folder', str(target), environment=environment)
     assert 'launch_testing-pytest9.patch' not in check.stdout  # the copy is the recorded patch
+
+
+MIRROR_MANIFEST = """\
+manifest: 1
+groups:
+  - group: checked out
+    root: fake/files
+    rebuild: {{git: upstream/project, commit: {commit}, from: data/}}
+    files:
+      - path: fake/files/note.txt
+        size: 0
+        sha256: ''
+  - group: built
+    root: fake/wheels
+    files:
+      - path: fake/wheels/tiny-1.0+patched-py3-none-any.whl
+        size: 0
+        sha256: ''
+        rebuild: {{wheel: upstream/project, commit: {commit}, package: tiny, patch: {patch}}}
+"""
+TINY_PATCH = """\
+--- a/tiny/setup.py
++++ b/tiny/setup.py
+@@ -1 +1 @@
+-from setuptools import setup; setup(name='tiny', version='1.0', py_modules=['tiny'])
++from setuptools import setup; setup(name='tiny', version='1.0+patched', py_modules=['tiny'])
+"""
+
+
+@pytest.mark.slow
+def test_make_shared_checks_out_and_builds_from_a_local_mirror(tmp_path: Path) -> None:
+    """
+    The rebuild steps themselves, on a local clone: a file at a commit, a wheel after its patch.
+
+    `--mirror` takes the repositories from local clones (MIRROR/owner/name), so this runs the
+    checkout, the patch and `pip wheel` without the network.
+    """
+    upstream = tmp_path / 'mirror' / 'upstream' / 'project'
+    (upstream / 'data').mkdir(parents=True)
+    (upstream / 'tiny').mkdir()
+    (upstream / 'data' / 'note.txt').write_text('at the recorded commit\n')
+    (upstream / 'tiny' / 'tiny.py').write_text('"""A module."""\n')
+    (upstream / 'tiny' / 'setup.py').write_text(
+        "from setuptools import setup; setup(name='tiny', version='1.0', py_modules=['tiny'])\n")
+    git = ['git', '-C', str(upstream), '-c', 'user.name=test', '-c', 'user.email=test@example.com']
+    subprocess.run(['git', 'init', '-q', str(upstream)], check=True)
+    subprocess.run([*git, 'add', '.'], check=True)
+    subprocess.run([*git, 'commit', '-q', '-m', 'recorded'], check=True)
+    commit = subprocess.run([*git, 'rev-parse', 'HEAD'], capture_output=True, text=True,
+                            check=True).stdout.strip()
+    (upstream / 'data' / 'note.txt').write_text('a later change\n')
+    subprocess.run([*git, 'commit', '-q', '-am', 'later'], check=True)
+    patch = tmp_path / 'tiny.patch'
+    patch.write_text(TINY_PATCH)
+    manifest = tmp_path / 'manifest.yaml'
+    manifest.write_text(MIRROR_MANIFEST.format(commit=commit, patch=patch))
+    target = tmp_path / 'rebuilt'
+    environment = {key: value for key, value in os.environ.items() if key != 'CI'}
+    result = run_script('--manifest', str(manifest), 'rebuild', '--into', str(target),
+                        '--offline', '--mirror', str(tmp_path / 'mirror'),
+                        environment=environment)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert (target / 'fake' / 'files' / 'note.txt').read_text() == 'at the recorded commit\n'
+    assert (target / 'fake' / 'wheels' / 'tiny-1.0+patched-py3-none-any.whl').is_file()
