@@ -8,9 +8,9 @@ a reader what the folder must hold and where each file came from; this script ho
                 check-shared); one line per missing or different file, exit 1 when any
     plan        what `rebuild` would do for each piece, without touching the network
     rebuild     make a folder from upstream (make shared): git checkouts at the recorded commits
-                (from local clones with --mirror), release downloads, the launch wheels built with
-                the recorded patch; one line per piece it could not reach or cannot rebuild (the
-                model exports need PyTorch)
+                (from local clones with --mirror), the launch wheels built with the recorded
+                patch; one line per piece it could not reach or cannot rebuild (the model exports
+                need PyTorch)
     checksums   write the folder's sizes and SHA-256s into the manifest (after a deliberate change
                 of the folder)
 
@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 from dataclasses import dataclass
+import hashlib
 import os
 from pathlib import Path
 import re
@@ -30,7 +31,7 @@ import subprocess
 import sys
 import tempfile
 from typing import Callable, Mapping, Sequence
-import urllib.request
+import zipfile
 
 import yaml
 
@@ -56,13 +57,14 @@ class Entry:
     group: str
     root: str
     rebuild: Recipe
+    contents: str = ''  # a wheel's contents_digest: the same for a rebuild, whose bytes differ
 
 
 @dataclass(frozen=True)
 class Piece:
-    """What `rebuild` makes in one step: the files of one recipe (one checkout, one download...)."""
+    """What `rebuild` makes in one step: the files of one recipe (one checkout, one wheel...)."""
 
-    kind: str  # git, wheel, download, copy, export, none
+    kind: str  # git, wheel, copy, export, none
     recipe: Recipe
     entries: tuple[Entry, ...]
 
@@ -73,7 +75,6 @@ class Piece:
         origin = self.recipe.get('git') or self.recipe.get('wheel') or ''
         commit = self.recipe.get('commit') or 'default branch'
         where = {'git': f'{origin} at {commit}', 'wheel': f'{origin} at {commit}',
-                 'download': self.recipe.get('download', ''),
                  'copy': self.recipe.get('copy', '')}.get(self.kind, '')
         return f'{paths} ({where})' if where else paths
 
@@ -88,7 +89,8 @@ def load(manifest: Path = MANIFEST) -> list[Entry]:
             entries.append(Entry(path=str(file['path']), size=int(file['size']),
                                  sha256=str(file['sha256']), group=str(group['group']),
                                  root=str(group.get('root', '')),
-                                 rebuild={str(k): str(v) for k, v in recipe.items()}))
+                                 rebuild={str(k): str(v) for k, v in recipe.items()},
+                                 contents=str(file.get('contents', ''))))
     return entries
 
 
@@ -98,6 +100,31 @@ def found(path: Path, name: str, log: Callable[[str], None]) -> tuple[int, str]:
     if size >= LARGE_FILE:
         log(f'hashing {name} ({size / 1e6:.0f} MB)')
     return size, sha256_of(path)
+
+
+def contents_digest(path: Path) -> str:
+    """
+    Return the SHA-256 of a zip's member names and their contents' SHA-256s, in name order.
+
+    A wheel rebuilt from the same source has other bytes (zip timestamps) but what it installs is
+    the same: this digest says so.
+    """
+    digest = hashlib.sha256()
+    with zipfile.ZipFile(path) as archive:
+        for name in sorted(archive.namelist()):
+            digest.update(f'{name} {hashlib.sha256(archive.read(name)).hexdigest()}\n'.encode())
+    return digest.hexdigest()
+
+
+def difference(entry: Entry, path: Path) -> str:
+    """Return '' when `path` is the entry's file (or a wheel of its contents), else what it is."""
+    size, digest = found(path, entry.path, progress)
+    if (size, digest) == (entry.size, entry.sha256):
+        return ''
+    if entry.contents and zipfile.is_zipfile(path) and contents_digest(path) == entry.contents:
+        progress(f'{entry.path}: other bytes, the recorded contents (a rebuilt wheel)')
+        return ''
+    return f'size {size} sha256 {digest}'
 
 
 def progress(line: str) -> None:
@@ -121,10 +148,9 @@ def check(folder: Path, entries: Sequence[Entry]) -> int:
                 print(f'missing: {entry.path} (expected {expected})')
                 problems += 1
                 continue
-            size, digest = found(path, entry.path, progress)
-            if (size, digest) != (entry.size, entry.sha256):
-                print(f'different: {entry.path} (expected {expected}, found size {size} '
-                      f'sha256 {digest})')
+            other = difference(entry, path)
+            if other:
+                print(f'different: {entry.path} (expected {expected}, found {other})')
                 problems += 1
     verdict = f'{problems} missing or different' if problems else 'all match'
     print(f'checked {len(entries)} files of {folder} against the manifest: {verdict}')
@@ -133,32 +159,34 @@ def check(folder: Path, entries: Sequence[Entry]) -> int:
 
 def write_checksums(folder: Path, manifest: Path) -> int:
     """
-    Rewrite the size and sha256 lines of each file entry from `folder`; return 1 if any is missing.
+    Rewrite each entry's size, sha256 (and a wheel's contents) from `folder`; 1 if any is missing.
 
     The lines are replaced in place, so the manifest's comments and layout stay as written.
     """
     lines = manifest.read_text(encoding='utf-8').splitlines(keepends=True)
     path_line = re.compile(r'^(\s*)- path: (\S+)\s*$')
-    value_line = re.compile(r'^(\s*)(size|sha256): .*$')
-    current: tuple[str, int, str] | None = None  # path, size, sha256
+    value_line = re.compile(r'^(\s*)(size|sha256|contents): .*$')
+    current: Path | None = None
+    values: dict[str, str] = {}
     missing = updated = 0
     for number, line in enumerate(lines):
         match = path_line.match(line)
         if match:
             name = match.group(2)
-            path = folder / name
-            if path.is_file():
-                current = (name, *found(path, name, progress))
-                updated += 1
-            else:
+            current = folder / name if (folder / name).is_file() else None
+            if current is None:
                 print(f'missing: {name} (left as it was)')
-                current = None
                 missing += 1
+                continue
+            size, digest = found(current, name, progress)
+            values = {'size': str(size), 'sha256': digest}
+            updated += 1
             continue
         value = value_line.match(line)
         if value and current is not None:
-            text = str(current[1]) if value.group(2) == 'size' else current[2]
-            lines[number] = f'{value.group(1)}{value.group(2)}: {text}\n'
+            key = value.group(2)
+            text = values.get(key) or contents_digest(current)
+            lines[number] = f'{value.group(1)}{key}: {text}\n'
     manifest.write_text(''.join(lines), encoding='utf-8')
     print(f'wrote the sizes and sha256 of {updated} files from {folder} into {manifest}'
           + (f'; {missing} missing' if missing else ''))
@@ -170,13 +198,13 @@ def pieces(entries: Sequence[Entry]) -> list[Piece]:
     grouped: dict[tuple[tuple[str, str], ...], list[Entry]] = {}
     for entry in entries:
         recipe = dict(entry.rebuild)
-        if 'wheel' in recipe or 'download' in recipe or 'copy' in recipe:
-            recipe['for'] = entry.path  # one wheel, one download, one copy per file
+        if 'wheel' in recipe or 'copy' in recipe:
+            recipe['for'] = entry.path  # one wheel, one copy per file
         grouped.setdefault(tuple(sorted(recipe.items())), []).append(entry)
     result = []
     for key, members in grouped.items():
         recipe = {k: v for k, v in key if k != 'for'}
-        kind = next(k for k in ('git', 'wheel', 'download', 'copy', 'export', 'none')
+        kind = next(k for k in ('git', 'wheel', 'copy', 'export', 'none')
                     if k in recipe)
         result.append(Piece(kind, recipe, tuple(members)))
     return result
@@ -190,8 +218,6 @@ def describe(piece: Piece) -> str:
     if piece.kind == 'wheel':
         patch = f', patched with {recipe["patch"]}' if 'patch' in recipe else ''
         return f'build {piece.label()}: pip wheel of {recipe["package"]}{patch}'
-    if piece.kind == 'download':
-        return f'download {piece.label()}'
     if piece.kind == 'copy':
         return f'copy {piece.label()} from the repository'
     if piece.kind == 'export':
@@ -219,17 +245,22 @@ def mirrored(repository: str, mirror: Path | None) -> Path | None:
     return local if local and local.is_dir() else None
 
 
-def checkout(repository: str, commit: str, work: Path, mirror: Path | None) -> Path:
+def checkout(repository: str, commit: str, work: Path, mirror: Path | None, ref: str = '') -> Path:
     """
     Clone a repository without blobs and check out `commit` (or its default branch).
 
-    From the local clone under `mirror` where there is one, else from GitHub.
+    From the local clone under `mirror` where there is one, else from GitHub. A commit on no
+    branch is fetched by `ref` (a pull request's, refs/pull/N/head) or by itself.
     """
     tree = work / (repository.replace('/', '+') + '@' + (commit or 'HEAD'))
     if not tree.is_dir():
         local = mirrored(repository, mirror)
         origin = local.as_uri() if local else f'https://github.com/{repository}.git'
         run(['git', 'clone', '-q', '--filter=blob:none', '--no-checkout', origin, str(tree)])
+        known = subprocess.run(['git', '-C', str(tree), 'cat-file', '-e', f'{commit}^{{commit}}'],
+                               capture_output=True).returncode == 0
+        if commit and not known:
+            run(['git', '-C', str(tree), 'fetch', '-q', 'origin', ref or commit])
         run(['git', '-C', str(tree), 'checkout', '-q', commit or 'HEAD'])
     return tree
 
@@ -245,13 +276,11 @@ def make(piece: Piece, work: Path, into: Path, mirror: Path | None) -> None:
     for entry in piece.entries:
         (into / entry.path).parent.mkdir(parents=True, exist_ok=True)
     if piece.kind == 'git':
-        tree = checkout(recipe['git'], recipe.get('commit', ''), work, mirror)
+        tree = checkout(recipe['git'], recipe.get('commit', ''), work, mirror,
+                        recipe.get('ref', ''))
         for entry in piece.entries:
             inside = recipe.get('file') or recipe.get('from', '') + relative(entry)
             shutil.copyfile(tree / inside, into / entry.path)
-    elif piece.kind == 'download':
-        with urllib.request.urlopen(recipe['download'], timeout=60) as answer:
-            (into / piece.entries[0].path).write_bytes(answer.read())
     elif piece.kind == 'copy':
         shutil.copyfile(REPO / recipe['copy'], into / piece.entries[0].path)
     elif piece.kind == 'wheel':
@@ -290,10 +319,8 @@ def rebuild(into: Path, entries: Sequence[Entry], force: bool, offline: bool,
     failures = 0
     try:
         for piece in pieces(entries):
-            wanted = tuple(entry for entry in piece.entries
-                           if not (into / entry.path).is_file()
-                           or found(into / entry.path, entry.path, progress)
-                           != (entry.size, entry.sha256))
+            wanted = tuple(entry for entry in piece.entries if not (into / entry.path).is_file()
+                           or difference(entry, into / entry.path))
             if not wanted:
                 continue
             piece = Piece(piece.kind, piece.recipe, wanted)

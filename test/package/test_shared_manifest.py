@@ -15,11 +15,13 @@ from pathlib import Path
 import re
 import subprocess
 import sys
+import zipfile
 
 import pytest
 import yaml
 
 from conftest import REPO, SHARED
+from triton_perception.system.checksums import sha256_of
 
 SCRIPT = REPO / 'dev' / 'shared_folder.py'
 MANIFEST = REPO / 'dev' / 'shared_manifest.yaml'
@@ -312,3 +314,44 @@ def test_make_shared_checks_out_and_builds_from_a_local_mirror(tmp_path: Path) -
     assert result.returncode == 0, result.stdout + result.stderr
     assert (target / 'fake' / 'files' / 'note.txt').read_text() == 'at the recorded commit\n'
     assert (target / 'fake' / 'wheels' / 'tiny-1.0+patched-py3-none-any.whl').is_file()
+
+
+WHEEL_MANIFEST = """\
+manifest: 1
+groups:
+  - group: wheels
+    files:
+      - path: tiny-1.0-py3-none-any.whl
+        size: 0
+        sha256: ''
+        contents: ''
+"""
+
+
+def write_wheel(path: Path, module: str, year: int) -> None:
+    """Write a zip with one member, stamped `year`: a wheel as pip wheel writes one."""
+    with zipfile.ZipFile(path, 'w') as archive:
+        archive.writestr(zipfile.ZipInfo('tiny.py', date_time=(year, 1, 1, 0, 0, 0)), module)
+
+
+def test_a_rebuilt_wheel_passes_and_other_contents_do_not(tmp_path: Path) -> None:
+    """Other bytes with the recorded members pass the check (a rebuild); another member fails."""
+    folder = tmp_path / 'shared'
+    folder.mkdir()
+    wheel = folder / 'tiny-1.0-py3-none-any.whl'
+    write_wheel(wheel, '"""A module."""\n', 2024)
+    manifest = tmp_path / 'manifest.yaml'
+    manifest.write_text(WHEEL_MANIFEST)
+    assert run_script('--manifest', str(manifest), 'checksums', '--folder',
+                      str(folder)).returncode == 0
+    assert "contents: ''" not in manifest.read_text()
+    recorded = sha256_of(wheel)
+    write_wheel(wheel, '"""A module."""\n', 2026)
+    assert sha256_of(wheel) != recorded
+    rebuilt = run_script('--manifest', str(manifest), 'check', '--folder', str(folder))
+    assert rebuilt.returncode == 0, rebuilt.stdout
+    assert 'other bytes, the recorded contents' in rebuilt.stderr
+    write_wheel(wheel, '"""Another module."""\n', 2026)
+    other = run_script('--manifest', str(manifest), 'check', '--folder', str(folder))
+    assert other.returncode == 1
+    assert other.stdout.startswith('different: tiny-1.0-py3-none-any.whl (expected size ')
