@@ -346,8 +346,8 @@ def rebuild(into: Path, entries: Sequence[Entry], force: bool, offline: bool,
     finally:
         shutil.rmtree(work, ignore_errors=True)
     print(f'rebuilt what could be rebuilt into {into}; {failures} pieces not made. Check it '
-          f'with: TRITON_PERCEPTION_SHARED={into} make check-shared (rebuilt wheels and exports '
-          'differ in bytes from the recorded ones, see the manifest)')
+          f'with: TRITON_PERCEPTION_SHARED={into} make check-shared (an export of your own '
+          'differs from the recorded one; the manifest says what models install accepts)')
     return 1 if failures else 0
 
 
