@@ -166,6 +166,17 @@ def test_the_shared_folder_matches_the_manifest() -> None:
         f'checked {len(manifest_paths())} files of {SHARED} against the manifest: all match']
 
 
+def test_the_check_reads_the_folder_the_variable_names(tmp_path: Path) -> None:
+    """TRITON_PERCEPTION_SHARED moves the check as it moves everything else: an empty folder."""
+    environment = {**os.environ, 'TRITON_PERCEPTION_SHARED': str(tmp_path)}
+    result = run_script('check', environment=environment)
+    lines = result.stdout.splitlines()
+    assert result.returncode == 1
+    assert len(lines) == len(manifest_paths()) + 1
+    assert all(line.startswith('missing: ') for line in lines[:-1])
+    assert lines[-1].startswith(f'checked {len(manifest_paths())} files of {tmp_path} ')
+
+
 FAKE_MANIFEST = """\
 # A fake folder's manifest: this comment and the layout stay as written.
 manifest: 1
