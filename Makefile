@@ -3,7 +3,7 @@ SHELL := /bin/bash
 PYTHON_VENV := .venv/bin/python
 CLI := .venv/bin/triton-perception
 
-.PHONY: setup models test test-fast demo bench soak shell clean
+.PHONY: setup models test test-fast demo bench soak shell clean check-shared shared
 
 setup:
 	@bash dev/setup.sh
@@ -36,6 +36,18 @@ soak: models
 shell: setup
 	@echo "Entering a shell with .venv active (exit to leave)"; \
 	bash --rcfile <(echo '. ~/.bashrc 2>/dev/null; . .venv/bin/activate; export FASTRTPS_DEFAULT_PROFILES_FILE=$(CURDIR)/config/fastdds_profile.xml; export FASTDDS_DEFAULT_PROFILES_FILE=$(CURDIR)/config/fastdds_profile.xml')
+
+# The shared folder ($$TRITON_PERCEPTION_SHARED, else ../shared) against dev/shared_manifest.yaml: one
+# line per missing or different file. Without set-up, since set-up itself needs the folder.
+SHARED_PYTHON = $(if $(wildcard $(PYTHON_VENV)),$(PYTHON_VENV),python3)
+check-shared:
+	@$(SHARED_PYTHON) dev/shared_folder.py check
+
+# Rebuild the shared folder from upstream (online, not in CI) into INTO (default: the shared
+# folder, refused when it exists unless FORCE=1), from local clones MIRROR/owner/name where there
+# are; one line per piece it could not make.
+shared:
+	@$(SHARED_PYTHON) dev/shared_folder.py rebuild $(if $(INTO),--into $(INTO)) $(if $(FORCE),--force) $(if $(MIRROR),--mirror $(MIRROR))
 
 clean:
 	rm -rf out .pytest_cache
