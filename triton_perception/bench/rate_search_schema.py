@@ -223,8 +223,8 @@ RESULTS_SCHEMA: dict[str, object] = {
                    'properties': {
                        'probes': {'type': 'array', 'minItems': 1, 'items': {
                            'type': 'object', 'required': ['phase', 'figures'],
-                           'properties': {'phase': {'enum': ['trial', 'bisection', 'linear',
-                                                                     'confirmation']},
+                           'properties': {'phase': {'enum': [
+                               'trial', 'bisection', 'linear', 'confirmation']},
                                           'figures': _RATE_FIGURES}}},
                        'max_sustained_hz': {'type': 'number', 'minimum': 0}}},
         'fixed_rates': {'type': 'object', 'additionalProperties': {

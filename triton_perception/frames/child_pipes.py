@@ -17,14 +17,16 @@ import subprocess
 import termios
 import time
 
+from triton_perception.errors import TritonPerceptionError
+
 READ_CHUNK = 1 << 20
 
 
-class PipeTimeout(TimeoutError):
+class PipeTimeout(TritonPerceptionError, TimeoutError):
     """The deadline passed before the child took the input or gave the output."""
 
 
-class PipeEnded(EOFError):
+class PipeEnded(TritonPerceptionError, EOFError):
     """The child closed its end: it ended (killed, crashed) or stopped reading."""
 
 

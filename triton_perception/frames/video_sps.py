@@ -15,6 +15,8 @@ from __future__ import annotations
 
 from typing import Callable
 
+from triton_perception.errors import TritonPerceptionError
+
 # H.264 profiles whose SPS carries chroma format, bit depths and scaling lists (7.3.2.1.1).
 _HIGH_PROFILES = frozenset({100, 110, 122, 244, 44, 83, 86, 118, 128, 138, 139, 134, 135})
 # chroma_format_idc -> (SubWidthC, SubHeightC); 0 (monochrome) crops in luma samples.
@@ -22,7 +24,7 @@ _CHROMA_UNITS = {0: (1, 1), 1: (2, 2), 2: (2, 1), 3: (1, 1)}
 _MAX_LEADING_ZEROS = 31  # a ue(v) of 32 bits at most; more is not a valid stream
 
 
-class _Malformed(Exception):
+class _Malformed(TritonPerceptionError, ValueError):
     """The SPS ends early or holds a value out of range."""
 
 

@@ -19,11 +19,13 @@ import cv2
 import numpy as np
 from numpy.typing import NDArray
 
+from triton_perception.errors import TritonPerceptionError
+
 STREAM_MAGIC = b'YUV4MPEG2'
 FRAME_MAGIC = b'FRAME'
 
 
-class Y4mError(EOFError):
+class Y4mError(TritonPerceptionError, EOFError):
     """The stream is not the YUV4MPEG2 4:2:0 the pipeline writes (the child failed)."""
 
 
