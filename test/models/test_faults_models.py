@@ -98,7 +98,8 @@ def test_malformed_outputs_fail_with_a_reason(probe: Probe, diagnostics: Arrival
         # WARN for the failures; ERROR once frames arrived and nothing was published for 1 s.
         assert any(status.level in (DiagnosticStatus.WARN, DiagnosticStatus.ERROR)
                    for _, status in statuses(diagnostics, fqn)), fqn
-        assert f'could not publish the result: malformed output: {reason}' in node.output()
+        assert f"result handling failed: MalformedOutput('malformed output: {reason}" \
+            in node.output()
     stop_cleanly(*nodes)
 
 

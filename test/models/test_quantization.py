@@ -27,8 +27,9 @@ from conftest import copy_of_model_repository, shared_path
 from target_venv import LOAD_ALL, target_environment
 from triton_perception.bag import make_bag, read_images, typestore
 from triton_perception.cli import main
-from triton_perception.graphs import (build_graph, float_step_problems, MAX_IR_VERSION,
-                                      QUANTIZED_OPSET, target_problems, tensorrt_qdq_problems)
+from triton_perception.graphs import (build_graph, float_step_problems, make_model,
+                                      MAX_IR_VERSION, QUANTIZED_OPSET, target_problems,
+                                      tensorrt_qdq_problems)
 from triton_perception.models import INT8_GRAPH, quantize_models, TENSORRT_GRAPH
 from triton_perception.models.quantization import quantizer_problem, quantizer_refusal
 from triton_perception.serving import ServerError
@@ -200,7 +201,8 @@ def test_int8_view_serves_the_int8_graph_and_names_its_calibration(tmp_path: Pat
         profile_repository(repository, 'cpu', tmp_path / 'cache', 'int8')
     (step / '1' / INT8_GRAPH).write_bytes(b'int8')
     (step / '1' / (INT8_GRAPH + '.json')).write_text(json.dumps(
-        {'calibration': {'summary': '4 frames of clip, sha256 abc'}}))
+        {'calibration': {'summary': '4 frames of clip, sha256 abc'},
+         'int8_sha256': hashlib.sha256(b'int8').hexdigest(), 'tensorrt_graph_sha256': ''}))
     view = profile_repository(repository, 'cpu', tmp_path / 'cache', 'int8')
     text = (view / 'yolov5_model' / 'config.pbtxt').read_text()
     assert 'string_value: "model_int8.onnx"' in text and '"int8"' in text
@@ -426,7 +428,7 @@ def test_the_tensorrt_rules_refuse_what_the_parser_refuses() -> None:
          initializer('b', np.ones(2, np.int32)),
          initializer('b_scale', np.array(0.01, np.float32)),
          initializer('b_zero', np.array(0, np.int32))])
-    problems = tensorrt_qdq_problems(helper.make_model(graph))
+    problems = tensorrt_qdq_problems(make_model(graph, QUANTIZED_OPSET))
     assert any('q_x: zero point is not 0' in problem for problem in problems), problems
     assert any('dq_w: per-channel axis 1, not the output channel of Conv' in problem
                for problem in problems), problems

@@ -15,7 +15,7 @@ from typing import TypedDict
 
 from triton_perception.bench.bench_schema import Percentiles, StepTimers
 
-RATE_SEARCH_SCHEMA_VERSION = 2  # 2: the confirmation phase
+RATE_SEARCH_SCHEMA_VERSION = 1
 
 # ros2_benchmark's BasicPerformanceMetrics, as its results JSON spells them.
 SENT = 'BasicPerformanceMetrics.NUM_FRAMES_SENT'
