@@ -16,8 +16,9 @@ from typing import Callable
 from triton_perception.commands.bag_commands import _threshold
 from triton_perception.graphs import HEAD_LAYOUTS
 from triton_perception.lanes import LAYOUTS as LANE_LAYOUTS
-from triton_perception.models import (DEFAULT_FRAMES, default_models_directory, ExportChecks,
-                                      install_models, ModelInstallError)
+from triton_perception.models import (CALIBRATION_METHODS, DEFAULT_FRAMES,
+                                      default_models_directory, ExportChecks, install_models,
+                                      ModelInstallError)
 from triton_perception.system import default_model_repository
 
 
@@ -93,6 +94,7 @@ def command_quantize(arguments: argparse.Namespace, repository: Path,
     from triton_perception.bag import BagError  # noqa: PLC0415
     from triton_perception.evaluation import check_guard_drives, guard_quantization
     from triton_perception.models import install_quantized, quantize_models
+    from triton_perception.models import Int8Options, parse_keep_float  # noqa: PLC0415
 
     def error(text: str) -> int:
         print(f'triton-perception: error: {text}', file=sys.stderr)
@@ -110,10 +112,12 @@ def command_quantize(arguments: argparse.Namespace, repository: Path,
     models = ('detection', 'lanes') if arguments.models == 'both' else (arguments.models,)
     output = (arguments.output or guard_folder()).resolve()
     try:
+        options = Int8Options(arguments.calibration_method, parse_keep_float(arguments.keep_float))
         check_guard_drives(guard)
         with tempfile.TemporaryDirectory(prefix='triton_perception-int8-') as staging:
             candidates, used = quantize_models(repository, calibration, Path(staging), models,
-                                               arguments.frames, arguments.topic, log)
+                                               arguments.frames, arguments.topic, log,
+                                               options)
             log(f'calibrated on {used.summary()}')
             verdict = guard_quantization(repository, candidates, guard, output,
                                          dict(arguments.change_threshold),
@@ -234,6 +238,14 @@ def add_models_command(commands: argparse._SubParsersAction[argparse.ArgumentPar
     quantize.add_argument('--frames', type=int, default=DEFAULT_FRAMES,
                           help='calibration frames, sampled evenly across the bags (default '
                                f'{DEFAULT_FRAMES})')
+    quantize.add_argument('--calibration-method', default='minmax', metavar='METHOD',
+                          help="onnxruntime's calibration: "
+                               f"{', '.join(CALIBRATION_METHODS)} (default minmax)")
+    quantize.add_argument('--keep-float', default='auto', metavar='auto|none|NODE,...',
+                          help='network nodes or blocks kept float: auto (default) keeps the '
+                               "lane graph's most sensitive blocks float until its lane mask "
+                               'agrees with the float graph (docs/models.md); none quantizes '
+                               'every block; or names, comma-separated')
     quantize.add_argument('--topic', default=None,
                           help="the calibration bags' camera topic (default: their only one)")
     quantize.add_argument('--guard-labels', type=Path, action='append', default=[],

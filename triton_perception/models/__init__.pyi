@@ -6,6 +6,12 @@ from triton_perception.models.detectors import (
     labels_for as labels_for,
 )
 from triton_perception.models.health_model import HEALTH_GRAPH_FILE as HEALTH_GRAPH_FILE
+from triton_perception.models.int8_sensitivity import (
+    CALIBRATION_METHODS as CALIBRATION_METHODS,
+    Int8Options as Int8Options,
+    KeepFloatError as KeepFloatError,
+    parse_keep_float as parse_keep_float,
+)
 from triton_perception.models.lane_model_install import (
     install_lane_model as install_lane_model,
     install_served_lane_model as install_served_lane_model,

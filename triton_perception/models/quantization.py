@@ -39,6 +39,12 @@ import numpy as np
 from numpy.typing import NDArray
 
 from triton_perception.bag import BagError, CAMERA_TYPES, read_images
+from triton_perception.models.int8_quantizer import CPU_FLAVOUR, QuantizeJob, TENSORRT_FLAVOUR
+from triton_perception.models.int8_sensitivity import (calibration_method, CALIBRATION_METHODS,
+                                                       check_names, designates, Int8Options,
+                                                       keep_sensitive_float, KeptFloat,
+                                                       named_nodes, outputs_of, Probe,
+                                                       SENSITIVE_OUTPUTS, SENSITIVITY_FRAMES)
 from triton_perception.models.shipped_models import ModelInstallError
 from triton_perception.system import sha256_of
 
@@ -167,7 +173,7 @@ class ProgressBar:
 
 
 def _feeds(graph_inputs: list[ValueInfoProto], frames: list[NDArray[np.uint8]],
-           bar: ProgressBar) -> Iterator[Feed]:
+           bar: ProgressBar | None = None) -> Iterator[Feed]:
     """Yield the served graph's inputs per frame; the thresholds do not reach the network."""
     for frame in frames:
         feed: Feed = {}
@@ -179,21 +185,21 @@ def _feeds(graph_inputs: list[ValueInfoProto], frames: list[NDArray[np.uint8]],
             else:                                          # INT32: max_detections
                 feed[tensor.name] = np.array([100], np.int32)
         yield feed
-        bar.step()
+        if bar is not None:
+            bar.step()
 
 
 def quantize_step(float_graph: Path, destination: Path, frames: list[NDArray[np.uint8]],
-                  calibration: Calibration, label: str = 'calibrating') -> Candidate:
+                  calibration: Calibration, label: str = 'calibrating',
+                  options: Int8Options = Int8Options(),
+                  log: Callable[[str], None] = print) -> Candidate:
     """
     Write INT8_FILES for the served graph `float_graph` into `destination`.
 
     Raises ModelInstallError when the quantized graph would not load in the oldest onnxruntime
-    the package supports or changed a float step.
+    the package supports or changed a float step, KeepFloatError for an unknown method.
     """
     import onnx  # noqa: PLC0415
-    import onnxruntime  # noqa: PLC0415
-    from onnxruntime.quantization import (CalibrationDataReader, QuantFormat,  # noqa: PLC0415
-                                          quantize_static, QuantType)
 
     from triton_perception.graphs import at_quantization_opset, fit_to_target  # noqa: PLC0415
     from triton_perception.graphs import (float_step_problems, network_nodes,  # noqa: PLC0415
@@ -201,35 +207,19 @@ def quantize_step(float_graph: Path, destination: Path, frames: list[NDArray[np.
 
     float_model = onnx.load(str(float_graph))
     nodes = network_nodes(float_model)
+    method = calibration_method(options.method)
     destination.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix='triton_perception-quantize-') as scratch:
-        source = Path(scratch) / 'opset13.onnx'
-        onnx.save(at_quantization_opset(float_model), str(source))
-        cache = Path(scratch) / 'calibration.json'
-        bar = ProgressBar(label, len(frames))
-
-        class Reader(CalibrationDataReader):  # type: ignore[misc]
-
-            def __init__(self) -> None:
-                self.feeds = _feeds(list(float_model.graph.input), frames, bar)
-
-            def get_next(self) -> Feed | None:
-                return next(self.feeds, None)
-
-        common: dict[str, object] = {'quant_format': QuantFormat.QDQ, 'per_channel': True,
-                                     'nodes_to_quantize': nodes, 'weight_type': QuantType.QInt8,
-                                     'calibration_cache_path': cache}
-        cpu = {'activation_type': QuantType.QUInt8, 'reduce_range': True,
-               'extra_options': {'WeightSymmetric': True}}
-        # Biases float: TensorRT's parser refuses a DequantizeLinear of an INT32 bias.
-        tensorrt = {'activation_type': QuantType.QInt8,
-                    'extra_options': {'WeightSymmetric': True, 'ActivationSymmetric': True,
-                                      'QuantizeBias': False}}
-        flavours = ((INT8_GRAPH, Reader(), cpu), (TENSORRT_GRAPH, None, tensorrt))
-        for name, reader, settings in flavours:
-            written = Path(scratch) / name
-            quantize_static(str(source), str(written), reader, **common, **settings)
-            model = onnx.load(str(written))
+        job = QuantizeJob(Path(scratch) / 'opset13.onnx', Path(scratch) / 'calibration.json',
+                          method)
+        onnx.save(at_quantization_opset(float_model), str(job.source))
+        job.write(Path(scratch) / 'calibrated.onnx', CPU_FLAVOUR, nodes,
+                  feeds=_feeds(list(float_model.graph.input), frames,
+                               ProgressBar(label, len(frames))))
+        kept = _kept_float(job, float_graph, list(float_model.graph.input), nodes, frames,
+                           options, log)
+        for name, flavour in ((INT8_GRAPH, CPU_FLAVOUR), (TENSORRT_GRAPH, TENSORRT_FLAVOUR)):
+            model = onnx.load(str(job.write(Path(scratch) / name, flavour, nodes, kept.nodes)))
             fit_to_target(model)
             problems = [*target_problems(model), *float_step_problems(model, float_model)]
             if name == TENSORRT_GRAPH:
@@ -240,18 +230,50 @@ def quantize_step(float_graph: Path, destination: Path, frames: list[NDArray[np.
             partial = destination / (name + '.partial')
             partial.write_bytes(model.SerializeToString(deterministic=True))
             os.replace(partial, destination / name)
-    record = {'precision': 'int8', 'calibration': calibration.__dict__ | {
-                  'bags': list(calibration.bags), 'summary': calibration.summary()},
-              'float_graph_sha256': sha256_of(float_graph),
-              'int8_sha256': sha256_of(destination / INT8_GRAPH),
-              'tensorrt_graph_sha256': sha256_of(destination / TENSORRT_GRAPH),
-              'quantized_nodes': len(nodes),
-              'tool': f'onnxruntime {onnxruntime.__version__} quantize_static, QDQ, MinMax, '
-                      'per-channel weights; CPU: U8 activations, 7-bit weights; TensorRT: '
-                      'symmetric INT8, float biases'}
+    record = _record(float_graph, destination, calibration, len(nodes), options.method, kept)
     (destination / (INT8_GRAPH + '.json')).write_text(json.dumps(record, indent=2) + '\n',
                                                       encoding='utf-8')
     return Candidate(float_graph.parent.parent.name, destination)
+
+
+def _kept_float(job: QuantizeJob, float_graph: Path, graph_inputs: list[ValueInfoProto],
+                nodes: list[str], frames: list[NDArray[np.uint8]], options: Int8Options,
+                log: Callable[[str], None]) -> KeptFloat:
+    """Return what stays float: none, the named nodes and blocks, or the sensitivity pass's."""
+    if options.keep_float == 'none':
+        return KeptFloat()
+    if options.keep_float != 'auto':
+        mine = [name for name in options.keep_float
+                if any(designates(name, node) for node in nodes)]
+        return KeptFloat(tuple(named_nodes(mine, nodes)), tuple(mine))
+    step = float_graph.parent.parent.name
+    if step not in SENSITIVE_OUTPUTS:
+        return KeptFloat()
+    output, threshold = SENSITIVE_OUTPUTS[step]
+    picked = frames[::max(1, len(frames) // SENSITIVITY_FRAMES)][:SENSITIVITY_FRAMES]
+    feeds = tuple(_feeds(graph_inputs, picked))
+    probe = Probe(feeds, output, threshold, tuple(outputs_of(job.source, feeds, output)))
+    log(f'{step}: sensitivity pass on {len(feeds)} calibration frames ({output})')
+    return keep_sensitive_float(job, nodes, probe, job.source.parent, options.target,
+                                lambda line: log(f'{step}: {line}'))
+
+
+def _record(float_graph: Path, destination: Path, calibration: Calibration, quantized: int,
+            method: str, kept: KeptFloat) -> dict[str, object]:
+    """Return model_int8.onnx.json: the calibration, the method, what stayed float, checksums."""
+    import onnxruntime  # noqa: PLC0415
+
+    return {'precision': 'int8', 'calibration': calibration.__dict__ | {
+                'bags': list(calibration.bags), 'summary': calibration.summary()},
+            'float_graph_sha256': sha256_of(float_graph),
+            'int8_sha256': sha256_of(destination / INT8_GRAPH),
+            'tensorrt_graph_sha256': sha256_of(destination / TENSORRT_GRAPH),
+            'quantized_nodes': quantized - len(kept.nodes),
+            'calibration_method': method,
+            'kept_float': kept.record(),
+            'tool': f'onnxruntime {onnxruntime.__version__} quantize_static, QDQ, '
+                    f'{CALIBRATION_METHODS[method]}, per-channel weights; CPU: U8 activations, '
+                    '7-bit weights; TensorRT: symmetric INT8, float biases'}
 
 
 def quantizer_problem() -> str | None:
@@ -282,8 +304,8 @@ def quantizer_refusal(version: str, parameters: Sequence[str]) -> str | None:
 
 def quantize_models(repository: Path, bags: Sequence[Path], staging: Path,
                     models: Sequence[str] = ('detection', 'lanes'), frames: int = DEFAULT_FRAMES,
-                    topic: str | None = None,
-                    log: Callable[[str], None] = print) -> tuple[list[Candidate], Calibration]:
+                    topic: str | None = None, log: Callable[[str], None] = print,
+                    options: Int8Options = Int8Options()) -> tuple[list[Candidate], Calibration]:
     """
     Quantize the served graphs of `models` into `staging`/<step>/; the repository is not touched.
 
@@ -297,14 +319,27 @@ def quantize_models(repository: Path, bags: Sequence[Path], staging: Path,
         if not (repository / step / '1' / FLOAT_GRAPH).is_file():
             raise ModelInstallError(f"{repository / step / '1' / FLOAT_GRAPH} is missing: run "
                                     "'triton-perception models install' first")
+    calibration_method(options.method)
+    if not isinstance(options.keep_float, str):
+        check_names(options.keep_float, [_network_nodes(repository / step / '1' / FLOAT_GRAPH)
+                                         for step in steps])
     sampled, calibration = sample_frames(list(bags), topic, frames, log)
     candidates = []
     for step in steps:
         log(f'{step}: quantizing to INT8 (onnxruntime quantize_static, QDQ)')
         candidates.append(quantize_step(repository / step / '1' / FLOAT_GRAPH,
                                         staging / step, sampled, calibration,
-                                        f'{step}: calibrating'))
+                                        f'{step}: calibrating', options, log))
     return candidates, calibration
+
+
+def _network_nodes(float_graph: Path) -> list[str]:
+    """Return the quantizable nodes of an installed served graph."""
+    import onnx  # noqa: PLC0415
+
+    from triton_perception.graphs import network_nodes  # noqa: PLC0415
+
+    return network_nodes(onnx.load(str(float_graph)))
 
 
 def install_quantized(repository: Path, candidates: Sequence[Candidate],

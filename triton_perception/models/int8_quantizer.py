@@ -1,0 +1,67 @@
+"""
+One call of onnxruntime's `quantize_static` as `models quantize` makes it, for both flavours.
+
+The calibration runs once per step, into onnxruntime's calibration cache; every later call (the
+other flavour, each block of the sensitivity pass) reads its ranges from there, so that all the
+graphs of a step share one calibration and a block's sensitivity is measured with the ranges the
+installed graph will have. models/quantization.py says why these flavours.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterator, Sequence
+
+import numpy as np
+from numpy.typing import NDArray
+
+from triton_perception.models.shipped_models import ModelInstallError
+
+Feed = dict[str, NDArray[np.uint8 | np.float32 | np.int32]]
+
+# The CPU profile's graph: U8 activations, 7-bit weights (x86 without VNNI).
+CPU_FLAVOUR: dict[str, object] = {'activation_type': 'QUInt8', 'reduce_range': True,
+                                  'extra_options': {'WeightSymmetric': True}}
+# TensorRT's: symmetric INT8, biases float (its parser refuses a DequantizeLinear of INT32).
+TENSORRT_FLAVOUR: dict[str, object] = {
+    'activation_type': 'QInt8',
+    'extra_options': {'WeightSymmetric': True, 'ActivationSymmetric': True,
+                      'QuantizeBias': False}}
+
+
+@dataclass(frozen=True)
+class QuantizeJob:
+    """A step's opset-13 float graph, its calibration cache and method: what every call shares."""
+
+    source: Path
+    cache: Path
+    method: object  # onnxruntime.quantization.CalibrationMethod
+
+    def write(self, destination: Path, flavour: dict[str, object], quantize: Sequence[str],
+              exclude: Sequence[str] = (), feeds: Iterator[Feed] | None = None) -> Path:
+        """
+        Write `source` quantized to `destination`: `quantize` minus `exclude`, in `flavour`.
+
+        `feeds` calibrate when the cache is not written yet; afterwards the cache is read.
+        """
+        from onnxruntime.quantization import (CalibrationDataReader, QuantFormat,  # noqa: PLC0415
+                                              quantize_static, QuantType)
+
+        class Reader(CalibrationDataReader):  # type: ignore[misc]
+
+            def get_next(self) -> Feed | None:
+                return next(feeds, None) if feeds is not None else None
+
+        settings = dict(flavour)
+        settings['activation_type'] = getattr(QuantType, str(flavour['activation_type']))
+        nodes = [node for node in quantize if node not in exclude]
+        if not nodes:  # quantize_static reads an empty list as "every node"
+            raise ModelInstallError(f'{self.source.name}: every quantizable node is kept float')
+        quantize_static(str(self.source), str(destination),
+                        Reader() if feeds is not None and not self.cache.is_file() else None,
+                        quant_format=QuantFormat.QDQ, per_channel=True,
+                        weight_type=QuantType.QInt8, calibrate_method=self.method,
+                        nodes_to_quantize=nodes,
+                        nodes_to_exclude=list(exclude), calibration_cache_path=self.cache,
+                        **settings)
+        return destination
