@@ -25,8 +25,8 @@ from triton_perception.models import INT8_GRAPH, Int8Options, quantize_models, T
 from triton_perception.models.int8_quantizer import CPU_FLAVOUR, QuantizeJob
 from triton_perception.models.int8_sensitivity import (block_of, calibration_method,
                                                        keep_sensitive_float, KeepFloatError,
-                                                       named_nodes, outputs_of, parse_keep_float,
-                                                       Probe, rank_blocks)
+                                                       mask_score, named_nodes, outputs_of,
+                                                       parse_keep_float, Probe, rank_blocks)
 
 NODES = ['/stem/Conv', '/mixer/Conv', '/mixer/Conv_1', '/head/Conv']
 
@@ -74,7 +74,7 @@ def probe_and_job(tmp_path: Path) -> tuple[Probe, QuantizeJob]:
     job = QuantizeJob(source, tmp_path / 'cache.json', calibration_method('minmax'))
     feeds = _feeds(8)
     job.write(tmp_path / 'calibrated.onnx', CPU_FLAVOUR, NODES, feeds=iter(feeds))
-    return Probe(feeds, 'y', 0.5, tuple(outputs_of(source, feeds, 'y'))), job
+    return Probe(feeds, tuple(outputs_of(source, feeds)), (mask_score('y', 0.5),)), job
 
 
 def test_the_sensitive_block_ranks_first(probe_and_job: tuple[Probe, QuantizeJob],
@@ -83,8 +83,8 @@ def test_the_sensitive_block_ranks_first(probe_and_job: tuple[Probe, QuantizeJob
     probe, job = probe_and_job
     ranking = rank_blocks(job, NODES, probe, tmp_path)
     assert [loss.block for loss in ranking][0] == '/mixer'
-    assert ranking[0].agreement < 0.2, ranking
-    assert all(loss.agreement > 0.9 for loss in ranking[1:]), ranking
+    assert ranking[0].agreement[0] < 0.2, ranking
+    assert all(loss.agreement[0] > 0.9 for loss in ranking[1:]), ranking
 
 
 def test_auto_keeps_the_sensitive_block_float(probe_and_job: tuple[Probe, QuantizeJob],
@@ -93,8 +93,7 @@ def test_auto_keeps_the_sensitive_block_float(probe_and_job: tuple[Probe, Quanti
     probe, job = probe_and_job
     kept = keep_sensitive_float(job, NODES, probe, tmp_path, 0.95, log=lambda line: None)
     assert kept.blocks == ('/mixer',) and kept.nodes == ('/mixer/Conv', '/mixer/Conv_1')
-    assert kept.whole_agreement is not None and kept.whole_agreement < 0.2
-    assert kept.agreement is not None and kept.agreement >= 0.95
+    assert kept.whole_agreement[0] < 0.2 and kept.agreement[0] >= 0.95
     graph = onnx.load(str(job.write(tmp_path / 'kept.onnx', CPU_FLAVOUR, NODES, kept.nodes)))
     mixer = next(node for node in graph.graph.node if node.name == '/mixer/Conv')
     weights = {tensor.name for tensor in graph.graph.initializer}

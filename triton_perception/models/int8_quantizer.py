@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterator, Sequence
+import sys
+from typing import Iterator, Sequence, TextIO
 
 import numpy as np
 from numpy.typing import NDArray
@@ -65,3 +66,25 @@ class QuantizeJob:
                         nodes_to_exclude=list(exclude), calibration_cache_path=self.cache,
                         **settings)
         return destination
+
+
+class ProgressBar:
+    """A one-line progress bar on a terminal; a line per quarter elsewhere (logs, CI)."""
+
+    def __init__(self, label: str, total: int, stream: TextIO | None = None) -> None:
+        """Count to `total` under `label`."""
+        self.label, self.total, self.done = label, max(total, 1), 0
+        self.stream = stream or sys.stderr
+        self.tty = self.stream.isatty()
+
+    def step(self) -> None:
+        """Count one more and redraw."""
+        self.done += 1
+        share = self.done / self.total
+        if self.tty:
+            filled = int(30 * share)
+            self.stream.write(f"\r{self.label} [{'#' * filled}{'.' * (30 - filled)}] "
+                              f'{self.done}/{self.total}' + ('\n' if share >= 1 else ''))
+        elif self.done == self.total or int(4 * share) > int(4 * (self.done - 1) / self.total):
+            self.stream.write(f'{self.label}: {self.done}/{self.total}\n')
+        self.stream.flush()

@@ -29,17 +29,18 @@ from triton_perception.models.int8_quantizer import CPU_FLAVOUR, QuantizeJob
 from triton_perception.models.shipped_models import ModelInstallError
 
 BLOCK_DEPTH = 2
-# What `--keep-float auto` judges per step: the output and the mask threshold (lane_graph.py:
-# lane_probability >= 128 exactly where the float head says lane). Steps not named keep none.
-SENSITIVE_OUTPUTS = {'lane_model': ('lane_probability', 128)}
-# The lane-mask agreement (mean IoU over frames) the graph must reach with the kept blocks.
+# The agreement (the probe's first score, mean over its frames) the graph must reach with the
+# kept blocks: for lanes the guard's lanes figure, whose threshold is 0.95 (models/lane_probe.py).
 DEFAULT_TARGET = 0.95
 SENSITIVITY_FRAMES = 16
 # --calibration-method's names and onnxruntime's CalibrationMethod members.
 CALIBRATION_METHODS = {'minmax': 'MinMax', 'entropy': 'Entropy', 'percentile': 'Percentile'}
 KEEP_FLOAT_WORDS = ('auto', 'none')
-Array = NDArray[np.uint8 | np.float32 | np.int32]
+Array = NDArray[np.uint8 | np.float32 | np.int32 | np.int64]
 Feed = Mapping[str, Array]
+Outputs = Mapping[str, Array]
+# One frame's agreement of a candidate's outputs with the float graph's (1 = the same).
+FrameScore = Callable[[Outputs, Outputs, Feed], float]
 
 
 @dataclass(frozen=True)
@@ -48,7 +49,7 @@ class BlockLoss:
 
     block: str
     nodes: tuple[str, ...]
-    agreement: float
+    agreement: tuple[float, ...]  # the probe's scores
 
 
 @dataclass(frozen=True)
@@ -57,18 +58,22 @@ class KeptFloat:
 
     nodes: tuple[str, ...] = ()
     blocks: tuple[str, ...] = ()
-    agreement: float | None = None
-    whole_agreement: float | None = None  # every block quantized
+    agreement: tuple[float, ...] = ()
+    whole_agreement: tuple[float, ...] = ()  # every block quantized
     ranking: tuple[BlockLoss, ...] = field(default=())
 
     def record(self) -> dict[str, object]:
         """Return the record's `kept_float` entry (model_int8.onnx.json)."""
         return {'blocks': list(self.blocks), 'nodes': list(self.nodes),
-                'lane_mask_agreement': self.agreement,
-                'lane_mask_agreement_all_int8': self.whole_agreement,
+                'agreement': _rounded(self.agreement),
+                'agreement_all_int8': _rounded(self.whole_agreement),
                 'sensitivity': [{'block': loss.block, 'nodes': len(loss.nodes),
-                                 'agreement': round(loss.agreement, 4)}
+                                 'agreement': _rounded(loss.agreement)}
                                 for loss in self.ranking]}
+
+
+def _rounded(figures: Sequence[float]) -> list[float]:
+    return [round(figure, 4) for figure in figures]
 
 
 class KeepFloatError(ModelInstallError):
@@ -111,17 +116,33 @@ def calibration_method(name: str) -> object:
     return getattr(CalibrationMethod, CALIBRATION_METHODS[name])
 
 
-def block_of(node: str) -> str:
-    """Return the block (module path, BLOCK_DEPTH levels) of an exporter's node name."""
+def block_of(node: str, deepest: int | None = None) -> str:
+    """
+    Return the block of an exporter's node name: its module path, BLOCK_DEPTH levels deep.
+
+    One level when its top module nests no deeper than BLOCK_DEPTH (`deepest`, default the
+    node's own depth): `/up_1_1/deconv/ConvTranspose` is in `/up_1_1`, with its BatchNorm and
+    PReLU, because a float node alone between Quantize/Dequantize pairs has its weights
+    quantized per tensor by onnxruntime's optimizer (WeightBiasQuantization) when it loads.
+    """
     modules = node.split('/')[1:-1] if node.startswith('/') else []
-    return '/' + '/'.join(modules[:BLOCK_DEPTH]) if modules else node
+    if not modules:
+        return node
+    depth = BLOCK_DEPTH if (deepest or len(modules)) > BLOCK_DEPTH else 1
+    return '/' + '/'.join(modules[:depth])
 
 
 def blocks_of(nodes: Sequence[str]) -> dict[str, list[str]]:
     """Return `nodes` grouped by block, blocks in the order of their first node."""
+    deepest: dict[str, int] = {}
+    for node in nodes:
+        modules = node.split('/')[1:-1] if node.startswith('/') else []
+        if modules:
+            deepest[modules[0]] = max(deepest.get(modules[0], 0), len(modules))
     blocks: dict[str, list[str]] = {}
     for node in nodes:
-        blocks.setdefault(block_of(node), []).append(node)
+        top = node.split('/')[1] if node.startswith('/') else ''
+        blocks.setdefault(block_of(node, deepest.get(top)), []).append(node)
     return blocks
 
 
@@ -146,19 +167,17 @@ def named_nodes(names: Sequence[str], nodes: Sequence[str]) -> list[str]:
     return [node for node in nodes if any(designates(name, node) for name in names)]
 
 
-def mask_agreement(reference: Sequence[Array],
-                   candidate: Sequence[Array], threshold: float) -> float:
-    """Return the mean over frames of the IoU of the masks `>= threshold` (1 when both empty)."""
-    scores = []
-    for before, after in zip(reference, candidate, strict=True):
-        old, new = before >= threshold, after >= threshold
+def mask_score(output: str, threshold: float) -> FrameScore:
+    """Return the per-frame IoU of `output >= threshold` of two runs (1 when both are empty)."""
+    def score(before: Outputs, after: Outputs, feed: Feed) -> float:
+        old, new = before[output] >= threshold, after[output] >= threshold
         union = int(np.count_nonzero(old | new))
-        scores.append(np.count_nonzero(old & new) / union if union else 1.0)
-    return float(np.mean(scores)) if scores else 1.0
+        return np.count_nonzero(old & new) / union if union else 1.0
+    return score
 
 
-def outputs_of(graph: Path, feeds: Sequence[Feed], output: str) -> list[Array]:
-    """Run `graph` with onnxruntime on the CPU, one thread, and return `output` per feed."""
+def outputs_of(graph: Path, feeds: Sequence[Feed]) -> list[Outputs]:
+    """Run `graph` with onnxruntime on the CPU, one thread, and return its outputs per feed."""
     import onnxruntime  # noqa: PLC0415
 
     options = onnxruntime.SessionOptions()
@@ -166,32 +185,35 @@ def outputs_of(graph: Path, feeds: Sequence[Feed], output: str) -> list[Array]:
     options.inter_op_num_threads = 1
     session = onnxruntime.InferenceSession(str(graph), options,
                                            providers=['CPUExecutionProvider'])
-    return [session.run([output], dict(feed))[0] for feed in feeds]
+    names = [output.name for output in session.get_outputs()]
+    return [dict(zip(names, session.run(names, dict(feed)))) for feed in feeds]
 
 
 @dataclass(frozen=True)
 class Probe:
-    """What each trial is judged on: the frames' feeds, the output, its threshold, the float's."""
+    """What each trial is judged on: frames, the float graph's outputs, per-frame scores."""
 
     feeds: tuple[Feed, ...]
-    output: str
-    threshold: float
-    reference: tuple[Array, ...]
+    reference: tuple[Outputs, ...]
+    scores: tuple[FrameScore, ...]  # the first decides; the others rank blocks it ties
 
-    def agreement(self, graph: Path) -> float:
-        """Return the mask agreement of `graph`'s output with the float graph's."""
-        return mask_agreement(self.reference, outputs_of(graph, self.feeds, self.output),
-                              self.threshold)
+    def agreement(self, graph: Path) -> tuple[float, ...]:
+        """Return each score of `graph`'s outputs against the float graph's, mean over frames."""
+        outputs = outputs_of(graph, self.feeds)
+        return tuple(float(np.mean([score(before, after, feed) for before, after, feed in zip(
+            self.reference, outputs, self.feeds, strict=True)])) for score in self.scores)
 
 
-def rank_blocks(job: QuantizeJob, nodes: Sequence[str], probe: Probe,
-                scratch: Path) -> list[BlockLoss]:
+def rank_blocks(job: QuantizeJob, nodes: Sequence[str], probe: Probe, scratch: Path,
+                log: Callable[[str], None] = print) -> list[BlockLoss]:
     """Return every block quantized alone against the float graph, the most sensitive first."""
     losses = []
     for number, (block, members) in enumerate(blocks_of(nodes).items()):
         graph = job.write(scratch / f'block_{number}.onnx', CPU_FLAVOUR, members)
         losses.append(BlockLoss(block, tuple(members), probe.agreement(graph)))
         graph.unlink()
+        log(f'sensitivity: {block} alone INT8 ({len(members)} nodes): agreement '
+            f'{_shown(losses[-1].agreement)}')
     return sorted(losses, key=lambda loss: loss.agreement)
 
 
@@ -201,18 +223,17 @@ def keep_sensitive_float(job: QuantizeJob, nodes: Sequence[str], probe: Probe, s
     """
     Keep the most sensitive blocks float, worst first, until the rest agrees to `target`.
 
-    The agreement is the output's mask over the probe's frames, every block not kept float
+    The agreement is the probe's first score over its frames, every block not kept float
     quantized at once (the errors of several blocks add up: the single-block figures rank, the
     whole graph decides). Keeps at most all but one block.
     """
     whole = probe.agreement(job.write(scratch / 'whole.onnx', CPU_FLAVOUR, nodes))
-    log(f'sensitivity: every block INT8: {probe.output} agreement {whole:.3f} '
-        f'(target {target:g})')
-    if whole >= target:
+    log(f'sensitivity: every block INT8: agreement {_shown(whole)} (target {target:g})')
+    if whole[0] >= target:
         return KeptFloat(agreement=whole, whole_agreement=whole)
-    ranking = rank_blocks(job, nodes, probe, scratch)
+    ranking = rank_blocks(job, nodes, probe, scratch, log)
     log('sensitivity: most sensitive blocks: ' + ', '.join(
-        f'{loss.block} {loss.agreement:.3f}' for loss in ranking[:5]))
+        f'{loss.block} {_shown(loss.agreement)}' for loss in ranking[:5]))
     agreement, kept, exclude = whole, ranking[:0], set()
     for count in range(1, len(ranking)):
         kept = ranking[:count]
@@ -220,8 +241,12 @@ def keep_sensitive_float(job: QuantizeJob, nodes: Sequence[str], probe: Probe, s
         graph = job.write(scratch / 'kept.onnx', CPU_FLAVOUR, nodes, sorted(exclude))
         agreement = probe.agreement(graph)
         log(f'sensitivity: {count} block(s) float ({kept[-1].block} added): agreement '
-            f'{agreement:.3f}')
-        if agreement >= target:
+            f'{_shown(agreement)}')
+        if agreement[0] >= target:
             break
     return KeptFloat(tuple(node for node in nodes if node in exclude),
                      tuple(loss.block for loss in kept), agreement, whole, tuple(ranking))
+
+
+def _shown(figures: Sequence[float]) -> str:
+    return ' / '.join(f'{figure:.3f}' for figure in figures)

@@ -2,13 +2,15 @@
 INT8 served graphs calibrated from the user's own bags: `triton-perception models quantize`.
 
 Static post-training quantization with onnxruntime's `quantize_static` in the QDQ form
-(graphs/int8_scope.py says which nodes). Why onnxruntime's tool rather than NVIDIA's Model
-Optimizer (`nvidia-modelopt`, ONNX PTQ): the CPU profile runs the graph with onnxruntime, whose
-quantizer writes what its own CPU kernels fuse (QLinearConv and friends) at opset 13 and IR 7,
-within onnxruntime 1.12's reach; Model Optimizer's ONNX PTQ is itself built on onnxruntime's
-calibrators (`modelopt.onnx.quantization.ort_quantization`), aims at TensorRT only, and is a
-large dependency the package does not otherwise need. TensorRT builds any symmetric-INT8 QDQ
-graph as explicit quantization, so one tool and one calibration serve both runtimes:
+(graphs/int8_scope.py says which nodes; models/int8_quantizer.py makes the call, with the
+calibration method asked for; models/int8_sensitivity.py chooses what stays float). Why
+onnxruntime's tool rather than NVIDIA's Model Optimizer (`nvidia-modelopt`, ONNX PTQ): the CPU
+profile runs the graph with onnxruntime, whose quantizer writes what its own CPU kernels fuse
+(QLinearConv and friends) at opset 13 and IR 7, within onnxruntime 1.12's reach; Model
+Optimizer's ONNX PTQ is itself built on onnxruntime's calibrators
+(`modelopt.onnx.quantization.ort_quantization`), aims at TensorRT only, and is a large
+dependency the package does not otherwise need. TensorRT builds any symmetric-INT8 QDQ graph as
+explicit quantization, so one tool and one calibration serve both runtimes:
 
 - `model_int8.onnx`, the CPU profile's: UINT8 activations (asymmetric), INT8 weights per
   output channel with `reduce_range` (7-bit). onnxruntime's quantize_static docstring (1.31,
@@ -31,20 +33,21 @@ import json
 import os
 from pathlib import Path
 import shutil
-import sys
 import tempfile
-from typing import Callable, Iterator, Sequence, TextIO, TYPE_CHECKING
+from typing import Callable, Iterator, Sequence, TYPE_CHECKING
 
 import numpy as np
 from numpy.typing import NDArray
 
 from triton_perception.bag import BagError, CAMERA_TYPES, read_images
-from triton_perception.models.int8_quantizer import CPU_FLAVOUR, QuantizeJob, TENSORRT_FLAVOUR
+from triton_perception.models.int8_quantizer import (CPU_FLAVOUR, ProgressBar, QuantizeJob,
+                                                     TENSORRT_FLAVOUR)
 from triton_perception.models.int8_sensitivity import (calibration_method, CALIBRATION_METHODS,
                                                        check_names, designates, Int8Options,
                                                        keep_sensitive_float, KeptFloat,
                                                        named_nodes, outputs_of, Probe,
-                                                       SENSITIVE_OUTPUTS, SENSITIVITY_FRAMES)
+                                                       SENSITIVITY_FRAMES)
+from triton_perception.models.lane_probe import step_scores
 from triton_perception.models.shipped_models import ModelInstallError
 from triton_perception.system import sha256_of
 
@@ -150,28 +153,6 @@ def sample_frames(bags: Sequence[Path], topic: str | None, frames: int,
                                len(chosen), digest.hexdigest())
 
 
-class ProgressBar:
-    """A one-line progress bar on a terminal; a line per quarter elsewhere (logs, CI)."""
-
-    def __init__(self, label: str, total: int, stream: TextIO | None = None) -> None:
-        """Count to `total` under `label`."""
-        self.label, self.total, self.done = label, max(total, 1), 0
-        self.stream = stream or sys.stderr
-        self.tty = self.stream.isatty()
-
-    def step(self) -> None:
-        """Count one more and redraw."""
-        self.done += 1
-        share = self.done / self.total
-        if self.tty:
-            filled = int(30 * share)
-            self.stream.write(f"\r{self.label} [{'#' * filled}{'.' * (30 - filled)}] "
-                              f'{self.done}/{self.total}' + ('\n' if share >= 1 else ''))
-        elif self.done == self.total or int(4 * share) > int(4 * (self.done - 1) / self.total):
-            self.stream.write(f'{self.label}: {self.done}/{self.total}\n')
-        self.stream.flush()
-
-
 def _feeds(graph_inputs: list[ValueInfoProto], frames: list[NDArray[np.uint8]],
            bar: ProgressBar | None = None) -> Iterator[Feed]:
     """Yield the served graph's inputs per frame; the thresholds do not reach the network."""
@@ -247,13 +228,13 @@ def _kept_float(job: QuantizeJob, float_graph: Path, graph_inputs: list[ValueInf
                 if any(designates(name, node) for node in nodes)]
         return KeptFloat(tuple(named_nodes(mine, nodes)), tuple(mine))
     step = float_graph.parent.parent.name
-    if step not in SENSITIVE_OUTPUTS:
+    scores = step_scores(step)
+    if not scores:
         return KeptFloat()
-    output, threshold = SENSITIVE_OUTPUTS[step]
     picked = frames[::max(1, len(frames) // SENSITIVITY_FRAMES)][:SENSITIVITY_FRAMES]
     feeds = tuple(_feeds(graph_inputs, picked))
-    probe = Probe(feeds, output, threshold, tuple(outputs_of(job.source, feeds, output)))
-    log(f'{step}: sensitivity pass on {len(feeds)} calibration frames ({output})')
+    probe = Probe(feeds, tuple(outputs_of(job.source, feeds)), tuple(scores))
+    log(f'{step}: sensitivity pass on {len(feeds)} calibration frames')
     return keep_sensitive_float(job, nodes, probe, job.source.parent, options.target,
                                 lambda line: log(f'{step}: {line}'))
 
