@@ -173,3 +173,20 @@ def test_an_unknown_method_is_refused_in_one_line(
     error = capsys.readouterr().err.strip().splitlines()
     assert code == 2 and len(error) == 1 and 'minmax, entropy, percentile' in error[0], error
     assert not (tmp_path / 'report').exists()
+
+
+def test_the_lane_probe_scores_lanes_as_the_guard_pairs_them(lane_repository: Path,
+                                                              tmp_path: Path) -> None:
+    """The float graph against itself agrees 1.0; against a frame with no lane, 0."""
+    from test_quantization import clip_bag_of  # noqa: PLC0415
+
+    from triton_perception.bag import read_images  # noqa: PLC0415
+    from triton_perception.models.lane_probe import lane_score  # noqa: PLC0415
+
+    frame = next(iter(read_images(clip_bag_of(tmp_path, 'clip', 1)))).rgb
+    feed = {'image': frame}
+    outputs = outputs_of(lane_repository / 'lane_model' / '1' / 'model.onnx', [feed])[0]
+    assert int(outputs['lane_run_counts'].sum()) > 0
+    assert lane_score(outputs, outputs, feed) == 1.0
+    empty = dict(outputs, lane_run_counts=np.zeros_like(outputs['lane_run_counts']))
+    assert lane_score(outputs, empty, feed) == 0.0
