@@ -175,8 +175,8 @@ def test_an_unknown_method_is_refused_in_one_line(
     assert not (tmp_path / 'report').exists()
 
 
-def test_the_lane_probe_scores_lanes_as_the_guard_pairs_them(lane_repository: Path,
-                                                              tmp_path: Path) -> None:
+def test_the_lane_probe_scores_lanes_as_the_guard_pairs_them(
+        lane_repository: Path, tmp_path: Path) -> None:
     """The float graph against itself agrees 1.0; against a frame with no lane, 0."""
     from test_quantization import clip_bag_of  # noqa: PLC0415
 
