@@ -33,7 +33,8 @@ MEASURING_HEADER = re.compile(r'\b(ms|MiB|MB|served|F1|IDF1|MOTA|frames/s|CPU|la
 # In prose, a figure is a number with a unit of time per frame, rate or memory.
 PROSE_FIGURE = re.compile(r'(?<![\w.`-])(\d+(?:\.\d+)?)(?:[–-](\d+(?:\.\d+)?))? ?'
                           r'(?:ms|MiB|MB|frames/s|results/s|x real time)\b')
-NUMBER = re.compile(r'(?<![\w.])\d+(?:\.\d+)?(?![\w.]*[a-wyz])')
+NUMBER = re.compile(r'(?<![\w./])\d+(?:\.\d+)?(?![\w.]*[a-wyz])')
+SEPARATOR = re.compile(r'^\|[\s|:-]+\|\s*$')
 CODE_SPAN = re.compile(r'`[^`\n]*`')
 
 REQUEST_PATH = ('triton_perception/serving/requests/', 'triton_perception/nodes/')
@@ -51,7 +52,16 @@ MEASURED_CODE: tuple[tuple[str, tuple[str, ...]], ...] = (
 STALE: dict[tuple[str, str], str] = {}
 # Numbers with a unit that are settings, limits or upstream figures, not this package's
 # measurements: (page, the phrase as written).
-NOT_FIGURES: tuple[tuple[str, str], ...] = ()
+NOT_FIGURES: tuple[tuple[str, str], ...] = (
+    ('docs/bags.md', 'over 512 MiB'),  # the size limit of a labels file
+    ('docs/development.md', 'about 21 MB'),  # the shared folder's size, the manifest's sum
+    ('docs/orin.md', '2048 MiB workspace'),  # a setting
+    ('docs/orin.md', '1080p at 198 fps'),  # Isaac ROS's published figure, not this package's
+    ('docs/topics.md', 'about 50 MB a frame'),  # what a decoder would allocate, by arithmetic
+    ('docs/topics.md', 'a 64 MiB segment'),  # a setting of the Fast DDS profile
+    ('docs/tracking.md', 'up to 50 ms'),  # a setting
+    ('docs/tracking.md', 'for 20 ms'),  # an example's arithmetic
+)
 
 
 LOG = 'docs/performance-log.md'
@@ -120,7 +130,8 @@ def page_blocks(page: str, text: str) -> list[Block]:
             text = text.replace(phrase, '')
     blocks: list[Block] = []
     heading, figures, measuring, fenced = '', [], False, False
-    for line in text.splitlines():
+    lines = text.splitlines()
+    for number, line in enumerate(lines):
         if line.startswith('```'):
             fenced = not fenced
             continue
@@ -130,16 +141,16 @@ def page_blocks(page: str, text: str) -> list[Block]:
                 blocks.append(Block(page, heading, tuple(figures), None))
             heading, figures = found[2], []
             continue
-        record = record_of(line)
-        if line.startswith('|'):
-            if set(line) <= set('|- '):
-                continue
-            if not measuring and not re.search(r'\d', CODE_SPAN.sub('', line).split('|')[1]):
-                measuring = bool(MEASURING_HEADER.search(line))  # the header row
-                continue
-        else:
-            measuring = False
+        if fenced:
+            continue
+        following = lines[number + 1] if number + 1 < len(lines) else ''
+        if line.startswith('|') and SEPARATOR.match(following):  # a table's header row
+            measuring = bool(MEASURING_HEADER.search(line))
+            continue
+        if SEPARATOR.match(line):
+            continue
         figures += line_figures(RECORD.sub('', line), measuring and line.startswith('|'))
+        record = record_of(line)
         if record:
             blocks.append(Block(page, heading, tuple(figures), record))
             figures = []
@@ -150,12 +161,20 @@ def page_blocks(page: str, text: str) -> list[Block]:
 
 def log_entries(text: str) -> dict[str, tuple[Record, str]]:
     """Return the log's entries by anchor: the section's record line and its text."""
+    sections: list[tuple[str, list[str]]] = [('', [])]
+    fenced = False
+    for line in text.splitlines():
+        fenced = fenced != line.startswith('```')
+        found = None if fenced else HEADING.match(line)
+        if found:
+            sections.append((found[2], []))
+        else:
+            sections[-1][1].append(line)
     entries: dict[str, tuple[Record, str]] = {}
-    sections = re.split(r'^(#+ .+)$', text, flags=re.M)
-    for heading, body in zip(sections[1::2], sections[2::2]):
-        record = next(filter(None, map(record_of, body.splitlines())), None)
+    for heading, lines in sections:
+        record = next(filter(None, map(record_of, lines)), None)
         if record:
-            entries[anchor_of(heading.split(' ', 1)[1])] = (record, body)
+            entries[anchor_of(heading)] = (record, '\n'.join(lines))
     return entries
 
 
@@ -163,7 +182,8 @@ def appears(figure: str, text: str) -> bool:
     """Return whether the log text holds the figure, at the page's precision."""
     decimals = len(figure.split('.')[1]) if '.' in figure else 0
     wanted = float(figure)
-    return any(abs(round(float(number), decimals) - wanted) < 1e-9
+    half_step = 0.5 * 10 ** -decimals + 1e-9
+    return any(abs(float(number) - wanted) <= half_step
                for number in NUMBER.findall(CODE_SPAN.sub('', text)))
 
 
@@ -180,7 +200,7 @@ def block_problems(block: Block, entries: dict[str, tuple[Record, str]]) -> list
                 'record line']
     record, text = entries[block.record.anchor]
     if not record.same_run(block.record):
-        return [f'{where}: the record line differs from the log entry {block.record.anchor}\'s '
+        return [f'{where}: the record line differs from the log entry {block.record.anchor}: '
                 f'({record.command}, {record.commit}, {record.machine}, {record.date})']
     missing = [figure for figure in block.figures if not appears(figure, text)]
     return [f'{where}: {", ".join(missing)} not in the log entry {block.record.anchor}'] \
@@ -193,8 +213,8 @@ def git(repository: Path, *arguments: str) -> subprocess.CompletedProcess[str]:
         return subprocess.run(['git', '-C', str(repository), *arguments], capture_output=True,
                               text=True, check=False)
     except FileNotFoundError as missing:
-        raise FigureCheckError('git is not installed: the figures\' staleness needs the '
-                               'repository\'s history') from missing
+        raise FigureCheckError('git is not installed: the staleness of the figures needs '
+                               'the history of the repository') from missing
 
 
 def last_change(repository: Path, paths: tuple[str, ...]) -> str:
@@ -222,7 +242,7 @@ def stale_problems(block: Block, repository: Path) -> list[str]:
         return [f'{where}: no entry of MEASURED_CODE matches `{block.record.command}`']
     commit = block.record.commit
     if git(repository, 'cat-file', '-e', f'{commit}^{{commit}}').returncode:
-        return [f'{where}: commit {commit} is not in this repository\'s history']
+        return [f'{where}: commit {commit} is not in the history of this repository']
     changed = last_change(repository, paths)
     fresh = git(repository, 'merge-base', '--is-ancestor', changed, commit).returncode == 0
     listed = (block.page, block.record.anchor) in STALE
