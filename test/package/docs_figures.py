@@ -12,7 +12,9 @@ every figure of the block, at least to the page's precision, so that a reader ca
 was measured and what else the run gave. A block is stale when the code it measures
 (MEASURED_CODE, by command) changed after its commit: a page may show a stale block only when
 its line says `Stale:` and STALE names it with the reason, so that a re-measurement (a new log
-entry at a newer commit) is what clears it. `problems(repository)` returns one line per fault.
+entry at a newer commit) is what clears it. `problems(repository)` returns one line per fault;
+`clip_problems` holds every statement of the highway clip's length and rate to the one place
+that gives them.
 """
 from __future__ import annotations
 
@@ -309,3 +311,22 @@ def unused_stale_entries(texts: dict[str, str]) -> list[tuple[str, str]]:
              if page != LOG
              for block in page_blocks(page, text) if block.record}
     return sorted(set(STALE) - named)
+
+
+# The highway clip's length and rate are stated once, in docs/development.md's table of the
+# shared folder; a page that gives either says the same, so that ratios to real time agree.
+CLIP_SOURCE = re.compile(r'solidWhiteRight\.mp4` \|[^|\n]*?(\d+(?:\.\d+)?) s, \d+x\d+, (\d+) fps')
+CLIP_STATED = re.compile(r"clip(?:'s| \(\d+ frames,) (\d+(?:\.\d+)?) s\b"
+                         r'(?: at (\d+) (?:fps|frames/s|Hz))?')
+
+
+def clip_problems(texts: dict[str, str]) -> list[str]:
+    """Return each statement of the clip's length or rate that differs from development.md's."""
+    source = CLIP_SOURCE.search(texts.get('docs/development.md', ''))
+    if not source:
+        return ["docs/development.md's table of the shared folder no longer gives the clip's "
+                'length and rate']
+    length, rate = source.groups()
+    return [f'{page}: "{stated[0]}" where docs/development.md gives {length} s at {rate} fps'
+            for page, text in texts.items() for stated in CLIP_STATED.finditer(text)
+            if stated[1] != length or stated[2] not in (None, rate)]

@@ -134,3 +134,13 @@ def test_every_figure_of_the_docs_is_in_the_log_and_not_older_than_its_code() ->
 def test_every_stale_exception_is_still_needed() -> None:
     """A STALE entry no page names (the block was measured again) is removed from the list."""
     assert docs_figures.unused_stale_entries(docs_figures.pages(REPO)) == []
+
+
+def test_the_clip_is_as_long_and_as_fast_on_every_page_as_development_md_says() -> None:
+    """A page stating the clip's length or rate agrees with docs/development.md; 7.3 s fails."""
+    found = docs_figures.pages(REPO)
+    assert docs_figures.clip_problems(found) == []
+    found['docs/planted.md'] = 'The highway clip (221 frames, 7.3 s at 30 Hz) replayed.'
+    assert docs_figures.clip_problems(found) == [
+        'docs/planted.md: "clip (221 frames, 7.3 s at 30 Hz" where docs/development.md gives '
+        '8.8 s at 25 fps']
