@@ -268,9 +268,9 @@ def stale_problems(block: Block, repository: Path) -> list[str]:
     if not paths:
         return [f'{where}: no entry of MEASURED_CODE matches `{block.record.command}`']
     commit = block.record.commit
+    changed = last_change(repository, paths)  # first: it says when there is no full history
     if git(repository, 'cat-file', '-e', f'{commit}^{{commit}}').returncode:
         return [f'{where}: commit {commit} is not in the history of this repository']
-    changed = last_change(repository, paths)
     fresh = git(repository, 'merge-base', '--is-ancestor', changed, commit).returncode == 0
     listed = (block.page, block.record.anchor) in STALE
     if fresh and (listed or block.record.stale):

@@ -126,6 +126,22 @@ def test_a_shallow_clone_fails_with_a_clear_message(history: tuple[Path, str, st
         docs_figures.last_change(shallow, docs_figures.REQUEST_PATH)
 
 
+def test_no_git_or_no_history_fails_with_a_clear_message(
+        history: tuple[Path, str, str], tmp_path_factory: pytest.TempPathFactory,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A copy without .git, or a machine without git, stops the check with what is missing."""
+    repository, _first, second = history
+    copy = tmp_path_factory.mktemp('export')  # outside the fixture's repository
+    with pytest.raises(docs_figures.FigureCheckError, match='not a full git clone'):
+        docs_figures.problems(copy, texts(second))
+
+    def no_git(*_arguments: object, **_options: object) -> None:
+        raise FileNotFoundError('git')
+    monkeypatch.setattr(docs_figures.subprocess, 'run', no_git)
+    with pytest.raises(docs_figures.FigureCheckError, match='git is not installed'):
+        docs_figures.problems(repository, texts(second))
+
+
 def test_every_figure_of_the_docs_is_in_the_log_and_not_older_than_its_code() -> None:
     """README.md and docs/: each figure has its record line and log entry, and is today's."""
     assert docs_figures.problems(REPO) == []
