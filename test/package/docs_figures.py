@@ -246,7 +246,7 @@ def git(repository: Path, *arguments: str) -> subprocess.CompletedProcess[str]:
 
 def last_change(repository: Path, paths: tuple[str, ...]) -> str:
     """Return the newest commit that touched the paths, from the full history."""
-    if git(repository, 'rev-parse', '--is-shallow-repository').stdout.strip() != 'false':
+    if not full_history(repository):
         raise FigureCheckError(f'{repository} is not a full git clone (shallow or no history): '
                                'run `git fetch --unshallow` (CI: fetch-depth 0)')
     newest = git(repository, 'log', '-1', '--format=%H', '--', *paths).stdout.strip()
@@ -291,8 +291,19 @@ def pages(repository: Path) -> dict[str, str]:
     return found
 
 
-def problems(repository: Path, texts: dict[str, str] | None = None) -> list[str]:
-    """Return every fault of the pages' figures (pages() of the repository unless given)."""
+def full_history(repository: Path) -> bool:
+    """Whether the repository is a full git clone (the age check needs every commit)."""
+    return git(repository, 'rev-parse', '--is-shallow-repository').stdout.strip() == 'false'
+
+
+def problems(repository: Path, texts: dict[str, str] | None = None,
+             ages: bool = True) -> list[str]:
+    """
+    Return every fault of the pages' figures (pages() of the repository unless given).
+
+    With `ages` False the figures are held to their record lines and log entries only, not to
+    the history of the code they measure.
+    """
     texts = pages(repository) if texts is None else texts
     entries = log_entries(texts.get(LOG, ''))
     found: list[str] = []
@@ -301,7 +312,7 @@ def problems(repository: Path, texts: dict[str, str] | None = None) -> list[str]
             continue
         for block in page_blocks(page, text):
             faults = block_problems(block, entries)
-            found += faults or stale_problems(block, repository)
+            found += faults or (stale_problems(block, repository) if ages else [])
     return found
 
 

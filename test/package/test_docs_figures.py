@@ -143,7 +143,16 @@ def test_no_git_or_no_history_fails_with_a_clear_message(
 
 
 def test_every_figure_of_the_docs_is_in_the_log_and_not_older_than_its_code() -> None:
-    """README.md and docs/: each figure has its record line and log entry, and is today's."""
+    """
+    README.md and docs/: each figure has its record line and log entry, and is today's.
+
+    A shallow clone holds the figures to their log entries and skips, by name, only the age
+    check, which needs every commit.
+    """
+    if not docs_figures.full_history(REPO):
+        assert docs_figures.problems(REPO, ages=False) == []
+        pytest.skip(f'{REPO} is a shallow clone: the figures match their log entries; their age '
+                    'against the code needs the full history (`git fetch --unshallow`)')
     assert docs_figures.problems(REPO) == []
 
 
