@@ -10,9 +10,8 @@ package's own. The served lanes must stay within 2 px of it and the drivable are
 import cv2
 import numpy as np
 
-from triton_perception.lanes.lane_geometry import (check_settings, group_pieces, lane_sides,
-                                                   LaneResult, MIN_PIECE_PIXELS, Piece,
-                                                   sample_lane)
+from triton_perception.lanes.lane_geometry import (check_settings, LaneResult, lanes_of_pieces,
+                                                   MIN_PIECE_PIXELS, Piece)
 
 
 def lane_pieces(lane_logits: np.ndarray) -> list[Piece]:
@@ -49,22 +48,10 @@ def postprocess(drivable_logits: np.ndarray, lane_logits: np.ndarray, image_size
     image_height, image_width = (int(v) for v in image_size)
     lane_logits = lane_logits.reshape(lane_logits.shape[-3:])
     mask_height, mask_width = lane_logits.shape[1:]
-    lanes = [lane for lane in group_pieces(lane_pieces(lane_logits), mask_height)
-             if lane.span >= min_lane_length * mask_height]
-    polylines = np.empty((len(lanes), num_points, 2), dtype=np.float32)
-    bottom_x = np.empty(len(lanes))
-    for index, lane in enumerate(lanes):
-        polylines[index], bottom_x[index] = sample_lane(lane, mask_width, mask_height, num_points)
-    scores = np.array([sum(p.probability_sum for p in lane.pieces) / sum(p.pixels for p in
-                                                                         lane.pieces)
-                       for lane in lanes], dtype=np.float32)
-    sides = lane_sides(lanes, polylines, bottom_x, mask_width, mask_height)
-    order = np.argsort(bottom_x, kind='stable')
-    polylines = polylines[order] * np.array([image_width / mask_width, image_height / mask_height],
-                                            dtype=np.float32)
+    lanes = lanes_of_pieces(lane_pieces(lane_logits), (mask_height, mask_width),
+                            (image_height, image_width), num_points, min_lane_length)
     margin = drivable_logits.reshape(drivable_logits.shape[-3:])
     margin = margin[1] - margin[0]
     if margin.shape != (image_height, image_width):
         margin = cv2.resize(margin, (image_width, image_height), interpolation=cv2.INTER_LINEAR)
-    return LaneResult(lanes=polylines, scores=scores[order], sides=sides[order],
-                      drivable_area=np.where(margin > 0, np.uint8(255), np.uint8(0)))
+    return lanes._replace(drivable_area=np.where(margin > 0, np.uint8(255), np.uint8(0)))

@@ -17,6 +17,7 @@ import numpy as np
 import pytest
 
 from conftest import shared_path
+from point_lanes import point_lanes
 from served_graphs import served_lane_graph, session
 from triton_perception.graphs import MAX_RUNS
 from triton_perception.graphs.graph_editing import GraphBuilder, save_graph
@@ -90,8 +91,14 @@ def test_runs_give_the_pixels_pieces(tmp_path: Path) -> None:
 
 
 @pytest.fixture(scope='module')
-def compared(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[float, float, int]]:
-    """Per frame: worst lane point distance (px), drivable agreement, runs dropped."""
+def compared(tmp_path_factory: pytest.TempPathFactory
+             ) -> dict[str, tuple[float, float, int, float]]:
+    """
+    Per frame: lane and drivable agreement with the maps' decoding, and with the points'.
+
+    The worst lane point distance (px), the drivable agreement, the runs dropped, and the worst
+    distance of the power sums' lanes from the point-by-point reference's (px).
+    """
     runner = session(served_lane_graph(tmp_path_factory.mktemp('lanes')), 'lane_model')
     figures = {}
     for name, frame in road_and_clip_frames():
@@ -104,11 +111,19 @@ def compared(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[float,
         assert list(after.sides) == list(before.sides), name
         distance = float(np.abs(after.lanes - before.lanes).max()) if len(before.lanes) else 0.0
         agreement = float(np.mean(after.drivable_area == before.drivable_area))
-        figures[name] = (distance, agreement, dropped_runs(counts, MAX_RUNS))
+        pieces = run_pieces(runs, counts)
+        reference = point_lanes(pieces, (runs.shape[0], probability.shape[1]), frame.shape[:2],
+                                NUM_POINTS, 0.1)
+        assert list(after.sides) == list(reference.sides), name
+        np.testing.assert_allclose(after.scores, reference.scores, rtol=1e-6, err_msg=name)
+        from_points = (float(np.abs(after.lanes - reference.lanes).max())
+                       if len(reference.lanes) else 0.0)
+        figures[name] = (distance, agreement, dropped_runs(counts, MAX_RUNS), from_points)
     return figures
 
 
-def test_runs_decode_to_todays_lanes(compared: dict[str, tuple[float, float, int]]) -> None:
+def test_runs_decode_to_todays_lanes(compared: dict[str, tuple[float, float, int, float]]
+                                     ) -> None:
     """Lane points within 2 px, the same sides (checked per frame) and drivable area >= 99.5 %."""
     worst_distance = max(compared.items(), key=lambda item: item[1][0])
     worst_agreement = min(compared.items(), key=lambda item: item[1][1])
@@ -118,3 +133,10 @@ def test_runs_decode_to_todays_lanes(compared: dict[str, tuple[float, float, int
     assert len(compared) == 6 + 221
     assert worst_distance[1][0] <= POINT_TOLERANCE_PX, worst_distance
     assert worst_agreement[1][1] >= DRIVABLE_AGREEMENT, worst_agreement
+
+
+def test_power_sums_give_the_point_fits_lanes(
+        compared: dict[str, tuple[float, float, int, float]]) -> None:
+    """On every road and clip frame: the same lanes, sides and scores as fitting the points."""
+    worst = max(compared.items(), key=lambda item: item[1][3])
+    assert worst[1][3] <= 1e-6, worst

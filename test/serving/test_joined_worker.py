@@ -7,6 +7,7 @@ leave the other served; and without the joined ensemble the nodes are served one
 """
 from __future__ import annotations
 
+import itertools
 from typing import Any
 
 import numpy as np
@@ -44,6 +45,29 @@ def test_one_request_gives_each_node_what_its_own_request_gives(triton_server: A
         own = frame_figures(rgb[number])
         assert served.sharpness == pytest.approx(own.sharpness, rel=1e-3)
         assert served.dark_fraction == pytest.approx(own.dark_fraction, abs=1e-4)
+
+
+def test_an_output_nobody_publishes_is_not_asked_of_the_server(triton_server: Any) -> None:
+    """
+    The lane node's outputs of the moment are what the joined request asks for.
+
+    Every other frame it consumes no drivable area: that frame's answer has none (the server was
+    not asked for it), its runs are the same, and the next frame has it again.
+    """
+    rgb = frames_of(bus_rgb(), 4)
+    asked = itertools.count()
+
+    def every_other() -> tuple[str, ...]:
+        return LANE_RUNS_OUTPUTS if next(asked) % 2 == 0 else LANE_RUNS_OUTPUTS[:2]
+    _detection, lanes, worker, _ = serve_joined(triton_server.grpc_url, rgb,
+                                                lane_outputs=every_other)
+    assert worker.joined_requests == len(rgb)
+    assert [sorted(lanes.results[number]) for number in rgb] == [
+        sorted(LANE_RUNS_OUTPUTS), sorted(LANE_RUNS_OUTPUTS[:2])] * 2
+    for number in (1, 3):
+        for name in LANE_RUNS_OUTPUTS[:2]:
+            np.testing.assert_array_equal(lanes.results[number][name],
+                                          lanes.results[number - 1][name])
 
 
 def test_a_rejected_frame_of_one_node_leaves_the_other_served(triton_server: Any) -> None:

@@ -12,7 +12,7 @@ import os
 from pathlib import Path
 import threading
 import time
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 from numpy.typing import NDArray
@@ -134,8 +134,13 @@ class Node:
     """One node's member of a camera's JoinedWorker, and what it was delivered, by frame."""
 
     def __init__(self, worker: JoinedWorker, url: str, model: str, outputs: tuple[str, ...],
-                 rgb: dict[int, np.ndarray], reject: frozenset[int] = frozenset()) -> None:
-        """Serve `model` through `worker`; frames numbered in `reject` are rejected here."""
+                 rgb: dict[int, np.ndarray], reject: frozenset[int] = frozenset(),
+                 wanted: Callable[[], tuple[str, ...]] | None = None) -> None:
+        """
+        Serve `model` through `worker`; frames numbered in `reject` are rejected here.
+
+        `wanted`: the node's outputs of the moment (Member.wanted), all of them by default.
+        """
         self.accounting = FrameAccounting()
         self.results: dict[int, Tensors] = {}
         self.log = RecordingLog()
@@ -148,7 +153,7 @@ class Node:
         settings = ClientSettings(url=url, model=model, outputs=outputs,
                                   transport='shared_memory', timeout_s=WAIT_S / 2)
         self.worker: MemberWorker = worker.member(model, settings, self.accounting,
-                                                  self._prepare, self._deliver, self.log)
+                                                  self._prepare, self._deliver, self.log, wanted)
 
     def _prepare(self, frame: Frame) -> Tensors:
         if frame.message in self._reject:
@@ -171,14 +176,19 @@ class Node:
 
 
 def serve_joined(url: str, rgb: dict[int, np.ndarray], joined_model: str = 'perception',
-                 reject: frozenset[int] = frozenset()) -> tuple[Node, Node, JoinedWorker,
-                                                                dict[int, Any]]:
-    """Serve every frame to a detection and a lane node of one camera; return what each got."""
+                 reject: frozenset[int] = frozenset(),
+                 lane_outputs: Callable[[], tuple[str, ...]] | None = None
+                 ) -> tuple[Node, Node, JoinedWorker, dict[int, Any]]:
+    """
+    Serve every frame to a detection and a lane node of one camera; return what each got.
+
+    `lane_outputs`: the lane node's outputs of the moment, all of them by default.
+    """
     statistics: dict[int, Any] = {}
     worker = JoinedWorker(joined_model, SharedFrames(),
                           lambda message, values: statistics.__setitem__(message, values))
     detection = Node(worker, url, 'yolov5', DETECTION_OUTPUTS, rgb, reject)
-    lanes = Node(worker, url, 'lane_detection', LANE_RUNS_OUTPUTS, rgb)
+    lanes = Node(worker, url, 'lane_detection', LANE_RUNS_OUTPUTS, rgb, wanted=lane_outputs)
     for node in (detection, lanes):
         node.worker.start()
     try:

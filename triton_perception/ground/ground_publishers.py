@@ -40,7 +40,7 @@ class LaneGroundOutputs:
         self._sampler: GridSampler | None = None
         self._cloud = node.create_publisher(PointCloud2, 'lanes/ground', qos)
         self._markers = node.create_publisher(MarkerArray, 'lanes/markers', qos)
-        self._grid_publisher = node.create_publisher(OccupancyGrid, 'drivable_area/grid', qos)
+        self.grid_publisher = node.create_publisher(OccupancyGrid, 'drivable_area/grid', qos)
 
     def publish(self, header: Header, lanes: NDArray[np.float32], sides: NDArray[np.int8],
                 drivable: NDArray[np.uint8] | None) -> None:
@@ -66,7 +66,7 @@ class LaneGroundOutputs:
         height, width = drivable.shape[:2]
         if sampler is None or sampler.key != (id(camera), self._grid, (height, width)):
             sampler = self._sampler = GridSampler(camera, self._grid, (height, width))
-        self._grid_publisher.publish(
+        self.grid_publisher.publish(
             occupancy_grid_message(sampler.values(drivable), self._grid, stamped))
 
 

@@ -39,6 +39,12 @@ def input_mapping(model: LaneModel, frame_size: tuple[int, int]) -> InputMapping
 
 def decode_lanes(model: LaneModel, outputs: LaneOutputs, frame_size: tuple[int, int],
                  settings: DecodeSettings) -> LaneResult:
-    """Return the ensemble's outputs (named as model.outputs) -> lanes in frame pixels."""
-    return model.decode.decode([outputs[name] for name in model.outputs], model,
-                               input_mapping(model, frame_size), frame_size, settings)
+    """
+    Return the ensemble's outputs (named as model.outputs) -> lanes in frame pixels.
+
+    An output left out of the request (the drivable area, when nothing uses it) is left out
+    here too: the result has no drivable area.
+    """
+    arrays = [outputs[name] for name in model.outputs if name in outputs]
+    return model.decode.decode(arrays, model, input_mapping(model, frame_size), frame_size,
+                               settings)

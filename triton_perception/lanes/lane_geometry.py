@@ -26,18 +26,17 @@ All geometry runs at mask resolution in continuous pixel coordinates (pixel (r, 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import reduce
 from typing import cast, NamedTuple
 
 import cv2
 import numpy as np
 from numpy.typing import NDArray
 
+from triton_perception.lanes.lane_fitting import group, point_sets, PointSet, sample
 from triton_perception.lanes.lane_sides import assign_sides, ego_eligible
 
 MIN_PIECE_PIXELS = 8        # smaller mask blobs are speckle
-JOIN_RMS_PIXELS = 3.0       # joint-fit residual (mask pixels) below which two pieces are one line
-MAX_SHARED_ROWS = 3         # dashes of one line follow each other: they hardly share rows
-QUADRATIC_MIN_SPAN = 0.25   # fraction of mask height a lane must span before it may curve
 
 
 NUM_POINTS = 20          # points per lane polyline
@@ -62,21 +61,6 @@ class Piece:
     x: NDArray[np.float64]  # centre x of the blob in each of those rows
     pixels: int
     probability_sum: float  # sum of lane-line probabilities over the blob's pixels
-
-
-@dataclass
-class Lane:
-    """Pieces grouped as one painted line, and their points pooled for fitting."""
-
-    pieces: list[Piece]
-    y: NDArray[np.float64]
-    x: NDArray[np.float64]
-    rows: NDArray[np.bool_]  # [mask height]: the rows its pieces occupy
-
-    @property
-    def span(self) -> float:
-        """Vertical extent of the lane's points, in mask pixels (rows)."""
-        return float(self.y.max() - self.y.min())
 
 
 def check_settings(num_points: int, min_lane_length: float) -> None:
@@ -127,160 +111,23 @@ def pieces_of(labels: NDArray[np.int32 | np.int64], rows: NDArray[np.int32 | np.
                                                                                       height)
     row_x_sums = np.bincount(cells, weights=x_sums, minlength=count * height).reshape(count,
                                                                                       height)
-    pieces = []
-    for label in np.nonzero(areas >= MIN_PIECE_PIXELS)[0]:
-        occupied = np.nonzero(row_pixels[label])[0]
-        pieces.append(Piece(
-            y=occupied + 0.5,
-            x=row_x_sums[label, occupied] / row_pixels[label, occupied] + 0.5,
-            pixels=int(areas[label]),
-            probability_sum=float(probability_sums[label]),
-        ))
-    return pieces
+    kept = np.nonzero(areas >= MIN_PIECE_PIXELS)[0]
+    piece_rows = row_pixels[kept]
+    members, occupied = np.nonzero(piece_rows)  # by piece, then row: ascending rows
+    y = occupied + 0.5
+    x = row_x_sums[kept][members, occupied] / piece_rows[members, occupied] + 0.5
+    bounds = np.cumsum(np.bincount(members, minlength=len(kept)))[:-1]
+    return [Piece(y=piece_y, x=piece_x, pixels=int(area), probability_sum=float(total))
+            for piece_y, piece_x, area, total in zip(
+                np.split(y, bounds), np.split(x, bounds), areas[kept].tolist(),
+                probability_sums[kept].tolist())]
 
 
-class Curve(NamedTuple):
-    """
-    X = f(y) as a polynomial in t = (y - centre) / half_span, so that t spans [-1, 1].
-
-    Fitting in t keeps the small normal equations well conditioned (rows run to a few hundred,
-    their squares to 1e5), and evaluating takes two small numpy calls instead of np.poly1d's.
-    """
-
-    coefficients: NDArray[np.float64]  # highest power first, as np.polyval takes them
-    centre: float
-    half_span: float
-
-    def at(self, y: NDArray[np.float64] | float) -> NDArray[np.float64]:
-        """X at rows y (Horner's rule: the curves have one to three coefficients)."""
-        t = (np.asarray(y, dtype=np.float64) - self.centre) / self.half_span
-        coefficients = self.coefficients.tolist()
-        x = np.full_like(t, coefficients[0])
-        for coefficient in coefficients[1:]:
-            x = x * t + coefficient
-        return x
-
-    def slope(self, y: float) -> float:
-        """Dx/dy at row y."""
-        coefficients: list[float] = self.coefficients.tolist()
-        t = (y - self.centre) / self.half_span
-        if len(coefficients) == 3:
-            return (2.0 * coefficients[0] * t + coefficients[1]) / self.half_span
-        return coefficients[0] / self.half_span if len(coefficients) == 2 else 0.0
-
-
-def fit_curve(y: NDArray[np.float64], x: NDArray[np.float64], mask_height: int) -> Curve:
-    """X = f(y) by least squares: a line, or a quadratic once the points span enough rows."""
-    low, high = float(y.min()), float(y.max())
-    if high == low:  # one row: no slope to fit
-        return Curve(np.array([float(np.mean(x))]), low, 1.0)
-    degree = 2 if high - low >= QUADRATIC_MIN_SPAN * mask_height else 1
-    if degree == 2 and not np.any((y > low) & (y < high)):
-        degree = 1  # two distinct rows determine a line, not a quadratic
-    centre, half_span = (high + low) / 2.0, (high - low) / 2.0
-    t = (y - centre) / half_span
-    # The normal equations of the fit in t, from power sums (a 2x2 or 3x3 system).
-    t2 = t * t
-    sums = [float(len(t)), float(t.sum()), float(t2.sum())]
-    right = [float(x.sum()), float(t @ x)]
-    if degree == 2:
-        sums += [float(t2 @ t), float(t2 @ t2)]
-        right.append(float(t2 @ x))
-    return Curve(np.array(_solve_normal(sums, right)), centre, half_span)
-
-
-def _solve_normal(sums: list[float], right: list[float]) -> list[float]:
-    """
-    Solve the normal equations sum(t^(i+j)) c_j = right_i; return c highest power first.
-
-    `sums` are the power sums of t from t^0 up, `right` the sums of x t^i: a 2x2 or 3x3
-    symmetric system, solved by Cramer's rule (numpy's solve costs more than the arithmetic).
-    """
-    if len(right) == 2:
-        (s0, s1, s2), (b0, b1) = sums, right
-        determinant = s0 * s2 - s1 * s1
-        return [(s0 * b1 - s1 * b0) / determinant, (s2 * b0 - s1 * b1) / determinant]
-    s0, s1, s2, s3, s4 = sums
-    b0, b1, b2 = right
-    rows = ((s0, s1, s2), (s1, s2, s3), (s2, s3, s4))
-    determinant = _det3(rows)
-    return [_det3(tuple(row[:2] + (b,) for row, b in zip(rows, right))) / determinant,
-            _det3(tuple((row[0], b, row[2]) for row, b in zip(rows, right))) / determinant,
-            _det3(tuple((b,) + row[1:] for row, b in zip(rows, right))) / determinant]
-
-
-def _det3(rows: tuple[tuple[float, float, float], ...]) -> float:
-    """Return the determinant of a 3x3 matrix given by rows."""
-    (a, b, c), (d, e, f), (g, h, i) = rows
-    return a * (e * i - f * h) - b * (d * i - f * g) + c * (d * h - e * g)
-
-
-def rows_of(y: NDArray[np.float64], mask_height: int) -> NDArray[np.bool_]:
-    """Which mask rows row centres y occupy, as a bool [mask_height] occupancy."""
-    occupied = np.zeros(mask_height, dtype=bool)
-    occupied[y.astype(np.intp)] = True  # centres are row + 0.5
-    return occupied
-
-
-def joins(lane: Lane, piece: Piece, piece_rows: NDArray[np.bool_],
-          mask_height: int) -> float | None:
-    """RMS residual of one curve through the lane and the piece, or None if they cannot be one."""
-    if np.count_nonzero(lane.rows & piece_rows) > MAX_SHARED_ROWS:
-        return None
-    y = np.concatenate([lane.y, piece.y])
-    x = np.concatenate([lane.x, piece.x])
-    residuals = fit_curve(y, x, mask_height).at(y) - x
-    rms = float(np.sqrt(np.dot(residuals, residuals) / len(residuals)))
-    return rms if rms <= JOIN_RMS_PIXELS else None
-
-
-def group_pieces(pieces: list[Piece], mask_height: int) -> list[Lane]:
-    """Group greedily, longest pieces first, so every lane is seeded by its most reliable part."""
-    lanes: list[Lane] = []
-    for piece in sorted(pieces, key=lambda p: p.y[-1] - p.y[0], reverse=True):
-        piece_rows = rows_of(piece.y, mask_height)
-        residuals = [joins(lane, piece, piece_rows, mask_height) for lane in lanes]
-        candidates = [(rms, index) for index, rms in enumerate(residuals) if rms is not None]
-        if not candidates:
-            lanes.append(Lane([piece], piece.y, piece.x, piece_rows))
-            continue
-        lane = lanes[min(candidates)[1]]
-        order = np.argsort(np.concatenate([lane.y, piece.y]), kind='stable')
-        lane.pieces.append(piece)
-        lane.y = np.concatenate([lane.y, piece.y])[order]
-        lane.x = np.concatenate([lane.x, piece.x])[order]
-        lane.rows = lane.rows | piece_rows
-    return lanes
-
-
-def sample_lane(lane: Lane, mask_width: int, mask_height: int,
-                num_points: int) -> tuple[NDArray[np.float64], float]:
-    """
-    Points (x, y) from where the lane meets the image border up to its top, and its bottom x.
-
-    Below the lowest detected row the curve continues along its tangent (a quadratic
-    extrapolated beyond its data bends away quickly). The bottom x is where that tangent
-    crosses the bottom row, even outside the image: it orders lanes for the side assignment.
-    """
-    curve = fit_curve(lane.y, lane.x, mask_height)
-    y_top, y_low = float(lane.y[0]), float(lane.y[-1])
-    x_low, slope = float(curve.at(y_low)), curve.slope(y_low)
-    bottom_x = x_low + slope * (mask_height - y_low)
-    y_end = float(mask_height)
-    if not 0.0 <= bottom_x <= mask_width:  # leaves through a side edge before the bottom
-        border = 0.0 if bottom_x < 0 else float(mask_width)
-        y_end = max(y_low, y_low + (border - x_low) / slope) if slope else y_low
-    y = np.linspace(y_end, y_top, num_points)
-    x = np.where(y > y_low, x_low + slope * (y - y_low), curve.at(y))
-    return np.stack([np.clip(x, 0, mask_width), y], axis=1), bottom_x
-
-
-def lane_sides(lanes: list[Lane], polylines: NDArray[np.float32], bottom_x: NDArray[np.float64],
-               mask_width: int, mask_height: int) -> NDArray[np.int8]:
-    """Side labels of sampled lanes (mask pixels), judged on their detected rows."""
-    eligible = ego_eligible(list(polylines), bottom_x,
-                            np.array([lane.y[0] for lane in lanes]),
-                            np.array([lane.y[-1] for lane in lanes]), float(mask_width),
+def lane_sides(polylines: NDArray[np.float32], bottom_x: NDArray[np.float64],
+               tops: NDArray[np.float64], lows: NDArray[np.float64], mask_width: int,
+               mask_height: int) -> NDArray[np.int8]:
+    """Side labels of sampled lanes (mask pixels), judged on their detected rows tops..lows."""
+    eligible = ego_eligible(list(polylines), bottom_x, tops, lows, float(mask_width),
                             float(mask_height))
     return assign_sides(bottom_x, mask_width / 2, eligible)
 
@@ -339,26 +186,27 @@ def lanes_of_pieces(pieces: list[Piece], mask_size: tuple[int, int],
     Group, fit and judge the mask's pieces (mask pixels) into lanes in image pixels.
 
     The part of the decoding that both the full maps and the graph's runs feed; no drivable
-    area (None).
+    area (None). Lanes are returned left to right (by where they meet the image bottom).
     """
     image_height, image_width = (int(v) for v in image_size)
     mask_height, mask_width = mask_size
-    lanes = [lane for lane in group_pieces(pieces, mask_height)
-             if lane.span >= min_lane_length * mask_height]
-    polylines = np.empty((len(lanes), num_points, 2), dtype=np.float32)
-    bottom_x = np.empty(len(lanes))
-    for index, lane in enumerate(lanes):
-        polylines[index], bottom_x[index] = sample_lane(lane, mask_width, mask_height, num_points)
-    scores = np.array([sum(p.probability_sum for p in lane.pieces)
-                       / sum(p.pixels for p in lane.pieces) for lane in lanes], dtype=np.float32)
-    sides = lane_sides(lanes, polylines, bottom_x, mask_width, mask_height)
-
+    sets = point_sets(np.repeat(np.arange(len(pieces)), [len(p.y) for p in pieces]),
+                      np.concatenate([p.y for p in pieces] or [np.empty(0)]),
+                      np.concatenate([p.x for p in pieces] or [np.empty(0)]), len(pieces),
+                      mask_size)
+    grouped = group(sets, mask_height)
+    joined = [reduce(PointSet.joined, (sets[i] for i in members)) for members in grouped]
+    kept = [index for index, lane in enumerate(joined)
+            if lane.high - lane.low >= min_lane_length * mask_height]
+    lanes = [joined[index] for index in kept]
+    polylines, bottom_x = sample(lanes, mask_size, num_points)
+    scores = np.array([sum(pieces[i].probability_sum for i in grouped[index])
+                       / sum(pieces[i].pixels for i in grouped[index]) for index in kept],
+                      dtype=np.float32)
+    sides = lane_sides(polylines, bottom_x, np.array([lane.low for lane in lanes]),
+                       np.array([lane.high for lane in lanes]), mask_width, mask_height)
     order = np.argsort(bottom_x, kind='stable')
     polylines = polylines[order] * np.array([image_width / mask_width, image_height / mask_height],
                                             dtype=np.float32)
-    return LaneResult(
-        lanes=polylines,
-        scores=scores[order],
-        sides=sides[order],
-        drivable_area=None,
-    )
+    return LaneResult(lanes=polylines, scores=scores[order], sides=sides[order],
+                      drivable_area=None)

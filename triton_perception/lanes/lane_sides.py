@@ -27,11 +27,17 @@ EGO_MAX_EXTRAPOLATION = 2.0
 
 def x_at(points: NDArray[np.float32 | np.float64], y: float) -> float:
     """X of a polyline (N x 2, any order) at row y, or NaN outside its rows."""
+    return float(xs_at(points, np.array([y]))[0])
+
+
+def xs_at(points: NDArray[np.float32 | np.float64],
+          ys: NDArray[np.float64]) -> NDArray[np.float64]:
+    """X of a polyline (N x 2, any order) at each row of ys, NaN outside its rows."""
     order = np.argsort(points[:, 1], kind='stable')
-    ys, xs = points[order, 1], points[order, 0]
-    if not ys[0] - 1e-6 <= y <= ys[-1] + 1e-6:
-        return float('nan')
-    return float(np.interp(y, ys, xs))
+    rows, xs = points[order, 1], points[order, 0]
+    found: NDArray[np.float64] = np.interp(ys, rows, xs)
+    found[(ys < rows[0] - 1e-6) | (ys > rows[-1] + 1e-6)] = np.nan
+    return found
 
 
 def bottom_x(points: NDArray[np.float32 | np.float64], frame_height: float) -> float:
@@ -69,15 +75,17 @@ def ego_eligible(polylines: Sequence[NDArray[np.float32 | np.float64]],
     """
     count = len(polylines)
     heights = np.maximum(detected_low - detected_top, 1e-6)
-    exits = np.array([exit_row(x_at(polylines[i], detected_low[i]), detected_low[i], bottoms[i],
-                               frame_width, frame_height) for i in range(count)])
+    # Each lane is read at its own lowest detected row and at every pair's shared top row.
+    shared_tops = np.maximum(detected_top[:, None], detected_top[None, :])
+    read = [xs_at(polylines[i], np.append(shared_tops[i], detected_low[i])) for i in range(count)]
+    exits = np.array([exit_row(read[i][-1], detected_low[i], bottoms[i], frame_width,
+                               frame_height) for i in range(count)])
     eligible: NDArray[np.bool_] = (exits - detected_low) <= EGO_MAX_EXTRAPOLATION * heights
     for a in range(count):
         for b in range(a + 1, count):
-            shared_top = max(detected_top[a], detected_top[b])
-            if shared_top > min(detected_low[a], detected_low[b]):
+            if shared_tops[a, b] > min(detected_low[a], detected_low[b]):
                 continue  # no row in common: nothing to compare
-            above = x_at(polylines[a], shared_top) - x_at(polylines[b], shared_top)
+            above = read[a][b] - read[b][a]
             below = bottoms[a] - bottoms[b]
             if np.isfinite(above) and above * below < 0:
                 eligible[a if heights[a] < heights[b] else b] = False

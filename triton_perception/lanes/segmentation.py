@@ -133,7 +133,8 @@ def _lanes(arrays: list[NDArray[np.generic]], model: LaneModel, mapping: InputMa
         # graphs/lane_runs.py's outputs: int32 runs and counts, the uint8 drivable area
         return postprocess_runs(cast(NDArray[np.int32], arrays[0]),
                                 cast(NDArray[np.int32], arrays[1]),
-                                cast(NDArray[np.uint8], arrays[2]), model.input_width, frame_size,
+                                cast(NDArray[np.uint8], arrays[2]) if len(arrays) > 2 else None,
+                                model.input_width, frame_size,
                                 settings.num_points, settings.min_lane_length)
     probability = cast(NDArray[np.uint8], arrays[0])  # add_compact_maps: uint8 maps
     has_drivable = len(arrays) > 1

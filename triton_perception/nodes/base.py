@@ -163,6 +163,15 @@ class PerceptionNode(LifecycleNode, Generic[InferenceT]):
         """Set the output tensors to request, for a subclass that reads them from its model."""
         self._outputs = outputs
 
+    def wanted_outputs(self) -> tuple[str, ...]:
+        """
+        Return the outputs to ask for the next frame: all of the model's but what goes unused.
+
+        A subclass names fewer while it publishes fewer. Read per frame by a perception
+        process's joined requests (a node in a process of its own asks for all of them).
+        """
+        return self._outputs
+
     def autostart(self) -> bool:
         """
         Configure and activate, unless `autostart` is false.
@@ -224,7 +233,7 @@ class PerceptionNode(LifecycleNode, Generic[InferenceT]):
         if source.joined_model:
             return source.joined_worker(settings.url).member(
                 self.get_fully_qualified_name(), settings, self.accounting, self._prepare,
-                self._deliver, self._log)
+                self._deliver, self._log, self.wanted_outputs)
         return InferenceWorker(settings, self.accounting, self._prepare, self._deliver,
                                self._log, source.shared_frames(settings.url))
 

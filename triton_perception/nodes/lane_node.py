@@ -76,12 +76,33 @@ class LaneNode(PerceptionNode[LaneSettings]):
                 'lane_model': f'{self._lane_model.name} ({self._lane_model.layout})',
                 'lane_runs_dropped': str(self._dropped_runs)}
 
+    def wanted_outputs(self) -> tuple[str, ...]:
+        """
+        Leave the drivable area out of the request while nothing here would use it.
+
+        Its users: the `drivable_area` topic (with publish_drivable_area), the overlay and the
+        annotations (they draw it) and the ground grid, each only while subscribed. It is the
+        largest output (a mask at the frame's size), so a camera nobody watches the road area
+        of does not move it.
+        """
+        outputs = self._outputs
+        if outputs != LANE_RUNS_OUTPUTS:
+            return outputs
+        users = [self._overlay, self._annotations, self._ground.grid_publisher]
+        if self.settings.publish_drivable_area:
+            users.append(self._drivable_area)
+        if any(publisher.get_subscription_count() for publisher in users):
+            return outputs
+        return outputs[:2]
+
     def _prepare(self, frame: Frame) -> Tensors:
         return {'IMAGE': self.frame_rgb(frame)}
 
     def _deliver(self, frame: Frame, inputs: Tensors, outputs: Tensors) -> None:
         model = self._lane_model
-        checked = check_lane_outputs(outputs, model.outputs, model.uint8_outputs)
+        checked = check_lane_outputs(
+            outputs, tuple(name for name in model.outputs if name in outputs),
+            model.uint8_outputs)
         if model.outputs == LANE_RUNS_OUTPUTS:
             dropped = dropped_runs(checked[LANE_RUNS_OUTPUTS[1]], MAX_RUNS)
             with self._counts_lock:  # request threads deliver at the same time

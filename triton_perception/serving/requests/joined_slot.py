@@ -26,7 +26,9 @@ class Member:
     One node's part in its camera's joined requests.
 
     `settings` are the node's own (its model and outputs, used when it is served alone);
-    `prepare` and `deliver` are the node's, as an InferenceWorker calls them.
+    `prepare` and `deliver` are the node's, as an InferenceWorker calls them. `wanted` returns
+    which of its outputs the node publishes now (none of them unasked for: an output nobody
+    consumes is left out of the request), all of them unless the node says otherwise.
     """
 
     name: str
@@ -35,6 +37,11 @@ class Member:
     prepare: Callable[[Frame], Tensors]
     deliver: Callable[[Frame, Tensors, Tensors], None]
     log: WorkerLog
+    wanted: Callable[[], tuple[str, ...]] | None = None
+
+    def outputs(self) -> tuple[str, ...]:
+        """Return the outputs to ask for this member's next frame."""
+        return self.settings.outputs if self.wanted is None else self.wanted()
 
 
 MemberFrames = dict[str, tuple[Member, Frame]]

@@ -130,10 +130,15 @@ class JoinedWorker:
 
     def member(self, name: str, settings: ClientSettings, accounting: FrameAccounting,
                prepare: Callable[[Frame], Tensors],
-               deliver: Callable[[Frame, Tensors, Tensors], None], log: Log) -> MemberWorker:
-        """Return node `name`'s worker face; it joins on `start`, as an InferenceWorker starts."""
+               deliver: Callable[[Frame, Tensors, Tensors], None], log: Log,
+               wanted: Callable[[], tuple[str, ...]] | None = None) -> MemberWorker:
+        """
+        Return node `name`'s worker face; it joins on `start`, as an InferenceWorker starts.
+
+        `wanted` returns the outputs the node consumes now (Member.wanted).
+        """
         return MemberWorker(self, Member(name, settings, accounting, prepare, deliver,
-                                         WorkerLog(log)))
+                                         WorkerLog(log), wanted))
 
     @property
     def ready(self) -> bool:
@@ -301,13 +306,13 @@ class JoinedWorker:
             self._say_plan(members, self._joined[generation])
         joined = self._joined[generation]
         if joined is None or not joined.serves(members):
-            return [Request(member.settings.model, prepared[member.name],
-                            member.settings.outputs, [member]) for member in members]
+            return [Request(member.settings.model, prepared[member.name], member.outputs(),
+                            [member]) for member in members]
         inputs: Tensors = {}
         wanted: dict[str, None] = {}
         for member in members:
             inputs.update(prepared[member.name])
-            wanted.update(dict.fromkeys(member.settings.outputs))
+            wanted.update(dict.fromkeys(member.outputs()))
         if self._statistics is not None and HEALTH_OUTPUT in joined.outputs:
             wanted[HEALTH_OUTPUT] = None
         return [Request(self._joined_model, inputs, tuple(wanted), members)]
@@ -388,7 +393,12 @@ def fail_round(frames: MemberFrames, error: Exception) -> None:
 
 
 def _own(arrays: Tensors, member: Member, problem: ValueError | None) -> Tensors:
-    """Return `member`'s outputs of a joined answer; raise `problem` if the answer was bad."""
+    """
+    Return `member`'s outputs of a joined answer; raise `problem` if the answer was bad.
+
+    Outputs the request left out (Member.wanted) are absent; every one asked for is there
+    (OutputMemory.arrays_or_problem says otherwise).
+    """
     if problem is not None:
         raise problem
-    return {name: arrays[name] for name in member.settings.outputs}
+    return {name: arrays[name] for name in member.settings.outputs if name in arrays}

@@ -52,18 +52,24 @@ def check_lane_maps(outputs: Tensors) -> tuple[NDArray[np.uint8], NDArray[np.uin
     return probability, margin
 
 
-def check_lane_runs(outputs: Tensors) -> Tensors:
-    """LANE_RUNS int32 [h, K, 3], LANE_RUN_COUNTS int32 [h] (not negative), DRIVABLE_AREA [H, W]."""
+def check_lane_runs(outputs: Tensors, drivable: bool = True) -> Tensors:
+    """
+    LANE_RUNS int32 [h, K, 3], LANE_RUN_COUNTS int32 [h] (not negative), DRIVABLE_AREA [H, W].
+
+    Without `drivable` (the request left it out) no drivable area is read or returned.
+    """
     runs_name, counts_name, area_name = LANE_RUNS_OUTPUTS
     runs = _checked(outputs, runs_name, np.int32, '[h, K, 3]',
                     lambda shape: len(shape) == 3 and shape[2] == 3 and 0 not in shape)
     counts = _checked(outputs, counts_name, np.int32,
                       f'[{runs.shape[0]}] (the rows of {runs_name})',
                       lambda shape: shape == runs.shape[:1])
-    area = _checked(outputs, area_name, np.uint8, '[H, W]',
-                    lambda shape: len(shape) == 2 and 0 not in shape)
     if counts.size and (counts.min() < 0 or runs.min() < 0):
         raise MalformedOutput(f'malformed output: {runs_name} or {counts_name} is negative')
+    if not drivable:
+        return {runs_name: runs, counts_name: counts}
+    area = _checked(outputs, area_name, np.uint8, '[H, W]',
+                    lambda shape: len(shape) == 2 and 0 not in shape)
     return {runs_name: runs, counts_name: counts, area_name: area}
 
 
@@ -96,8 +102,8 @@ def check_lane_outputs(outputs: Tensors, names: tuple[str, ...],
     (as check_lane_maps), else finite FP32 tensors of at least two dimensions.
     """
     if segmentation:
-        if names == LANE_RUNS_OUTPUTS:
-            return check_lane_runs(outputs)
+        if names[:2] == LANE_RUNS_OUTPUTS[:2]:  # the drivable area only when asked for
+            return check_lane_runs(outputs, drivable=len(names) > 2)
         if len(names) == 2:
             return dict(zip(names, check_lane_maps(outputs)))
         return {names[0]: _checked(outputs, names[0], np.uint8, '[h, w]',
