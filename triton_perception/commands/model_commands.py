@@ -241,11 +241,11 @@ def add_models_command(commands: argparse._SubParsersAction[argparse.ArgumentPar
     quantize.add_argument('--calibration-method', default='minmax', metavar='METHOD',
                           help="onnxruntime's calibration: "
                                f"{', '.join(CALIBRATION_METHODS)} (default minmax)")
-    quantize.add_argument('--keep-float', default='auto', metavar='auto|none|NODE,...',
-                          help='network nodes or blocks kept float: auto (default) keeps the '
-                               "lane graph's most sensitive blocks float until its lane mask "
-                               'agrees with the float graph (docs/models.md); none quantizes '
-                               'every block; or names, comma-separated')
+    quantize.add_argument('--keep-float', default='none', metavar='none|auto|NODE,...',
+                          help='network nodes or blocks kept float: none (default) quantizes '
+                               "every block; auto keeps the lane graph's most sensitive blocks "
+                               'float until its lanes agree with the float graph (a pass of '
+                               'minutes, docs/models.md); or names, comma-separated')
     quantize.add_argument('--topic', default=None,
                           help="the calibration bags' camera topic (default: their only one)")
     quantize.add_argument('--guard-labels', type=Path, action='append', default=[],

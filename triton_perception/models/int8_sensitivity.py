@@ -85,7 +85,7 @@ class Int8Options:
     """How `models quantize` quantizes: the calibration method and what stays float."""
 
     method: str = 'minmax'
-    keep_float: str | tuple[str, ...] = 'auto'  # 'auto', 'none' or node and block names
+    keep_float: str | tuple[str, ...] = 'none'  # 'none', 'auto' or node and block names
     target: float = DEFAULT_TARGET
 
 
