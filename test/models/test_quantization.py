@@ -12,6 +12,7 @@ import hashlib
 import json
 from pathlib import Path
 import re
+import shutil
 import socket
 import subprocess
 from typing import Any, Iterator
@@ -30,7 +31,9 @@ from triton_perception.cli import main
 from triton_perception.graphs import (build_graph, float_step_problems, make_model,
                                       MAX_IR_VERSION, QUANTIZED_OPSET, target_problems,
                                       tensorrt_qdq_problems)
-from triton_perception.models import INT8_GRAPH, quantize_models, TENSORRT_GRAPH
+from triton_perception.models import (Candidate, carried_candidates, install_quantized,
+                                      INT8_GRAPH, quantize_models, TENSORRT_GRAPH,
+                                      write_carried)
 from triton_perception.models.quantization import quantizer_problem, quantizer_refusal
 from triton_perception.serving import ServerError
 from triton_perception.serving.server.profile_repository import profile_repository
@@ -130,6 +133,29 @@ def test_int8_graphs_load_keep_their_float_steps_and_agree_with_the_float_ones(
 def test_int8_graphs_load_in_the_oldest_onnxruntime(quantized: Path) -> None:
     """Under onnxruntime 1.12.1 (JetPack 6's) both flavours of both INT8 graphs load."""
     paths = [str(quantized / step / name) for step in ('yolov5_model', 'lane_model')
+             for name in (INT8_GRAPH, TENSORRT_GRAPH)]
+    result = subprocess.run([str(target_environment()), '-c', LOAD_ALL, json.dumps(paths)],
+                            capture_output=True, text=True, timeout=600)
+    assert result.returncode == 0, result.stderr[-2000:]
+    loaded = json.loads(result.stdout.splitlines()[-1])
+    assert loaded['version'] == '1.12.1' and loaded['failed'] == {}
+
+
+@pytest.mark.target
+@pytest.mark.slow
+def test_the_install_half_runs_with_the_orins_onnxruntime(
+        float_repository: Path, quantized: Path, tmp_path: Path) -> None:
+    """
+    The PC's folder installed on a copy of the repository, and its graphs run by 1.12.1.
+
+    `models install-int8` needs no onnxruntime; the graphs it installs load in the Orin's.
+    """
+    candidates = [Candidate(step, quantized / step) for step in ('yolov5_model', 'lane_model')]
+    carried = write_carried(candidates, tmp_path / 'guard')
+    orin = tmp_path / 'orin'
+    shutil.copytree(float_repository, orin)
+    install_quantized(orin, carried_candidates(orin, carried), log=lambda line: None)
+    paths = [str(orin / step / '1' / name) for step in ('yolov5_model', 'lane_model')
              for name in (INT8_GRAPH, TENSORRT_GRAPH)]
     result = subprocess.run([str(target_environment()), '-c', LOAD_ALL, json.dumps(paths)],
                             capture_output=True, text=True, timeout=600)

@@ -35,6 +35,8 @@ def command_models(arguments: argparse.Namespace) -> int:
     log = lambda line: print(f'models: {line}', flush=True)  # noqa: E731
     if arguments.action == 'quantize':
         return command_quantize(arguments, Path(repository), log)
+    if arguments.action == 'install-int8':
+        return command_install_int8(arguments, Path(repository), log)
     if arguments.action == 'list':
         detectors = installed_detectors(repository)
         print('| detector | layout | input (w x h) | classes | sha256 of the ONNX file |')
@@ -81,6 +83,29 @@ def guard_folder() -> Path:
     return home / 'triton_perception' / 'quantization_guard' / time.strftime('%Y%m%d-%H%M%S')
 
 
+def command_install_int8(arguments: argparse.Namespace, repository: Path,
+                         log: Callable[[str], None]) -> int:
+    """
+    Run `models install-int8 --from FOLDER`: install INT8 graphs quantized on another machine.
+
+    Returns 0 when installed, 2 in one line (the repository untouched) otherwise.
+    """
+    from triton_perception.models import carried_candidates, install_quantized  # noqa: PLC0415
+
+    if arguments.carried is None:
+        print('triton-perception: error: models install-int8 needs --from FOLDER (the --output '
+              "folder of 'models quantize' on the PC, copied here)", file=sys.stderr)
+        return 2
+    try:
+        candidates = carried_candidates(repository, arguments.carried.resolve())
+    except ModelInstallError as error:
+        print(f'triton-perception: error: {error}', file=sys.stderr)
+        return 2
+    install_quantized(repository, candidates, log)
+    log('installed; on an Orin build the engines next: triton-perception engines build --int8')
+    return 0
+
+
 def command_quantize(arguments: argparse.Namespace, repository: Path,
                      log: Callable[[str], None]) -> int:
     """
@@ -93,7 +118,7 @@ def command_quantize(arguments: argparse.Namespace, repository: Path,
 
     from triton_perception.bag import BagError  # noqa: PLC0415
     from triton_perception.evaluation import check_guard_drives, guard_quantization
-    from triton_perception.models import install_quantized, quantize_models
+    from triton_perception.models import install_quantized, quantize_models, write_carried
     from triton_perception.models import Int8Options, parse_keep_float  # noqa: PLC0415
 
     def error(text: str) -> int:
@@ -127,6 +152,8 @@ def command_quantize(arguments: argparse.Namespace, repository: Path,
                       f'{verdict.flagged[0]} (report: {verdict.report})', file=sys.stderr)
                 return 1
             install_quantized(repository, candidates, log)
+            log(f'for the Orin: copy {write_carried(candidates, output)} and run '
+                "'triton-perception models install-int8 --from FOLDER' there")
     except (BagError, ModelInstallError) as failure:
         return error(str(failure))
     if verdict.flagged:
@@ -188,11 +215,16 @@ def install_lanes(arguments: argparse.Namespace, repository: Path,
 def add_models_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add `models install|list` with the options of a model of your own."""
     models = commands.add_parser('models', help='install ONNX weights into the model repository')
-    models.add_argument('action', choices=['install', 'list', 'quantize'],
+    models.add_argument('action', choices=['install', 'list', 'quantize', 'install-int8'],
                         help="install: the package's models, or with --detector or --lanes "
                              'one of your own; list: the installed detectors and lane models; '
                              'quantize: INT8 graphs calibrated on --calibrate bags, installed '
-                             'when --guard drives show nothing got worse (docs/models.md)')
+                             'when --guard drives show nothing got worse (docs/models.md); '
+                             'install-int8: those of a quantize run on another machine '
+                             '(--from its output folder)')
+    models.add_argument('--from', dest='carried', type=Path, default=None, metavar='FOLDER',
+                        help="install-int8: the --output folder of 'models quantize' (or its "
+                             'int8/), copied from the PC')
     models.add_argument('--detector', type=Path, default=None,
                         help='your detector: a YOLOv5 or YOLOv8/YOLO11 ONNX export (static '
                              'input size, opset <= 12)')

@@ -6,6 +6,10 @@ from triton_perception.models.detectors import (
     labels_for as labels_for,
 )
 from triton_perception.models.health_model import HEALTH_GRAPH_FILE as HEALTH_GRAPH_FILE
+from triton_perception.models.int8_carry import (
+    carried_candidates as carried_candidates,
+    write_carried as write_carried,
+)
 from triton_perception.models.int8_sensitivity import (
     CALIBRATION_METHODS as CALIBRATION_METHODS,
     Int8Options as Int8Options,
