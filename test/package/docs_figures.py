@@ -59,6 +59,9 @@ REQUEST = 'measured before the request path changed (issue 64, 2026-12-02)'
 VIDEO = 'measured before the video modules changed'
 HEALTH = 'measured before the camera health check changed'
 STALE: dict[tuple[str, str], str] = {
+    ('docs/models.md', '#int8-lanes-the-sensitivity-pass-the-guard-and-the-labelled-clip'):
+        REQUEST,
+    ('docs/models.md', '#int8-on-the-labelled-clip-lockstep'): REQUEST,
     ('docs/performance.md', '#performance-measurement-log'): REQUEST,
     ('docs/performance.md', '#the-highest-rate-sustained-busy-and-quiet'): REQUEST,
     ('docs/performance.md',

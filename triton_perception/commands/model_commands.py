@@ -92,12 +92,12 @@ def command_install_int8(arguments: argparse.Namespace, repository: Path,
     """
     from triton_perception.models import carried_candidates, install_quantized  # noqa: PLC0415
 
-    if arguments.carried is None:
+    if arguments.source is None:
         print('triton-perception: error: models install-int8 needs --from FOLDER (the --output '
               "folder of 'models quantize' on the PC, copied here)", file=sys.stderr)
         return 2
     try:
-        candidates = carried_candidates(repository, arguments.carried.resolve())
+        candidates = carried_candidates(repository, arguments.source.resolve())
     except ModelInstallError as error:
         print(f'triton-perception: error: {error}', file=sys.stderr)
         return 2
@@ -222,9 +222,6 @@ def add_models_command(commands: argparse._SubParsersAction[argparse.ArgumentPar
                              'when --guard drives show nothing got worse (docs/models.md); '
                              'install-int8: those of a quantize run on another machine '
                              '(--from its output folder)')
-    models.add_argument('--from', dest='carried', type=Path, default=None, metavar='FOLDER',
-                        help="install-int8: the --output folder of 'models quantize' (or its "
-                             'int8/), copied from the PC')
     models.add_argument('--detector', type=Path, default=None,
                         help='your detector: a YOLOv5 or YOLOv8/YOLO11 ONNX export (static '
                              'input size, opset <= 12)')
@@ -249,10 +246,12 @@ def add_models_command(commands: argparse._SubParsersAction[argparse.ArgumentPar
                         help='YAML with preprocessing and decode settings the file cannot say '
                              '(docs/lane_models.md)')
     models.add_argument('--from', dest='source', type=Path, default=None,
-                        help='directory holding yolov5n/yolov5n.onnx and twinlitenet/'
+                        help='install: directory holding yolov5n/yolov5n.onnx and twinlitenet/'
                              'twinlitenet.onnx (default ../shared/models or '
                              '$TRITON_PERCEPTION_MODELS_DIR). Files of your own export are '
-                             'accepted when they are the same network (docs/models.md)')
+                             'accepted when they are the same network (docs/models.md); '
+                             "install-int8: the --output folder of 'models quantize' (or its "
+                             'int8/), copied from the PC')
     models.add_argument('--check-images', type=Path, action='append', default=[],
                         metavar='DIR', help="where the behaviour check's images are: yolov5's "
                         "data/images/bus.jpg and TwinLiteNet's images/caeb782d-4a20b7c4.jpg "
