@@ -64,8 +64,6 @@ STALE: dict[tuple[str, str], str] = {
     ('docs/models.md', '#int8-on-the-labelled-clip-lockstep'): REQUEST,
     ('docs/performance.md', '#performance-measurement-log'): REQUEST,
     ('docs/performance.md', '#the-highest-rate-sustained-busy-and-quiet'): REQUEST,
-    ('docs/performance.md',
-     '#four-1280x720-cameras-in-groups-of-2-after-the-hot-path-was-set-apart'): REQUEST,
     ('docs/performance.md', '#priorities-under-overload-two-runs'): REQUEST,
     ('docs/performance.md', '#one-process-per-robot-memory-of-the-perception-processes'): REQUEST,
     ('docs/performance.md', '#the-labelled-clip-in-lockstep-and-at-recorded-timing'): REQUEST,

@@ -17,6 +17,8 @@ TwinLiteNet marks every painted line in one binary mask; it gives no lane list. 
 3. each lane gets a curve fit (a line, or a quadratic when it spans enough rows) and is sampled
    from where it meets the image border (extrapolated along the tangent below its lowest
    pixel) up to its highest pixel;
+   steps 2 and 3 work on each piece's power sums (triton_perception.lanes.lane_fitting), not
+   its points;
 4. sides come from where each lane's extrapolation crosses the image bottom
    (triton_perception.lanes.lane_sides, shared by every lane model).
 
