@@ -53,6 +53,15 @@ def shared_path(*parts: str) -> Path:
     return path
 
 
+def clip_bag_of(directory: Path, name: str, frames: int) -> Path:
+    """Make a bag `name` in `directory` of the highway clip's first `frames` frames."""
+    from triton_perception.bag import make_bag  # noqa: PLC0415 (rosbags, for the tests that use it)
+
+    make_bag(shared_path('data', 'videos', 'solidWhiteRight.mp4'), directory / name,
+             max_frames=frames)
+    return directory / name
+
+
 def copy_of_model_repository(directory: Path) -> Path:
     """Copy the package's installed model repository, which the session server installed."""
     import shutil

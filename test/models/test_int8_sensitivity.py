@@ -18,7 +18,7 @@ from onnxruntime.quantization import CalibrationMethod
 from onnxruntime.quantization.calibrate import load_tensors_data
 import pytest
 
-from conftest import shared_path
+from conftest import clip_bag_of, shared_path
 from triton_perception.cli import main
 from triton_perception.graphs import build_graph, tensorrt_qdq_problems
 from triton_perception.models import INT8_GRAPH, Int8Options, quantize_models, TENSORRT_GRAPH
@@ -138,8 +138,6 @@ def lane_repository(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def test_the_record_names_the_method_and_the_blocks_kept_float(
         lane_repository: Path, tmp_path: Path) -> None:
     """Both graphs keep the named block float; the TensorRT one still follows its rules."""
-    from test_quantization import clip_bag_of  # noqa: PLC0415
-
     bag = clip_bag_of(tmp_path, 'clip', 4)
     candidates, _ = quantize_models(lane_repository, [bag], tmp_path / 'staging', ('lanes',),
                                     4, log=lambda line: None,
@@ -164,8 +162,6 @@ def test_the_record_names_the_method_and_the_blocks_kept_float(
 def test_an_unknown_method_is_refused_in_one_line(
         lane_repository: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """Exit code 2, one line naming the methods, nothing read or written."""
-    from test_quantization import clip_bag_of  # noqa: PLC0415
-
     bags = [clip_bag_of(tmp_path, name, 2) for name in ('calibration', 'guard')]
     code = main(['models', 'quantize', '--model-repository', str(lane_repository),
                  '--calibrate', str(bags[0]), '--guard', str(bags[1]), '--models', 'lanes',
@@ -178,8 +174,6 @@ def test_an_unknown_method_is_refused_in_one_line(
 def test_the_lane_probe_scores_lanes_as_the_guard_pairs_them(
         lane_repository: Path, tmp_path: Path) -> None:
     """The float graph against itself agrees 1.0; against a frame with no lane, 0."""
-    from test_quantization import clip_bag_of  # noqa: PLC0415
-
     from triton_perception.bag import read_images  # noqa: PLC0415
     from triton_perception.models.lane_probe import lane_score  # noqa: PLC0415
 

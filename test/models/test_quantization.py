@@ -24,7 +24,7 @@ import onnxruntime
 import pytest
 from rosbags.rosbag2 import Writer
 
-from conftest import copy_of_model_repository, shared_path
+from conftest import clip_bag_of, copy_of_model_repository, shared_path
 from target_venv import LOAD_ALL, target_environment
 from triton_perception.bag import make_bag, read_images, typestore
 from triton_perception.cli import main
@@ -50,13 +50,6 @@ def float_repository(tmp_path_factory: pytest.TempPathFactory) -> Path:
     build_graph('lanes', shared_path('models', 'twinlitenet', 'twinlitenet.onnx'),
                 repository / 'lane_model' / '1' / 'model.onnx')
     return repository
-
-
-def clip_bag_of(directory: Path, name: str, frames: int) -> Path:
-    """Make a bag `name` in `directory` of the clip's first `frames` frames."""
-    make_bag(shared_path('data', 'videos', 'solidWhiteRight.mp4'), directory / name,
-             max_frames=frames)
-    return directory / name
 
 
 @pytest.fixture(scope='module')
