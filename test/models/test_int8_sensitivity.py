@@ -20,7 +20,7 @@ import pytest
 
 from conftest import clip_bag_of, shared_path
 from triton_perception.cli import main
-from triton_perception.graphs import build_graph, tensorrt_qdq_problems
+from triton_perception.graphs import build_graph, make_model, tensorrt_qdq_problems
 from triton_perception.models import INT8_GRAPH, Int8Options, quantize_models, TENSORRT_GRAPH
 from triton_perception.models.int8_quantizer import CPU_FLAVOUR, QuantizeJob
 from triton_perception.models.int8_sensitivity import (block_of, calibration_method,
@@ -51,8 +51,7 @@ def small_graph(path: Path) -> Path:
         [helper.make_tensor_value_info('x', TensorProto.FLOAT, [1, 2, 8, 8])],
         [helper.make_tensor_value_info('y', TensorProto.FLOAT, [1, 1, 8, 8])],
         initializer=[w1, w2, w3, w4])
-    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid('', 13)],
-                                ir_version=7), str(path))
+    onnx.save(make_model(graph, 13), str(path))  # IR 7, the target's
     return path
 
 
