@@ -6,6 +6,7 @@ import pytest
 
 from triton_perception.lanes.lane_fitting import (fit, group, join_rms, point_sets,
                                                   QUADRATIC_MIN_SPAN, sample)
+from triton_perception.lanes.run_decoding import postprocess_runs
 
 MASK = (360, 640)  # height, width
 
@@ -83,3 +84,21 @@ def test_sample_stops_where_the_tangent_leaves_through_a_side() -> None:
     assert bottom_x[0] < 0
     assert polylines[0, 0, 1] == pytest.approx(250.0, abs=0.5)
     assert polylines[0, 0, 0] == pytest.approx(0.0, abs=1.0)
+
+
+def test_vertical_lanes_beyond_the_mask_width_stay_within_the_frame() -> None:
+    """
+    Straight vertical runs at a frame's columns past the mask's width give lanes in the frame.
+
+    The runs of a model whose mask is the frame's size, read as a 640-wide mask: the right line
+    lies beyond the mask, and its slope is of rounding size.
+    """
+    for height, width in ((540, 960), (720, 1280)):
+        runs = np.zeros((height, 16, 3), dtype=np.int32)
+        for slot, column in enumerate((int(width * 0.3), int(width * 0.7))):
+            runs[height // 2:, slot] = (column - 1, column + 2, 230 * 3)
+        counts = np.zeros(height, dtype=np.int32)
+        counts[height // 2:] = 2
+        lanes = postprocess_runs(runs, counts, None, 640, (height, width), 20, 0.1).lanes
+        assert len(lanes) == 2 and np.all(np.isfinite(lanes))
+        assert lanes[..., 1].max() <= height and lanes[..., 0].max() <= width

@@ -211,7 +211,10 @@ def test_each_camera_gets_what_one_process_per_node_gives(
                            for messages in results.values())
             deadline = time.monotonic() + 60.0
             while not answered():
-                assert time.monotonic() < deadline, f'timed out waiting for frame {stamp}'
+                assert time.monotonic() < deadline, (
+                    f'timed out waiting for frame {stamp} on ' + ', '.join(
+                        '/'.join(key) for key, messages in results.items()
+                        if not any(message.header.stamp.sec == stamp for message in messages)))
                 for publisher in publishers:
                     publisher.publish(frame(image, stamp))
                 time.sleep(0.3)

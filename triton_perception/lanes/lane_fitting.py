@@ -165,7 +165,10 @@ def sample(lanes: Sequence[PointSet], mask_size: tuple[int, int],
     leaves = (bottom_x < 0.0) | (bottom_x > mask_width)  # through a side edge before the bottom
     border = np.where(bottom_x < 0.0, 0.0, float(mask_width))
     with np.errstate(divide='ignore', invalid='ignore'):
-        side_row = np.maximum(y_low, y_low + (border - x_low) / slope)
+        # Not below the bottom row: a lane already beyond a side that turns back in only
+        # slowly (a slope of rounding size) would meet the border rows past the image.
+        side_row = np.minimum(np.maximum(y_low, y_low + (border - x_low) / slope),
+                              float(mask_height))
     y_end = np.where(leaves, np.where(slope != 0.0, side_row, y_low), float(mask_height))
     steps = np.arange(num_points) / (num_points - 1)
     y = y_end[:, None] + (y_top - y_end)[:, None] * steps
