@@ -21,7 +21,7 @@ from triton_perception.bag.make import make_bag
 from triton_perception.bag.reading import frames_before_keyframe, read_images
 from triton_perception.evaluation.evaluation import (camera_input, default_camera_topic, evaluate,
                                                      EvaluationSettings)
-from triton_perception.evaluation.replay_outputs import read_outputs
+from triton_perception.evaluation.metrics.replay_outputs import read_outputs
 from triton_perception.frames import DEFAULT_GOP, WAITING_FOR_KEYFRAME
 from triton_perception.system import DEFAULT_CLIP
 

@@ -17,7 +17,7 @@ import pytest
 from triton_perception.bag.bag_format import new_writer, typestore_for
 from triton_perception.bag.make import make_bag
 from triton_perception.bag.reading import read_images
-from triton_perception.evaluation.report_schema import write_report_json
+from triton_perception.evaluation.metrics.report_schema import write_report_json
 
 FRAMES = 40
 SIZE = (320, 180)  # width, height

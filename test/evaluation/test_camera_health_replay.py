@@ -15,8 +15,9 @@ import pytest
 
 from conftest import shared_path
 from triton_perception.bag.make import make_bag
-from triton_perception.evaluation.camera_health_summary import health_markdown, health_summary
 from triton_perception.evaluation.evaluation import evaluate, EvaluationSettings
+from triton_perception.evaluation.metrics.camera_health_summary import (health_markdown,
+                                                                        health_summary)
 
 FRAMES = 60
 DARK_FROM = 20

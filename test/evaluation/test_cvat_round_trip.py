@@ -27,9 +27,9 @@ from highway_clip import LABELS
 from triton_perception.bag.frame_export import export_frames
 from triton_perception.bag.make import make_bag
 from triton_perception.evaluation.accuracy import score_replay
-from triton_perception.evaluation.metric import ScoringOptions
-from triton_perception.evaluation.replay_outputs import (replayed_frames, ReplayedFrames,
-                                                         ReplayOutputs)
+from triton_perception.evaluation.metrics.metric import ScoringOptions
+from triton_perception.evaluation.metrics.replay_outputs import (replayed_frames,
+                                                                 ReplayedFrames, ReplayOutputs)
 
 CLASS_NAMES = ['person', 'bicycle', 'car']
 CAR = 2

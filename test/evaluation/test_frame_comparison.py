@@ -6,9 +6,9 @@ from typing import Any
 import numpy as np
 
 from triton_perception.evaluation.accuracy_report import accuracy_regressions, ACCURACY_TOLERANCE
-from triton_perception.evaluation.comparison.frame_comparison import (bootstrap_interval,
-                                                                      comparison_markdown,
-                                                                      frame_comparison)
+from triton_perception.evaluation.comparison.expected_frames import (bootstrap_interval,
+                                                                     comparison_markdown,
+                                                                     frame_comparison)
 
 STAMPS = [str(1_700_000_000_000_000_000 + index * 40_000_000) for index in range(30)]
 

@@ -161,7 +161,7 @@ def test_expected_flags_an_accuracy_figure_that_fell() -> None:
 
 def test_the_precision_recall_curve_follows_the_ranked_detections() -> None:
     """Two labelled cars; detections 0.9 (hit), 0.8 (a miss), 0.7 (hit) rank as COCO ranks them."""
-    from triton_perception.evaluation.accuracy_figures import precision_recall
+    from triton_perception.evaluation.metrics.accuracy_figures import precision_recall
     labels = {1: np.array([[0, 0, 10, 10, 2, 0], [20, 0, 30, 10, 2, 0]], float)}
     detections = {1: np.array([[0, 0, 10, 10, 0.9, 2], [50, 50, 60, 60, 0.8, 2],
                                [21, 0, 30, 10, 0.7, 2]], float)}

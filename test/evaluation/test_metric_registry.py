@@ -2,9 +2,10 @@
 A replay metric is one module and one registration: the worked example of the docs runs.
 
 docs/architecture.md ("Add a metric") shows a metric as a newcomer would write it. Its code is
-taken from the page, registered in evaluation/metric_registry.py's METRICS, and every reader of the
-metrics is checked to see it: the scoring, the criteria (a floor and a per-frame threshold),
-report.md's headlines, the frame-by-frame comparison of `--expected` and the sum over drives.
+taken from the page, registered in evaluation/metrics/metric_registry.py's METRICS, and every
+reader of the metrics is checked to see it: the scoring, the criteria (a floor and a per-frame
+threshold), report.md's headlines, the frame-by-frame comparison of `--expected` and the sum over
+drives.
 """
 from __future__ import annotations
 
@@ -18,14 +19,14 @@ import numpy as np
 import pytest
 
 from conftest import REPO
-from triton_perception.evaluation import metric_registry
 from triton_perception.evaluation.accuracy import check_criteria, read_criteria, score_replay
 from triton_perception.evaluation.accuracy_report import accuracy_regressions
-from triton_perception.evaluation.comparison.frame_comparison import frame_comparison
+from triton_perception.evaluation.comparison.expected_frames import frame_comparison
 from triton_perception.evaluation.drives import drives_markdown, overall_accuracy
 from triton_perception.evaluation.markdown_report import report_markdown
-from triton_perception.evaluation.metric import Metric
-from triton_perception.evaluation.replay_outputs import ReplayedFrames, ReplayOutputs
+from triton_perception.evaluation.metrics import metric_registry
+from triton_perception.evaluation.metrics.metric import Metric
+from triton_perception.evaluation.metrics.replay_outputs import ReplayedFrames, ReplayOutputs
 from triton_perception.scoring import LabelError
 
 STAMPS = [1_700_000_000_000_000_000 + index * 100_000_000 for index in range(4)]

@@ -148,7 +148,7 @@ def test_lockstep_publishes_the_same_results_beside_a_cpu_hog(shared: Path, trit
     import subprocess
     import sys
 
-    from triton_perception.evaluation.replay_outputs import read_outputs
+    from triton_perception.evaluation.metrics.replay_outputs import read_outputs
     from triton_perception.evaluation.figures import detection_labels
 
     bag = clip_bag(shared, tmp_path, 24)

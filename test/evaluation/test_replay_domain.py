@@ -23,7 +23,7 @@ from ros_helpers import Probe
 from triton_perception.bag import DEFAULT_TOPIC
 from triton_perception.bag.make import DEFAULT_EPOCH_S
 from triton_perception.evaluation.evaluation import evaluate, EvaluationSettings
-from triton_perception.evaluation.report_schema import ReplayReport
+from triton_perception.evaluation.metrics.report_schema import ReplayReport
 
 pytestmark = [pytest.mark.ros, pytest.mark.server, pytest.mark.slow]
 FRAMES = 24  # two ego-lane labels (frames 1 and 23) and six of the cars (every 4th frame)

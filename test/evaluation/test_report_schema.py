@@ -8,7 +8,7 @@ import pytest
 
 from triton_perception.bag import BagError
 from triton_perception.evaluation import read_report, SCHEMA_VERSION
-from triton_perception.evaluation.report_schema import write_report_json
+from triton_perception.evaluation.metrics.report_schema import write_report_json
 
 REPORT = {'input': {'bag': 'drive', 'topic': '/camera/image_raw', 'frames': 3, 'rate': 1.0,
                     'timing': 'lockstep', 'replay_s': 1.0, 'bag_s': 0.1},

@@ -20,10 +20,10 @@ import pytest
 from evaluation_runs import camera_bag, Frame, FRAMES, scene, write_run  # noqa: F401 (a fixture)
 from triton_perception.bag.bag_format import BagError
 from triton_perception.cli import main
-from triton_perception.evaluation.comparison.folder_comparison import compare
 from triton_perception.evaluation.comparison.pair_evaluations import CompareOptions
 from triton_perception.evaluation.comparison.run_comparison import DEFAULT_THRESHOLDS
 from triton_perception.evaluation.figures import detection_labels
+from triton_perception.evaluation.folder_comparison import compare
 
 SHIFTED = {index for index in range(FRAMES) if index % 4 == 1}   # boxes moved 60 px
 RENAMED = {index for index in range(FRAMES) if index % 4 == 3}   # one box's class renamed

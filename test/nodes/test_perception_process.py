@@ -23,7 +23,7 @@ from perception_nodes import image_message, latest_diagnostics
 from ros_helpers import Probe, wait_until
 from triton_perception.evaluation.evaluation import evaluate, EvaluationSettings
 from triton_perception.evaluation.figures import detection_labels
-from triton_perception.evaluation.replay_outputs import read_outputs
+from triton_perception.evaluation.metrics.replay_outputs import read_outputs
 from triton_perception.outputs.result_messages import detections_from_message, lanes_from_cloud
 from triton_perception.system.processes import NodeProcess, ros_arguments
 

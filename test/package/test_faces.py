@@ -26,19 +26,10 @@ FACES = sorted(path.parent for path in PACKAGE.rglob('__init__.py') if path.pare
 SOURCES = [path for path in sorted(PACKAGE.rglob('*.py')) if path.name != '__init__.py'] + \
     sorted((REPO / 'launch').glob('*.py'))
 LOADER = '__getattr__, __dir__, __all__ = lazy_face(__name__, __file__)'
-
-
-def own_folder(path: Path) -> str | None:
-    """Return the top folder of the package a file belongs to (None: the root or launch/)."""
-    if not path.is_relative_to(PACKAGE):
-        return None
-    parts = path.relative_to(PACKAGE).parts
-    return parts[0] if len(parts) > 1 else None
-
-
-def declared_all(folder: str) -> list[str]:
-    """Return the names a folder's face exports, from its stub."""
-    return list(face_exports(PACKAGE / folder / '__init__.pyi'))
+# Every face's module name -> the names it exports, at every level (`triton_perception.serving`,
+# `triton_perception.serving.requests`, ...).
+FACE_NAMES = {'.'.join(face.relative_to(REPO).parts): set(face_exports(face / '__init__.pyi'))
+              for face in FACES}
 
 
 def dotted(face: Path) -> str:
@@ -61,7 +52,7 @@ def test_every_folder_exports_its_public_names() -> None:
 def test_a_face_holds_no_code_and_lists_each_export_once(folder: str) -> None:
     """`__init__.py`: docstring and loader; `__init__.pyi`: one `NAME as NAME` line a name."""
     for face in [PACKAGE / folder, *[path.parent for path in (PACKAGE / folder).glob(
-            '*/__init__.py')]]:
+            '*/**/__init__.py')]]:
         init = ast.parse((face / '__init__.py').read_text(encoding='utf-8'))
         assert isinstance(init.body[0], ast.Expr) and isinstance(init.body[0].value,
                                                                  ast.Constant), face
@@ -87,26 +78,48 @@ def test_a_face_holds_no_code_and_lists_each_export_once(folder: str) -> None:
         assert not modules & set(seen), (face, modules & set(seen))
 
 
-def test_other_folders_import_only_through_faces() -> None:
-    """No module reaches past another folder's face, and each name it takes is exported."""
+def outermost_face_between(module: str, source: str) -> str | None:
+    """Return the outermost face that holds `module` but not `source` (None: no face between)."""
+    for face in sorted(FACE_NAMES, key=len):
+        if (module == face or module.startswith(face + '.')) and not source.startswith(face + '.'):
+            return face
+    return None
+
+
+def imports_past_faces(path: Path, text: str | None = None) -> list[str]:
+    """Return each import of `path` that reaches past a face, or takes a name it does not export."""
+    source = '.'.join(path.relative_to(REPO).with_suffix('').parts)
     problems = []
-    exported = {folder: set(declared_all(folder)) for folder in FOLDERS}
-    for path in SOURCES:
-        own = own_folder(path)
-        for node in ast.walk(ast.parse(path.read_text())):
-            modules: list[tuple[str, list[str]]] = []
-            if isinstance(node, ast.ImportFrom) and node.module:
-                modules = [(node.module, [alias.name for alias in node.names])]
-            elif isinstance(node, ast.Import):
-                modules = [(alias.name, []) for alias in node.names]
-            for module, names in modules:
-                parts = module.split('.')
-                if parts[0] != 'triton_perception' or len(parts) < 2 \
-                        or parts[1] not in FOLDERS or parts[1] == own:
-                    continue
-                where = f'{path.relative_to(REPO)}:{node.lineno}'
-                if len(parts) > 2:
-                    problems.append(f'{where} imports {module}, past the face of {parts[1]}/')
-                problems += [f'{where} takes {name} from {parts[1]}/, which does not export it'
-                             for name in names if name not in exported[parts[1]]]
+    for node in ast.walk(ast.parse(path.read_text() if text is None else text)):
+        modules: list[tuple[str, list[str]]] = []
+        if isinstance(node, ast.ImportFrom) and node.module:
+            modules = [(node.module, [alias.name for alias in node.names])]
+        elif isinstance(node, ast.Import):
+            modules = [(alias.name, []) for alias in node.names]
+        for module, names in modules:
+            face = outermost_face_between(module, source)
+            if face is None:
+                continue
+            where = f'{path.relative_to(REPO)}:{node.lineno}'
+            folder = face.replace('.', '/').removeprefix('triton_perception/') + '/'
+            if module != face:
+                problems.append(f'{where} imports {module}, past the face of {folder}')
+            problems += [f'{where} takes {name} from {folder}, which does not export it'
+                         for name in names if name not in FACE_NAMES[face]]
+    return problems
+
+
+def test_other_folders_import_only_through_faces() -> None:
+    """At every level, no module reaches past the face of a folder it is not in."""
+    problems = [problem for path in SOURCES for problem in imports_past_faces(path)]
     assert problems == [], '\n'.join(problems)
+
+
+def test_an_import_past_a_subfolders_face_is_found() -> None:
+    """Positive control: a module of evaluation/ reaching into comparison/ past its face."""
+    text = 'from triton_perception.evaluation.comparison.run_pairing import FIGURES\n'
+    assert imports_past_faces(PACKAGE / 'evaluation' / 'reach_in.py', text) == [
+        'triton_perception/evaluation/reach_in.py:1 imports '
+        'triton_perception.evaluation.comparison.run_pairing, '
+        'past the face of evaluation/comparison/']
+    assert imports_past_faces(PACKAGE / 'evaluation' / 'comparison' / 'x.py', text) == []

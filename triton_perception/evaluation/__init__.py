@@ -2,11 +2,12 @@
 Judging replays: what the perception published for a bag, scored and compared.
 
 Owns: the replay of a camera bag through the pipeline and what it measured (evaluation,
-figures), accuracy against labels through the metric registry (metric, *_metric, accuracy,
-accuracy_report), runs compared with each other (comparison/), drives one after another or on
-Ray (drives, drive_tasks), report.md's text (markdown_report) and the report's schema, which
-writes report.json and report.md (report_schema). Reading and writing the bags themselves is
-bag/'s.
+figures, replay_session), accuracy against labels (accuracy, accuracy_report), drives one after
+another or on Ray (drives, drive_tasks), `bag compare` over two folders of drives
+(folder_comparison), latency's cost (latency_cost), INT8's guard (quantization_guard) and
+report.md's text (markdown_report). Two rooms below: metrics/ (replay outputs, the metric
+registry, the report's schema) and comparison/ (two runs paired frame by frame), each read
+through its face. Reading and writing the bags themselves is bag/'s.
 """
 from triton_perception.faces import lazy_face
 

@@ -14,11 +14,10 @@ from pathlib import Path
 
 import yaml
 
-from triton_perception.evaluation.lane_metric import LANES_SCORED
-from triton_perception.evaluation.metric import AccuracySection, ReplayToScore, ScoringOptions
-from triton_perception.evaluation.metric_registry import frame_figures, registered
-from triton_perception.evaluation.replay_outputs import ReplayedFrames, ReplayOutputs
-from triton_perception.evaluation.report_schema import Criteria, CriteriaResult
+from triton_perception.evaluation.metrics import (AccuracySection, Criteria, CriteriaResult,
+                                                  frame_figures, LANES_SCORED, registered,
+                                                  ReplayedFrames, ReplayOutputs, ReplayToScore,
+                                                  ScoringOptions)
 from triton_perception.scoring import LabelError, Labels, read_label_sets, resolve_frames
 
 WORST_FRAMES = 5

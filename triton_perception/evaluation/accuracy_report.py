@@ -15,16 +15,14 @@ import numpy as np
 
 from triton_perception.evaluation.accuracy import (check_criteria, read_criteria, score_replay,
                                                    ScoredReplay, worst_frames)
-from triton_perception.evaluation.accuracy_figures import (chart, Drawn, precision_recall, save_rgb,
-                                                           worst_frame_sheet)
-from triton_perception.evaluation.comparison.frame_comparison import frame_comparison
+from triton_perception.evaluation.comparison import frame_comparison
 from triton_perception.evaluation.figures import detection_labels
 from triton_perception.evaluation.markdown_report import write_report
-from triton_perception.evaluation.metric import figure, ScoringOptions
-from triton_perception.evaluation.metric_registry import frame_figures, registered
-from triton_perception.evaluation.replay_outputs import (read_outputs, replayed_frames,
-                                                         ReplayedFrames, ReplayOutputs)
-from triton_perception.evaluation.report_schema import read_report, ReplayReport
+from triton_perception.evaluation.metrics import (chart, Drawn, figure, frame_figures,
+                                                  precision_recall, read_outputs, read_report,
+                                                  registered, replayed_frames, ReplayedFrames,
+                                                  ReplayOutputs, ReplayReport, save_rgb,
+                                                  ScoringOptions, worst_frame_sheet)
 from triton_perception.scoring import DetectionLabels, LabelError, LaneLabels
 
 

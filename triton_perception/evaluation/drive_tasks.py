@@ -2,7 +2,7 @@
 Drives' jobs run one after another or in parallel as Ray tasks (`--workers N [--ray-address A]`).
 
 `run_each` is the one place that chooses: a drive's replay (drives.replay_drive) and a drive's
-pairing (comparison/folder_comparison.compare_drive) both run through it.
+pairing (folder_comparison.compare_drive) both run through it.
 
 Ray is the engine: each drive is one task (one CPU), Ray places and runs them and retries a task
 whose worker process died (`max_retries`); nothing here queues, schedules or retries by itself.

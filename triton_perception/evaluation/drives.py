@@ -17,17 +17,14 @@ from typing import Callable, TYPE_CHECKING
 
 from triton_perception.bag import BagError
 from triton_perception.evaluation.accuracy import check_criteria, read_criteria
-from triton_perception.evaluation.comparison.fleet_comparison import (fleet_comparison,
-                                                                      fleet_markdown)
-from triton_perception.evaluation.comparison.run_comparison import thresholds_of
+from triton_perception.evaluation.comparison import fleet_comparison, fleet_markdown, thresholds_of
 from triton_perception.evaluation.drive_tasks import (ATTEMPTS_FILE, attempts_of, run_each,
                                                       WORKER_PID_FILE)
 from triton_perception.evaluation.evaluation import evaluate, EvaluationSettings
 from triton_perception.evaluation.figures import detection_labels
-from triton_perception.evaluation.metric import AccuracySection, figure, ScoredDrive
-from triton_perception.evaluation.metric_registry import registered
-from triton_perception.evaluation.report_schema import (DriveEntry, DrivesReport, ReplayReport,
-                                                        write_report_files)
+from triton_perception.evaluation.metrics import (AccuracySection, DriveEntry, DrivesReport,
+                                                  figure, registered, ReplayReport, ScoredDrive,
+                                                  write_report_files)
 from triton_perception.scoring import LabelError
 from triton_perception.serving import ServerConfig, TritonServer
 from triton_perception.system import default_model_repository, free_ports

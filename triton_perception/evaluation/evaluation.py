@@ -22,17 +22,15 @@ from triton_perception.bag import (BagError, BagRecorder, CAMERA_TYPES, DEFAULT_
                                    VIDEO_TYPES)
 from triton_perception.evaluation.accuracy_report import (accuracy_regressions, ACCURACY_TOLERANCE,
                                                           add_accuracy, Scoring)
-from triton_perception.evaluation.camera_health_summary import CameraHealthFigures
-from triton_perception.evaluation.comparison.frame_comparison import frame_comparison
-from triton_perception.evaluation.comparison.pair_evaluations import (compare_evaluation,
-                                                                      CompareOptions)
-from triton_perception.evaluation.comparison.run_comparison import report_file
+from triton_perception.evaluation.comparison import (compare_evaluation, CompareOptions,
+                                                     frame_comparison, report_file)
 from triton_perception.evaluation.figures import (analyse_outputs, detection_labels, node_figures,
                                                   NODES, regressions)
 from triton_perception.evaluation.markdown_report import write_report
+from triton_perception.evaluation.metrics import (CameraHealthFigures, read_report, ReplayReport,
+                                                  ServedModels)
 from triton_perception.evaluation.replay_session import (DiagnosticsWatch, NAMESPACE,
                                                          pipeline_session)
-from triton_perception.evaluation.report_schema import read_report, ReplayReport, ServedModels
 from triton_perception.frames import camera_info_sibling, NodeStatus
 from triton_perception.pipeline import pipeline_plan, PipelinePlan
 from triton_perception.qos import TF_STATIC_QOS

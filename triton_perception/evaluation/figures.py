@@ -15,10 +15,9 @@ from rosbags.highlevel import AnyReader
 import yaml
 
 from triton_perception.bag import typestore
-from triton_perception.evaluation.metric import number
-from triton_perception.evaluation.report_schema import (DetectionOutputs, GroundFigures,
-                                                        LaneOutputs, NodeFigures, ReplayInput,
-                                                        ReplayReport, Spread, TrackingOutputs)
+from triton_perception.evaluation.metrics import (DetectionOutputs, GroundFigures, LaneOutputs,
+                                                  NodeFigures, number, ReplayInput, ReplayReport,
+                                                  Spread, TrackingOutputs)
 from triton_perception.frames import NodeStatus
 from triton_perception.ground import ego_lane, GROUND_POINT_DTYPE
 from triton_perception.models import labels_for

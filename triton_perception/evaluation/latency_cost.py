@@ -20,18 +20,14 @@ from typing import Callable, TypedDict
 import numpy as np
 
 from triton_perception.bag import BagError
-from triton_perception.evaluation.accuracy_figures import chart, save_rgb
-from triton_perception.evaluation.comparison.latency_pairing import (cost_of, first_flagged,
-                                                                     Loss, loss_of, over_drives)
-from triton_perception.evaluation.comparison.run_comparison import load_run, thresholds_of
-from triton_perception.evaluation.comparison.run_pairing import FIGURES
+from triton_perception.evaluation.comparison import (cost_of, FIGURES, first_flagged, load_run,
+                                                     Loss, loss_of, over_drives, thresholds_of)
 from triton_perception.evaluation.drives import drive_bags, drive_labels
 from triton_perception.evaluation.evaluation import (bag_duration_s, camera_topic, evaluate,
                                                      EvaluationSettings)
 from triton_perception.evaluation.figures import detection_labels
-from triton_perception.evaluation.metric_registry import registered
-from triton_perception.evaluation.report_schema import (FleetComparison, ReplayReport,
-                                                        RunComparison)
+from triton_perception.evaluation.metrics import (chart, FleetComparison, registered, ReplayReport,
+                                                  RunComparison, save_rgb)
 from triton_perception.serving import ServerConfig, TritonServer
 from triton_perception.system import default_model_repository, free_ports
 

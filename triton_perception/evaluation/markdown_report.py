@@ -11,12 +11,10 @@ from __future__ import annotations
 from pathlib import Path
 
 from triton_perception.evaluation.accuracy import WORST_FRAMES
-from triton_perception.evaluation.camera_health_summary import health_markdown
-from triton_perception.evaluation.comparison.comparison_report import runs_markdown
-from triton_perception.evaluation.comparison.frame_comparison import comparison_markdown
+from triton_perception.evaluation.comparison import comparison_markdown, runs_markdown
 from triton_perception.evaluation.figures import replay_speed
-from triton_perception.evaluation.metric_registry import registered
-from triton_perception.evaluation.report_schema import ReplayReport, write_report_files
+from triton_perception.evaluation.metrics import (health_markdown, registered, ReplayReport,
+                                                  write_report_files)
 
 
 def write_report(report: ReplayReport, output: Path) -> None:

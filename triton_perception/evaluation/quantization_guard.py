@@ -21,10 +21,11 @@ import tempfile
 from typing import Callable, Sequence
 
 from triton_perception.bag import BagError
-from triton_perception.evaluation.comparison import compare, CompareOptions
+from triton_perception.evaluation.comparison import CompareOptions
 from triton_perception.evaluation.evaluation import camera_topic, evaluate, EvaluationSettings
-from triton_perception.evaluation.metric import AccuracySection
-from triton_perception.evaluation.report_schema import ChangeFigure, DrivesReport, ReplayReport
+from triton_perception.evaluation.folder_comparison import compare
+from triton_perception.evaluation.metrics import (AccuracySection, ChangeFigure, DrivesReport,
+                                                  ReplayReport)
 from triton_perception.models import Candidate, candidate_repository
 from triton_perception.serving import ServerConfig, TritonServer
 from triton_perception.system import free_ports

@@ -19,8 +19,8 @@ from rclpy.context import Context
 from rclpy.executors import SingleThreadedExecutor
 from rclpy.node import Node
 
-from triton_perception.evaluation.camera_health_summary import CameraHealthLog
 from triton_perception.evaluation.figures import NODES
+from triton_perception.evaluation.metrics import CameraHealthLog
 from triton_perception.frames import CAMERA_STATUS_PREFIX, NodeStatus, status_name
 from triton_perception.pipeline import PipelinePlan, PipelineRunner
 from triton_perception.system import private_domain

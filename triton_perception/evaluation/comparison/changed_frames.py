@@ -15,13 +15,12 @@ from pathlib import Path
 import numpy as np
 
 from triton_perception.bag import export_frames, ExportSummary
-from triton_perception.evaluation.accuracy_figures import (chart, Drawn, drawn_frames, save_rgb,
-                                                           sheet)
 from triton_perception.evaluation.comparison.comparison_report import PLOT_FILE
 from triton_perception.evaluation.comparison.run_comparison import Run
 from triton_perception.evaluation.comparison.run_pairing import (frame_scores, most_changed,
                                                                  RunOutputs)
-from triton_perception.evaluation.report_schema import RunComparison
+from triton_perception.evaluation.metrics import (chart, Drawn, drawn_frames, RunComparison,
+                                                  save_rgb, sheet)
 
 SHEET_FILE = 'changed_frames.png'
 OLD_COLOUR = (0, 160, 255)   # RGB: the old run's outputs

@@ -6,7 +6,7 @@ lane changes, and the frames that changed most (run_comparison.py computes them)
 """
 from __future__ import annotations
 
-from triton_perception.evaluation.report_schema import RunComparison
+from triton_perception.evaluation.metrics import RunComparison
 
 PLOT_FILE = 'agreement.png'  # evaluation/comparison/changed_frames.py draws it beside report.md
 

@@ -9,7 +9,7 @@ frame without an output counts as all misses: on a robot that frame had no resul
 loss is 1 - its mean agreement over the lockstep run's frames; its 95 % interval is the
 bootstrap's (frames resampled); it is flagged, as in `bag compare`, when the whole interval of
 the agreement lies below 1 - the figure's threshold. Over drives, the drives' mean agreements
-are resampled as drives (fleet_comparison).
+are resampled as drives (fleet).
 """
 from __future__ import annotations
 
@@ -17,12 +17,10 @@ from typing import Mapping, Sequence, TypedDict
 
 import numpy as np
 
-from triton_perception.evaluation.comparison.fleet_comparison import fleet_comparison
-from triton_perception.evaluation.comparison.run_comparison import (change_figure, compare_runs,
-                                                                    Run)
+from triton_perception.evaluation.comparison.fleet import fleet_comparison
+from triton_perception.evaluation.comparison.run_comparison import change_figure, compare_runs, Run
 from triton_perception.evaluation.comparison.run_pairing import FIGURES, Pairing
-from triton_perception.evaluation.report_schema import (ChangeFigure, FleetComparison,
-                                                        RunComparison)
+from triton_perception.evaluation.metrics import ChangeFigure, FleetComparison, RunComparison
 
 # Which output each figure needs: a frame without it in the run counts 0 for the figure.
 OUTPUT_OF = {'detection': 'detections', 'identity': 'tracks', 'lanes': 'lanes',

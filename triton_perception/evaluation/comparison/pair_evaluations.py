@@ -2,7 +2,7 @@
 Two evaluations of one drive paired, with the plot and the export: what `--expected` adds.
 
 `bag evaluate --expected PREVIOUS` pairs the evaluation it just made with PREVIOUS here, and
-`bag compare` pairs two earlier ones the same way (evaluation/comparison/folder_comparison.py).
+`bag compare` pairs two earlier ones the same way (evaluation/folder_comparison.py).
 """
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from typing import Callable
 from triton_perception.evaluation.comparison.changed_frames import agreement_plot, export_changed
 from triton_perception.evaluation.comparison.run_comparison import (compare_runs, load_run, Run,
                                                                     run_outputs, thresholds_of)
-from triton_perception.evaluation.report_schema import ReplayReport, RunComparison
+from triton_perception.evaluation.metrics import ReplayReport, RunComparison
 
 
 @dataclass(frozen=True)

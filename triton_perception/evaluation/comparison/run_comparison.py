@@ -20,15 +20,13 @@ import numpy as np
 from numpy.typing import NDArray
 from rosbags.highlevel import AnyReader, AnyReaderError
 
-from triton_perception.bag import BagError, typestore
-from triton_perception.bag import read_images
-from triton_perception.evaluation.comparison.frame_comparison import bootstrap_interval
+from triton_perception.bag import BagError, read_images, typestore
+from triton_perception.evaluation.comparison.expected_frames import bootstrap_interval
 from triton_perception.evaluation.comparison.run_pairing import (FIGURES, frame_scores,
                                                                  most_changed, pair_runs, Pairing,
                                                                  RunOutputs)
-from triton_perception.evaluation.replay_outputs import read_outputs
-from triton_perception.evaluation.report_schema import (ChangeFigure, read_report, ReplayReport,
-                                                        REPORT_JSON, RunComparison)
+from triton_perception.evaluation.metrics import (ChangeFigure, read_outputs, read_report,
+                                                  ReplayReport, REPORT_JSON, RunComparison)
 from triton_perception.outputs import class_name, mask_from_image
 
 if TYPE_CHECKING:

@@ -1,8 +1,8 @@
 """
 Two runs' outputs paired frame by frame, without labels: how far the new run agrees with the old.
 
-Pure functions over what two replays published (evaluation/replay_outputs.py), keyed by the input
-frames' header stamps. Each figure is an agreement per frame in [0, 1], 1 where the runs
+Pure functions over what two replays published (evaluation/metrics/replay_outputs.py), keyed by
+the input frames' header stamps. Each figure is an agreement per frame in [0, 1], 1 where the runs
 published the same:
 
 - `detection`: boxes matched one to one across runs, class-agnostic, at IoU >= 0.5 (the

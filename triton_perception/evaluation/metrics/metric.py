@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Mapping
 
-from triton_perception.evaluation.replay_outputs import ReplayedFrames, ReplayOutputs
+from triton_perception.evaluation.metrics.replay_outputs import ReplayedFrames, ReplayOutputs
 
 # One accuracy section of report.json, as it reads back from JSON: figure name -> value.
 AccuracySection = Mapping[str, object]

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from triton_perception.evaluation.metric import AccuracySection, Metric, MetricScore, ReplayToScore
-from triton_perception.evaluation.metric import ScoredDrive
-from triton_perception.evaluation.replay_outputs import read_outputs
+from triton_perception.evaluation.metrics.metric import (AccuracySection, Metric, MetricScore,
+                                                         ReplayToScore, ScoredDrive)
+from triton_perception.evaluation.metrics.replay_outputs import read_outputs
 from triton_perception.scoring import DetectionFigures, DetectionLabels, read_label_sets
 from triton_perception.scoring import score_detections
 

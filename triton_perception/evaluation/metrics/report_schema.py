@@ -14,8 +14,8 @@ from pathlib import Path
 from typing import cast, TypedDict
 
 from triton_perception.bag import BagError
-from triton_perception.evaluation.camera_health_summary import CameraHealthFigures
-from triton_perception.evaluation.metric import AccuracySection
+from triton_perception.evaluation.metrics.camera_health_summary import CameraHealthFigures
+from triton_perception.evaluation.metrics.metric import AccuracySection
 from triton_perception.frames import NodeCounts
 
 SCHEMA_VERSION = 1
@@ -40,7 +40,7 @@ class CriteriaResult(TypedDict):
 
 class FrameInterval(TypedDict):
     """
-    One per-frame figure of two replays compared frame by frame (comparison/frame_comparison.py).
+    One per-frame figure of two replays compared frame by frame (comparison/expected_frames.py).
 
     `changed_most` holds [stamp, old, new] of the frames that changed most.
     """

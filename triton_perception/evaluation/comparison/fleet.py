@@ -14,7 +14,7 @@ import numpy as np
 
 from triton_perception.evaluation.comparison.run_comparison import change_figure
 from triton_perception.evaluation.comparison.run_pairing import FIGURES
-from triton_perception.evaluation.report_schema import FleetComparison, RunComparison
+from triton_perception.evaluation.metrics import FleetComparison, RunComparison
 
 
 def fleet_comparison(drives: Mapping[str, RunComparison],

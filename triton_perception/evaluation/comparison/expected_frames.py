@@ -14,8 +14,7 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import NDArray
 
-from triton_perception.evaluation.metric_registry import frame_figures
-from triton_perception.evaluation.report_schema import FrameInterval, ReplayReport
+from triton_perception.evaluation.metrics import frame_figures, FrameInterval, ReplayReport
 
 RESAMPLES = 2000
 SEED = 0

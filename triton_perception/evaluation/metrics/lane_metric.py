@@ -11,9 +11,9 @@ from typing import cast
 import numpy as np
 from numpy.typing import NDArray
 
-from triton_perception.evaluation.metric import AccuracySection, figure, Metric, MetricScore
-from triton_perception.evaluation.metric import ReplayToScore, ScoredDrive
-from triton_perception.evaluation.replay_outputs import ReplayOutputs
+from triton_perception.evaluation.metrics.metric import AccuracySection, figure, Metric, MetricScore
+from triton_perception.evaluation.metrics.metric import ReplayToScore, ScoredDrive
+from triton_perception.evaluation.metrics.replay_outputs import ReplayOutputs
 from triton_perception.scoring import CulaneFigures, fraction, LabelError, LaneLabels
 from triton_perception.scoring import score_culane, score_tusimple, TusimpleFigures
 

@@ -3,14 +3,15 @@ Every replay metric, in the order report.json lists them: the one registration o
 
 The scoring of a replay, the criteria (`frames:` thresholds), report.md's headlines, the
 frame-by-frame comparison of `--expected` and the several-drive sum all ask `registered()`. To
-add a metric, write its module (evaluation/metric.py says what it defines) and add it to METRICS.
+add a metric, write its module (evaluation/metrics/metric.py says what it defines) and add it to
+METRICS.
 """
 from __future__ import annotations
 
-from triton_perception.evaluation.detection_metric import DETECTION
-from triton_perception.evaluation.lane_metric import LANES
-from triton_perception.evaluation.metric import Metric
-from triton_perception.evaluation.tracking_metric import TRACKING
+from triton_perception.evaluation.metrics.detection_metric import DETECTION
+from triton_perception.evaluation.metrics.lane_metric import LANES
+from triton_perception.evaluation.metrics.metric import Metric
+from triton_perception.evaluation.metrics.tracking_metric import TRACKING
 
 METRICS: tuple[Metric, ...] = (DETECTION, TRACKING, LANES)
 

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from typing import cast
 
-from triton_perception.evaluation.metric import AccuracySection, Metric, MetricScore, ReplayToScore
-from triton_perception.evaluation.metric import ScoredDrive
+from triton_perception.evaluation.metrics.metric import (AccuracySection, Metric, MetricScore,
+                                                         ReplayToScore, ScoredDrive)
 from triton_perception.scoring import fraction, score_tracks, TrackingFigures, TrackLabels
 
 

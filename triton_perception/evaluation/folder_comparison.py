@@ -14,15 +14,12 @@ from pathlib import Path
 from typing import Callable
 
 from triton_perception.bag import BagError
-from triton_perception.evaluation.comparison.comparison_report import runs_markdown
-from triton_perception.evaluation.comparison.fleet_comparison import (fleet_comparison,
-                                                                      fleet_markdown)
-from triton_perception.evaluation.comparison.pair_evaluations import compare_pair, CompareOptions
-from triton_perception.evaluation.comparison.run_comparison import (load_run, REPORT_FILE,
-                                                                    thresholds_of)
+from triton_perception.evaluation.comparison import (compare_pair, CompareOptions,
+                                                     fleet_comparison, fleet_markdown, load_run,
+                                                     REPORT_FILE, runs_markdown, thresholds_of)
 from triton_perception.evaluation.drive_tasks import run_each
-from triton_perception.evaluation.report_schema import (DrivesReport, RunComparison,
-                                                        write_report_files, write_report_json)
+from triton_perception.evaluation.metrics import (DrivesReport, RunComparison, write_report_files,
+                                                  write_report_json)
 
 COMPARISON_FILE = 'comparison.json'
 

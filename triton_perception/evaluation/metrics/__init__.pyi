@@ -1,0 +1,46 @@
+"""The public face of evaluation/metrics/: read by type checkers and by faces.lazy_face."""
+from triton_perception.evaluation.metrics.accuracy_figures import (chart as chart,
+                                                                   Drawn as Drawn,
+                                                                   drawn_frames as drawn_frames,
+                                                                   precision_recall as precision_recall,
+                                                                   save_rgb as save_rgb,
+                                                                   sheet as sheet,
+                                                                   worst_frame_sheet as worst_frame_sheet)
+from triton_perception.evaluation.metrics.camera_health_summary import (CameraHealthFigures as CameraHealthFigures,
+                                                                        CameraHealthLog as CameraHealthLog,
+                                                                        health_markdown as health_markdown)
+from triton_perception.evaluation.metrics.lane_metric import LANES_SCORED as LANES_SCORED
+from triton_perception.evaluation.metrics.metric import (AccuracySection as AccuracySection,
+                                                         figure as figure,
+                                                         number as number,
+                                                         ReplayToScore as ReplayToScore,
+                                                         ScoredDrive as ScoredDrive,
+                                                         ScoringOptions as ScoringOptions)
+from triton_perception.evaluation.metrics.metric_registry import (frame_figures as frame_figures,
+                                                                  registered as registered)
+from triton_perception.evaluation.metrics.replay_outputs import (read_outputs as read_outputs,
+                                                                 replayed_frames as replayed_frames,
+                                                                 ReplayedFrames as ReplayedFrames,
+                                                                 ReplayOutputs as ReplayOutputs)
+from triton_perception.evaluation.metrics.report_schema import (ChangeFigure as ChangeFigure,
+                                                                Criteria as Criteria,
+                                                                CriteriaResult as CriteriaResult,
+                                                                DetectionOutputs as DetectionOutputs,
+                                                                DriveEntry as DriveEntry,
+                                                                DrivesReport as DrivesReport,
+                                                                FleetComparison as FleetComparison,
+                                                                FrameInterval as FrameInterval,
+                                                                GroundFigures as GroundFigures,
+                                                                LaneOutputs as LaneOutputs,
+                                                                NodeFigures as NodeFigures,
+                                                                read_report as read_report,
+                                                                ReplayInput as ReplayInput,
+                                                                ReplayReport as ReplayReport,
+                                                                REPORT_JSON as REPORT_JSON,
+                                                                RunComparison as RunComparison,
+                                                                SCHEMA_VERSION as SCHEMA_VERSION,
+                                                                ServedModels as ServedModels,
+                                                                Spread as Spread,
+                                                                TrackingOutputs as TrackingOutputs,
+                                                                write_report_files as write_report_files,
+                                                                write_report_json as write_report_json)
