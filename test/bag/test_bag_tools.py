@@ -276,8 +276,9 @@ def test_play_into_recorder_in_another_process(ros_node: Any, small_bag: Path,
     assert summary.published == PLAY_FRAMES and summary.passes == 1 and not summary.stopped
     # 10 frames 40 ms apart at rate 2.0: the last one is due 9 x 20 ms after the first.
     assert summary.wall_s >= 0.18
-    # Lateness is machine load (`bag play` prints it): its mean lies within its own range.
-    assert 0.0 <= summary.lateness_mean_ms <= summary.lateness_max_ms
+    # Lateness is machine load (`bag play` prints it), so its size is not asserted; but no
+    # message can be later than the playback lasted, in milliseconds as the summary says.
+    assert summary.lateness_mean_ms <= summary.lateness_max_ms <= 1e3 * summary.wall_s
     report = json.loads(out.strip().splitlines()[-1])
     assert report['counts'] == {DEFAULT_TOPIC: PLAY_FRAMES}
     assert report['publisher_type_hashes'] == [installed_hash(IMAGE_TYPE)]

@@ -59,6 +59,14 @@ class PlaySummary:
     lateness_max_ms: float
 
 
+def _check_timing(rate: float, start_offset_s: float) -> None:
+    """Refuse a rate or a start offset no playback can have."""
+    if not rate > 0:
+        raise BagError(f'rate must be positive, got {rate}')
+    if start_offset_s < 0:
+        raise BagError(f'start_offset_s must not be negative, got {start_offset_s}')
+
+
 def play_bag(
     bag: Path,
     node: Node,
@@ -91,10 +99,7 @@ def play_bag(
     published once every node answered the previous one (BagError naming the node and the
     frame's stamp when one does not within its timeout).
     """
-    if not rate > 0:
-        raise BagError(f'rate must be positive, got {rate}')
-    if start_offset_s < 0:
-        raise BagError(f'start_offset_s must not be negative, got {start_offset_s}')
+    _check_timing(rate, start_offset_s)
     qos = qos_profile(qos_reliability, qos_depth)
     stop = stop_event or threading.Event()
     with _open_bag(bag) as reader:

@@ -259,7 +259,12 @@ def add_models_command(commands: argparse._SubParsersAction[argparse.ArgumentPar
     models.add_argument('--no-behaviour-check', action='store_true',
                         help='accept an export of your own on its structure alone')
     models.add_argument('--model-repository', type=Path, default=None)
-    quantize = models.add_argument_group('quantize')
+    add_quantize_options(models.add_argument_group('quantize'))
+    models.set_defaults(run=command_models)
+
+
+def add_quantize_options(quantize: argparse._ArgumentGroup) -> None:
+    """Add the options of `models quantize`: its bags, the guard, and what is kept float."""
     quantize.add_argument('--calibrate', type=Path, nargs='+', default=[], metavar='BAG',
                           help='bags whose frames calibrate the INT8 graphs')
     quantize.add_argument('--guard', type=Path, nargs='+', default=[], metavar='DRIVE',
@@ -290,4 +295,3 @@ def add_models_command(commands: argparse._SubParsersAction[argparse.ArgumentPar
                           'triton_perception/quantization_guard/; never the current folder)')
     quantize.add_argument('--force', action='store_true',
                           help='install even when the guard flags a figure (and say so)')
-    models.set_defaults(run=command_models)

@@ -231,6 +231,44 @@ def build_engine(trtexec: Path, onnx: Path, fp16: bool, workspace_mib: int,
     log(f'building {engine} ({precision.upper()}, frames {frame_range}; several '
         f'minutes on an Orin; trtexec output in {build_log})')
     started = time.monotonic()
+    returncode, tensorrt = _run_trtexec(command, build_log, engine, log)
+    if returncode != 0 or not partial.is_file():
+        partial.unlink(missing_ok=True)
+        tail = build_log.read_text(encoding='utf-8', errors='replace').splitlines()[-15:]
+        cause = missing_library_cause(str(trtexec), '\n'.join(tail))
+        if cause:
+            raise EngineBuildError(cause)
+        raise EngineBuildError(f'trtexec failed for {onnx} (exit {returncode}); last '
+                               f'lines of {build_log}:\n' + '\n'.join(tail))
+    partial.replace(engine)
+    record = EngineRecord(onnx_sha256=sha256_of(onnx), tensorrt=tensorrt, device=device_name(),
+                          precision=precision, frame_range=str(frame_range))
+    engine.with_suffix('.plan.json').write_text(json.dumps(record.__dict__, indent=2),
+                                                encoding='utf-8')
+    log(f'built {engine} in {time.monotonic() - started:.0f} s (TensorRT {tensorrt})')
+    return engine
+
+
+def _is_current(engine: Path, onnx: Path, precision: str, frame_range: FrameRange) -> bool:
+    """Return whether `engine` was built from `onnx` here, as asked, by this TensorRT."""
+    sidecar = engine.with_suffix('.plan.json')
+    if not (engine.is_file() and sidecar.is_file()):
+        return False
+    record = EngineRecord(**json.loads(sidecar.read_text(encoding='utf-8')))
+    return (not record.problems_with(sha256_of(onnx), device_name())
+            and not record.mismatches(frame_range, installed_tensorrt())
+            and record.frame_range == str(frame_range)
+            and record.precision == precision)
+
+
+def _run_trtexec(command: list[str], build_log: Path, engine: Path,
+                 log: Callable[[str], None]) -> tuple[int, str]:
+    """
+    Run trtexec into `build_log`, saying every so often that it still builds.
+
+    Returns its exit code and the TensorRT version it printed ('unknown' when it printed none).
+    """
+    started = time.monotonic()
     tensorrt = 'unknown'
     with open(build_log, 'w', encoding='utf-8') as log_file:
         process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
@@ -253,33 +291,7 @@ def build_engine(trtexec: Path, onnx: Path, fp16: bool, workspace_mib: int,
         process.wait()
         done.set()
         reporter.join()
-    if process.returncode != 0 or not partial.is_file():
-        partial.unlink(missing_ok=True)
-        tail = build_log.read_text(encoding='utf-8', errors='replace').splitlines()[-15:]
-        cause = missing_library_cause(str(trtexec), '\n'.join(tail))
-        if cause:
-            raise EngineBuildError(cause)
-        raise EngineBuildError(f'trtexec failed for {onnx} (exit {process.returncode}); last '
-                               f'lines of {build_log}:\n' + '\n'.join(tail))
-    partial.replace(engine)
-    record = EngineRecord(onnx_sha256=sha256_of(onnx), tensorrt=tensorrt, device=device_name(),
-                          precision=precision, frame_range=str(frame_range))
-    engine.with_suffix('.plan.json').write_text(json.dumps(record.__dict__, indent=2),
-                                                encoding='utf-8')
-    log(f'built {engine} in {time.monotonic() - started:.0f} s (TensorRT {tensorrt})')
-    return engine
-
-
-def _is_current(engine: Path, onnx: Path, precision: str, frame_range: FrameRange) -> bool:
-    """Return whether `engine` was built from `onnx` here, as asked, by this TensorRT."""
-    sidecar = engine.with_suffix('.plan.json')
-    if not (engine.is_file() and sidecar.is_file()):
-        return False
-    record = EngineRecord(**json.loads(sidecar.read_text(encoding='utf-8')))
-    return (not record.problems_with(sha256_of(onnx), device_name())
-            and not record.mismatches(frame_range, installed_tensorrt())
-            and record.frame_range == str(frame_range)
-            and record.precision == precision)
+    return process.returncode, tensorrt
 
 
 def build_engines(repository: Path, trtexec: str | None = None, fp16: bool = True,
