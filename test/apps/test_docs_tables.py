@@ -11,7 +11,7 @@ from dataclasses import replace
 
 import pytest
 
-from conftest import REPO
+from support.checkout import REPO
 from triton_perception.apps import docs_tables
 from triton_perception.parameters import DETECTION
 

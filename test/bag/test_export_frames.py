@@ -10,7 +10,7 @@ import cv2
 import numpy as np
 import pytest
 
-from conftest import SHARED
+from support.checkout import SHARED
 from triton_perception.bag.bag_format import BagError
 from triton_perception.bag.frame_export import export_frames
 from triton_perception.bag.make import make_bag

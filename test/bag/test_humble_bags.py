@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 import yaml
 
-from conftest import SHARED
+from support.checkout import SHARED
 from triton_perception.bag.bag_format import (bag_format, BAG_FORMATS, BagError, IMAGE_TYPE,
                                               typestore_for)
 from triton_perception.bag.make import make_bag

@@ -13,7 +13,7 @@ from typing import Any
 import cv2
 import pytest
 
-from conftest import shared_path
+from support.checkout import shared_path
 from triton_perception.bag.make import make_bag
 from triton_perception.evaluation.evaluation import evaluate, EvaluationSettings
 from triton_perception.evaluation.metrics.camera_health_summary import (health_markdown,

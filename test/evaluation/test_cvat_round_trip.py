@@ -19,17 +19,17 @@ from typing import Any
 import numpy as np
 import pytest
 
-from coco_labels import coco_from_mot
-from conftest import shared_path
-from cvat_exports import (culane_lanes, cvat_boxes, cvat_lanes, cvat_tracks, gt_rows,
-                          labels_of_export, mot_export)
-from highway_clip import LABELS
+from support.checkout import shared_path
+from support.coco_labels import coco_from_mot
+from support.cvat_exports import (culane_lanes, cvat_boxes, cvat_lanes, cvat_tracks, gt_rows,
+                                  labels_of_export, mot_export)
+from support.highway_clip import LABELS
 from triton_perception.bag.frame_export import export_frames
 from triton_perception.bag.make import make_bag
 from triton_perception.evaluation.accuracy import score_replay
 from triton_perception.evaluation.metrics.metric import ScoringOptions
-from triton_perception.evaluation.metrics.replay_outputs import (replayed_frames,
-                                                                 ReplayedFrames, ReplayOutputs)
+from triton_perception.evaluation.metrics.replay_outputs import (replayed_frames, ReplayedFrames,
+                                                                 ReplayOutputs)
 
 CLASS_NAMES = ['person', 'bicycle', 'car']
 CAR = 2

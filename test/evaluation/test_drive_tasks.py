@@ -19,8 +19,8 @@ from typing import Any
 
 import pytest
 
-from coco_labels import coco_from_mot
-from highway_clip import CLIP, LABELS
+from support.coco_labels import coco_from_mot
+from support.highway_clip import CLIP, LABELS
 from triton_perception.bag.make import DEFAULT_EPOCH_S, make_bag
 from triton_perception.evaluation.drive_tasks import WORKER_PID_FILE
 from triton_perception.evaluation.drives import drive_bags, evaluate_drives

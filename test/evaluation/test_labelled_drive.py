@@ -19,8 +19,8 @@ import numpy as np
 import pytest
 import yaml
 
-from conftest import REPO
-from highway_clip import clip_bag
+from support.checkout import REPO
+from support.highway_clip import clip_bag
 from triton_perception.evaluation.accuracy_report import score, Scoring
 from triton_perception.evaluation.evaluation import evaluate, EvaluationSettings
 

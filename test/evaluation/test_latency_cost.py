@@ -2,7 +2,7 @@
 `bag evaluate --latency-cost`: runs paired with the lockstep run, unanswered frames counting 0.
 
 The runs are outputs bags written as the recorder writes them beside a report.json, over a real
-camera bag (test/evaluation/evaluation_runs.py, no Triton): the lockstep run paired with itself
+camera bag (test/support/evaluation_runs.py, no Triton): the lockstep run paired with itself
 costs nothing; a run at recorded timing that answered every other frame is flagged in every
 figure, its losses near one half; the report names the first rate flagged and draws the plot.
 """
@@ -12,7 +12,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from evaluation_runs import camera_bag, FRAMES, scene, write_run  # noqa: F401 (a fixture)
+from support.evaluation_runs import FRAMES, scene, write_run
 from triton_perception.evaluation.comparison.latency_pairing import cost_of, first_flagged, loss_of
 from triton_perception.evaluation.comparison.run_comparison import DEFAULT_THRESHOLDS, load_run
 from triton_perception.evaluation.figures import detection_labels

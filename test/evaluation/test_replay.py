@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 import yaml
 
-from conftest import REPO
-from highway_clip import CALIBRATION, clip_bag
+from support.checkout import REPO
+from support.highway_clip import CALIBRATION, clip_bag
 from triton_perception.evaluation.evaluation import evaluate, EvaluationSettings
 from triton_perception.evaluation.figures import regressions, tracking_figures
 

@@ -17,9 +17,9 @@ import numpy as np
 import pytest
 from sensor_msgs.msg import Image
 
-from highway_clip import clip_bag, LABELS
-from perception_nodes import image_message
-from ros_helpers import Probe
+from support.highway_clip import clip_bag, LABELS
+from support.perception_nodes import image_message
+from support.ros_helpers import Probe
 from triton_perception.bag import DEFAULT_TOPIC
 from triton_perception.bag.make import DEFAULT_EPOCH_S
 from triton_perception.evaluation.evaluation import evaluate, EvaluationSettings

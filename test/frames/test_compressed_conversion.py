@@ -15,9 +15,9 @@ import cv2
 import numpy as np
 import pytest
 
-from conftest import shared_path
-from sample_images import (BUDGET, bus_rgb, mean_abs_error, NO_SENSOR_MSGS, random_rgb,
-                           rejection_reason, smooth_rgb)
+from support.checkout import shared_path
+from support.sample_images import (BUDGET, bus_rgb, mean_abs_error, NO_SENSOR_MSGS, random_rgb,
+                                   rejection_reason, smooth_rgb)
 from triton_perception.frames.image_conversion import compressed_to_rgb, ImageRejected
 
 

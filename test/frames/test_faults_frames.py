@@ -2,7 +2,7 @@
 Fuzzed frames to a running node and a 100 Hz overload: every frame is accounted for.
 
 Real processes throughout: a real tritonserver that is absent, killed, hung or serving
-broken models (written at test time by test/fault_repository.py), node processes over
+broken models (written at test time by test/support/fault_repository.py), node processes over
 Fast DDS, and `triton-perception run`. Measured figures (recovery times, RSS, threads)
 are attached to each test's report (fixture `measured`); tests assert behaviour.
 """
@@ -17,11 +17,11 @@ import numpy as np
 import pytest
 from sensor_msgs.msg import CompressedImage, Image
 
-from fault_plumbing import (Arrivals, assert_balanced, COUNTED, latest, noise_frame, OVERLOAD_S,
-                            primed, proc_status, Replay, SEED, StartNode, stop_cleanly,
-                            wait_settled)
-from image_fuzz import fuzzed_compressed, fuzzed_image
-from ros_helpers import Probe, wait_until
+from support.fault_plumbing import (Arrivals, assert_balanced, COUNTED, latest, noise_frame,
+                                    OVERLOAD_S, primed, proc_status, Replay, SEED, StartNode,
+                                    stop_cleanly, wait_settled)
+from support.image_fuzz import fuzzed_compressed, fuzzed_image
+from support.ros_helpers import Probe, wait_until
 from triton_perception.serving.server.triton_server import TritonServer
 
 # --- fuzzed frames to a running node -----------------------------------------------------

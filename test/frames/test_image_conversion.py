@@ -15,8 +15,8 @@ import cv2
 import numpy as np
 import pytest
 
-from sample_images import (BUDGET, bus_rgb, mean_abs_error, NO_SENSOR_MSGS, random_rgb,
-                           rejection_reason, smooth_rgb)
+from support.sample_images import (BUDGET, bus_rgb, mean_abs_error, NO_SENSOR_MSGS, random_rgb,
+                                   rejection_reason, smooth_rgb)
 from triton_perception.frames.image_conversion import (encode_rgb, image_to_rgb, ImageRejected,
                                                        SUPPORTED_ENCODINGS)
 

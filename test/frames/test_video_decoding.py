@@ -13,12 +13,12 @@ from foxglove_msgs.msg import CompressedVideo
 import numpy as np
 import pytest
 
+from support.video_packets import GOP, moving_frames, packets
 from triton_perception.frames import (FrameAccounting, FrameRejected, H264, HEVC, KeyframeWait,
                                       ReadImage, VideoDecoder, VideoDecoderError, VideoPacket,
                                       WAITING_FOR_KEYFRAME)
 from triton_perception.frames.video_bitstream import codec_of, nal_units, packet_units
 from triton_perception.nodes.video_input import VideoFrames
-from video_packets import GOP, moving_frames, packets
 
 
 @pytest.mark.parametrize('codec', [H264, HEVC])

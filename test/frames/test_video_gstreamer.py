@@ -20,12 +20,12 @@ import time
 import numpy as np
 import pytest
 
+from support.video_packets import GOP, moving_frames, packets
 from triton_perception.frames import (FrameRejected, H264, HEVC, KeyframeWait, open_video_decoder,
-                                      VideoDecoder, VideoDecoderError, VideoPacket)
-from triton_perception.frames import video_gstreamer
+                                      video_gstreamer, VideoDecoder, VideoDecoderError,
+                                      VideoPacket)
 from triton_perception.frames.video_bitstream import nal_units
 from triton_perception.frames.video_gstreamer import GstreamerDecoder
-from video_packets import GOP, moving_frames, packets
 
 PACKAGES = ('gstreamer1.0-tools gstreamer1.0-libav gstreamer1.0-plugins-good '
             'gstreamer1.0-plugins-bad')

@@ -18,11 +18,11 @@ from av.video.codeccontext import VideoCodecContext
 import numpy as np
 import pytest
 
-from triton_perception.frames import (FrameRejected, H264, HEVC, open_video_decoder,
-                                      VIDEO_FORMATS, VideoDecoder, VideoPacket)
+from support.video_packets import moving_frames, packets
+from triton_perception.frames import (FrameRejected, H264, HEVC, open_video_decoder, VIDEO_FORMATS,
+                                      VideoDecoder, VideoPacket)
 from triton_perception.frames.video_bitstream import nal_units, packet_units
 from triton_perception.frames.video_sps import h264_sps_size
-from video_packets import moving_frames, packets
 
 SIZES = [(160, 96), (162, 90), (166, 94), (170, 98), (642, 362), (1280, 720), (1920, 1080)]
 ENCODERS = {H264: 'libx264', HEVC: 'libx265'}

@@ -14,7 +14,7 @@ import numpy as np
 import onnxruntime
 import pytest
 
-from frame_input_graphs import frame_input_graph, TOP_CROP
+from support.frame_input_graphs import frame_input_graph, TOP_CROP
 from triton_perception.frames import frame_preprocessing as preprocessing
 
 SIZES = [(1, 1), (1, 2), (2, 1), (3, 5), (7, 640), (640, 7), (377, 1001), (1001, 377),

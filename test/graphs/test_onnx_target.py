@@ -20,12 +20,12 @@ import onnx
 from onnx import TensorProto
 import pytest
 
-from conftest import copy_of_model_repository, REPO
-from lane_model_cases import (add_served_model, CURVES, layout_case, NO_LOG,
-                              ROW_ANCHOR_AND_SEGMENTATION)
-from lane_model_fixtures import constant_model, laneatt_rows
-from target_venv import LOAD_ALL, target_environment
-from target_versions import JAMMY_PYPI
+from support.checkout import copy_of_model_repository, REPO
+from support.lane_model_cases import (add_served_model, CURVES, layout_case, NO_LOG,
+                                      ROW_ANCHOR_AND_SEGMENTATION)
+from support.lane_model_fixtures import constant_model, laneatt_rows
+from support.target_venv import LOAD_ALL, target_environment
+from support.target_versions import JAMMY_PYPI
 from triton_perception.bench.constant_graphs import constant_repository
 from triton_perception.graphs import (build_health_graph, GraphTargetError, make_model,
                                       MAX_IR_VERSION, MAX_OPSET, ONNXRUNTIME_FLOOR,

@@ -28,8 +28,8 @@ import pytest
 from tritonclient.grpc import model_config_pb2
 import yaml
 
-from conftest import REPO, shared_path
-from frame_input_graphs import frame_input_graph
+from support.checkout import REPO, shared_path
+from support.frame_input_graphs import frame_input_graph
 from triton_perception.graphs import build_health_graph
 from triton_perception.graphs.build import build_graph
 from triton_perception.graphs.onnx_target import make_model
@@ -86,8 +86,8 @@ def installed_lane_graphs(directory: Path) -> dict[str, Path]:
     One per layout and input type, with every preprocessing option that adds operators (BGR,
     mean/std, FP16, no batch).
     """
-    from lane_model_fixtures import (constant_model, CURVES_FOR_GRAPHS, laneatt_rows,
-                                     segmentation_output, ufld_v1_output)
+    from support.lane_model_fixtures import (constant_model, CURVES_FOR_GRAPHS, laneatt_rows,
+                                             segmentation_output, ufld_v1_output)
     from triton_perception.lanes.lane_model_graph import build_input_graph
     from triton_perception.models.lane_model_install import install_lane_model
     from triton_perception.lanes.lane_model import Preprocessing

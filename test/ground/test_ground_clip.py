@@ -2,7 +2,7 @@
 The highway clip on the ground, with the calibration in test/data/highway_clip.
 
 The lane and detection steps run in-process exactly as the ensembles chain them
-(test/served_graphs.py, which test_lane_processing and test_detection_processing check), on
+(test/support/served_graphs.py, which test_lane_processing and test_detection_processing check), on
 every second frame.
 """
 from __future__ import annotations
@@ -13,8 +13,8 @@ import numpy as np
 import pytest
 import yaml
 
-from highway_clip import CALIBRATION, read_clip
-from served_graphs import make_detector, make_lane_detector
+from support.highway_clip import CALIBRATION, read_clip
+from support.served_graphs import make_detector, make_lane_detector
 from triton_perception.ground.camera import GroundCamera, Intrinsics, Mounting
 from triton_perception.ground.ground_projection import ground_boxes, ground_lane_points
 

@@ -21,10 +21,10 @@ from vision_msgs.msg import Detection2DArray, Detection3DArray
 from visualization_msgs.msg import MarkerArray
 import yaml
 
-from highway_clip import CALIBRATION
-from perception_nodes import (camera_info, image_message, latest_diagnostics, send_and_receive,
-                              start_node)
-from ros_helpers import LATCHED, Probe, wait_until
+from support.highway_clip import CALIBRATION
+from support.perception_nodes import (camera_info, image_message, latest_diagnostics,
+                                      send_and_receive, start_node)
+from support.ros_helpers import LATCHED, Probe, wait_until
 from triton_perception.ground.ground_messages import read_ground_points
 from triton_perception.system.processes import NodeProcess
 

@@ -16,7 +16,7 @@ import pytest
 from sensor_msgs.msg import Image
 from std_msgs.msg import Header
 
-from conftest import shared_path
+from support.checkout import shared_path
 from triton_perception.frames.image_conversion import (encode_rgb, image_to_rgb,
                                                        SUPPORTED_ENCODINGS)
 from triton_perception.health import CameraHealth, ERROR, frame_figures, HeldLevel, OK, WARN

@@ -17,8 +17,8 @@ from sensor_msgs.msg import Image
 from std_msgs.msg import Header
 from vision_msgs.msg import Detection2DArray
 
-from conftest import shared_path
-from ros_helpers import Probe, RELIABLE, wait_until
+from support.checkout import shared_path
+from support.ros_helpers import Probe, RELIABLE, wait_until
 from triton_perception.frames.diagnostics import find_camera_status, NodeStatus
 from triton_perception.health.degradation import cover, video_frames
 from triton_perception.outputs.result_messages import image_message

@@ -16,7 +16,7 @@ import numpy as np
 import onnxruntime
 import pytest
 
-from conftest import shared_path
+from support.checkout import shared_path
 from triton_perception.graphs import build_health_graph, FRAME_INPUT
 from triton_perception.health import (figures_from_statistics, frame_figures, FrameFigures,
                                       GRAPH_OPTIONS)

@@ -10,7 +10,7 @@ import cv2
 import numpy as np
 import pytest
 
-from conftest import REPO, shared_path
+from support.checkout import REPO, shared_path
 from triton_perception.bench.references import lane_reference
 from triton_perception.lanes.lane_sides import assign_sides, bottom_x, ego_eligible, x_at
 

@@ -17,10 +17,10 @@ import numpy as np
 from onnx import TensorProto
 import pytest
 
-from conftest import copy_of_model_repository
-from lane_model_cases import (check_lanes, CURVES, FRAME, frame, layout_case, NO_LOG,
-                              ROW_ANCHOR_AND_SEGMENTATION, SIDES)
-from lane_model_fixtures import constant_model, laneatt_rows
+from support.checkout import copy_of_model_repository
+from support.lane_model_cases import (check_lanes, CURVES, FRAME, frame, layout_case, NO_LOG,
+                                      ROW_ANCHOR_AND_SEGMENTATION, SIDES)
+from support.lane_model_fixtures import constant_model, laneatt_rows
 from triton_perception.bench.references import onnx_model
 from triton_perception.graphs.contracts import FRAME_INPUT
 from triton_perception.lanes.decode import decode_lanes

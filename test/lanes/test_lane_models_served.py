@@ -17,11 +17,12 @@ from sensor_msgs.msg import Image, PointCloud2
 from std_msgs.msg import Header
 import tritonclient.grpc as grpcclient
 
-from conftest import copy_of_model_repository, node_with_repository
-from lane_model_cases import (add_served_model, check_lanes, CURVES, FRAME, frame, layout_case,
-                              NO_LOG, ROW_ANCHOR_AND_SEGMENTATION, SIDES)
-from lane_model_fixtures import constant_model, laneatt_rows
-from ros_helpers import Probe, wait_until
+from support.checkout import copy_of_model_repository, node_with_repository
+from support.lane_model_cases import (add_served_model, check_lanes, CURVES, FRAME, frame,
+                                      layout_case, NO_LOG, ROW_ANCHOR_AND_SEGMENTATION, SIDES)
+from support.lane_model_fixtures import constant_model, laneatt_rows
+from support.ros_helpers import Probe, wait_until
+from support.triton_requests import infer
 from triton_perception.frames.frame_range import frame_range_of, FrameRange
 from triton_perception.lanes.decode import decode_lanes
 from triton_perception.lanes.lane_model import DecodeSettings
@@ -33,7 +34,6 @@ from triton_perception.serving.server.engines import engine_steps
 from triton_perception.serving.server.server_config import ServerConfig
 from triton_perception.serving.server.triton_server import TritonServer
 from triton_perception.system.processes import free_ports, ros_arguments
-from triton_requests import infer
 
 SERVED = {'laneDetect_model': ('TYPE_FP32', TensorProto.FLOAT),
           'LaneDet_fp16': ('TYPE_FP16', TensorProto.FLOAT16)}

@@ -5,8 +5,8 @@ The served lane graph (built from the shipped weights, run with onnxruntime; it 
 itself and resizes it) and the package's lane geometry.
 
 Synthetic lane masks pin down grouping, ordering and sides; real frames check that the served
-maps give the lanes the float heads gave (test/reference_lanes.py) and that the whole chain finds
-the ego lane where the shared models README says it is.
+maps give the lanes the float heads gave (test/support/reference_lanes.py) and that the whole
+chain finds the ego lane where the shared models README says it is.
 """
 from __future__ import annotations
 
@@ -17,10 +17,10 @@ import cv2
 import numpy as np
 import pytest
 
-from conftest import shared_path
-from highway_clip import has_ego_lanes, read_clip
-import reference_lanes
-from served_graphs import make_lane_detector, NUM_POINTS, session
+from support import reference_lanes
+from support.checkout import shared_path
+from support.highway_clip import has_ego_lanes, read_clip
+from support.served_graphs import make_lane_detector, NUM_POINTS, session
 from triton_perception.frames import frame_preprocessing as preprocessing
 from triton_perception.graphs.lane_graph import MARGIN_SCALE
 from triton_perception.lanes import lane_geometry as geometry

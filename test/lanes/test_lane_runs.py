@@ -16,9 +16,9 @@ import cv2
 import numpy as np
 import pytest
 
-from conftest import shared_path
-from point_lanes import point_lanes
-from served_graphs import served_lane_graph, session
+from support.checkout import shared_path
+from support.point_lanes import point_lanes
+from support.served_graphs import served_lane_graph, session
 from triton_perception.graphs import MAX_RUNS
 from triton_perception.graphs.graph_editing import GraphBuilder, save_graph
 from triton_perception.graphs.lane_runs import add_lane_runs

@@ -21,12 +21,12 @@ from sensor_msgs.msg import Image
 from std_msgs.msg import Header
 from vision_msgs.msg import Detection2DArray, LabelInfo
 
-from conftest import copy_of_model_repository, node_with_repository, REPO, shared_path
-from detection_references import differences
-import reference_detection
-from ros_helpers import LATCHED, Probe, wait_until
-from sample_images import read_rgb
-from served_graphs import graph_detector, session
+from support import reference_detection
+from support.checkout import copy_of_model_repository, node_with_repository, REPO, shared_path
+from support.detection_references import differences
+from support.ros_helpers import LATCHED, Probe, wait_until
+from support.sample_images import read_rgb
+from support.served_graphs import graph_detector, session
 from triton_perception.frames import frame_preprocessing as preprocessing
 from triton_perception.frames.frame_range import frame_range_of, FrameRange
 from triton_perception.models.detectors import (DetectorInstallError, install_detector,

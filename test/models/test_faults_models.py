@@ -5,7 +5,7 @@ The faults: models that fail to load, return malformed output, are not served, o
 request timeout.
 
 Real processes throughout: a real tritonserver that is absent, killed, hung or serving
-broken models (written at test time by test/fault_repository.py), node processes over
+broken models (written at test time by test/support/fault_repository.py), node processes over
 Fast DDS, and `triton-perception run`. Measured figures (recovery times, RSS, threads)
 are attached to each test's report (fixture `measured`); tests assert behaviour.
 """
@@ -18,11 +18,11 @@ from diagnostic_msgs.msg import DiagnosticStatus
 import pytest
 from sensor_msgs.msg import Image
 
-from fault_plumbing import (Arrivals, assert_balanced, latest, noise_frame, primed, proc_status,
-                            quiet_server, Replay, StartNode, statuses, stop_cleanly, values,
-                            wait_settled)
-from fault_repository import write_repository
-from ros_helpers import Probe, wait_until
+from support.fault_plumbing import (Arrivals, assert_balanced, latest, noise_frame, primed,
+                                    proc_status, quiet_server, Replay, StartNode, statuses,
+                                    stop_cleanly, values, wait_settled)
+from support.fault_repository import write_repository
+from support.ros_helpers import Probe, wait_until
 from triton_perception.serving.server.server_config import ServerError
 from triton_perception.serving.server.triton_server import TritonServer
 from triton_perception.system.processes import free_ports

@@ -18,7 +18,7 @@ from onnxruntime.quantization import CalibrationMethod
 from onnxruntime.quantization.calibrate import load_tensors_data
 import pytest
 
-from conftest import clip_bag_of, shared_path
+from support.checkout import clip_bag_of, shared_path
 from triton_perception.cli import main
 from triton_perception.graphs import build_graph, make_model, tensorrt_qdq_problems
 from triton_perception.models import INT8_GRAPH, Int8Options, quantize_models, TENSORRT_GRAPH

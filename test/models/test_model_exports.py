@@ -16,7 +16,7 @@ import onnx
 from onnx import helper, numpy_helper
 import pytest
 
-from conftest import SHARED
+from support.checkout import SHARED
 from triton_perception.models.shipped_models import (ExportChecks, install_models, manifest,
                                                      ModelInstallError)
 from triton_perception.system.checksums import sha256_of

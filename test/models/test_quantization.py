@@ -24,8 +24,8 @@ import onnxruntime
 import pytest
 from rosbags.rosbag2 import Writer
 
-from conftest import clip_bag_of, copy_of_model_repository, shared_path
-from target_venv import LOAD_ALL, target_environment
+from support.checkout import clip_bag_of, copy_of_model_repository, shared_path
+from support.target_venv import LOAD_ALL, target_environment
 from triton_perception.bag import make_bag, read_images, typestore
 from triton_perception.cli import main
 from triton_perception.graphs import (build_graph, float_step_problems, make_model,

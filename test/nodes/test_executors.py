@@ -21,8 +21,8 @@ from rcl_interfaces.srv import GetParameters, SetParameters
 from sensor_msgs.msg import Image
 from vision_msgs.msg import Detection2DArray
 
-from fault_plumbing import image, Replay
-from ros_helpers import Probe, RELIABLE, wait_until
+from support.fault_plumbing import image, Replay
+from support.ros_helpers import Probe, RELIABLE, wait_until
 from triton_perception.nodes.executors import EVENTS, EXECUTOR_ENV, SINGLE_THREADED
 from triton_perception.system.processes import NodeProcess, ros_arguments
 

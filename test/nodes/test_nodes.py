@@ -18,13 +18,14 @@ from sensor_msgs.msg import CompressedImage, Image, PointCloud2
 from std_msgs.msg import Header
 from vision_msgs.msg import Detection2DArray, LabelInfo
 
-from bus_photo import bus_rgb_fixture, COCO  # noqa: F401 (a fixture)
-from perception_nodes import image_message, latest_diagnostics, send_and_receive, start_node
-from ros_helpers import BEST_EFFORT, LATCHED, Probe, wait_until
-from triton_perception.outputs.result_messages import read_lane_points
+from support.perception_nodes import image_message, latest_diagnostics, send_and_receive, start_node
+from support.ros_helpers import BEST_EFFORT, LATCHED, Probe, wait_until
+from triton_perception.outputs.result_messages import load_labels, read_lane_points
 from triton_perception.system.processes import NodeProcess, ros_arguments
 
 pytestmark = [pytest.mark.ros, pytest.mark.server]
+# ObjectHypothesis.class_id is the decimal class id; its name is in the node's LabelInfo.
+COCO = load_labels()
 
 # ../shared/models/README.md, bus.jpg at conf 0.25, IoU 0.45: (class, score, x1, y1, x2, y2)
 BUS_REFERENCE = [('person', 0.823, 219, 408, 349, 863), ('person', 0.816, 52, 399, 207, 895),

@@ -13,12 +13,13 @@ from rcl_interfaces.msg import Parameter, ParameterType, ParameterValue
 from rcl_interfaces.srv import GetParameters, SetParametersAtomically
 from vision_msgs.msg import Detection2DArray
 
-from bus_photo import bus_rgb_fixture, COCO  # noqa: F401 (a fixture)
-from perception_nodes import image_message, send_and_receive, start_node
-from ros_helpers import Probe, wait_until
+from support.perception_nodes import image_message, send_and_receive, start_node
+from support.ros_helpers import Probe, wait_until
+from triton_perception.outputs.result_messages import load_labels
 from triton_perception.system.processes import NodeProcess
 
 pytestmark = [pytest.mark.ros, pytest.mark.server]
+COCO = load_labels()  # class id -> name, as the node's LabelInfo gives them
 NODE = '/params/detection_node'
 
 

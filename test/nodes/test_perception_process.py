@@ -18,9 +18,9 @@ import pytest
 from sensor_msgs.msg import Image, PointCloud2
 from vision_msgs.msg import Detection2DArray
 
-from highway_clip import clip_bag
-from perception_nodes import image_message, latest_diagnostics
-from ros_helpers import Probe, wait_until
+from support.highway_clip import clip_bag
+from support.perception_nodes import image_message, latest_diagnostics
+from support.ros_helpers import Probe, wait_until
 from triton_perception.evaluation.evaluation import evaluate, EvaluationSettings
 from triton_perception.evaluation.figures import detection_labels
 from triton_perception.evaluation.metrics.replay_outputs import read_outputs

@@ -22,8 +22,8 @@ import pytest
 from sensor_msgs.msg import Image
 from vision_msgs.msg import Detection2DArray
 
-from perception_nodes import image_message
-from ros_helpers import Probe, wait_until
+from support.perception_nodes import image_message
+from support.ros_helpers import Probe, wait_until
 from triton_perception.system.processes import (live_children, node_command, PARENT_PID_ENV,
                                                 ros_arguments)
 

@@ -20,8 +20,8 @@ import pytest
 from sensor_msgs.msg import Image
 from vision_msgs.msg import Detection2DArray
 
-from perception_nodes import image_message
-from ros_helpers import Probe, wait_until
+from support.perception_nodes import image_message
+from support.ros_helpers import Probe, wait_until
 from triton_perception.frames.diagnostics import find_status, NodeStatus
 from triton_perception.system.processes import NodeProcess, ros_arguments
 

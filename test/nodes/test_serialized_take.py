@@ -18,8 +18,8 @@ from rclpy.serialization import serialize_message
 from sensor_msgs.msg import Image
 from vision_msgs.msg import Detection2DArray
 
-from perception_nodes import image_message, latest_diagnostics
-from ros_helpers import BEST_EFFORT, Probe, wait_until
+from support.perception_nodes import image_message, latest_diagnostics
+from support.ros_helpers import BEST_EFFORT, Probe, wait_until
 from triton_perception.system.processes import NodeProcess, ros_arguments
 
 pytestmark = [pytest.mark.ros, pytest.mark.server]

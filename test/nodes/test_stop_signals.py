@@ -2,7 +2,7 @@
 A node process stops with exit code 0 wherever SIGINT or SIGTERM lands.
 
 Real node processes, real Fast DDS, the session's real tritonserver. The signal is sent from
-inside the reading of a received frame (test/signal_in_take.py), and at random moments
+inside the reading of a received frame (test/support/signal_in_take.py), and at random moments
 while large frames stream beside a process that keeps a core busy.
 """
 from __future__ import annotations
@@ -20,14 +20,14 @@ import pytest
 from sensor_msgs.msg import Image, PointCloud2
 from vision_msgs.msg import Detection2DArray
 
-from fault_plumbing import image, Replay
-from ros_helpers import BEST_EFFORT, Probe, RELIABLE, REPO, wait_until
+from support.fault_plumbing import image, Replay
+from support.ros_helpers import BEST_EFFORT, Probe, RELIABLE, REPO, wait_until
 from triton_perception.nodes.executors import EVENTS, EXECUTOR_ENV
 from triton_perception.system.processes import node_command, ros_arguments, with_parent_pid
 
 pytestmark = [pytest.mark.ros, pytest.mark.server]
 
-WRAPPER = REPO / 'test' / 'signal_in_take.py'
+WRAPPER = REPO / 'test' / 'support' / 'signal_in_take.py'
 # The frame on which the signal lands: the first, and one once the node is in its stride.
 LATER_TAKE = 5
 EXIT_LIMIT_S = 60.0  # generous: a failure means the node did not stop, not that it was slow

@@ -23,12 +23,12 @@ import pytest
 from std_msgs.msg import Header
 from vision_msgs.msg import Detection2DArray
 
-from perception_nodes import latest_diagnostics, start_node
-from ros_helpers import Probe, wait_until
+from support.perception_nodes import latest_diagnostics, start_node
+from support.ros_helpers import Probe, wait_until
+from support.video_packets import moving_frames, packets
 from triton_perception.frames import H264, VIDEO_FORMATS, VideoEncoder, VideoPacket
 from triton_perception.frames.diagnostics import reason_key
 from triton_perception.system.processes import NodeProcess, status_kib
-from video_packets import moving_frames, packets
 
 pytestmark = [pytest.mark.ros, pytest.mark.server]
 STALLED, SERVED = '/stalled_cam', '/served_cam'

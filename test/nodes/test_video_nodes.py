@@ -22,9 +22,9 @@ from sensor_msgs.msg import Image, PointCloud2
 from std_msgs.msg import Header
 from vision_msgs.msg import Detection2DArray
 
-from conftest import shared_path
-from perception_nodes import image_message, latest_diagnostics, start_node
-from ros_helpers import Probe, wait_until
+from support.checkout import shared_path
+from support.perception_nodes import image_message, latest_diagnostics, start_node
+from support.ros_helpers import Probe, wait_until
 from triton_perception.frames import (H264, HEVC, PACKET_ENCODINGS, VIDEO_FORMATS, VideoDecoder,
                                       VideoEncoder, VideoPacket, WAITING_FOR_KEYFRAME)
 from triton_perception.frames.diagnostics import reason_key

@@ -4,7 +4,7 @@ The detection chain without a server.
 The served detection graph (built from the shipped weights, run with onnxruntime; it takes the
 frame itself), checked against an independent reference: the Python letterbox
 (triton_perception.frames.frame_preprocessing), the upstream network and a numpy decode and NMS
-(test/reference_detection.py).
+(test/support/reference_detection.py).
 
 The server tests (test_ensembles.py) then only need to check the wiring.
 """
@@ -18,12 +18,12 @@ import numpy as np
 import onnx
 import pytest
 
-from conftest import shared_path
-from detection_references import (assert_matches_reference, BUS_REFERENCE, differences,
-                                  make_reference, ZIDANE_REFERENCE)
-import reference_detection as detection
-from sample_images import read_rgb
-from served_graphs import make_detector, served_detection_graph
+from support import reference_detection as detection
+from support.checkout import shared_path
+from support.detection_references import (assert_matches_reference, BUS_REFERENCE, differences,
+                                          make_reference, ZIDANE_REFERENCE)
+from support.sample_images import read_rgb
+from support.served_graphs import make_detector, served_detection_graph
 from triton_perception.frames import frame_preprocessing as preprocessing
 from triton_perception.graphs.detection_graph import (build_detection_graph, HeadLayoutError,
                                                       inspect_head, MAX_OUTPUT)

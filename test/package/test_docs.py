@@ -12,8 +12,8 @@ from xml.etree import ElementTree
 
 import pytest
 
-from conftest import REPO
-from package_dependencies import pip_keys, pip_packages
+from support.checkout import REPO
+from support.package_dependencies import pip_keys, pip_packages
 from triton_perception.apps import docs_tables
 from triton_perception.serving import stale_batched_ensembles
 

@@ -5,8 +5,8 @@ from pathlib import Path
 
 import pytest
 
-from conftest import REPO
-from docs_commands import problems
+from support.checkout import REPO
+from support.docs_commands import problems
 
 PAGES = [REPO / 'README.md', *sorted((REPO / 'docs').glob('*.md'))]
 BROKEN_PAGE = """

@@ -12,8 +12,8 @@ import subprocess
 
 import pytest
 
-from conftest import REPO
-import docs_figures
+from support import docs_figures
+from support.checkout import REPO
 
 LINE = ('Measured with `triton-perception bench --glue` at commit {sha} on the 2-core VM, '
         '2026-12-01: [log](performance-log.md#glue)')

@@ -11,8 +11,8 @@ import zipfile
 import pytest
 from std_msgs.msg import String
 
-from conftest import REPO
-from ros_helpers import Probe, wait_until
+from support.checkout import REPO
+from support.ros_helpers import Probe, wait_until
 from triton_perception.serving.server.server_config import ServerConfig, ServerError
 from triton_perception.serving.server.triton_server import TritonServer
 from triton_perception.system.processes import free_ports

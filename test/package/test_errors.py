@@ -10,7 +10,7 @@ from __future__ import annotations
 import ast
 import builtins
 
-from conftest import REPO
+from support.checkout import REPO
 
 PACKAGE = REPO / 'triton_perception'
 BUILT_IN_ERRORS = {name for name, value in vars(builtins).items()

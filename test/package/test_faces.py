@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import REPO
+from support.checkout import REPO
 from triton_perception.faces import face_exports
 
 PACKAGE = REPO / 'triton_perception'

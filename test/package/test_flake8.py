@@ -16,7 +16,7 @@
 from ament_flake8.main import main_with_errors
 import pytest
 
-from conftest import REPO
+from support.checkout import REPO
 
 
 @pytest.mark.flake8

@@ -11,7 +11,7 @@ import re
 
 import pytest
 
-from conftest import REPO
+from support.checkout import REPO
 
 PACKAGE = REPO / 'triton_perception'
 FOLDERS = sorted(path.name for path in PACKAGE.iterdir() if (path / '__init__.py').is_file())

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 
-from conftest import REPO
+from support.checkout import REPO
 
 SCHEMA = json.loads((REPO / 'test' / 'data' / 'foxglove_layout_schema.json').read_text())
 LAYOUT = json.loads((REPO / 'config' / 'foxglove_layout.json').read_text())

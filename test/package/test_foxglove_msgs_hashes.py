@@ -20,7 +20,7 @@ import pytest
 from rosbags.typesys import get_types_from_msg, get_typestore, Stores
 import yaml
 
-from conftest import REPO, shared_path
+from support.checkout import REPO, shared_path
 
 UPSTREAM = json.loads((REPO / 'test' / 'data' / 'upstream_type_hashes.json').read_text())
 TYPES = [(package, name) for package, entry in UPSTREAM['packages'].items()

@@ -6,14 +6,15 @@ Humble is JetPack 6's ROS; newer API is used only behind a capability check.
 The development machine runs newer releases (rclpy from Kilted, launch from Jazzy), so a call
 Humble lacks would pass every other test here and fail on the Orin. This test reads the package's
 sources and launch files and compares what they use with those packages' `humble` branches
-(test/data/humble_python_api.json, made by test/python_api.py) and with the installed releases:
+(test/data/humble_python_api.json, made by test/support/python_api.py) and with the installed
+releases:
 - every `from rclpy.X import Y` (launch, launch_ros alike) names a module and a name Humble has;
 - no method that only rclpy releases after Humble define is called (properties are not
   told from plain attributes, so a newer property would pass), nor a name of the `rclpy` module
   used that Humble's lacks;
 - no keyword argument that only later releases accept is passed to their functions, methods
   or classes;
-unless the use sits inside a capability check (test/capability_checks.py says what counts).
+unless the use sits inside a capability check (test/support/capability_checks.py says what counts).
 """
 from __future__ import annotations
 
@@ -27,9 +28,9 @@ import launch_ros
 import pytest
 import rclpy
 
-from capability_checks import guarded_nodes
-from conftest import REPO
-from python_api import Api, package_api
+from support.capability_checks import guarded_nodes
+from support.checkout import REPO
+from support.python_api import Api, package_api
 
 HUMBLE = json.loads((REPO / 'test' / 'data' / 'humble_python_api.json').read_text(encoding='utf-8'))
 INSTALLED = (rclpy, launch, launch_ros)

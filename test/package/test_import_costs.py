@@ -15,7 +15,7 @@ import sys
 
 import pytest
 
-from conftest import REPO
+from support.checkout import REPO
 
 LAUNCH_FILES = sorted((REPO / 'launch').glob('*.launch.py'))
 NODE_MODULES = sorted(f'triton_perception.nodes.{path.stem}' for path in

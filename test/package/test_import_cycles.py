@@ -5,7 +5,7 @@ Imports inside functions count too: deferring one only hides a cycle until the f
 """
 from __future__ import annotations
 
-from package_imports import cycle_through, import_graph
+from support.package_imports import cycle_through, import_graph
 
 
 def test_the_package_has_no_import_cycle() -> None:

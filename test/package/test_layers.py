@@ -12,8 +12,8 @@ import re
 
 import pytest
 
-from conftest import REPO
-from package_imports import cycle_through, import_graph
+from support.checkout import REPO
+from support.package_imports import cycle_through, import_graph
 
 ARCHITECTURE = REPO / 'docs' / 'architecture.md'
 ROW = re.compile(r'^\| (\d+) \| (`[^|]+`) \|')

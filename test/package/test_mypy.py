@@ -2,7 +2,7 @@
 from mypy import api
 import pytest
 
-from conftest import REPO
+from support.checkout import REPO
 
 
 @pytest.mark.linter

@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from conftest import REPO, shared_path
-from package_dependencies import dependency_keys, pip_packages
+from support.checkout import REPO, shared_path
+from support.package_dependencies import dependency_keys, pip_packages
 
 OWN_ROSDEP_FILE = REPO / 'rosdep' / 'triton_perception.yaml'
 PYTHON_PACKAGES = {'tf2_ros': 'tf2_ros_py'}

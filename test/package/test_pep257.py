@@ -16,7 +16,7 @@
 from ament_pep257.main import main
 import pytest
 
-from conftest import REPO
+from support.checkout import REPO
 
 
 @pytest.mark.linter

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import re
 
-from conftest import REPO
+from support.checkout import REPO
 
 
 def test_the_readme_install_line_names_what_setup_needs() -> None:

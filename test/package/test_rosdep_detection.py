@@ -16,7 +16,7 @@ import sys
 import pytest
 from rosdep2.platforms.pip import pip_detect
 
-from package_dependencies import pip_keys, pip_packages
+from support.package_dependencies import pip_keys, pip_packages
 
 PLATFORMS = ('debian', 'ubuntu', 'ubuntu:jammy', 'ubuntu:noble')
 

@@ -29,9 +29,9 @@ from packaging.utils import canonicalize_name
 from packaging.version import Version
 import pytest
 
-from conftest import REPO
-from package_dependencies import pip_keys, pip_packages
-from target_versions import APT_NUMERICS, JAMMY_PYTHON
+from support.checkout import REPO
+from support.package_dependencies import pip_keys, pip_packages
+from support.target_versions import APT_NUMERICS, JAMMY_PYTHON
 
 
 @dataclass(frozen=True)

@@ -20,7 +20,7 @@ import zipfile
 import pytest
 import yaml
 
-from conftest import REPO, SHARED
+from support.checkout import REPO, SHARED
 from triton_perception.system.checksums import sha256_of
 
 SCRIPT = REPO / 'dev' / 'shared_folder.py'

@@ -4,9 +4,9 @@ The package's numerics give the same results with the target's Python, NumPy, Sc
 JetPack 6 runs the nodes on Ubuntu 22.04's Python 3.10 with apt's NumPy 1.21.5, SciPy 1.8.0
 and OpenCV 4.5.4; this machine runs newer releases. This test builds a Python 3.10 environment
 with those releases from PyPI (out/target-python, once; about 100 MB on the first run), runs
-test/target_numerics.py there and here, and compares: lane geometry, tracking, the assignment,
-every encoding's conversion and YOLOv5's letterbox. A call the old releases lack fails there;
-a result that differs fails the comparison.
+test/support/target_numerics.py there and here, and compares: lane geometry, tracking, the
+assignment, every encoding's conversion and YOLOv5's letterbox. A call the old releases lack
+fails there; a result that differs fails the comparison.
 """
 from __future__ import annotations
 
@@ -20,13 +20,13 @@ from typing import Any
 
 import pytest
 
-from conftest import REPO
-from target_venv import target_environment
-from target_versions import JAMMY_PYPI, JAMMY_PYTHON
+from support.checkout import REPO
+from support.target_venv import target_environment
+from support.target_versions import JAMMY_PYPI, JAMMY_PYTHON
 
 pytestmark = [pytest.mark.target, pytest.mark.slow]
 
-SCRIPT = REPO / 'test' / 'target_numerics.py'
+SCRIPT = REPO / 'test' / 'support' / 'target_numerics.py'
 RELATIVE_TOLERANCE = 1e-6  # a fused multiply-add or a different BLAS may move the last bits
 ABSOLUTE_TOLERANCE = 1e-6
 

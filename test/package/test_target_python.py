@@ -4,7 +4,7 @@ Everything the package ships runs on Python 3.10.
 JetPack 6 is Ubuntu 22.04, whose Python (and so Humble's rclpy and the Python backend stub of
 JetPack's Triton) is 3.10, while this machine runs 3.11. Syntax is checked by parsing as 3.10; the
 standard library by a list of what 3.11 and later added that code like this might reach for (a use
-inside a capability check passes: test/capability_checks.py).
+inside a capability check passes: test/support/capability_checks.py).
 """
 from __future__ import annotations
 
@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from capability_checks import guarded_nodes
-from conftest import REPO
+from support.capability_checks import guarded_nodes
+from support.checkout import REPO
 
 TARGET = (3, 10)
 SHIPPED = sorted([*(REPO / 'triton_perception').rglob('*.py'), *(REPO / 'launch').glob('*.py'),

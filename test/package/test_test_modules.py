@@ -2,14 +2,14 @@
 Test modules lean on helper modules, never on each other.
 
 A test module that imports another drags the other's tests and fixtures along and breaks when
-they move; what tests share lives in helper modules (test/*.py and test/<folder>/*.py whose names
-do not start with `test_`), as docs/development.md says.
+they move; what tests share lives in the package test/support/, and the other folders hold tests
+and conftest.py files only, as docs/development.md says.
 """
 from __future__ import annotations
 
 import ast
 
-from conftest import REPO
+from support.checkout import REPO
 
 
 def imported_modules(tree: ast.AST) -> set[str]:
@@ -31,3 +31,13 @@ def test_no_test_module_imports_another() -> None:
                  if name.startswith('test.')
                  or any(part.startswith('test_') for part in name.split('.'))]
     assert offenders == [], offenders
+
+
+def test_helpers_live_in_support() -> None:
+    """Every module of test/ that is no test and no conftest is in test/support/."""
+    test = REPO / 'test'
+    strays = [str(path.relative_to(REPO)) for path in sorted(test.rglob('*.py'))
+              if not path.name.startswith('test_') and path.name != 'conftest.py'
+              and path.parent != test / 'support' and test / 'data' not in path.parents
+              and test / 'launch_tests' not in path.parents]
+    assert strays == [], f'move these helpers into test/support/: {strays}'

@@ -8,7 +8,7 @@ import typing
 from mypy import api
 import pytest
 
-from conftest import REPO
+from support.checkout import REPO
 from triton_perception.parameters import (DETECTION, DetectionSettings, GROUND, GroundSettings,
                                           HEALTH, HealthSettings, LANES, LaneSettings,
                                           NodeSettings, OVERLAY, OverlaySettings, ParameterError,

@@ -21,11 +21,11 @@ from launch.launch_description_sources import get_launch_description_from_python
 from launch.utilities import perform_substitutions
 from launch_ros.actions import Node
 import pytest
-from stand_in_tritonserver import stand_in_release
 import yaml
 
-from conftest import REPO
-from ros_cli import stand_in_rviz2
+from support.checkout import REPO
+from support.ros_cli import stand_in_rviz2
+from support.stand_in_tritonserver import stand_in_release
 from triton_perception.pipeline.plan import (ARGUMENT_NAMES, ARGUMENTS, parse_launch_arguments,
                                              pipeline_plan, PlanError)
 from triton_perception.serving import ServerError

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from conftest import REPO
+from support.checkout import REPO
 from triton_perception.frames import camera_info_sibling
 from triton_perception.parameters import DETECTION, LANES, OVERLAY, specs_by_name
 from triton_perception.pipeline.plan import (ARGUMENT_NAMES, parse_launch_arguments, pipeline_plan,

@@ -17,7 +17,7 @@ from typing import Iterator
 
 import pytest
 
-from fault_repository import write_repository
+from support.fault_repository import write_repository
 from triton_perception.serving.server.server_config import ServerConfig
 from triton_perception.serving.server.triton_server import TritonServer
 from triton_perception.system.processes import alive, free_ports, process_tree

@@ -19,10 +19,10 @@ import signal
 import subprocess
 
 import pytest
-from stand_in_tritonserver import draining_release
 
-from ros_cli import REPO, ROS2, venv_environment
-from ros_helpers import wait_until
+from support.ros_cli import REPO, ROS2, venv_environment
+from support.ros_helpers import wait_until
+from support.stand_in_tritonserver import draining_release
 from triton_perception.pipeline.launch_support import (SERVER_SIGKILL_TIMEOUT_S,
                                                        SERVER_SIGTERM_TIMEOUT_S)
 from triton_perception.serving import ServerConfig

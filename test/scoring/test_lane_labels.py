@@ -13,8 +13,8 @@ import cv2
 import numpy as np
 import pytest
 
-from conftest import REPO, shared_path
-from served_graphs import make_lane_detector
+from support.checkout import REPO, shared_path
+from support.served_graphs import make_lane_detector
 
 LABELS = json.loads((REPO / 'test' / 'data' / 'lane_labels.json').read_text())
 # Label uncertainty (lane_labels.md) plus the model's own: measured label-vs-served differences

@@ -12,7 +12,7 @@ from pathlib import Path
 import subprocess
 import sys
 
-from conftest import REPO, SHARED
+from support.checkout import REPO, SHARED
 
 PROBE = ('import json; from triton_perception.system import DEFAULT_CLIP, CLIP_HINT, '
          'shared_directory; from triton_perception.models import default_models_directory; '

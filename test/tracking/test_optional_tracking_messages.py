@@ -18,9 +18,9 @@ import numpy as np
 import pytest
 from vision_msgs.msg import Detection2DArray
 
-from conftest import REPO
-from perception_nodes import image_message, send_and_receive, start_node
-from ros_helpers import Probe
+from support.checkout import REPO
+from support.perception_nodes import image_message, send_and_receive, start_node
+from support.ros_helpers import Probe
 from triton_perception.tracking.track_publishers import NO_TRACK_MESSAGES
 
 HIDE = """

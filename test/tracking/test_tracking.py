@@ -1,5 +1,5 @@
 """
-The tracker on synthetic scenes with known truth (test/tracking_scenes.py).
+The tracker on synthetic scenes with known truth (test/support/tracking_scenes.py).
 
 Identities scored with py-motmetrics, lifetimes and confirmation in seconds, ground velocity in odom
 and the time to collision against their analytic values. Pure: no ROS, no server.
@@ -12,7 +12,7 @@ import motmetrics
 import numpy as np
 import pytest
 
-from tracking_scenes import CAMERA, Ego, Frame, PEDESTRIAN, render, WorldObject
+from support.tracking_scenes import CAMERA, Ego, Frame, PEDESTRIAN, render, WorldObject
 from triton_perception.parameters import TRACKING, TrackingSettings
 from triton_perception.tracking.association import iou_matrix, match
 from triton_perception.tracking.camera_tracking import (CameraTracking, FrameTracks,

@@ -13,8 +13,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from highway_clip import read_clip
-from served_graphs import make_detector
+from support.highway_clip import read_clip
+from support.served_graphs import make_detector
 from triton_perception.parameters import DETECTION, DetectionSettings
 from triton_perception.tracking.association import iou_matrix
 from triton_perception.tracking.camera_tracking import tracker_settings

@@ -19,10 +19,10 @@ from tf2_msgs.msg import TFMessage
 from vision_msgs.msg import Detection2DArray, Detection3DArray
 import yaml
 
-from highway_clip import CALIBRATION
-from perception_nodes import (camera_info, image_message, latest_diagnostics, send_and_receive,
-                              start_node)
-from ros_helpers import Probe, wait_until
+from support.highway_clip import CALIBRATION
+from support.perception_nodes import (camera_info, image_message, latest_diagnostics,
+                                      send_and_receive, start_node)
+from support.ros_helpers import Probe, wait_until
 from triton_perception.system.processes import NodeProcess
 
 EGO_SPEED = 10.0  # m/s along odom x in the odometry test

@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 from std_msgs.msg import Header
 
-from tracking_scenes import Ego, Frame, render, WorldObject
+from support.tracking_scenes import Ego, Frame, render, WorldObject
 from triton_perception.parameters import DETECTION, DetectionSettings
 from triton_perception.tracking.camera_tracking import CameraTracking
 from triton_perception.tracking.track_publishers import DetectionTracking
