@@ -10,12 +10,12 @@ from triton_perception.bench.budget import (counted_one_more, cpu_outside_graph,
                                             frame_budget, FRAME_TO_NODE, node_stages, ordered_rows,
                                             row_label, stage_means, step_row, summarise,
                                             triton_request, TritonRequest)
-from triton_perception.bench.measures import stub_model
 from triton_perception.bench.report import budget_table
-from triton_perception.bench.ros_side import dds_transport_ms
-from triton_perception.bench.settings import (BenchError, BenchSettings, DIAGNOSTICS_PERIOD_S,
-                                              STEP_TIMERS)
-from triton_perception.bench.triton_side import model_statistics
+from triton_perception.bench.session.measures import stub_model
+from triton_perception.bench.session.ros_side import dds_transport_ms
+from triton_perception.bench.session.settings import (BenchError, BenchSettings,
+                                                      DIAGNOSTICS_PERIOD_S, STEP_TIMERS)
+from triton_perception.bench.session.triton_side import model_statistics
 from triton_perception.frames.accounting import Fate, FrameAccounting, RequestTimes, STAGES
 from triton_perception.frames.diagnostics import NodeStatus, stage_key, TIMED_KEY
 

@@ -18,11 +18,12 @@ import numpy as np
 import onnxruntime as ort
 import pytest
 
-from triton_perception.bench.constant_graphs import (constant_repository, detection_graph,
-                                                     FIXED_DETECTIONS, lane_graph)
-from triton_perception.bench.glue_cases import (glue_cases, node_accounting,
-                                                start_processes)
-from triton_perception.bench.glue_report import glue_table, targets
+from triton_perception.bench.glue.constant_graphs import (constant_repository,
+                                                          detection_graph, FIXED_DETECTIONS,
+                                                          lane_graph)
+from triton_perception.bench.glue.glue_cases import glue_cases, node_accounting
+from triton_perception.bench.glue.glue_report import glue_table, targets
+from triton_perception.bench.session.cases import start_processes
 from triton_perception.frames.diagnostics import NodeStatus
 from triton_perception.lanes.lane_geometry import postprocess
 
@@ -104,7 +105,7 @@ def test_grouped_layouts_run_a_perception_process_per_group_of_cameras(
                      **__: object) -> None:
             started.append((executable, tuple(arguments)))
 
-    monkeypatch.setattr('triton_perception.bench.glue_cases.NodeProcess', Recorded)
+    monkeypatch.setattr('triton_perception.bench.session.cases.NodeProcess', Recorded)
     counts = {}
     for case in glue_cases((4,)):
         if case.floor:

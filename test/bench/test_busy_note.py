@@ -1,7 +1,7 @@
 """A bench result line says when it was measured on a busy machine."""
 from __future__ import annotations
 
-from triton_perception.bench.report import busy_note
+from triton_perception.bench.session.run_record import busy_note
 
 
 def test_a_result_line_names_a_busy_machine() -> None:

@@ -1,7 +1,7 @@
 """
 `triton-perception bench --rate-search` against a stand-in pipeline of known capacity.
 
-The stand-in (bench/stand_in_node.py) holds each frame 1 / capacity seconds behind a
+The stand-in (bench/rate_search/stand_in_node.py) holds each frame 1 / capacity seconds behind a
 latest-frame slot, so at a publisher rate R above its capacity C it drops about 1 - C / R of
 the frames: the highest rate with at most 5 % missed is C / 0.95. The command runs as users run
 it, its own process, fed from a small bag held in memory; its results file is validated
@@ -21,9 +21,10 @@ import numpy as np
 import pytest
 
 from triton_perception.bag.make import make_bag
-from triton_perception.bench.rate_search import RateSearchSettings, search
-from triton_perception.bench.rate_search_schema import (MACHINE_KEYS, METADATA_KEYS,
-                                                        RESULTS_SCHEMA)
+from triton_perception.bench.rate_search.rate_search_schema import (MACHINE_KEYS,
+                                                                    METADATA_KEYS,
+                                                                    RESULTS_SCHEMA)
+from triton_perception.bench.rate_search.rate_settings import RateSearchSettings, search
 
 CLI = str(Path(sys.executable).parent / 'triton-perception')
 CAPACITY_HZ = 12.0

@@ -26,7 +26,7 @@ from support.lane_model_cases import (add_served_model, CURVES, layout_case, NO_
 from support.lane_model_fixtures import constant_model, laneatt_rows
 from support.target_venv import LOAD_ALL, target_environment
 from support.target_versions import JAMMY_PYPI
-from triton_perception.bench.constant_graphs import constant_repository
+from triton_perception.bench.glue.constant_graphs import constant_repository
 from triton_perception.graphs import (build_health_graph, GraphTargetError, make_model,
                                       MAX_IR_VERSION, MAX_OPSET, ONNXRUNTIME_FLOOR,
                                       target_problems)

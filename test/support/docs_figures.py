@@ -43,9 +43,9 @@ REQUEST_PATH = ('triton_perception/serving/requests/', 'triton_perception/nodes/
 # What each command measures, first match wins: the figure is stale once one of these paths
 # changed after the commit it was measured at.
 MEASURED_CODE: tuple[tuple[str, tuple[str, ...]], ...] = (
-    ('video_decoding_cost', ('triton_perception/frames/',)),
-    ('camera_health_bench', ('triton_perception/health/',
-                             'triton_perception/graphs/health_graph.py')),
+    ('bench --video-decoding', ('triton_perception/frames/',)),
+    ('bench --camera-health', ('triton_perception/health/',
+                               'triton_perception/graphs/health_graph.py')),
     ('bench', REQUEST_PATH),
     ('bag evaluate', REQUEST_PATH),
     ('soak', REQUEST_PATH),

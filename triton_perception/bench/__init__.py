@@ -14,12 +14,20 @@ Per case (detection, lanes, both nodes at once) on the frames of a road clip:
   time goes, stage by stage (node, gRPC, Triton's own timers, DDS), and CPU ms per frame outside
   the model graph.
 Writes JSON and prints a Markdown table; every process it starts is stopped on exit or Ctrl-C.
-`bench --memory` (process_memory) sums the perception processes' memory; `bench --glue` (glue)
-measures the nodes' own CPU, memory and latency against a bare floor node on constant graphs.
 
-Nothing is imported here: the floor node runs as `python -m triton_perception.bench.floor_node`,
-which imports this package first, and must not pay for the bench's imports (onnxruntime, the
-references, tracking) in its memory. Import from the modules.
+The rooms: the latency bench itself lives here (run, benchmark, budget, frame_budgets,
+references, report, bench_schema), as does `bench --memory` (process_memory, the perception
+processes' memory summed). `bench --glue` (glue/) measures the nodes' own CPU, memory and
+latency against a bare floor node on constant graphs; `bench --rate-search` (rate_search/)
+finds the highest rate the pipeline sustains; `bench --camera-health` and
+`bench --video-decoding` (offline/) need neither ROS nor Triton. Every bench stands on
+session/: one BenchSession sets up and tears down the scratch directory, the private ROS domain
+and os.environ, the server and the ROS participant.
+
+Nothing is imported here: the floor node runs as
+`python -m triton_perception.bench.session.floor_node`, which imports this package and
+session/ first, and must not pay for the bench's imports (onnxruntime, the references,
+tracking) in its memory: both faces are lazy.
 """
 from triton_perception.faces import lazy_face
 

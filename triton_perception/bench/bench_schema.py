@@ -1,42 +1,16 @@
 """
-The shape of the bench's JSON reports (`bench --json`, `bench --glue --json`), as TypedDicts.
+The shape of `bench --json` (bench.json) and of `bench --memory`'s figures, as TypedDicts.
 
 They are the JSON shape itself, so that what each phase measures is checked by mypy where it
-is built and read. report.write_report is their one writer and puts `schema_version` first.
+is built and read; session.run_record.write_report is their one writer.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Mapping, TypedDict
 
-from triton_perception.frames import NodeCounts
+from triton_perception.bench.session import Machine, Percentiles, StepTimers, Summary
 from triton_perception.tracking import TrackingTiming
-
-# measures.summary: median and p95 (ms) and the frames timed, None without frames; some phases
-# add a count of their own (lost, client CPU ms per frame).
-Summary = dict[str, float | int | None]
-# budget.percentiles: median and p90 (ms), None without frames.
-Percentiles = dict[str, float | None]
-# triton_side.step_breakdown: per model, its requests and the mean ms of each Triton timer.
-StepTimers = dict[str, dict[str, float | int]]
-
-
-class Machine(TypedDict, total=False):
-    """What the figures were measured on; load_average_end is added after each case."""
-
-    cpu_model: str
-    architecture: str
-    cores: int | None
-    usable_cores: int
-    memory_gb: float
-    kernel: str
-    python: str
-    onnxruntime: str
-    triton: str
-    profile: str
-    load_average_start: list[float]
-    load_average_end: list[float]
-    ros_domain_id: int  # the bench's own (system.private_domain): it hears no other publisher
 
 
 class BudgetSummary(TypedDict):
@@ -187,123 +161,3 @@ class MemoryFigures(TypedDict):
     processes: int
     rss_mib: float
     rss_per_camera_mib: float
-
-
-class NodeAccounting(NodeCounts, total=False):
-    """
-    One node's frame accounting in `bench --glue`, from its last status, against the frames sent.
-
-    Without a status: sent, status (None), lost and without_result (None) and balanced.
-    """
-
-    sent: int
-    status: None
-    unseen: int
-    stage_ms_mean: dict[str, float]
-    lost: int | None
-    without_result: int | None
-    balanced: bool
-
-
-class GlueWindow(TypedDict):
-    """A glue case's measured window: CPU, memory, Triton's time, latency, the share served."""
-
-    frames_published: int
-    publish_span_s: float
-    health_check_cpu_ms_per_frame: float | None
-    health_check_cpu_share: float | None
-    input_hz_per_camera: float
-    served_share: float
-    cpu_ms_per_frame: float
-    cpu_ms_per_frame_by_executable: dict[str, float]
-    server_cpu_ms_per_frame: float
-    bench_cpu_ms_per_frame: float
-    rss_mib: float
-    rss_per_camera_mib: float
-    triton_request_ms: dict[str, float]
-    e2e_latency_ms: Percentiles
-    added_latency_ms: Percentiles
-    results_timed: int
-    triton_steps_ms: StepTimers
-
-
-class GlueAccounting(TypedDict):
-    """Every node's accounting by camera (None for the floor), and the frames lost or unserved."""
-
-    accounting: dict[str, dict[str, NodeAccounting]] | None
-    frames_lost: int | None
-    frames_without_result: int | None
-    accounted: bool | None
-    results_missing_at_bench: int
-
-
-class GlueCaseFigures(GlueWindow, GlueAccounting):
-    """One glue case: its window and accounting, and what ran (layout, models, cameras, frame)."""
-
-    frames_sent: int
-    layout: str
-    models: str
-    cameras: int
-    frame: str
-    processes: int
-    load_average_1min: list[float]
-
-
-class CpuTarget(TypedDict):
-    """Both models on one camera: CPU per frame against both floors, and the limit."""
-
-    frame: str
-    ratio_to_floor: float | None
-    ratio_to_floor_serialized: float | None
-    limit: float  # against the serialized floor
-    goal: float
-    met: bool
-
-
-class RssTarget(TypedDict):
-    """The single process's RSS with four cameras against its limit."""
-
-    rss_mb: float
-    limit_mb: float
-    met: bool
-
-
-class ServedTarget(TypedDict):
-    """Four cameras in one layout: the share served, frames lost, accounting and RSS."""
-
-    frame: str
-    served: float
-    limit: float
-    lost: int | None
-    accounted: bool | None
-    rss_mb: float
-    limit_mb: float
-    met: bool
-
-
-class GlueSettingsRecord(TypedDict):
-    """What `bench --glue` ran: camera counts, layouts, window, frame, and the layouts' meaning."""
-
-    camera_counts: list[int]
-    layouts: list[str]
-    window_s: float
-    warmup_s: float
-    rate_hz: float
-    frame: tuple[int, int, str]
-    video: str
-    graphs: str
-    floor: str
-    floor_serialized: str
-    groups_of_2: str
-    per_camera: str
-
-
-class GlueReport(TypedDict, total=False):
-    """bench-glue.json: the machine, the source, the settings, each case and the targets."""
-
-    schema_version: int
-    machine: Machine
-    source: str | None
-    settings: GlueSettingsRecord
-    cases: dict[str, GlueCaseFigures]
-    targets: dict[str, CpuTarget | RssTarget | ServedTarget]

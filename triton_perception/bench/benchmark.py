@@ -22,18 +22,15 @@ from triton_perception.bench.bench_schema import (CaseFigures, CpuOutsideGraph, 
                                                   ThroughputFigures, ThroughputPhase)
 from triton_perception.bench.budget import cpu_outside_graph, CpuSplit, stage_means
 from triton_perception.bench.frame_budgets import FrameBudgets
-from triton_perception.bench.measures import (check_alive, p95, ratio, server_cpu_by_process,
-                                              summary, TreeRssPeak)
 from triton_perception.bench.references import REFERENCES
-from triton_perception.bench.ros_side import CaseWiring, ResultTracker, rgb_view, RosSide
-from triton_perception.bench.settings import (BenchError, BenchSettings, CASES,
-                                              DIAGNOSTICS_PERIOD_S, DRAIN_TIMEOUT_S,
-                                              FRAME_TIMEOUT_S, NodeKind, NODES, PROGRESS_PERIOD_S,
-                                              RATE_HZ, READY_TIMEOUT_S, Stamp, WARMUP_FRAMES,
-                                              WINDOW_S)
-from triton_perception.bench.transfers import ensemble_steps, transfer_bytes
-from triton_perception.bench.triton_side import (EnsembleRequests, inference_statistics,
-                                                 step_breakdown)
+from triton_perception.bench.session import (BenchError, BenchSettings, CASES, CaseWiring,
+                                             check_alive, DIAGNOSTICS_PERIOD_S, DRAIN_TIMEOUT_S,
+                                             ensemble_steps, EnsembleRequests, FRAME_TIMEOUT_S,
+                                             inference_statistics, NodeKind, NODES, p95,
+                                             PROGRESS_PERIOD_S, RATE_HZ, ratio, READY_TIMEOUT_S,
+                                             ResultTracker, rgb_view, RosSide,
+                                             server_cpu_by_process, Stamp, step_breakdown, summary,
+                                             transfer_bytes, TreeRssPeak, WARMUP_FRAMES, WINDOW_S)
 from triton_perception.frames import NodeStatus
 from triton_perception.system import NodeProcess, ros_arguments, status_kib, tree_cpu_s
 

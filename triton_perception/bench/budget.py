@@ -19,7 +19,7 @@ from typing import Mapping, Sequence
 import numpy as np
 
 from triton_perception.bench.bench_schema import BudgetSummary, CpuOutsideGraph
-from triton_perception.bench.settings import STEP_TIMERS
+from triton_perception.bench.session import STEP_TIMERS
 from triton_perception.frames import NodeStatus, STAGES
 
 # Budget rows in the order a frame meets them; Triton's per-step rows go where TRITON_STEPS is.

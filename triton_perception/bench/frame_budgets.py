@@ -17,10 +17,8 @@ import tritonclient.grpc as grpcclient
 from triton_perception.bench.bench_schema import FrameBudgetSummary
 from triton_perception.bench.budget import (counted_one_more, frame_budget, node_stages,
                                             summarise, triton_request)
-from triton_perception.bench.ros_side import CaseWiring
-from triton_perception.bench.settings import NodeKind, Stamp, STATUS_TIMEOUT_S
-from triton_perception.bench.transfers import ensemble_steps
-from triton_perception.bench.triton_side import inference_statistics
+from triton_perception.bench.session import (CaseWiring, ensemble_steps, inference_statistics,
+                                             NodeKind, Stamp, STATUS_TIMEOUT_S)
 
 
 class FrameBudgets:

@@ -12,7 +12,7 @@ from typing import Callable
 import numpy as np
 from numpy.typing import NDArray
 
-from triton_perception.bench.settings import detection_request_inputs
+from triton_perception.bench.session import detection_request_inputs
 from triton_perception.graphs import FRAME_INPUT
 from triton_perception.lanes import NUM_POINTS, postprocess_runs
 from triton_perception.parameters import LANES, specs_by_name

@@ -1,5 +1,5 @@
 """
-`triton-perception bench`: the latency, throughput, memory and glue benchmarks.
+`triton-perception bench`: the latency, throughput, memory, glue, rate, health and decoding benches.
 
 The bench itself lives in bench/; this module turns its options into settings, prints its
 tables on stdout and its progress on stderr, and maps a bad setting or an interruption to
@@ -21,6 +21,8 @@ if TYPE_CHECKING:
 Report = TypeVar('Report')  # what a bench returns: its report
 
 SCORED_FRAMES = 1000  # the bench's scoring figure: labelled frames scored in one call
+BENCH_FRAMES = 60  # --frames of `bench`: frames timed one at a time per measurement
+DECODED_FRAMES = 200  # --frames of `bench --video-decoding`: frames per codec and size
 
 
 def bench_progress(line: str) -> None:
@@ -133,6 +135,25 @@ def command_rate_search(arguments: argparse.Namespace) -> int:
     return 0
 
 
+def command_offline_bench(arguments: argparse.Namespace) -> int:
+    """
+    Run `bench --camera-health` or `bench --video-decoding`, printing each line as it comes.
+
+    Returns 0, 2 on a failed run (BenchError), 130 when interrupted.
+    """
+    from triton_perception.bench import camera_health_report, decoding_report  # noqa: PLC0415
+
+    def run() -> int:
+        lines = (camera_health_report(arguments.shared, arguments.graph)
+                 if arguments.camera_health else
+                 decoding_report(arguments.frames or DECODED_FRAMES, arguments.decoder))
+        for line in lines:
+            print(line, flush=True)
+        return 0
+
+    return report_or_exit_code(run)
+
+
 def command_bench(arguments: argparse.Namespace) -> int:
     """
     Run `bench` and print its tables.
@@ -148,12 +169,14 @@ def command_bench(arguments: argparse.Namespace) -> int:
         return command_rate_search(arguments)
     if arguments.glue:
         return command_glue_bench(arguments)
+    if arguments.camera_health or arguments.video_decoding:
+        return command_offline_bench(arguments)
     if arguments.memory:
         from triton_perception.bench import measure_all, memory_table  # noqa
         print(memory_table(measure_all(arguments.triton_url, bench_progress)))
         return 0
     report = report_or_exit_code(lambda: run_bench(BenchSettings(
-        frames=arguments.frames,
+        frames=arguments.frames or BENCH_FRAMES,
         duration_s=BenchSettings.duration_s if arguments.duration is None
         else arguments.duration,
         cases=parse_cases(arguments.cases), json_path=arguments.json,
@@ -179,11 +202,22 @@ def command_bench(arguments: argparse.Namespace) -> int:
 
 
 def add_bench_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    """Add `bench` with the options of its --memory and --glue variants."""
+    """Add `bench` with the options of its variants, each variant's in its own group."""
     bench = commands.add_parser('bench', help='latency, throughput, CPU and memory: in-process '
                                 'reference vs Triton vs ROS end to end, per node and both')
-    bench.add_argument('--frames', type=int, default=60,
-                       help='frames timed one at a time per measurement (after 5 warm-up)')
+    _add_run_options(bench)
+    _add_server_options(bench)
+    _add_rate_search_options(bench)
+    _add_offline_options(bench)
+    bench.set_defaults(run=command_bench)
+
+
+def _add_run_options(bench: argparse.ArgumentParser) -> None:
+    """Add what a run measures: frames, window, cases, output, and the --memory, --glue cases."""
+    bench.add_argument('--frames', type=int, default=None,
+                       help='frames timed one at a time per measurement (after 5 warm-up; '
+                       f'default {BENCH_FRAMES}); with --video-decoding: frames per codec and '
+                       f'size (default {DECODED_FRAMES})')
     bench.add_argument('--duration', type=float, default=None,
                        help='seconds of the 30 Hz throughput phase per case (default 60; with '
                        '--glue, of the measured window, default 20)')
@@ -213,6 +247,10 @@ def add_bench_command(commands: argparse._SubParsersAction[argparse.ArgumentPars
                        '960x540)')
     bench.add_argument('--warmup', type=float, default=3.0,
                        help='with --glue: seconds at camera rate before the window (default 3)')
+
+
+def _add_server_options(bench: argparse.ArgumentParser) -> None:
+    """Add the server's options, the clip's, and the nodes' parameters a bench sets."""
     bench.add_argument('--profile', choices=PROFILES, default=None,
                        help='profile of the server the bench starts (default cpu)')
     bench.add_argument('--precision', choices=PRECISIONS, default='fp',
@@ -232,6 +270,10 @@ def add_bench_command(commands: argparse._SubParsersAction[argparse.ArgumentPars
                        '%(default)s)')
     bench.add_argument('--max-in-flight', type=int, default=None,
                        help="the nodes' max_in_flight (default: the parameter's default)")
+
+
+def _add_rate_search_options(bench: argparse.ArgumentParser) -> None:
+    """Add `bench --rate-search` and its options, in a group of their own."""
     rates = bench.add_argument_group(
         'rate search', 'bench --rate-search: the highest publisher rate with at most 5 % of '
         'frames missed through the pipeline as launched (a bisection, then steps up, as '
@@ -260,4 +302,25 @@ def add_bench_command(commands: argparse._SubParsersAction[argparse.ArgumentPars
     rates.add_argument('--stand-in', type=float, default=None, metavar='HZ',
                        help='replace the pipeline by stand-in nodes that serve at most HZ frames '
                        'per second (0: none), to check the search on this machine')
-    bench.set_defaults(run=command_bench)
+
+
+def _add_offline_options(bench: argparse.ArgumentParser) -> None:
+    """Add the benches that need no ROS and no Triton, in a group of their own."""
+    offline = bench.add_argument_group(
+        'without ROS and Triton', 'bench --camera-health, bench --video-decoding: Markdown '
+        'tables of one part of a node, measured in this process (docs/performance.md)')
+    offline.add_argument('--camera-health', action='store_true',
+                         help='the camera health check on its labelled set (every fault on 10 '
+                         'cameras, the clean cameras) and its CPU per frame')
+    offline.add_argument('--shared', type=Path, default=Path('../shared'),
+                         help='with --camera-health: the shared folder holding data/ (default '
+                         '../shared)')
+    offline.add_argument('--graph', action='store_true',
+                         help='with --camera-health: judge the labelled set from the health '
+                         "graph's statistics")
+    offline.add_argument('--video-decoding', action='store_true',
+                         help='what decoding a video camera costs the node: CPU and wall ms per '
+                         'frame, H.264 and H.265, at 1280x720 and 1920x1080')
+    offline.add_argument('--decoder', default='',
+                         help="with --video-decoding: as video_decoder: '' (h264/hevc), an "
+                         'FFmpeg decoder, or gst:ELEMENT')

@@ -6,8 +6,9 @@ while: a covered fraction of the lens, Gaussian blur, brightness scaled down or 
 repeated, stamps running backwards, every other frame lost. `run_trial` feeds the clean,
 faulty and recovered phases through a CameraHealth as a node would (stamps and arrival times of
 every frame, the figures of every checked one) and says when the fault was reported and when
-the report cleared. The tests and the bench (`bench/camera_health_bench.py`) both use it, so
-the figures in docs/performance.md are what the tests hold.
+the report cleared. The tests and the bench (`bench --camera-health`,
+bench/offline/camera_health.py) both use it, so the figures in docs/performance.md are what the
+tests hold.
 """
 from __future__ import annotations
 

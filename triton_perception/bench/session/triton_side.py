@@ -8,7 +8,7 @@ import numpy as np
 from numpy.typing import NDArray
 import tritonclient.grpc as grpcclient
 
-from triton_perception.bench.settings import NodeKind, REQUEST_TIMEOUT_S, STEP_TIMERS
+from triton_perception.bench.session.settings import NodeKind, REQUEST_TIMEOUT_S, STEP_TIMERS
 from triton_perception.serving import infer_inputs, Tensors
 
 

@@ -18,14 +18,14 @@ from rclpy.node import Node
 from sensor_msgs.msg import Image
 from vision_msgs.msg import Detection2DArray
 
-from triton_perception.bench.floor_node import spin_node
+from triton_perception.bench.session import spin_node
 from triton_perception.qos import RESULT_QOS, stream_qos
 
 if TYPE_CHECKING:
     from std_msgs.msg import Header
 
 NODE_NAME = 'stand_in_node'
-MODULE = 'triton_perception.bench.stand_in_node'
+MODULE = 'triton_perception.bench.rate_search.stand_in_node'
 
 
 class StandInNode(Node):

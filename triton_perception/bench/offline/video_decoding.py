@@ -7,22 +7,22 @@ the nodes' decoder (frames.open_video_decoder: `--decoder` as the video_decoder 
 RGB conversion included, as the node does it. CPU time is the process's (every FFmpeg thread
 counted) and, for gst:ELEMENT, that of its gst-launch-1.0 child; wall time per frame beside it.
 
-    python -m triton_perception.bench.video_decoding_cost [--frames 200] [--decoder NAME]
+    triton-perception bench --video-decoding [--frames 200] [--decoder NAME]
 """
 from __future__ import annotations
 
-import argparse
 from dataclasses import dataclass
 import itertools
 import platform
 import resource
 import time
-from typing import cast
+from typing import cast, Iterator
 
 import cv2
 import numpy as np
 from numpy.typing import NDArray
 
+from triton_perception.bench.session import BenchError
 from triton_perception.frames import (H264, HEVC, open_video_decoder, VIDEO_FORMATS, VideoEncoder,
                                       VideoPacket)
 from triton_perception.system import DEFAULT_CLIP
@@ -54,7 +54,7 @@ def clip_frames(count: int) -> list[NDArray[np.uint8]]:
         frames.append(cast(NDArray[np.uint8], cv2.cvtColor(bgr, cv2.COLOR_BGR2RGB)))
     capture.release()
     if not frames:
-        raise SystemExit(f'cannot read {DEFAULT_CLIP}')
+        raise BenchError(f'cannot read {DEFAULT_CLIP}')
     return list(itertools.islice(itertools.cycle(frames), count))
 
 
@@ -85,23 +85,14 @@ def _cpu_s() -> float:
     return time.process_time() + children.ru_utime + children.ru_stime
 
 
-def main() -> None:
-    """Print a Markdown table of the decoding cost per codec and size."""
-    parser = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
-    parser.add_argument('--frames', type=int, default=200, help='frames per codec and size')
-    parser.add_argument('--decoder', default='', help="as video_decoder: '' (h264/hevc), an "
-                        'FFmpeg decoder, or gst:ELEMENT')
-    arguments = parser.parse_args()
-    frames = clip_frames(arguments.frames)
-    print(f'{platform.machine()}, {platform.processor() or "?"}, Python '
-          f'{platform.python_version()}; {arguments.frames} frames of {DEFAULT_CLIP.name}')
-    print('| codec | size | CPU ms per frame | wall ms per frame | bytes per packet |')
-    print('| --- | --- | --- | --- | --- |')
+def decoding_report(frame_count: int, decoder: str = '') -> Iterator[str]:
+    """Yield a Markdown table of the decoding cost per codec and size, line by line."""
+    frames = clip_frames(frame_count)
+    yield (f'{platform.machine()}, {platform.processor() or "?"}, Python '
+           f'{platform.python_version()}; {frame_count} frames of {DEFAULT_CLIP.name}')
+    yield '| codec | size | CPU ms per frame | wall ms per frame | bytes per packet |'
+    yield '| --- | --- | --- | --- | --- |'
     for codec, size in itertools.product((H264, HEVC), SIZES):
-        cost = measure(codec, frames, size, arguments.decoder)
-        print(f'| {VIDEO_FORMATS[codec]} | {cost.width}x{cost.height} | {cost.cpu_ms:.2f} | '
-              f'{cost.wall_ms:.2f} | {cost.packet_bytes:.0f} |')
-
-
-if __name__ == '__main__':
-    main()
+        cost = measure(codec, frames, size, decoder)
+        yield (f'| {VIDEO_FORMATS[codec]} | {cost.width}x{cost.height} | {cost.cpu_ms:.2f} | '
+               f'{cost.wall_ms:.2f} | {cost.packet_bytes:.0f} |')

@@ -15,9 +15,9 @@ Targets, checked on the measured figures only (a line only for the cases that ra
 from __future__ import annotations
 
 
-from triton_perception.bench.bench_schema import (CpuTarget, GlueCaseFigures, GlueReport,
-                                                  RssTarget, ServedTarget)
-from triton_perception.bench.report import table_cell
+from triton_perception.bench.glue.glue_schema import (CpuTarget, GlueCaseFigures, GlueReport,
+                                                      RssTarget, ServedTarget)
+from triton_perception.bench.session import table_cell
 from triton_perception.serving import ENSEMBLES
 
 CPU_RATIO_TARGET = 1.5          # against the floor that takes frames serialized

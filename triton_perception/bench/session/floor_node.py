@@ -33,7 +33,7 @@ import tritonclient.grpc as grpcclient
 from tritonclient.utils import np_to_triton_dtype
 from vision_msgs.msg import Detection2DArray
 
-from triton_perception.bench.settings import detection_request_inputs
+from triton_perception.bench.session.settings import detection_request_inputs
 from triton_perception.frames import read_frame
 from triton_perception.outputs import detection_array_message
 from triton_perception.parameters import DETECTION, specs_by_name
@@ -45,7 +45,7 @@ if TYPE_CHECKING:
     from triton_perception.frames import ReadImage
 
 NODE_NAME = 'floor_node'
-MODULE = 'triton_perception.bench.floor_node'
+MODULE = 'triton_perception.bench.session.floor_node'
 READY_TIMEOUT_S = 60.0
 REQUEST_TIMEOUT_S = 5.0
 

@@ -1,22 +1,21 @@
 """
 The camera health check on its labelled set: detection, delay, false alarms and CPU per frame.
 
-`python -m triton_perception.bench.camera_health_bench [--shared ../shared]` runs every fault of
+`triton-perception bench --camera-health [--shared ../shared]` runs every fault of
 `health/degradation.py` on 10 cameras (the highway clip from 4 starts, and a still camera on
 each of the 6 road frames), the clean cameras, and times the check on the clip's 960x540 frames:
 the node's share with the per-pixel statistics in the node and with them read from the health
-graph (graphs/health_graph.py, timed on its own in onnxruntime). `--graph` judges the labelled
-set from the graph's statistics. It needs no ROS and no Triton; docs/performance.md ("Camera
-health") holds its output.
+graph (graphs/health_graph.py, timed on its own in onnxruntime). With `--graph` it judges
+the labelled set from the graph's statistics. It needs no ROS and no Triton;
+docs/performance.md ("Camera health") holds its output.
 """
 from __future__ import annotations
 
-import argparse
 from pathlib import Path
 import statistics
 import tempfile
 import time
-from typing import Callable, Sequence, TypeVar
+from typing import Callable, Iterator, Sequence, TypeVar
 
 import cv2
 import numpy as np
@@ -124,36 +123,30 @@ def _graph_ms(run_graph: Callable[[NDArray[np.uint8]], NDArray[np.float32]],
     return (time.process_time() - started) / len(clip) * 1000.0
 
 
-def main(argv: list[str] | None = None) -> int:
-    """Print the labelled set's results and the check's CPU per frame as markdown."""
-    parser = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
-    parser.add_argument('--shared', type=Path, default=Path('../shared'),
-                        help='the shared folder holding data/ (default ../shared)')
-    parser.add_argument('--graph', action='store_true',
-                        help="judge the labelled set from the health graph's statistics")
-    arguments = parser.parse_args(argv)
+def camera_health_report(shared: Path, graph: bool) -> Iterator[str]:
+    """
+    Yield the labelled set's results and the check's CPU per frame as Markdown, line by line.
+
+    Each row as soon as its trials ran, so that a long run shows where it is. `graph`: judge
+    the set from the health graph's statistics instead of the node's own.
+    """
     settings = HealthSettings.from_values(HEALTH, {})
-    set_of_cameras = cameras(arguments.shared)
-    figures = graph_figures(graph_statistics()) if arguments.graph else frame_figures
-    print(f'{len(set_of_cameras)} cameras at {FRAME_RATE_HZ:g} Hz: 3 s clean, 3 s faulty, '
-          '4 s recovered; default parameters; figures from '
-          f'{"the health graph" if arguments.graph else "the node"}\n')
-    print('| fault | detected within 1 s | delay median / max (ms) | cleared after (s, max) | '
-          'conditions raised |')
-    print('| --- | --- | --- | --- | --- |')
+    set_of_cameras = cameras(shared)
+    figures = graph_figures(graph_statistics()) if graph else frame_figures
+    yield (f'{len(set_of_cameras)} cameras at {FRAME_RATE_HZ:g} Hz: 3 s clean, 3 s faulty, '
+           '4 s recovered; default parameters; figures from '
+           f'{"the health graph" if graph else "the node"}\n')
+    yield ('| fault | detected within 1 s | delay median / max (ms) | cleared after (s, max) | '
+           'conditions raised |')
+    yield '| --- | --- | --- | --- | --- |'
     for fault in degradations():
         trials = [run_trial(settings, source, fault, start, figures)
                   for _name, source, start in set_of_cameras]
-        print(fault_row(f'{fault.name} ({fault.condition})', trials))
-    print('\n| clean camera | time not OK (s of 10 s) |\n| --- | --- |')
+        yield fault_row(f'{fault.name} ({fault.condition})', trials)
+    yield '\n| clean camera | time not OK (s of 10 s) |\n| --- | --- |'
     for name, source, start in set_of_cameras:
-        print(f'| {name} | {run_trial(settings, source, None, start, figures).false_alarm_s:.2f} |')
-    clip = video_frames(str(arguments.shared / 'data' / 'videos' / 'solidWhiteRight.mp4'))
-    print(f'\n{clip[0].shape[1]}x{clip[0].shape[0]} frames, {len(clip)} of the clip, 5 runs '
-          f'(OpenCV threads: {cv2.getNumThreads()}):\n')
-    print(cpu_table(clip, settings))
-    return 0
-
-
-if __name__ == '__main__':
-    raise SystemExit(main())
+        yield f'| {name} | {run_trial(settings, source, None, start, figures).false_alarm_s:.2f} |'
+    clip = video_frames(str(shared / 'data' / 'videos' / 'solidWhiteRight.mp4'))
+    yield (f'\n{clip[0].shape[1]}x{clip[0].shape[0]} frames, {len(clip)} of the clip, 5 runs '
+           f'(OpenCV threads: {cv2.getNumThreads()}):\n')
+    yield cpu_table(clip, settings)

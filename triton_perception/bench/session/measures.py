@@ -8,7 +8,7 @@ from typing import Sequence
 
 import numpy as np
 
-from triton_perception.bench.settings import BenchError, RSS_SAMPLE_PERIOD_S
+from triton_perception.bench.session.settings import BenchError, RSS_SAMPLE_PERIOD_S
 from triton_perception.system import NodeProcess, process_cpu_s, process_tree, status_kib
 
 

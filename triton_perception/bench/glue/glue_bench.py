@@ -25,32 +25,29 @@ from __future__ import annotations
 from dataclasses import dataclass
 import os
 from pathlib import Path
-import tempfile
 import time
 from typing import Callable, Sequence
 
 import numpy as np
 from sensor_msgs.msg import Image
-import tritonclient.grpc as grpcclient
 
-from triton_perception.bench.bench_schema import (GlueAccounting, GlueCaseFigures, GlueReport,
-                                                  GlueWindow)
-from triton_perception.bench.constant_graphs import constant_repository
-from triton_perception.bench.glue_cases import (bgr_frame, camera_namespaces, FRAME_SIZE,
-                                                glue_cases, GlueCase, LAYOUTS, node_accounting,
-                                                publish_paced, results_missing,
-                                                served_per_camera, settled, start_processes,
-                                                wait_ready)
-from triton_perception.bench.glue_report import targets
-from triton_perception.bench.report import (busy_note, load_averages, machine_description,
-                                            source_version, write_report)
-from triton_perception.bench.ros_side import CaseWiring, ros_environment, RosSide, stop_bench
-from triton_perception.bench.settings import (BenchError, DEFAULT_VIDEO, DRAIN_TIMEOUT_S,
-                                              RATE_HZ, Stamp)
-from triton_perception.bench.triton_side import inference_statistics, step_breakdown
-from triton_perception.serving import MAX_BATCH, ServerConfig, TritonServer
-from triton_perception.system import (default_model_repository, free_ports, MODEL_REPOSITORY_ENV,
-                                      NodeProcess, private_domain, tree_cpu_s, tree_rss_mb)
+from triton_perception.bench.glue.constant_graphs import constant_repository
+from triton_perception.bench.glue.glue_cases import (bgr_frame, FRAME_SIZE, glue_cases,
+                                                     node_accounting, results_missing,
+                                                     served_per_camera, settled)
+from triton_perception.bench.glue.glue_report import targets
+from triton_perception.bench.glue.glue_schema import (GlueAccounting, GlueCaseFigures,
+                                                      GlueReport, GlueWindow)
+from triton_perception.bench.session import (BenchError, BenchSession, busy_note,
+                                             camera_namespaces, CaseWiring, DEFAULT_VIDEO,
+                                             DRAIN_TIMEOUT_S, GlueCase, inference_statistics,
+                                             LAYOUTS, load_averages, machine_description,
+                                             publish_paced, RATE_HZ, RosSide, ServedTriton,
+                                             source_version, Stamp, start_processes,
+                                             step_breakdown, wait_ready, write_report)
+from triton_perception.serving import MAX_BATCH
+from triton_perception.system import (default_model_repository, MODEL_REPOSITORY_ENV,
+                                      NodeProcess, tree_cpu_s, tree_rss_mb)
 
 ACCOUNTING_TIMEOUT_S = 5.0    # for the statuses counting every frame sent (period 1 s)
 
@@ -114,7 +111,7 @@ def triton_request_ms(before: dict[str, dict[str, int]],
 class GlueBench:
     """The cases of one run, against one server on constant graphs and one ROS participant."""
 
-    def __init__(self, settings: GlueSettings, server: TritonServer, ros: RosSide, frame: Image,
+    def __init__(self, settings: GlueSettings, server: ServedTriton, ros: RosSide, frame: Image,
                  log_directory: Path, log: Callable[[str], None]) -> None:
         """Keep what every case uses."""
         self.settings = settings
@@ -133,7 +130,7 @@ class GlueBench:
         processes: list[NodeProcess] = []
         load_before = os.getloadavg()[0]
         try:
-            start_processes(case, self.server.grpc_url, namespace, self.log_directory,
+            start_processes(case, self.server.url, namespace, self.log_directory,
                             processes, self.settings.camera_priorities,
                             self.settings.max_batch)
             self.log(f'{case.name}: started {len(processes)} process(es) '
@@ -175,7 +172,7 @@ class GlueBench:
     def _window(self, case: GlueCase, wirings: Sequence[CaseWiring],
                 processes: Sequence[NodeProcess]) -> tuple[list[list[Stamp]], GlueWindow]:
         """Measure the window: the stamps sent; CPU, memory, Triton's time, each latency."""
-        url, server_pid = self.server.grpc_url, self.server.pid
+        url, server_pid = self.server.url, self.server.pid
         cpu_before = {process.pid: tree_cpu_s(process.pid) for process in processes}
         server_before = tree_cpu_s(server_pid) if server_pid else 0.0
         statistics_before = inference_statistics(url)
@@ -290,49 +287,19 @@ def run_glue(settings: GlueSettings, log: Callable[[str], None]) -> GlueReport:
 
     Every process started here is stopped before returning or raising.
     """
-    temporary = Path(tempfile.mkdtemp(prefix='triton_perception-glue-'))
-    environment_before = dict(os.environ)
-    domain = private_domain()
-    os.environ.update(ros_environment(temporary / 'ros', domain))
-    server: TritonServer | None = None
-    ros: RosSide | None = None
-    try:
+    with BenchSession('triton_perception-glue-', log) as session:
         repository = constant_repository(default_model_repository(),
-                                         temporary / 'model_repository')
+                                         session.scratch / 'model_repository')
         log(f'constant graphs in the served contracts: {repository}')
         # The nodes read the model records (labels, lane model) from the served repository.
         os.environ[MODEL_REPOSITORY_ENV] = str(repository)
-        http_port, grpc_port, metrics_port = free_ports(3)
-        server = TritonServer(ServerConfig(model_repository=repository, profile='cpu',
-                                           http_port=http_port, grpc_port=grpc_port,
-                                           metrics_port=metrics_port),
-                              log=log, show_server_log=False)
-        server.start()
-        server.wait_until_ready()
-        with grpcclient.InferenceServerClient(server.grpc_url) as client:
-            triton_version = client.get_server_metadata().version
-        ros = RosSide()
+        served = session.start_server(repository, 'cpu')
+        assert served.server is not None
+        ros = session.open_ros()
         frame = bgr_frame(settings.video, log, settings.frame_size)
-        log(f'ROS domain {domain.domain_id} (of its own), load average '
-            f'{" ".join(f"{value:.2f}" for value in os.getloadavg())}')
-        report: GlueReport = {
-            'machine': machine_description(server.profile, triton_version),
-            'source': source_version(),
-            'settings': {'camera_counts': list(settings.camera_counts),
-                         'layouts': list(settings.layouts), 'window_s': settings.window_s,
-                         'warmup_s': settings.warmup_s, 'rate_hz': RATE_HZ,
-                         'frame': (frame.width, frame.height, frame.encoding),
-                         'video': str(settings.video), 'graphs': 'constant (bench.constant_graphs)',
-                         'floor': 'one floor_node process per camera',
-                         'floor_serialized': 'the same, taking the Image serialized',
-                         'groups_of_2': 'one perception_process per 2 cameras '
-                                        '(cameras_per_process:=2)',
-                         'per_camera': 'one perception_process per camera '
-                                       '(cameras_per_process:=1)'},
-            'cases': {},
-        }
-        report['machine']['ros_domain_id'] = domain.domain_id
-        bench = GlueBench(settings, server, ros, frame, temporary, log)
+        report = _report_head(settings, served, frame)
+        report['machine']['ros_domain_id'] = session.domain.domain_id
+        bench = GlueBench(settings, served, ros, frame, session.scratch, log)
         for case in glue_cases(settings.camera_counts):
             if case.layout not in settings.layouts:
                 continue
@@ -341,7 +308,24 @@ def run_glue(settings: GlueSettings, log: Callable[[str], None]) -> GlueReport:
             report['machine']['load_average_end'] = load_averages()
             write_report(report, settings.json_path)
         return report
-    finally:
-        stop_bench(ros, server, temporary, domain)
-        os.environ.clear()
-        os.environ.update(environment_before)
+
+
+def _report_head(settings: GlueSettings, served: ServedTriton, frame: Image) -> GlueReport:
+    """Return the report's head: the machine, the source, and the settings with their meaning."""
+    assert served.server is not None
+    return {
+        'machine': machine_description(served.server.profile, served.version),
+        'source': source_version(),
+        'settings': {'camera_counts': list(settings.camera_counts),
+                     'layouts': list(settings.layouts), 'window_s': settings.window_s,
+                     'warmup_s': settings.warmup_s, 'rate_hz': RATE_HZ,
+                     'frame': (frame.width, frame.height, frame.encoding),
+                     'video': str(settings.video), 'graphs': 'constant (bench.constant_graphs)',
+                     'floor': 'one floor_node process per camera',
+                     'floor_serialized': 'the same, taking the Image serialized',
+                     'groups_of_2': 'one perception_process per 2 cameras '
+                                    '(cameras_per_process:=2)',
+                     'per_camera': 'one perception_process per camera '
+                                   '(cameras_per_process:=1)'},
+        'cases': {},
+    }

@@ -18,12 +18,12 @@ from typing import Callable, Sequence
 from sensor_msgs.msg import Image
 
 from triton_perception.bag import DEFAULT_TOPIC, read_images
-from triton_perception.bench.rate_search_schema import (InputData, RateFigures,
-                                                        RateSearchMachine, RateSearchReport)
-from triton_perception.bench.report import machine_description, source_version, table_cell
-from triton_perception.bench.ros_side import read_clip, rgb_message
-from triton_perception.bench.settings import BenchError, NodeKind
-from triton_perception.bench.transfers import ensemble_steps
+from triton_perception.bench.rate_search.rate_search_schema import (InputData, RateFigures,
+                                                                    RateSearchMachine,
+                                                                    RateSearchReport)
+from triton_perception.bench.session import (BenchError, ensemble_steps, machine_description,
+                                             NodeKind, read_clip, rgb_message, source_version,
+                                             table_cell)
 from triton_perception.system import CLIP_HINT, sha256_of, SOURCE_ROOT
 
 WEIGHT_SUFFIXES = ('.onnx', '.plan', '.engine')

@@ -4,7 +4,6 @@ from __future__ import annotations
 import array
 from collections import defaultdict
 from pathlib import Path
-import shutil
 import threading
 import time
 from typing import Callable, Protocol, Sequence, TYPE_CHECKING
@@ -19,8 +18,8 @@ from rclpy.executors import SingleThreadedExecutor
 from rclpy.signals import SignalHandlerOptions
 from sensor_msgs.msg import Image
 
-from triton_perception.bench.settings import (BenchError, FRAME_QOS, NodeKind, RESULTS_READER_QOS,
-                                              Stamp)
+from triton_perception.bench.session.settings import (BenchError, FRAME_QOS, NodeKind,
+                                                      RESULTS_READER_QOS, Stamp)
 from triton_perception.frames import camera_status_name, NodeStatus, status_name
 from triton_perception.nodes import MESSAGE_INFO_AVAILABLE
 from triton_perception.qos import DIAGNOSTICS_QOS
@@ -29,7 +28,6 @@ from triton_perception.system import dds_profile_environment, PrivateDomain
 if TYPE_CHECKING:
     from std_msgs.msg import Header
 
-    from triton_perception.serving import TritonServer
     try:  # Iron and newer: Humble's rclpy passes a subscription callback no MessageInfo
         from rclpy.subscription import MessageInfo
     except ImportError:
@@ -297,18 +295,3 @@ def read_clip(video: Path, limit: int | None = None) -> list[Image]:
 def rgb_view(message: Image) -> NDArray[np.uint8]:
     """Return an rgb8 Image's pixels as an [H, W, 3] uint8 array, without copying."""
     return np.frombuffer(message.data, dtype=np.uint8).reshape(message.height, message.width, 3)
-
-
-def stop_bench(ros: RosSide | None, server: TritonServer | None, scratch: Path,
-               domain: PrivateDomain) -> None:
-    """
-    Close the bench's ROS side, stop its tritonserver (each if started), remove `scratch`.
-
-    Then give its ROS domain up.
-    """
-    if ros:
-        ros.close()
-    if server:
-        server.stop()
-    shutil.rmtree(scratch, ignore_errors=True)
-    domain.release()

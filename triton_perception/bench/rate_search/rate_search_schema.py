@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import TypedDict
 
-from triton_perception.bench.bench_schema import Percentiles, StepTimers
+from triton_perception.bench.session import Percentiles, StepTimers
 
 RATE_SEARCH_SCHEMA_VERSION = 1
 
