@@ -50,7 +50,8 @@ def test_batched_and_unbatched_requests_give_each_camera_the_same_results(
     frames = camera_frames()
     cameras = serve_batched(triton_server.grpc_url, frames)
     for camera, rgb in zip(cameras, frames):
-        assert camera.worker.batched_requests == FRAMES, camera.detection.log.lines
+        batched = int(camera.worker.figures()['batched_requests'])
+        assert batched == FRAMES, camera.detection.log.lines
         detection, lanes, _, statistics = serve_joined(triton_server.grpc_url, rgb)
         assert_same_results(camera, detection, lanes, list(rgb))
         for number in rgb:
@@ -74,7 +75,7 @@ def test_a_corrupt_frame_in_a_batch_of_four_leaves_three_cameras_served(
             else:
                 assert sorted(node.results) == [0, 1]
                 assert node.accounting.count(Fate.PUBLISHED) == FRAMES
-    assert [camera.worker.batched_requests for camera in cameras] == [2, 2, 1, 2]
+    assert [int(camera.worker.figures()['batched_requests']) for camera in cameras] == [2, 2, 1, 2]
 
 
 def test_a_frame_the_server_refuses_fails_only_its_camera(triton_server: Any) -> None:
@@ -91,4 +92,4 @@ def test_a_frame_the_server_refuses_fails_only_its_camera(triton_server: Any) ->
                 assert node.accounting.count(Fate.FAILED) == 1, node.log.lines
             else:
                 assert sorted(node.results) == [0, 1], node.log.lines
-    assert [camera.worker.batched_requests for camera in cameras] == [1, 1, 1, 1]
+    assert [int(camera.worker.figures()['batched_requests']) for camera in cameras] == [1, 1, 1, 1]

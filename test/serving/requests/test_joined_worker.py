@@ -33,7 +33,7 @@ def test_one_request_gives_each_node_what_its_own_request_gives(triton_server: A
     detection, lanes, worker, statistics = serve_joined(triton_server.grpc_url, rgb)
     alone_detection, alone_lanes = run_models(triton_server.grpc_url, rgb, None,
                                               lane_outputs=LANE_RUNS_OUTPUTS)
-    assert worker.joined_requests == len(rgb)
+    assert int(worker.figures()['joined_requests']) == len(rgb)
     for number in rgb:
         for name in DETECTION_OUTPUTS:
             np.testing.assert_array_equal(detection.results[number][name],
@@ -61,7 +61,7 @@ def test_an_output_nobody_publishes_is_not_asked_of_the_server(triton_server: An
         return LANE_RUNS_OUTPUTS if next(asked) % 2 == 0 else LANE_RUNS_OUTPUTS[:2]
     _detection, lanes, worker, _ = serve_joined(triton_server.grpc_url, rgb,
                                                 lane_outputs=every_other)
-    assert worker.joined_requests == len(rgb)
+    assert int(worker.figures()['joined_requests']) == len(rgb)
     assert [sorted(lanes.results[number]) for number in rgb] == [
         sorted(LANE_RUNS_OUTPUTS), sorted(LANE_RUNS_OUTPUTS[:2])] * 2
     for number in (1, 3):
@@ -79,7 +79,7 @@ def test_a_rejected_frame_of_one_node_leaves_the_other_served(triton_server: Any
     assert sorted(detection.results) == [0, 2]
     assert detection.accounting.count(Fate.REJECTED) == 1
     assert detection.accounting.snapshot().reasons == {'rejected: corrupt': 1}
-    assert worker.joined_requests == 2, 'frame 1 went to the lane model alone'
+    assert int(worker.figures()['joined_requests']) == 2, 'frame 1 went to the lane model alone'
 
 
 def test_without_the_joined_ensemble_each_node_gets_its_own_request(
@@ -88,7 +88,7 @@ def test_without_the_joined_ensemble_each_node_gets_its_own_request(
     rgb = frames_of(bus_rgb(), 2)
     detection, lanes, worker, statistics = serve_joined(triton_server.grpc_url, rgb,
                                                         joined_model='no_such_ensemble')
-    assert worker.joined_requests == 0 and not statistics
+    assert int(worker.figures()['joined_requests']) == 0 and not statistics
     assert sorted(detection.results) == sorted(lanes.results) == [0, 1]
     assert any('one request per model' in line for line in detection.log.lines), \
         detection.log.lines

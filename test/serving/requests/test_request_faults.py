@@ -91,7 +91,7 @@ def test_a_fault_in_a_batched_request_fails_that_rounds_frames_of_each_camera(
         for node in camera.nodes:
             assert_window_failed(node.accounting, ValueError)
             assert sorted(node.results) == [0, 1, 4, 5]
-        assert camera.worker.batched_requests == FRAMES - WINDOW
+        assert int(camera.worker.figures()['batched_requests']) == FRAMES - WINDOW
 
 
 def test_a_thread_whose_loop_fails_is_started_again() -> None:

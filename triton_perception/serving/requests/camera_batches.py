@@ -5,7 +5,7 @@ When a request thread is free it takes the frames of every camera of the process
 one waiting, never waiting for a camera that has not, and sends them as one request to the
 batched joined ensemble (`perception_x2` ... `perception_x4`, serving.server.batched_ensembles), at
 most MAX_BATCH cameras a request. Frames of different sizes go together: each camera has its
-own input. Results, headers, accounting and health stay each camera's own (its JoinedWorker
+own input. Results, headers, accounting and health stay each camera's own (its CameraRounds
 delivers them), and one camera's bad frame never fails another's:
 - a frame a node rejects is settled in its own `prepare`, before the request;
 - a batched request the server refuses for another reason than being unreachable or slow is
@@ -30,9 +30,9 @@ import tritonclient.grpc as grpcclient
 from tritonclient.utils import InferenceServerException
 
 from triton_perception.frames import RequestTimes
+from triton_perception.serving.requests.camera_rounds import CameraRounds, fail_round, Outputs
 from triton_perception.serving.requests.joined_requests import (CameraRound, JoinedModel,
                                                                 read_joined_model, Request)
-from triton_perception.serving.requests.joined_worker import fail_round, JoinedWorker
 from triton_perception.serving.requests.output_memory import OutputMemory
 from triton_perception.serving.requests.request_errors import is_timeout, is_unreachable
 from triton_perception.serving.requests.request_gate import RequestGate
@@ -42,13 +42,11 @@ from triton_perception.serving.requests.request_threads import supervised
 from triton_perception.serving.requests.triton_client import ClientSettings, make_client
 from triton_perception.serving.server import batched_name, MAX_BATCH
 
-Outputs = dict[tuple[str, tuple[str, ...]], OutputMemory]
-
 
 class Turn(NamedTuple):
-    """A camera's part in one round of the process's requests: its worker and what it took."""
+    """A camera's part in one round of the process's requests: its rounds and what it took."""
 
-    worker: JoinedWorker
+    camera: CameraRounds
     taken: CameraRound
 
 
@@ -58,7 +56,7 @@ def camera_suffix(camera: int) -> str:
 
 
 class CameraBatches:
-    """One process's request threads, shared by its cameras' JoinedWorkers."""
+    """One process's request threads, shared by its cameras' rounds (CameraRounds)."""
 
     def __init__(self, gate: RequestGate | None = None, most: int = MAX_BATCH) -> None:
         """Send at most `most` cameras a request; `gate` grants them by the process's policy."""
@@ -67,9 +65,9 @@ class CameraBatches:
         self._gate = gate
         self._most = most
         self._condition = threading.Condition()
-        self._cameras: tuple[JoinedWorker, ...] = ()  # replaced, never changed in place
-        self._in_flight: dict[JoinedWorker, int] = {}
-        self._sent: dict[JoinedWorker, int] = {}  # when each camera was last taken
+        self._cameras: tuple[CameraRounds, ...] = ()  # replaced, never changed in place
+        self._in_flight: dict[CameraRounds, int] = {}
+        self._sent: dict[CameraRounds, int] = {}  # when each camera was last taken
         self._rounds = 0
         self._threads: list[threading.Thread] = []
         self._stopping = False
@@ -78,7 +76,7 @@ class CameraBatches:
         self._batched: dict[str, JoinedModel | None] = {}
         self._batched_generation = -1
 
-    def add(self, camera: JoinedWorker, settings: ClientSettings) -> None:
+    def add(self, camera: CameraRounds, settings: ClientSettings) -> None:
         """Serve `camera`'s frames; the first camera's settings start the request threads."""
         with self._condition:
             self._cameras = (*self._cameras, camera)
@@ -95,7 +93,7 @@ class CameraBatches:
         for thread in threads:
             thread.start()
 
-    def remove(self, camera: JoinedWorker, timeout_s: float) -> None:
+    def remove(self, camera: CameraRounds, timeout_s: float) -> None:
         """Serve `camera` no more once its requests in flight are answered (`timeout_s` at most)."""
         deadline = time.monotonic() + timeout_s
         with self._condition:
@@ -131,12 +129,12 @@ class CameraBatches:
                 self._holding -= 1
             self.frame_arrived()
 
-    def _ready(self) -> list[JoinedWorker]:
+    def _ready(self) -> list[CameraRounds]:
         if self._holding:
             return []
-        return [camera for camera in self._cameras if camera.slot.takeable()]
+        return [camera for camera in self._cameras if camera.takeable()]
 
-    def _next_cameras(self) -> list[JoinedWorker] | None:
+    def _next_cameras(self) -> list[CameraRounds] | None:
         """Wait for cameras with frames; return those to serve now, None once stopping."""
         if self._gate is None:
             with self._condition:
@@ -152,7 +150,7 @@ class CameraBatches:
                     self._rounds += 1
                     self._sent[camera] = self._rounds
                 return chosen
-        by_name: dict[str, JoinedWorker] = {}
+        by_name: dict[str, CameraRounds] = {}
 
         def ready() -> list[str] | None:
             if self._stopping:
@@ -170,7 +168,7 @@ class CameraBatches:
                 self._in_flight[camera] = self._in_flight.get(camera, 0) + 1
         return chosen
 
-    def _finished(self, cameras: list[JoinedWorker]) -> None:
+    def _finished(self, cameras: list[CameraRounds]) -> None:
         with self._condition:
             for camera in cameras:
                 self._in_flight[camera] -= 1
@@ -182,13 +180,13 @@ class CameraBatches:
     def _request_loop(self, settings: ClientSettings) -> None:
         client = make_client(settings)
         outputs: Outputs = {}
-        leases: dict[JoinedWorker, FrameMemory] = {}
+        leases: dict[CameraRounds, FrameMemory] = {}
         try:
             while (cameras := self._next_cameras()) is not None:
                 rounds: list[Turn] = []
                 try:
                     for camera in cameras:
-                        if (taken := camera.take_round(client)) is not None:
+                        if (taken := camera.take(client)) is not None:
                             rounds.append(Turn(camera, taken))
                     self._serve(client, outputs, leases, rounds)
                 except Exception as error:  # noqa: BLE001 (settle the rounds, serve the next)
@@ -206,25 +204,25 @@ class CameraBatches:
             client.close()
 
     def _serve(self, client: grpcclient.InferenceServerClient, outputs: Outputs,
-               leases: dict[JoinedWorker, FrameMemory], rounds: list[Turn]) -> None:
+               leases: dict[CameraRounds, FrameMemory], rounds: list[Turn]) -> None:
         """Send the joined rounds together where the server has their batched ensemble."""
         joined = [(turn, request) for turn in rounds
                   if (request := _joined_request(turn)) is not None]
-        model = joined[0][0].worker.joined_model if joined else ''
-        together = [pair for pair in joined if pair[0].worker.joined_model == model]
+        model = joined[0][0].camera.joined_model if joined else ''
+        together = [pair for pair in joined if pair[0].camera.joined_model == model]
         batch = None
         if len(together) > 1:
-            batch = self._batched_model(client, model, len(together), together[0][0].worker)
+            batch = self._batched_model(client, model, len(together), together[0][0].camera)
         alone = rounds
         if batch is not None and self._send_batch(client, outputs, leases, batch, together):
             sent = {id(turn) for turn, _request in together}
             alone = [turn for turn in rounds if id(turn) not in sent]
         # A batch refused is sent one camera at a time, so only the refused frame fails.
         for turn in alone:
-            turn.worker.serve_round(client, outputs, _lease(leases, turn.worker), turn.taken)
+            turn.camera.serve(client, outputs, _lease(leases, turn.camera), turn.taken)
 
     def _batched_model(self, client: grpcclient.InferenceServerClient, joined: str,
-                       count: int, camera: JoinedWorker) -> str | None:
+                       count: int, camera: CameraRounds) -> str | None:
         """Return the ensemble serving `count` cameras of `joined` at once, None if none does."""
         name = batched_name(joined, count)
         if camera.generation != self._batched_generation:  # the server restarted: ask again
@@ -240,7 +238,7 @@ class CameraBatches:
         return name if self._batched[name] is not None else None
 
     def _send_batch(self, client: grpcclient.InferenceServerClient, outputs: Outputs,
-                    leases: dict[JoinedWorker, FrameMemory], model: str,
+                    leases: dict[CameraRounds, FrameMemory], model: str,
                     together: list[tuple[Turn, Request]]) -> bool:
         """
         Send the cameras' joined requests as one and deliver each camera its answer.
@@ -251,12 +249,12 @@ class CameraBatches:
         wanted = tuple(name + camera_suffix(index)
                        for index, (_turn, request) in enumerate(together)
                        for name in request.outputs)
-        first = together[0][0].worker
+        first = together[0][0].camera
         key = (model, wanted)
         if key not in outputs:
             outputs[key] = OutputMemory(model, wanted, first.shared_memory, first.log)
         memory = outputs[key]
-        parts = [turn.worker.part(_lease(leases, turn.worker), request.inputs,
+        parts = [turn.camera.part(_lease(leases, turn.camera), request.inputs,
                                   camera_suffix(index))
                  for index, (turn, request) in enumerate(together)]
         try:
@@ -268,7 +266,7 @@ class CameraBatches:
                     and not is_timeout(error)):
                 return False
             for turn, request in together:
-                turn.worker.fail_request(request, turn.taken, error)
+                turn.camera.fail_request(request, turn.taken, error)
             return True
         self._deliver(memory, answer.result, together, answer.times)
         return True
@@ -280,11 +278,11 @@ class CameraBatches:
             suffix = camera_suffix(index)
             own = {name: arrays[name + suffix] for name in request.outputs
                    if name + suffix in arrays}
-            turn.worker.count_request(batched=True)
-            turn.worker.deliver(request, turn.taken, own, problem, times)
+            turn.camera.count_request(batched=True)
+            turn.camera.deliver(request, turn.taken, own, problem, times)
 
 
-def _lease(leases: dict[JoinedWorker, FrameMemory], camera: JoinedWorker) -> FrameMemory:
+def _lease(leases: dict[CameraRounds, FrameMemory], camera: CameraRounds) -> FrameMemory:
     """Return the request thread's lease on `camera`'s frame regions, taken once (closed last)."""
     if camera not in leases:
         leases[camera] = camera.lease_frames()
@@ -294,6 +292,6 @@ def _lease(leases: dict[JoinedWorker, FrameMemory], camera: JoinedWorker) -> Fra
 def _joined_request(turn: Turn) -> Request | None:
     """Return the turn's one request to its joined ensemble, None if it is not one such."""
     requests = turn.taken.requests
-    if len(requests) == 1 and requests[0].model == turn.worker.joined_model:
+    if len(requests) == 1 and requests[0].model == turn.camera.joined_model:
         return requests[0]
     return None
