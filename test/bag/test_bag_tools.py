@@ -21,17 +21,16 @@ from rosbags.highlevel import AnyReader
 from rosbags.rosbag2 import Reader
 import yaml
 
-from support.checkout import SHARED, shared_path
+from support.checkout import REPO, SHARED, shared_path
 from triton_perception.bag.bag_format import (BagError, COMPRESSED_IMAGE_TYPE, DEFAULT_TOPIC,
                                               IMAGE_TYPE, typestore, typestore_for)
 from triton_perception.bag.make import DEFAULT_EPOCH_S, make_bag
 from triton_perception.bag.reading import read_images
 
-REPO = Path(__file__).resolve().parents[2]
 
 CLIP = SHARED / 'data' / 'videos' / 'solidWhiteRight.mp4'
 ROAD_IMAGES = SHARED / 'data' / 'road' / 'bdd'
-RECORDER_PROCESS = Path(__file__).parents[1] / 'support' / 'bag_recorder_process.py'
+RECORDER_PROCESS = REPO / 'test' / 'support' / 'bag_recorder_process.py'
 
 EPOCH_NS = DEFAULT_EPOCH_S * 1_000_000_000
 CLIP_FRAME_NS = 40_000_000  # 25 fps

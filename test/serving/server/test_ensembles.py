@@ -7,13 +7,13 @@ reference accuracy, the per-request thresholds (required inputs, clamped), the f
 error messages. The
 server comes from the session fixture `triton_server` (test/conftest.py).
 """
-from pathlib import Path
 
 import numpy as np
 import pytest
 import tritonclient.grpc as grpcclient
 from tritonclient.utils import InferenceServerException
 
+from support.checkout import REPO
 from support.detection_references import (assert_matches_reference, BUS_REFERENCE, differences,
                                           make_reference, ZIDANE_REFERENCE)
 from support.highway_clip import has_ego_lanes, read_clip
@@ -25,7 +25,7 @@ from triton_perception.lanes.lane_geometry import LaneResult, NUM_POINTS, postpr
 from triton_perception.serving.requests.output_checks import check_detections, check_lane_maps
 from triton_perception.serving.server.model_config import read_config
 
-REPOSITORY = Path(__file__).resolve().parents[3] / 'model_repository'
+REPOSITORY = REPO / 'model_repository'
 DETECTION_OUTPUTS = ('DETECTIONS', 'NUM_DETECTIONS')
 LANE_OUTPUTS = ('LANE_PROBABILITY', 'DRIVABLE_MARGIN')
 

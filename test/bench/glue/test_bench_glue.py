@@ -18,6 +18,7 @@ import numpy as np
 import onnxruntime as ort
 import pytest
 
+from support.checkout import REPO
 from triton_perception.bench.glue.constant_graphs import (constant_repository,
                                                           detection_graph, FIXED_DETECTIONS,
                                                           lane_graph)
@@ -27,7 +28,6 @@ from triton_perception.bench.session.cases import start_processes
 from triton_perception.frames.diagnostics import NodeStatus
 from triton_perception.lanes.lane_geometry import postprocess
 
-REPO = Path(__file__).resolve().parents[2]
 CLI = str(Path(sys.executable).parent / 'triton-perception')
 CASE_KEYS = ('layout', 'models', 'cameras', 'processes', 'frames_published', 'frames_sent',
              'cpu_ms_per_frame', 'server_cpu_ms_per_frame', 'rss_mib', 'rss_per_camera_mib',
