@@ -312,9 +312,9 @@ def _add_offline_options(bench: argparse.ArgumentParser) -> None:
     offline.add_argument('--camera-health', action='store_true',
                          help='the camera health check on its labelled set (every fault on 10 '
                          'cameras, the clean cameras) and its CPU per frame')
-    offline.add_argument('--shared', type=Path, default=Path('../shared'),
+    offline.add_argument('--shared', type=Path, default=None,
                          help='with --camera-health: the shared folder holding data/ (default '
-                         '../shared)')
+                         '$TRITON_PERCEPTION_SHARED, else ../shared beside the checkout)')
     offline.add_argument('--graph', action='store_true',
                          help='with --camera-health: judge the labelled set from the health '
                          "graph's statistics")

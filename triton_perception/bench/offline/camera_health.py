@@ -21,11 +21,13 @@ import cv2
 import numpy as np
 from numpy.typing import NDArray
 
+from triton_perception.bench.session import BenchError
 from triton_perception.graphs import build_health_graph, FRAME_INPUT
 from triton_perception.health import (CameraHealth, degradations, figures_from_statistics,
                                       frame_figures, FRAME_RATE_HZ, FrameFigures, GRAPH_OPTIONS,
                                       noisy, run_trial, Trial, video_frames)
 from triton_perception.parameters import HEALTH, HealthSettings
+from triton_perception.system import shared_directory
 
 Measured = TypeVar('Measured')
 
@@ -123,15 +125,23 @@ def _graph_ms(run_graph: Callable[[NDArray[np.uint8]], NDArray[np.float32]],
     return (time.process_time() - started) / len(clip) * 1000.0
 
 
-def camera_health_report(shared: Path, graph: bool) -> Iterator[str]:
+def camera_health_report(shared: Path | None, graph: bool) -> Iterator[str]:
     """
     Yield the labelled set's results and the check's CPU per frame as Markdown, line by line.
 
-    Each row as soon as its trials ran, so that a long run shows where it is. `graph`: judge
-    the set from the health graph's statistics instead of the node's own.
+    Each row as soon as its trials ran, so that a long run shows where it is. `shared`: the
+    shared folder (None: the package's one resolver of it). `graph`: judge the set from the
+    health graph's statistics instead of the node's own. BenchError names a missing input.
     """
+    folder = shared_directory() if shared is None else shared
+    for needed in (folder / 'data' / 'videos' / 'solidWhiteRight.mp4',
+                   folder / 'data' / 'road' / 'bdd'):
+        if not needed.exists():
+            raise BenchError(f'{needed} is missing: --camera-health reads the shared folder '
+                             '(--shared DIR, else $TRITON_PERCEPTION_SHARED, else ../shared '
+                             'beside the checkout)')
     settings = HealthSettings.from_values(HEALTH, {})
-    set_of_cameras = cameras(shared)
+    set_of_cameras = cameras(folder)
     figures = graph_figures(graph_statistics()) if graph else frame_figures
     yield (f'{len(set_of_cameras)} cameras at {FRAME_RATE_HZ:g} Hz: 3 s clean, 3 s faulty, '
            '4 s recovered; default parameters; figures from '
@@ -146,7 +156,7 @@ def camera_health_report(shared: Path, graph: bool) -> Iterator[str]:
     yield '\n| clean camera | time not OK (s of 10 s) |\n| --- | --- |'
     for name, source, start in set_of_cameras:
         yield f'| {name} | {run_trial(settings, source, None, start, figures).false_alarm_s:.2f} |'
-    clip = video_frames(str(shared / 'data' / 'videos' / 'solidWhiteRight.mp4'))
+    clip = video_frames(str(folder / 'data' / 'videos' / 'solidWhiteRight.mp4'))
     yield (f'\n{clip[0].shape[1]}x{clip[0].shape[0]} frames, {len(clip)} of the clip, 5 runs '
            f'(OpenCV threads: {cv2.getNumThreads()}):\n')
     yield cpu_table(clip, settings)

@@ -6,8 +6,8 @@ same thing (its results JSON writes its enums as `BasicPerformanceMetrics.MEAN_F
 `BenchmarkMetadata.PEAK_THROUGHPUT_PREDICTION`, ...), so a results file can be read beside
 Isaac ROS's; what ros2_benchmark does not report (percentiles, the split of the latency, CPU
 and memory per process kind) has names of its own. RESULTS_SCHEMA is the JSON Schema every
-results file satisfies (test/bench/rate_search/test_rate_search.py validates one against it); a change of
-shape raises RATE_SEARCH_SCHEMA_VERSION.
+results file satisfies (test/bench/rate_search/test_rate_search.py validates one against it); a
+change of shape raises RATE_SEARCH_SCHEMA_VERSION.
 """
 from __future__ import annotations
 
