@@ -44,5 +44,6 @@ from triton_perception.parameters.transports import (
     Transport as Transport,
     transport_named as transport_named,
     TRANSPORTS as TRANSPORTS,
+    VIDEO_CODECS as VIDEO_CODECS,
     VIDEO_TRANSPORTS as VIDEO_TRANSPORTS,
 )
