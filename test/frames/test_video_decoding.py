@@ -19,6 +19,7 @@ from triton_perception.frames import (FrameAccounting, FrameRejected, H264, HEVC
                                       WAITING_FOR_KEYFRAME)
 from triton_perception.frames.video_bitstream import codec_of, nal_units, packet_units
 from triton_perception.nodes.video_input import VideoFrames
+from triton_perception.parameters import FOXGLOVE
 
 
 @pytest.mark.parametrize('codec', [H264, HEVC])
@@ -108,8 +109,8 @@ def test_the_node_side_serves_each_packet_with_its_header_and_waits_after_a_loss
     frames = moving_frames(8)
     stream = packets(H264, frames)
     accounting = FrameAccounting()
-    video = VideoFrames('foxglove', '')
-    assert video.relative_topic == 'image/foxglove' and video.message_type is CompressedVideo
+    video = VideoFrames(FOXGLOVE, '')
+    assert video.relative_topic == 'image/foxglove'
     outcomes: queue.Queue[object] = queue.Queue()
     on_packet = video.decoding(outcomes.put)
 

@@ -17,7 +17,7 @@ import textwrap
 
 from triton_perception.faces import face_exports
 from triton_perception.parameters import (COMMON, DETECTION, GROUND, HEALTH, LANES, OVERLAY,
-                                          ParameterSpec, ParameterValue)
+                                          ParameterSpec, ParameterValue, TRANSPORTS, VIDEO_CODECS)
 from triton_perception.pipeline import ARGUMENTS, BOOLEAN
 from triton_perception.serving import stale_batched_ensembles
 
@@ -72,6 +72,19 @@ def launch_table() -> str:
     return '\n'.join(lines) + '\n'
 
 
+def transports_table() -> str:
+    """Return a markdown table of the camera transports (parameters.TRANSPORTS)."""
+    lines = ['| `input_transport` | topic | type | frames |', '| --- | --- | --- | --- |']
+    for transport in TRANSPORTS.values():
+        taken = ('read from the received bytes' if transport.serialized else
+                 "decoded in order on the camera's own thread; see [Video cameras](#video-cameras)")
+        what = (f"{' or '.join(transport.formats)}; " if transport.formats else
+                f'{VIDEO_CODECS}; ' if transport.is_video else '')
+        lines.append(f'| `{transport.name}` | `{transport.topic}` | `{transport.package_type}` | '
+                     f'{what}{taken} |')
+    return '\n'.join(lines) + '\n'
+
+
 def faces_table(package: Path = Path(__file__).resolve().parents[1]) -> str:
     """Return a markdown table of what each folder exports (its face's stub)."""
     lines = ['| folder | exports |', '| --- | --- |']
@@ -93,6 +106,7 @@ def generated_tables() -> dict[str, dict[str, str]]:
             'overlay_node': parameter_table(OVERLAY),
         },
         'launch.md': {'launch_arguments': launch_table()},
+        'topics.md': {'transports': transports_table()},
         'architecture.md': {'faces': faces_table()},
     }
 

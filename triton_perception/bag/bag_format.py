@@ -17,18 +17,20 @@ from rosbags.typesys.store import Typestore
 import yaml
 
 from triton_perception.errors import TritonPerceptionError
+from triton_perception.parameters import COMPRESSED, FOXGLOVE, RAW, TRANSPORTS, VIDEO_TRANSPORTS
 
 if TYPE_CHECKING:
     from rosbags.interfaces.typing import Typesdict
     from rosbags.rosbag2.metadata import Metadata
 
-IMAGE_TYPE = 'sensor_msgs/msg/Image'
+IMAGE_TYPE = RAW.message_type
 ENCODINGS = ('rgb8', 'bgr8')  # what `bag make` writes
-COMPRESSED_IMAGE_TYPE = 'sensor_msgs/msg/CompressedImage'
-# A camera as video (input_transport foxglove, ffmpeg): the type and its image_transport topic.
-VIDEO_TYPES = {'foxglove_msgs/msg/CompressedVideo': 'foxglove',
-               'ffmpeg_image_transport_msgs/msg/FFMPEGPacket': 'ffmpeg'}
-VIDEO_TYPE = 'foxglove_msgs/msg/CompressedVideo'  # what `bag make --video` writes
+COMPRESSED_IMAGE_TYPE = COMPRESSED.message_type
+# A camera as video (parameters.VIDEO_TRANSPORTS): its type -> its transport, whose name is its
+# image_transport subtopic.
+VIDEO_TYPES = {TRANSPORTS[name].message_type: name for name in VIDEO_TRANSPORTS}
+VIDEO_TRANSPORT = FOXGLOVE  # what `bag make --video` writes
+VIDEO_TYPE = VIDEO_TRANSPORT.message_type
 CAMERA_TYPES = (IMAGE_TYPE, COMPRESSED_IMAGE_TYPE, *VIDEO_TYPES)
 DEFAULT_TOPIC = '/camera/image_raw'
 STORAGES: dict[str, StoragePlugin] = {'mcap': StoragePlugin.MCAP, 'sqlite3': StoragePlugin.SQLITE3}

@@ -26,8 +26,8 @@ import yaml
 
 from triton_perception.bag.bag_format import (BagError, COMPRESSED_IMAGE_TYPE, DEFAULT_TOPIC,
                                               DistroWriter, ENCODINGS, IMAGE_TYPE, new_writer,
-                                              Progress, typestore, typestore_for, VIDEO_TYPE,
-                                              VIDEO_TYPES)
+                                              Progress, typestore, typestore_for,
+                                              VIDEO_TRANSPORT, VIDEO_TYPE)
 from triton_perception.frames import (camera_info_sibling, DEFAULT_GOP, H264, HEVC, VIDEO_FORMATS,
                                       VideoEncoder)
 
@@ -190,7 +190,7 @@ def _stream(topic: str, frame_id: str, first: NDArray[np.uint8], rate_hz: float,
         message = partial(_compressed_message, store)
     else:
         message = partial(_image_message, store, encoding=encoding)
-    return _Stream(f'{topic}/{VIDEO_TYPES[VIDEO_TYPE]}' if video is not None else topic, msgtype,
+    return _Stream(VIDEO_TRANSPORT.topic_of(topic) if video is not None else topic, msgtype,
                    store, frame_id, message, camera_info_sibling(topic),
                    _calibration(camera_info) if camera_info else None)
 

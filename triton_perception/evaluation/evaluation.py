@@ -32,6 +32,7 @@ from triton_perception.evaluation.metrics import (CameraHealthFigures, read_repo
 from triton_perception.evaluation.replay_session import (DiagnosticsWatch, NAMESPACE,
                                                          pipeline_session)
 from triton_perception.frames import camera_info_sibling, NodeStatus
+from triton_perception.parameters import RAW, TRANSPORTS
 from triton_perception.pipeline import pipeline_plan, PipelinePlan
 from triton_perception.qos import TF_STATIC_QOS
 from triton_perception.system import config_file
@@ -158,13 +159,14 @@ def camera_input(bag: Path, topic: str) -> tuple[str, str]:
     with AnyReader([Path(bag)], default_typestore=typestore()) as reader:
         msgtype = next(c.msgtype for c in reader.connections if c.topic == topic)
     if msgtype not in VIDEO_TYPES:
-        return topic, 'raw'
-    transport = VIDEO_TYPES[msgtype]
+        return topic, RAW.name
+    video = TRANSPORTS[VIDEO_TYPES[msgtype]]
     image_topic, _separator, name = topic.rpartition('/')
-    if name != transport or not image_topic:
-        raise BagError(f'{topic} carries {msgtype}, which the nodes take on <image>/{transport} '
-                       f'(image_transport): rename the topic to end in /{transport}')
-    return image_topic, transport
+    if name != video.subtopic or not image_topic:
+        raise BagError(f'{topic} carries {msgtype}, which the nodes take on '
+                       f'<image>/{video.subtopic} (image_transport): rename the topic to end in '
+                       f'/{video.subtopic}')
+    return image_topic, video.name
 
 
 def geometry_messages(bag: Path, image_topic: str) -> tuple[str | None, list[bytes]]:
@@ -237,7 +239,7 @@ def image_subscriptions(process_layout: str) -> int:
 
 def replay_plan(bag: Path, topic: str, profile: str, triton_url: str,
                 params_file: Path | None, scratch: Path,
-                process_layout: str = 'single', input_transport: str = 'raw',
+                process_layout: str = 'single', input_transport: str = RAW.name,
                 lockstep: bool = False, precision: str = 'fp',
                 model_repository: Path | None = None) -> PipelinePlan:
     """Return the pipeline for a replay: both inference nodes in NAMESPACE, on the bag's topic."""
@@ -277,7 +279,7 @@ def replay(settings: EvaluationSettings, log: Callable[[str], None]) -> Replayed
     if settings.record_masks:
         topics[f'{NAMESPACE}/drivable_area'] = MASK_TYPE
     image_topic, transport = camera_input(settings.bag, topic)
-    if transport != 'raw':
+    if transport != RAW.name:
         before = frames_before_keyframe(settings.bag, topic)
         log(f'{topic} is video: {before} of its {frames} frames come before its first keyframe '
             '(the nodes count them as dropped, waiting for a keyframe); the evaluation starts '

@@ -19,6 +19,7 @@ from std_msgs.msg import Header
 from triton_perception.frames.accounting import FrameRejected
 from triton_perception.frames.serialized_images import (read_compressed_image, read_image,
                                                         ReadCompressedImage, ReadImage)
+from triton_perception.parameters import Decoding, Transport
 
 # A frame as read or built: a message of a test or a caller, or one read serialized.
 FrameMessage = Union[Image, CompressedImage, ReadImage, ReadCompressedImage]
@@ -48,12 +49,16 @@ def ros_header(sec: int, nanosec: int, frame_id: str) -> Header:
     return Header(stamp=Time(sec=sec, nanosec=nanosec), frame_id=frame_id)
 
 
-def read_frame(serialized: bytes, compressed: bool) -> ReadImage | ReadCompressedImage:
+def read_frame(serialized: bytes, transport: Transport) -> ReadImage | ReadCompressedImage:
     """
-    Read a serialized Image (or, `compressed`, CompressedImage) of an image subscription.
+    Read a serialized frame of a camera subscription: an Image or a CompressedImage.
 
-    Raises frames.serialized_images.UnreadableMessage (a FrameRejected) with the reason.
+    `transport` (parameters.TRANSPORTS) says which; only those taken serialized have bytes.
+    Raises frames.serialized_images.UnreadableMessage (a FrameRejected) with the reason, and
+    ValueError for a transport whose frames are not taken serialized (video).
     """
-    if compressed:
+    if transport.decoding is Decoding.COMPRESSED_IMAGE:
         return read_compressed_image(serialized, ros_header)
-    return read_image(serialized, ros_header)
+    if transport.decoding is Decoding.IMAGE:
+        return read_image(serialized, ros_header)
+    raise ValueError(f'{transport.name}: its frames are not taken serialized, so not read here')

@@ -24,12 +24,12 @@ from std_msgs.msg import Header
 from triton_perception.frames import Frame, FrameAccounting, VideoDecoderError
 from triton_perception.nodes.camera_frames import CameraFrames
 from triton_perception.nodes.camera_health import camera_health
+from triton_perception.nodes.camera_subscription import open_camera_stream
 from triton_perception.nodes.frame_intake import FrameChecks, ImageInput, RgbConversion
 from triton_perception.nodes.node_diagnostics import NodeDiagnostics
 from triton_perception.nodes.overlay_gate import OverlayGate
 from triton_perception.nodes.parameter_changes import ParameterChanges
 from triton_perception.nodes.ros_parameters import declare_parameters
-from triton_perception.nodes.video_input import VIDEO_TRANSPORTS, VideoFrames
 from triton_perception.parameters import (InferenceSettings, ParameterError, ParameterSpec,
                                           ParameterValues)
 from triton_perception.qos import stream_qos
@@ -121,22 +121,20 @@ class PerceptionNode(LifecycleNode, Generic[InferenceT]):
         self._log = RosLog(self)
         self.accounting = FrameAccounting()
         self._client_settings: ClientSettings | None = None
-        transport = self.settings.input_transport
-        try:
-            video = (VideoFrames(transport, self.settings.video_decoder,
-                                 self.settings.max_image_pixels, self.get_logger().warning)
-                     if transport in VIDEO_TRANSPORTS else None)
+        try:  # the camera's one transport value, with its decoder for a video transport
+            stream = open_camera_stream(self.settings.input_transport,
+                                        self.settings.video_decoder,
+                                        self.settings.max_image_pixels, self.get_logger().warning)
         except VideoDecoderError as error:
             raise ParameterError(str(error)) from None
-        image_input = ImageInput(self, self.accounting, transport == 'compressed', frame_source,
-                                 video)
+        image_input = ImageInput(self, self.accounting, stream, frame_source)
         self._image_input = image_input
         self._health = camera_health(self, self.settings, image_input.topic,
                                      self.settings.diagnostics_period_s,
                                      None if frame_source is None
                                      else frame_source.camera_health)
         self._frame_checks = FrameChecks(
-            self.accounting, self._settings, image_input.topic, image_input.compressed,
+            self.accounting, self._settings, image_input.topic, stream.transport,
             self._log, self.active_worker,
             None if self._health is None else self._health.frame)
         self._rgb = RgbConversion(self._settings, frame_source)

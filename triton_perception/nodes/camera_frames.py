@@ -26,10 +26,10 @@ from rclpy.subscription import Subscription
 from triton_perception.frames import (FrameAccounting, FrameMessage, FrameRejected, read_frame,
                                       Taken)
 from triton_perception.nodes.camera_health import CameraHealthReporter
-from triton_perception.nodes.camera_subscription import (CameraMessage, FrameCallback,
-                                                         subscribe_camera)
+from triton_perception.nodes.camera_subscription import (CameraMessage, CameraStream,
+                                                         FrameCallback, subscribe_camera)
 from triton_perception.nodes.frame_losses import FrameLossCounter
-from triton_perception.nodes.video_input import VideoFrames
+from triton_perception.parameters import Transport
 from triton_perception.serving import CameraBatches, JoinedWorker, RequestGate, SharedFrames
 
 
@@ -79,7 +79,7 @@ class CameraFrames:
         self._lock = threading.Lock()
         self._consumers: dict[str, tuple[FrameCallback, FrameAccounting]] = {}
         self._subscription: Subscription[CameraMessage] | None = None
-        self._shape: tuple[str, bool, QoSProfile] | None = None  # topic, compressed, QoS
+        self._shape: tuple[str, Transport, QoSProfile] | None = None  # topic, transport, QoS
         self._losses: FrameLossCounter | None = None
         self._conversion_lock = threading.Lock()
         self._latest: tuple[FrameMessage, NDArray[np.uint8]] | None = None
@@ -91,23 +91,22 @@ class CameraFrames:
         """Return how frames lost before the nodes are counted (FrameLossCounter.method)."""
         return self._losses.method if self._losses is not None else 'none'
 
-    def attach(self, name: str, topic: str, compressed: bool, on_frame: FrameCallback,
-               accounting: FrameAccounting, qos: QoSProfile,
-               video: VideoFrames | None = None) -> None:
+    def attach(self, name: str, topic: str, stream: CameraStream, on_frame: FrameCallback,
+               accounting: FrameAccounting, qos: QoSProfile) -> None:
         """
         Hand every frame of `topic` to `on_frame` from now on.
 
-        `topic` is the consumer's resolved image topic, `compressed` whether it takes
-        CompressedImage; `accounting` counts the frames lost before the consumer. `video`: the
-        topic is a video stream, decoded once for every consumer by the first one's decoder.
+        `topic` is the consumer's resolved image topic, `stream` how it takes it (its
+        transport; a video stream is decoded once for every consumer by the first one's
+        decoder); `accounting` counts the frames lost before the consumer.
 
         Raises ValueError if the camera is already subscribed on another topic or transport.
         """
         with self._lock:
-            if self._shape is not None and self._shape[:2] != (topic, compressed):
-                raise ValueError(f'{name} takes {topic} (compressed: {compressed}), but its '
-                                 f'camera is subscribed on {self._shape[0]} (compressed: '
-                                 f'{self._shape[1]}): one camera has one image topic')
+            if self._shape is not None and self._shape[:2] != (topic, stream.transport):
+                raise ValueError(f'{name} takes {topic} (transport {stream.transport.name}), '
+                                 f'but its camera is subscribed on {self._shape[0]} (transport '
+                                 f'{self._shape[1].name}): one camera has one image topic')
             self._consumers[name] = (on_frame, accounting)
             if self._subscription is not None:
                 if self._shape is not None and qos != self._shape[2]:
@@ -115,15 +114,15 @@ class CameraFrames:
                         f'{name} asks for other QoS on {topic} than the node that subscribed '
                         'first; the camera is subscribed once, with the first QoS')
                 return
-            self._shape = (topic, compressed, qos)
+            self._shape = (topic, stream.transport, qos)
             if self._losses is None:
                 every = _EveryConsumer(self._accountings)
                 self._losses = FrameLossCounter(
-                    self._host, every if video is None else video.losses_into(every), topic)
+                    self._host,
+                    every if stream.video is None else stream.video.losses_into(every), topic)
             # A video is decoded here, once, in order; consumers get the frames.
             self._subscription = subscribe_camera(self._subscriber, topic, self._on_message, qos,
-                                                  compressed=compressed, video=video,
-                                                  losses=self._losses)
+                                                  stream, losses=self._losses)
 
     def detach(self, name: str) -> None:
         """Stop handing frames to `name`; the last consumer to leave ends the subscription."""
@@ -190,11 +189,11 @@ class CameraFrames:
     def _on_message(self, message: Taken) -> None:
         with self._lock:
             callbacks = [callback for callback, _accounting in self._consumers.values()]
-            compressed = self._shape is not None and self._shape[1]
+            transport = None if self._shape is None else self._shape[1]
             joined = list(self._joined.values())
-        if isinstance(message, bytes):  # read once for every consumer
+        if isinstance(message, bytes) and transport is not None:  # read once for every consumer
             try:
-                message = read_frame(message, compressed)
+                message = read_frame(message, transport)
             except FrameRejected:
                 pass  # each consumer's frame callback reads it, and rejects it with the reason
         with ExitStack() as offering:  # no joined request takes the frame before every node has

@@ -26,33 +26,31 @@ from triton_perception.frames import (check_compressed, check_image, COMPRESSED_
                                       FrameMessage, FrameRejected, image_to_rgb, PacketDropped,
                                       read_frame, Taken)
 from triton_perception.nodes.camera_frames import CameraFrames
-from triton_perception.nodes.camera_subscription import (camera_topic, CameraMessage,
+from triton_perception.nodes.camera_subscription import (CameraMessage, CameraStream,
                                                          FrameCallback, subscribe_camera)
 from triton_perception.nodes.executors import HOT_PATH
 from triton_perception.nodes.frame_losses import FrameLossCounter
-from triton_perception.nodes.video_input import VideoFrames
-from triton_perception.parameters import InferenceSettings, LiveSettings
+from triton_perception.parameters import InferenceSettings, LiveSettings, Transport
 from triton_perception.serving import FrameWorker, Log
 
 
 class ImageInput:
     """A node's image topic, subscribed while the node is active."""
 
-    def __init__(self, node: Node, accounting: FrameAccounting, compressed: bool,
-                 frame_source: CameraFrames | None, video: VideoFrames | None = None) -> None:
+    def __init__(self, node: Node, accounting: FrameAccounting, stream: CameraStream,
+                 frame_source: CameraFrames | None) -> None:
         """
-        Take `node`'s `image` (or, `compressed`, `image/compressed`) topic.
+        Take `node`'s camera topic as `stream` says: `image`, `image/compressed`, a video's.
 
         `accounting` counts the frames lost before the node; `frame_source` is the camera
-        subscription of a perception process, None subscribes `node` itself. `video`: the
-        camera's video topic instead (nodes.video_input).
+        subscription of a perception process, None subscribes `node` itself.
         """
         self._node = node
         self._accounting = accounting
-        self.compressed = compressed
-        self._video = video
-        self.topic = node.resolve_topic_name(camera_topic(compressed, video))
+        self.stream = stream
+        self.topic = node.resolve_topic_name(stream.topic)
         self._frame_source = frame_source
+        video = stream.video
         self._losses = FrameLossCounter(
             node, accounting if video is None else video.losses_into(accounting), self.topic)
         self._subscription: Subscription[CameraMessage] | None = None
@@ -67,7 +65,7 @@ class ImageInput:
 
     def video_values(self) -> dict[str, str]:
         """Return the video decoder's /diagnostics values ({} for an image topic)."""
-        return {} if self._video is None else self._video.diagnostics()
+        return {} if self.stream.video is None else self.stream.video.diagnostics()
 
     def subscribe(self, on_frame: FrameCallback, qos: QoSProfile) -> None:
         """
@@ -78,14 +76,12 @@ class ImageInput:
         """
         if self._frame_source is not None:
             self._frame_source.attach(self._node.get_fully_qualified_name(), self.topic,
-                                      self.compressed, on_frame, self._accounting, qos,
-                                      self._video)
+                                      self.stream, on_frame, self._accounting, qos)
             return
         # On the hot path node (nodes.executors), by the name resolved on this node.
         subscriber = self._subscriber = HOT_PATH.node()
         self._subscription = subscribe_camera(subscriber, self.topic, on_frame, qos,
-                                              compressed=self.compressed, video=self._video,
-                                              losses=self._losses)
+                                              self.stream, losses=self._losses)
 
     def unsubscribe(self) -> None:
         """Stop handing frames on; does nothing when not subscribed."""
@@ -98,21 +94,21 @@ class ImageInput:
     def close(self) -> None:
         """Unsubscribe and end a video topic's decoding thread and decoder (the node's end)."""
         self.unsubscribe()
-        if self._video is not None:
-            self._video.close()
+        if self.stream.video is not None:
+            self.stream.video.close()
 
 
 class FrameChecks:
     """The frame callback: count the frame, check its header, hand it to the worker."""
 
     def __init__(self, accounting: FrameAccounting, settings: LiveSettings[InferenceSettings],
-                 topic: str, compressed: bool, log: Log,
+                 topic: str, transport: Transport, log: Log,
                  worker: Callable[[], FrameWorker | None],
                  on_read: Callable[[FrameMessage], None] | None = None) -> None:
         """
         Check frames of `topic` against `settings()` (max_image_pixels); count into `accounting`.
 
-        `compressed`: whether serialized frames are CompressedImages (else Images).
+        `transport`: how serialized frames are read (Images, or CompressedImages).
 
         `worker` returns the node's worker, None while the node is not active. `on_read` is
         given every frame that has a readable header (the camera's health check), before its
@@ -122,7 +118,7 @@ class FrameChecks:
         self._accounting = accounting
         self._settings = settings
         self._topic = topic
-        self._compressed = compressed
+        self._transport = transport
         self._log = log
         self._worker = worker
 
@@ -137,7 +133,7 @@ class FrameChecks:
             if isinstance(message, FrameRejected):  # a video packet that gave no frame
                 raise message
             if isinstance(message, bytes):
-                message = read_frame(message, self._compressed)
+                message = read_frame(message, self._transport)
             if self._on_read is not None:
                 self._on_read(message)
             if isinstance(message, COMPRESSED_FRAMES):

@@ -24,13 +24,13 @@ from vision_msgs.msg import Detection2DArray, LabelInfo
 from triton_perception.frames import (COMPRESSED_FRAMES, compressed_to_rgb, FrameRejected,
                                       image_to_rgb, read_frame, ReadCompressedImage, ReadImage,
                                       Taken)
-from triton_perception.nodes.camera_subscription import (camera_topic, CameraMessage,
+from triton_perception.nodes.camera_subscription import (CameraMessage, CameraStream,
                                                          subscribe_camera)
 from triton_perception.nodes.node_process import run_nodes
 from triton_perception.nodes.overlay_diagnostics import OverlayDiagnostics
 from triton_perception.nodes.ros_parameters import declare_parameters
 from triton_perception.outputs import draw_results, image_cdr, UnreadableResult
-from triton_perception.parameters import OVERLAY, OverlaySettings
+from triton_perception.parameters import OVERLAY, OverlaySettings, transport_named
 from triton_perception.qos import LATCHED_QOS, OVERLAY_QOS, RESULT_QOS, stream_qos
 
 if TYPE_CHECKING:  # rclpy's node options (typed from Jazzy on)
@@ -71,6 +71,7 @@ class OverlayNode(Node):
         super().__init__('overlay_node', **node_options)
         # Read-only parameters (descriptors say so): the subscriptions depend on them.
         self.settings = declare_parameters(self, OVERLAY, OverlaySettings)
+        self._stream = CameraStream(transport_named(self.settings.input_transport))
         self.expected = (['detections'] if self.settings.expect_detections else []) + (
             ['lanes', 'drivable_area'] if self.settings.expect_lanes else [])
         self._lock = threading.Lock()
@@ -106,10 +107,9 @@ class OverlayNode(Node):
                 for topic, message_type in (('detections', Detection2DArray),
                                             ('lanes', PointCloud2), ('drivable_area', Image))
                 if topic in self.expected]
-            compressed = self.settings.input_transport == 'compressed'
             self._camera_subscription = subscribe_camera(
-                self, camera_topic(compressed), self._on_frame,
-                stream_qos(self.settings.qos_reliability, 1), compressed=compressed)
+                self, self._stream.topic, self._on_frame,
+                stream_qos(self.settings.qos_reliability, 1), self._stream)
         elif not watched and self._camera_subscription is not None:
             self.destroy_subscription(self._camera_subscription)
             self._camera_subscription = None
@@ -125,8 +125,8 @@ class OverlayNode(Node):
         try:
             if isinstance(taken, FrameRejected):
                 raise taken
-            message = (read_frame(taken, self.settings.input_transport == 'compressed')
-                       if isinstance(taken, bytes) else taken)
+            message = (read_frame(taken, self._stream.transport) if isinstance(taken, bytes)
+                       else taken)
         except FrameRejected as rejection:
             self._not_drawn('rejected', rejection.reason, rejection)
             return

@@ -1,9 +1,9 @@
 """
 A camera published as video: its packets decoded into frames for a node's frame callback.
 
-`input_transport:=ffmpeg` takes ffmpeg_image_transport_msgs/FFMPEGPacket on `image/ffmpeg`,
-`input_transport:=foxglove` foxglove_msgs/CompressedVideo on `image/foxglove` (image_transport's
-names), H.264 or H.265. The subscription callback only puts each packet in the camera's bounded
+A video transport of parameters.TRANSPORTS (ffmpeg: ffmpeg_image_transport_msgs/FFMPEGPacket
+on `image/ffmpeg`, foxglove: foxglove_msgs/CompressedVideo on `image/foxglove`, as image_transport
+names them), H.264 or H.265. The subscription callback only puts each packet in the camera's bounded
 queue (frames.DecodingQueue); the camera's own decoding thread decodes them in order (a packet
 needs the ones before it) with the decoder `video_decoder` names (FFmpeg through PyAV, or a
 GStreamer element: frames.open_video_decoder), and hands the frame callback an rgb8 frame with
@@ -28,13 +28,10 @@ from std_msgs.msg import Header
 from triton_perception.frames import (DECODER_STOPPED, DecodingQueue, FrameRejected, LossSink,
                                       open_video_decoder, PacketDropped, QUEUE_FULL, ReadImage,
                                       VideoPacket)
+from triton_perception.parameters import Transport
 
-# input_transport -> the image_transport topic under `image` and its message type.
+# The message types of the video transports (parameters.TRANSPORTS names them).
 VideoMessage: TypeAlias = Union[FFMPEGPacket, CompressedVideo]
-VIDEO_TRANSPORTS: dict[str, tuple[str, type[VideoMessage]]] = {
-    'ffmpeg': ('image/ffmpeg', FFMPEGPacket),
-    'foxglove': ('image/foxglove', CompressedVideo),
-}
 FrameResult: TypeAlias = Union[ReadImage, FrameRejected]
 Packet: TypeAlias = tuple[Header, VideoPacket]
 
@@ -61,12 +58,12 @@ def read_packet(message: VideoMessage) -> Packet:
 
 
 class VideoFrames:
-    """One node's video topic: its message type, its decoder and decoding thread, its frames."""
+    """One camera's video topic: its decoder and decoding thread, its frames."""
 
-    def __init__(self, transport: str, decoder: str, max_pixels: int = 0,
+    def __init__(self, transport: Transport, decoder: str, max_pixels: int = 0,
                  warn: Callable[[str], object] = print) -> None:
         """
-        Decode the packets of `transport` (a VIDEO_TRANSPORTS key) with `decoder`.
+        Decode the packets of the video `transport` (parameters.TRANSPORTS) with `decoder`.
 
         `decoder` '' takes FFmpeg's h264 or hevc by the stream's codec, an FFmpeg decoder name
         that decoder, gst:ELEMENT a GStreamer element (frames.open_video_decoder). Streams over
@@ -75,10 +72,10 @@ class VideoFrames:
 
         Raises VideoDecoderError if `decoder` cannot run here.
         """
-        self.relative_topic, self.message_type = VIDEO_TRANSPORTS[transport]
+        self.relative_topic = transport.topic
         self._decoder = open_video_decoder(decoder, max_pixels)
         self._packets: DecodingQueue[Packet] = DecodingQueue(
-            f'decoding {transport}', self._decode_packet, self._decoder.interrupt,
+            f'decoding {transport.name}', self._decode_packet, self._decoder.interrupt,
             self._decoder.close)
         self._on_frame: Callable[[FrameResult], None] | None = None
         self._warn = warn

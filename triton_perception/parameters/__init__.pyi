@@ -33,3 +33,17 @@ from triton_perception.parameters.tables import (
     parse_class_filter as parse_class_filter,
     TRACKING as TRACKING,
 )
+from triton_perception.parameters.transports import (
+    argument_description as argument_description,
+    COMPRESSED as COMPRESSED,
+    Decoding as Decoding,
+    FFMPEG as FFMPEG,
+    FOXGLOVE as FOXGLOVE,
+    IMAGE_TRANSPORTS as IMAGE_TRANSPORTS,
+    RAW as RAW,
+    Transport as Transport,
+    transport_named as transport_named,
+    TRANSPORTS as TRANSPORTS,
+    VIDEO_CODECS as VIDEO_CODECS,
+    VIDEO_TRANSPORTS as VIDEO_TRANSPORTS,
+)

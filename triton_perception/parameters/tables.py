@@ -13,10 +13,20 @@ import re
 
 from triton_perception.parameters.specs import (choice, flag, number, ParameterError,
                                                 ParameterSpec, text)
+from triton_perception.parameters.transports import (IMAGE_TRANSPORTS, RAW,
+                                                     subscription_description, TRANSPORTS,
+                                                     VIDEO_TRANSPORTS)
 
 
 def _is_host_port(value: str) -> bool:
     return re.fullmatch(r'[A-Za-z0-9.\-_\[\]:]+:\d{1,5}', value) is not None
+
+
+def _overlay_transports() -> str:
+    """'raw: draw on image (sensor_msgs/Image); compressed: on image/compressed'."""
+    first, *rest = (TRANSPORTS[name] for name in IMAGE_TRANSPORTS)
+    return '; '.join([f'{first.name}: draw on {first.topic} ({first.package_type})',
+                      *(f'{each.name}: on {each.topic}' for each in rest)])
 
 
 def _is_file_or_empty(value: str) -> bool:
@@ -33,13 +43,10 @@ COMMON = (
          'activate)'),
     text('triton_url', '127.0.0.1:8001', 'Triton gRPC endpoint',
          accepted='HOST:PORT, e.g. 127.0.0.1:8001', check=_is_host_port),
-    choice('input_transport', 'raw', 'raw: subscribe to image (sensor_msgs/Image); compressed: '
-           'image/compressed (sensor_msgs/CompressedImage, jpeg or png); ffmpeg: image/ffmpeg '
-           '(ffmpeg_image_transport_msgs/FFMPEGPacket); foxglove: image/foxglove '
-           '(foxglove_msgs/CompressedVideo); video in H.264 or H.265',
-           options=('raw', 'compressed', 'ffmpeg', 'foxglove')),
-    text('video_decoder', '', 'decoder of a video input_transport (ffmpeg, foxglove): empty: '
-         "FFmpeg's h264 or hevc by the stream's codec, in the node (software); an FFmpeg "
+    choice('input_transport', RAW.name, subscription_description(), options=tuple(TRANSPORTS)),
+    text('video_decoder', '', 'decoder of a video input_transport '
+         f"({', '.join(VIDEO_TRANSPORTS)}): empty: FFmpeg's h264 or hevc by the stream's "
+         'codec, in the node (software); an FFmpeg '
          "decoder name that PyAV's FFmpeg has (h264, hevc; h264_cuvid on an x86 PC with an "
          'NVIDIA GPU); gst:ELEMENT: a GStreamer element in a gst-launch-1.0 child process, '
          'gst:nvv4l2decoder on a Jetson (its hardware decoder), gst:avdec in software '
@@ -209,9 +216,7 @@ LANES = COMMON + (
 ) + HEALTH
 
 OVERLAY = (
-    choice('input_transport', 'raw',
-           'raw: draw on image (sensor_msgs/Image); compressed: on image/compressed',
-           options=('raw', 'compressed')),
+    choice('input_transport', RAW.name, _overlay_transports(), options=IMAGE_TRANSPORTS),
     flag('expect_detections', True, 'wait for detections before drawing a frame'),
     flag('expect_lanes', True, 'wait for lanes and drivable_area before drawing a frame'),
     number('cache_size', 30, 'frames kept while waiting for matching results', low=1, high=1000),

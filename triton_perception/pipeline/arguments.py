@@ -14,8 +14,8 @@ import difflib
 from typing import Iterable
 
 from triton_perception.errors import TritonPerceptionError
-from triton_perception.parameters import (COMMON, DETECTION, GROUND, HEALTH, LANES, OVERLAY,
-                                          TRACKING)
+from triton_perception.parameters import (argument_description, COMMON, DETECTION, GROUND,
+                                          HEALTH, LANES, OVERLAY, RAW, TRACKING, TRANSPORTS)
 from triton_perception.serving import MAX_BATCH, PRECISIONS, PROFILES
 
 SERVER = 'server'  # declared by triton_server.launch.py
@@ -54,9 +54,8 @@ ARGUMENTS = (
     Argument('cameras', '', 'several cameras served by the same Triton: NAME=TOPIC pairs '
              'separated by commas, e.g. front=/front/image_raw,rear=/rear/image_raw; each camera '
              'gets its own nodes in <namespace>/<NAME> (instead of camera_topic)'),
-    Argument('input_transport', 'raw', 'raw (Image), compressed (CompressedImage jpeg/png), or '
-             'video in H.264 or H.265: ffmpeg (FFMPEGPacket) or foxglove (CompressedVideo); '
-             'docs/topics.md', ('raw', 'compressed', 'ffmpeg', 'foxglove')),
+    Argument('input_transport', RAW.name, f'{argument_description()}; docs/topics.md',
+             tuple(TRANSPORTS)),
     Argument('start_triton', 'true', 'start a local tritonserver (false: use triton_url)',
              BOOLEAN),
     Argument('triton_url', '', 'gRPC HOST:PORT of an existing Triton (required when '

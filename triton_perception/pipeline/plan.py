@@ -13,7 +13,7 @@ import re
 import yaml
 
 from triton_perception.frames import camera_info_sibling, transport_remappings
-from triton_perception.parameters import DETECTION, LANES, specs_by_name
+from triton_perception.parameters import DETECTION, IMAGE_TRANSPORTS, LANES, specs_by_name
 from triton_perception.pipeline.arguments import (ARGUMENT_NAMES, ARGUMENTS, BOOLEAN,
                                                   parse_launch_arguments, PlanError, validated)
 from triton_perception.serving import MAX_BATCH, ServerConfig, ServerError
@@ -302,10 +302,11 @@ def pipeline_plan(values: dict[str, str]) -> PipelinePlan:
         raise PlanError(f"argument 'params_file': {params_file} does not exist")
     if not (is_true['enable_detections'] or is_true['enable_lanes']):
         raise PlanError('enable_detections and enable_lanes are both false: nothing to run')
-    if is_true['enable_overlay'] and arguments['input_transport'] not in ('raw', 'compressed'):
+    if is_true['enable_overlay'] and arguments['input_transport'] not in IMAGE_TRANSPORTS:
         raise PlanError(f"input_transport {arguments['input_transport']}: overlay_node draws on "
-                        'raw or compressed images only; set enable_overlay:=false (Foxglove '
-                        'draws detections/annotations and lanes/annotations on the video)')
+                        f"{' or '.join(IMAGE_TRANSPORTS)} images only; set enable_overlay:=false "
+                        '(Foxglove draws detections/annotations and lanes/annotations on the '
+                        'video)')
 
     common: dict[str, object] = {'triton_url': triton_url,
                                  'input_transport': arguments['input_transport'],

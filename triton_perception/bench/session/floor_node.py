@@ -36,7 +36,7 @@ from vision_msgs.msg import Detection2DArray
 from triton_perception.bench.session.settings import detection_request_inputs
 from triton_perception.frames import read_frame
 from triton_perception.outputs import detection_array_message
-from triton_perception.parameters import DETECTION, specs_by_name
+from triton_perception.parameters import DETECTION, RAW, specs_by_name
 from triton_perception.qos import RESULT_QOS, stream_qos
 from triton_perception.serving import region_name
 from triton_perception.system import dds_profile_environment, die_with_parent
@@ -106,7 +106,7 @@ class FloorNode(Node):
 
     def _on_serialized(self, serialized: bytes) -> None:
         """Read the serialized Image (the bench sends only readable ones) and serve it."""
-        self._on_image(read_frame(serialized, compressed=False))
+        self._on_image(read_frame(serialized, RAW))
 
     def _on_image(self, message: Image | ReadImage) -> None:
         """Write the frame into shared memory as RGB, infer, publish the detections."""
