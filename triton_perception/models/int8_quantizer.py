@@ -79,13 +79,20 @@ class QuantizeJob:
         nodes = [node for node in quantize if node not in exclude]
         if not nodes:  # quantize_static reads an empty list as "every node"
             raise ModelInstallError(f'{self.source.name}: every quantizable node is kept float')
-        quantize_static(str(self.source), str(destination),
-                        Reader() if frames else None,
-                        quant_format=QuantFormat.QDQ, per_channel=True,
-                        weight_type=QuantType.QInt8, calibrate_method=self.method,
-                        nodes_to_quantize=nodes,
-                        nodes_to_exclude=list(exclude), calibration_cache_path=self.cache,
-                        **settings)
+        try:
+            quantize_static(str(self.source), str(destination),
+                            Reader() if frames else None,
+                            quant_format=QuantFormat.QDQ, per_channel=True,
+                            weight_type=QuantType.QInt8, calibrate_method=self.method,
+                            nodes_to_quantize=nodes,
+                            nodes_to_exclude=list(exclude), calibration_cache_path=self.cache,
+                            **settings)
+        except Exception as error:  # noqa: BLE001 (onnxruntime's calibrators, checks, optimizer)
+            method = getattr(self.method, 'name', str(self.method))
+            raise ModelInstallError(
+                f'{self.source.name}: onnxruntime could not quantize it with {method} '
+                f"calibration ({type(error).__name__}: {' '.join(str(error).split())}); try "
+                'another --calibration-method') from error
         return destination
 
 

@@ -52,7 +52,7 @@ from triton_perception.models.shipped_models import ModelInstallError
 from triton_perception.system import sha256_of
 
 if TYPE_CHECKING:
-    from onnx import ValueInfoProto
+    from onnx import ModelProto, ValueInfoProto
 
     from triton_perception.system import JsonObject
 
@@ -170,6 +170,31 @@ def _feeds(graph_inputs: list[ValueInfoProto], frames: list[NDArray[np.uint8]],
             bar.step()
 
 
+def _empty_constants_as_initializers(model: ModelProto) -> ModelProto:
+    """
+    Return `model` with each Constant node that holds no element given as an initializer.
+
+    The same graph: a Resize's empty `roi` is an input either way. onnxruntime's histogram
+    calibrators (Entropy, Percentile) calibrate every input of a quantizable node that a node
+    makes, and fail on a tensor with no element; an initializer they leave alone.
+    """
+    from onnx import numpy_helper  # noqa: PLC0415
+
+    kept = []
+    for node in model.graph.node:
+        value = next((attribute.t for attribute in node.attribute if attribute.name == 'value'),
+                     None) if node.op_type == 'Constant' else None
+        if value is not None and numpy_helper.to_array(value).size == 0:
+            initializer = model.graph.initializer.add()
+            initializer.CopyFrom(value)
+            initializer.name = node.output[0]
+        else:
+            kept.append(node)
+    del model.graph.node[:]
+    model.graph.node.extend(kept)
+    return model
+
+
 def quantize_step(float_graph: Path, destination: Path, frames: list[NDArray[np.uint8]],
                   calibration: Calibration, label: str = 'calibrating',
                   options: Int8Options = Int8Options(),
@@ -193,7 +218,8 @@ def quantize_step(float_graph: Path, destination: Path, frames: list[NDArray[np.
     with tempfile.TemporaryDirectory(prefix='triton_perception-quantize-') as scratch:
         job = QuantizeJob(Path(scratch) / 'opset13.onnx', Path(scratch) / 'calibration.json',
                           method)
-        onnx.save(at_quantization_opset(float_model), str(job.source))
+        onnx.save(_empty_constants_as_initializers(at_quantization_opset(float_model)),
+                  str(job.source))
         job.write(Path(scratch) / 'calibrated.onnx', CPU_FLAVOUR, nodes,
                   feeds=_feeds(list(float_model.graph.input), frames,
                                ProgressBar(label, len(frames))))
