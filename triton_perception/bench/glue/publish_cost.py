@@ -2,11 +2,12 @@
 `bench --glue --publish-cost`: what building and publishing each output message costs per kind.
 
 rclpy publishes a message object (converted to C field by field, then serialized by the rmw)
-or the serialized message as bytes. Which one a node uses for a message kind is decided here:
-for each kind the bench builds and publishes one frame's message both ways, in this process,
-to one matched reader (a subscription of the same node, never spun), and reports the thread
-CPU per message, the minimum over the repeats, so that a loaded machine still gives a fair
-ratio between the two. The message's contents are the glue bench's: its frame size and the
+or the serialized message as bytes. Each output message has one builder, the cheaper way by
+this measurement (docs/performance-log.md); the other way is kept in untaken_ways. For each
+kind the bench builds and publishes one frame's message both ways, in this process, to one
+matched reader (a subscription of the same node, never spun), and reports the thread CPU per
+message, the minimum over the repeats, so that a loaded machine still gives a fair ratio
+between the two. The message's contents are the glue bench's: its frame size and the
 constant graphs' boxes, four lanes of NUM_POINTS points.
 """
 from __future__ import annotations
@@ -27,9 +28,10 @@ from std_msgs.msg import Header
 from vision_msgs.msg import Detection2DArray
 
 from triton_perception.bench.glue.constant_graphs import FIXED_DETECTIONS
+from triton_perception.bench.glue.untaken_ways import (detection_array_message, image_message,
+                                                       lanes_cloud_cdr)
 from triton_perception.lanes import NUM_POINTS
-from triton_perception.outputs import (detection_array_cdr, detection_array_message, image_cdr,
-                                       image_message, lanes_cloud_cdr, lanes_cloud_message)
+from triton_perception.outputs import detection_array_cdr, image_cdr, lanes_cloud_message
 
 LANES = 4
 REPEATS = 30   # batches per kind and way; the minimum batch is reported
