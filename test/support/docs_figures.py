@@ -58,6 +58,7 @@ MEASURED_CODE: tuple[tuple[str, tuple[str, ...]], ...] = (
 REQUEST = 'measured before the request path changed (issue 64, 2026-12-02)'
 VIDEO = 'measured before the video modules changed'
 HEALTH = 'measured before the camera health check changed'
+BUILDERS = 'measured before each output message kept one builder (issue 68, 2026-12-02)'
 STALE: dict[tuple[str, str], str] = {
     ('docs/models.md', '#int8-lanes-the-sensitivity-pass-the-guard-and-the-labelled-clip'):
         REQUEST,
@@ -77,6 +78,9 @@ STALE: dict[tuple[str, str], str] = {
     ('docs/launch.md', '#one-process-per-robot-memory-of-the-perception-processes'): REQUEST,
     ('docs/models.md', '#int8-against-float-on-the-cpu-profile'): REQUEST,
     ('docs/orin.md', '#the-gstreamer-route-in-software'): VIDEO,
+    ('docs/performance.md', '#lanes-from-power-sums-outputs-on-demand-the-cost-per-frame'):
+        BUILDERS,
+    ('docs/performance.md', '#four-1280x720-cameras-lanes-from-power-sums'): BUILDERS,
 }
 # Numbers with a unit that are settings, limits or upstream figures, not this package's
 # measurements: (page, the phrase as written).
