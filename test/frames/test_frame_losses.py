@@ -15,9 +15,9 @@ import pytest
 from sensor_msgs.msg import Image
 from std_msgs.msg import Header
 
+from support.published_messages import image_message
 from support.ros_helpers import Probe, wait_until
 from triton_perception.frames.diagnostics import find_status, NodeStatus
-from triton_perception.outputs.result_messages import image_message
 from triton_perception.qos import stream_qos
 from triton_perception.system.processes import NodeProcess, ros_arguments
 

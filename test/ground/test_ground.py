@@ -11,7 +11,6 @@ import numpy as np
 import pytest
 from rosbags.typesys import get_typestore, Stores
 from std_msgs.msg import Header
-from vision_msgs.msg import Detection2DArray
 
 from triton_perception.ground.camera import (CameraModelError, GroundCamera, Intrinsics, Mounting,
                                              rotation_rpy)
@@ -22,7 +21,6 @@ from triton_perception.ground.ground_messages import (ground_cloud_message,
 from triton_perception.ground.ground_projection import (GridSampler, GridSpec, ground_boxes,
                                                         ground_lane_points)
 from triton_perception.ground.static_tf import StaticTransforms
-from triton_perception.outputs.result_messages import detection_array_message
 from triton_perception.parameters import GROUND, GroundSettings, ParameterError, specs_by_name
 
 F, CX, CY = 1000.0, 640.0, 360.0
@@ -237,14 +235,13 @@ def test_ground_detections_keep_hypotheses_and_id() -> None:
     cam = camera([0, 0, 1.5, 0, 0, 0])
     rows = np.array([[540, 300, 740, 460, 0.9, 2],  # bottom centre 100 px below the centre
                      [600, 100, 700, 300, 0.8, 0]], dtype=np.float32)  # above the horizon
-    detections = detection_array_message(rows, stamped_header())
-    detections.detections[0].id = 'track-7'
     contacts, widths, heights = ground_boxes(cam, rows)
     np.testing.assert_allclose(contacts[0], [15, 0, 0], atol=1e-9)
     assert widths[0] == pytest.approx(3.0)  # 200 px at 15 m with f = 1000
     # The top is 60 px above the centre: 0.06 x 15 m above the camera's 1.5 m.
     assert heights[0] == pytest.approx(1.5 + 0.9)
-    message = ground_detections_message(detections, contacts, widths, heights, stamped_header())
+    message = ground_detections_message(rows, ['track-7', ''], contacts, widths, heights,
+                                        stamped_header())
     assert len(message.detections) == 1
     ground_detection = message.detections[0]
     assert ground_detection.id == 'track-7'
@@ -252,7 +249,6 @@ def test_ground_detections_keep_hypotheses_and_id() -> None:
     assert ground_detection.bbox.size.z == pytest.approx(2.4)
     assert ground_detection.results[0].hypothesis.class_id == '2'  # the id, as in detections
     assert ground_detection.results[0].hypothesis.score == pytest.approx(0.9)
-    assert isinstance(detections, Detection2DArray)
 
 
 def test_static_transform_chain() -> None:

@@ -18,10 +18,10 @@ from std_msgs.msg import Header
 from vision_msgs.msg import Detection2DArray
 
 from support.checkout import shared_path
+from support.published_messages import image_message
 from support.ros_helpers import Probe, RELIABLE, wait_until
 from triton_perception.frames.diagnostics import find_camera_status, NodeStatus
 from triton_perception.health.degradation import cover, video_frames
-from triton_perception.outputs.result_messages import image_message
 from triton_perception.system.processes import NodeProcess, ros_arguments
 
 pytestmark = [pytest.mark.ros, pytest.mark.server]

@@ -21,6 +21,7 @@ from support.checkout import copy_of_model_repository, node_with_repository
 from support.lane_model_cases import (add_served_model, check_lanes, CURVES, FRAME, frame,
                                       layout_case, NO_LOG, ROW_ANCHOR_AND_SEGMENTATION, SIDES)
 from support.lane_model_fixtures import constant_model, laneatt_rows
+from support.published_messages import image_message
 from support.ros_helpers import Probe, wait_until
 from support.triton_requests import infer
 from triton_perception.frames.frame_range import frame_range_of, FrameRange
@@ -29,7 +30,7 @@ from triton_perception.lanes.lane_model import DecodeSettings
 from triton_perception.lanes.lane_records import lane_model_for
 from triton_perception.models.lane_model_install import (install_lane_model,
                                                          install_served_lane_model)
-from triton_perception.outputs.result_messages import image_message, lanes_from_cloud
+from triton_perception.outputs.result_messages import lanes_from_cloud
 from triton_perception.serving.server.engines import engine_steps
 from triton_perception.serving.server.server_config import ServerConfig
 from triton_perception.serving.server.triton_server import TritonServer

@@ -29,8 +29,8 @@ from sensor_msgs.msg import Image, PointCloud2
 from std_msgs.msg import Header
 from vision_msgs.msg import Detection2DArray
 
+from support.published_messages import image_message
 from triton_perception.frames.diagnostics import find_status
-from triton_perception.outputs.result_messages import image_message
 from triton_perception.system.paths import DEFAULT_CLIP
 from triton_perception.system.processes import free_ports
 

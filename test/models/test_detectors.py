@@ -24,6 +24,7 @@ from vision_msgs.msg import Detection2DArray, LabelInfo
 from support import reference_detection
 from support.checkout import copy_of_model_repository, node_with_repository, REPO, shared_path
 from support.detection_references import differences
+from support.published_messages import image_message
 from support.ros_helpers import LATCHED, Probe, wait_until
 from support.sample_images import read_rgb
 from support.served_graphs import graph_detector, session
@@ -31,7 +32,6 @@ from triton_perception.frames import frame_preprocessing as preprocessing
 from triton_perception.frames.frame_range import frame_range_of, FrameRange
 from triton_perception.models.detectors import (DetectorInstallError, install_detector,
                                                 installed_detectors)
-from triton_perception.outputs.result_messages import image_message
 from triton_perception.serving.server.engines import engine_steps
 from triton_perception.serving.server.server_config import ServerConfig
 from triton_perception.serving.server.triton_server import TritonServer

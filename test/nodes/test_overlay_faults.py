@@ -20,9 +20,9 @@ from std_msgs.msg import Header
 from vision_msgs.msg import Detection2D, Detection2DArray
 
 from support.perception_nodes import image_message as frame_message, latest_diagnostics
+from support.published_messages import detection_array_message, image_message
 from support.ros_helpers import BEST_EFFORT, Probe, wait_until
-from triton_perception.outputs.result_messages import (detection_array_message, image_message,
-                                                       lanes_cloud_message)
+from triton_perception.outputs.result_messages import lanes_cloud_message
 from triton_perception.system.processes import NodeProcess, ros_arguments
 
 pytestmark = [pytest.mark.ros]

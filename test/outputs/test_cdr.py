@@ -1,4 +1,9 @@
-"""The CDR writers give the bytes rclpy's own serializer gives for the same message."""
+"""
+The CDR writers give the bytes rclpy's own serializer gives for the same message.
+
+The same message built the other way is the bench's (bench/glue/untaken_ways), so these hold
+both what the nodes publish and what `bench --glue --publish-cost` compares.
+"""
 from __future__ import annotations
 
 import numpy as np
@@ -8,46 +13,29 @@ from sensor_msgs.msg import Image, PointCloud2
 from std_msgs.msg import Header
 from vision_msgs.msg import Detection2DArray
 
-from triton_perception.outputs.cdr import (CdrWriter, detection_array_cdr, image_cdr,
-                                           point_cloud_cdr)
-from triton_perception.outputs.result_messages import (detection_array_message, image_message,
-                                                       LANE_POINT_DTYPE, LANE_POINT_FIELDS,
-                                                       lane_points, lanes_cloud_message)
+from support.cdr_layout import padding_offsets
+from triton_perception.bench.glue.untaken_ways import (detection_array_message, image_message,
+                                                       lanes_cloud_cdr)
+from triton_perception.outputs.cdr import detection_array_cdr, image_cdr
+from triton_perception.outputs.result_messages import lanes_cloud_message
 
 
-class PaddingNoted(CdrWriter):
-    """A CdrWriter that notes where it put padding: Fast CDR leaves those bytes unwritten."""
+def same_but_padding(written: bytes, expected: bytes, message_type: type) -> bool:
+    """
+    Whether `written` is `expected` in every byte but the alignment padding, which is zero.
 
-    written: list[tuple[bytes, list[int]]] = []
-
-    def __init__(self) -> None:
-        """Start a message and its list of padding offsets."""
-        super().__init__()
-        self.padding: list[int] = []
-
-    def pad(self, count: int) -> None:
-        """Note the padding's offsets, then write it."""
-        self.padding += range(len(self), len(self) + count)
-        super().pad(count)
-
-    def value(self, last: bytes | memoryview = b'') -> bytes:
-        """Return the bytes and keep them, with their padding, for `same_but_padding`."""
-        written = super().value(last)
-        PaddingNoted.written.append((written, self.padding))
-        return written
-
-
-def same_but_padding(written: bytes, expected: bytes) -> bool:
-    """Whether the last message PaddingNoted wrote is `expected` in every byte but padding."""
-    last, padding = PaddingNoted.written[-1]
-    assert last == written
+    Both are walked field by field (support.cdr_layout): the padding must lie at the same
+    offsets in both, and only there may they differ (Fast CDR leaves it as it found the buffer).
+    """
+    padding = padding_offsets(written, message_type)
+    assert padding_offsets(expected, message_type) == padding
     if len(written) != len(expected):
         return False
-    ours, theirs = bytearray(written), bytearray(expected)
+    theirs = bytearray(expected)
     for offset in padding:
-        assert ours[offset] == 0
+        assert written[offset] == 0
         theirs[offset] = 0
-    return ours == theirs
+    return written == bytes(theirs)
 
 
 FRAME_IDS = ('', 'camera', 'front/optical', 'kamera_ä_深度', 'x' * 257)
@@ -81,8 +69,8 @@ def test_detection_arrays_match_rclpy(seed: int) -> None:
         str(rng.integers(0, 10**int(rng.integers(0, 9)))) if rng.random() < 0.8 else 'spur_ü'
         for _ in range(len(rows))]
     expected = serialize_message(detection_array_message(rows, header, track_ids))
-    assert same_but_padding(detection_array_cdr(rows, header, track_ids, PaddingNoted),
-                            expected)
+    assert same_but_padding(detection_array_cdr(rows, header, track_ids), expected,
+                            Detection2DArray)
 
 
 def test_a_detection_array_reads_back_as_the_ordinary_type() -> None:
@@ -96,18 +84,16 @@ def test_a_detection_array_reads_back_as_the_ordinary_type() -> None:
 
 @pytest.mark.parametrize('seed', SEEDS)
 def test_lane_clouds_match_rclpy(seed: int) -> None:
-    """Random lanes, scores and sides, none included: the same bytes."""
+    """The bench's lanes written as CDR (the way not taken) are the message lane_node publishes."""
     rng = np.random.default_rng(seed)
     header = header_of(rng)
     count, points = int(rng.choice([0, 1, 3, 9])), int(rng.choice([1, 20, 72]))
     lanes = rng.uniform(0, 1920, size=(count, points, 2)).astype(np.float32)
     scores = rng.uniform(0, 1, size=count).astype(np.float32)
     sides = rng.integers(-2, 3, size=count).astype(np.int8)
-    cloud = lane_points(lanes, scores, sides)
-    written = point_cloud_cdr(header, LANE_POINT_FIELDS, LANE_POINT_DTYPE.itemsize, len(cloud),
-                              cloud.tobytes(), PaddingNoted)
+    written = lanes_cloud_cdr(lanes, scores, sides, header)
     assert same_but_padding(written, serialize_message(
-        lanes_cloud_message(lanes, scores, sides, header)))
+        lanes_cloud_message(lanes, scores, sides, header)), PointCloud2)
     assert deserialize_message(written, PointCloud2) == lanes_cloud_message(
         lanes, scores, sides, header)
 
@@ -120,8 +106,9 @@ def test_images_match_rclpy(size: tuple[int, int], encoding: str) -> None:
     shape = size if encoding == 'mono8' else (*size, 3)
     pixels = rng.integers(0, 256, size=shape, dtype=np.uint8)
     header = header_of(rng)
-    written = image_cdr(pixels, header, encoding, PaddingNoted)
-    assert same_but_padding(written, serialize_message(image_message(pixels, header, encoding)))
+    written = image_cdr(pixels, header, encoding)
+    assert same_but_padding(written, serialize_message(image_message(pixels, header, encoding)),
+                            Image)
     assert deserialize_message(written, Image).data.tobytes() == pixels.tobytes()
 
 
@@ -129,5 +116,15 @@ def test_a_strided_view_is_written_as_its_pixels() -> None:
     """A non-contiguous array (a crop) is written as the pixels it shows."""
     pixels = np.arange(60, dtype=np.uint8).reshape(6, 10)[1:5, 2:7]
     header = Header(frame_id='c')
-    assert same_but_padding(image_cdr(pixels, header, 'mono8', PaddingNoted), serialize_message(
-        image_message(pixels, header, 'mono8')))
+    assert same_but_padding(image_cdr(pixels, header, 'mono8'), serialize_message(
+        image_message(pixels, header, 'mono8')), Image)
+
+
+def test_padding_is_found_in_the_bytes() -> None:
+    """The score (a double) after a one-digit class id and its NUL is aligned: 2 zero bytes."""
+    header = Header(frame_id='cam')
+    rows = np.array([[0, 0, 5, 5, 0.5, 5]], dtype=np.float32)
+    written = detection_array_cdr(rows, header)
+    # The class id '5' and its NUL end at 50; 52 is 48 past the encapsulation, a multiple of 8.
+    assert padding_offsets(written, Detection2DArray)[:2] == [50, 51]
+    assert written[50:52] == b'\0\0'

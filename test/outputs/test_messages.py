@@ -4,9 +4,9 @@ from __future__ import annotations
 import numpy as np
 from std_msgs.msg import Header
 
-from triton_perception.outputs.result_messages import (class_index, detection_array_message,
-                                                       detections_from_message, label_info_message,
-                                                       load_labels)
+from support.published_messages import detection_array_message
+from triton_perception.outputs.result_messages import (class_index, detections_from_message,
+                                                       label_info_message, load_labels)
 
 
 def test_class_id_is_the_id_label_info_names() -> None:

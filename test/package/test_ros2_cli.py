@@ -22,11 +22,11 @@ from sensor_msgs.msg import Image, PointCloud2
 from std_msgs.msg import Header
 from vision_msgs.msg import Detection2DArray
 
+from support.published_messages import image_message
 from support.ros_cli import (colcon_build, copy_checkout, LaunchedPipeline, REPO, ros2,
                              sourced_environment, stand_in_rviz2, VENV, venv_environment)
 from support.ros_helpers import Probe, wait_until
 from triton_perception.frames.diagnostics import find_status
-from triton_perception.outputs.result_messages import image_message
 from triton_perception.system.processes import alive
 
 pytestmark = [pytest.mark.ros, pytest.mark.server, pytest.mark.slow]

@@ -16,8 +16,9 @@ from std_msgs.msg import Header
 from vision_msgs.msg import Detection2DArray
 
 from support.highway_clip import clip_frames
+from support.published_messages import image_message
 from support.ros_helpers import BEST_EFFORT, Probe, wait_until
-from triton_perception.outputs.result_messages import image_message, load_labels, read_lane_points
+from triton_perception.outputs.result_messages import load_labels, read_lane_points
 from triton_perception.system.processes import alive, free_ports, process_tree
 
 pytestmark = [pytest.mark.ros, pytest.mark.server, pytest.mark.slow]

@@ -58,7 +58,8 @@ MEASURED_CODE: tuple[tuple[str, tuple[str, ...]], ...] = (
 REQUEST = 'measured before the request path changed (issue 64, 2026-12-02)'
 VIDEO = 'measured before the video modules changed'
 HEALTH = 'measured before the camera health check changed'
-TRANSPORT = 'measured before the camera transport became one value (issue 68, 2026-12-02)'
+TRANSPORT = ('measured before the camera transport became one value and each output message '
+             'kept one builder (issue 68, 2026-12-02)')
 STALE: dict[tuple[str, str], str] = {
     ('docs/models.md', '#int8-lanes-the-sensitivity-pass-the-guard-and-the-labelled-clip'):
         REQUEST,

@@ -44,8 +44,7 @@ def write_run(directory: Path, camera: tuple[Path, list[int]], frame_of: Callabl
     from rclpy.serialization import serialize_message
     from std_msgs.msg import Header
 
-    from triton_perception.outputs import (detection_array_message, image_message,
-                                           lanes_cloud_message)
+    from triton_perception.outputs import detection_array_cdr, image_cdr, lanes_cloud_message
     bag, stamps = camera
     directory.mkdir(parents=True)
     writer = new_writer(directory / 'outputs')
@@ -62,14 +61,14 @@ def write_run(directory: Path, camera: tuple[Path, list[int]], frame_of: Callabl
         boxes = frame['boxes']
         lanes = np.array([np.asarray(lane, np.float32) for lane in frame['lanes']], np.float32)
         messages = {
-            DETECTIONS: detection_array_message(boxes[:, :6].astype(np.float32), header,
-                                                [str(int(track)) for track in boxes[:, 6]]),
-            LANES: lanes_cloud_message(lanes.reshape(len(frame['lanes']), -1, 2),
-                                       np.ones(len(frame['lanes']), np.float32),
-                                       np.array(frame['sides'], np.int8), header),
-            MASKS: image_message(frame['mask'], header, 'mono8')}
+            DETECTIONS: detection_array_cdr(boxes[:, :6].astype(np.float32), header,
+                                            [str(int(track)) for track in boxes[:, 6]]),
+            LANES: serialize_message(lanes_cloud_message(
+                lanes.reshape(len(frame['lanes']), -1, 2), np.ones(len(frame['lanes']), np.float32),
+                np.array(frame['sides'], np.int8), header)),
+            MASKS: image_cdr(frame['mask'], header, 'mono8')}
         for name, connection in connections.items():
-            writer.write(connection, stamp + 5_000_000, serialize_message(messages[name]))
+            writer.write(connection, stamp + 5_000_000, messages[name])
     writer.close()
     write_report_json({'input': {'bag': str(bag), 'topic': topic, 'frames': len(stamps),
                                  'rate': 1.0, 'timing': 'lockstep', 'replay_s': 1.0,

@@ -8,9 +8,9 @@ import numpy as np
 from std_msgs.msg import Header
 from visualization_msgs.msg import Marker
 
+from support.published_messages import detection_array_message
 from triton_perception.outputs.overlay_drawing import draw_detections
-from triton_perception.outputs.result_messages import (detection_array_message,
-                                                       track_ids_from_message)
+from triton_perception.outputs.result_messages import track_ids_from_message
 from triton_perception.parameters import DETECTION, DetectionSettings
 from triton_perception.tracking.ground_motion import GroundTrack
 from triton_perception.tracking.track_markers import track_markers_message

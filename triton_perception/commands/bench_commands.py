@@ -58,6 +58,9 @@ def command_glue_bench(arguments: argparse.Namespace) -> int:
     from triton_perception.bench import (  # noqa: PLC0415 (rclpy)
         BenchError, glue_table, GlueSettings, run_glue)
 
+    if arguments.publish_cost:
+        return command_publish_cost(arguments)
+
     def run() -> GlueReport:
         if arguments.triton_url:
             raise BenchError('--glue serves constant graphs from a server of its own; '
@@ -84,6 +87,20 @@ def command_glue_bench(arguments: argparse.Namespace) -> int:
     if isinstance(report, int):
         return report
     print(glue_table(report))
+    return 0
+
+
+def command_publish_cost(arguments: argparse.Namespace) -> int:
+    """Run `bench --glue --publish-cost` and print its table; 2 on a bad --frame-size."""
+    from triton_perception.bench import (  # noqa: PLC0415 (rclpy)
+        measure_publish_cost, publish_cost_table)
+
+    width, _, height = arguments.frame_size.strip().lower().partition('x')
+    if not (width.isdigit() and height.isdigit()):
+        print(f"triton-perception: error: --frame-size: '{arguments.frame_size}' is not "
+              'WIDTHxHEIGHT, e.g. 1280x720', file=sys.stderr)
+        return 2
+    print(publish_cost_table(measure_publish_cost((int(width), int(height)))))
     return 0
 
 
@@ -232,6 +249,10 @@ def _add_run_options(bench: argparse.ArgumentParser) -> None:
                        'and latency beyond Triton of the floor node (also taking frames '
                        'serialized), one process per node and one perception_process, at 30 Hz '
                        'per camera')
+    bench.add_argument('--publish-cost', action='store_true',
+                       help='with --glue: only the CPU per message of building and publishing '
+                       'each output message kind as a message and as serialized bytes, in '
+                       'this process (the minimum over repeats)')
     bench.add_argument('--cameras', default=None,
                        help='with --glue: comma-separated camera counts (default 1,4); with '
                        '--rate-search: the cameras, each fed at the rate (default 1)')

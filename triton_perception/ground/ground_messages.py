@@ -6,26 +6,22 @@ Every message carries the input frame's stamp and is stamped in target_frame.
 from __future__ import annotations
 
 import array
+from typing import Sequence
 
 from builtin_interfaces.msg import Duration
 from geometry_msgs.msg import Point
 from nav_msgs.msg import OccupancyGrid
 import numpy as np
 from numpy.typing import NDArray
-from sensor_msgs.msg import PointCloud2, PointField
+from sensor_msgs.msg import PointCloud2
 from std_msgs.msg import ColorRGBA, Header
-from vision_msgs.msg import Detection2DArray, Detection3D, Detection3DArray
+from vision_msgs.msg import Detection3D, Detection3DArray, ObjectHypothesisWithPose
 from visualization_msgs.msg import Marker, MarkerArray
 
 from triton_perception.ground.ground_projection import GridSpec, GROUND_POINT_DTYPE
+from triton_perception.outputs import point_fields
 
-GROUND_POINT_FIELDS = (
-    PointField(name='x', offset=0, datatype=PointField.FLOAT32, count=1),
-    PointField(name='y', offset=4, datatype=PointField.FLOAT32, count=1),
-    PointField(name='z', offset=8, datatype=PointField.FLOAT32, count=1),
-    PointField(name='lane_id', offset=12, datatype=PointField.UINT16, count=1),
-    PointField(name='side', offset=14, datatype=PointField.INT8, count=1),
-)
+GROUND_POINT_FIELDS = point_fields(GROUND_POINT_DTYPE)
 # By |side|: ego boundaries green, the next lines out yellow, lines further out grey.
 SIDE_COLOURS = {1: (0.1, 0.9, 0.2), 2: (1.0, 0.85, 0.1), 0: (0.6, 0.6, 0.6)}
 LINE_WIDTH_M = 0.15
@@ -90,32 +86,32 @@ def occupancy_grid_message(cells: NDArray[np.int8], grid: GridSpec,
     return message
 
 
-def ground_detections_message(detections: Detection2DArray, contacts: NDArray[np.float64],
-                              widths: NDArray[np.float64], heights: NDArray[np.float64],
-                              header: Header) -> Detection3DArray:
+def ground_detections_message(detections: NDArray[np.float32], track_ids: Sequence[str],
+                              contacts: NDArray[np.float64], widths: NDArray[np.float64],
+                              heights: NDArray[np.float64], header: Header) -> Detection3DArray:
     """
-    One Detection3D per 2D detection whose bottom edge meets the ground.
+    One Detection3D per DETECTIONS row whose bottom edge meets the ground.
 
     The contact point as the position, the ground width as size.y, the height as size.z (size.x, the
-    depth, is not observable: 0), the 2D detection's hypotheses and id.
+    depth, is not observable: 0), the row's hypothesis (decimal class id, score) as `detections`
+    carries it, and its track id ('' for none).
     """
     message = Detection3DArray(header=header)
-    for detection, contact, width, height in zip(detections.detections, contacts, widths,
-                                                 heights):
+    for row, track_id, contact, width, height in zip(detections.tolist(), track_ids, contacts,
+                                                     widths, heights):
         if not np.all(np.isfinite(contact)):
             continue
-        ground = Detection3D(header=header, id=detection.id)
+        ground = Detection3D(header=header, id=track_id)
         ground.bbox.center.position.x, ground.bbox.center.position.y = (float(contact[0]),
                                                                         float(contact[1]))
         ground.bbox.center.orientation.w = 1.0
         ground.bbox.size.y = float(width) if np.isfinite(width) else 0.0
         ground.bbox.size.z = float(height) if np.isfinite(height) and height > 0 else 0.0
-        for hypothesis in detection.results:
-            copied = type(hypothesis)()
-            copied.hypothesis.class_id = hypothesis.hypothesis.class_id
-            copied.hypothesis.score = hypothesis.hypothesis.score
-            copied.pose.pose.position = ground.bbox.center.position
-            copied.pose.pose.orientation.w = 1.0
-            ground.results.append(copied)
+        hypothesis = ObjectHypothesisWithPose()
+        hypothesis.hypothesis.class_id = str(int(row[5]))
+        hypothesis.hypothesis.score = float(row[4])
+        hypothesis.pose.pose.position = ground.bbox.center.position
+        hypothesis.pose.pose.orientation.w = 1.0
+        ground.results.append(hypothesis)
         message.detections.append(ground)
     return message

@@ -6,7 +6,7 @@ arrays it already has; nothing is built while the geometry is unknown.
 """
 from __future__ import annotations
 
-from typing import Callable
+from typing import Sequence
 
 from nav_msgs.msg import OccupancyGrid
 import numpy as np
@@ -15,7 +15,7 @@ from rclpy.node import Node
 from rclpy.qos import QoSProfile
 from sensor_msgs.msg import PointCloud2
 from std_msgs.msg import Header
-from vision_msgs.msg import Detection2DArray, Detection3DArray
+from vision_msgs.msg import Detection3DArray
 from visualization_msgs.msg import MarkerArray
 
 from triton_perception.ground.camera_lookup import CameraGeometrySource
@@ -80,17 +80,17 @@ class DetectionGroundOutputs:
         self._publisher = node.create_publisher(Detection3DArray, 'detections/ground', qos)
 
     def publish(self, header: Header, detections: NDArray[np.float32],
-                message: Callable[[], Detection2DArray]) -> None:
+                track_ids: Sequence[str] | None) -> None:
         """
-        Publish the ground boxes of DETECTIONS rows and the Detection2DArray `message()` builds.
+        Publish the ground boxes of DETECTIONS rows, each with its class, score and track id.
 
-        Both hold the same boxes in the same order; the message is built only once the camera's
-        geometry is known.
+        `track_ids`: each row's id as `detections` carries it (None: '' for every row).
         """
         camera = self.geometry.camera(header.frame_id)
         if camera is None:
             return
         contacts, widths, heights = ground_boxes(camera, detections)
+        ids = track_ids if track_ids is not None else [''] * len(detections)
         self._publisher.publish(ground_detections_message(
-            message(), contacts, widths, heights,
+            detections, ids, contacts, widths, heights,
             ground_header(header, self._settings().target_frame)))

@@ -16,8 +16,7 @@ from triton_perception.nodes.base import PerceptionNode
 from triton_perception.nodes.camera_frames import CameraFrames
 from triton_perception.nodes.node_process import run_nodes
 from triton_perception.outputs import (detection_annotations, detection_array_cdr,
-                                       detection_array_message, draw_detections,
-                                       label_info_message)
+                                       draw_detections, label_info_message)
 from triton_perception.parameters import (DETECTION, DetectionSettings, ParameterValues,
                                           parse_class_filter)
 from triton_perception.qos import LATCHED_QOS, OVERLAY_QOS, RESULT_QOS
@@ -99,8 +98,7 @@ class DetectionNode(PerceptionNode[DetectionSettings]):
         header = frame.message.header
         track_ids = self._tracking.process(header, detections, frame.received_at)
         self._detections.publish(detection_array_cdr(detections, header, track_ids))
-        self._ground.publish(header, detections,
-                             lambda: detection_array_message(detections, header, track_ids))
+        self._ground.publish(header, detections, track_ids)
         self.publish_annotations(self._annotations, lambda: detection_annotations(
             detections, self.labels, track_ids, header.stamp))
         self.publish_overlay(

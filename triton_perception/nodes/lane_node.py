@@ -24,7 +24,7 @@ from triton_perception.nodes.base import PerceptionNode
 from triton_perception.nodes.camera_frames import CameraFrames
 from triton_perception.nodes.node_process import run_nodes
 from triton_perception.outputs import (draw_drivable_area, draw_lanes, image_cdr,
-                                       lane_annotations, lanes_cloud_cdr)
+                                       lane_annotations, lanes_cloud_message)
 from triton_perception.parameters import LANES, LaneSettings
 from triton_perception.qos import OVERLAY_QOS, RESULT_QOS
 from triton_perception.serving import check_lane_outputs, Tensors
@@ -114,7 +114,7 @@ class LaneNode(PerceptionNode[LaneSettings]):
             score_threshold=settings.lane_score_threshold,
             nms_distance_px=settings.lane_nms_distance_px, max_lanes=settings.max_lanes))
         header = frame.message.header
-        self._lanes.publish(lanes_cloud_cdr(result.lanes, result.scores, result.sides, header))
+        self._lanes.publish(lanes_cloud_message(result.lanes, result.scores, result.sides, header))
         drivable = result.drivable_area
         if drivable is not None and settings.publish_drivable_area:
             self._drivable_area.publish(image_cdr(drivable, header, 'mono8'))

@@ -1,19 +1,23 @@
 """
-The per-frame result messages written as serialized CDR, ready for `Publisher.publish(bytes)`.
+The output messages published as serialized CDR, ready for `Publisher.publish(bytes)`.
 
-rclpy's `publish` of a message object converts it field by field in C after Python built it
-object by object (every nested Detection2D, Pose and covariance array). rclpy's `publish`
-also takes the serialized message as `bytes` (`publish_raw`, Humble's `rclpy/publisher.py`
-on), so the nodes write the CDR here, one buffer per message, and a subscriber receives the
-ordinary type. The bytes are what rmw_fastrtps_cpp writes for the same message: a 4-byte
-encapsulation header (`00 01 00 00`, little-endian plain CDR), then the fields in order, each
-primitive aligned to its own size counted from the end of that header; a string is a uint32
-length counting its terminating NUL, its UTF-8 bytes and the NUL; a sequence is a uint32 count
-and its elements; a fixed array is its elements alone. `test/outputs/test_cdr.py` holds every
-writer byte-identical to `rclpy.serialization.serialize_message` of the message built the
-ordinary way, but for the alignment padding, which Fast CDR leaves as it found the buffer
-and which is written here as zeros (each writer takes `writer`, a CdrWriter type, so that a
-test can note where the padding went).
+Only the messages whose bytes pay are written here: `bench --glue --publish-cost` measured, per
+kind, building the rclpy message and publishing it against writing its bytes and publishing
+those (docs/performance-log.md, "Which output messages are published as bytes"). The
+Detection2DArray (built object by object: every nested Detection2D, Pose and covariance
+array) and the images (whose uint8[] data rclpy converts, and Humble's message classes check
+value by value) cost less as bytes; the other messages are built as rclpy messages
+(result_messages, ground/ground_messages) and rclpy serializes them. rclpy's `publish` takes
+the serialized message as `bytes` (`publish_raw`, Humble's `rclpy/publisher.py` on); a
+subscriber receives the ordinary type. The bytes are what rmw_fastrtps_cpp writes for the same
+message: a 4-byte encapsulation header (`00 01 00 00`, little-endian plain CDR), then the
+fields in order, each primitive aligned to its own size counted from the end of that header; a
+string is a uint32 length counting its terminating NUL, its UTF-8 bytes and the NUL; a sequence
+is a uint32 count and its elements; a fixed array is its elements alone. The alignment padding,
+which Fast CDR leaves as it found the buffer, is written as zeros. `test/outputs/test_cdr.py`
+holds every writer byte-identical to `rclpy.serialization.serialize_message` of the same message
+built as an rclpy message (bench/glue/untaken_ways), but for the padding, which it finds in the
+bytes and checks is zero.
 """
 from __future__ import annotations
 
@@ -22,9 +26,6 @@ from typing import Protocol, Sequence
 
 import numpy as np
 from numpy.typing import NDArray
-
-from triton_perception.outputs.result_messages import (LANE_POINT_DTYPE, LANE_POINT_FIELDS,
-                                                       lane_points)
 
 ENCAPSULATION = b'\x00\x01\x00\x00'
 _HEADER_BYTES = len(ENCAPSULATION)
@@ -58,26 +59,6 @@ class HeaderLike(Protocol):
     @property
     def frame_id(self) -> str:
         """Return the frame id."""
-
-
-class FieldLike(Protocol):
-    """sensor_msgs/PointField."""
-
-    @property
-    def name(self) -> str:
-        """Return the field's name."""
-
-    @property
-    def offset(self) -> int:
-        """Return its offset in a point."""
-
-    @property
-    def datatype(self) -> int:
-        """Return the datatype, one of the PointField constants."""
-
-    @property
-    def count(self) -> int:
-        """Return its elements per point."""
 
 
 class CdrWriter:
@@ -141,10 +122,9 @@ class CdrWriter:
 
 
 def detection_array_cdr(detections: NDArray[np.float32], header: HeaderLike,
-                        track_ids: Sequence[str] | None = None,
-                        writer: type[CdrWriter] = CdrWriter) -> bytes:
+                        track_ids: Sequence[str] | None = None) -> bytes:
     """
-    Return vision_msgs/Detection2DArray as outputs.detection_array_message builds it, serialized.
+    Return vision_msgs/Detection2DArray of DETECTIONS rows, serialized: one Detection2D a row.
 
     `detections`: DETECTIONS rows (x1, y1, x2, y2, score, class_id) in pixels; `track_ids`: each
     row's id ('' for none).
@@ -159,7 +139,7 @@ def detection_array_cdr(detections: NDArray[np.float32], header: HeaderLike,
     class_ids = [str(int(value)) for value in rows[:, 5].tolist()]
     scores = rows[:, 4].tolist()
     ids = track_ids if track_ids is not None else [''] * len(rows)
-    out = writer()
+    out = CdrWriter()
     out.header(header)
     out.uint32(len(rows))
     box_bytes = boxes.tobytes()
@@ -173,45 +153,10 @@ def detection_array_cdr(detections: NDArray[np.float32], header: HeaderLike,
     return out.value()
 
 
-def point_cloud_cdr(header: HeaderLike, fields: Sequence[FieldLike], point_step: int, width: int,
-                    data: bytes, writer: type[CdrWriter] = CdrWriter) -> bytes:
-    """
-    Return a sensor_msgs/PointCloud2 of one row (height 1), little-endian and dense, serialized.
-
-    `fields`: PointField-like objects (name, offset, datatype, count).
-    """
-    out = writer()
-    out.header(header)
-    out.uint32(1)
-    out.uint32(width)
-    out.uint32(len(fields))
-    for field in fields:
-        out.string(field.name)
-        out.uint32(field.offset)
-        out.uint8(field.datatype)
-        out.uint32(field.count)
-    out.uint8(0)  # is_bigendian
-    out.uint32(point_step)
-    out.uint32(point_step * width)
-    out.octets(data)
-    out.uint8(1)  # is_dense
-    return out.value()
-
-
-def lanes_cloud_cdr(lanes: NDArray[np.float32], scores: NDArray[np.float32],
-                    sides: NDArray[np.int8], header: HeaderLike,
-                    writer: type[CdrWriter] = CdrWriter) -> bytes:
-    """Return outputs.lanes_cloud_message's PointCloud2 of the same lanes, serialized."""
-    points = lane_points(lanes, scores, sides)
-    return point_cloud_cdr(header, LANE_POINT_FIELDS, LANE_POINT_DTYPE.itemsize, len(points),
-                           points.tobytes(), writer)
-
-
-def image_cdr(pixels: NDArray[np.uint8], header: HeaderLike, encoding: str,
-              writer: type[CdrWriter] = CdrWriter) -> bytes:
+def image_cdr(pixels: NDArray[np.uint8], header: HeaderLike, encoding: str) -> bytes:
     """Return a sensor_msgs/Image of an rgb8 [H, W, 3] or mono8 [H, W] array, serialized."""
     channels = 1 if pixels.ndim == 2 else pixels.shape[2]
-    out = writer()
+    out = CdrWriter()
     out.header(header)
     out.uint32(pixels.shape[0])
     out.uint32(pixels.shape[1])

@@ -14,8 +14,7 @@ import numpy as np
 from numpy.typing import NDArray
 from sensor_msgs.msg import Image, PointCloud2, PointField
 from std_msgs.msg import Header
-from vision_msgs.msg import (Detection2D, Detection2DArray, LabelInfo, ObjectHypothesisWithPose,
-                             VisionClass)
+from vision_msgs.msg import Detection2DArray, LabelInfo, VisionClass
 
 from triton_perception.errors import TritonPerceptionError
 from triton_perception.system import config_file
@@ -27,13 +26,34 @@ LANE_POINT_DTYPE = np.dtype({
     'offsets': [0, 4, 8, 10, 12],
     'itemsize': 16,
 })
-LANE_POINT_FIELDS = (
-    PointField(name='u', offset=0, datatype=PointField.FLOAT32, count=1),
-    PointField(name='v', offset=4, datatype=PointField.FLOAT32, count=1),
-    PointField(name='lane_id', offset=8, datatype=PointField.UINT16, count=1),
-    PointField(name='side', offset=10, datatype=PointField.INT8, count=1),
-    PointField(name='score', offset=12, datatype=PointField.FLOAT32, count=1),
-)
+# sensor_msgs/PointField's datatype of each numpy scalar type a point layout uses.
+POINT_FIELD_TYPES = {
+    np.dtype(np.int8): PointField.INT8, np.dtype(np.uint8): PointField.UINT8,
+    np.dtype(np.int16): PointField.INT16, np.dtype(np.uint16): PointField.UINT16,
+    np.dtype(np.int32): PointField.INT32, np.dtype(np.uint32): PointField.UINT32,
+    np.dtype(np.float32): PointField.FLOAT32, np.dtype(np.float64): PointField.FLOAT64,
+}
+
+
+def point_fields(layout: np.dtype[np.void]) -> tuple[PointField, ...]:
+    """
+    Return the PointFields of a little-endian structured point dtype, in the dtype's order.
+
+    The dtype is a point layout's one definition: its fields' names, offsets and types are the
+    PointCloud2's fields, and its itemsize the point_step.
+    """
+    fields = []
+    for name in layout.names or ():
+        kind, offset = layout.fields[name][:2]  # type: ignore[index]
+        base = kind.base.newbyteorder('<')
+        if kind.base.byteorder == '>' or base not in POINT_FIELD_TYPES:
+            raise ValueError(f'{name}: {kind} is no little-endian PointField datatype')
+        fields.append(PointField(name=name, offset=offset, datatype=POINT_FIELD_TYPES[base],
+                                 count=int(np.prod(kind.shape, dtype=np.int64))))
+    return tuple(fields)
+
+
+LANE_POINT_FIELDS = point_fields(LANE_POINT_DTYPE)
 
 # Beyond this a box corner is no pixel of any image, and OpenCV's int coordinates overflow.
 MAX_PIXEL_COORDINATE = 1e6
@@ -82,31 +102,6 @@ def class_index(class_id: str, labels: list[str]) -> int:
     if class_id.isdigit():
         return int(class_id)
     return labels.index(class_id) if class_id in labels else -1
-
-
-def detection_array_message(detections: NDArray[np.float32], header: Header,
-                            track_ids: list[str] | None = None) -> Detection2DArray:
-    """
-    Build a Detection2DArray from DETECTIONS rows (x1, y1, x2, y2, score, class_id) in pixels.
-
-    `class_id` is the decimal class id (its name is in the node's LabelInfo) and `id` the row's
-    track id ('' for none, as vision_msgs defines an absent id).
-    """
-    ids = track_ids if track_ids is not None else [''] * len(detections)
-    built = []
-    for (x1, y1, x2, y2, score, class_id), track_id in zip(detections.tolist(), ids):
-        hypothesis = ObjectHypothesisWithPose()
-        hypothesis.hypothesis.class_id = str(int(class_id))
-        hypothesis.hypothesis.score = float(score)
-        detection = Detection2D(header=header, id=track_id, results=[hypothesis])
-        # Filled in place: the generated constructor builds a default box even when given one.
-        box = detection.bbox
-        box.center.position.x = (x1 + x2) / 2.0
-        box.center.position.y = (y1 + y2) / 2.0
-        box.size_x = x2 - x1
-        box.size_y = y2 - y1
-        built.append(detection)
-    return Detection2DArray(header=header, detections=built)
 
 
 def lane_ids(lanes: NDArray[np.float32]) -> NDArray[np.uint16]:
@@ -171,14 +166,6 @@ def read_lane_points(cloud: PointCloud2) -> NDArray[np.void]:
         raise UnreadableResult('lanes_size', f'a lanes cloud of {cloud.width}x{cloud.height} '
                                f'points holds {len(cloud.data)} bytes')
     return np.frombuffer(bytes(cloud.data), dtype=LANE_POINT_DTYPE, count=points)
-
-
-def image_message(pixels: NDArray[np.uint8], header: Header, encoding: str) -> Image:
-    """Build a sensor_msgs/Image from an rgb8 [H, W, 3] or mono8 [H, W] array (one copy)."""
-    channels = 1 if pixels.ndim == 2 else pixels.shape[2]
-    return Image(header=header, height=pixels.shape[0], width=pixels.shape[1], encoding=encoding,
-                 is_bigendian=0, step=pixels.shape[1] * channels,
-                 data=np.ascontiguousarray(pixels).tobytes())
 
 
 def track_ids_from_message(message: Detection2DArray) -> list[str]:

@@ -3,8 +3,9 @@ The glue bench's floor: a bare rclpy node doing only what detections through Tri
 
 The package's nodes are measured against this node: take the Image, write it into Triton
 system shared memory, one synchronous infer of the detection ensemble, publish a
-Detection2DArray. The frame is converted from bgr8 to RGB while it is written into the region
-(one pass, the minimum a node serving an RGB model must do). There is no worker thread, frame
+Detection2DArray (its CDR bytes, written as detection_node writes them). The frame is
+converted from bgr8 to RGB while it is written into the region (one pass, the minimum a node
+serving an RGB model must do). There is no worker thread, frame
 slot, accounting, /diagnostics, lifecycle, parameter handling or error recovery: whatever the
 package's nodes cost beyond this node is the price of those. It runs in its own process, one
 per camera, started by the bench like every node (`NodeProcess`), and imports nothing of the
@@ -35,7 +36,7 @@ from vision_msgs.msg import Detection2DArray
 
 from triton_perception.bench.session.settings import detection_request_inputs
 from triton_perception.frames import read_frame
-from triton_perception.outputs import detection_array_message
+from triton_perception.outputs import detection_array_cdr
 from triton_perception.parameters import DETECTION, RAW, specs_by_name
 from triton_perception.qos import RESULT_QOS, stream_qos
 from triton_perception.serving import region_name
@@ -125,7 +126,7 @@ class FloorNode(Node):
         result = self._client.infer(self._model, [image, *self._thresholds],
                                     outputs=self._outputs, client_timeout=REQUEST_TIMEOUT_S)
         count = int(result.as_numpy('NUM_DETECTIONS')[0])
-        self._publisher.publish(detection_array_message(
+        self._publisher.publish(detection_array_cdr(
             result.as_numpy('DETECTIONS')[:count], message.header))
 
     def _close_region(self) -> None:
