@@ -47,6 +47,10 @@ MEASURED_CODE: tuple[tuple[str, tuple[str, ...]], ...] = (
     ('bench --camera-health', ('triton_perception/health/',
                                'triton_perception/graphs/health_graph.py')),
     ('bench', REQUEST_PATH),
+    ('models quantize', ('triton_perception/models/quantization.py',
+                         'triton_perception/models/int8_quantizer.py',
+                         'triton_perception/models/int8_sensitivity.py',
+                         'triton_perception/graphs/int8_scope.py')),
     ('bag evaluate', REQUEST_PATH),
     ('soak', REQUEST_PATH),
     ('test_labelled_drive', REQUEST_PATH),
@@ -58,11 +62,7 @@ MEASURED_CODE: tuple[tuple[str, tuple[str, ...]], ...] = (
 REQUEST = 'measured before the request path changed (issue 64, 2026-12-02)'
 VIDEO = 'measured before the video modules changed'
 HEALTH = 'measured before the camera health check changed'
-TRANSPORT = ('measured before the camera transport became one value and each output message '
-             'kept one builder (issue 68, 2026-12-02)')
 STALE: dict[tuple[str, str], str] = {
-    ('docs/models.md', '#int8-lanes-the-sensitivity-pass-the-guard-and-the-labelled-clip'):
-        REQUEST,
     ('docs/models.md', '#int8-on-the-labelled-clip-lockstep'): REQUEST,
     ('docs/performance.md', '#performance-measurement-log'): REQUEST,
     ('docs/performance.md', '#the-highest-rate-sustained-busy-and-quiet'): REQUEST,
@@ -79,9 +79,6 @@ STALE: dict[tuple[str, str], str] = {
     ('docs/launch.md', '#one-process-per-robot-memory-of-the-perception-processes'): REQUEST,
     ('docs/models.md', '#int8-against-float-on-the-cpu-profile'): REQUEST,
     ('docs/orin.md', '#the-gstreamer-route-in-software'): VIDEO,
-    ('docs/performance.md', '#lanes-from-power-sums-outputs-on-demand-the-cost-per-frame'):
-        TRANSPORT,
-    ('docs/performance.md', '#four-1280x720-cameras-lanes-from-power-sums'): TRANSPORT,
 }
 # Numbers with a unit that are settings, limits or upstream figures, not this package's
 # measurements: (page, the phrase as written).

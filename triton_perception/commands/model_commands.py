@@ -149,7 +149,9 @@ def command_quantize(arguments: argparse.Namespace, repository: Path,
                                          tuple(arguments.guard_labels), 'cpu', log)
             if verdict.flagged and not arguments.force:
                 print(f'models quantize: INT8 refused, nothing installed: '
-                      f'{verdict.flagged[0]} (report: {verdict.report})', file=sys.stderr)
+                      f'{verdict.flagged[0]} (report: {verdict.report}); another '
+                      '--calibration-method or --keep-float may pass (docs/models.md)',
+                      file=sys.stderr)
                 return 1
             install_quantized(repository, candidates, log)
             log(f'for the Orin: copy {write_carried(candidates, output)} and run '
