@@ -4,7 +4,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 import tempfile
-from typing import Any, Iterator, TYPE_CHECKING
+from typing import Any, Callable, Iterator, TYPE_CHECKING
 
 import cv2
 import numpy as np
@@ -15,10 +15,11 @@ from triton_perception.system.paths import dds_profile_environment
 from triton_perception.system.processes import free_ports
 
 if TYPE_CHECKING:
-    from triton_perception.serving.server.triton_server import TritonServer
+    from sensor_msgs.msg import Image
 
-# The fault tests' fixtures (real nodes and servers), for the modules that request them.
-pytest_plugins = ('support.fault_plumbing',)
+    from support.fault_plumbing import Arrivals, StartNode
+    from support.ros_helpers import Probe
+    from triton_perception.serving.server.triton_server import TritonServer
 
 # Before anything imports rclpy: keep ROS traffic on this host, in a domain of our own (other
 # test runs may share the machine), and logs out of the home directory.
@@ -121,3 +122,88 @@ def road_rgb(shared: Path) -> np.ndarray:
     capture.release()
     assert ok
     return cv2.cvtColor(bgr, cv2.COLOR_BGR2RGB)
+
+
+# The fault tests' fixtures (real nodes and servers; their helpers are support.fault_plumbing),
+# imported where they run: rclpy's messages load after the environment above is set.
+
+
+@pytest.fixture
+def measured(request: pytest.FixtureRequest) -> Callable[[str, Any], None]:
+    """
+    Attach a measured figure to the test's report (user_properties).
+
+    --junitxml shows them with -o junit_family=legacy.
+    """
+    return lambda name, value: request.node.user_properties.append((name, value))
+
+
+@pytest.fixture(scope='module')
+def diagnostics(probe: Probe) -> Arrivals:
+    """Record the module's /diagnostics arrays with their arrival times."""
+    from diagnostic_msgs.msg import DiagnosticArray
+
+    from support.fault_plumbing import record_arrivals
+
+    return record_arrivals(probe, DiagnosticArray, '/diagnostics')
+
+
+@pytest.fixture
+def start_node(tmp_path: Path) -> Iterator[StartNode]:
+    """
+    Start node processes for one test, with reliable input and fast diagnostics.
+
+    Every frame sent is accounted for by the node; whatever a failed test left running is stopped
+    after it.
+    """
+    from triton_perception.system.processes import NodeProcess, ros_arguments
+
+    started: list[NodeProcess] = []
+
+    def start(executable: str, namespace: str, url: str, **parameters: Any) -> NodeProcess:
+        started.append(NodeProcess(executable, ros_arguments(
+            {'triton_url': url, 'qos_reliability': 'reliable', 'qos_depth': 10,
+             'diagnostics_period_s': 0.2, **parameters}, namespace=namespace), tmp_path))
+        return started[-1]
+    yield start
+    for node in started:
+        node.stop()
+
+
+@pytest.fixture(scope='module')
+def detector_repository(shared: Path, tmp_path_factory: Any) -> Path:
+    """
+    Return the real yolov5 ensemble alone (links into the package's repository).
+
+    Starts in ~2 s.
+    """
+    from support.fault_plumbing import DETECTOR_STEPS
+    from triton_perception.models.shipped_models import install_models
+
+    install_models(REPO / 'model_repository', shared / 'models', log=lambda _line: None)
+    root = tmp_path_factory.mktemp('detector_repository')
+    for step in DETECTOR_STEPS:
+        (root / step).symlink_to(REPO / 'model_repository' / step)
+    return root
+
+
+@pytest.fixture(scope='module')
+def fault_server(tmp_path_factory: Any) -> Iterator[TritonServer]:
+    """Serve the misbehaving models of test/support/fault_model.py from a real tritonserver."""
+    from support.fault_plumbing import FAULT_MODELS, quiet_server, SLOW_MODEL_DELAY_S
+    from support.fault_repository import write_repository
+
+    root = write_repository(tmp_path_factory.mktemp('fault_repository'), FAULT_MODELS)
+    write_repository(root, {'slow': 'ok'}, delay_s=SLOW_MODEL_DELAY_S, instances=2)
+    # 'slow' is left out of the readiness list only so that its warm-up does not cost 2 s.
+    with quiet_server(root, tuple(free_ports(3)), tuple(FAULT_MODELS)) as server:
+        yield server
+
+
+@pytest.fixture(scope='module')
+def clip(shared: Path) -> list[Image]:
+    """Return the first 30 frames of the highway clip as bgr8 Image messages."""
+    from support.fault_plumbing import image
+    from support.highway_clip import clip_frames
+
+    return [image(bgr) for bgr in clip_frames(shared, 30)]

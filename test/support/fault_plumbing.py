@@ -2,8 +2,8 @@
 Shared plumbing of the fault tests (test_faults_*.py).
 
 What they send, how they read the nodes' /diagnostics counts, the servers and node processes they
-start and the processes they must see end. The fixtures here are imported by the test modules that
-use them.
+start and the processes they must see end. Their fixtures (`fault_server`, `start_node`,
+`diagnostics`, ...) are in test/conftest.py and use these helpers.
 """
 from __future__ import annotations
 
@@ -13,23 +13,17 @@ import signal
 import subprocess
 import threading
 import time
-from typing import Any, Callable, Iterator
+from typing import Any, Callable
 
-from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus
+from diagnostic_msgs.msg import DiagnosticStatus
 import numpy as np
-import pytest
 from sensor_msgs.msg import Image
 
-from support.checkout import REPO
-from support.fault_repository import write_repository
-from support.highway_clip import clip_frames
 from support.ros_helpers import Probe, RELIABLE, wait_until
 from triton_perception.frames.diagnostics import NodeStatus, status_name
-from triton_perception.models.shipped_models import install_models
 from triton_perception.serving.server.server_config import ServerConfig
 from triton_perception.serving.server.triton_server import TritonServer
-from triton_perception.system.processes import (alive, free_ports, NodeProcess, process_tree,
-                                                ros_arguments)
+from triton_perception.system.processes import alive, NodeProcess, process_tree
 
 SEED = 20240801
 COUNTED = ('published', 'dropped', 'rejected', 'failed')
@@ -71,22 +65,6 @@ def record_arrivals(probe: Probe, message_type: type, topic: str,
 def arrived_since(arrivals: Arrivals, since: float) -> float | None:
     """Arrival time of the first message at or after `since`."""
     return next((at for at, _ in list(arrivals) if at >= since), None)
-
-
-@pytest.fixture
-def measured(request: pytest.FixtureRequest) -> Callable[[str, Any], None]:
-    """
-    Attach a measured figure to the test's report (user_properties).
-
-    --junitxml shows them with -o junit_family=legacy.
-    """
-    return lambda name, value: request.node.user_properties.append((name, value))
-
-
-@pytest.fixture(scope='module')
-def diagnostics(probe: Probe) -> Arrivals:
-    """Record the module's /diagnostics arrays with their arrival times."""
-    return record_arrivals(probe, DiagnosticArray, '/diagnostics')
 
 
 def statuses(diagnostics: Arrivals, node: str, since: float = 0.0
@@ -169,26 +147,6 @@ def proc_status(pid: int, field: str) -> int:
     raise KeyError(field)
 
 
-@pytest.fixture
-def start_node(tmp_path: Path) -> Iterator[StartNode]:
-    """
-    Start node processes for one test, with reliable input and fast diagnostics.
-
-    Every frame sent is accounted for by the node; whatever a failed test left running is stopped
-    after it.
-    """
-    started: list[NodeProcess] = []
-
-    def start(executable: str, namespace: str, url: str, **parameters: Any) -> NodeProcess:
-        started.append(NodeProcess(executable, ros_arguments(
-            {'triton_url': url, 'qos_reliability': 'reliable', 'qos_depth': 10,
-             'diagnostics_period_s': 0.2, **parameters}, namespace=namespace), tmp_path))
-        return started[-1]
-    yield start
-    for node in started:
-        node.stop()
-
-
 def stop_cleanly(*nodes: NodeProcess) -> None:
     """SIGINT to all at once; each must exit with 0 (its log is the failure message if not)."""
     for node in nodes:
@@ -260,36 +218,6 @@ def quiet_server(repository: Path, ports: tuple[int, int, int],
                                      metrics_port=metrics_port, models=models,
                                      ready_timeout_s=120),
                         log=lambda _line: None, show_server_log=False)
-
-
-@pytest.fixture(scope='module')
-def detector_repository(shared: Path, tmp_path_factory: Any) -> Path:
-    """
-    Return the real yolov5 ensemble alone (links into the package's repository).
-
-    Starts in ~2 s.
-    """
-    install_models(REPO / 'model_repository', shared / 'models', log=lambda _line: None)
-    root = tmp_path_factory.mktemp('detector_repository')
-    for step in DETECTOR_STEPS:
-        (root / step).symlink_to(REPO / 'model_repository' / step)
-    return root
-
-
-@pytest.fixture(scope='module')
-def fault_server(tmp_path_factory: Any) -> Iterator[TritonServer]:
-    """Serve the misbehaving models of test/support/fault_model.py from a real tritonserver."""
-    root = write_repository(tmp_path_factory.mktemp('fault_repository'), FAULT_MODELS)
-    write_repository(root, {'slow': 'ok'}, delay_s=SLOW_MODEL_DELAY_S, instances=2)
-    # 'slow' is left out of the readiness list only so that its warm-up does not cost 2 s.
-    with quiet_server(root, tuple(free_ports(3)), tuple(FAULT_MODELS)) as server:
-        yield server
-
-
-@pytest.fixture(scope='module')
-def clip(shared: Path) -> list[Image]:
-    """Return the first 30 frames of the highway clip as bgr8 Image messages."""
-    return [image(bgr) for bgr in clip_frames(shared, 30)]
 
 
 def children_named(pid: int, name: str) -> list[int]:
