@@ -25,12 +25,13 @@ import launch_testing.actions
 import launch_testing.asserts
 import pytest
 import rclpy
+from rclpy.serialization import deserialize_message
 from sensor_msgs.msg import Image, PointCloud2
 from std_msgs.msg import Header
 from vision_msgs.msg import Detection2DArray
 
-from support.published_messages import image_message
 from triton_perception.frames.diagnostics import find_status
+from triton_perception.outputs import image_cdr
 from triton_perception.system.paths import DEFAULT_CLIP
 from triton_perception.system.processes import free_ports
 
@@ -101,7 +102,9 @@ class TestPipelineAnswers(unittest.TestCase):
         ok, bgr = capture.read()
         capture.release()
         self.assertTrue(ok, f'cannot read {VIDEO}')
-        frame = image_message(bgr, Header(frame_id='camera'), 'bgr8')
+        # The Image as the camera driver would publish it (launch_test runs this file alone,
+        # without the suite's test/support on its path).
+        frame = deserialize_message(image_cdr(bgr, Header(frame_id='camera'), 'bgr8'), Image)
 
         def answered() -> bool:
             camera.publish(frame)

@@ -41,3 +41,12 @@ def test_helpers_live_in_support() -> None:
               and path.parent != test / 'support' and test / 'data' not in path.parents
               and test / 'launch_tests' not in path.parents]
     assert strays == [], f'move these helpers into test/support/: {strays}'
+
+
+def test_a_launch_test_imports_nothing_of_support() -> None:
+    """launch_test runs test/launch_tests/ alone, as `colcon test` does: test/ off its path."""
+    offenders = [f'{path.relative_to(REPO)} imports {name}'
+                 for path in sorted((REPO / 'test' / 'launch_tests').glob('*.py'))
+                 for name in sorted(imported_modules(ast.parse(path.read_text(encoding='utf-8'))))
+                 if name.split('.')[0] in ('support', 'conftest')]
+    assert offenders == [], offenders
